@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config.h — sriovd.conf and tenant-classes.d/*.ini, parsed and validated */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sriovd/cpuset.h"
+#include "sriovd/inventory.h"
+#include "sriovd/macro.h"
+
+#define CLASS_NAME_MAX 64
+#define CONFIG_DEFAULT_PATH "/etc/sriovd/sriovd.conf"
+#define COALESCE_DEFAULT_USECS 50
+
+typedef enum VnicKind {
+        VNIC_SRIOV_REQUIRED,
+        VNIC_SRIOV_PREFERRED,
+        VNIC_VIRTIO,
+} VnicKind;
+
+typedef enum IrqCpuPolicy {
+        IRQ_CPUS_NUMA_LOCAL,   /* housekeeping CPUs of the device's node */
+        IRQ_CPUS_RT,           /* RT CPUs of the device's node */
+        IRQ_CPUS_VCPU,         /* the host CPU running the guest's vCPU 0 */
+        IRQ_CPUS_LIST,         /* irq_cpu_list */
+} IrqCpuPolicy;
+
+typedef enum IrqSpread {
+        IRQ_SPREAD_SPREAD,
+        IRQ_SPREAD_SINGLE,
+} IrqSpread;
+
+/* on/off/leave settings: LEAVE means sriovd does not touch it. */
+typedef enum Tristate {
+        TRISTATE_LEAVE = -1,
+        TRISTATE_OFF = 0,
+        TRISTATE_ON = 1,
+} Tristate;
+
+typedef struct TenantClass {
+        char name[CLASS_NAME_MAX];        /* file name without .ini */
+        char *file;
+        VnicKind vnic;
+        int rank;
+        unsigned coalesce_rx_usecs, coalesce_tx_usecs;
+        int coalesce_rx_frames, coalesce_tx_frames;   /* -1 = leave */
+        Tristate adaptive_rx, adaptive_tx;
+        IrqCpuPolicy irq_cpus;
+        CpuSet irq_cpu_list;              /* IRQ_CPUS_LIST only */
+        IrqSpread irq_spread;
+        int irq_thread_priority;          /* 0 = leave the kernel default, else 1..99 */
+        Tristate offload_tso, offload_gso, offload_gro, offload_lro;
+} TenantClass;
+
+/* A [match VVVV:DDDD] or [pf DDDD:BB:DD.F] section. */
+typedef struct PfPolicy {
+        bool by_addr;
+        PciId id;                          /* !by_addr */
+        char addr[PCI_ADDR_MAX];           /* by_addr */
+        int num_vfs;                       /* -1 = leave as found */
+        int drivers_autoprobe;             /* -1 = leave, 0/1 */
+        char class_name[CLASS_NAME_MAX];   /* "" = none */
+        unsigned line;                     /* where the section starts */
+} PfPolicy;
+
+typedef struct Config {
+        char *path;
+        char *classes_dir;
+
+        /* [daemon] */
+        char *state_dir;                   /* default /var/lib/sriovd */
+        unsigned drift_check_sec;          /* default 5; 0 = event-driven only */
+        char *access_group;                /* default "sriovd" */
+        char *libvirt_uri;                 /* default qemu:///system */
+
+        /* [cpus] */
+        bool have_rt_cpus, have_housekeeping_cpus;
+        CpuSet rt_cpus, housekeeping_cpus;
+
+        /* [rt] */
+        int rtnet_prio;                    /* -1 = leave */
+
+        PfPolicy *pfs;
+        size_t n_pfs;
+        TenantClass *classes;              /* sorted by name */
+        size_t n_classes;
+
+        /* Derived at load: what config_scope() hands out. */
+        PciId *scope_ids;                  /* scope_default_ids + every [match] id */
+        size_t n_scope_ids;
+        char (*scope_addrs)[PCI_ADDR_MAX]; /* every [pf] address */
+        size_t n_scope_addrs;
+} Config;
+
+/*
+ * Load path and every tenant-classes.d/*.ini beside it. On failure returns
+ * -EINVAL (or the errno of an unreadable file) and sets *ret_errors to one
+ * message per line, each "FILE:LINE: what was wrong, what was expected"; the
+ * caller frees it. Unknown sections and keys are errors with the nearest valid
+ * name suggested. A config that loads is internally consistent (classes named
+ * by PFs exist, rt and housekeeping CPUs do not overlap).
+ */
+int config_load(const char *path, Config **ret, char **ret_errors);
+/* Same, for a config held in memory (fuzzing, tests); classes_dir may be NULL. */
+int config_load_string(const char *name, const char *text, const char *classes_dir,
+                       Config **ret, char **ret_errors);
+Config *config_free(Config *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
+
+const TenantClass *config_find_class(const Config *c, const char *name);
+/* The policy for a PF: a [pf ADDR] section beats a [match ID]; NULL = none. */
+const PfPolicy *config_pf_policy(const Config *c, const char *addr, uint16_t vendor, uint16_t device);
+/* The device scope the config implies: default ConnectX IDs + [match] IDs + [pf] addresses. */
+void config_scope(const Config *c, Scope *ret);
+
+const char *vnic_kind_to_string(VnicKind k);
+const char *irq_cpu_policy_to_string(IrqCpuPolicy p);
+const char *tristate_to_string(Tristate t);

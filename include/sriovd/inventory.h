@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* inventory.h — an immutable snapshot of what the host has: CPUs, kernel features, NICs, IRQs */
+#pragma once
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sriovd/cpuset.h"
+#include "sriovd/macro.h"
+
+#define PCI_ADDR_MAX 16   /* "0000:41:00.0" plus NUL, with room */
+#define DRIVER_MAX 64
+#define PCI_NAME_MAX 160
+
+typedef struct RootFs RootFs;
+
+typedef struct Topology {
+        CpuSet online;
+        CpuSet isolated;       /* /sys/devices/system/cpu/isolated */
+        CpuSet nohz_full;
+        unsigned n_nodes;      /* node ids are 0..n_nodes-1; a missing node has an empty set */
+        CpuSet *node_cpus;
+} Topology;
+
+typedef struct KernelCaps {
+        bool preempt_rt;            /* /sys/kernel/realtime == 1 */
+        bool threaded_irqs;         /* any irq/N- kernel thread, or threadirqs on the cmdline */
+        bool rtnet_prio_present;    /* /proc/sys/net/core/rtnet_prio exists */
+        long rtnet_prio;            /* its value when present */
+        bool iommu;                 /* /sys/kernel/iommu_groups has groups */
+        bool irqbalance;            /* an irqbalance process is running */
+} KernelCaps;
+
+typedef struct Irq {
+        unsigned irq;
+        CpuSet affinity;            /* smp_affinity_list */
+        CpuSet effective;           /* effective_affinity_list, when the kernel has it */
+        bool has_effective;
+        bool writable;              /* false: kernel-managed, affinity is read-only */
+        pid_t thread;               /* irq/N- kernel thread, 0 = none */
+        int thread_policy;          /* SCHED_* of the thread */
+        int thread_priority;
+} Irq;
+
+typedef struct Vf {
+        unsigned index;             /* N of virtfnN */
+        char addr[PCI_ADDR_MAX];
+        char driver[DRIVER_MAX];    /* "" = unbound */
+        char netdev[IF_NAMESIZE];   /* "" = no host netdev (e.g. vfio-pci) */
+        int iommu_group;            /* -1 = none */
+        unsigned *irqs;             /* MSI/MSI-X vectors from msi_irqs/, sorted */
+        size_t n_irqs;
+} Vf;
+
+typedef struct Pf {
+        char addr[PCI_ADDR_MAX];
+        uint16_t vendor, device;
+        char name[PCI_NAME_MAX];    /* libpci ID lookup */
+        char driver[DRIVER_MAX];
+        int numa_node;              /* -1 = the kernel does not know; never guessed */
+        CpuSet local_cpus;
+        char (*netdevs)[IF_NAMESIZE];
+        size_t n_netdevs;
+        unsigned total_vfs, num_vfs;
+        int drivers_autoprobe;      /* -1 = file absent */
+        int iommu_group;            /* -1 = none */
+        unsigned *irqs;
+        size_t n_irqs;
+        Vf *vfs;                    /* sorted by index */
+        size_t n_vfs;
+} Pf;
+
+typedef struct Inventory {
+        Topology topo;
+        KernelCaps caps;
+        Pf *pfs;                    /* in-scope PFs, sorted by address */
+        size_t n_pfs;
+        Irq *irqs;                  /* IRQs of the PFs and VFs above, sorted by number */
+        size_t n_irqs;
+} Inventory;
+
+/* Which PCI functions sriovd manages. */
+typedef struct PciId {
+        uint16_t vendor, device;
+} PciId;
+
+typedef struct Scope {
+        const PciId *ids;           /* NULL = the built-in ConnectX list only */
+        size_t n_ids;
+        const char (*addrs)[PCI_ADDR_MAX];
+        size_t n_addrs;
+} Scope;
+
+/* The ConnectX PF IDs in scope by default. */
+extern const PciId scope_default_ids[];
+extern const size_t scope_default_n_ids;
+bool scope_contains(const Scope *s, uint16_t vendor, uint16_t device, const char *addr);
+
+/*
+ * Read the whole inventory in one pass. The result owns all its memory and is
+ * freed with inventory_free(). Fails only when the tree is unusable (no
+ * /sys/bus/pci); a single unreadable attribute is recorded as unknown.
+ */
+int inventory_read(RootFs *root, const Scope *scope, Inventory **ret);
+Inventory *inventory_free(Inventory *inv);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
+
+const Irq *inventory_find_irq(const Inventory *inv, unsigned irq);
+const Pf *inventory_find_pf(const Inventory *inv, const char *addr);

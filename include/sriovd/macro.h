@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* macro.h — cleanup attributes and small helpers shared by every module */
+#pragma once
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _public_ __attribute__((visibility("default")))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* Hand ownership out of a _cleanup_ variable. */
+#define TAKE_PTR(p)                     \
+        ({                              \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL;             \
+                _p_;                    \
+        })
+#define TAKE_FD(fd)                     \
+        ({                              \
+                int _fd_ = (fd);        \
+                (fd) = -EBADF;          \
+                _fd_;                   \
+        })
+
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)        \
+        static inline void func##p(type *p) {          \
+                if (*p)                                \
+                        func(*p);                      \
+        }
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+#define _cleanup_closedir_ _cleanup_(closedirp)
+
+/* errno as a negative return value, never 0 even if errno was not set. */
+static inline int negative_errno(void) {
+        return errno > 0 ? -errno : -EIO;
+}
+
+static inline int streq_ptr(const char *a, const char *b) {
+        if (!a || !b)
+                return a == b;
+        return __builtin_strcmp(a, b) == 0;
+}
+#define streq(a, b) (__builtin_strcmp((a), (b)) == 0)
+
+/* Grow *array so that it holds at least need elements of size bytes each. */
+int greedy_realloc(void **array, size_t *allocated, size_t need, size_t size);
+#define GREEDY_REALLOC(array, allocated, need) \
+        greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* rootfs.h — the one way into /sys and /proc: paths resolved under a root directory fd */
+#pragma once
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "sriovd/macro.h"
+
+/*
+ * Every sysfs/procfs access in sriovd goes through a RootFs. Paths are given
+ * as absolute kernel paths ("/sys/bus/pci/devices/%s/sriov_numvfs") built with
+ * printf-style formats; they are resolved beneath the root directory, with
+ * absolute symlinks and ".." confined to it (openat2 RESOLVE_IN_ROOT), so a
+ * fixture tree behaves like the real one and can never leak to the host.
+ */
+typedef struct RootFs RootFs;
+
+/* root NULL or "/" = the real system. */
+int rootfs_new(const char *root, RootFs **ret);
+RootFs *rootfs_free(RootFs *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RootFs *, rootfs_free);
+/* The root as given (never NULL; "/" for the real system). */
+const char *rootfs_path(const RootFs *r);
+bool rootfs_is_real(const RootFs *r);
+
+/* Open a path beneath the root; returns an fd or negative errno. */
+int rootfs_open(RootFs *r, int flags, const char *fmt, ...) _printf_(3, 4);
+/* Whole file, trailing newlines stripped; *ret is freed by the caller. */
+int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
+/* Read and parse one integer (decimal or 0x hex). */
+int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
+/* Write value with O_WRONLY|O_TRUNC in a single write(); returns 0 or -errno. */
+int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) _printf_(3, 4);
+/* Target of a symlink, as stored; *ret freed by the caller. */
+int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
+/* Last component of a symlink's target ("../../bus/pci/drivers/mlx5_core" -> "mlx5_core"). */
+int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
+int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) _printf_(3, 4);
+/* fstatat() beneath the root, following symlinks. */
+int rootfs_stat(RootFs *r, struct stat *ret, const char *fmt, ...) _printf_(3, 4);
+int rootfs_exists(RootFs *r, const char *fmt, ...) _printf_(2, 3);
+
+/* True for a name that is safe as one path component: no '/', not "." or "..", not empty. */
+bool path_component_valid(const char *s);
