@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test.h — minimal assertions for the unit tests (exit 77 = skip, as meson expects) */
+#pragma once
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_TEST_SKIP 77
+
+#define ASSERT(expr)                                                                   \
+        do {                                                                           \
+                if (!(expr)) {                                                         \
+                        fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__,     \
+                                __LINE__, #expr);                                      \
+                        abort();                                                       \
+                }                                                                      \
+        } while (0)
+
+#define ASSERT_EQ(a, b)                                                                \
+        do {                                                                           \
+                long long _a = (long long) (a), _b = (long long) (b);                  \
+                if (_a != _b) {                                                        \
+                        fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n",     \
+                                __FILE__, __LINE__, #a, #b, _a, _b);                   \
+                        abort();                                                       \
+                }                                                                      \
+        } while (0)
+
+#define ASSERT_STREQ(a, b)                                                             \
+        do {                                                                           \
+                const char *_a = (a), *_b = (b);                                       \
+                if (!_a || !_b || strcmp(_a, _b) != 0) {                               \
+                        fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", \
+                                __FILE__, __LINE__, #a, #b, _a ? _a : "(null)",        \
+                                _b ? _b : "(null)");                                   \
+                        abort();                                                       \
+                }                                                                      \
+        } while (0)
+
+/* Substring check, for error messages. */
+#define ASSERT_CONTAINS(haystack, needle)                                              \
+        do {                                                                           \
+                const char *_h = (haystack), *_n = (needle);                           \
+                if (!_h || !strstr(_h, _n)) {                                          \
+                        fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n",    \
+                                __FILE__, __LINE__, _h ? _h : "(null)", _n);           \
+                        abort();                                                       \
+                }                                                                      \
+        } while (0)
+
+#define TEST(name) static void test_##name(void)
+#define RUN(name)                                                                      \
+        do {                                                                           \
+                fprintf(stderr, "== %s\n", #name);                                     \
+                test_##name();                                                         \
+        } while (0)
