@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* config.h — sriovd.conf and tenant-classes.d/*.ini, parsed and validated */
+/* config.h — sriovd.conf and tenant-classes.d/NAME.ini, parsed and validated */
 #pragma once
 
 #include <stdbool.h>
@@ -94,7 +94,7 @@ typedef struct Config {
 } Config;
 
 /*
- * Load path and every tenant-classes.d/*.ini beside it. On failure returns
+ * Load path and every tenant-classes.d/NAME.ini beside it. On failure returns
  * -EINVAL (or the errno of an unreadable file) and sets *ret_errors to one
  * message per line, each "FILE:LINE: what was wrong, what was expected"; the
  * caller frees it. Unknown sections and keys are errors with the nearest valid
@@ -116,4 +116,5 @@ void config_scope(const Config *c, Scope *ret);
 
 const char *vnic_kind_to_string(VnicKind k);
 const char *irq_cpu_policy_to_string(IrqCpuPolicy p);
+const char *irq_spread_to_string(IrqSpread s);
 const char *tristate_to_string(Tristate t);

@@ -77,3 +77,32 @@ static inline int streq_ptr(const char *a, const char *b) {
 int greedy_realloc(void **array, size_t *allocated, size_t need, size_t size);
 #define GREEDY_REALLOC(array, allocated, need) \
         greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))
+
+/* Copy with truncation, always NUL-terminated; returns dst. */
+static inline char *strscpy(char *dst, size_t size, const char *src) {
+        size_t n = __builtin_strlen(src);
+        if (size == 0)
+                return dst;
+        if (n >= size)
+                n = size - 1;
+        __builtin_memcpy(dst, src, n);
+        dst[n] = 0;
+        return dst;
+}
+
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
+/* qsort()/bsearch() with an empty array are undefined when base is NULL; we have many such. */
+static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+        if (n > 1)
+                qsort(base, n, size, cmp);
+}
+static inline void *bsearch_safe(const void *key, const void *base, size_t n, size_t size,
+                                 int (*cmp)(const void *, const void *)) {
+        return n > 0 ? bsearch(key, base, n, size, cmp) : NULL;
+}

@@ -9,8 +9,8 @@
 #include "sriovd/macro.h"
 
 typedef enum ActionKind {
+        ACTION_SET_AUTOPROBE,       /* PF sriov_drivers_autoprobe: before VFs appear */
         ACTION_SET_NUM_VFS,         /* PF sriov_numvfs */
-        ACTION_SET_AUTOPROBE,       /* PF sriov_drivers_autoprobe */
         ACTION_SET_RTNET_PRIO,      /* net.core.rtnet_prio */
         _ACTION_KIND_MAX,
 } ActionKind;

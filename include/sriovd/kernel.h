@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kernel.h — the kernel interface modules: PCI, SR-IOV sysfs, IRQs, host topology */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sriovd/inventory.h"
+#include "sriovd/rootfs.h"
+
+/* pci.c — libpci on the same root as RootFs. */
+typedef struct PciFunction {
+        char addr[PCI_ADDR_MAX];
+        uint16_t vendor, device;
+        uint32_t class;                /* base class << 8 | subclass */
+        int numa_node;
+        char name[PCI_NAME_MAX];
+        char driver[DRIVER_MAX];
+        int iommu_group;
+} PciFunction;
+
+/* Every PCI function under ROOT/sys/bus/pci, sorted by address. */
+int pci_scan(RootFs *root, PciFunction **ret, size_t *ret_n);
+
+/* sriov.c — SR-IOV and device attributes in sysfs. */
+/* MSI/MSI-X vectors of a function (msi_irqs/), sorted; none is not an error. */
+int pci_read_irqs(RootFs *root, const char *addr, unsigned **ret, size_t *ret_n);
+/* Names in the function's net/ directory, sorted. */
+int pci_read_netdevs(RootFs *root, const char *addr, char (**ret)[IF_NAMESIZE], size_t *ret_n);
+/* Fill the SR-IOV fields of pf (addr must be set) and read its VFs. */
+int sriov_read_pf(RootFs *root, Pf *pf);
+/* Returns 1 when written, 0 when already at n; writes 0 first when changing a non-zero count. */
+int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n);
+int sriov_set_drivers_autoprobe(RootFs *root, const char *addr, bool on);
+/* "0000:41:00.0"-style: 4:2:2.1 lowercase hex. */
+bool pci_addr_valid(const char *s);
+
+/* irq.c — /proc/irq and the IRQ handler threads. */
+typedef struct ProcStat {
+        pid_t pid;
+        char comm[64];
+        unsigned long flags;
+        unsigned rt_priority;
+        unsigned policy;
+} ProcStat;
+#define PF_KTHREAD 0x00200000UL
+
+/* Pure parser of /proc/PID/stat. */
+int proc_stat_parse(const char *buf, ProcStat *ret);
+/* IRQ number of a thread named "irq/N-...", or -EINVAL. */
+int irq_thread_name_parse(const char *comm);
+/* Affinity, effective affinity and writability of one IRQ; thread fields left 0. */
+int irq_read(RootFs *root, unsigned irq, Irq *ret);
+
+typedef struct IrqThread {
+        unsigned irq;
+        pid_t pid;
+        int policy, priority;
+} IrqThread;
+/*
+ * One walk over /proc: all irq/N- kernel threads (PF_KTHREAD only: user space
+ * can fake the name), sorted by irq, and whether irqbalance runs.
+ */
+int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irqbalance);
+
+/* topology.c — CPUs, NUMA nodes and kernel features. */
+int topology_read(RootFs *root, Topology *ret);
+void topology_done(Topology *t);
+int kernel_caps_read(RootFs *root, bool have_irq_threads, bool irqbalance, KernelCaps *ret);
+/* Write net.core.rtnet_prio; 1 changed, 0 already so, -ENOENT where the kernel lacks it. */
+int sysctl_set_rtnet_prio(RootFs *root, long value);

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plan.c — the pure planner: what must change so the host matches policy */
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "sriovd/plan.h"
+
+typedef struct PlanBuilder {
+        Plan *plan;
+        size_t allocated_actions, allocated_notes;
+        int error;
+} PlanBuilder;
+
+static Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *target, long before,
+                               long after) {
+        Action *a;
+
+        if (b->error < 0)
+                return NULL;
+        if (GREEDY_REALLOC(b->plan->actions, b->allocated_actions, b->plan->n_actions + 1) < 0) {
+                b->error = -ENOMEM;
+                return NULL;
+        }
+        a = &b->plan->actions[b->plan->n_actions++];
+        *a = (Action) { .kind = kind, .before = before, .after = after };
+        strscpy(a->target, sizeof(a->target), target);
+        return a;
+}
+
+_printf_(4, 5) static void plan_add_note(PlanBuilder *b, NoteLevel level, const char *target,
+                                         const char *fmt, ...) {
+        PlanNote *n;
+        va_list ap;
+
+        if (b->error < 0)
+                return;
+        if (GREEDY_REALLOC(b->plan->notes, b->allocated_notes, b->plan->n_notes + 1) < 0) {
+                b->error = -ENOMEM;
+                return;
+        }
+        n = &b->plan->notes[b->plan->n_notes++];
+        *n = (PlanNote) { .level = level };
+        strscpy(n->target, sizeof(n->target), target);
+        va_start(ap, fmt);
+        vsnprintf(n->text, sizeof(n->text), fmt, ap);
+        va_end(ap);
+}
+
+static void plan_pf_autoprobe(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
+        if (!pol || pol->drivers_autoprobe < 0 || pf->drivers_autoprobe < 0)
+                return;
+        if (pol->drivers_autoprobe != pf->drivers_autoprobe)
+                plan_add_action(b, ACTION_SET_AUTOPROBE, pf->addr, pf->drivers_autoprobe,
+                                pol->drivers_autoprobe);
+}
+
+static void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
+        unsigned want;
+        Action *a;
+
+        if (!pol || pol->num_vfs < 0)
+                return;
+        want = (unsigned) pol->num_vfs;
+
+        if (want > pf->total_vfs) {
+                plan_add_note(b, NOTE_ERROR, pf->addr,
+                              "num_vfs = %u exceeds sriov_totalvfs = %u (config line %u); VF count left at %u",
+                              want, pf->total_vfs, pol->line, pf->num_vfs);
+                return;
+        }
+        if (want == pf->num_vfs)
+                return;
+        if (!pf->driver[0]) {
+                /* The PF driver creates the VFs: without one the write fails. */
+                plan_add_note(b, NOTE_WARNING, pf->addr,
+                              "no driver bound; %u VFs will be created once it binds", want);
+                return;
+        }
+
+        a = plan_add_action(b, ACTION_SET_NUM_VFS, pf->addr, pf->num_vfs, want);
+        if (!a)
+                return;
+        if (pf->num_vfs > 0 && want > 0)
+                snprintf(a->effect, sizeof(a->effect), "destroys %u VFs, then creates %u",
+                         pf->num_vfs, want);
+        else if (pf->num_vfs > 0)
+                snprintf(a->effect, sizeof(a->effect), "destroys %u VFs", pf->num_vfs);
+        else
+                snprintf(a->effect, sizeof(a->effect), "creates %u VFs", want);
+}
+
+static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
+        if (cfg->rtnet_prio >= 0) {
+                if (!inv->caps.rtnet_prio_present)
+                        plan_add_note(b, NOTE_INFO, "",
+                                      "RT softirq partition unavailable on this kernel "
+                                      "(no net.core.rtnet_prio); rtnet_prio = %d not applied",
+                                      cfg->rtnet_prio);
+                else if (inv->caps.rtnet_prio != cfg->rtnet_prio)
+                        plan_add_action(b, ACTION_SET_RTNET_PRIO, "", inv->caps.rtnet_prio,
+                                        cfg->rtnet_prio);
+        }
+
+        if (inv->caps.irqbalance)
+                plan_add_note(b, NOTE_WARNING, "",
+                              "irqbalance is running and will move NIC IRQs sriovd pins; "
+                              "ban them (IRQBALANCE_BANNED_CPULIST) or stop it");
+        if (inv->n_pfs > 0 && !inv->caps.iommu)
+                plan_add_note(b, NOTE_WARNING, "",
+                              "IOMMU is off (no /sys/kernel/iommu_groups): VFs cannot be passed "
+                              "through; enable VT-d and boot with intel_iommu=on");
+        if (inv->n_pfs == 0)
+                plan_add_note(b, NOTE_INFO, "", "no SR-IOV NIC in scope on this host");
+}
+
+int plan_build(const Inventory *inv, const Config *cfg, Plan **ret) {
+        PlanBuilder b = {};
+
+        b.plan = calloc(1, sizeof(Plan));
+        if (!b.plan)
+                return -ENOMEM;
+
+        plan_host(&b, inv, cfg);
+
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                if (pf->numa_node < 0)
+                        plan_add_note(&b, NOTE_INFO, pf->addr,
+                                      "NUMA node unknown (numa_node = -1); NUMA-local placement "
+                                      "will not guess");
+        }
+
+        /* One pass per kind keeps actions ordered by kind, then by PF address. */
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                plan_pf_autoprobe(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
+        }
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                plan_pf_num_vfs(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
+        }
+
+        /* A [pf ADDR] the operator named but the host does not show is worth saying. */
+        for (size_t i = 0; i < cfg->n_pfs; i++)
+                if (cfg->pfs[i].by_addr && !inventory_find_pf(inv, cfg->pfs[i].addr))
+                        plan_add_note(&b, NOTE_WARNING, cfg->pfs[i].addr,
+                                      "configured PF (config line %u) is not on this host or is "
+                                      "not SR-IOV capable",
+                                      cfg->pfs[i].line);
+
+        if (b.error < 0) {
+                plan_free(b.plan);
+                return b.error;
+        }
+        *ret = b.plan;
+        return 0;
+}
+
+Plan *plan_free(Plan *p) {
+        if (!p)
+                return NULL;
+        free(p->actions);
+        free(p->notes);
+        free(p);
+        return NULL;
+}
+
+const char *action_kind_to_string(ActionKind k) {
+        static const char *const table[_ACTION_KIND_MAX] = {
+                [ACTION_SET_AUTOPROBE] = "sriov-autoprobe",
+                [ACTION_SET_NUM_VFS] = "sriov-numvfs",
+                [ACTION_SET_RTNET_PRIO] = "rtnet-prio",
+        };
+        return (unsigned) k < _ACTION_KIND_MAX ? table[k] : "unknown";
+}
+
+const char *note_level_to_string(NoteLevel l) {
+        switch (l) {
+        case NOTE_INFO:
+                return "info";
+        case NOTE_WARNING:
+                return "warning";
+        case NOTE_ERROR:
+                return "error";
+        }
+        return "unknown";
+}

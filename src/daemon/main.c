@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* main.c — sriovd command line: --check-config, --dry-run, --once, or the daemon */
+
+#include <getopt.h>
+#include <string.h>
+
+#include "sriovd-config.h"
+#include "sriovd/json.h"
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+#include "sriovd/output.h"
+
+/* Exit codes scripts can rely on. */
+enum {
+        EXIT_OK = 0,          /* everything is as the policy says */
+        EXIT_INCOMPLETE = 1,  /* an action failed, did not stick, or policy cannot be met */
+        EXIT_UNUSABLE = 2,    /* bad usage or configuration, or the host cannot be read */
+};
+
+typedef struct Options {
+        const char *config;
+        const char *root;
+        bool dry_run, once, json, check_config;
+} Options;
+
+static void help(void) {
+        printf("Usage: sriovd [OPTIONS]\n\n"
+               "SR-IOV NIC, IRQ and tenant networking daemon for KVM hypervisors.\n\n"
+               "  --config FILE      configuration (default %s);\n"
+               "                     tenant classes are read from tenant-classes.d/ beside it\n"
+               "  --root DIR         read and write /sys and /proc under DIR (a fixture tree)\n"
+               "  --dry-run          print the inventory and the plan, change nothing\n"
+               "  --once             run one observe/plan/apply/verify cycle and exit\n"
+               "  --json             machine-readable output for --dry-run and --once\n"
+               "  --check-config     validate the configuration and exit 0 (valid) or 1\n"
+               "  --log-level LEVEL  debug, info, notice, warning, err (default info)\n"
+               "  --version          print the version\n\n"
+               "Exit status: 0 all in place, 1 some action failed or policy cannot be met,\n"
+               "2 bad usage or configuration, or the host could not be read.\n",
+               CONFIG_DEFAULT_PATH);
+}
+
+static int parse_argv(int argc, char **argv, Options *o) {
+        enum { ARG_CONFIG = 0x100, ARG_ROOT, ARG_DRY_RUN, ARG_ONCE, ARG_JSON, ARG_CHECK, ARG_LEVEL, ARG_VERSION };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "dry-run", no_argument, NULL, ARG_DRY_RUN },
+                { "once", no_argument, NULL, ARG_ONCE },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "check-config", no_argument, NULL, ARG_CHECK },
+                { "log-level", required_argument, NULL, ARG_LEVEL },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        int c, level;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_CONFIG:
+                        o->config = optarg;
+                        break;
+                case ARG_ROOT:
+                        o->root = optarg;
+                        break;
+                case ARG_DRY_RUN:
+                        o->dry_run = true;
+                        break;
+                case ARG_ONCE:
+                        o->once = true;
+                        break;
+                case ARG_JSON:
+                        o->json = true;
+                        break;
+                case ARG_CHECK:
+                        o->check_config = true;
+                        break;
+                case ARG_LEVEL:
+                        level = log_level_from_string(optarg);
+                        if (level < 0) {
+                                fprintf(stderr, "sriovd: invalid --log-level \"%s\" (expected debug, info, notice, warning or err)\n", optarg);
+                                return -EINVAL;
+                        }
+                        log_setup(LOG_TARGET_AUTO, level);
+                        break;
+                case ARG_VERSION:
+                        printf("sriovd %s\n", SRIOVD_VERSION);
+                        return 0;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+
+        if (optind < argc) {
+                fprintf(stderr, "sriovd: unexpected argument \"%s\" (see --help)\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (o->dry_run + o->once + o->check_config > 1) {
+                fprintf(stderr, "sriovd: --dry-run, --once and --check-config exclude each other\n");
+                return -EINVAL;
+        }
+        if (o->json && !o->dry_run && !o->once) {
+                fprintf(stderr, "sriovd: --json needs --dry-run or --once\n");
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static void print_result(const Manager *m, const Options *o, const CycleResult *res) {
+        const Inventory *inv = manager_inventory(m);
+        const Plan *plan = manager_plan(m);
+
+        if (o->json) {
+                JsonWriter w;
+                json_init(&w, stdout);
+                json_object_begin(&w, NULL);
+                json_string(&w, "mode", o->dry_run ? "dry-run" : "once");
+                output_inventory_json(&w, inv);
+                output_plan_json(&w, plan);
+                if (o->once) {
+                        json_object_begin(&w, "result");
+                        json_int(&w, "actions", res->n_actions);
+                        json_int(&w, "done", res->n_done);
+                        json_int(&w, "failed", res->n_failed);
+                        json_int(&w, "drift", res->n_drift);
+                        json_int(&w, "policy_errors", res->n_policy_errors);
+                        json_object_end(&w);
+                }
+                json_object_end(&w);
+                return;
+        }
+
+        output_inventory_text(stdout, inv);
+        output_plan_text(stdout, plan);
+        if (o->once)
+                printf("\nResult: %u actions, %u done, %u failed, %u still differ after apply, %u policy errors\n",
+                       res->n_actions, res->n_done, res->n_failed, res->n_drift, res->n_policy_errors);
+        else
+                printf("\nDry run: nothing was changed.\n");
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        Options o = {};
+        CycleResult res = {};
+        int r;
+
+        log_setup(LOG_TARGET_AUTO, LOG_INFO);
+        r = parse_argv(argc, argv, &o);
+        if (r <= 0)
+                return r < 0 ? EXIT_UNUSABLE : EXIT_OK;
+
+        r = manager_new(o.root, o.config, &m);
+        if (r < 0)
+                return EXIT_UNUSABLE;
+
+        r = manager_load_config(m);
+        if (o.check_config) {
+                if (r >= 0)
+                        printf("%s: configuration is valid (%zu tenant classes)\n",
+                               o.config ?: CONFIG_DEFAULT_PATH, manager_config(m)->n_classes);
+                return r < 0 ? EXIT_INCOMPLETE : EXIT_OK;
+        }
+        if (r < 0)
+                return EXIT_UNUSABLE;
+
+        if (!o.dry_run && !o.once)
+                return manager_run(m) < 0 ? EXIT_INCOMPLETE : EXIT_OK;
+
+        r = manager_cycle(m, o.dry_run ? CYCLE_DRY_RUN : CYCLE_APPLY, &res);
+        if (r < 0)
+                return EXIT_UNUSABLE;
+        print_result(m, &o, &res);
+        fflush(stdout);
+
+        if (o.dry_run)
+                return res.n_policy_errors ? EXIT_INCOMPLETE : EXIT_OK;
+        return res.n_failed || res.n_drift || res.n_policy_errors ? EXIT_INCOMPLETE : EXIT_OK;
+}

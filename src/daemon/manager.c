@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager.c — the daemon: one observe → plan → apply → verify cycle, driven by sd-event */
+
+#include <signal.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "sriovd-config.h"
+#include "sriovd/apply.h"
+#include "sriovd/kernel.h"
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+
+struct Manager {
+        sd_event *event;
+        sd_event_source *drift_timer;
+        RootFs *root;
+        char *config_path;
+        bool config_optional;    /* default path: absent file = built-in defaults */
+        Config *config;
+        Inventory *inventory;
+        Plan *plan;
+        CycleResult last;
+        unsigned n_cycles;
+        bool ready;
+};
+
+
+int manager_new(const char *root, const char *config_path, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+
+        r = rootfs_new(root, &m->root);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
+
+        m->config_optional = !config_path;
+        m->config_path = strdup(config_path ?: CONFIG_DEFAULT_PATH);
+        if (!m->config_path)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        sd_event_source_unref(m->drift_timer);
+        sd_event_unref(m->event);
+        rootfs_free(m->root);
+        config_free(m->config);
+        inventory_free(m->inventory);
+        plan_free(m->plan);
+        free(m->config_path);
+        free(m);
+        return NULL;
+}
+
+int manager_load_config(Manager *m) {
+        _cleanup_free_ char *errors = NULL;
+        Config *c = NULL;
+        int r;
+
+        if (m->config_optional && access(m->config_path, F_OK) < 0 && errno == ENOENT) {
+                r = config_load_string(m->config_path, "", NULL, &c, &errors);
+                if (r >= 0)
+                        log_notice("%s does not exist, running with built-in defaults", m->config_path);
+        } else
+                r = config_load(m->config_path, &c, &errors);
+        if (r < 0) {
+                /* Each line already says FILE:LINE: what was wrong. */
+                for (char *line = errors, *next; line && *line; line = next) {
+                        next = strchr(line, '\n');
+                        if (next)
+                                *next++ = 0;
+                        log_error("%s", line);
+                }
+                return log_error_errno(r, "Failed to load configuration %s%s: %m", m->config_path,
+                                       m->config ? ", keeping the one in use" : "");
+        }
+
+        config_free(m->config);
+        m->config = c;
+        return 0;
+}
+
+const Inventory *manager_inventory(const Manager *m) {
+        return m->inventory;
+}
+
+const Plan *manager_plan(const Manager *m) {
+        return m->plan;
+}
+
+const Config *manager_config(const Manager *m) {
+        return m->config;
+}
+
+static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        Scope scope;
+        int r;
+
+        config_scope(m->config, &scope);
+        r = inventory_read(m->root, &scope, &inv);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the host inventory under %s: %m",
+                                       rootfs_path(m->root));
+        r = plan_build(inv, m->config, ret_plan);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the plan: %m");
+        *ret_inv = TAKE_PTR(inv);
+        return 0;
+}
+
+static void manager_log_action(const Action *a) {
+        const LogFields *f = LOG_FIELDS(.pf = a->target[0] ? a->target : NULL,
+                                        .message_id = SRIOVD_MESSAGE_ACTION);
+
+        if (a->result > 0)
+                log_full_errno(LOG_INFO, 0, f, "%s %s: %ld -> %ld%s%s%s", action_kind_to_string(a->kind),
+                               a->target[0] ? a->target : "host", a->before, a->after,
+                               a->effect[0] ? " (" : "", a->effect, a->effect[0] ? ")" : "");
+        else if (a->result < 0) {
+                ErrorInfo e = kernel_error_classify(a->kind, a->result);
+                log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result, f,
+                               "Failed %s %s: %ld -> %ld: %m (%s; %s)", action_kind_to_string(a->kind),
+                               a->target[0] ? a->target : "host", a->before, a->after, e.meaning,
+                               error_class_to_string(e.class));
+        }
+}
+
+static void manager_log_notes(const Plan *p) {
+        for (size_t i = 0; i < p->n_notes; i++) {
+                const PlanNote *n = &p->notes[i];
+                int level = n->level == NOTE_ERROR ? LOG_ERR : n->level == NOTE_WARNING ? LOG_WARNING : LOG_INFO;
+                log_full_errno(level, 0, LOG_FIELDS(.pf = n->target[0] ? n->target : NULL), "%s%s%s",
+                               n->target, n->target[0] ? ": " : "", n->text);
+        }
+}
+
+int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL, *after = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL, *verify = NULL;
+        CycleResult res = {};
+        int r;
+
+        r = manager_observe(m, &inv, &plan);
+        if (r < 0)
+                return r;
+
+        res.n_actions = (unsigned) plan->n_actions;
+        for (size_t i = 0; i < plan->n_notes; i++)
+                res.n_policy_errors += plan->notes[i].level == NOTE_ERROR;
+
+        if (mode == CYCLE_APPLY) {
+                /* A failed action is reported; the independent ones still run. */
+                for (size_t i = 0; i < plan->n_actions; i++) {
+                        Action *a = &plan->actions[i];
+                        action_apply(m->root, a);
+                        manager_log_action(a);
+                        if (a->result > 0)
+                                res.n_done++;
+                        else if (a->result < 0)
+                                res.n_failed++;
+                }
+
+                /* Verify: whatever is still planned did not stick. */
+                if (plan->n_actions > 0) {
+                        r = manager_observe(m, &after, &verify);
+                        if (r < 0)
+                                return r;
+                        res.n_drift = (unsigned) verify->n_actions;
+                        for (size_t i = 0; i < verify->n_actions; i++) {
+                                const Action *a = &verify->actions[i];
+                                log_full_errno(LOG_WARNING, 0,
+                                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL,
+                                                          .message_id = SRIOVD_MESSAGE_DRIFT),
+                                               "Drift after apply: %s %s is %ld, want %ld",
+                                               action_kind_to_string(a->kind),
+                                               a->target[0] ? a->target : "host", a->before, a->after);
+                        }
+                        inventory_free(inv);
+                        inv = TAKE_PTR(after);
+                }
+                /* Notes repeat every cycle; say them on the first and when they change. */
+                if (m->n_cycles == 0 || !m->plan || m->plan->n_notes != plan->n_notes)
+                        manager_log_notes(plan);
+        }
+
+        m->n_cycles++;
+        m->last = res;
+        inventory_free(m->inventory);
+        m->inventory = TAKE_PTR(inv);
+        plan_free(m->plan);
+        m->plan = TAKE_PTR(plan);
+        if (ret)
+                *ret = res;
+        return 0;
+}
+
+static void manager_notify_status(Manager *m, const char *prefix) {
+        const Inventory *inv = m->inventory;
+        unsigned vfs = 0;
+
+        if (!inv)
+                return;
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                vfs += (unsigned) inv->pfs[i].n_vfs;
+        sd_notifyf(false, "%sSTATUS=%zu PFs, %u VFs, %zu IRQs; last cycle: %u actions, %u failed, %u drift%s",
+                   prefix, inv->n_pfs, vfs, inv->n_irqs, m->last.n_actions, m->last.n_failed,
+                   m->last.n_drift,
+                   inv->caps.rtnet_prio_present ? "" : "; RT softirq partition unavailable on this kernel");
+}
+
+static int manager_run_cycle(Manager *m) {
+        CycleResult res;
+        int r;
+
+        r = manager_cycle(m, CYCLE_APPLY, &res);
+        if (r < 0)
+                return r;
+        log_full_errno(res.n_failed || res.n_drift ? LOG_WARNING : LOG_INFO, 0,
+                       LOG_FIELDS(.message_id = SRIOVD_MESSAGE_CYCLE),
+                       "Cycle %u: %u actions, %u done, %u failed, %u drift", m->n_cycles, res.n_actions,
+                       res.n_done, res.n_failed, res.n_drift);
+        return 0;
+}
+
+static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        (void) manager_run_cycle(m);
+        manager_notify_status(m, "");
+        r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the drift timer: %m");
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int manager_arm_drift_timer(Manager *m) {
+        uint64_t period = (uint64_t) m->config->drift_check_sec * 1000000;
+        int r;
+
+        if (period == 0) {
+                /* Event-driven only: an idle daemon must not wake up. */
+                m->drift_timer = sd_event_source_disable_unref(m->drift_timer);
+                return 0;
+        }
+        if (m->drift_timer) {
+                r = sd_event_source_set_time_relative(m->drift_timer, period);
+                if (r < 0)
+                        return r;
+                return sd_event_source_set_enabled(m->drift_timer, SD_EVENT_ONESHOT);
+        }
+        /* 1 s accuracy lets the kernel batch our wakeups with others. */
+        return sd_event_add_time_relative(m->event, &m->drift_timer, CLOCK_MONOTONIC, period, 1000000,
+                                          on_drift_timer, m);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        sd_notify(false, "RELOADING=1\nSTATUS=Reloading configuration");
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_RELOAD),
+                       "Reloading configuration %s", m->config_path);
+        r = manager_load_config(m);
+        if (r >= 0) {
+                (void) manager_run_cycle(m);
+                r = manager_arm_drift_timer(m);
+                if (r < 0)
+                        log_error_errno(r, "Failed to set up the drift timer: %m");
+        }
+        manager_notify_status(m, "READY=1\n");
+        return 0;
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("Received %s, exiting", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+        sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
+        return sd_event_exit(m->event, 0);
+}
+
+int manager_run(Manager *m) {
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(negative_errno(), "Failed to block signals: %m");
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %m");
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to install signal handlers: %m");
+        /* sd-event pings WATCHDOG=1 itself when WatchdogSec= is set, and only then. */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to enable the watchdog: %m");
+
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_STARTED),
+                       "sriovd %s starting on root %s", SRIOVD_VERSION, rootfs_path(m->root));
+
+        r = manager_run_cycle(m);
+        if (r < 0)
+                return r;
+        r = manager_arm_drift_timer(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the drift timer: %m");
+
+        m->ready = true;
+        manager_notify_status(m, "READY=1\n");
+
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return 0;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* discover.c — observe: read the whole inventory (CPUs, features, PFs, VFs, IRQs) in one pass */
+
+#include <string.h>
+
+#include "sriovd/kernel.h"
+
+static int unsigned_cmp(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return (x > y) - (x < y);
+}
+
+static int irq_thread_key_cmp(const void *key, const void *elem) {
+        unsigned k = *(const unsigned *) key, e = ((const IrqThread *) elem)->irq;
+        return (k > e) - (k < e);
+}
+
+static int collect_irqs(const Inventory *inv, unsigned **ret, size_t *ret_n) {
+        size_t n = 0, k = 0;
+        unsigned *all;
+
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                n += inv->pfs[i].n_irqs;
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                        n += inv->pfs[i].vfs[j].n_irqs;
+        }
+        all = malloc(MAX(n, (size_t) 1) * sizeof(*all));
+        if (!all)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                memcpy(all + k, pf->irqs, pf->n_irqs * sizeof(*all));
+                k += pf->n_irqs;
+                for (size_t j = 0; j < pf->n_vfs; j++) {
+                        memcpy(all + k, pf->vfs[j].irqs, pf->vfs[j].n_irqs * sizeof(*all));
+                        k += pf->vfs[j].n_irqs;
+                }
+        }
+        qsort_safe(all, n, sizeof(*all), unsigned_cmp);
+
+        /* A vector belongs to one function; drop duplicates a broken tree might show. */
+        k = 0;
+        for (size_t i = 0; i < n; i++)
+                if (k == 0 || all[k - 1] != all[i])
+                        all[k++] = all[i];
+        *ret = all;
+        *ret_n = k;
+        return 0;
+}
+
+static int read_irqs(RootFs *root, Inventory *inv, const IrqThread *threads, size_t n_threads) {
+        _cleanup_free_ unsigned *nums = NULL;
+        size_t n;
+        int r;
+
+        r = collect_irqs(inv, &nums, &n);
+        if (r < 0)
+                return r;
+        inv->irqs = calloc(MAX(n, (size_t) 1), sizeof(*inv->irqs));
+        if (!inv->irqs)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++) {
+                Irq *q = &inv->irqs[inv->n_irqs];
+                const IrqThread *t;
+
+                /* msi_irqs can name a vector that /proc/irq no longer has (a race with unbind). */
+                r = irq_read(root, nums[i], q);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                t = bsearch_safe(&nums[i], threads, n_threads, sizeof(*threads), irq_thread_key_cmp);
+                if (t) {
+                        q->thread = t->pid;
+                        q->thread_policy = t->policy;
+                        q->thread_priority = t->priority;
+                }
+                inv->n_irqs++;
+        }
+        return 0;
+}
+
+int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ PciFunction *fns = NULL;
+        _cleanup_free_ IrqThread *threads = NULL;
+        size_t n_fns = 0, n_threads = 0, allocated = 0;
+        bool irqbalance = false;
+        int r;
+
+        inv = calloc(1, sizeof(*inv));
+        if (!inv)
+                return -ENOMEM;
+
+        r = topology_read(root, &inv->topo);
+        if (r < 0)
+                return r;
+
+        r = irq_threads_scan(root, &threads, &n_threads, &irqbalance);
+        if (r < 0)
+                return r;
+        r = kernel_caps_read(root, n_threads > 0, irqbalance, &inv->caps);
+        if (r < 0)
+                return r;
+
+        r = pci_scan(root, &fns, &n_fns);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < n_fns; i++) {
+                const PciFunction *f = &fns[i];
+                Pf *pf;
+
+                if (!scope_contains(scope, f->vendor, f->device, f->addr))
+                        continue;
+                /* A VF of an in-scope PF has its own ID; skip one that matches anyway. */
+                if (rootfs_exists(root, "/sys/bus/pci/devices/%s/physfn", f->addr) > 0)
+                        continue;
+
+                if (GREEDY_REALLOC(inv->pfs, allocated, inv->n_pfs + 1) < 0)
+                        return -ENOMEM;
+                pf = &inv->pfs[inv->n_pfs];
+                *pf = (Pf) {
+                        .vendor = f->vendor,
+                        .device = f->device,
+                        .numa_node = f->numa_node,
+                        .iommu_group = f->iommu_group,
+                };
+                strscpy(pf->addr, sizeof(pf->addr), f->addr);
+                strscpy(pf->name, sizeof(pf->name), f->name);
+                strscpy(pf->driver, sizeof(pf->driver), f->driver);
+
+                r = sriov_read_pf(root, pf);
+                if (r == -ENOENT) {
+                        /* Not SR-IOV capable (or not yet bound): nothing for us to manage. */
+                        free(pf->netdevs);
+                        free(pf->irqs);
+                        continue;
+                }
+                inv->n_pfs++;
+                if (r < 0)
+                        return r;
+        }
+
+        r = read_irqs(root, inv, threads, n_threads);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(inv);
+        return 0;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* irq.c — /proc/irq affinities and the irq/N- handler threads */
+
+#include <ctype.h>
+#include <sched.h>
+#include <string.h>
+
+#include "sriovd/kernel.h"
+
+int proc_stat_parse(const char *buf, ProcStat *ret) {
+        ProcStat st = {};
+        const char *open, *close, *p;
+        char *end;
+        long pid;
+
+        /* The name may itself hold spaces and ')': it ends at the last ')'. */
+        open = strchr(buf, '(');
+        close = strrchr(buf, ')');
+        if (!open || !close || close < open)
+                return -EINVAL;
+
+        errno = 0;
+        pid = strtol(buf, &end, 10);
+        if (errno || end == buf || pid <= 0 || pid > INT32_MAX)
+                return -EINVAL;
+        st.pid = (pid_t) pid;
+        strscpy(st.comm, MIN(sizeof(st.comm), (size_t) (close - open)), open + 1);
+
+        /* Fields after the name, numbered as in proc(5): 3 = state. */
+        p = close + 1;
+        for (unsigned field = 3; field <= 41; field++) {
+                unsigned long long v;
+
+                while (*p == ' ')
+                        p++;
+                if (!*p)
+                        return -EINVAL;
+                if (field == 3) {
+                        p++;
+                        continue;
+                }
+                if (*p == '-')
+                        p++;   /* priority and nice may be negative; we keep none of those */
+                if (!isdigit((unsigned char) *p))
+                        return -EINVAL;
+                errno = 0;
+                v = strtoull(p, &end, 10);
+                if (errno)
+                        return -EINVAL;
+                p = end;
+                if (field == 9)
+                        st.flags = (unsigned long) v;
+                else if (field == 40)
+                        st.rt_priority = (unsigned) MIN(v, 99ULL);
+                else if (field == 41)
+                        st.policy = (unsigned) MIN(v, 7ULL);
+        }
+
+        *ret = st;
+        return 0;
+}
+
+int irq_thread_name_parse(const char *comm) {
+        unsigned long v;
+        char *end;
+
+        if (strncmp(comm, "irq/", 4) != 0 || !isdigit((unsigned char) comm[4]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(comm + 4, &end, 10);
+        /* The name is cut at 15 characters, so "irq/1234" alone is legal. */
+        if (errno || v > INT32_MAX || (*end && *end != '-'))
+                return -EINVAL;
+        return (int) v;
+}
+
+int irq_read(RootFs *root, unsigned irq, Irq *ret) {
+        _cleanup_free_ char *list = NULL, *eff = NULL;
+        Irq q = { .irq = irq };
+        struct stat st;
+        int r;
+
+        r = rootfs_read(root, &list, "/proc/irq/%u/smp_affinity_list", irq);
+        if (r < 0)
+                return r;
+        r = cpuset_parse_list(list, &q.affinity);
+        if (r < 0)
+                return r;
+
+        if (rootfs_read(root, &eff, "/proc/irq/%u/effective_affinity_list", irq) >= 0 &&
+            cpuset_parse_list(eff, &q.effective) >= 0)
+                q.has_effective = true;
+
+        /* Kernel-managed vectors are read-only (mode 0444); root could still open them. */
+        r = rootfs_stat(root, &st, "/proc/irq/%u/smp_affinity_list", irq);
+        if (r < 0)
+                return r;
+        q.writable = (st.st_mode & 0222) != 0;
+
+        *ret = q;
+        return 0;
+}
+
+static int irq_thread_cmp(const void *a, const void *b) {
+        const IrqThread *x = a, *y = b;
+        if (x->irq != y->irq)
+                return (x->irq > y->irq) - (x->irq < y->irq);
+        return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irqbalance) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ IrqThread *threads = NULL;
+        size_t n = 0, allocated = 0;
+        bool irqbalance = false;
+        struct dirent *de;
+        int r;
+
+        r = rootfs_opendir(root, &d, "/proc");
+        if (r < 0)
+                return r;
+
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *buf = NULL;
+                ProcStat st;
+                int irq;
+
+                if (!isdigit((unsigned char) de->d_name[0]))
+                        continue;
+                /* Processes come and go while we walk: a vanished one is not an error. */
+                if (rootfs_read(root, &buf, "/proc/%s/stat", de->d_name) < 0)
+                        continue;
+                if (proc_stat_parse(buf, &st) < 0)
+                        continue;
+                if (!(st.flags & PF_KTHREAD)) {
+                        if (streq(st.comm, "irqbalance"))
+                                irqbalance = true;
+                        continue;   /* user space can name itself irq/N-x */
+                }
+                irq = irq_thread_name_parse(st.comm);
+                if (irq < 0)
+                        continue;
+
+                if (GREEDY_REALLOC(threads, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                threads[n++] = (IrqThread) {
+                        .irq = (unsigned) irq,
+                        .pid = st.pid,
+                        .policy = (int) st.policy,
+                        .priority = (int) st.rt_priority,
+                };
+        }
+
+        qsort_safe(threads, n, sizeof(*threads), irq_thread_cmp);
+        *ret = TAKE_PTR(threads);
+        *ret_n = n;
+        *ret_irqbalance = irqbalance;
+        return 0;
+}

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* rootfs.c — every /sys and /proc access, resolved beneath one root directory fd */
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "sriovd/rootfs.h"
+
+struct RootFs {
+        int fd;
+        char *path;
+        bool real;
+        bool no_openat2;   /* kernel without openat2(): fall back to openat() */
+};
+
+int rootfs_new(const char *root, RootFs **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        RootFs *r;
+
+        if (!root || !*root)
+                root = "/";
+
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->path = strdup(root);
+        if (!r->path) {
+                free(r);
+                return -ENOMEM;
+        }
+        r->real = streq(root, "/");
+        r->fd = TAKE_FD(fd);
+        *ret = r;
+        return 0;
+}
+
+RootFs *rootfs_free(RootFs *r) {
+        if (!r)
+                return NULL;
+        closep(&r->fd);
+        free(r->path);
+        free(r);
+        return NULL;
+}
+
+const char *rootfs_path(const RootFs *r) {
+        return r->path;
+}
+
+bool rootfs_is_real(const RootFs *r) {
+        return r->real;
+}
+
+bool path_component_valid(const char *s) {
+        return s && *s && !strchr(s, '/') && !streq(s, ".") && !streq(s, "..") &&
+               strlen(s) <= NAME_MAX;
+}
+
+/*
+ * Build the path relative to the root. Only /sys and /proc may be reached:
+ * anything else in sriovd has no business going through here.
+ */
+static int rootfs_format(char *buf, size_t size, const char *fmt, va_list ap) {
+        int n = vsnprintf(buf, size, fmt, ap);
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        if (strncmp(buf, "/sys/", 5) != 0 && strncmp(buf, "/proc/", 6) != 0 &&
+            !streq(buf, "/sys") && !streq(buf, "/proc"))
+                return -EINVAL;
+        /* Components come from outside (directory entries, config): refuse any "..". */
+        for (const char *p = buf; (p = strstr(p, "..")); p += 2)
+                if (p[-1] == '/' && (p[2] == '/' || p[2] == 0))
+                        return -EINVAL;
+        return 0;
+}
+
+static int rootfs_openv(RootFs *r, int flags, const char *fmt, va_list ap) {
+        char path[PATH_MAX];
+        int fd, k;
+
+        k = rootfs_format(path, sizeof(path), fmt, ap);
+        if (k < 0)
+                return k;
+
+        if (!r->real && !r->no_openat2) {
+                /* Absolute symlinks and ".." in link targets stay inside the fixture. */
+                struct open_how how = {
+                        .flags = (uint64_t) (flags | O_CLOEXEC),
+                        .resolve = RESOLVE_IN_ROOT,
+                };
+                fd = (int) syscall(SYS_openat2, r->fd, path + 1, &how, sizeof(how));
+                if (fd >= 0)
+                        return fd;
+                if (errno != ENOSYS)
+                        return negative_errno();
+                r->no_openat2 = true;
+        }
+
+        fd = openat(r->fd, path + 1, flags | O_CLOEXEC);
+        return fd >= 0 ? fd : negative_errno();
+}
+
+int rootfs_open(RootFs *r, int flags, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int fd = rootfs_openv(r, flags, fmt, ap);
+        va_end(ap);
+        return fd;
+}
+
+/* sysfs and procfs files are small; one page covers nearly all, but /proc/interrupts can be large. */
+static int read_fd_all(int fd, char **ret) {
+        size_t size = 4096, n = 0;
+        _cleanup_free_ char *buf = malloc(size);
+
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k;
+
+                if (n + 1 >= size) {
+                        char *b;
+                        if (size > 64 * 1024 * 1024)
+                                return -EFBIG;
+                        b = realloc(buf, size * 2);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        size *= 2;
+                }
+                k = read(fd, buf + n, size - n - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        while (n > 0 && buf[n - 1] == '\n')
+                n--;
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        va_list ap;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        return read_fd_all(fd, ret);
+}
+
+int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *s = NULL;
+        char *end;
+        va_list ap;
+        long v;
+        int k;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        k = read_fd_all(fd, &s);
+        if (k < 0)
+                return k;
+
+        errno = 0;
+        v = strtol(s, &end, 0);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (end == s || (*end && *end != '\n'))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t len = strlen(value);
+        va_list ap;
+        ssize_t k;
+
+        va_start(ap, fmt);
+        /* O_TRUNC matters on fixture trees: a shorter value must not keep old bytes. */
+        fd = rootfs_openv(r, O_WRONLY | O_NOCTTY | (r->real ? 0 : O_TRUNC), fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+
+        /* sysfs takes one write() per value; a short write is a failure. */
+        k = write(fd, value, len);
+        if (k < 0)
+                return negative_errno();
+        if ((size_t) k != len)
+                return -EIO;
+        return 0;
+}
+
+static int rootfs_parentv(RootFs *r, char **ret_base, const char *fmt, va_list ap) {
+        char path[PATH_MAX], *slash;
+        int k, fd;
+
+        k = rootfs_format(path, sizeof(path), fmt, ap);
+        if (k < 0)
+                return k;
+        slash = strrchr(path, '/');
+        if (!path_component_valid(slash + 1))
+                return -EINVAL;
+        *ret_base = strdup(slash + 1);
+        if (!*ret_base)
+                return -ENOMEM;
+        *slash = 0;
+        fd = rootfs_open(r, O_PATH | O_DIRECTORY, "%s", path);
+        if (fd < 0) {
+                free(*ret_base);
+                *ret_base = NULL;
+        }
+        return fd;
+}
+
+int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) {
+        _cleanup_free_ char *base = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        char target[PATH_MAX];
+        va_list ap;
+        ssize_t n;
+
+        va_start(ap, fmt);
+        dfd = rootfs_parentv(r, &base, fmt, ap);
+        va_end(ap);
+        if (dfd < 0)
+                return dfd;
+
+        n = readlinkat(dfd, base, target, sizeof(target) - 1);
+        if (n < 0)
+                return negative_errno();
+        target[n] = 0;
+        *ret = strdup(target);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) {
+        _cleanup_free_ char *base = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        char target[PATH_MAX], *slash;
+        va_list ap;
+        ssize_t n;
+
+        va_start(ap, fmt);
+        dfd = rootfs_parentv(r, &base, fmt, ap);
+        va_end(ap);
+        if (dfd < 0)
+                return dfd;
+
+        n = readlinkat(dfd, base, target, sizeof(target) - 1);
+        if (n < 0)
+                return negative_errno();
+        target[n] = 0;
+        slash = strrchr(target, '/');
+        *ret = strdup(slash ? slash + 1 : target);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) {
+        va_list ap;
+        DIR *d;
+        int fd;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d) {
+                int k = negative_errno();
+                close(fd);
+                return k;
+        }
+        *ret = d;
+        return 0;
+}
+
+int rootfs_stat(RootFs *r, struct stat *ret, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        va_list ap;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_PATH, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, ret) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int rootfs_exists(RootFs *r, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        va_list ap;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_PATH, fmt, ap);
+        va_end(ap);
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return 0;
+        return fd < 0 ? fd : 1;
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-discovery.c — observe on every fixture host reports exactly what the tree holds */
+
+#include <sched.h>
+#include <string.h>
+
+#include "sriovd/kernel.h"
+#include "test.h"
+
+static const char *fixtures_dir;
+
+static Inventory *discover(const char *host, const Scope *scope) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        Inventory *inv = NULL;
+        char path[1024];
+
+        snprintf(path, sizeof(path), "%s/fixture-%s", fixtures_dir, host);
+        ASSERT_EQ(rootfs_new(path, &r), 0);
+        ASSERT_EQ(inventory_read(r, scope, &inv), 0);
+        return inv;
+}
+
+static const char *list(const CpuSet *s) {
+        static char buf[4][CPUSET_LIST_MAX];
+        static unsigned i;
+        return cpuset_format_list(s, buf[i++ % 4], sizeof(buf[0]));
+}
+
+static void assert_irq_range(const unsigned *irqs, size_t n, unsigned first, size_t count) {
+        ASSERT_EQ(n, count);
+        for (size_t i = 0; i < n; i++)
+                ASSERT_EQ(irqs[i], first + i);
+}
+
+static void check_cx6dx_pf(const Pf *pf, const char *addr, int node, const char *cpus,
+                           const char *netdev, int group, unsigned first_irq, const char *vf_prefix) {
+        ASSERT_STREQ(pf->addr, addr);
+        ASSERT_EQ(pf->vendor, 0x15b3);
+        ASSERT_EQ(pf->device, 0x101d);
+        ASSERT_CONTAINS(pf->name, "ConnectX-6 Dx");   /* libpci's pci.ids lookup */
+        ASSERT_STREQ(pf->driver, "mlx5_core");
+        ASSERT_EQ(pf->numa_node, node);
+        ASSERT_STREQ(list(&pf->local_cpus), cpus);
+        ASSERT_EQ(pf->n_netdevs, 1);
+        ASSERT_STREQ(pf->netdevs[0], netdev);
+        ASSERT_EQ(pf->total_vfs, 16);
+        ASSERT_EQ(pf->num_vfs, 8);
+        ASSERT_EQ(pf->drivers_autoprobe, 1);
+        ASSERT_EQ(pf->iommu_group, group);
+        assert_irq_range(pf->irqs, pf->n_irqs, first_irq, 9);
+
+        ASSERT_EQ(pf->n_vfs, 8);
+        for (unsigned i = 0; i < 8; i++) {
+                const Vf *vf = &pf->vfs[i];
+                char want[PCI_ADDR_MAX], dev[IF_NAMESIZE];
+                /* offset 2, stride 1: functions 2..7 of device 0, then 0..1 of device 1 */
+                unsigned fn = 2 + i;
+
+                snprintf(want, sizeof(want), "%.8s%02x.%u", addr, fn / 8, fn % 8);
+                ASSERT_EQ(vf->index, i);
+                ASSERT_STREQ(vf->addr, want);
+                ASSERT_EQ(vf->iommu_group, group + 1 + (int) i);
+                assert_irq_range(vf->irqs, vf->n_irqs, first_irq + 9 + 4 * i, 4);
+                if (i < 4) {
+                        snprintf(dev, sizeof(dev), "%s%u", vf_prefix, i);
+                        ASSERT_STREQ(vf->driver, "mlx5_core");
+                        ASSERT_STREQ(vf->netdev, dev);
+                } else {
+                        /* passed through: no host netdev */
+                        ASSERT_STREQ(vf->driver, "vfio-pci");
+                        ASSERT_STREQ(vf->netdev, "");
+                }
+        }
+}
+
+TEST(two_socket) {
+        _cleanup_(inventory_freep) Inventory *inv = discover("two-socket", NULL);
+
+        ASSERT_STREQ(list(&inv->topo.online), "0-31");
+        ASSERT_EQ(inv->topo.n_nodes, 2);
+        ASSERT_STREQ(list(&inv->topo.node_cpus[0]), "0-15");
+        ASSERT_STREQ(list(&inv->topo.node_cpus[1]), "16-31");
+        ASSERT_STREQ(list(&inv->topo.isolated), "2-7,18-23");
+        ASSERT_STREQ(list(&inv->topo.nohz_full), "2-7,18-23");
+
+        ASSERT(inv->caps.preempt_rt);
+        ASSERT(inv->caps.threaded_irqs);
+        ASSERT(inv->caps.rtnet_prio_present);
+        ASSERT_EQ(inv->caps.rtnet_prio, 0);
+        ASSERT(inv->caps.iommu);
+        ASSERT(inv->caps.irqbalance);
+
+        /* The NVMe controller is not a NIC in scope. */
+        ASSERT_EQ(inv->n_pfs, 2);
+        check_cx6dx_pf(&inv->pfs[0], "0000:41:00.0", 0, "0-15", "enp65s0f0np0", 1, 44, "enp65s0f0v");
+        check_cx6dx_pf(&inv->pfs[1], "0000:c1:00.0", 1, "16-31", "enp193s0f0np0", 10, 85, "enp193s0f0v");
+        ASSERT(inventory_find_pf(inv, "0000:c1:00.0") == &inv->pfs[1]);
+        ASSERT(!inventory_find_pf(inv, "0000:01:00.0"));
+
+        /* 2 PFs x 9 + 16 VFs x 4 vectors, each with its FIFO 50 handler thread. */
+        ASSERT_EQ(inv->n_irqs, 82);
+        for (size_t i = 0; i < inv->n_irqs; i++) {
+                const Irq *q = &inv->irqs[i];
+                ASSERT_EQ(q->irq, 44 + i);
+                ASSERT_STREQ(list(&q->affinity), "0-31");
+                ASSERT(q->has_effective);
+                ASSERT_EQ(cpuset_count(&q->effective), 1);
+                ASSERT(q->writable);
+                ASSERT_EQ(q->thread, 1000 + (q->irq - 40));
+                ASSERT_EQ(q->thread_policy, SCHED_FIFO);
+                ASSERT_EQ(q->thread_priority, 50);
+        }
+        ASSERT(inventory_find_irq(inv, 125));
+        ASSERT(!inventory_find_irq(inv, 126));
+        ASSERT(!inventory_find_irq(inv, 40));
+}
+
+TEST(irq_threads_only_kernel_threads) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_free_ IrqThread *t = NULL;
+        char path[1024];
+        bool irqbalance;
+        size_t n;
+
+        snprintf(path, sizeof(path), "%s/fixture-two-socket", fixtures_dir);
+        ASSERT_EQ(rootfs_new(path, &r), 0);
+        ASSERT_EQ(irq_threads_scan(r, &t, &n, &irqbalance), 0);
+        /* 82 NIC + 4 NVMe + 1 ACPI handler threads; the user process named irq/999-x is not one. */
+        ASSERT_EQ(n, 87);
+        ASSERT_EQ(t[0].irq, 9);
+        for (size_t i = 0; i < n; i++)
+                ASSERT(t[i].irq != 999);
+        ASSERT(irqbalance);
+
+        /* NVMe vectors are kernel-managed: read-only affinity. */
+        Irq q;
+        ASSERT_EQ(irq_read(r, 40, &q), 0);
+        ASSERT(!q.writable);
+        ASSERT_EQ(irq_read(r, 44, &q), 0);
+        ASSERT(q.writable);
+        ASSERT_EQ(irq_read(r, 9999, &q), -ENOENT);
+}
+
+TEST(one_socket_cx7) {
+        _cleanup_(inventory_freep) Inventory *inv = discover("one-socket-cx7", NULL);
+        const Pf *pf;
+
+        ASSERT_STREQ(list(&inv->topo.online), "0-7");
+        ASSERT_EQ(inv->topo.n_nodes, 1);
+        ASSERT(cpuset_is_empty(&inv->topo.isolated));
+        ASSERT(cpuset_is_empty(&inv->topo.nohz_full));   /* "(null)" */
+        ASSERT(!inv->caps.preempt_rt);
+        ASSERT(!inv->caps.threaded_irqs);
+        ASSERT(!inv->caps.rtnet_prio_present);
+        ASSERT(!inv->caps.iommu);
+        ASSERT(!inv->caps.irqbalance);
+
+        ASSERT_EQ(inv->n_pfs, 1);
+        pf = &inv->pfs[0];
+        ASSERT_STREQ(pf->addr, "0000:17:00.0");
+        ASSERT_EQ(pf->device, 0x1021);
+        ASSERT_CONTAINS(pf->name, "ConnectX-7");
+        ASSERT_EQ(pf->numa_node, -1);       /* unknown, and not guessed */
+        ASSERT_STREQ(list(&pf->local_cpus), "0-7");
+        ASSERT_STREQ(pf->netdevs[0], "ens1f0np0");
+        ASSERT_EQ(pf->total_vfs, 16);
+        ASSERT_EQ(pf->num_vfs, 0);
+        ASSERT_EQ(pf->n_vfs, 0);
+        ASSERT_EQ(pf->iommu_group, -1);
+        assert_irq_range(pf->irqs, pf->n_irqs, 40, 9);
+        ASSERT_EQ(inv->n_irqs, 9);
+        for (size_t i = 0; i < inv->n_irqs; i++)
+                ASSERT_EQ(inv->irqs[i].thread, 0);
+}
+
+TEST(no_nic) {
+        _cleanup_(inventory_freep) Inventory *inv = discover("no-nic", NULL);
+        ASSERT_EQ(inv->n_pfs, 0);
+        ASSERT_EQ(inv->n_irqs, 0);
+        ASSERT_STREQ(list(&inv->topo.online), "0-3");
+
+        /* Any PCI ID by policy: the I350 becomes a managed PF. */
+        static const PciId ids[] = { { 0x8086, 0x1521 } };
+        Scope by_id = { .ids = ids, .n_ids = 1 };
+        _cleanup_(inventory_freep) Inventory *a = discover("no-nic", &by_id);
+        ASSERT_EQ(a->n_pfs, 1);
+        ASSERT_STREQ(a->pfs[0].addr, "0000:03:00.0");
+        ASSERT_STREQ(a->pfs[0].driver, "igb");
+        ASSERT_EQ(a->pfs[0].total_vfs, 7);
+        ASSERT_EQ(a->pfs[0].numa_node, 0);
+        ASSERT_EQ(a->n_irqs, 5);
+
+        /* ... or by address; the virtio NIC, not SR-IOV capable, never is. */
+        static const char addrs[][PCI_ADDR_MAX] = { "0000:03:00.0", "0000:00:03.0" };
+        Scope by_addr = { .ids = ids, .n_ids = 0, .addrs = addrs, .n_addrs = 2 };
+        _cleanup_(inventory_freep) Inventory *b = discover("no-nic", &by_addr);
+        ASSERT_EQ(b->n_pfs, 1);
+        ASSERT_STREQ(b->pfs[0].addr, "0000:03:00.0");
+}
+
+TEST(libpci_stays_in_root) {
+        char tmpl[] = "/tmp/sriovd-empty-XXXXXX", cmd[256];
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_free_ PciFunction *fns = NULL;
+        Inventory *inv = NULL;
+        size_t n = 99;
+
+        ASSERT(mkdtemp(tmpl));
+        snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/bus/pci/devices", tmpl);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(rootfs_new(tmpl, &r), 0);
+        /* An empty tree has no devices: libpci must not fall back to the host's /proc/bus/pci. */
+        ASSERT_EQ(pci_scan(r, &fns, &n), 0);
+        ASSERT_EQ(n, 0);
+        /* A tree without CPUs is not a host. */
+        ASSERT(inventory_read(r, NULL, &inv) < 0);
+        ASSERT(!inv);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpl);
+        ASSERT_EQ(system(cmd), 0);
+
+        ASSERT_EQ(rootfs_new("/nonexistent/sriovd", &r), -ENOENT);
+}
+
+int main(int argc, char **argv) {
+        ASSERT(argc == 2);
+        fixtures_dir = argv[1];
+        RUN(two_socket);
+        RUN(irq_threads_only_kernel_threads);
+        RUN(one_socket_cx7);
+        RUN(no_nic);
+        RUN(libpci_stays_in_root);
+        return 0;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-parsers.c — /proc/PID/stat, irq thread names, PCI addresses, and the rooted path helper */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "sriovd/kernel.h"
+#include "test.h"
+
+/* A real irq thread's stat line from a 6.1 PREEMPT_RT kernel (FIFO 50). */
+static const char irq_thread_stat[] =
+        "1021 (irq/62-mlx5_co) S 2 0 0 0 -1 2129984 0 0 0 0 0 3 0 0 -51 0 1 0 412 0 0 "
+        "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 0 5 50 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+TEST(proc_stat) {
+        ProcStat st;
+        ASSERT_EQ(proc_stat_parse(irq_thread_stat, &st), 0);
+        ASSERT_EQ(st.pid, 1021);
+        ASSERT_STREQ(st.comm, "irq/62-mlx5_co");
+        ASSERT(st.flags & PF_KTHREAD);
+        ASSERT_EQ(st.rt_priority, 50);
+        ASSERT_EQ(st.policy, 1);
+
+        /* Names with spaces and parentheses end at the last ')'. */
+        ASSERT_EQ(proc_stat_parse("77 (a) b (c)) R 1 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 "
+                                  "0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n", &st), 0);
+        ASSERT_STREQ(st.comm, "a) b (c)");
+        ASSERT(!(st.flags & PF_KTHREAD));
+        ASSERT_EQ(st.policy, 0);
+
+        ASSERT_EQ(proc_stat_parse("", &st), -EINVAL);
+        ASSERT_EQ(proc_stat_parse("12 (x", &st), -EINVAL);
+        ASSERT_EQ(proc_stat_parse("12 (x) S 1 2", &st), -EINVAL);   /* truncated */
+        ASSERT_EQ(proc_stat_parse("-1 (x) S 1 1 1 0 -1 4194304", &st), -EINVAL);
+        ASSERT_EQ(proc_stat_parse("1 (x) S 1 1 1 0 -1 zz", &st), -EINVAL);
+}
+
+TEST(irq_thread_name) {
+        ASSERT_EQ(irq_thread_name_parse("irq/62-mlx5_co"), 62);
+        ASSERT_EQ(irq_thread_name_parse("irq/24-ACPI:Ged"), 24);
+        ASSERT_EQ(irq_thread_name_parse("irq/12345678-x"), 12345678);
+        ASSERT_EQ(irq_thread_name_parse("irq/1234567890"), 1234567890);  /* cut at 15 chars */
+        ASSERT_EQ(irq_thread_name_parse("irq/"), -EINVAL);
+        ASSERT_EQ(irq_thread_name_parse("irq/x-1"), -EINVAL);
+        ASSERT_EQ(irq_thread_name_parse("irq/12x"), -EINVAL);
+        ASSERT_EQ(irq_thread_name_parse("ksoftirqd/0"), -EINVAL);
+        ASSERT_EQ(irq_thread_name_parse("irq/99999999999"), -EINVAL);
+}
+
+TEST(pci_addr) {
+        ASSERT(pci_addr_valid("0000:41:00.0"));
+        ASSERT(pci_addr_valid("0000:c1:1f.7"));
+        ASSERT(!pci_addr_valid("0000:C1:00.0"));
+        ASSERT(!pci_addr_valid("0000:41:20.0"));
+        ASSERT(!pci_addr_valid("0000:41:00.8"));
+        ASSERT(!pci_addr_valid("41:00.0"));
+        ASSERT(!pci_addr_valid("0000:41:00.0x"));
+        ASSERT(!pci_addr_valid("../../../etc"));
+        ASSERT(!pci_addr_valid(""));
+        ASSERT(!pci_addr_valid(NULL));
+}
+
+TEST(rootfs_confined) {
+        char tmpl[] = "/tmp/sriovd-rootfs-XXXXXX", path[512];
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_free_ char *s = NULL;
+        struct stat st;
+        long v;
+
+        ASSERT(mkdtemp(tmpl));
+        snprintf(path, sizeof(path), "mkdir -p %s/sys/a %s/proc && echo 0x2a > %s/sys/a/val && "
+                 "ln -s /sys/a %s/sys/abs && ln -s ../../../../../../etc %s/sys/up", tmpl, tmpl, tmpl, tmpl, tmpl);
+        ASSERT_EQ(system(path), 0);
+        ASSERT_EQ(rootfs_new(tmpl, &r), 0);
+
+        ASSERT_EQ(rootfs_read_long(r, &v, "/sys/a/val"), 0);
+        ASSERT_EQ(v, 42);
+        /* An absolute symlink resolves inside the root, not on the host. */
+        ASSERT_EQ(rootfs_read_long(r, &v, "/sys/abs/val"), 0);
+        ASSERT_EQ(v, 42);
+        /* ".." in a link target stops at the root: the host's /etc/passwd is out of reach. */
+        ASSERT(rootfs_read(r, &s, "/sys/up/passwd") < 0);
+        /* Paths outside /sys and /proc, and ".." components, are refused before any syscall. */
+        ASSERT_EQ(rootfs_read(r, &s, "/etc/passwd"), -EINVAL);
+        ASSERT_EQ(rootfs_read(r, &s, "/sys/../etc/passwd"), -EINVAL);
+        ASSERT_EQ(rootfs_read(r, &s, "/sys/a/%s", ".."), -EINVAL);
+
+        /* Writes truncate: a shorter value leaves no old bytes behind. */
+        ASSERT_EQ(rootfs_write(r, "7", "/sys/a/val"), 0);
+        ASSERT_EQ(rootfs_read(r, &s, "/sys/a/val"), 0);
+        ASSERT_STREQ(s, "7");
+        ASSERT_EQ(rootfs_exists(r, "/sys/a/val"), 1);
+        ASSERT_EQ(rootfs_exists(r, "/sys/a/none"), 0);
+        ASSERT_EQ(rootfs_stat(r, &st, "/sys/a"), 0);
+        ASSERT(S_ISDIR(st.st_mode));
+
+        ASSERT(path_component_valid("enp65s0f0np0"));
+        ASSERT(!path_component_valid(".."));
+        ASSERT(!path_component_valid("a/b"));
+        ASSERT(!path_component_valid(""));
+
+        snprintf(path, sizeof(path), "rm -rf %s", tmpl);
+        ASSERT_EQ(system(path), 0);
+}
+
+int main(void) {
+        RUN(proc_stat);
+        RUN(irq_thread_name);
+        RUN(pci_addr);
+        RUN(rootfs_confined);
+        return 0;
+}
