@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-apply.c — full cycles on a copy of a fixture host: apply, verify, idempotence, partial failure */
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+#include "test.h"
+
+static const char *fixtures_dir;
+
+typedef struct Scratch {
+        char dir[64];
+        char root[128];
+        char config[128];
+} Scratch;
+
+static void scratch_new(Scratch *s, const char *host, const char *conf) {
+        char cmd[1024];
+        FILE *f;
+
+        strcpy(s->dir, "/tmp/sriovd-apply-XXXXXX");
+        ASSERT(mkdtemp(s->dir));
+        snprintf(s->root, sizeof(s->root), "%s/root", s->dir);
+        snprintf(s->config, sizeof(s->config), "%s/sriovd.conf", s->dir);
+        snprintf(cmd, sizeof(cmd), "cp -a %s/fixture-%s %s", fixtures_dir, host, s->root);
+        ASSERT_EQ(system(cmd), 0);
+        f = fopen(s->config, "we");
+        ASSERT(f);
+        fputs(conf, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+static void scratch_done(Scratch *s) {
+        char cmd[256];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+static char *slurp(const Scratch *s, const char *path) {
+        static char buf[256];
+        char full[512];
+        FILE *f;
+        size_t n;
+
+        snprintf(full, sizeof(full), "%s%s", s->root, path);
+        f = fopen(full, "re");
+        ASSERT(f);
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        return buf;
+}
+
+#define PF0 "/sys/bus/pci/devices/0000:41:00.0"
+#define PF1 "/sys/bus/pci/devices/0000:c1:00.0"
+
+TEST(apply_verify_idempotent) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        CycleResult res;
+        Scratch s;
+
+        scratch_new(&s, "two-socket",
+                    "[match 15b3:101d]\nnum_vfs = 12\ndrivers_autoprobe = no\n\n[rt]\nrtnet_prio = 50\n");
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+
+        /* A dry run changes nothing. */
+        ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
+        ASSERT_EQ(res.n_actions, 5);
+        ASSERT_EQ(res.n_done, 0);
+        ASSERT_STREQ(slurp(&s, PF0 "/sriov_numvfs"), "8\n");
+
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_actions, 5);
+        ASSERT_EQ(res.n_done, 5);
+        ASSERT_EQ(res.n_failed, 0);
+        ASSERT_EQ(res.n_drift, 0);
+        ASSERT_STREQ(slurp(&s, PF0 "/sriov_numvfs"), "12");
+        ASSERT_STREQ(slurp(&s, PF1 "/sriov_numvfs"), "12");
+        ASSERT_STREQ(slurp(&s, PF0 "/sriov_drivers_autoprobe"), "0");
+        ASSERT_STREQ(slurp(&s, "/proc/sys/net/core/rtnet_prio"), "50");
+
+        /* The plan kept from the cycle carries the results. */
+        const Plan *p = manager_plan(m);
+        ASSERT_EQ(p->n_actions, 5);
+        for (size_t i = 0; i < p->n_actions; i++) {
+                ASSERT(p->actions[i].applied);
+                ASSERT_EQ(p->actions[i].result, 1);
+        }
+
+        /* A second cycle finds nothing to do. */
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_actions, 0);
+        ASSERT_EQ(res.n_done, 0);
+        scratch_done(&s);
+}
+
+TEST(failure_is_isolated) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        char path[512];
+        CycleResult res;
+        Scratch s;
+
+        scratch_new(&s, "two-socket", "[match 15b3:101d]\nnum_vfs = 4\n\n[rt]\nrtnet_prio = 50\n");
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
+        ASSERT_EQ(res.n_actions, 3);
+
+        /* A knob that refuses the write (root ignores 0444, so make it a directory: EISDIR). */
+        snprintf(path, sizeof(path), "%s%s/sriov_numvfs", s.root, PF0);
+        ASSERT_EQ(unlink(path), 0);
+        ASSERT_EQ(mkdir(path, 0755), 0);
+
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        /* PF0 now reads as having 0 VFs and its write fails; PF1 and the sysctl still go through. */
+        ASSERT_EQ(res.n_failed, 1);
+        ASSERT_EQ(res.n_done, 2);
+        ASSERT_EQ(res.n_drift, 1);
+        ASSERT_STREQ(slurp(&s, PF1 "/sriov_numvfs"), "4");
+        ASSERT_STREQ(slurp(&s, "/proc/sys/net/core/rtnet_prio"), "50");
+
+        const Plan *p = manager_plan(m);
+        bool found = false;
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (streq(p->actions[i].target, "0000:41:00.0")) {
+                        ASSERT_EQ(p->actions[i].result, -EISDIR);
+                        found = true;
+                }
+        ASSERT(found);
+        scratch_done(&s);
+}
+
+TEST(bad_reload_keeps_config) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        Scratch s;
+        FILE *f;
+
+        scratch_new(&s, "two-socket", "[daemon]\ndrift_check_sec = 7\n");
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_config(m)->drift_check_sec, 7);
+
+        f = fopen(s.config, "we");
+        ASSERT(f);
+        fputs("[daemon]\ndrift_check_sec = soon\n", f);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT(manager_load_config(m) < 0);
+        ASSERT_EQ(manager_config(m)->drift_check_sec, 7);
+        scratch_done(&s);
+}
+
+int main(int argc, char **argv) {
+        ASSERT(argc == 2);
+        fixtures_dir = argv[1];
+        log_setup(LOG_TARGET_STDERR, LOG_WARNING);
+        RUN(apply_verify_idempotent);
+        RUN(failure_is_isolated);
+        RUN(bad_reload_keeps_config);
+        return 0;
+}
