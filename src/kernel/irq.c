@@ -68,7 +68,7 @@ int irq_thread_name_parse(const char *comm) {
                 return -EINVAL;
         errno = 0;
         v = strtoul(comm + 4, &end, 10);
-        /* The name is cut at 15 characters, so "irq/1234" alone is legal. */
+        /* User-visible names may be cut at 15 characters, so "irq/1234" alone is legal. */
         if (errno || v > INT32_MAX || (*end && *end != '-'))
                 return -EINVAL;
         return (int) v;
