@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "sriovd/config.h"
+#include "sriovd/kernel.h"
 
 /* Policy files are a few hundred bytes; anything far larger is a mistake (or /dev/zero). */
 #define CONFIG_FILE_MAX (1024 * 1024)
@@ -255,24 +256,8 @@ static const char *find_chars_or_comment(const char *s, const char *chars) {
         return s;
 }
 
-static bool is_lower_hex(char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
 static unsigned hex_value(char c) {
         return c >= '0' && c <= '9' ? (unsigned) (c - '0') : (unsigned) (tolower((unsigned char) c) - 'a' + 10);
-}
-
-/* DDDD:BB:DD.F, lowercase hex as sysfs spells it, device 00-1f, function 0-7. */
-static bool pci_addr_valid(const char *s) {
-        static const char pattern[] = "xxxx:xx:xx.x";
-
-        if (strlen(s) != sizeof(pattern) - 1)
-                return false;
-        for (size_t i = 0; pattern[i]; i++)
-                if (pattern[i] == 'x' ? !is_lower_hex(s[i]) : s[i] != pattern[i])
-                        return false;
-        return hex_value(s[8]) * 16 + hex_value(s[9]) <= 0x1f && s[11] >= '0' && s[11] <= '7';
 }
 
 /* VVVV:DDDD, either case. */
