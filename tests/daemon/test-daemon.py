@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-daemon.py — the real sriovd binary on a fixture host: READY/STATUS/WATCHDOG, SIGHUP, SIGTERM
+import json
 import os
 import shutil
 import signal
@@ -143,8 +144,60 @@ def test_sigint_exits_cleanly(tmp):
         d.stop()
 
 
+def run_cli(*args):
+    return subprocess.run([SRIOVD, *args], capture_output=True, text=True, timeout=30)
+
+
+def test_cli(tmp):
+    root = os.path.join(tmp, "root")
+    shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), root, symlinks=True)
+    conf = os.path.join(tmp, "sriovd.conf")
+    with open(conf, "w") as f:
+        f.write("[match 15b3:101d]\nnum_vfs = 12\n\n[pf 0000:c1:00.0]\nnum_vfs = 99\n")
+
+    # --dry-run --json: one JSON document with the inventory and the plan; nothing changes.
+    r = run_cli("--root", root, "--config", conf, "--dry-run", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["mode"] == "dry-run"
+    pfs = doc["inventory"]["pfs"]
+    assert [p["address"] for p in pfs] == ["0000:41:00.0", "0000:c1:00.0"]
+    assert pfs[0]["numa_node"] == 0 and pfs[0]["num_vfs"] == 8 and len(pfs[0]["vfs"]) == 8
+    assert pfs[0]["vfs"][4]["driver"] == "vfio-pci" and pfs[0]["vfs"][4]["netdev"] is None
+    assert len(doc["inventory"]["irqs"]) == 82
+    assert doc["inventory"]["irqs"][0]["thread"] == {"pid": 1004, "policy": "fifo", "priority": 50}
+    actions = doc["plan"]["actions"]
+    assert actions == [{"action": "sriov-numvfs", "target": "0000:41:00.0", "before": 8, "after": 12,
+                        "effect": "destroys 8 VFs, then creates 12", "result": "planned"}], actions
+    assert any(n["level"] == "error" and "exceeds sriov_totalvfs" in n["text"] for n in doc["plan"]["notes"])
+    assert r.returncode == 1, r.returncode      # the policy for c1:00.0 cannot be met
+    with open(os.path.join(root, PF0, "sriov_numvfs")) as f:
+        assert f.read().strip() == "8"
+
+    # --once applies what can be applied and says the rest failed.
+    r = run_cli("--root", root, "--config", conf, "--once", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["plan"]["actions"][0]["result"] == "done"
+    assert doc["result"] == {"actions": 1, "done": 1, "failed": 0, "drift": 0, "policy_errors": 1}
+    assert r.returncode == 1
+
+    # --check-config: 0 for the shipped config, 1 with file:line for a broken one.
+    shipped = os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "conf", "sriovd.conf")
+    r = run_cli("--check-config", "--config", shipped)
+    assert r.returncode == 0 and "configuration is valid (3 tenant classes)" in r.stdout, r
+    with open(conf, "w") as f:
+        f.write("[pf 0000:41:00.0]\nnum_vf = 4\n")
+    r = run_cli("--check-config", "--config", conf)
+    assert r.returncode == 1
+    assert f'{conf}:2: unknown key "num_vf" in [pf 0000:41:00.0]; did you mean "num_vfs"?' in r.stderr, r.stderr
+
+    # Usage errors are exit status 2.
+    assert run_cli("--bogus").returncode == 2
+    assert run_cli("--json").returncode == 2
+    assert run_cli("--root", "/nonexistent/sriovd", "--dry-run").returncode == 2
+
+
 def main():
-    tests = [test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
+    tests = [test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sriovd-daemon-") as tmp:
             print("==", t.__name__, flush=True)
