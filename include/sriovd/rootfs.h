@@ -29,6 +29,8 @@ bool rootfs_is_real(const RootFs *r);
 int rootfs_open(RootFs *r, int flags, const char *fmt, ...) _printf_(3, 4);
 /* Whole file, trailing newlines stripped; *ret is freed by the caller. */
 int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
+/* Same, and the file's fstat() from the same open (mode bits tell read-only knobs). */
+int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) _printf_(4, 5);
 /* Read and parse one integer (decimal or 0x hex). */
 int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
 /* Write value with O_WRONLY|O_TRUNC in a single write(); returns 0 or -errno. */

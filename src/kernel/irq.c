@@ -80,9 +80,11 @@ int irq_read(RootFs *root, unsigned irq, Irq *ret) {
         struct stat st;
         int r;
 
-        r = rootfs_read(root, &list, "/proc/irq/%u/smp_affinity_list", irq);
+        r = rootfs_read_stat(root, &list, &st, "/proc/irq/%u/smp_affinity_list", irq);
         if (r < 0)
                 return r;
+        /* Kernel-managed vectors are read-only (mode 0444); root could still open them. */
+        q.writable = (st.st_mode & 0222) != 0;
         r = cpuset_parse_list(list, &q.affinity);
         if (r < 0)
                 return r;
@@ -90,12 +92,6 @@ int irq_read(RootFs *root, unsigned irq, Irq *ret) {
         if (rootfs_read(root, &eff, "/proc/irq/%u/effective_affinity_list", irq) >= 0 &&
             cpuset_parse_list(eff, &q.effective) >= 0)
                 q.has_effective = true;
-
-        /* Kernel-managed vectors are read-only (mode 0444); root could still open them. */
-        r = rootfs_stat(root, &st, "/proc/irq/%u/smp_affinity_list", irq);
-        if (r < 0)
-                return r;
-        q.writable = (st.st_mode & 0222) != 0;
 
         *ret = q;
         return 0;

@@ -166,6 +166,20 @@ int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) {
         return read_fd_all(fd, ret);
 }
 
+int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        va_list ap;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, ret_st) < 0)
+                return negative_errno();
+        return read_fd_all(fd, ret);
+}
+
 int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *s = NULL;
