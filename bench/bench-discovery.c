@@ -298,7 +298,7 @@ static int discovery_run(const Bench *b, Inventory **ret_inv, Plan **ret_plan) {
         r = inventory_read(root, &scope, &inv);
         if (r < 0)
                 return r;
-        r = plan_build(inv, b->config, ret_plan);
+        r = plan_build(inv, b->config, NULL, ret_plan);
         if (r < 0)
                 return r;
         *ret_inv = TAKE_PTR(inv);

@@ -64,6 +64,19 @@ typedef struct IrqThread {
  */
 int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irqbalance);
 
+/* Write smp_affinity_list; 1 changed, 0 already so. */
+int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus);
+
+/* sched.c — IRQ handler thread scheduling. */
+/* Current policy and priority of a thread, from the scheduler itself. */
+int sched_thread_get(pid_t pid, int *ret_policy, int *ret_priority);
+/*
+ * Set policy/priority of the irq/N- thread pid, after checking again, under
+ * the root's /proc, that pid still is that kernel thread (PIDs get reused).
+ * 1 changed, 0 already so, -ESRCH no longer that thread.
+ */
+int sched_thread_set(RootFs *root, pid_t pid, unsigned irq, int policy, int priority);
+
 /* topology.c — CPUs, NUMA nodes and kernel features. */
 int topology_read(RootFs *root, Topology *ret);
 void topology_done(Topology *t);

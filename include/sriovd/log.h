@@ -49,4 +49,5 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define SRIOVD_MESSAGE_CYCLE       "8c1d2a7f4e5b46b3a9d0e1f2c3b4a512"
 #define SRIOVD_MESSAGE_ACTION      "a3b9d1e7c2f04a58b6e1d2c3f4a5b613"
 #define SRIOVD_MESSAGE_DRIFT       "d4e1f2a3b5c64d7e8f9a0b1c2d3e4f14"
+#define SRIOVD_MESSAGE_UNMANAGED   "b7c8d9e0f1a24b3c9d4e5f6a7b8c9016"
 #define SRIOVD_MESSAGE_RELOAD      "e6f7a8b9c0d14e2f8a3b4c5d6e7f8015"

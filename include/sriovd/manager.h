@@ -42,5 +42,7 @@ const Inventory *manager_inventory(const Manager *m);
 const Plan *manager_plan(const Manager *m);
 const Config *manager_config(const Manager *m);
 
+/* Put IRQ threads back to the scheduling sriovd found them with (done at daemon stop). */
+int manager_restore_sched(Manager *m);
 /* Run as a daemon until SIGTERM/SIGINT. */
 int manager_run(Manager *m);

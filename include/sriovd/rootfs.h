@@ -24,6 +24,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RootFs *, rootfs_free);
 /* The root as given (never NULL; "/" for the real system). */
 const char *rootfs_path(const RootFs *r);
 bool rootfs_is_real(const RootFs *r);
+/*
+ * Whether PIDs under this root's /proc are this host's threads, so that
+ * sched_setscheduler() on them is meant. True for the real root; on a fixture
+ * only when a test says so (SRIOVD_TEST_LIVE_SCHED=1, with threads it spawned).
+ */
+bool rootfs_sched_live(const RootFs *r);
 
 /* Open a path beneath the root; returns an fd or negative errno. */
 int rootfs_open(RootFs *r, int flags, const char *fmt, ...) _printf_(3, 4);

@@ -1,18 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* plan.c — the pure planner: what must change so the host matches policy */
 
+#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 
-#include "sriovd/plan.h"
+#include "plan-internal.h"
 
-typedef struct PlanBuilder {
-        Plan *plan;
-        size_t allocated_actions, allocated_notes;
-        int error;
-} PlanBuilder;
-
-static Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *target, long before,
+Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *target, long before,
                                long after) {
         Action *a;
 
@@ -28,8 +23,7 @@ static Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *targ
         return a;
 }
 
-_printf_(4, 5) static void plan_add_note(PlanBuilder *b, NoteLevel level, const char *target,
-                                         const char *fmt, ...) {
+void plan_add_note(PlanBuilder *b, NoteLevel level, const char *target, const char *fmt, ...) {
         PlanNote *n;
         va_list ap;
 
@@ -114,22 +108,27 @@ static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
                 plan_add_note(b, NOTE_INFO, "", "no SR-IOV NIC in scope on this host");
 }
 
-int plan_build(const Inventory *inv, const Config *cfg, Plan **ret) {
-        PlanBuilder b = {};
+void host_cpus(const Inventory *inv, const Config *cfg, HostCpus *ret) {
+        const CpuSet *online = &inv->topo.online;
+
+        /* Offline CPUs can take no IRQ: every set is cut to the online ones. */
+        cpuset_and(&ret->rt, cfg->have_rt_cpus ? &cfg->rt_cpus : &inv->topo.isolated, online);
+        if (cfg->have_housekeeping_cpus)
+                cpuset_and(&ret->housekeeping, &cfg->housekeeping_cpus, online);
+        else
+                cpuset_andnot(&ret->housekeeping, online, &ret->rt);
+}
+
+int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, Plan **ret) {
+        static const PlanContext empty = {};
+        PlanBuilder b = { .inv = inv, .cfg = cfg, .ctx = ctx ?: &empty };
 
         b.plan = calloc(1, sizeof(Plan));
         if (!b.plan)
                 return -ENOMEM;
+        host_cpus(inv, cfg, &b.cpus);
 
         plan_host(&b, inv, cfg);
-
-        for (size_t i = 0; i < inv->n_pfs; i++) {
-                const Pf *pf = &inv->pfs[i];
-                if (pf->numa_node < 0)
-                        plan_add_note(&b, NOTE_INFO, pf->addr,
-                                      "NUMA node unknown (numa_node = -1); NUMA-local placement "
-                                      "will not guess");
-        }
 
         /* One pass per kind keeps actions ordered by kind, then by PF address. */
         for (size_t i = 0; i < inv->n_pfs; i++) {
@@ -140,6 +139,8 @@ int plan_build(const Inventory *inv, const Config *cfg, Plan **ret) {
                 const Pf *pf = &inv->pfs[i];
                 plan_pf_num_vfs(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
         }
+
+        plan_irqs(&b);
 
         /* A [pf ADDR] the operator named but the host does not show is worth saying. */
         for (size_t i = 0; i < cfg->n_pfs; i++)
@@ -171,6 +172,8 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_AUTOPROBE] = "sriov-autoprobe",
                 [ACTION_SET_NUM_VFS] = "sriov-numvfs",
                 [ACTION_SET_RTNET_PRIO] = "rtnet-prio",
+                [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
+                [ACTION_SET_IRQ_THREAD] = "irq-thread",
         };
         return (unsigned) k < _ACTION_KIND_MAX ? table[k] : "unknown";
 }
@@ -185,4 +188,34 @@ const char *note_level_to_string(NoteLevel l) {
                 return "error";
         }
         return "unknown";
+}
+
+const char *sched_policy_to_string(int policy) {
+        switch (policy) {
+        case SCHED_OTHER:
+                return "other";
+        case SCHED_FIFO:
+                return "fifo";
+        case SCHED_RR:
+                return "rr";
+        case SCHED_BATCH:
+                return "batch";
+        case SCHED_IDLE:
+                return "idle";
+        }
+        return "unknown";
+}
+
+char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
+        switch (a->kind) {
+        case ACTION_SET_IRQ_AFFINITY:
+                return cpuset_format_list(after ? &a->cpus_after : &a->cpus_before, buf, size);
+        case ACTION_SET_IRQ_THREAD:
+                snprintf(buf, size, "%s/%ld", sched_policy_to_string(after ? a->policy_after : a->policy_before),
+                         after ? a->after : a->before);
+                return buf;
+        default:
+                snprintf(buf, size, "%ld", after ? a->after : a->before);
+                return buf;
+        }
 }

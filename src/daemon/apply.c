@@ -7,6 +7,43 @@
 ErrorInfo kernel_error_classify(ActionKind kind, int error) {
         int e = error < 0 ? -error : error;
 
+        if (kind == ACTION_SET_IRQ_AFFINITY)
+                switch (e) {
+                case EBUSY:
+                case EINVAL:
+                case ERANGE:
+                case ENOMEM:
+                case EAGAIN:
+                        return (ErrorInfo) { ERROR_TRANSIENT,
+                                             "the IRQ is being set up or moved; retried next cycle" };
+                case ENOSPC:
+                        return (ErrorInfo) { ERROR_FATAL,
+                                             "vector space on the target CPUs is exhausted; widen "
+                                             "the class's CPU set or spread fewer IRQs there" };
+                case EIO:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "kernel-managed IRQ: its affinity is not ours to set" };
+                case EPERM:
+                case EACCES:
+                        return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs root" };
+                default:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "the kernel refuses this IRQ's affinity; left alone from now on" };
+                }
+
+        if (kind == ACTION_SET_IRQ_THREAD)
+                switch (e) {
+                case ESRCH:
+                        return (ErrorInfo) { ERROR_TRANSIENT,
+                                             "the handler thread is gone (driver reload); found again next cycle" };
+                case EPERM:
+                        return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs CAP_SYS_NICE" };
+                case EINVAL:
+                        return (ErrorInfo) { ERROR_FATAL, "the scheduler refuses this priority" };
+                default:
+                        return (ErrorInfo) { ERROR_UNMANAGED, "the scheduler refuses changes to this thread" };
+                }
+
         if (kind == ACTION_SET_NUM_VFS)
                 switch (e) {
                 case EBUSY:
@@ -74,6 +111,18 @@ int action_apply(RootFs *root, Action *a) {
                 break;
         case ACTION_SET_RTNET_PRIO:
                 r = sysctl_set_rtnet_prio(root, a->after);
+                break;
+        case ACTION_SET_IRQ_AFFINITY:
+                r = irq_set_affinity(root, a->irq, &a->cpus_after);
+                break;
+        case ACTION_SET_IRQ_THREAD:
+                if (!rootfs_sched_live(root)) {
+                        /* A fixture's PIDs name whatever runs here with that number: hands off. */
+                        a->skipped = true;
+                        strscpy(a->effect, sizeof(a->effect), "skipped: PIDs under --root are not this host's");
+                        return 0;
+                }
+                r = sched_thread_set(root, a->pid, a->irq, a->policy_after, (int) a->after);
                 break;
         case _ACTION_KIND_MAX:
                 break;

@@ -468,6 +468,7 @@ struct Parser {
 
         /* checked once everything is loaded */
         unsigned rt_line, housekeeping_line;
+        unsigned rtnet_prio_line;
         unsigned *pf_class_lines;        /* parallel to config->pfs */
         size_t allocated_pf_class_lines;
 
@@ -475,8 +476,27 @@ struct Parser {
         TenantClass *class;
         unsigned class_line;
         bool vnic_set;
+        unsigned irq_prio_line;          /* where irq_thread_priority was set, 0 = not set */
+        bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
         bool oom;
 };
+
+/* What the RT priority checks need to know about each loaded class, parallel to config->classes. */
+typedef struct ClassInfo {
+        unsigned file_idx;
+        unsigned prio_line;              /* 0 = irq_thread_priority not set: no check applies */
+        bool irq_cpus_invalid;           /* already reported: checking against the default would mislead */
+} ClassInfo;
+
+typedef struct ClassInfoList {
+        ClassInfo *items;
+        size_t allocated;
+} ClassInfoList;
+
+static void class_info_list_done(ClassInfoList *l) {
+        free(l->items);
+        *l = (ClassInfoList) {};
+}
 
 /* Returns -EINVAL, so that checks can "return parser_error(...)". */
 _printf_(2, 3) static int parser_error(Parser *p, const char *fmt, ...) {
@@ -513,6 +533,25 @@ static int parse_int_key(Parser *p, const KeyDef *k, const char *value, int *ret
 
 static int key_int(Parser *p, const KeyDef *k, const char *value, void *data) {
         return parse_int_key(p, k, value, (int *) ((uint8_t *) data + k->offset));
+}
+
+/* The RT priority checks run after loading and report at these keys' lines. */
+static int key_rtnet_prio(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0)
+                p->rtnet_prio_line = p->line;
+        return r;
+}
+
+static int key_irq_thread_priority(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0 && !p->scratch)
+                p->irq_prio_line = p->line;
+        return r;
 }
 
 static int key_unsigned(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -658,7 +697,7 @@ static int key_cpus_housekeeping(Parser *p, const KeyDef *k, const char *value, 
         return 0;
 }
 
-static int key_irq_cpus(Parser *p, const KeyDef *k, const char *value, void *data) {
+static int irq_cpus_parse(Parser *p, const KeyDef *k, const char *value, void *data) {
         static const char *const words[] = { "numa-local", "rt", "vcpu" };
         static const IrqCpuPolicy policies[] = { IRQ_CPUS_NUMA_LOCAL, IRQ_CPUS_RT, IRQ_CPUS_VCPU };
         TenantClass *cls = data;
@@ -690,6 +729,15 @@ static int key_irq_cpus(Parser *p, const KeyDef *k, const char *value, void *dat
                                     k->name, Q(value), hint);
         return parser_error(p, "%s = \"%s\" is not valid; expected rt, numa-local, vcpu or a CPU list such as 0-3,8",
                             k->name, Q(value));
+}
+
+static int key_irq_cpus(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = irq_cpus_parse(p, k, value, data);
+        if (r < 0 && !p->scratch)
+                p->irq_cpus_invalid = true;
+        return r;
 }
 
 static int key_class_ref(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -738,7 +786,7 @@ static const KeyDef cpus_keys[] = {
 };
 
 static const KeyDef rt_keys[] = {
-        KEY_INT("rtnet_prio", Config, rtnet_prio, 0, 99),
+        { .name = "rtnet_prio", .parse = key_rtnet_prio, .offset = offsetof(Config, rtnet_prio), .min = 0, .max = 99 },
 };
 
 static const KeyDef pf_keys[] = {
@@ -759,7 +807,8 @@ static const KeyDef class_keys[] = {
         KEY("adaptive_tx", key_tristate, TenantClass, adaptive_tx),
         KEY("irq_cpus", key_irq_cpus, TenantClass, irq_cpus),
         KEY_ENUM("irq_spread", TenantClass, irq_spread, irq_spread_values),
-        KEY_INT("irq_thread_priority", TenantClass, irq_thread_priority, 0, 99),
+        { .name = "irq_thread_priority", .parse = key_irq_thread_priority,
+          .offset = offsetof(TenantClass, irq_thread_priority), .min = 0, .max = 99 },
         KEY("offload_tso", key_tristate, TenantClass, offload_tso),
         KEY("offload_gso", key_tristate, TenantClass, offload_gso),
         KEY("offload_gro", key_tristate, TenantClass, offload_gro),
@@ -1221,7 +1270,7 @@ static void report_read_error(ErrorList *errors, unsigned file_idx, const char *
 }
 
 static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const char *name,
-                      size_t *allocated, int *read_error) {
+                      size_t *allocated, ClassInfoList *info, int *read_error) {
         _cleanup_(parser_done) Parser p = {};
         _cleanup_free_ char *path = NULL, *text = NULL;
         TenantClass cls;
@@ -1276,8 +1325,14 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
          * Kept even when the file had errors: the load fails anyway, and a PF
          * naming this class should not get a second, misleading error.
          */
-        if (GREEDY_REALLOC(c->classes, *allocated, c->n_classes + 1) < 0)
+        if (GREEDY_REALLOC(c->classes, *allocated, c->n_classes + 1) < 0 ||
+            GREEDY_REALLOC(info->items, info->allocated, c->n_classes + 1) < 0)
                 return -ENOMEM;
+        info->items[c->n_classes] = (ClassInfo) {
+                .file_idx = file_idx,
+                .prio_line = p.irq_prio_line,
+                .irq_cpus_invalid = p.irq_cpus_invalid,
+        };
         cls.file = TAKE_PTR(path);
         c->classes[c->n_classes++] = cls;
         return 0;
@@ -1293,8 +1348,8 @@ static void strv_free_n(char **v, size_t n) {
         free(v);
 }
 
-/* Every NAME.ini in classes_dir, in name order; a missing directory means no classes. */
-static int load_classes(Config *c, ErrorList *errors, int *read_error) {
+/* Every NAME.ini in classes_dir, in name order, info parallel to c->classes; a missing directory means no classes. */
+static int load_classes(Config *c, ErrorList *errors, ClassInfoList *info, int *read_error) {
         _cleanup_closedir_ DIR *d = NULL;
         char **names = NULL;
         size_t n = 0, allocated = 0, allocated_classes = 0;
@@ -1353,7 +1408,7 @@ static int load_classes(Config *c, ErrorList *errors, int *read_error) {
         if (n > 0)
                 qsort(names, n, sizeof(char *), compare_strings);
         for (size_t i = 0; i < n; i++) {
-                r = class_load(c, errors, (unsigned) i + 1, names[i], &allocated_classes, read_error);
+                r = class_load(c, errors, (unsigned) i + 1, names[i], &allocated_classes, info, read_error);
                 if (r < 0)
                         break;
         }
@@ -1418,6 +1473,65 @@ static void check_cpus(Config *c, ErrorList *errors, const Parser *p) {
                   cpuset_format_list(&both, buf, sizeof(buf)));
 }
 
+static bool class_prio_checked(const Config *c, const ClassInfo *info, size_t i) {
+        return info[i].prio_line > 0 && !info[i].irq_cpus_invalid && c->classes[i].irq_thread_priority > 0;
+}
+
+/*
+ * The softirq partition only works if the ordering holds: RT classes' IRQ
+ * threads at or above rtnet_prio, everyone else's below it, so that non-RT
+ * network work never runs in the RT partition and RT work never waits on it.
+ * Without rtnet_prio the same ordering is required between the classes
+ * themselves. Reported at the irq_thread_priority line that breaks it;
+ * priority 0 (kernel default) is never checked.
+ */
+static void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, unsigned rtnet_prio_line) {
+        size_t lowest_rt = SIZE_MAX;
+
+        for (size_t i = 0; i < c->n_classes; i++) {
+                const TenantClass *t = &c->classes[i];
+                bool rt = t->irq_cpus == IRQ_CPUS_RT;
+
+                if (!class_prio_checked(c, info, i))
+                        continue;
+
+                if (c->rtnet_prio < 0) {
+                        if (rt && (lowest_rt == SIZE_MAX ||
+                                   t->irq_thread_priority < c->classes[lowest_rt].irq_thread_priority))
+                                lowest_rt = i;
+                        continue;
+                }
+
+                if (rt && t->irq_thread_priority < c->rtnet_prio)
+                        error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
+                                  "irq_thread_priority = %d is below [rt] rtnet_prio = %d (%s:%u); "
+                                  "expected an RT class's IRQ threads at or above the softirq threshold",
+                                  t->irq_thread_priority, c->rtnet_prio, c->path, rtnet_prio_line);
+                else if (!rt && t->irq_thread_priority >= c->rtnet_prio)
+                        error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
+                                  "irq_thread_priority = %d is not below [rt] rtnet_prio = %d (%s:%u); "
+                                  "expected non-RT classes' IRQ threads below the softirq threshold",
+                                  t->irq_thread_priority, c->rtnet_prio, c->path, rtnet_prio_line);
+        }
+
+        if (lowest_rt == SIZE_MAX)
+                return;
+
+        /* Against the lowest RT class only: one error per non-RT class is enough to fix it. */
+        for (size_t i = 0; i < c->n_classes; i++) {
+                const TenantClass *t = &c->classes[i], *low = &c->classes[lowest_rt];
+
+                if (!class_prio_checked(c, info, i) || t->irq_cpus == IRQ_CPUS_RT ||
+                    t->irq_thread_priority < low->irq_thread_priority)
+                        continue;
+                error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
+                          "irq_thread_priority = %d is not below RT class \"%s\"'s irq_thread_priority = %d (%s:%u); "
+                          "expected non-RT classes' IRQ threads below every RT class's",
+                          t->irq_thread_priority, low->name, low->irq_thread_priority, low->file,
+                          info[lowest_rt].prio_line);
+        }
+}
+
 static int build_scope(Config *c) {
         size_t n_ids = 0, n_addrs = 0;
 
@@ -1477,6 +1591,7 @@ static int config_parse(Config *c, const char *text, size_t size, char **ret_err
         _cleanup_(error_list_done) ErrorList errors = {};
         _cleanup_(parser_done) Parser p = {};
         _cleanup_free_ char *joined = NULL;
+        _cleanup_(class_info_list_done) ClassInfoList info = {};
         int read_error = 0, r;
 
         p = (Parser) {
@@ -1494,13 +1609,14 @@ static int config_parse(Config *c, const char *text, size_t size, char **ret_err
                 return r;
 
         if (c->classes_dir) {
-                r = load_classes(c, &errors, &read_error);
+                r = load_classes(c, &errors, &info, &read_error);
                 if (r < 0)
                         return r;
         }
 
         check_class_refs(c, &errors, p.pf_class_lines);
         check_cpus(c, &errors, &p);
+        check_rt_priorities(c, &errors, info.items, p.rtnet_prio_line);
 
         if (errors.oom)
                 return -ENOMEM;

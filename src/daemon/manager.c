@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* manager.c — the daemon: one observe → plan → apply → verify cycle, driven by sd-event */
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -24,6 +26,15 @@ struct Manager {
         CycleResult last;
         unsigned n_cycles;
         bool ready;
+        /* Changes are expected after start and reload; later ones repair drift. */
+        bool expect_changes;
+
+        /* What sriovd changed on IRQ threads, restored when sriovd stops (sorted by pid). */
+        SavedSched *saved;
+        size_t n_saved, allocated_saved;
+        /* IRQs whose affinity the kernel refused for good (sorted). */
+        unsigned *unmanaged;
+        size_t n_unmanaged, allocated_unmanaged;
 };
 
 
@@ -40,6 +51,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
 
         m->config_optional = !config_path;
+        m->expect_changes = true;
         m->config_path = strdup(config_path ?: CONFIG_DEFAULT_PATH);
         if (!m->config_path)
                 return -ENOMEM;
@@ -58,6 +70,8 @@ Manager *manager_free(Manager *m) {
         inventory_free(m->inventory);
         plan_free(m->plan);
         free(m->config_path);
+        free(m->saved);
+        free(m->unmanaged);
         free(m);
         return NULL;
 }
@@ -87,6 +101,7 @@ int manager_load_config(Manager *m) {
 
         config_free(m->config);
         m->config = c;
+        m->expect_changes = true;
         return 0;
 }
 
@@ -112,28 +127,124 @@ static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
         if (r < 0)
                 return log_error_errno(r, "Failed to read the host inventory under %s: %m",
                                        rootfs_path(m->root));
-        r = plan_build(inv, m->config, ret_plan);
+        PlanContext ctx = {
+                .saved = m->saved,
+                .n_saved = m->n_saved,
+                .unmanaged_irqs = m->unmanaged,
+                .n_unmanaged = m->n_unmanaged,
+        };
+        r = plan_build(inv, m->config, &ctx, ret_plan);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the plan: %m");
         *ret_inv = TAKE_PTR(inv);
         return 0;
 }
 
-static void manager_log_action(const Action *a) {
-        const LogFields *f = LOG_FIELDS(.pf = a->target[0] ? a->target : NULL,
-                                        .message_id = SRIOVD_MESSAGE_ACTION);
+/* "irq-affinity 0000:41:00.2 IRQ 53" */
+static const char *action_describe(const Action *a, char *buf, size_t size) {
+        bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
+        snprintf(buf, size, "%s %s%s%.0u", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
+                 irq ? " IRQ " : "", irq ? a->irq : 0);
+        return buf;
+}
+
+static void manager_log_action(const Action *a, bool drift) {
+        bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
+        const LogFields *f = LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .irq = irq ? (int) a->irq : -1,
+                                        .message_id = drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+
+        action_describe(a, what, sizeof(what));
+        action_format_value(a, false, before, sizeof(before));
+        action_format_value(a, true, after, sizeof(after));
 
         if (a->result > 0)
-                log_full_errno(LOG_INFO, 0, f, "%s %s: %ld -> %ld%s%s%s", action_kind_to_string(a->kind),
-                               a->target[0] ? a->target : "host", a->before, a->after,
+                log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, f, "%s%s: %s -> %s%s%s%s",
+                               drift ? "Drift repaired: " : "", what, before, after,
                                a->effect[0] ? " (" : "", a->effect, a->effect[0] ? ")" : "");
         else if (a->result < 0) {
                 ErrorInfo e = kernel_error_classify(a->kind, a->result);
-                log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result, f,
-                               "Failed %s %s: %ld -> %ld: %m (%s; %s)", action_kind_to_string(a->kind),
-                               a->target[0] ? a->target : "host", a->before, a->after, e.meaning,
+                log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result,
+                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .irq = irq ? (int) a->irq : -1,
+                                          .message_id = e.class == ERROR_UNMANAGED ? SRIOVD_MESSAGE_UNMANAGED
+                                                                                   : SRIOVD_MESSAGE_ACTION),
+                               "Failed %s: %s -> %s: %m (%s; %s)", what, before, after, e.meaning,
                                error_class_to_string(e.class));
         }
+}
+
+static int saved_cmp(const void *a, const void *b) {
+        pid_t x = ((const SavedSched *) a)->pid, y = ((const SavedSched *) b)->pid;
+        return (x > y) - (x < y);
+}
+
+/* Remember the first attributes sriovd found on a thread; forget them once restored. */
+static int manager_track_sched(Manager *m, const Action *a) {
+        SavedSched key = { .pid = a->pid };
+        SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_cmp);
+
+        if (a->restore) {
+                if (s) {
+                        memmove(s, s + 1, (size_t) (m->saved + m->n_saved - (s + 1)) * sizeof(*s));
+                        m->n_saved--;
+                }
+                return 0;
+        }
+        if (s)
+                return 0;
+        if (GREEDY_REALLOC(m->saved, m->allocated_saved, m->n_saved + 1) < 0)
+                return -ENOMEM;
+        m->saved[m->n_saved++] = (SavedSched) {
+                .pid = a->pid,
+                .irq = a->irq,
+                .policy = a->policy_before,
+                .priority = (int) a->before,
+        };
+        qsort_safe(m->saved, m->n_saved, sizeof(*m->saved), saved_cmp);
+        return 0;
+}
+
+static int unsigned_cmp(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return (x > y) - (x < y);
+}
+
+static int manager_mark_unmanaged(Manager *m, unsigned irq) {
+        if (bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
+                return 0;
+        if (GREEDY_REALLOC(m->unmanaged, m->allocated_unmanaged, m->n_unmanaged + 1) < 0)
+                return -ENOMEM;
+        m->unmanaged[m->n_unmanaged++] = irq;
+        qsort_safe(m->unmanaged, m->n_unmanaged, sizeof(*m->unmanaged), unsigned_cmp);
+        return 0;
+}
+
+static void manager_record_result(Manager *m, const Action *a) {
+        if (a->kind == ACTION_SET_IRQ_THREAD && a->result > 0)
+                (void) manager_track_sched(m, a);
+        if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
+            kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                (void) manager_mark_unmanaged(m, a->irq);
+}
+
+int manager_restore_sched(Manager *m) {
+        int r, ret = 0;
+
+        /* Put every thread back as sriovd found it, newest knowledge first. */
+        while (m->n_saved > 0) {
+                const SavedSched *s = &m->saved[m->n_saved - 1];
+                r = sched_thread_set(m->root, s->pid, s->irq, s->policy, s->priority);
+                if (r < 0 && r != -ESRCH)
+                        ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.irq = (int) s->irq),
+                                             "Failed to restore IRQ %u thread %d to %s/%d: %m", s->irq,
+                                             (int) s->pid, sched_policy_to_string(s->policy), s->priority);
+                else if (r > 0)
+                        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.irq = (int) s->irq),
+                                       "Restored IRQ %u thread %d to %s/%d", s->irq, (int) s->pid,
+                                       sched_policy_to_string(s->policy), s->priority);
+                m->n_saved--;
+        }
+        return ret;
 }
 
 static void manager_log_notes(const Plan *p) {
@@ -164,7 +275,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 for (size_t i = 0; i < plan->n_actions; i++) {
                         Action *a = &plan->actions[i];
                         action_apply(m->root, a);
-                        manager_log_action(a);
+                        manager_log_action(a, !m->expect_changes);
+                        manager_record_result(m, a);
                         if (a->result > 0)
                                 res.n_done++;
                         else if (a->result < 0)
@@ -176,15 +288,20 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                         r = manager_observe(m, &after, &verify);
                         if (r < 0)
                                 return r;
-                        res.n_drift = (unsigned) verify->n_actions;
                         for (size_t i = 0; i < verify->n_actions; i++) {
                                 const Action *a = &verify->actions[i];
+
+                                /* Skipped on purpose (fixture PIDs), so not drift. */
+                                if (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root))
+                                        continue;
+                                res.n_drift++;
+                                char before[CPUSET_LIST_MAX], after_s[CPUSET_LIST_MAX], what[80];
                                 log_full_errno(LOG_WARNING, 0,
                                                LOG_FIELDS(.pf = a->target[0] ? a->target : NULL,
                                                           .message_id = SRIOVD_MESSAGE_DRIFT),
-                                               "Drift after apply: %s %s is %ld, want %ld",
-                                               action_kind_to_string(a->kind),
-                                               a->target[0] ? a->target : "host", a->before, a->after);
+                                               "Did not stick: %s is %s, want %s", action_describe(a, what, sizeof(what)),
+                                               action_format_value(a, false, before, sizeof(before)),
+                                               action_format_value(a, true, after_s, sizeof(after_s)));
                         }
                         inventory_free(inv);
                         inv = TAKE_PTR(after);
@@ -194,6 +311,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                         manager_log_notes(plan);
         }
 
+        if (mode == CYCLE_APPLY)
+                m->expect_changes = false;
         m->n_cycles++;
         m->last = res;
         inventory_free(m->inventory);
@@ -202,6 +321,45 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         m->plan = TAKE_PTR(plan);
         if (ret)
                 *ret = res;
+        return 0;
+}
+
+/*
+ * Publish the IRQs sriovd pins for sriovd-irqbalance-policy, so irqbalance bans
+ * them. Written whole to a temporary file and renamed: a reader never sees half
+ * a list. Only under systemd's RuntimeDirectory= (or a test's).
+ */
+static int manager_write_owned_irqs(Manager *m) {
+        _cleanup_free_ char *path = NULL, *tmp = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+        const Inventory *inv = m->inventory;
+        int fd;
+
+        if (!dir || !inv)
+                return 0;
+        if (asprintf(&path, "%s/owned-irqs", dir) < 0 || asprintf(&tmp, "%s/.owned-irqs.XXXXXX", dir) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        f = fdopen(fd, "w");
+        if (!f) {
+                close(fd);
+                (void) unlink(tmp);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < inv->n_irqs; i++) {
+                unsigned irq = inv->irqs[i].irq;
+                if (inv->irqs[i].writable &&
+                    !bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
+                        fprintf(f, "%u\n", irq);
+        }
+        if (fflush(f) != 0 || fchmod(fileno(f), 0644) < 0 || rename(tmp, path) < 0) {
+                int r = negative_errno();
+                (void) unlink(tmp);
+                return r;
+        }
         return 0;
 }
 
@@ -226,6 +384,9 @@ static int manager_run_cycle(Manager *m) {
         r = manager_cycle(m, CYCLE_APPLY, &res);
         if (r < 0)
                 return r;
+        r = manager_write_owned_irqs(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
         log_full_errno(res.n_failed || res.n_drift ? LOG_WARNING : LOG_INFO, 0,
                        LOG_FIELDS(.message_id = SRIOVD_MESSAGE_CYCLE),
                        "Cycle %u: %u actions, %u done, %u failed, %u drift", m->n_cycles, res.n_actions,
@@ -331,6 +492,7 @@ int manager_run(Manager *m) {
         manager_notify_status(m, "READY=1\n");
 
         r = sd_event_loop(m->event);
+        (void) manager_restore_sched(m);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;

@@ -7,22 +7,6 @@
 #include "sriovd/apply.h"
 #include "sriovd/output.h"
 
-static const char *sched_policy_to_string(int p) {
-        switch (p) {
-        case SCHED_OTHER:
-                return "other";
-        case SCHED_FIFO:
-                return "fifo";
-        case SCHED_RR:
-                return "rr";
-        case SCHED_BATCH:
-                return "batch";
-        case SCHED_IDLE:
-                return "idle";
-        }
-        return "unknown";
-}
-
 /* "40-48" for a contiguous run, else "40,42,...". */
 static const char *irq_list(const unsigned *irqs, size_t n, char *buf, size_t size) {
         CpuSet s = {};
@@ -126,7 +110,9 @@ void output_inventory_text(FILE *f, const Inventory *inv) {
 }
 
 static void action_result_text(const Action *a, char *buf, size_t size) {
-        if (!a->applied)
+        if (a->skipped)
+                strscpy(buf, size, "skipped");
+        else if (!a->applied)
                 strscpy(buf, size, "planned");
         else if (a->result > 0)
                 strscpy(buf, size, "done");
@@ -141,17 +127,30 @@ static const char *action_target(const Action *a) {
         return a->target[0] ? a->target : "host";
 }
 
+static const char *action_what(const Action *a, char *buf, size_t size) {
+        if (a->kind == ACTION_SET_IRQ_AFFINITY)
+                snprintf(buf, size, "IRQ %u", a->irq);
+        else if (a->kind == ACTION_SET_IRQ_THREAD)
+                snprintf(buf, size, "IRQ %u pid %d", a->irq, (int) a->pid);
+        else
+                buf[0] = 0;
+        return buf;
+}
+
 void output_plan_text(FILE *f, const Plan *plan) {
         fprintf(f, "\nPlan: %zu action%s\n", plan->n_actions, plan->n_actions == 1 ? "" : "s");
         if (plan->n_actions > 0)
-                fprintf(f, "  %-16s %-13s %-7s %-7s %-34s %s\n", "ACTION", "TARGET", "BEFORE", "AFTER",
-                        "EFFECT", "RESULT");
+                fprintf(f, "  %-13s %-13s %-16s %-20s %s\n", "ACTION", "TARGET", "WHAT", "CHANGE", "EFFECT / RESULT");
         for (size_t i = 0; i < plan->n_actions; i++) {
                 const Action *a = &plan->actions[i];
-                char res[256];
+                char res[256], what[48], before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], change[64];
+
                 action_result_text(a, res, sizeof(res));
-                fprintf(f, "  %-16s %-13s %-7ld %-7ld %-34s %s\n", action_kind_to_string(a->kind),
-                        action_target(a), a->before, a->after, a->effect[0] ? a->effect : "-", res);
+                snprintf(change, sizeof(change), "%s -> %s", action_format_value(a, false, before, sizeof(before)),
+                         action_format_value(a, true, after, sizeof(after)));
+                fprintf(f, "  %-13s %-13s %-16s %-20s %s%s%s%s\n", action_kind_to_string(a->kind), action_target(a),
+                        action_what(a, what, sizeof(what)), change, a->restore ? "restore; " : "", a->effect,
+                        a->effect[0] ? "; " : "", res);
         }
         if (plan->n_notes > 0)
                 fputs("Notes:\n", f);
@@ -287,10 +286,24 @@ void output_plan_json(JsonWriter *w, const Plan *plan) {
                 json_object_begin(w, NULL);
                 json_string(w, "action", action_kind_to_string(a->kind));
                 json_string(w, "target", action_target(a));
-                json_int(w, "before", a->before);
-                json_int(w, "after", a->after);
+                if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD)
+                        json_int(w, "irq", a->irq);
+                if (a->kind == ACTION_SET_IRQ_THREAD) {
+                        json_int(w, "pid", a->pid);
+                        json_bool(w, "restore", a->restore);
+                }
+                if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD) {
+                        char buf[CPUSET_LIST_MAX];
+                        json_string(w, "before", action_format_value(a, false, buf, sizeof(buf)));
+                        json_string(w, "after", action_format_value(a, true, buf, sizeof(buf)));
+                } else {
+                        json_int(w, "before", a->before);
+                        json_int(w, "after", a->after);
+                }
                 json_string(w, "effect", a->effect[0] ? a->effect : NULL);
-                if (!a->applied)
+                if (a->skipped)
+                        json_string(w, "result", "skipped");
+                else if (!a->applied)
                         json_string(w, "result", "planned");
                 else if (a->result >= 0)
                         json_string(w, "result", a->result > 0 ? "done" : "already so");

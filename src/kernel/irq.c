@@ -97,6 +97,21 @@ int irq_read(RootFs *root, unsigned irq, Irq *ret) {
         return 0;
 }
 
+int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus) {
+        _cleanup_free_ char *cur = NULL;
+        char buf[CPUSET_LIST_MAX];
+        CpuSet now;
+        int r;
+
+        r = rootfs_read(root, &cur, "/proc/irq/%u/smp_affinity_list", irq);
+        if (r < 0)
+                return r;
+        if (cpuset_parse_list(cur, &now) >= 0 && cpuset_equal(&now, cpus))
+                return 0;
+        r = rootfs_write(root, cpuset_format_list(cpus, buf, sizeof(buf)), "/proc/irq/%u/smp_affinity_list", irq);
+        return r < 0 ? r : 1;
+}
+
 static int irq_thread_cmp(const void *a, const void *b) {
         const IrqThread *x = a, *y = b;
         if (x->irq != y->irq)
@@ -145,6 +160,10 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irq
                         .policy = (int) st.policy,
                         .priority = (int) st.rt_priority,
                 };
+                /* Where the PIDs are live, the scheduler is the authority, not a file. */
+                if (rootfs_sched_live(root) &&
+                    sched_thread_get(st.pid, &threads[n - 1].policy, &threads[n - 1].priority) < 0)
+                        n--;   /* exited meanwhile */
         }
 
         qsort_safe(threads, n, sizeof(*threads), irq_thread_cmp);

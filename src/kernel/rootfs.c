@@ -15,7 +15,8 @@ struct RootFs {
         int fd;
         char *path;
         bool real;
-        bool no_openat2;   /* kernel without openat2(): fall back to openat() */
+        bool no_openat2;
+        bool sched_live;   /* kernel without openat2(): fall back to openat() */
 };
 
 int rootfs_new(const char *root, RootFs **ret) {
@@ -38,6 +39,7 @@ int rootfs_new(const char *root, RootFs **ret) {
                 return -ENOMEM;
         }
         r->real = streq(root, "/");
+        r->sched_live = r->real || streq_ptr(getenv("SRIOVD_TEST_LIVE_SCHED"), "1");
         r->fd = TAKE_FD(fd);
         *ret = r;
         return 0;
@@ -58,6 +60,10 @@ const char *rootfs_path(const RootFs *r) {
 
 bool rootfs_is_real(const RootFs *r) {
         return r->real;
+}
+
+bool rootfs_sched_live(const RootFs *r) {
+        return r->sched_live;
 }
 
 bool path_component_valid(const char *s) {

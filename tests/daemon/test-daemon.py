@@ -19,13 +19,15 @@ PF0 = "sys/bus/pci/devices/0000:41:00.0"
 class Daemon:
     def __init__(self, tmp, conf, env_extra=None):
         self.tmp = tmp
+        os.mkdir(os.path.join(tmp, "run"))
         self.root = os.path.join(tmp, "root")
         shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), self.root, symlinks=True)
         self.conf = os.path.join(tmp, "sriovd.conf")
         self.write_conf(conf)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(os.path.join(tmp, "notify"))
-        env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"))
+        env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"),
+                   RUNTIME_DIRECTORY=os.path.join(tmp, "run"))
         env.pop("JOURNAL_STREAM", None)
         env.update(env_extra or {})
         self.log = open(os.path.join(tmp, "stderr"), "w+")
@@ -89,15 +91,24 @@ def test_lifecycle(tmp):
         assert ready["READY"] == "1"
         status = ready.get("STATUS", "")
         assert "2 PFs, 16 VFs, 82 IRQs" in status, status
-        assert "1 actions, 0 failed, 0 drift" in status, status
+        # rtnet_prio + 82 vectors pinned to the housekeeping CPUs of their node
+        assert "83 actions, 0 failed, 0 drift" in status, status
         assert d.read("proc/sys/net/core/rtnet_prio") == "50"
+        assert d.read("proc/irq/44/smp_affinity_list") == "0"
+        # The IRQs sriovd owns, published for sriovd-irqbalance-policy.
+        with open(os.path.join(tmp, "run", "owned-irqs")) as f:
+            assert [int(x) for x in f.read().split()] == list(range(44, 126))
 
         # sd-event pings the watchdog by itself when WATCHDOG_USEC is set.
         d.wait_for("WATCHDOG", timeout=3)
 
-        # Drift: someone changes the VF count; the timer puts it back.
+        # Drift: someone changes the VF count and an IRQ's affinity; the timer puts them back
+        # and says what it found.
         d.write(f"{PF0}/sriov_numvfs", "3")
+        d.write("proc/irq/60/smp_affinity_list", "2-7")
         assert wait_until(lambda: d.read(f"{PF0}/sriov_numvfs") == "8"), "drift not repaired"
+        assert wait_until(lambda: d.read("proc/irq/60/smp_affinity_list") != "2-7"), "IRQ drift not repaired"
+        assert wait_until(lambda: "Drift repaired: irq-affinity 0000:41:00.3 IRQ 60: 2-7 ->" in d.stderr()), d.stderr()
 
         # A broken config at SIGHUP: errors name file:line, the running config stays.
         d.write_conf("[daemon]\ndrift_check_sec = 1\n\n[match 15b3:101d]\nnum_vfs = lots\n")
@@ -165,7 +176,11 @@ def test_cli(tmp):
     assert pfs[0]["vfs"][4]["driver"] == "vfio-pci" and pfs[0]["vfs"][4]["netdev"] is None
     assert len(doc["inventory"]["irqs"]) == 82
     assert doc["inventory"]["irqs"][0]["thread"] == {"pid": 1004, "policy": "fifo", "priority": 50}
-    actions = doc["plan"]["actions"]
+    actions = [a for a in doc["plan"]["actions"] if a["action"] != "irq-affinity"]
+    irq_actions = [a for a in doc["plan"]["actions"] if a["action"] == "irq-affinity"]
+    assert len(irq_actions) == 82
+    assert irq_actions[0] == {"action": "irq-affinity", "target": "0000:41:00.0", "irq": 44, "before": "0-31",
+                              "after": "0", "effect": None, "result": "planned"}, irq_actions[0]
     assert actions == [{"action": "sriov-numvfs", "target": "0000:41:00.0", "before": 8, "after": 12,
                         "effect": "destroys 8 VFs, then creates 12", "result": "planned"}], actions
     assert any(n["level"] == "error" and "exceeds sriov_totalvfs" in n["text"] for n in doc["plan"]["notes"])
@@ -176,8 +191,8 @@ def test_cli(tmp):
     # --once applies what can be applied and says the rest failed.
     r = run_cli("--root", root, "--config", conf, "--once", "--json")
     doc = json.loads(r.stdout)
-    assert doc["plan"]["actions"][0]["result"] == "done"
-    assert doc["result"] == {"actions": 1, "done": 1, "failed": 0, "drift": 0, "policy_errors": 1}
+    assert all(a["result"] == "done" for a in doc["plan"]["actions"])
+    assert doc["result"] == {"actions": 83, "done": 83, "failed": 0, "drift": 0, "policy_errors": 1}
     assert r.returncode == 1
 
     # --check-config: 0 for the shipped config, 1 with file:line for a broken one.

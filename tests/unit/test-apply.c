@@ -67,14 +67,16 @@ TEST(apply_verify_idempotent) {
         ASSERT_EQ(manager_load_config(m), 0);
 
         /* A dry run changes nothing. */
+        /* 2 autoprobe + 2 VF counts + rtnet_prio + 82 IRQ affinities (no class sets a priority). */
         ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
-        ASSERT_EQ(res.n_actions, 5);
+        ASSERT_EQ(res.n_actions, 87);
         ASSERT_EQ(res.n_done, 0);
         ASSERT_STREQ(slurp(&s, PF0 "/sriov_numvfs"), "8\n");
+        ASSERT_STREQ(slurp(&s, "/proc/irq/44/smp_affinity_list"), "0-31\n");
 
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
-        ASSERT_EQ(res.n_actions, 5);
-        ASSERT_EQ(res.n_done, 5);
+        ASSERT_EQ(res.n_actions, 87);
+        ASSERT_EQ(res.n_done, 87);
         ASSERT_EQ(res.n_failed, 0);
         ASSERT_EQ(res.n_drift, 0);
         ASSERT_STREQ(slurp(&s, PF0 "/sriov_numvfs"), "12");
@@ -84,11 +86,23 @@ TEST(apply_verify_idempotent) {
 
         /* The plan kept from the cycle carries the results. */
         const Plan *p = manager_plan(m);
-        ASSERT_EQ(p->n_actions, 5);
+        ASSERT_EQ(p->n_actions, 87);
         for (size_t i = 0; i < p->n_actions; i++) {
-                ASSERT(p->actions[i].applied);
-                ASSERT_EQ(p->actions[i].result, 1);
+                const Action *a = &p->actions[i];
+                char path[64], want[CPUSET_LIST_MAX];
+
+                ASSERT(a->applied);
+                ASSERT_EQ(a->result, 1);
+                if (a->kind != ACTION_SET_IRQ_AFFINITY)
+                        continue;
+                /* The kernel file holds exactly what the plan said. */
+                snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", a->irq);
+                ASSERT_STREQ(slurp(&s, path), cpuset_format_list(&a->cpus_after, want, sizeof(want)));
         }
+        /* Housekeeping CPUs of node 0 (0-1,8-15), spread: the PF's first vector on CPU 0. */
+        ASSERT_STREQ(slurp(&s, "/proc/irq/44/smp_affinity_list"), "0");
+        ASSERT_STREQ(slurp(&s, "/proc/irq/46/smp_affinity_list"), "8");
+        ASSERT_STREQ(slurp(&s, "/proc/irq/85/smp_affinity_list"), "16");
 
         /* A second cycle finds nothing to do. */
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
@@ -107,7 +121,7 @@ TEST(failure_is_isolated) {
         ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
-        ASSERT_EQ(res.n_actions, 3);
+        ASSERT_EQ(res.n_actions, 3 + 82);
 
         /* A knob that refuses the write (root ignores 0444, so make it a directory: EISDIR). */
         snprintf(path, sizeof(path), "%s%s/sriov_numvfs", s.root, PF0);
@@ -117,7 +131,7 @@ TEST(failure_is_isolated) {
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
         /* PF0 now reads as having 0 VFs and its write fails; PF1 and the sysctl still go through. */
         ASSERT_EQ(res.n_failed, 1);
-        ASSERT_EQ(res.n_done, 2);
+        ASSERT_EQ(res.n_done, 2 + 82);
         ASSERT_EQ(res.n_drift, 1);
         ASSERT_STREQ(slurp(&s, PF1 "/sriov_numvfs"), "4");
         ASSERT_STREQ(slurp(&s, "/proc/sys/net/core/rtnet_prio"), "50");
@@ -125,11 +139,71 @@ TEST(failure_is_isolated) {
         const Plan *p = manager_plan(m);
         bool found = false;
         for (size_t i = 0; i < p->n_actions; i++)
-                if (streq(p->actions[i].target, "0000:41:00.0")) {
+                if (p->actions[i].kind == ACTION_SET_NUM_VFS && streq(p->actions[i].target, "0000:41:00.0")) {
                         ASSERT_EQ(p->actions[i].result, -EISDIR);
                         found = true;
                 }
         ASSERT(found);
+        scratch_done(&s);
+}
+
+TEST(irqs_pinned_managed_untouched_second_run_writes_nothing) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        char path[512];
+        struct stat before, after;
+        CycleResult res;
+        Scratch s;
+
+        scratch_new(&s, "two-socket", "[pf 0000:41:00.0]\nclass = latency-critical\n");
+        /* Classes from the shipped conf/ */
+        snprintf(path, sizeof(path), "cp -r %s/conf/tenant-classes.d %s/", getenv("SRIOVD_SOURCE_DIR"), s.dir);
+        ASSERT_EQ(system(path), 0);
+        /* IRQ 53 (VF 0 of the RT PF) is kernel-managed here: read-only. */
+        snprintf(path, sizeof(path), "%s/proc/irq/53/smp_affinity_list", s.root);
+        ASSERT_EQ(chmod(path, 0444), 0);
+
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_failed, 0);
+        ASSERT_EQ(res.n_drift, 0);
+
+        /* latency-critical: RT cores of node 0 (2-7), one per device (single): PF on 2, VF k on 2+k+1. */
+        for (unsigned irq = 44; irq <= 52; irq++) {
+                snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", irq);
+                ASSERT_STREQ(slurp(&s, path), "2");
+        }
+        ASSERT_STREQ(slurp(&s, "/proc/irq/53/smp_affinity_list"), "0-31\n");   /* never fought */
+        ASSERT_STREQ(slurp(&s, "/proc/irq/54/smp_affinity_list"), "3");
+        ASSERT_STREQ(slurp(&s, "/proc/irq/57/smp_affinity_list"), "4");
+        /* The unclassed node-1 PF stays off the RT cores 18-23. */
+        for (unsigned irq = 85; irq <= 125; irq++) {
+                CpuSet set, rt;
+                snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", irq);
+                ASSERT_EQ(cpuset_parse_list(slurp(&s, path), &set), 0);
+                ASSERT_EQ(cpuset_parse_list("18-23", &rt), 0);
+                cpuset_and(&set, &set, &rt);
+                ASSERT(cpuset_is_empty(&set));
+        }
+        /* Thread priorities on a fixture are planned but not carried out: its PIDs are not ours. */
+        const Plan *p = manager_plan(m);
+        size_t threads = 0;
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == ACTION_SET_IRQ_THREAD) {
+                        ASSERT(p->actions[i].skipped);
+                        threads++;
+                }
+        ASSERT_EQ(threads, 41);
+
+        /* Second run: no IRQ write at all (the files keep their mtime). */
+        snprintf(path, sizeof(path), "%s/proc/irq/44/smp_affinity_list", s.root);
+        ASSERT_EQ(stat(path, &before), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(stat(path, &after), 0);
+        ASSERT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+        for (size_t i = 0; i < manager_plan(m)->n_actions; i++)
+                ASSERT(manager_plan(m)->actions[i].kind == ACTION_SET_IRQ_THREAD);
+        ASSERT_EQ(res.n_done, 0);
         scratch_done(&s);
 }
 
@@ -158,6 +232,7 @@ int main(int argc, char **argv) {
         log_setup(LOG_TARGET_STDERR, LOG_WARNING);
         RUN(apply_verify_idempotent);
         RUN(failure_is_isolated);
+        RUN(irqs_pinned_managed_untouched_second_run_writes_nothing);
         RUN(bad_reload_keeps_config);
         return 0;
 }

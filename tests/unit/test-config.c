@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -674,6 +675,132 @@ TEST(bad_irq_cpus) {
                            "irq_cpus = \"5000\" names a CPU beyond 1023");
 }
 
+/* ---- RT priority ordering across files ---------------------------------------- */
+
+/* Asserts an error at DIR/tenant-classes.d/CLASS.ini:LINE whose text is exactly expected (after DIR is put in). */
+_printf_(5, 6) static void assert_class_error_exact(const char *errors, const char *dir, const char *class,
+                                                    unsigned line, const char *fmt, ...) {
+        _cleanup_free_ char *where = NULL, *phrase = NULL;
+        va_list ap;
+
+        ASSERT(asprintf(&where, "tenant-classes.d/%s.ini:%u", class, line) > 0);
+        va_start(ap, fmt);
+        ASSERT(vasprintf(&phrase, fmt, ap) > 0);
+        va_end(ap);
+        assert_error(errors, dir, where, phrase);
+}
+
+TEST(rt_priority_vs_rtnet_prio) {
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_free_ char *errors = NULL;
+
+        write_file(dir, "sriovd.conf", "[daemon]\n\n[rt]\nrtnet_prio = 50\n");         /* rtnet_prio at 4 */
+        /* An RT class below the threshold, reported at its irq_thread_priority line. */
+        write_file(dir, "tenant-classes.d/latency-critical.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_spread = single\nirq_thread_priority = 40\n");
+        /* Non-RT classes at or above it, whatever their irq_cpus. */
+        write_file(dir, "tenant-classes.d/throughput.ini",
+                   "[class]\nirq_thread_priority = 60\nvnic = sriov-preferred\nirq_cpus = numa-local\n");
+        write_file(dir, "tenant-classes.d/pinned.ini",
+                   "[class]\nvnic = virtio\nirq_cpus = 0-3\n\nirq_thread_priority = 50\n");
+        write_file(dir, "tenant-classes.d/guest.ini", "[class]\nvnic = virtio\nirq_cpus = vcpu\nirq_thread_priority = 51\n");
+        /* Below the threshold, and the default irq_cpus: fine. */
+        write_file(dir, "tenant-classes.d/default.ini", "[class]\nvnic = virtio\nirq_thread_priority = 49\n");
+        errors = load_fail(dir, -EINVAL);
+
+        ASSERT_EQ(count_lines(errors), 4);
+        assert_class_error_exact(errors, dir, "latency-critical", 5,
+                                 "irq_thread_priority = 40 is below [rt] rtnet_prio = 50 (%s/sriovd.conf:4); "
+                                 "expected an RT class's IRQ threads at or above the softirq threshold", dir);
+        assert_class_error_exact(errors, dir, "throughput", 2,
+                                 "irq_thread_priority = 60 is not below [rt] rtnet_prio = 50 (%s/sriovd.conf:4); "
+                                 "expected non-RT classes' IRQ threads below the softirq threshold", dir);
+        assert_class_error_exact(errors, dir, "pinned", 5,
+                                 "irq_thread_priority = 50 is not below [rt] rtnet_prio = 50 (%s/sriovd.conf:4)", dir);
+        assert_class_error_exact(errors, dir, "guest", 4, "irq_thread_priority = 51 is not below [rt] rtnet_prio = 50");
+
+        /* Listed with the class files' other errors, in file order (guest < latency-critical < pinned < throughput). */
+        ASSERT(strstr(errors, "guest.ini:4:") < strstr(errors, "latency-critical.ini:5:"));
+        ASSERT(strstr(errors, "pinned.ini:5:") < strstr(errors, "throughput.ini:2:"));
+}
+
+TEST(rt_priority_between_classes) {
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_free_ char *errors = NULL;
+
+        /* Without rtnet_prio every RT class must outrank every non-RT one, compared with the lowest RT class. */
+        write_file(dir, "sriovd.conf", "[daemon]\n");
+        write_file(dir, "tenant-classes.d/latency-critical.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 70\n");
+        write_file(dir, "tenant-classes.d/trading.ini",
+                   "[class]\nvnic = sriov-required\nirq_thread_priority = 55\nirq_cpus = rt\n");
+        write_file(dir, "tenant-classes.d/throughput.ini",
+                   "[class]\nvnic = sriov-preferred\nirq_cpus = numa-local\n\n\nirq_thread_priority = 60\n");
+        write_file(dir, "tenant-classes.d/best-effort.ini", "[class]\nvnic = virtio\nirq_thread_priority = 55\n");
+        write_file(dir, "tenant-classes.d/bulk.ini", "[class]\nvnic = virtio\nirq_thread_priority = 54\n");
+        errors = load_fail(dir, -EINVAL);
+
+        ASSERT_EQ(count_lines(errors), 2);
+        assert_class_error_exact(errors, dir, "throughput", 6,
+                                 "irq_thread_priority = 60 is not below RT class \"trading\"'s irq_thread_priority = 55 "
+                                 "(%s/tenant-classes.d/trading.ini:3); expected non-RT classes' IRQ threads below every RT class's",
+                                 dir);
+        assert_class_error_exact(errors, dir, "best-effort", 3,
+                                 "irq_thread_priority = 55 is not below RT class \"trading\"'s irq_thread_priority = 55");
+}
+
+TEST(rt_priority_ok) {
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_(config_freep) Config *c = NULL;
+
+        /* At the threshold is fine for RT; 0 (the kernel default) and an unset key are never checked. */
+        write_file(dir, "sriovd.conf", "[rt]\nrtnet_prio = 50\n");
+        write_file(dir, "tenant-classes.d/rt-at.ini", "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 50\n");
+        write_file(dir, "tenant-classes.d/rt-zero.ini", "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 0\n");
+        write_file(dir, "tenant-classes.d/rt-unset.ini", "[class]\nvnic = sriov-required\nirq_cpus = rt\n");
+        write_file(dir, "tenant-classes.d/other.ini", "[class]\nvnic = virtio\nirq_cpus = 1-2\nirq_thread_priority = 49\n");
+        write_file(dir, "tenant-classes.d/other-zero.ini", "[class]\nvnic = virtio\nirq_thread_priority = 0\n");
+        c = load_ok(dir);
+        ASSERT_EQ(config_find_class(c, "rt-at")->irq_thread_priority, 50);
+        ASSERT_EQ(config_find_class(c, "other")->irq_thread_priority, 49);
+        c = config_free(c);
+
+        /* Without rtnet_prio: strictly above every non-RT class is fine. */
+        write_file(dir, "sriovd.conf", "[daemon]\n");
+        write_file(dir, "tenant-classes.d/rt-at.ini", "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 99\n");
+        write_file(dir, "tenant-classes.d/other.ini", "[class]\nvnic = virtio\nirq_cpus = vcpu\nirq_thread_priority = 98\n");
+        c = load_ok(dir);
+        c = config_free(c);
+
+        /* Without any RT class, non-RT priorities are not compared with anything. */
+        write_file(dir, "tenant-classes.d/rt-at.ini", "[class]\nvnic = sriov-required\n");
+        write_file(dir, "tenant-classes.d/rt-zero.ini", "[class]\nvnic = sriov-required\n");
+        write_file(dir, "tenant-classes.d/rt-unset.ini", "[class]\nvnic = sriov-required\n");
+        write_file(dir, "tenant-classes.d/other-zero.ini", "[class]\nvnic = virtio\nirq_thread_priority = 99\n");
+        c = load_ok(dir);
+}
+
+TEST(rt_priority_after_other_errors) {
+        /* A rejected irq_cpus is reported once, not also compared as if it were the default. */
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_free_ char *errors = NULL;
+
+        write_file(dir, "sriovd.conf", "[rt]\nrtnet_prio = 50\n");
+        write_file(dir, "tenant-classes.d/gold.ini", "[class]\nvnic = sriov-required\nirq_cpus = rtt\nirq_thread_priority = 99\n");
+        /* Neither is an out-of-range priority. */
+        write_file(dir, "tenant-classes.d/silver.ini", "[class]\nvnic = virtio\nirq_cpus = rt\nirq_thread_priority = 100\n");
+        /* A repeated [class] is checked into scratch: the class's own priority line is the one reported. */
+        write_file(dir, "tenant-classes.d/bronze.ini",
+                   "[class]\nvnic = virtio\nirq_cpus = rt\nirq_thread_priority = 40\n[class]\nirq_thread_priority = 60\n");
+        errors = load_fail(dir, -EINVAL);
+
+        ASSERT_EQ(count_lines(errors), 4);
+        assert_error(errors, dir, "tenant-classes.d/gold.ini:3", "irq_cpus = \"rtt\" is not valid");
+        assert_error(errors, dir, "tenant-classes.d/silver.ini:4", "irq_thread_priority = 100 is out of range");
+        assert_error(errors, dir, "tenant-classes.d/bronze.ini:4", "irq_thread_priority = 40 is below [rt] rtnet_prio = 50");
+        assert_error(errors, dir, "tenant-classes.d/bronze.ini:5", "duplicate section [class]");
+}
+
 TEST(multiple_errors) {
         _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
         _cleanup_free_ char *errors = NULL;
@@ -973,6 +1100,10 @@ int main(int argc, char *argv[]) {
         RUN(bad_class_file_name);
         RUN(bad_class_content);
         RUN(bad_irq_cpus);
+        RUN(rt_priority_vs_rtnet_prio);
+        RUN(rt_priority_between_classes);
+        RUN(rt_priority_ok);
+        RUN(rt_priority_after_other_errors);
         RUN(multiple_errors);
         RUN(too_many_errors);
         RUN(missing_file);

@@ -34,6 +34,12 @@ static Inventory *fixture(const char *host) {
 static Inventory *host(unsigned n_pfs, unsigned total, unsigned num, bool rtnet) {
         Inventory *inv = calloc(1, sizeof(*inv));
         ASSERT(inv);
+        ASSERT_EQ(cpuset_parse_list("0-15", &inv->topo.online), 0);
+        inv->topo.n_nodes = 2;
+        inv->topo.node_cpus = calloc(2, sizeof(CpuSet));
+        ASSERT(inv->topo.node_cpus);
+        ASSERT_EQ(cpuset_parse_list("0-7", &inv->topo.node_cpus[0]), 0);
+        ASSERT_EQ(cpuset_parse_list("8-15", &inv->topo.node_cpus[1]), 0);
         inv->caps.rtnet_prio_present = rtnet;
         inv->caps.iommu = true;
         inv->pfs = calloc(n_pfs, sizeof(Pf));
@@ -53,6 +59,13 @@ static Inventory *host(unsigned n_pfs, unsigned total, unsigned num, bool rtnet)
         return inv;
 }
 
+static size_t count_actions(const Plan *p, ActionKind kind) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_actions; i++)
+                n += p->actions[i].kind == kind;
+        return n;
+}
+
 static size_t count_notes(const Plan *p, NoteLevel level, const char *needle) {
         size_t n = 0;
         for (size_t i = 0; i < p->n_notes; i++)
@@ -65,7 +78,7 @@ TEST(nothing_to_do_without_policy) {
         _cleanup_(config_freep) Config *c = config("");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 0);
         ASSERT_EQ(p->n_notes, 0);
 }
@@ -77,7 +90,7 @@ TEST(num_vfs_from_match_and_pf) {
                                                     "[pf 0000:43:00.0]\nnum_vfs = 8\n");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 2);   /* 43:00.0 already has its 8 */
         ASSERT_EQ(p->actions[0].kind, ACTION_SET_NUM_VFS);
         ASSERT_STREQ(p->actions[0].target, "0000:41:00.0");
@@ -95,7 +108,7 @@ TEST(create_from_zero) {
         _cleanup_(config_freep) Config *c = config("[match 15b3:101d]\nnum_vfs = 4\n");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 1);
         ASSERT_STREQ(p->actions[0].effect, "creates 4 VFs");
 }
@@ -105,7 +118,7 @@ TEST(more_than_total_is_a_policy_error) {
         _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 32\n");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 0);
         ASSERT_EQ(count_notes(p, NOTE_ERROR, "num_vfs = 32 exceeds sriov_totalvfs = 16 (config line 1)"), 1);
 }
@@ -116,7 +129,7 @@ TEST(no_driver_no_action) {
         _cleanup_(plan_freep) Plan *p = NULL;
 
         inv->pfs[0].driver[0] = 0;
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 0);
         ASSERT_EQ(count_notes(p, NOTE_WARNING, "no driver bound"), 1);
 }
@@ -126,7 +139,7 @@ TEST(autoprobe_before_num_vfs) {
         _cleanup_(config_freep) Config *c = config("[match 15b3:101d]\nnum_vfs = 4\ndrivers_autoprobe = no\n");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 4);
         ASSERT_EQ(p->actions[0].kind, ACTION_SET_AUTOPROBE);
         ASSERT_EQ(p->actions[1].kind, ACTION_SET_AUTOPROBE);
@@ -143,14 +156,14 @@ TEST(rtnet_prio) {
         _cleanup_(config_freep) Config *c = config("[rt]\nrtnet_prio = 50\n");
         _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
 
-        ASSERT_EQ(plan_build(rt, c, &p), 0);
+        ASSERT_EQ(plan_build(rt, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 1);
         ASSERT_EQ(p->actions[0].kind, ACTION_SET_RTNET_PRIO);
         ASSERT_EQ(p->actions[0].before, 0);
         ASSERT_EQ(p->actions[0].after, 50);
 
         /* Not an error where the kernel lacks the partition: said once, as information. */
-        ASSERT_EQ(plan_build(stock, c, &q), 0);
+        ASSERT_EQ(plan_build(stock, c, NULL, &q), 0);
         ASSERT_EQ(q->n_actions, 0);
         ASSERT_EQ(count_notes(q, NOTE_INFO, "RT softirq partition unavailable on this kernel"), 1);
 }
@@ -160,7 +173,7 @@ TEST(missing_configured_pf) {
         _cleanup_(config_freep) Config *c = config("[daemon]\ndrift_check_sec = 5\n\n[pf 0000:99:00.0]\nnum_vfs = 4\n");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 0);
         ASSERT_EQ(count_notes(p, NOTE_WARNING, "configured PF (config line 4) is not on this host"), 1);
         ASSERT_STREQ(p->notes[0].target, "0000:99:00.0");
@@ -171,15 +184,17 @@ TEST(fixture_two_socket) {
         _cleanup_(config_freep) Config *c = config("[match 15b3:101d]\nnum_vfs = 8\n[rt]\nrtnet_prio = 50\n");
         _cleanup_(plan_freep) Plan *p = NULL, *p2 = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
-        /* VF counts already right; only the softirq threshold to set. */
-        ASSERT_EQ(p->n_actions, 1);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        /* VF counts already right: the softirq threshold, and every vector (all on 0-31) pinned. */
+        ASSERT_EQ(p->n_actions, 1 + 82);
         ASSERT_EQ(p->actions[0].kind, ACTION_SET_RTNET_PRIO);
+        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_AFFINITY), 82);
+        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_THREAD), 0);   /* no class asks for a priority */
         ASSERT_EQ(count_notes(p, NOTE_WARNING, "irqbalance is running"), 1);
         ASSERT_EQ(count_notes(p, NOTE_WARNING, "IOMMU is off"), 0);
 
         /* Deterministic: the same inputs give the same plan, byte for byte. */
-        ASSERT_EQ(plan_build(inv, c, &p2), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p2), 0);
         ASSERT_EQ(p2->n_actions, p->n_actions);
         ASSERT_EQ(memcmp(p->actions, p2->actions, p->n_actions * sizeof(Action)), 0);
         ASSERT_EQ(p2->n_notes, p->n_notes);
@@ -191,10 +206,13 @@ TEST(fixture_one_socket_cx7) {
         _cleanup_(config_freep) Config *c = config("[match 15b3:1021]\nnum_vfs = 8\n");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
-        ASSERT_EQ(p->n_actions, 1);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 1);
         ASSERT_STREQ(p->actions[0].target, "0000:17:00.0");
         ASSERT_STREQ(p->actions[0].effect, "creates 8 VFs");
+        /* Node unknown: pinned to housekeeping CPUs (all 8 here, nothing isolated), said so. */
+        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_AFFINITY), 9);
+        ASSERT_EQ(count_notes(p, NOTE_INFO, "NUMA node unknown: IRQs spread over all housekeeping CPUs 0-7"), 1);
         ASSERT_EQ(count_notes(p, NOTE_INFO, "NUMA node unknown"), 1);
         ASSERT_EQ(count_notes(p, NOTE_WARNING, "IOMMU is off"), 1);
 }
@@ -204,7 +222,7 @@ TEST(fixture_no_nic) {
         _cleanup_(config_freep) Config *c = config("");
         _cleanup_(plan_freep) Plan *p = NULL;
 
-        ASSERT_EQ(plan_build(inv, c, &p), 0);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(p->n_actions, 0);
         ASSERT_EQ(count_notes(p, NOTE_INFO, "no SR-IOV NIC in scope"), 1);
 }

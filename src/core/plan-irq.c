@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plan-irq.c — where each NIC vector goes, and at what priority its handler thread runs */
+
+#include <sched.h>
+#include <string.h>
+
+#include "plan-internal.h"
+
+static const TenantClass *pf_class(const PlanBuilder *b, const Pf *pf) {
+        const PfPolicy *pol = config_pf_policy(b->cfg, pf->addr, pf->vendor, pf->device);
+        return pol && pol->class_name[0] ? config_find_class(b->cfg, pol->class_name) : NULL;
+}
+
+static const char *class_name(const TenantClass *cls) {
+        return cls ? cls->name : "(none)";
+}
+
+/*
+ * The CPUs a PF's and its VFs' vectors may use. Without a class a device is
+ * treated as numa-local: IRQs of devices that are not latency-critical stay
+ * off the RT cores. Returns false, with a note saying why, when there is none.
+ */
+static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, CpuSet *ret) {
+        const Topology *t = &b->inv->topo;
+        const CpuSet *node = pf->numa_node >= 0 && (unsigned) pf->numa_node < t->n_nodes
+                                     ? &t->node_cpus[pf->numa_node] : NULL;
+        IrqCpuPolicy policy = cls ? cls->irq_cpus : IRQ_CPUS_NUMA_LOCAL;
+        char buf[CPUSET_LIST_MAX];
+
+        switch (policy) {
+        case IRQ_CPUS_VCPU:
+                /* vCPU 0's host CPU comes with an allocation; until then stay NUMA-local. */
+                plan_add_note(b, NOTE_INFO, pf->addr,
+                              "class %s pins IRQs to the guest's vCPU 0, which no allocation names "
+                              "yet; NUMA-local housekeeping CPUs meanwhile", class_name(cls));
+                _fallthrough_;
+        case IRQ_CPUS_NUMA_LOCAL:
+                if (node)
+                        cpuset_and(ret, &b->cpus.housekeeping, node);
+                else {
+                        /* Not guessing a node: any housekeeping CPU, never an RT one. */
+                        *ret = b->cpus.housekeeping;
+                        plan_add_note(b, NOTE_INFO, pf->addr,
+                                      "NUMA node unknown: IRQs spread over all housekeeping CPUs %s",
+                                      cpuset_format_list(ret, buf, sizeof(buf)));
+                }
+                break;
+        case IRQ_CPUS_RT:
+                if (node)
+                        cpuset_and(ret, &b->cpus.rt, node);
+                else
+                        *ret = b->cpus.rt;
+                break;
+        case IRQ_CPUS_LIST:
+                cpuset_and(ret, &cls->irq_cpu_list, &t->online);
+                break;
+        }
+
+        if (cpuset_is_empty(ret)) {
+                if (node)
+                        plan_add_note(b, NOTE_ERROR, pf->addr,
+                                      "class %s (irq_cpus = %s) leaves no online CPU on NUMA node %d; "
+                                      "its IRQs are left as they are",
+                                      class_name(cls), irq_cpu_policy_to_string(policy), pf->numa_node);
+                else
+                        plan_add_note(b, NOTE_ERROR, pf->addr,
+                                      "class %s (irq_cpus = %s) leaves no online CPU; its IRQs are left "
+                                      "as they are", class_name(cls), irq_cpu_policy_to_string(policy));
+                return false;
+        }
+        return true;
+}
+
+static int pid_key_cmp(const void *key, const void *elem) {
+        pid_t k = *(const pid_t *) key, e = ((const SavedSched *) elem)->pid;
+        return (k > e) - (k < e);
+}
+
+static int irq_key_cmp(const void *key, const void *elem) {
+        unsigned k = *(const unsigned *) key, e = *(const unsigned *) elem;
+        return (k > e) - (k < e);
+}
+
+static void plan_thread(PlanBuilder *b, const char *addr, const Irq *q, const TenantClass *cls) {
+        int want = cls ? cls->irq_thread_priority : 0;
+        const SavedSched *saved;
+        Action *a;
+
+        if (q->thread <= 0)
+                return;
+        saved = bsearch_safe(&q->thread, b->ctx->saved, b->ctx->n_saved, sizeof(SavedSched), pid_key_cmp);
+        if (saved && saved->irq != q->irq)
+                saved = NULL;   /* the PID was reused: nothing of ours to restore */
+
+        if (want > 0) {
+                if (q->thread_policy == SCHED_FIFO && q->thread_priority == want)
+                        return;
+                a = plan_add_action(b, ACTION_SET_IRQ_THREAD, addr, q->thread_priority, want);
+                if (!a)
+                        return;
+                a->policy_before = q->thread_policy;
+                a->policy_after = SCHED_FIFO;
+        } else if (saved) {
+                /* The device left its RT class: put back what sriovd found. */
+                if (q->thread_policy == saved->policy && q->thread_priority == saved->priority)
+                        return;
+                a = plan_add_action(b, ACTION_SET_IRQ_THREAD, addr, q->thread_priority, saved->priority);
+                if (!a)
+                        return;
+                a->policy_before = q->thread_policy;
+                a->policy_after = saved->policy;
+                a->restore = true;
+        } else
+                return;
+        a->irq = q->irq;
+        a->pid = q->thread;
+}
+
+/*
+ * One device's vectors: spread = vector i on the (ordinal + i)-th CPU of the
+ * set, so the PF and its VFs start on different CPUs; single = all on one,
+ * chosen by ordinal, so devices do not pile onto the set's first CPU.
+ */
+static void plan_device(PlanBuilder *b, const char *addr, const unsigned *irqs, size_t n, unsigned ordinal,
+                        const CpuSet *set, const TenantClass *cls, unsigned *managed) {
+        unsigned count = cpuset_count(set);
+        IrqSpread spread = cls ? cls->irq_spread : IRQ_SPREAD_SPREAD;
+
+        for (size_t i = 0; i < n; i++) {
+                const Irq *q = inventory_find_irq(b->inv, irqs[i]);
+                CpuSet want = {};
+                Action *a;
+
+                if (!q)
+                        continue;
+                plan_thread(b, addr, q, cls);
+
+                if (!q->writable) {
+                        (*managed)++;   /* the kernel places managed vectors itself */
+                        continue;
+                }
+                if (bsearch_safe(&q->irq, b->ctx->unmanaged_irqs, b->ctx->n_unmanaged, sizeof(unsigned),
+                                 irq_key_cmp))
+                        continue;
+                cpuset_add(&want, (unsigned) cpuset_nth(set, (ordinal + (spread == IRQ_SPREAD_SPREAD ? i : 0)) % count));
+                if (cpuset_equal(&want, &q->affinity))
+                        continue;
+                a = plan_add_action(b, ACTION_SET_IRQ_AFFINITY, addr, 0, 0);
+                if (!a)
+                        return;
+                a->irq = q->irq;
+                a->cpus_before = q->affinity;
+                a->cpus_after = want;
+        }
+}
+
+void plan_irqs(PlanBuilder *b) {
+        const Inventory *inv = b->inv;
+        const Config *cfg = b->cfg;
+
+        if (cfg->have_rt_cpus) {
+                CpuSet offline;
+                char buf[CPUSET_LIST_MAX];
+
+                cpuset_andnot(&offline, &cfg->rt_cpus, &inv->topo.online);
+                if (!cpuset_is_empty(&offline))
+                        plan_add_note(b, NOTE_WARNING, "", "RT CPUs %s are not online",
+                                      cpuset_format_list(&offline, buf, sizeof(buf)));
+        }
+
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                const TenantClass *cls = pf_class(b, pf);
+                unsigned managed = 0;
+                CpuSet set;
+
+                if (cls && cls->irq_thread_priority > 0 && !inv->caps.threaded_irqs)
+                        plan_add_note(b, NOTE_WARNING, pf->addr,
+                                      "class %s wants IRQ threads at SCHED_FIFO %d, but this kernel runs "
+                                      "IRQ handlers unthreaded (boot with threadirqs or PREEMPT_RT): "
+                                      "affinity is enforced, priority cannot be",
+                                      cls->name, cls->irq_thread_priority);
+
+                if (!pf_irq_cpus(b, pf, cls, &set))
+                        continue;
+                plan_device(b, pf->addr, pf->irqs, pf->n_irqs, 0, &set, cls, &managed);
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        plan_device(b, pf->vfs[j].addr, pf->vfs[j].irqs, pf->vfs[j].n_irqs,
+                                    pf->vfs[j].index + 1, &set, cls, &managed);
+                if (managed > 0)
+                        plan_add_note(b, NOTE_INFO, pf->addr,
+                                      "%u kernel-managed IRQs (read-only affinity) left to the kernel", managed);
+        }
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-plan-irq.c — IRQ placement and handler-thread priorities planned on the fixture hosts */
+
+#include <sched.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sriovd/kernel.h"
+#include "sriovd/plan.h"
+#include "test.h"
+
+static const char *fixtures_dir;
+static char classes[] = "/tmp/sriovd-classes-XXXXXX";
+
+static void write_class(const char *name, const char *text) {
+        char path[256];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s.ini", classes, name);
+        f = fopen(path, "we");
+        ASSERT(f);
+        fprintf(f, "[class]\n%s", text);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+static Config *config(const char *text) {
+        _cleanup_free_ char *errors = NULL;
+        Config *c = NULL;
+        int r = config_load_string("test.conf", text, classes, &c, &errors);
+        if (r < 0)
+                fprintf(stderr, "%s\n", errors);
+        ASSERT_EQ(r, 0);
+        return c;
+}
+
+static Inventory *fixture(const char *host) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        Inventory *inv = NULL;
+        char path[1024];
+
+        snprintf(path, sizeof(path), "%s/fixture-%s", fixtures_dir, host);
+        ASSERT_EQ(rootfs_new(path, &r), 0);
+        ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
+        return inv;
+}
+
+static const Action *find(const Plan *p, ActionKind kind, unsigned irq) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == kind && p->actions[i].irq == irq)
+                        return &p->actions[i];
+        return NULL;
+}
+
+static const char *list(const CpuSet *s) {
+        static char buf[4][CPUSET_LIST_MAX];
+        static unsigned i;
+        return cpuset_format_list(s, buf[i++ % 4], sizeof(buf[0]));
+}
+
+static size_t count_notes(const Plan *p, NoteLevel level, const char *needle) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_notes; i++)
+                n += p->notes[i].level == level && strstr(p->notes[i].text, needle);
+        return n;
+}
+
+/* The CPU the planner must pick: the (ordinal + i)-th of the set, or ordinal-th for single. */
+static unsigned expect_cpu(const char *set_list, unsigned ordinal, unsigned i, bool spread) {
+        CpuSet set;
+        ASSERT_EQ(cpuset_parse_list(set_list, &set), 0);
+        return (unsigned) cpuset_nth(&set, (ordinal + (spread ? i : 0)) % cpuset_count(&set));
+}
+
+static void check_device(const Plan *p, const unsigned *irqs, size_t n, unsigned ordinal, const char *set,
+                         bool spread, int priority) {
+        CpuSet allowed;
+        ASSERT_EQ(cpuset_parse_list(set, &allowed), 0);
+        for (size_t i = 0; i < n; i++) {
+                const Action *a = find(p, ACTION_SET_IRQ_AFFINITY, irqs[i]);
+                ASSERT(a);
+                ASSERT_STREQ(list(&a->cpus_before), "0-31");
+                ASSERT_EQ(cpuset_count(&a->cpus_after), 1);
+                ASSERT(cpuset_has(&a->cpus_after, expect_cpu(set, ordinal, (unsigned) i, spread)));
+
+                const Action *t = find(p, ACTION_SET_IRQ_THREAD, irqs[i]);
+                if (priority == 0) {
+                        ASSERT(!t);
+                        continue;
+                }
+                ASSERT(t);
+                ASSERT_EQ(t->pid, 960 + irqs[i]);   /* the fixture's thread of IRQ N */
+                ASSERT_EQ(t->policy_before, SCHED_FIFO);
+                ASSERT_EQ(t->before, 50);
+                ASSERT_EQ(t->policy_after, SCHED_FIFO);
+                ASSERT_EQ(t->after, priority);
+                ASSERT(!t->restore);
+        }
+}
+
+TEST(rt_and_numa_local) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        _cleanup_(config_freep) Config *c = config("[match 15b3:101d]\nclass = tp\n\n"
+                                                    "[pf 0000:41:00.0]\nclass = rt\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const Pf *rt = &inv->pfs[0], *tp = &inv->pfs[1];
+        HostCpus hc;
+
+        host_cpus(inv, c, &hc);
+        ASSERT_STREQ(list(&hc.rt), "2-7,18-23");                 /* the kernel's isolated CPUs */
+        ASSERT_STREQ(list(&hc.housekeeping), "0-1,8-17,24-31"); /* online minus rt */
+
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        /* Every vector of both PFs and their VFs moves: 82 affinities; 41 threads of the RT PF. */
+        ASSERT_EQ(p->n_actions, 82 + 41);
+
+        /* RT PF on node 0: RT cores of node 0, spread, FIFO 99. */
+        check_device(p, rt->irqs, rt->n_irqs, 0, "2-7", true, 99);
+        for (size_t j = 0; j < rt->n_vfs; j++)
+                check_device(p, rt->vfs[j].irqs, rt->vfs[j].n_irqs, rt->vfs[j].index + 1, "2-7", true, 99);
+
+        /* Throughput PF on node 1: housekeeping CPUs of node 1 only, never an RT core; threads left. */
+        check_device(p, tp->irqs, tp->n_irqs, 0, "16-17,24-31", true, 0);
+        for (size_t j = 0; j < tp->n_vfs; j++)
+                check_device(p, tp->vfs[j].irqs, tp->vfs[j].n_irqs, tp->vfs[j].index + 1, "16-17,24-31", true, 0);
+        ASSERT_EQ(count_notes(p, NOTE_ERROR, ""), 0);
+}
+
+TEST(single_and_explicit_list) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nclass = single\n\n"
+                                                    "[pf 0000:c1:00.0]\nclass = list\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        /* single: all of a device's vectors on one RT core, a different one per device. */
+        check_device(p, inv->pfs[0].irqs, inv->pfs[0].n_irqs, 0, "2-7", false, 90);
+        check_device(p, inv->pfs[0].vfs[2].irqs, 4, 3, "2-7", false, 90);
+        /* An explicit list, cut to online CPUs (40-41 do not exist). */
+        check_device(p, inv->pfs[1].irqs, inv->pfs[1].n_irqs, 0, "30-31", true, 0);
+}
+
+TEST(vcpu_waits_for_allocation) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        _cleanup_(config_freep) Config *c = config("[pf 0000:c1:00.0]\nclass = vcpu\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_notes(p, NOTE_INFO, "no allocation names yet"), 1);
+        check_device(p, inv->pfs[1].irqs, inv->pfs[1].n_irqs, 0, "16-17,24-31", true, 0);
+}
+
+TEST(configured_cpus_and_empty_sets) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        /* RT cores only on node 1: the node-0 RT PF has nowhere to go and is left alone. */
+        _cleanup_(config_freep) Config *c = config("[cpus]\nrt = 20-23,40\nhousekeeping = 0-15\n\n"
+                                                    "[pf 0000:41:00.0]\nclass = rt\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        HostCpus hc;
+
+        host_cpus(inv, c, &hc);
+        ASSERT_STREQ(list(&hc.rt), "20-23");
+        ASSERT_STREQ(list(&hc.housekeeping), "0-15");
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_notes(p, NOTE_WARNING, "RT CPUs 40 are not online"), 1);
+        ASSERT_EQ(count_notes(p, NOTE_ERROR, "leaves no online CPU on NUMA node 0"), 1);
+        ASSERT(!find(p, ACTION_SET_IRQ_AFFINITY, 44));
+        ASSERT(!find(p, ACTION_SET_IRQ_THREAD, 44));
+        /* The unclassed node-1 PF: housekeeping of node 1 is empty with this [cpus] too. */
+        ASSERT_EQ(count_notes(p, NOTE_ERROR, "leaves no online CPU on NUMA node 1"), 1);
+}
+
+TEST(managed_and_unmanaged_left_alone) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nclass = rt\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        unsigned unmanaged[] = { 45, 60 };
+        PlanContext ctx = { .unmanaged_irqs = unmanaged, .n_unmanaged = 2 };
+
+        /* As if the kernel managed IRQ 44 itself. */
+        ((Irq *) inventory_find_irq(inv, 44))->writable = false;
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT(!find(p, ACTION_SET_IRQ_AFFINITY, 44));
+        ASSERT(!find(p, ACTION_SET_IRQ_AFFINITY, 45));
+        ASSERT(!find(p, ACTION_SET_IRQ_AFFINITY, 60));
+        ASSERT(find(p, ACTION_SET_IRQ_AFFINITY, 46));
+        ASSERT(find(p, ACTION_SET_IRQ_THREAD, 44));   /* its thread is still ours to prioritise */
+        ASSERT_EQ(count_notes(p, NOTE_INFO, "1 kernel-managed IRQs (read-only affinity) left to the kernel"), 1);
+}
+
+TEST(restore_when_leaving_rt) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nclass = tp\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        /* sriovd raised IRQ 44's and 46's threads earlier; 46's PID has since been reused by IRQ 47's. */
+        SavedSched saved[] = {
+                { .pid = 1004, .irq = 44, .policy = SCHED_OTHER, .priority = 0 },
+                { .pid = 1007, .irq = 46, .policy = SCHED_OTHER, .priority = 0 },
+        };
+        PlanContext ctx = { .saved = saved, .n_saved = 2 };
+
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        const Action *t = find(p, ACTION_SET_IRQ_THREAD, 44);
+        ASSERT(t);
+        ASSERT(t->restore);
+        ASSERT_EQ(t->policy_before, SCHED_FIFO);
+        ASSERT_EQ(t->policy_after, SCHED_OTHER);
+        ASSERT_EQ(t->after, 0);
+        ASSERT(!find(p, ACTION_SET_IRQ_THREAD, 47));
+        ASSERT(!find(p, ACTION_SET_IRQ_THREAD, 46));
+}
+
+TEST(no_threaded_irqs_partially_enforceable) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("one-socket-cx7");
+        _cleanup_(config_freep) Config *c = config("[cpus]\nrt = 6-7\n\n[match 15b3:1021]\nclass = rt\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_notes(p, NOTE_WARNING, "runs IRQ handlers unthreaded"), 1);
+        /* Node unknown, RT policy: any RT core, never a guessed node. */
+        for (unsigned irq = 40; irq <= 48; irq++) {
+                const Action *a = find(p, ACTION_SET_IRQ_AFFINITY, irq);
+                ASSERT(a);
+                ASSERT(cpuset_has(&a->cpus_after, 6 + (irq - 40) % 2));
+        }
+}
+
+int main(int argc, char **argv) {
+        char cmd[256];
+
+        ASSERT(argc == 2);
+        fixtures_dir = argv[1];
+        ASSERT(mkdtemp(classes));
+        write_class("rt", "vnic = sriov-required\nirq_cpus = rt\nirq_spread = spread\nirq_thread_priority = 99\n");
+        write_class("single", "vnic = sriov-required\nirq_cpus = rt\nirq_spread = single\nirq_thread_priority = 90\n");
+        write_class("tp", "vnic = sriov-preferred\nirq_cpus = numa-local\nirq_spread = spread\n");
+        write_class("list", "vnic = sriov-preferred\nirq_cpus = 30-31,40-41\n");
+        write_class("vcpu", "vnic = sriov-required\nirq_cpus = vcpu\n");
+
+        RUN(rt_and_numa_local);
+        RUN(single_and_explicit_list);
+        RUN(vcpu_waits_for_allocation);
+        RUN(configured_cpus_and_empty_sets);
+        RUN(managed_and_unmanaged_left_alone);
+        RUN(restore_when_leaving_rt);
+        RUN(no_threaded_irqs_partially_enforceable);
+
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", classes);
+        ASSERT_EQ(system(cmd), 0);
+        return 0;
+}
