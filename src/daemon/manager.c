@@ -2,6 +2,7 @@
 /* manager.c — the daemon: one observe → plan → apply → verify cycle, driven by sd-event */
 
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -13,10 +14,14 @@
 #include "sriovd/kernel.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
+#include "sriovd/monitor.h"
 
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
+        sd_event_source *recheck_timer;   /* events coalesced into one cycle */
+        LinkMonitor *link_monitor;
+        DeviceMonitor *device_monitor;
         RootFs *root;
         char *config_path;
         bool config_optional;    /* default path: absent file = built-in defaults */
@@ -64,6 +69,9 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         sd_event_source_unref(m->drift_timer);
+        sd_event_source_unref(m->recheck_timer);
+        link_monitor_free(m->link_monitor);
+        device_monitor_free(m->device_monitor);
         sd_event_unref(m->event);
         rootfs_free(m->root);
         config_free(m->config);
@@ -426,6 +434,70 @@ static int manager_arm_drift_timer(Manager *m) {
                                           on_drift_timer, m);
 }
 
+/* Events come in bursts (a driver reload adds dozens of devices): wait this long, then one cycle. */
+#define RECHECK_DELAY_USEC (100 * 1000)
+
+static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_run_cycle(m);
+        manager_notify_status(m, "");
+        return 0;
+}
+
+static void on_kernel_event(const char *what, void *userdata) {
+        Manager *m = userdata;
+        int enabled = SD_EVENT_OFF, r;
+
+        if (m->recheck_timer)
+                (void) sd_event_source_get_enabled(m->recheck_timer, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return;   /* a re-check is already due */
+        log_info("Re-checking after kernel event: %s", what);
+
+        if (!m->recheck_timer)
+                r = sd_event_add_time_relative(m->event, &m->recheck_timer, CLOCK_MONOTONIC, RECHECK_DELAY_USEC,
+                                               10 * 1000, on_recheck_timer, m);
+        else {
+                r = sd_event_source_set_time_relative(m->recheck_timer, RECHECK_DELAY_USEC);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+}
+
+static int on_link_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        int r = link_monitor_dispatch(m->link_monitor);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read rtnetlink notifications, ignoring: %m");
+        return 0;
+}
+
+static int on_device_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        (void) device_monitor_dispatch(m->device_monitor);
+        return 0;
+}
+
+/* Without these sriovd still works, on the drift timer alone: warn, don't fail. */
+static void manager_add_monitors(Manager *m) {
+        int r;
+
+        r = link_monitor_new(on_kernel_event, m, &m->link_monitor);
+        if (r >= 0)
+                r = sd_event_add_io(m->event, NULL, link_monitor_fd(m->link_monitor), EPOLLIN, on_link_io, m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to watch rtnetlink link events, relying on the drift timer: %m");
+
+        r = device_monitor_new(on_kernel_event, m, &m->device_monitor);
+        if (r >= 0)
+                r = sd_event_add_io(m->event, NULL, device_monitor_fd(m->device_monitor), EPOLLIN, on_device_io, m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to watch udev device events, relying on the drift timer: %m");
+}
+
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
         int r;
@@ -481,6 +553,7 @@ int manager_run(Manager *m) {
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_STARTED),
                        "sriovd %s starting on root %s", SRIOVD_VERSION, rootfs_path(m->root));
 
+        manager_add_monitors(m);
         r = manager_run_cycle(m);
         if (r < 0)
                 return r;

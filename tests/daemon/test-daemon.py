@@ -17,7 +17,7 @@ PF0 = "sys/bus/pci/devices/0000:41:00.0"
 
 
 class Daemon:
-    def __init__(self, tmp, conf, env_extra=None):
+    def __init__(self, tmp, conf, env_extra=None, prefix=()):
         self.tmp = tmp
         os.mkdir(os.path.join(tmp, "run"))
         self.root = os.path.join(tmp, "root")
@@ -31,7 +31,7 @@ class Daemon:
         env.pop("JOURNAL_STREAM", None)
         env.update(env_extra or {})
         self.log = open(os.path.join(tmp, "stderr"), "w+")
-        self.proc = subprocess.Popen([SRIOVD, "--root", self.root, "--config", self.conf],
+        self.proc = subprocess.Popen([*prefix, SRIOVD, "--root", self.root, "--config", self.conf],
                                      env=env, stderr=self.log, stdout=self.log)
         self.messages = []
 
@@ -211,8 +211,34 @@ def test_cli(tmp):
     assert run_cli("--root", "/nonexistent/sriovd", "--dry-run").returncode == 2
 
 
+def test_link_up_rechecks(tmp):
+    """A link coming up (drivers re-request IRQs on open) makes sriovd re-check at once."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("   skipped: needs root and iproute2 for a network namespace")
+        return
+    ns = f"sriovd-test-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        # No drift timer: only an event can cause a second cycle.
+        d = Daemon(tmp, "[daemon]\ndrift_check_sec = 0\n", prefix=("ip", "netns", "exec", ns))
+        try:
+            d.wait_for("READY")
+            d.write("proc/irq/60/smp_affinity_list", "2-7")
+            subprocess.run(["ip", "-n", ns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
+                           check=True)
+            subprocess.run(["ip", "-n", ns, "link", "set", "veth0", "up"], check=True)
+            assert wait_until(lambda: "Re-checking after kernel event: link ifindex" in d.stderr()), d.stderr()
+            assert wait_until(lambda: d.read("proc/irq/60/smp_affinity_list") != "2-7"), d.stderr()
+            d.proc.send_signal(signal.SIGTERM)
+            assert d.proc.wait(timeout=10) == 0
+        finally:
+            d.stop()
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
 def main():
-    tests = [test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
+    tests = [test_link_up_rechecks, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sriovd-daemon-") as tmp:
             print("==", t.__name__, flush=True)

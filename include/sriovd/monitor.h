@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* monitor.h — kernel event sources that make sriovd re-check at once: link-up and device add */
+#pragma once
+
+#include "sriovd/macro.h"
+
+/* What happened, for the log; the daemon's reaction is always a re-check. */
+typedef void (*MonitorEventFn)(const char *what, void *userdata);
+
+/* rtnetlink (libnl-route): links coming up; drivers re-request their IRQs on open. */
+typedef struct LinkMonitor LinkMonitor;
+int link_monitor_new(MonitorEventFn fn, void *userdata, LinkMonitor **ret);
+LinkMonitor *link_monitor_free(LinkMonitor *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);
+int link_monitor_fd(const LinkMonitor *m);
+/* Drain pending messages, calling fn for each link that came up. */
+int link_monitor_dispatch(LinkMonitor *m);
+
+/* libudev: PCI and net devices added, removed or (un)bound (new VFs, driver reloads). */
+typedef struct DeviceMonitor DeviceMonitor;
+int device_monitor_new(MonitorEventFn fn, void *userdata, DeviceMonitor **ret);
+DeviceMonitor *device_monitor_free(DeviceMonitor *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceMonitor *, device_monitor_free);
+int device_monitor_fd(const DeviceMonitor *m);
+int device_monitor_dispatch(DeviceMonitor *m);

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* device-monitor.c — libudev: PCI and net devices appearing, leaving, binding to drivers */
+
+#include <libudev.h>
+#include <string.h>
+
+#include "sriovd/monitor.h"
+
+struct DeviceMonitor {
+        struct udev *udev;
+        struct udev_monitor *monitor;
+        MonitorEventFn fn;
+        void *userdata;
+};
+
+int device_monitor_new(MonitorEventFn fn, void *userdata, DeviceMonitor **ret) {
+        _cleanup_(device_monitor_freep) DeviceMonitor *m = NULL;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->fn = fn;
+        m->userdata = userdata;
+        m->udev = udev_new();
+        if (!m->udev)
+                return -ENOMEM;
+        /* "udev", not "kernel": after rules ran, so netdev names are final. */
+        m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
+        if (!m->monitor)
+                return negative_errno();
+        r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "pci", NULL);
+        if (r >= 0)
+                r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "net", NULL);
+        if (r >= 0)
+                r = udev_monitor_enable_receiving(m->monitor);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+DeviceMonitor *device_monitor_free(DeviceMonitor *m) {
+        if (!m)
+                return NULL;
+        udev_monitor_unref(m->monitor);
+        udev_unref(m->udev);
+        free(m);
+        return NULL;
+}
+
+int device_monitor_fd(const DeviceMonitor *m) {
+        return udev_monitor_get_fd(m->monitor);
+}
+
+int device_monitor_dispatch(DeviceMonitor *m) {
+        struct udev_device *d;
+
+        /* The fd is non-blocking: receive until it is drained. */
+        while ((d = udev_monitor_receive_device(m->monitor))) {
+                const char *action = udev_device_get_action(d) ?: "change";
+                char what[160];
+
+                if (!streq(action, "change")) {
+                        snprintf(what, sizeof(what), "%s %s %s", udev_device_get_subsystem(d) ?: "?", action,
+                                 udev_device_get_sysname(d) ?: "?");
+                        m->fn(what, m->userdata);
+                }
+                udev_device_unref(d);
+        }
+        return 0;
+}
