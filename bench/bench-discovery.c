@@ -3,32 +3,23 @@
 
 #include <ctype.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pci/pci.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 
+#include "bench-util.h"
 #include "sriovd/config.h"
 #include "sriovd/inventory.h"
 #include "sriovd/kernel.h"
 #include "sriovd/plan.h"
 #include "sriovd/rootfs.h"
-
-extern char **environ;
-
-#define HOST_PFS 8
-#define HOST_VFS 64
-#define HOST_VF_IRQS 8
 
 static const char bench_config[] =
         "[match 15b3:101d]\n"
@@ -74,13 +65,6 @@ typedef struct Bench {
         int root_fd;
         const Config *config;
 } Bench;
-
-static double now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
 
 /* ---- the floor: the same files discovery reads, plain syscalls, no parsing ---- */
 
@@ -355,106 +339,9 @@ static int run_kind(const Bench *b, Kind k) {
 
 /* ---- process counters ---- */
 
-/* A "Key:   123 kB" line of /proc/self/status, in KiB; -1 if absent. */
-static long status_kib(const char *key) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-        char line[256];
-        size_t len = strlen(key);
-
-        if (!f)
-                return -1;
-        while (fgets(line, sizeof(line), f))
-                if (strncmp(line, key, len) == 0 && line[len] == ':')
-                        return strtol(line + len + 1, NULL, 10);
-        return -1;
-}
-
-/* read() calls and bytes read so far (/proc/self/io, CONFIG_TASK_IO_ACCOUNTING). */
-static bool io_counters(uint64_t *ret_syscr, uint64_t *ret_rchar) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/io", "re");
-        char line[128];
-        int found = 0;
-
-        if (!f)
-                return false;
-        while (fgets(line, sizeof(line), f)) {
-                if (strncmp(line, "syscr:", 6) == 0) {
-                        *ret_syscr = strtoull(line + 6, NULL, 10);
-                        found++;
-                } else if (strncmp(line, "rchar:", 6) == 0) {
-                        *ret_rchar = strtoull(line + 6, NULL, 10);
-                        found++;
-                }
-        }
-        return found == 2;
-}
-
-/* Reset VmHWM to the current RSS (Linux >= 4.0); false where /proc/self/clear_refs is refused. */
-static bool hwm_reset(void) {
-        int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-        bool ok;
-
-        if (fd < 0)
-                return false;
-        ok = write(fd, "5", 1) == 1;
-        close(fd);
-        return ok;
-}
-
 static size_t heap_in_use(void) {
         struct mallinfo2 mi = mallinfo2();
         return mi.uordblks + mi.hblkhd;
-}
-
-/* ---- the tree ---- */
-
-static int spawn_wait(char *const argv[]) {
-        posix_spawn_file_actions_t fa;
-        pid_t pid;
-        int r, status;
-
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-        r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (r != 0)
-                return -r;
-        if (waitpid(pid, &status, 0) < 0)
-                return negative_errno();
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPROTO;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path) < 0 ? -1 : 0;
-}
-
-static int tree_remove(const char *path) {
-        return nftw(path, remove_entry, 64, FTW_DEPTH | FTW_PHYS) < 0 ? negative_errno() : 0;
-}
-
-/* ---- statistics ---- */
-
-static int double_cmp(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return (x > y) - (x < y);
-}
-
-typedef struct Stats {
-        double median, min, max;
-} Stats;
-
-static Stats stats_of(const double *v, size_t n) {
-        _cleanup_free_ double *s = malloc(n * sizeof(*s));
-        Stats st = {};
-
-        if (!s || n == 0)
-                return st;
-        memcpy(s, v, n * sizeof(*s));
-        qsort(s, n, sizeof(*s), double_cmp);
-        st.min = s[0];
-        st.max = s[n - 1];
-        st.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-        return st;
 }
 
 /* ---- main ---- */
@@ -467,7 +354,7 @@ static void help(void) {
                "  -w, --warmup N      unmeasured warm-up iterations (default 2)\n"
                "  --python PATH       interpreter for MKHOST (default python3)\n"
                "  --root DIR          use this existing tree instead of generating one\n",
-               HOST_PFS, HOST_VFS, HOST_VF_IRQS);
+               BENCH_HOST_PFS, BENCH_HOST_VFS, BENCH_HOST_VF_IRQS);
 }
 
 static int parse_argv(int argc, char **argv, Options *o) {
@@ -480,11 +367,10 @@ static int parse_argv(int argc, char **argv, Options *o) {
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        const char *e = getenv("SRIOVD_BENCH_ITERATIONS");
         int c;
 
         o->python = "python3";
-        o->iterations = e ? (unsigned) strtoul(e, NULL, 10) : 20;
+        o->iterations = bench_default_iterations(20);
         o->warmup = 2;
         while ((c = getopt_long(argc, argv, "n:w:h", options, NULL)) >= 0)
                 switch (c) {
@@ -515,37 +401,6 @@ static int parse_argv(int argc, char **argv, Options *o) {
         return 1;
 }
 
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
-
-/* Make a temporary directory and the tree in it; tmp is "" when there is nothing to remove. */
-static int generate(const Options *o, char *tmp, size_t size, char *root, size_t root_size, double *ret_ms) {
-        int n, r;
-        double t0;
-
-        n = snprintf(tmp, size, "%s/sriovd-bench-XXXXXX", getenv("TMPDIR") ?: "/tmp");
-        if (n < 0 || (size_t) n >= size || !mkdtemp(tmp)) {
-                r = n < 0 || (size_t) n >= size ? -ENAMETOOLONG : negative_errno();
-                tmp[0] = 0;
-                return r;
-        }
-        n = snprintf(root, root_size, "%s/root", tmp);
-        if (n < 0 || (size_t) n >= root_size)
-                return -ENAMETOOLONG;
-
-        char *const argv[] = {
-                (char *) o->python, (char *) o->mkhost, (char *) "large", root,
-                (char *) "--pfs", (char *) STRINGIFY(HOST_PFS),
-                (char *) "--vfs", (char *) STRINGIFY(HOST_VFS),
-                (char *) "--vf-irqs", (char *) STRINGIFY(HOST_VF_IRQS),
-                NULL
-        };
-        t0 = now_ms();
-        r = spawn_wait(argv);
-        *ret_ms = now_ms() - t0;
-        return r;
-}
-
 /* ---- measuring ---- */
 
 /* Every workload, o->iterations times, in an order rotated each iteration. */
@@ -567,16 +422,16 @@ static int measure_times(const Bench *b, const Options *o, Stats ret[_KIND_MAX])
         for (unsigned i = 0; i < o->iterations; i++)
                 for (unsigned j = 0; j < _KIND_MAX; j++) {
                         Kind k = (Kind) ((i + j) % _KIND_MAX);
-                        double t0 = now_ms();
+                        double t0 = bench_now_ms();
 
                         r = run_kind(b, k);
-                        samples[(size_t) k * o->iterations + i] = now_ms() - t0;
+                        samples[(size_t) k * o->iterations + i] = bench_now_ms() - t0;
                         if (r < 0)
                                 return r;
                 }
 
         for (Kind k = 0; k < _KIND_MAX; k++)
-                ret[k] = stats_of(samples + (size_t) k * o->iterations, o->iterations);
+                ret[k] = bench_stats(samples + (size_t) k * o->iterations, o->iterations);
         return 0;
 }
 
@@ -593,7 +448,7 @@ typedef struct Memory {
 static int measure_alone(const Bench *b, Memory *m) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
-        uint64_t scr0, scr1, rch0, rch1;
+        BenchIo io0, io1;
         struct rusage ru;
         FloorCount fc;
         size_t heap0;
@@ -603,36 +458,36 @@ static int measure_alone(const Bench *b, Memory *m) {
         /* The whole-run peak first: resetting the high-water mark below loses it. */
         getrusage(RUSAGE_SELF, &ru);
         m->maxrss = ru.ru_maxrss;
-        m->hwm_run = status_kib("VmHWM");
+        m->hwm_run = bench_status_kib("VmHWM");
         m->hwm_floor = m->hwm_disc = -1;
 
         malloc_trim(0);
-        io = io_counters(&scr0, &rch0);
-        m->base_floor = status_kib("VmRSS");
-        if (hwm_reset()) {
+        io = bench_io(&io0);
+        m->base_floor = bench_status_kib("VmRSS");
+        if (bench_hwm_reset()) {
                 floor_walk(b->root_fd, &fc);
-                m->hwm_floor = status_kib("VmHWM");
+                m->hwm_floor = bench_status_kib("VmHWM");
         } else
                 floor_walk(b->root_fd, &fc);
-        if (io && io_counters(&scr1, &rch1)) {
-                m->reads_floor = scr1 - scr0;
-                m->rchar_floor = rch1 - rch0;
+        if (io && bench_io(&io1)) {
+                m->reads_floor = io1.syscr - io0.syscr;
+                m->rchar_floor = io1.rchar - io0.rchar;
         }
 
         malloc_trim(0);
         heap0 = heap_in_use();
-        io = io_counters(&scr0, &rch0);
-        m->base_disc = status_kib("VmRSS");
-        if (hwm_reset()) {
+        io = bench_io(&io0);
+        m->base_disc = bench_status_kib("VmRSS");
+        if (bench_hwm_reset()) {
                 r = discovery_run(b, &inv, &plan);
-                m->hwm_disc = status_kib("VmHWM");
+                m->hwm_disc = bench_status_kib("VmHWM");
         } else
                 r = discovery_run(b, &inv, &plan);
         if (r < 0)
                 return r;
-        if (io && io_counters(&scr1, &rch1)) {
-                m->reads_disc = scr1 - scr0;
-                m->rchar_disc = rch1 - rch0;
+        if (io && bench_io(&io1)) {
+                m->reads_disc = io1.syscr - io0.syscr;
+                m->rchar_disc = io1.rchar - io0.rchar;
         }
         m->heap_held = heap_in_use() - heap0;
         return 0;
@@ -658,7 +513,7 @@ static int print_tree(const Bench *b, double gen_ms, const char *tmp) {
                 threads += inv->irqs[i].thread != 0;
 
         printf("sriovd discovery benchmark: 'large' host, %u PFs x %u VFs, %u MSI-X IRQs per VF\n",
-               HOST_PFS, HOST_VFS, HOST_VF_IRQS);
+               BENCH_HOST_PFS, BENCH_HOST_VFS, BENCH_HOST_VF_IRQS);
         printf("tree: %u PCI functions (%zu PFs in scope, %u VFs), %zu IRQs (floor: %u), "
                "%u IRQ threads of %u /proc PIDs; plan: %zu action(s)\n",
                fc.pci_functions, inv->n_pfs, vfs, inv->n_irqs, fc.irqs, threads, fc.pids,
@@ -738,7 +593,11 @@ int main(int argc, char **argv) {
         if (o.root)
                 strscpy(root, sizeof(root), o.root);
         else {
-                r = generate(&o, tmp, sizeof(tmp), root, sizeof(root), &gen_ms);
+                r = bench_mkdtemp(tmp, sizeof(tmp));
+                if (r >= 0 && snprintf(root, sizeof(root), "%s/root", tmp) >= (int) sizeof(root))
+                        r = -ENAMETOOLONG;
+                if (r >= 0)
+                        r = bench_mkhost_large(o.python, o.mkhost, root, &gen_ms);
                 if (r < 0) {
                         fprintf(stderr, "bench-discovery: %s %s large failed: %s\n", o.python, o.mkhost,
                                 strerror(-r));
@@ -767,7 +626,7 @@ int main(int argc, char **argv) {
 
 finish:
         if (tmp[0]) {
-                r = tree_remove(tmp);
+                r = bench_tree_remove(tmp);
                 if (r < 0)
                         fprintf(stderr, "bench-discovery: failed to remove %s: %s\n", tmp, strerror(-r));
         }

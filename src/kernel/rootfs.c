@@ -15,8 +15,10 @@ struct RootFs {
         int fd;
         char *path;
         bool real;
-        bool no_openat2;
-        bool sched_live;   /* kernel without openat2(): fall back to openat() */
+        bool no_openat2;   /* kernel without openat2(): fall back to openat() */
+        bool sched_live;
+        /* Tests only, never on the real root: "SUBSTRING=ERRNO,..." makes matching writes fail. */
+        char *fail_writes;
 };
 
 int rootfs_new(const char *root, RootFs **ret) {
@@ -40,6 +42,8 @@ int rootfs_new(const char *root, RootFs **ret) {
         }
         r->real = streq(root, "/");
         r->sched_live = r->real || streq_ptr(getenv("SRIOVD_TEST_LIVE_SCHED"), "1");
+        if (!r->real && getenv("SRIOVD_TEST_FAIL_WRITE"))
+                r->fail_writes = strdup(getenv("SRIOVD_TEST_FAIL_WRITE"));
         r->fd = TAKE_FD(fd);
         *ret = r;
         return 0;
@@ -49,6 +53,7 @@ RootFs *rootfs_free(RootFs *r) {
         if (!r)
                 return NULL;
         closep(&r->fd);
+        free(r->fail_writes);
         free(r->path);
         free(r);
         return NULL;
@@ -213,11 +218,44 @@ int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) {
         return 0;
 }
 
+/* The errno a test asked writes to this path to fail with, or 0. */
+static int injected_write_error(const RootFs *r, const char *path) {
+        _cleanup_free_ char *spec = NULL;
+        char *save = NULL;
+
+        if (!r->fail_writes)
+                return 0;
+        spec = strdup(r->fail_writes);
+        if (!spec)
+                return 0;
+        for (char *item = strtok_r(spec, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+                char *eq = strrchr(item, '=');
+                if (!eq)
+                        continue;
+                *eq = 0;
+                if (strstr(path, item))
+                        return atoi(eq + 1);
+        }
+        return 0;
+}
+
 int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
         _cleanup_close_ int fd = -EBADF;
         size_t len = strlen(value);
         va_list ap;
         ssize_t k;
+
+        if (r->fail_writes) {
+                char path[PATH_MAX];
+                int e;
+
+                va_start(ap, fmt);
+                vsnprintf(path, sizeof(path), fmt, ap);
+                va_end(ap);
+                e = injected_write_error(r, path);
+                if (e > 0)
+                        return -e;   /* as the kernel would: nothing written */
+        }
 
         va_start(ap, fmt);
         /* O_TRUNC matters on fixture trees: a shorter value must not keep old bytes. */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sriovd/apply.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "test.h"
@@ -207,6 +208,63 @@ TEST(irqs_pinned_managed_untouched_second_run_writes_nothing) {
         scratch_done(&s);
 }
 
+TEST(injected_kernel_errors) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        CycleResult res;
+        Scratch s;
+
+        /* EBUSY (transient), ENOSPC (vector space) and EPIPE (anything else: permanent). */
+        ASSERT_EQ(setenv("SRIOVD_TEST_FAIL_WRITE", "/proc/irq/60/=16,/proc/irq/61/=28,/proc/irq/62/=32", 1), 0);
+        scratch_new(&s, "two-socket", "");
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(unsetenv("SRIOVD_TEST_FAIL_WRITE"), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_failed, 3);
+        ASSERT_EQ(res.n_done, 82 - 3);
+        ASSERT_STREQ(slurp(&s, "/proc/irq/60/smp_affinity_list"), "0-31\n");   /* nothing half-applied */
+
+        /* Next cycle: the transient and the ENOSPC ones are tried again, the permanent one not. */
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_actions, 2);
+        ASSERT_EQ(res.n_failed, 2);
+        const Plan *p = manager_plan(m);
+        ASSERT_EQ(p->actions[0].irq, 60);
+        ASSERT_EQ(p->actions[0].result, -EBUSY);
+        ASSERT_EQ(p->actions[1].irq, 61);
+        ASSERT_EQ(p->actions[1].result, -ENOSPC);
+        scratch_done(&s);
+}
+
+TEST(error_table) {
+        static const struct {
+                ActionKind kind;
+                int error;
+                ErrorClass class;
+                const char *meaning;
+        } cases[] = {
+                { ACTION_SET_IRQ_AFFINITY, -EBUSY, ERROR_TRANSIENT, "retried" },
+                { ACTION_SET_IRQ_AFFINITY, -EINVAL, ERROR_TRANSIENT, "retried" },
+                { ACTION_SET_IRQ_AFFINITY, -ERANGE, ERROR_TRANSIENT, "retried" },
+                { ACTION_SET_IRQ_AFFINITY, -ENOMEM, ERROR_TRANSIENT, "retried" },
+                { ACTION_SET_IRQ_AFFINITY, -EAGAIN, ERROR_TRANSIENT, "retried" },
+                { ACTION_SET_IRQ_AFFINITY, -ENOSPC, ERROR_FATAL, "vector space" },
+                { ACTION_SET_IRQ_AFFINITY, -EIO, ERROR_UNMANAGED, "kernel-managed" },
+                { ACTION_SET_IRQ_AFFINITY, -EPIPE, ERROR_UNMANAGED, "left alone" },
+                { ACTION_SET_IRQ_THREAD, -ESRCH, ERROR_TRANSIENT, "thread is gone" },
+                { ACTION_SET_IRQ_THREAD, -EPERM, ERROR_FATAL, "CAP_SYS_NICE" },
+                { ACTION_SET_NUM_VFS, -EBUSY, ERROR_TRANSIENT, "in use" },
+                { ACTION_SET_NUM_VFS, -ENOSPC, ERROR_FATAL, "MSI-X" },
+                { ACTION_SET_RTNET_PRIO, -ENOENT, ERROR_UNMANAGED, "does not have" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ErrorInfo e = kernel_error_classify(cases[i].kind, cases[i].error);
+                ASSERT_EQ(e.class, cases[i].class);
+                ASSERT_CONTAINS(e.meaning, cases[i].meaning);
+        }
+}
+
 TEST(bad_reload_keeps_config) {
         _cleanup_(manager_freep) Manager *m = NULL;
         Scratch s;
@@ -233,6 +291,8 @@ int main(int argc, char **argv) {
         RUN(apply_verify_idempotent);
         RUN(failure_is_isolated);
         RUN(irqs_pinned_managed_untouched_second_run_writes_nothing);
+        RUN(injected_kernel_errors);
+        RUN(error_table);
         RUN(bad_reload_keeps_config);
         return 0;
 }
