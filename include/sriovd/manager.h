@@ -18,6 +18,7 @@ typedef enum CycleMode {
 typedef struct CycleResult {
         unsigned n_actions;
         unsigned n_done;
+        unsigned n_skipped;      /* not carried out on purpose (thread priorities on a fixture) */
         unsigned n_failed;
         unsigned n_drift;        /* actions the verify pass still finds needed */
         unsigned n_policy_errors;

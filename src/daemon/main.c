@@ -124,6 +124,7 @@ static void print_result(const Manager *m, const Options *o, const CycleResult *
                         json_object_begin(&w, "result");
                         json_int(&w, "actions", res->n_actions);
                         json_int(&w, "done", res->n_done);
+                        json_int(&w, "skipped", res->n_skipped);
                         json_int(&w, "failed", res->n_failed);
                         json_int(&w, "drift", res->n_drift);
                         json_int(&w, "policy_errors", res->n_policy_errors);
@@ -136,8 +137,9 @@ static void print_result(const Manager *m, const Options *o, const CycleResult *
         output_inventory_text(stdout, inv);
         output_plan_text(stdout, plan);
         if (o->once)
-                printf("\nResult: %u actions, %u done, %u failed, %u still differ after apply, %u policy errors\n",
-                       res->n_actions, res->n_done, res->n_failed, res->n_drift, res->n_policy_errors);
+                printf("\nResult: %u actions, %u done, %u skipped, %u failed, %u still differ after apply, "
+                       "%u policy errors\n", res->n_actions, res->n_done, res->n_skipped, res->n_failed,
+                       res->n_drift, res->n_policy_errors);
         else
                 printf("\nDry run: nothing was changed.\n");
 }

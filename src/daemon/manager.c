@@ -285,7 +285,9 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                         action_apply(m->root, a);
                         manager_log_action(a, !m->expect_changes);
                         manager_record_result(m, a);
-                        if (a->result > 0)
+                        if (a->skipped)
+                                res.n_skipped++;
+                        else if (a->result > 0)
                                 res.n_done++;
                         else if (a->result < 0)
                                 res.n_failed++;

@@ -192,7 +192,7 @@ def test_cli(tmp):
     r = run_cli("--root", root, "--config", conf, "--once", "--json")
     doc = json.loads(r.stdout)
     assert all(a["result"] == "done" for a in doc["plan"]["actions"])
-    assert doc["result"] == {"actions": 83, "done": 83, "failed": 0, "drift": 0, "policy_errors": 1}
+    assert doc["result"] == {"actions": 83, "done": 83, "skipped": 0, "failed": 0, "drift": 0, "policy_errors": 1}
     assert r.returncode == 1
 
     # --check-config: 0 for the shipped config, 1 with file:line for a broken one.
