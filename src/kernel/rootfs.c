@@ -295,44 +295,46 @@ static int rootfs_parentv(RootFs *r, char **ret_base, const char *fmt, va_list a
         return fd;
 }
 
-int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) {
+/* The symlink's target into buf (PATH_MAX). */
+static int rootfs_readlinkv(RootFs *r, char *buf, const char *fmt, va_list ap) {
         _cleanup_free_ char *base = NULL;
         _cleanup_close_ int dfd = -EBADF;
-        char target[PATH_MAX];
-        va_list ap;
         ssize_t n;
 
-        va_start(ap, fmt);
         dfd = rootfs_parentv(r, &base, fmt, ap);
-        va_end(ap);
         if (dfd < 0)
                 return dfd;
-
-        n = readlinkat(dfd, base, target, sizeof(target) - 1);
+        n = readlinkat(dfd, base, buf, PATH_MAX - 1);
         if (n < 0)
                 return negative_errno();
-        target[n] = 0;
+        buf[n] = 0;
+        return 0;
+}
+
+int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) {
+        char target[PATH_MAX];
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = rootfs_readlinkv(r, target, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return k;
         *ret = strdup(target);
         return *ret ? 0 : -ENOMEM;
 }
 
 int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) {
-        _cleanup_free_ char *base = NULL;
-        _cleanup_close_ int dfd = -EBADF;
         char target[PATH_MAX], *slash;
         va_list ap;
-        ssize_t n;
+        int k;
 
         va_start(ap, fmt);
-        dfd = rootfs_parentv(r, &base, fmt, ap);
+        k = rootfs_readlinkv(r, target, fmt, ap);
         va_end(ap);
-        if (dfd < 0)
-                return dfd;
-
-        n = readlinkat(dfd, base, target, sizeof(target) - 1);
-        if (n < 0)
-                return negative_errno();
-        target[n] = 0;
+        if (k < 0)
+                return k;
         slash = strrchr(target, '/');
         *ret = strdup(slash ? slash + 1 : target);
         return *ret ? 0 : -ENOMEM;

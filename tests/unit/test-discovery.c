@@ -5,19 +5,12 @@
 #include <string.h>
 
 #include "sriovd/kernel.h"
-#include "test.h"
+#include "test-fixture.h"
 
 static const char *fixtures_dir;
 
 static Inventory *discover(const char *host, const Scope *scope) {
-        _cleanup_(rootfs_freep) RootFs *r = NULL;
-        Inventory *inv = NULL;
-        char path[1024];
-
-        snprintf(path, sizeof(path), "%s/fixture-%s", fixtures_dir, host);
-        ASSERT_EQ(rootfs_new(path, &r), 0);
-        ASSERT_EQ(inventory_read(r, scope, &inv), 0);
-        return inv;
+        return test_fixture_inventory(fixtures_dir, host, scope);
 }
 
 static const char *list(const CpuSet *s) {

@@ -7,7 +7,7 @@
 
 #include "sriovd/kernel.h"
 #include "sriovd/plan.h"
-#include "test.h"
+#include "test-fixture.h"
 
 static const char *fixtures_dir;
 static char classes[] = "/tmp/sriovd-classes-XXXXXX";
@@ -24,24 +24,11 @@ static void write_class(const char *name, const char *text) {
 }
 
 static Config *config(const char *text) {
-        _cleanup_free_ char *errors = NULL;
-        Config *c = NULL;
-        int r = config_load_string("test.conf", text, classes, &c, &errors);
-        if (r < 0)
-                fprintf(stderr, "%s\n", errors);
-        ASSERT_EQ(r, 0);
-        return c;
+        return test_config(text, classes);
 }
 
 static Inventory *fixture(const char *host) {
-        _cleanup_(rootfs_freep) RootFs *r = NULL;
-        Inventory *inv = NULL;
-        char path[1024];
-
-        snprintf(path, sizeof(path), "%s/fixture-%s", fixtures_dir, host);
-        ASSERT_EQ(rootfs_new(path, &r), 0);
-        ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
-        return inv;
+        return test_fixture_inventory(fixtures_dir, host, NULL);
 }
 
 static const Action *find(const Plan *p, ActionKind kind, unsigned irq) {

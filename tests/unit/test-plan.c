@@ -5,29 +5,16 @@
 
 #include "sriovd/kernel.h"
 #include "sriovd/plan.h"
-#include "test.h"
+#include "test-fixture.h"
 
 static const char *fixtures_dir;
 
 static Config *config(const char *text) {
-        _cleanup_free_ char *errors = NULL;
-        Config *c = NULL;
-        int r = config_load_string("test.conf", text, NULL, &c, &errors);
-        if (r < 0)
-                fprintf(stderr, "%s\n", errors);
-        ASSERT_EQ(r, 0);
-        return c;
+        return test_config(text, NULL);
 }
 
 static Inventory *fixture(const char *host) {
-        _cleanup_(rootfs_freep) RootFs *r = NULL;
-        Inventory *inv = NULL;
-        char path[1024];
-
-        snprintf(path, sizeof(path), "%s/fixture-%s", fixtures_dir, host);
-        ASSERT_EQ(rootfs_new(path, &r), 0);
-        ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
-        return inv;
+        return test_fixture_inventory(fixtures_dir, host, NULL);
 }
 
 /* A minimal host: one PF per entry, no IRQs; the planner needs no more for VF counts. */
