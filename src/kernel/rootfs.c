@@ -165,34 +165,39 @@ static int read_fd_all(int fd, char **ret) {
         return 0;
 }
 
-int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) {
+/* Open, optionally fstat() the same fd, and read: the one path all readers take. */
+static int rootfs_readv(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, va_list ap) {
         _cleanup_close_ int fd = -EBADF;
-        va_list ap;
 
-        va_start(ap, fmt);
         fd = rootfs_openv(r, O_RDONLY | O_NOCTTY, fmt, ap);
-        va_end(ap);
         if (fd < 0)
                 return fd;
-        return read_fd_all(fd, ret);
-}
-
-int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) {
-        _cleanup_close_ int fd = -EBADF;
-        va_list ap;
-
-        va_start(ap, fmt);
-        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY, fmt, ap);
-        va_end(ap);
-        if (fd < 0)
-                return fd;
-        if (fstat(fd, ret_st) < 0)
+        if (ret_st && fstat(fd, ret_st) < 0)
                 return negative_errno();
         return read_fd_all(fd, ret);
 }
 
+int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) {
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = rootfs_readv(r, ret, NULL, fmt, ap);
+        va_end(ap);
+        return k;
+}
+
+int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) {
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = rootfs_readv(r, ret, ret_st, fmt, ap);
+        va_end(ap);
+        return k;
+}
+
 int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) {
-        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *s = NULL;
         char *end;
         va_list ap;
@@ -200,11 +205,8 @@ int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) {
         int k;
 
         va_start(ap, fmt);
-        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY, fmt, ap);
+        k = rootfs_readv(r, &s, NULL, fmt, ap);
         va_end(ap);
-        if (fd < 0)
-                return fd;
-        k = read_fd_all(fd, &s);
         if (k < 0)
                 return k;
 
