@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <malloc.h>
@@ -27,13 +26,7 @@ static const char bench_config[] =
         "[rt]\n"
         "rtnet_prio = 50\n";
 
-typedef struct Options {
-        const char *mkhost;
-        const char *python;
-        const char *root;       /* an existing tree: skip generation */
-        unsigned iterations;
-        unsigned warmup;
-} Options;
+typedef BenchOptions Options;
 
 /* What one floor walk touched. */
 typedef struct FloorCount {
@@ -358,47 +351,7 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char **argv, Options *o) {
-        enum { ARG_PYTHON = 0x100, ARG_ROOT };
-        static const struct option options[] = {
-                { "iterations", required_argument, NULL, 'n' },
-                { "warmup", required_argument, NULL, 'w' },
-                { "python", required_argument, NULL, ARG_PYTHON },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        int c;
-
-        o->python = "python3";
-        o->iterations = bench_default_iterations(20);
-        o->warmup = 2;
-        while ((c = getopt_long(argc, argv, "n:w:h", options, NULL)) >= 0)
-                switch (c) {
-                case 'n':
-                        o->iterations = (unsigned) strtoul(optarg, NULL, 10);
-                        break;
-                case 'w':
-                        o->warmup = (unsigned) strtoul(optarg, NULL, 10);
-                        break;
-                case ARG_PYTHON:
-                        o->python = optarg;
-                        break;
-                case ARG_ROOT:
-                        o->root = optarg;
-                        break;
-                case 'h':
-                        help();
-                        return 0;
-                default:
-                        return -EINVAL;
-                }
-        if (optind < argc)
-                o->mkhost = argv[optind++];
-        if (optind < argc || (!o->mkhost && !o->root) || o->iterations == 0 || o->iterations > 100000) {
-                fprintf(stderr, "bench-discovery: expected MKHOST (or --root DIR) and 1..100000 iterations; see --help\n");
-                return -EINVAL;
-        }
-        return 1;
+        return bench_parse_argv(argc, argv, "bench-discovery", 2, help, o);
 }
 
 /* ---- measuring ---- */

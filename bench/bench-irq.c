@@ -2,7 +2,6 @@
 /* bench-irq.c — IRQ affinity apply and the no-change drift check on a large host, against bare write/read floors */
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <malloc.h>
@@ -31,13 +30,7 @@ static const char bench_class[] =
 /* The daemon's default period between drift checks, to put the check's CPU time in proportion. */
 #define DRIFT_CHECK_SEC 5
 
-typedef struct Options {
-        const char *mkhost;
-        const char *python;
-        const char *root;       /* an existing tree: copied, never written to */
-        unsigned iterations;
-        unsigned warmup;
-} Options;
+typedef BenchOptions Options;
 
 /* One IRQ the plan pins. */
 typedef struct Target {
@@ -640,47 +633,7 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char **argv, Options *o) {
-        enum { ARG_PYTHON = 0x100, ARG_ROOT };
-        static const struct option options[] = {
-                { "iterations", required_argument, NULL, 'n' },
-                { "warmup", required_argument, NULL, 'w' },
-                { "python", required_argument, NULL, ARG_PYTHON },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        int c;
-
-        o->python = "python3";
-        o->iterations = bench_default_iterations(20);
-        o->warmup = 1;
-        while ((c = getopt_long(argc, argv, "n:w:h", options, NULL)) >= 0)
-                switch (c) {
-                case 'n':
-                        o->iterations = (unsigned) strtoul(optarg, NULL, 10);
-                        break;
-                case 'w':
-                        o->warmup = (unsigned) strtoul(optarg, NULL, 10);
-                        break;
-                case ARG_PYTHON:
-                        o->python = optarg;
-                        break;
-                case ARG_ROOT:
-                        o->root = optarg;
-                        break;
-                case 'h':
-                        help();
-                        return 0;
-                default:
-                        return -EINVAL;
-                }
-        if (optind < argc)
-                o->mkhost = argv[optind++];
-        if (optind < argc || (!o->mkhost && !o->root) || o->iterations == 0 || o->iterations > 100000) {
-                fprintf(stderr, "bench-irq: expected MKHOST (or --root DIR) and 1..100000 iterations; see --help\n");
-                return -EINVAL;
-        }
-        return 1;
+        return bench_parse_argv(argc, argv, "bench-irq", 1, help, o);
 }
 
 /* The tree under tmp/root: generated, or a copy of --root (the benchmark rewrites it). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bench-util.c — what the C benchmarks share: clocks, statistics, process counters, the fixture tree */
 
+#include <getopt.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -176,4 +177,49 @@ int bench_mkhost_large(const char *python, const char *mkhost, const char *dest,
 
         *ret_ms = bench_now_ms() - t0;
         return r;
+}
+
+int bench_parse_argv(int argc, char **argv, const char *name, unsigned default_warmup, void (*help)(void),
+                     BenchOptions *o) {
+        enum { ARG_PYTHON = 0x100, ARG_ROOT };
+        static const struct option options[] = {
+                { "iterations", required_argument, NULL, 'n' },
+                { "warmup", required_argument, NULL, 'w' },
+                { "python", required_argument, NULL, ARG_PYTHON },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        int c;
+
+        o->python = "python3";
+        o->iterations = bench_default_iterations(20);
+        o->warmup = default_warmup;
+        while ((c = getopt_long(argc, argv, "n:w:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'n':
+                        o->iterations = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'w':
+                        o->warmup = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case ARG_PYTHON:
+                        o->python = optarg;
+                        break;
+                case ARG_ROOT:
+                        o->root = optarg;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc)
+                o->mkhost = argv[optind++];
+        if (optind < argc || (!o->mkhost && !o->root) || o->iterations == 0 || o->iterations > 100000) {
+                fprintf(stderr, "%s: expected MKHOST (or --root DIR) and 1..100000 iterations; see --help\n", name);
+                return -EINVAL;
+        }
+        return 1;
 }

@@ -48,3 +48,16 @@ int bench_tree_remove(const char *path);
 int bench_mkdtemp(char *tmp, size_t size);
 /* mkhost.py large DEST with the BENCH_HOST_* shape; ret_ms = how long it took. */
 int bench_mkhost_large(const char *python, const char *mkhost, const char *dest, double *ret_ms);
+
+/* The options every C benchmark takes (see their --help). */
+typedef struct BenchOptions {
+        const char *mkhost;
+        const char *python;
+        const char *root;       /* an existing tree instead of a generated one */
+        unsigned iterations;
+        unsigned warmup;
+} BenchOptions;
+
+/* 1 = run, 0 = --help was printed, -EINVAL = bad usage (said on stderr as NAME: ...). */
+int bench_parse_argv(int argc, char **argv, const char *name, unsigned default_warmup, void (*help)(void),
+                     BenchOptions *o);
