@@ -53,6 +53,24 @@ typedef struct TenantClass {
         Tristate offload_tso, offload_gso, offload_gro, offload_lro;
 } TenantClass;
 
+typedef enum VfMacPolicy {
+        VF_MAC_LEAVE,
+        VF_MAC_DERIVE,          /* from the PF's permanent MAC and the VF index; a tenant's own wins */
+} VfMacPolicy;
+
+typedef enum VfLinkStatePolicy {
+        VF_LINK_STATE_LEAVE = -1,
+        VF_LINK_STATE_AUTO,     /* = IFLA_VF_LINK_STATE_AUTO */
+        VF_LINK_STATE_ENABLE,
+        VF_LINK_STATE_DISABLE,
+} VfLinkStatePolicy;
+
+typedef enum VfDriverPolicy {
+        VF_DRIVER_LEAVE,
+        VF_DRIVER_VFIO,         /* vfio-pci, for passthrough */
+        VF_DRIVER_HOST,         /* the VF's native driver, chosen by the kernel */
+} VfDriverPolicy;
+
 /* A [match VVVV:DDDD] or [pf DDDD:BB:DD.F] section. */
 typedef struct PfPolicy {
         bool by_addr;
@@ -61,6 +79,15 @@ typedef struct PfPolicy {
         int num_vfs;                       /* -1 = leave as found */
         int drivers_autoprobe;             /* -1 = leave, 0/1 */
         char class_name[CLASS_NAME_MAX];   /* "" = none */
+
+        /* Every VF of the PF, over rtnetlink on the PF; -1 / LEAVE = not touched. */
+        VfMacPolicy vf_mac;
+        int vf_vlan, vf_qos;
+        Tristate vf_spoofchk, vf_trust;
+        VfLinkStatePolicy vf_link_state;
+        int vf_min_tx_rate, vf_max_tx_rate;   /* Mbit/s, 0 = unlimited */
+        VfDriverPolicy vf_driver;
+
         unsigned line;                     /* where the section starts */
 } PfPolicy;
 
@@ -71,6 +98,7 @@ typedef struct Config {
         /* [daemon] */
         char *state_dir;                   /* default /var/lib/sriovd */
         unsigned drift_check_sec;          /* default 5; 0 = event-driven only */
+        unsigned vf_timeout_sec;           /* default 30: how long new VFs may take to appear */
         char *access_group;                /* default "sriovd" */
         char *libvirt_uri;                 /* default qemu:///system */
 
@@ -118,3 +146,4 @@ const char *vnic_kind_to_string(VnicKind k);
 const char *irq_cpu_policy_to_string(IrqCpuPolicy p);
 const char *irq_spread_to_string(IrqSpread s);
 const char *tristate_to_string(Tristate t);
+const char *vf_driver_policy_to_string(VfDriverPolicy p);

@@ -44,6 +44,31 @@ typedef struct Irq {
         int thread_priority;
 } Irq;
 
+/* A VF's link settings as the PF's driver reports them over rtnetlink. */
+typedef struct VfLink {
+        unsigned vf;                /* VF index on the PF */
+        uint8_t mac[6];
+        unsigned vlan, qos;
+        int spoofchk;               /* 0/1, -1 = the kernel did not say */
+        int trust;                  /* 0/1, -1 = unknown */
+        int link_state;             /* IFLA_VF_LINK_STATE_*, -1 = unknown */
+        unsigned min_tx_rate, max_tx_rate;   /* Mbit/s, 0 = no limit */
+} VfLink;
+
+/* What to change on one VF; unset fields are left alone. */
+typedef struct VfLinkChange {
+        unsigned vf;
+        bool set_mac;
+        uint8_t mac[6];
+        bool set_vlan;
+        unsigned vlan, qos;
+        int spoofchk;               /* -1 = leave */
+        int trust;                  /* -1 = leave */
+        int link_state;             /* -1 = leave */
+        bool set_rate;
+        unsigned min_tx_rate, max_tx_rate;
+} VfLinkChange;
+
 typedef struct Vf {
         unsigned index;             /* N of virtfnN */
         char addr[PCI_ADDR_MAX];
@@ -63,6 +88,9 @@ typedef struct Pf {
         CpuSet local_cpus;
         char (*netdevs)[IF_NAMESIZE];
         size_t n_netdevs;
+        int ifindex;                /* of netdevs[0], the one VFs are configured through; 0 = none */
+        uint8_t mac[6];             /* netdevs[0]'s address, seed of derived VF MACs */
+        bool have_mac;
         unsigned total_vfs, num_vfs;
         int drivers_autoprobe;      /* -1 = file absent */
         int iommu_group;            /* -1 = none */
@@ -70,6 +98,10 @@ typedef struct Pf {
         size_t n_irqs;
         Vf *vfs;                    /* sorted by index */
         size_t n_vfs;
+        /* VF settings over rtnetlink; filled by the daemon, not by inventory_read(). */
+        VfLink *vf_links;           /* sorted by vf */
+        size_t n_vf_links;
+        bool vf_links_known;
 } Pf;
 
 typedef struct Inventory {
@@ -109,3 +141,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
 
 const Irq *inventory_find_irq(const Inventory *inv, unsigned irq);
 const Pf *inventory_find_pf(const Inventory *inv, const char *addr);
+const VfLink *pf_find_vf_link(const Pf *pf, unsigned vf);
+
+/* "aa:bb:cc:dd:ee:ff" and back; parse returns false on anything else. */
+#define MAC_STR_MAX 18
+char *mac_format(const uint8_t mac[6], char buf[static MAC_STR_MAX]);
+bool mac_parse(const char *s, uint8_t ret[6]);
+/* A locally administered unicast MAC derived from key; same key, same MAC, on every host. */
+void mac_derive(const char *key, uint8_t ret[6]);

@@ -43,6 +43,7 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define log_error(...) log_full_errno(LOG_ERR, 0, NULL, __VA_ARGS__)
 #define log_warning_errno(r, ...) log_full_errno(LOG_WARNING, r, NULL, __VA_ARGS__)
 #define log_error_errno(r, ...) log_full_errno(LOG_ERR, r, NULL, __VA_ARGS__)
+#define log_oom() log_error_errno(-ENOMEM, "Out of memory")
 
 /* MESSAGE_IDs of key events (journalctl MESSAGE_ID=...). */
 #define SRIOVD_MESSAGE_STARTED     "5f2e6c1e0b3a4d6f9a51c2d7e8b40a11"
@@ -51,3 +52,5 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define SRIOVD_MESSAGE_DRIFT       "d4e1f2a3b5c64d7e8f9a0b1c2d3e4f14"
 #define SRIOVD_MESSAGE_UNMANAGED   "b7c8d9e0f1a24b3c9d4e5f6a7b8c9016"
 #define SRIOVD_MESSAGE_RELOAD      "e6f7a8b9c0d14e2f8a3b4c5d6e7f8015"
+#define SRIOVD_MESSAGE_VFS_READY   "1a2b3c4d5e6f47a8b9c0d1e2f3a4b517"
+#define SRIOVD_MESSAGE_VFS_MISSING "9f8e7d6c5b4a43928170f6e5d4c3b218"

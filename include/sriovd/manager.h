@@ -43,6 +43,13 @@ const Inventory *manager_inventory(const Manager *m);
 const Plan *manager_plan(const Manager *m);
 const Config *manager_config(const Manager *m);
 
+/*
+ * --once: one cycle, then, if it created VFs, follow the kernel's events until
+ * they are all there or late, re-checking as they come. ret adds up every cycle;
+ * manager_plan() then holds all their actions.
+ */
+int manager_once(Manager *m, CycleResult *ret);
+
 /* Put IRQ threads back to the scheduling sriovd found them with (done at daemon stop). */
 int manager_restore_sched(Manager *m);
 /* Run as a daemon until SIGTERM/SIGINT. */

@@ -8,9 +8,12 @@
 #include "sriovd/inventory.h"
 #include "sriovd/macro.h"
 
+/* In the order they are applied: VFs exist before they are configured, bound and pinned. */
 typedef enum ActionKind {
         ACTION_SET_AUTOPROBE,       /* PF sriov_drivers_autoprobe: before VFs appear */
         ACTION_SET_NUM_VFS,         /* PF sriov_numvfs */
+        ACTION_SET_VF_LINK,         /* one VF's MAC/VLAN/spoofchk/trust/link/rate, rtnetlink on the PF */
+        ACTION_SET_VF_DRIVER,       /* bind a VF to vfio-pci, or give it back to its native driver */
         ACTION_SET_RTNET_PRIO,      /* net.core.rtnet_prio */
         ACTION_SET_IRQ_AFFINITY,    /* /proc/irq/N/smp_affinity_list */
         ACTION_SET_IRQ_THREAD,      /* sched_setscheduler() of the irq/N- thread */
@@ -19,12 +22,26 @@ typedef enum ActionKind {
 
 typedef struct Action {
         ActionKind kind;
-        char target[PCI_ADDR_MAX];  /* PF or VF address; "" for host-wide actions */
+        char target[PCI_ADDR_MAX];  /* PF or VF address (the PF for VF_LINK); "" for host-wide actions */
         long before, after;         /* counts, flags, sysctl values, thread priorities */
         unsigned irq;               /* IRQ actions */
+        unsigned vf;                /* VF actions: the VF index on its PF */
         pid_t pid;                  /* ACTION_SET_IRQ_THREAD */
         int policy_before, policy_after;
-        CpuSet cpus_before, cpus_after;   /* ACTION_SET_IRQ_AFFINITY */
+        union {
+                struct {            /* ACTION_SET_IRQ_AFFINITY */
+                        CpuSet cpus_before, cpus_after;
+                };
+                struct {            /* ACTION_SET_VF_LINK; link_after carries only what changes */
+                        VfLink link_before;
+                        bool link_before_known;   /* false: VF not created yet, or no netlink view */
+                        VfLinkChange link_after;
+                        int ifindex;              /* of the PF */
+                };
+                struct {            /* ACTION_SET_VF_DRIVER; "" after = the kernel's choice */
+                        char driver_before[DRIVER_MAX], driver_after[DRIVER_MAX];
+                };
+        };
         bool restore;               /* puts back what sriovd changed (thread left its RT class) */
         /* What else the action does, for the operator ("destroys 8 VFs"). */
         char effect[96];
@@ -54,12 +71,28 @@ typedef struct SavedSched {
         int policy, priority;
 } SavedSched;
 
+#define TENANT_ID_MAX 64
+
+/* A VF held by a tenant (the allocator's decision), and what the tenant needs on it. */
+typedef struct PlanAllocation {
+        char vf[PCI_ADDR_MAX];
+        char tenant[TENANT_ID_MAX];
+        bool have_mac;                  /* false: derived from the tenant id */
+        uint8_t mac[6];
+        int vlan, qos;                  /* -1 = the PF's policy */
+} PlanAllocation;
+
 /* State the planner needs besides inventory and policy; all optional. */
 typedef struct PlanContext {
         const SavedSched *saved;        /* sorted by pid */
         size_t n_saved;
         const unsigned *unmanaged_irqs; /* sorted; IRQs the kernel refused for good */
         size_t n_unmanaged;
+        const PlanAllocation *allocations;
+        size_t n_allocations;
+        /* PFs whose VF count may change even though VFs are allocated (forced over the API). */
+        const char (*force_num_vfs)[PCI_ADDR_MAX];
+        size_t n_force_num_vfs;
 } PlanContext;
 
 /* The CPUs IRQs may go to, after defaults: RT = config or isolated, housekeeping = the rest. */
@@ -83,8 +116,12 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
 /* The before (after = false) or after value of an action as text: "8", "0-31", "fifo/99". */
 char *action_format_value(const Action *a, bool after, char *buf, size_t size);
 const char *sched_policy_to_string(int policy);
+/* Append from's actions to into's; from's notes replace into's (they describe the later state). */
+int plan_merge(Plan *into, const Plan *from);
 Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 
 const char *action_kind_to_string(ActionKind k);
+/* Pure: the fields of want that differ from cur, into ret; returns how many. */
+unsigned vf_link_diff(const VfLink *cur, const VfLinkChange *want, VfLinkChange *ret);
 const char *note_level_to_string(NoteLevel l);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* inventory.c — the inventory model: scope, lookups and teardown (reading lives in kernel/discover.c) */
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sriovd/inventory.h"
@@ -40,6 +41,7 @@ Inventory *inventory_free(Inventory *inv) {
                 free(pf->vfs);
                 free(pf->irqs);
                 free(pf->netdevs);
+                free(pf->vf_links);
         }
         free(inv->pfs);
         free(inv->irqs);
@@ -62,4 +64,60 @@ const Pf *inventory_find_pf(const Inventory *inv, const char *addr) {
                 if (streq(inv->pfs[i].addr, addr))
                         return &inv->pfs[i];
         return NULL;
+}
+
+const VfLink *pf_find_vf_link(const Pf *pf, unsigned vf) {
+        /* Sorted and nearly always dense: index vf is where VF vf usually is. */
+        if (vf < pf->n_vf_links && pf->vf_links[vf].vf == vf)
+                return &pf->vf_links[vf];
+        for (size_t i = 0; i < pf->n_vf_links; i++)
+                if (pf->vf_links[i].vf == vf)
+                        return &pf->vf_links[i];
+        return NULL;
+}
+
+char *mac_format(const uint8_t mac[6], char buf[static MAC_STR_MAX]) {
+        snprintf(buf, MAC_STR_MAX, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+                 mac[5]);
+        return buf;
+}
+
+bool mac_parse(const char *s, uint8_t ret[6]) {
+        uint8_t mac[6];
+
+        for (size_t i = 0; i < 6; i++) {
+                const char *p = s + i * 3;
+                unsigned v = 0;
+
+                for (size_t j = 0; j < 2; j++) {
+                        char c = p[j];
+                        if (c >= '0' && c <= '9')
+                                v = v * 16 + (unsigned) (c - '0');
+                        else if (c >= 'a' && c <= 'f')
+                                v = v * 16 + (unsigned) (c - 'a' + 10);
+                        else if (c >= 'A' && c <= 'F')
+                                v = v * 16 + (unsigned) (c - 'A' + 10);
+                        else
+                                return false;
+                }
+                if (p[2] != (i == 5 ? 0 : ':'))
+                        return false;
+                mac[i] = (uint8_t) v;
+        }
+        memcpy(ret, mac, sizeof(mac));
+        return true;
+}
+
+void mac_derive(const char *key, uint8_t ret[6]) {
+        /* FNV-1a, 64 bit: stable across versions and hosts, which is the point. */
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (const char *p = "sriovd:"; *p; p++)
+                h = (h ^ (uint8_t) *p) * 0x100000001b3ULL;
+        for (const char *p = key; *p; p++)
+                h = (h ^ (uint8_t) *p) * 0x100000001b3ULL;
+        for (size_t i = 0; i < 6; i++)
+                ret[i] = (uint8_t) (h >> (8 * i));
+        /* Locally administered, unicast: never collides with a vendor's OUI. */
+        ret[0] = (uint8_t) ((ret[0] & 0xfc) | 0x02);
 }

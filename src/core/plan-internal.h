@@ -19,3 +19,10 @@ _printf_(4, 5) void plan_add_note(PlanBuilder *b, NoteLevel level, const char *t
 
 /* plan-irq.c: affinities and handler threads of every in-scope PF and VF. */
 void plan_irqs(PlanBuilder *b);
+
+/* plan-vf.c: VF count, link settings and driver of every in-scope PF. */
+void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
+void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
+void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
+/* Whether the plan already changes the PF's VF count, i.e. its present VFs are going away. */
+bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf);

@@ -184,7 +184,8 @@ void plan_irqs(PlanBuilder *b) {
                 if (!pf_irq_cpus(b, pf, cls, &set))
                         continue;
                 plan_device(b, pf->addr, pf->irqs, pf->n_irqs, 0, &set, cls, &managed);
-                for (size_t j = 0; j < pf->n_vfs; j++)
+                /* VFs about to be destroyed are not worth pinning; their successors are, next pass. */
+                for (size_t j = 0; j < pf->n_vfs && !plan_pf_vfs_replaced(b, pf); j++)
                         plan_device(b, pf->vfs[j].addr, pf->vfs[j].irqs, pf->vfs[j].n_irqs,
                                     pf->vfs[j].index + 1, &set, cls, &managed);
                 if (managed > 0)

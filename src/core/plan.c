@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan-internal.h"
@@ -47,41 +48,6 @@ static void plan_pf_autoprobe(PlanBuilder *b, const Pf *pf, const PfPolicy *pol)
         if (pol->drivers_autoprobe != pf->drivers_autoprobe)
                 plan_add_action(b, ACTION_SET_AUTOPROBE, pf->addr, pf->drivers_autoprobe,
                                 pol->drivers_autoprobe);
-}
-
-static void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
-        unsigned want;
-        Action *a;
-
-        if (!pol || pol->num_vfs < 0)
-                return;
-        want = (unsigned) pol->num_vfs;
-
-        if (want > pf->total_vfs) {
-                plan_add_note(b, NOTE_ERROR, pf->addr,
-                              "num_vfs = %u exceeds sriov_totalvfs = %u (config line %u); VF count left at %u",
-                              want, pf->total_vfs, pol->line, pf->num_vfs);
-                return;
-        }
-        if (want == pf->num_vfs)
-                return;
-        if (!pf->driver[0]) {
-                /* The PF driver creates the VFs: without one the write fails. */
-                plan_add_note(b, NOTE_WARNING, pf->addr,
-                              "no driver bound; %u VFs will be created once it binds", want);
-                return;
-        }
-
-        a = plan_add_action(b, ACTION_SET_NUM_VFS, pf->addr, pf->num_vfs, want);
-        if (!a)
-                return;
-        if (pf->num_vfs > 0 && want > 0)
-                snprintf(a->effect, sizeof(a->effect), "destroys %u VFs, then creates %u",
-                         pf->num_vfs, want);
-        else if (pf->num_vfs > 0)
-                snprintf(a->effect, sizeof(a->effect), "destroys %u VFs", pf->num_vfs);
-        else
-                snprintf(a->effect, sizeof(a->effect), "creates %u VFs", want);
 }
 
 static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
@@ -139,6 +105,18 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
                 const Pf *pf = &inv->pfs[i];
                 plan_pf_num_vfs(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
         }
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                const PfPolicy *pol = config_pf_policy(cfg, pf->addr, pf->vendor, pf->device);
+                if (pol)
+                        plan_pf_vf_links(&b, pf, pol);
+        }
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                const PfPolicy *pol = config_pf_policy(cfg, pf->addr, pf->vendor, pf->device);
+                if (pol)
+                        plan_pf_vf_drivers(&b, pf, pol);
+        }
 
         plan_irqs(&b);
 
@@ -158,6 +136,28 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         return 0;
 }
 
+int plan_merge(Plan *into, const Plan *from) {
+        Action *actions;
+        PlanNote *notes = NULL;
+
+        actions = reallocarray(into->actions, into->n_actions + from->n_actions, sizeof(Action));
+        if (!actions && into->n_actions + from->n_actions > 0)
+                return -ENOMEM;
+        into->actions = actions;
+        if (from->n_notes > 0) {
+                notes = malloc(from->n_notes * sizeof(PlanNote));
+                if (!notes)
+                        return -ENOMEM;
+                memcpy(notes, from->notes, from->n_notes * sizeof(PlanNote));
+        }
+        memcpy(into->actions + into->n_actions, from->actions, from->n_actions * sizeof(Action));
+        into->n_actions += from->n_actions;
+        free(into->notes);
+        into->notes = notes;
+        into->n_notes = from->n_notes;
+        return 0;
+}
+
 Plan *plan_free(Plan *p) {
         if (!p)
                 return NULL;
@@ -171,6 +171,8 @@ const char *action_kind_to_string(ActionKind k) {
         static const char *const table[_ACTION_KIND_MAX] = {
                 [ACTION_SET_AUTOPROBE] = "sriov-autoprobe",
                 [ACTION_SET_NUM_VFS] = "sriov-numvfs",
+                [ACTION_SET_VF_LINK] = "vf-link",
+                [ACTION_SET_VF_DRIVER] = "vf-driver",
                 [ACTION_SET_RTNET_PRIO] = "rtnet-prio",
                 [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
                 [ACTION_SET_IRQ_THREAD] = "irq-thread",
@@ -206,8 +208,54 @@ const char *sched_policy_to_string(int policy) {
         return "unknown";
 }
 
+/* Only the fields the action changes: "mac 02:..., vlan 100/0, spoofchk on". */
+static char *vf_link_format(const Action *a, bool after, char *buf, size_t size) {
+        const VfLinkChange *c = &a->link_after;
+        const VfLink *l = &a->link_before;
+        static const char *const states[] = { "auto", "enable", "disable" };
+        char mac[MAC_STR_MAX];
+        size_t k = 0;
+
+#define APPEND(...)                                                                  \
+        do {                                                                         \
+                int _w = snprintf(buf + k, k < size ? size - k : 0, "%s", k ? ", " : ""); \
+                k += _w > 0 ? (size_t) _w : 0;                                       \
+                _w = snprintf(buf + k, k < size ? size - k : 0, __VA_ARGS__);        \
+                k += _w > 0 ? (size_t) _w : 0;                                       \
+        } while (0)
+
+        buf[0] = 0;
+        if (!after && !a->link_before_known) {
+                snprintf(buf, size, "?");
+                return buf;
+        }
+        if (c->set_mac)
+                APPEND("mac %s", mac_format(after ? c->mac : l->mac, mac));
+        if (c->set_vlan)
+                APPEND("vlan %u/%u", after ? c->vlan : l->vlan, after ? c->qos : l->qos);
+        if (c->spoofchk >= 0)
+                APPEND("spoofchk %s", (after ? c->spoofchk : l->spoofchk) > 0 ? "on" : "off");
+        if (c->trust >= 0)
+                APPEND("trust %s", (after ? c->trust : l->trust) > 0 ? "on" : "off");
+        if (c->link_state >= 0) {
+                int s = after ? c->link_state : l->link_state;
+                APPEND("link %s", s >= 0 && s < 3 ? states[s] : "?");
+        }
+        if (c->set_rate)
+                APPEND("rate %u-%u", after ? c->min_tx_rate : l->min_tx_rate, after ? c->max_tx_rate : l->max_tx_rate);
+#undef APPEND
+        return buf;
+}
+
 char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
         switch (a->kind) {
+        case ACTION_SET_VF_LINK:
+                return vf_link_format(a, after, buf, size);
+        case ACTION_SET_VF_DRIVER: {
+                const char *d = after ? a->driver_after : a->driver_before;
+                snprintf(buf, size, "%s", d[0] ? d : after ? "(native)" : "(none)");
+                return buf;
+        }
         case ACTION_SET_IRQ_AFFINITY:
                 return cpuset_format_list(after ? &a->cpus_after : &a->cpus_before, buf, size);
         case ACTION_SET_IRQ_THREAD:

@@ -99,7 +99,8 @@ const char *error_class_to_string(ErrorClass c) {
         return "unknown";
 }
 
-int action_apply(RootFs *root, Action *a) {
+int action_apply(Kernel *k, Action *a) {
+        RootFs *root = k->root;
         int r = -EOPNOTSUPP;
 
         switch (a->kind) {
@@ -109,6 +110,9 @@ int action_apply(RootFs *root, Action *a) {
         case ACTION_SET_NUM_VFS:
                 r = sriov_set_num_vfs(root, a->target, (unsigned) a->after);
                 break;
+        case ACTION_SET_VF_LINK:
+        case ACTION_SET_VF_DRIVER:
+                break;   /* wired up with the rtnetlink and bind modules */
         case ACTION_SET_RTNET_PRIO:
                 r = sysctl_set_rtnet_prio(root, a->after);
                 break;

@@ -33,6 +33,8 @@
 
 #define DEFAULT_STATE_DIR "/var/lib/sriovd"
 #define DEFAULT_DRIFT_CHECK_SEC 5
+/* mlx5 creates 64 VFs in seconds; igb resets the PF for ~5 s. Slower means something is wrong. */
+#define DEFAULT_VF_TIMEOUT_SEC 30
 #define DEFAULT_ACCESS_GROUP "sriovd"
 #define DEFAULT_LIBVIRT_URI "qemu:///system"
 #define CLASSES_DIR_NAME "tenant-classes.d"
@@ -776,6 +778,7 @@ static const char *const irq_spread_values[] = {
 static const KeyDef daemon_keys[] = {
         KEY("state_dir", key_path, Config, state_dir),
         KEY_UNSIGNED("drift_check_sec", Config, drift_check_sec, 0, 86400),
+        KEY_UNSIGNED("vf_timeout_sec", Config, vf_timeout_sec, 1, 3600),
         KEY("access_group", key_group, Config, access_group),
         KEY("libvirt_uri", key_uri, Config, libvirt_uri),
 };
@@ -789,11 +792,47 @@ static const KeyDef rt_keys[] = {
         { .name = "rtnet_prio", .parse = key_rtnet_prio, .offset = offsetof(Config, rtnet_prio), .min = 0, .max = 99 },
 };
 
+static const char *const vf_mac_values[] = {
+        [VF_MAC_LEAVE] = "leave",
+        [VF_MAC_DERIVE] = "derive",
+};
+
+/* Shifted by one: VF_LINK_STATE_LEAVE is -1. */
+static const char *const vf_link_state_values[] = { "leave", "auto", "enable", "disable" };
+
+static int key_vf_link_state(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r = key_enum(p, k, value, data);
+        if (r >= 0)
+                (*(int *) ((uint8_t *) data + k->offset))--;
+        return r;
+}
+
+static const char *const vf_driver_values[] = {
+        [VF_DRIVER_LEAVE] = "leave",
+        [VF_DRIVER_VFIO] = "vfio-pci",
+        [VF_DRIVER_HOST] = "host",
+};
+
+/* 400 Gbit/s: the fastest ConnectX port; a larger figure is a typo. */
+#define VF_RATE_MAX 400000
+
 static const KeyDef pf_keys[] = {
         KEY_INT("num_vfs", PfPolicy, num_vfs, 0, 4096),
         KEY("drivers_autoprobe", key_bool, PfPolicy, drivers_autoprobe),
         KEY("class", key_class_ref, PfPolicy, class_name),
+        KEY_ENUM("vf_mac", PfPolicy, vf_mac, vf_mac_values),
+        KEY_INT("vf_vlan", PfPolicy, vf_vlan, 0, 4094),
+        KEY_INT("vf_qos", PfPolicy, vf_qos, 0, 7),
+        KEY("vf_spoofchk", key_tristate, PfPolicy, vf_spoofchk),
+        KEY("vf_trust", key_tristate, PfPolicy, vf_trust),
+        { .name = "vf_link_state", .parse = key_vf_link_state, .offset = offsetof(PfPolicy, vf_link_state),
+          .values = vf_link_state_values, .n_values = ELEMENTSOF(vf_link_state_values) },
+        KEY_INT("vf_min_tx_rate", PfPolicy, vf_min_tx_rate, 0, VF_RATE_MAX),
+        KEY_INT("vf_max_tx_rate", PfPolicy, vf_max_tx_rate, 0, VF_RATE_MAX),
+        KEY_ENUM("vf_driver", PfPolicy, vf_driver, vf_driver_values),
 };
+
+_Static_assert(ELEMENTSOF(pf_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");
 
 static const KeyDef class_keys[] = {
         { .name = "vnic", .parse = key_vnic, .offset = offsetof(TenantClass, vnic),
@@ -896,6 +935,13 @@ static void pf_policy_init(PfPolicy *pf, unsigned line) {
         *pf = (PfPolicy) {
                 .num_vfs = -1,
                 .drivers_autoprobe = -1,
+                .vf_vlan = -1,
+                .vf_qos = -1,
+                .vf_spoofchk = TRISTATE_LEAVE,
+                .vf_trust = TRISTATE_LEAVE,
+                .vf_link_state = VF_LINK_STATE_LEAVE,
+                .vf_min_tx_rate = -1,
+                .vf_max_tx_rate = -1,
                 .line = line,
         };
 }
@@ -1456,6 +1502,22 @@ static void check_class_refs(Config *c, ErrorList *errors, const unsigned *lines
         }
 }
 
+static void check_vf_keys(Config *c, ErrorList *errors) {
+        for (size_t i = 0; i < c->n_pfs; i++) {
+                const PfPolicy *pf = &c->pfs[i];
+
+                /* The kernel takes QoS only inside the VLAN tag it belongs to. */
+                if (pf->vf_qos >= 0 && pf->vf_vlan < 0)
+                        error_add(errors, 0, c->path, pf->line,
+                                  "vf_qos = %d without vf_vlan in this section; expected a vf_vlan for the priority to tag",
+                                  pf->vf_qos);
+                if (pf->vf_min_tx_rate > 0 && pf->vf_max_tx_rate > 0 && pf->vf_min_tx_rate > pf->vf_max_tx_rate)
+                        error_add(errors, 0, c->path, pf->line,
+                                  "vf_min_tx_rate = %d exceeds vf_max_tx_rate = %d in this section; expected min <= max",
+                                  pf->vf_min_tx_rate, pf->vf_max_tx_rate);
+        }
+}
+
 static void check_cpus(Config *c, ErrorList *errors, const Parser *p) {
         char buf[CPUSET_LIST_MAX];
         CpuSet both;
@@ -1575,6 +1637,7 @@ static int config_new(const char *path, const char *classes_dir, Config **ret) {
                 .classes_dir = classes_dir ? strdup(classes_dir) : NULL,
                 .state_dir = strdup(DEFAULT_STATE_DIR),
                 .drift_check_sec = DEFAULT_DRIFT_CHECK_SEC,
+                .vf_timeout_sec = DEFAULT_VF_TIMEOUT_SEC,
                 .access_group = strdup(DEFAULT_ACCESS_GROUP),
                 .libvirt_uri = strdup(DEFAULT_LIBVIRT_URI),
                 .rtnet_prio = -1,
@@ -1616,6 +1679,7 @@ static int config_parse(Config *c, const char *text, size_t size, char **ret_err
 
         check_class_refs(c, &errors, p.pf_class_lines);
         check_cpus(c, &errors, &p);
+        check_vf_keys(c, &errors);
         check_rt_priorities(c, &errors, info.items, p.rtnet_prio_line);
 
         if (errors.oom)
@@ -1727,6 +1791,10 @@ Config *config_free(Config *c) {
 
 static int class_compare(const void *key, const void *elem) {
         return strcmp(key, ((const TenantClass *) elem)->name);
+}
+
+const char *vf_driver_policy_to_string(VfDriverPolicy p) {
+        return (unsigned) p < ELEMENTSOF(vf_driver_values) ? vf_driver_values[p] : "unknown";
 }
 
 const TenantClass *config_find_class(const Config *c, const char *name) {

@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
         if (!o.dry_run && !o.once)
                 return manager_run(m) < 0 ? EXIT_INCOMPLETE : EXIT_OK;
 
-        r = manager_cycle(m, o.dry_run ? CYCLE_DRY_RUN : CYCLE_APPLY, &res);
+        r = o.dry_run ? manager_cycle(m, CYCLE_DRY_RUN, &res) : manager_once(m, &res);
         if (r < 0)
                 return EXIT_UNUSABLE;
         print_result(m, &o, &res);

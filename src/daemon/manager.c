@@ -15,14 +15,19 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/monitor.h"
+#include "sriovd/vf-wait.h"
 
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
         sd_event_source *recheck_timer;   /* events coalesced into one cycle */
+        sd_event_source *vf_timer;        /* the next VF creation deadline */
         LinkMonitor *link_monitor;
         DeviceMonitor *device_monitor;
         RootFs *root;
+        Kernel kernel;
+        /* Whether rtnetlink talks about the netdevs the root's sysfs shows (real root, or a test's netns). */
+        bool netlink_live;
         char *config_path;
         bool config_optional;    /* default path: absent file = built-in defaults */
         Config *config;
@@ -40,7 +45,20 @@ struct Manager {
         /* IRQs whose affinity the kernel refused for good (sorted). */
         unsigned *unmanaged;
         size_t n_unmanaged, allocated_unmanaged;
+
+        /* VFs asked for and not yet seen. */
+        VfWaitList vf_waits;
+        /* --once: plans and results of every cycle add up until the VFs settle. */
+        bool once;
+        CycleResult once_total;
 };
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
 
 
 int manager_new(const char *root, const char *config_path, Manager **ret) {
@@ -54,6 +72,8 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
         r = rootfs_new(root, &m->root);
         if (r < 0)
                 return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
+        m->kernel.root = m->root;
+        m->netlink_live = rootfs_is_real(m->root) || streq_ptr(getenv("SRIOVD_TEST_LIVE_NETLINK"), "1");
 
         m->config_optional = !config_path;
         m->expect_changes = true;
@@ -70,6 +90,8 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         sd_event_source_unref(m->drift_timer);
         sd_event_source_unref(m->recheck_timer);
+        sd_event_source_unref(m->vf_timer);
+        vf_wait_list_done(&m->vf_waits);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
         sd_event_unref(m->event);
@@ -264,71 +286,196 @@ static void manager_log_notes(const Plan *p) {
         }
 }
 
+static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, uint64_t now, void *userdata) {
+        CycleResult *res = userdata;
+        uint64_t ms = (now - w->since) / 1000;
+
+        if (ready) {
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.pf = w->pf, .message_id = SRIOVD_MESSAGE_VFS_READY),
+                               "%u VFs of %s ready after %" PRIu64 " ms", w->want, w->pf, ms);
+                return;
+        }
+        res->n_failed++;
+        log_full_errno(LOG_ERR, 0, LOG_FIELDS(.pf = w->pf, .message_id = SRIOVD_MESSAGE_VFS_MISSING),
+                       "%u VFs of %s not ready after %" PRIu64 " ms: %s", w->want, w->pf, ms, missing);
+}
+
+/* Skipped on purpose, so not drift: fixture PIDs and netdevs are not this host's. */
+static bool manager_action_not_ours(const Manager *m, const Action *a) {
+        return (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root)) ||
+               (a->kind == ACTION_SET_VF_LINK && !m->netlink_live);
+}
+
+/* Up to this many PFs get new VFs configured within the cycle; more wait for their events. */
+#define CREATED_MAX 16
+
+typedef struct Created {
+        char pfs[CREATED_MAX][PCI_ADDR_MAX];
+        size_t n;
+} Created;
+
+static bool created_covers(const Created *c, const Inventory *inv, const char *target) {
+        for (size_t i = 0; i < c->n; i++) {
+                const Pf *pf = inventory_find_pf(inv, c->pfs[i]);
+
+                if (streq(c->pfs[i], target))
+                        return true;
+                for (size_t j = 0; pf && j < pf->n_vfs; j++)
+                        if (streq(pf->vfs[j].addr, target))
+                                return true;
+        }
+        return false;
+}
+
+/* A follow-up pass is about the new VFs only: everything else was tried a moment ago. */
+static void plan_keep_created(Plan *p, const Inventory *inv, const Created *c) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (created_covers(c, inv, p->actions[i].target))
+                        p->actions[k++] = p->actions[i];
+        p->n_actions = k;
+}
+
+/* Apply a plan; fills created with the PFs whose VF count changed (their VFs are now awaited). */
+static void manager_apply(Manager *m, Plan *plan, CycleResult *res, Created *created) {
+        created->n = 0;
+
+        /* A failed action is reported; the independent ones still run. */
+        for (size_t i = 0; i < plan->n_actions; i++) {
+                Action *a = &plan->actions[i];
+
+                action_apply(&m->kernel, a);
+                manager_log_action(a, !m->expect_changes);
+                manager_record_result(m, a);
+                if (a->skipped)
+                        res->n_skipped++;
+                else if (a->result > 0)
+                        res->n_done++;
+                else if (a->result < 0)
+                        res->n_failed++;
+
+                if (a->kind == ACTION_SET_NUM_VFS && a->result > 0 && a->after > 0) {
+                        if (vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
+                                        (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)
+                                log_oom();
+                        if (created->n < CREATED_MAX)
+                                strscpy(created->pfs[created->n++], PCI_ADDR_MAX, a->target);
+                }
+        }
+}
+
+static void manager_verify(Manager *m, const Plan *verify, const Inventory *inv, CycleResult *res) {
+        for (size_t i = 0; i < verify->n_actions; i++) {
+                const Action *a = &verify->actions[i];
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+
+                /* VFs still arriving are configured when they are there, not drift. */
+                if (manager_action_not_ours(m, a) || vf_wait_covers(&m->vf_waits, inv, a->target))
+                        continue;
+                res->n_drift++;
+                log_full_errno(LOG_WARNING, 0,
+                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .message_id = SRIOVD_MESSAGE_DRIFT),
+                               "Did not stick: %s is %s, want %s", action_describe(a, what, sizeof(what)),
+                               action_format_value(a, false, before, sizeof(before)),
+                               action_format_value(a, true, after, sizeof(after)));
+        }
+}
+
+/* --once keeps every pass's actions, so the output shows all that was done. */
+static int manager_keep_plan(Manager *m, Plan **plan) {
+        if (m->once && m->plan) {
+                int r = plan_merge(m->plan, *plan);
+                if (r < 0)
+                        return r;
+                *plan = plan_free(*plan);
+                return 0;
+        }
+        plan_free(m->plan);
+        m->plan = TAKE_PTR(*plan);
+        return 0;
+}
+
+/* New VFs are configured in the cycle that created them, if the kernel already shows them. */
+#define CYCLE_PASSES_MAX 3
+
 int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
-        _cleanup_(inventory_freep) Inventory *inv = NULL, *after = NULL;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL, *verify = NULL;
         CycleResult res = {};
+        Created created = {};
+        bool notes_changed = false;
         int r;
 
-        r = manager_observe(m, &inv, &plan);
-        if (r < 0)
-                return r;
+        for (unsigned pass = 0;; pass++) {
+                _cleanup_(plan_freep) Plan *p = NULL;
+                Inventory *i = NULL;
 
-        res.n_actions = (unsigned) plan->n_actions;
-        for (size_t i = 0; i < plan->n_notes; i++)
-                res.n_policy_errors += plan->notes[i].level == NOTE_ERROR;
+                r = manager_observe(m, &i, &p);
+                if (r < 0)
+                        return r;
+                inventory_free(inv);
+                inv = i;
+                if (mode == CYCLE_APPLY)
+                        vf_wait_check(&m->vf_waits, inv, now_usec(), on_vf_wait_done, &res);
+
+                if (pass > 0)
+                        plan_keep_created(p, inv, &created);
+                res.n_actions += (unsigned) p->n_actions;
+                res.n_policy_errors = 0;
+                for (size_t k = 0; k < p->n_notes; k++)
+                        res.n_policy_errors += p->notes[k].level == NOTE_ERROR;
+                notes_changed = !m->plan || m->plan->n_notes != p->n_notes;
+
+                if (mode == CYCLE_APPLY)
+                        manager_apply(m, p, &res, &created);
+                if (mode == CYCLE_APPLY && created.n > 0 && pass + 1 < CYCLE_PASSES_MAX) {
+                        if (!plan)
+                                plan = TAKE_PTR(p);
+                        else if (plan_merge(plan, p) < 0)
+                                return log_oom();
+                        continue;
+                }
+                if (!plan)
+                        plan = TAKE_PTR(p);
+                else if (plan_merge(plan, p) < 0)
+                        return log_oom();
+                break;
+        }
 
         if (mode == CYCLE_APPLY) {
-                /* A failed action is reported; the independent ones still run. */
-                for (size_t i = 0; i < plan->n_actions; i++) {
-                        Action *a = &plan->actions[i];
-                        action_apply(m->root, a);
-                        manager_log_action(a, !m->expect_changes);
-                        manager_record_result(m, a);
-                        if (a->skipped)
-                                res.n_skipped++;
-                        else if (a->result > 0)
-                                res.n_done++;
-                        else if (a->result < 0)
-                                res.n_failed++;
-                }
-
                 /* Verify: whatever is still planned did not stick. */
                 if (plan->n_actions > 0) {
+                        Inventory *after = NULL;
+
                         r = manager_observe(m, &after, &verify);
                         if (r < 0)
                                 return r;
-                        for (size_t i = 0; i < verify->n_actions; i++) {
-                                const Action *a = &verify->actions[i];
-
-                                /* Skipped on purpose (fixture PIDs), so not drift. */
-                                if (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root))
-                                        continue;
-                                res.n_drift++;
-                                char before[CPUSET_LIST_MAX], after_s[CPUSET_LIST_MAX], what[80];
-                                log_full_errno(LOG_WARNING, 0,
-                                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL,
-                                                          .message_id = SRIOVD_MESSAGE_DRIFT),
-                                               "Did not stick: %s is %s, want %s", action_describe(a, what, sizeof(what)),
-                                               action_format_value(a, false, before, sizeof(before)),
-                                               action_format_value(a, true, after_s, sizeof(after_s)));
-                        }
                         inventory_free(inv);
-                        inv = TAKE_PTR(after);
+                        inv = after;
+                        manager_verify(m, verify, inv, &res);
                 }
                 /* Notes repeat every cycle; say them on the first and when they change. */
-                if (m->n_cycles == 0 || !m->plan || m->plan->n_notes != plan->n_notes)
+                if (m->n_cycles == 0 || notes_changed)
                         manager_log_notes(plan);
+                m->expect_changes = false;
         }
 
-        if (mode == CYCLE_APPLY)
-                m->expect_changes = false;
         m->n_cycles++;
         m->last = res;
+        if (m->once) {
+                m->once_total.n_actions += res.n_actions;
+                m->once_total.n_done += res.n_done;
+                m->once_total.n_skipped += res.n_skipped;
+                m->once_total.n_failed += res.n_failed;
+                m->once_total.n_drift = res.n_drift;
+                m->once_total.n_policy_errors = res.n_policy_errors;
+        }
         inventory_free(m->inventory);
         m->inventory = TAKE_PTR(inv);
-        plan_free(m->plan);
-        m->plan = TAKE_PTR(plan);
+        r = manager_keep_plan(m, &plan);
+        if (r < 0)
+                return log_oom();
         if (ret)
                 *ret = res;
         return 0;
@@ -387,11 +534,37 @@ static void manager_notify_status(Manager *m, const char *prefix) {
                    inv->caps.rtnet_prio_present ? "" : "; RT softirq partition unavailable on this kernel");
 }
 
+static int on_vf_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Late VFs are reported at their deadline even if no event ever comes. */
+static void manager_arm_vf_timer(Manager *m) {
+        uint64_t deadline = vf_wait_next_deadline(&m->vf_waits);
+        int r;
+
+        if (!m->event)
+                return;
+        if (deadline == UINT64_MAX) {
+                if (m->vf_timer)
+                        (void) sd_event_source_set_enabled(m->vf_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!m->vf_timer)
+                r = sd_event_add_time(m->event, &m->vf_timer, CLOCK_MONOTONIC, deadline, 0, on_vf_timer, m);
+        else {
+                r = sd_event_source_set_time(m->vf_timer, deadline);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->vf_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the VF creation deadline, the drift timer will report it: %m");
+}
+
 static int manager_run_cycle(Manager *m) {
         CycleResult res;
         int r;
 
         r = manager_cycle(m, CYCLE_APPLY, &res);
+        manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
         r = manager_write_owned_irqs(m);
@@ -438,6 +611,14 @@ static int manager_arm_drift_timer(Manager *m) {
 
 /* Events come in bursts (a driver reload adds dozens of devices): wait this long, then one cycle. */
 #define RECHECK_DELAY_USEC (100 * 1000)
+
+static int on_vf_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_run_cycle(m);
+        manager_notify_status(m, "");
+        return 0;
+}
 
 static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
@@ -526,6 +707,44 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(m->event, 0);
 }
 
+/* The event loop and the kernel event sources: the daemon's, and --once's while VFs arrive. */
+static int manager_setup_event(Manager *m) {
+        int r;
+
+        if (m->event)
+                return 0;
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %m");
+        manager_add_monitors(m);
+        return 0;
+}
+
+int manager_once(Manager *m, CycleResult *ret) {
+        int r;
+
+        m->once = true;
+        m->once_total = (CycleResult) {};
+        r = manager_cycle(m, CYCLE_APPLY, NULL);
+        if (r < 0)
+                return r;
+
+        /* VFs were created: follow the kernel's events until they are all there, or late. */
+        if (m->vf_waits.n > 0) {
+                r = manager_setup_event(m);
+                if (r < 0)
+                        return r;
+                manager_arm_vf_timer(m);
+                while (m->vf_waits.n > 0) {
+                        r = sd_event_run(m->event, UINT64_MAX);
+                        if (r < 0)
+                                return log_error_errno(r, "Event loop failed: %m");
+                }
+        }
+        *ret = m->once_total;
+        return 0;
+}
+
 int manager_run(Manager *m) {
         sigset_t mask;
         int r;
@@ -537,9 +756,9 @@ int manager_run(Manager *m) {
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(negative_errno(), "Failed to block signals: %m");
 
-        r = sd_event_default(&m->event);
+        r = manager_setup_event(m);
         if (r < 0)
-                return log_error_errno(r, "Failed to allocate the event loop: %m");
+                return r;
         r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
         if (r >= 0)
                 r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m);
@@ -555,7 +774,6 @@ int manager_run(Manager *m) {
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_STARTED),
                        "sriovd %s starting on root %s", SRIOVD_VERSION, rootfs_path(m->root));
 
-        manager_add_monitors(m);
         r = manager_run_cycle(m);
         if (r < 0)
                 return r;

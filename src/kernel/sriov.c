@@ -203,6 +203,16 @@ int sriov_read_pf(RootFs *root, Pf *pf) {
         r = pci_read_netdevs(root, pf->addr, &pf->netdevs, &pf->n_netdevs);
         if (r < 0)
                 return r;
+        if (pf->n_netdevs > 0) {
+                _cleanup_free_ char *mac = NULL;
+
+                /* VFs are configured through the PF netdev, found by ifindex: names change under udev. */
+                if (rootfs_read_long(root, &v, PCI_DEV "/net/%s/ifindex", pf->addr, pf->netdevs[0]) >= 0 &&
+                    v > 0 && v <= INT32_MAX)
+                        pf->ifindex = (int) v;
+                if (rootfs_read(root, &mac, PCI_DEV "/net/%s/address", pf->addr, pf->netdevs[0]) >= 0)
+                        pf->have_mac = mac_parse(mac, pf->mac);
+        }
         r = pci_read_irqs(root, pf->addr, &pf->irqs, &pf->n_irqs);
         if (r < 0)
                 return r;

@@ -14,6 +14,7 @@ import time
 SRIOVD = sys.argv[1]
 BUILD = os.environ["SRIOVD_BUILD_DIR"]
 PF0 = "sys/bus/pci/devices/0000:41:00.0"
+PF0_ADDR = "0000:41:00.0"
 
 
 class Daemon:
@@ -164,7 +165,8 @@ def test_cli(tmp):
     shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), root, symlinks=True)
     conf = os.path.join(tmp, "sriovd.conf")
     with open(conf, "w") as f:
-        f.write("[match 15b3:101d]\nnum_vfs = 12\n\n[pf 0000:c1:00.0]\nnum_vfs = 99\n")
+        f.write("[daemon]\nvf_timeout_sec = 1\n\n[match 15b3:101d]\nnum_vfs = 12\n\n"
+                "[pf 0000:c1:00.0]\nnum_vfs = 99\n")
 
     # --dry-run --json: one JSON document with the inventory and the plan; nothing changes.
     r = run_cli("--root", root, "--config", conf, "--dry-run", "--json")
@@ -178,7 +180,9 @@ def test_cli(tmp):
     assert doc["inventory"]["irqs"][0]["thread"] == {"pid": 1004, "policy": "fifo", "priority": 50}
     actions = [a for a in doc["plan"]["actions"] if a["action"] != "irq-affinity"]
     irq_actions = [a for a in doc["plan"]["actions"] if a["action"] == "irq-affinity"]
-    assert len(irq_actions) == 82
+    # 41:00.0's VFs are about to be replaced: only its own IRQs are pinned now, the new VFs' next pass.
+    assert len(irq_actions) == 82 - 32, len(irq_actions)
+    assert not any(a["target"].startswith("0000:41:0") and a["target"] != PF0_ADDR for a in irq_actions)
     assert irq_actions[0] == {"action": "irq-affinity", "target": "0000:41:00.0", "irq": 44, "before": "0-31",
                               "after": "0", "effect": None, "result": "planned"}, irq_actions[0]
     assert actions == [{"action": "sriov-numvfs", "target": "0000:41:00.0", "before": 8, "after": 12,
@@ -188,11 +192,14 @@ def test_cli(tmp):
     with open(os.path.join(root, PF0, "sriov_numvfs")) as f:
         assert f.read().strip() == "8"
 
-    # --once applies what can be applied and says the rest failed.
+    # --once applies what can be applied and says the rest failed. A fixture creates no VFs: the
+    # write goes through, the 8 VFs still shown are pinned in a second pass, and after
+    # vf_timeout_sec the 4 that never came are reported by name.
     r = run_cli("--root", root, "--config", conf, "--once", "--json")
     doc = json.loads(r.stdout)
     assert all(a["result"] == "done" for a in doc["plan"]["actions"])
-    assert doc["result"] == {"actions": 83, "done": 83, "skipped": 0, "failed": 0, "drift": 0, "policy_errors": 1}
+    assert doc["result"] == {"actions": 83, "done": 83, "skipped": 0, "failed": 1, "drift": 0, "policy_errors": 1}, doc["result"]
+    assert "12 VFs of 0000:41:00.0 not ready after" in r.stderr and "virtfn8-11 missing" in r.stderr, r.stderr
     assert r.returncode == 1
 
     # --check-config: 0 for the shipped config, 1 with file:line for a broken one.

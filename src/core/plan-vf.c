@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plan-vf.c — the VF lifecycle: how many VFs, their link settings, which driver holds them */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "plan-internal.h"
+
+static int allocation_cmp(const void *key, const void *elem) {
+        return strcmp(key, ((const PlanAllocation *) elem)->vf);
+}
+
+static const PlanAllocation *find_allocation(const PlanBuilder *b, const char *vf) {
+        return bsearch_safe(vf, b->ctx->allocations, b->ctx->n_allocations, sizeof(PlanAllocation),
+                            allocation_cmp);
+}
+
+/* How many of the PF's VFs tenants hold, and who, as "a, b, c" for the operator. */
+static unsigned pf_allocated(const PlanBuilder *b, const Pf *pf, char *names, size_t size) {
+        unsigned n = 0;
+        size_t k = 0;
+
+        names[0] = 0;
+        for (size_t i = 0; i < pf->n_vfs; i++) {
+                const PlanAllocation *a = find_allocation(b, pf->vfs[i].addr);
+                if (!a)
+                        continue;
+                if (k < size) {
+                        int w = snprintf(names + k, size - k, "%s%s", n > 0 ? ", " : "", a->tenant);
+                        k += w > 0 ? (size_t) w : 0;
+                }
+                n++;
+        }
+        return n;
+}
+
+static bool pf_forced(const PlanBuilder *b, const Pf *pf) {
+        for (size_t i = 0; i < b->ctx->n_force_num_vfs; i++)
+                if (streq(b->ctx->force_num_vfs[i], pf->addr))
+                        return true;
+        return false;
+}
+
+bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
+        /* Count changes come first in the plan and are few: a scan is enough. */
+        for (size_t i = 0; i < b->plan->n_actions; i++) {
+                const Action *a = &b->plan->actions[i];
+                if (a->kind == ACTION_SET_NUM_VFS && streq(a->target, pf->addr))
+                        return true;
+                if (a->kind > ACTION_SET_NUM_VFS)
+                        break;
+        }
+        return false;
+}
+
+void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
+        char tenants[128];
+        unsigned want, held;
+        Action *a;
+
+        if (!pol || pol->num_vfs < 0)
+                return;
+        want = (unsigned) pol->num_vfs;
+
+        if (want > pf->total_vfs) {
+                plan_add_note(b, NOTE_ERROR, pf->addr,
+                              "num_vfs = %u exceeds sriov_totalvfs = %u (config line %u); VF count left at %u",
+                              want, pf->total_vfs, pol->line, pf->num_vfs);
+                return;
+        }
+        if (want == pf->num_vfs)
+                return;
+        if (!pf->driver[0]) {
+                /* The PF driver creates the VFs: without one the write fails. */
+                plan_add_note(b, NOTE_WARNING, pf->addr,
+                              "no driver bound; %u VFs will be created once it binds", want);
+                return;
+        }
+
+        /* Any change from a non-zero count goes through 0, which destroys every VF. */
+        held = pf->num_vfs > 0 ? pf_allocated(b, pf, tenants, sizeof(tenants)) : 0;
+        if (held > 0 && !pf_forced(b, pf)) {
+                plan_add_note(b, NOTE_ERROR, pf->addr,
+                              "num_vfs %u -> %u refused: it destroys all %u VFs and %u are allocated "
+                              "(%s); release them or force the change over the API (config line %u)",
+                              pf->num_vfs, want, pf->num_vfs, held, tenants, pol->line);
+                return;
+        }
+
+        a = plan_add_action(b, ACTION_SET_NUM_VFS, pf->addr, pf->num_vfs, want);
+        if (!a)
+                return;
+        if (pf->num_vfs > 0 && want > 0)
+                snprintf(a->effect, sizeof(a->effect), "destroys %u VFs%s%s%s, then creates %u",
+                         pf->num_vfs, held ? " (forced, allocated to " : "", held ? tenants : "",
+                         held ? ")" : "", want);
+        else if (pf->num_vfs > 0)
+                snprintf(a->effect, sizeof(a->effect), "destroys %u VFs%s%s%s", pf->num_vfs,
+                         held ? " (forced, allocated to " : "", held ? tenants : "", held ? ")" : "");
+        else
+                snprintf(a->effect, sizeof(a->effect), "creates %u VFs", want);
+}
+
+/* What policy and the VF's tenant want on VF index; returns false when nothing is wanted. */
+static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, const PlanAllocation *alloc,
+                         VfLinkChange *ret) {
+        VfLinkChange w = {
+                .vf = index,
+                .spoofchk = pol->vf_spoofchk,
+                .trust = pol->vf_trust,
+                .link_state = pol->vf_link_state,
+        };
+
+        if (alloc) {
+                /* The tenant's MAC follows the tenant across hosts: derived from its id, not the PF. */
+                w.set_mac = true;
+                if (alloc->have_mac)
+                        memcpy(w.mac, alloc->mac, sizeof(w.mac));
+                else
+                        mac_derive(alloc->tenant, w.mac);
+        } else if (pol->vf_mac == VF_MAC_DERIVE && pf->have_mac) {
+                char m[MAC_STR_MAX], key[MAC_STR_MAX + 16];
+
+                /* The PF's MAC makes the key unique across hosts; PCI addresses repeat. */
+                snprintf(key, sizeof(key), "%s/vf%u", mac_format(pf->mac, m), index);
+                w.set_mac = true;
+                mac_derive(key, w.mac);
+        }
+
+        if (alloc && alloc->vlan >= 0) {
+                w.set_vlan = true;
+                w.vlan = (unsigned) alloc->vlan;
+                w.qos = alloc->qos > 0 ? (unsigned) alloc->qos : 0;
+        } else if (pol->vf_vlan >= 0) {
+                w.set_vlan = true;
+                w.vlan = (unsigned) pol->vf_vlan;
+                w.qos = pol->vf_qos > 0 ? (unsigned) pol->vf_qos : 0;
+        }
+
+        if (pol->vf_min_tx_rate >= 0 || pol->vf_max_tx_rate >= 0) {
+                const VfLink *cur = pf->vf_links_known ? pf_find_vf_link(pf, index) : NULL;
+
+                /* The kernel sets both at once: the one not configured keeps its value. */
+                w.set_rate = true;
+                w.min_tx_rate = pol->vf_min_tx_rate >= 0 ? (unsigned) pol->vf_min_tx_rate
+                                : cur                    ? cur->min_tx_rate
+                                                         : 0;
+                w.max_tx_rate = pol->vf_max_tx_rate >= 0 ? (unsigned) pol->vf_max_tx_rate
+                                : cur                    ? cur->max_tx_rate
+                                                         : 0;
+        }
+
+        *ret = w;
+        return w.set_mac || w.set_vlan || w.spoofchk >= 0 || w.trust >= 0 || w.link_state >= 0 || w.set_rate;
+}
+
+unsigned vf_link_diff(const VfLink *cur, const VfLinkChange *want, VfLinkChange *ret) {
+        VfLinkChange d = { .vf = want->vf, .spoofchk = -1, .trust = -1, .link_state = -1 };
+        unsigned n = 0;
+
+        if (want->set_mac && memcmp(cur->mac, want->mac, sizeof(cur->mac)) != 0) {
+                d.set_mac = true;
+                memcpy(d.mac, want->mac, sizeof(d.mac));
+                n++;
+        }
+        if (want->set_vlan && (cur->vlan != want->vlan || cur->qos != want->qos)) {
+                d.set_vlan = true;
+                d.vlan = want->vlan;
+                d.qos = want->qos;
+                n++;
+        }
+        /* -1 in cur: the driver does not report it, so it cannot be compared; set it. */
+        if (want->spoofchk >= 0 && cur->spoofchk != want->spoofchk) {
+                d.spoofchk = want->spoofchk;
+                n++;
+        }
+        if (want->trust >= 0 && cur->trust != want->trust) {
+                d.trust = want->trust;
+                n++;
+        }
+        if (want->link_state >= 0 && cur->link_state != want->link_state) {
+                d.link_state = want->link_state;
+                n++;
+        }
+        if (want->set_rate && (cur->min_tx_rate != want->min_tx_rate || cur->max_tx_rate != want->max_tx_rate)) {
+                d.set_rate = true;
+                d.min_tx_rate = want->min_tx_rate;
+                d.max_tx_rate = want->max_tx_rate;
+                n++;
+        }
+        *ret = d;
+        return n;
+}
+
+static const Vf *pf_find_vf(const Pf *pf, unsigned index) {
+        for (size_t i = 0; i < pf->n_vfs; i++)
+                if (pf->vfs[i].index == index)
+                        return &pf->vfs[i];
+        return NULL;
+}
+
+void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
+        bool replaced = plan_pf_vfs_replaced(b, pf);
+        unsigned count = replaced ? (unsigned) pol->num_vfs : pf->num_vfs;
+        bool warned = false;
+
+        for (unsigned i = 0; i < count; i++) {
+                const Vf *vf = replaced ? NULL : pf_find_vf(pf, i);
+                const PlanAllocation *alloc = vf ? find_allocation(b, vf->addr) : NULL;
+                const VfLink *cur = NULL;
+                VfLinkChange want, change;
+                Action *a;
+
+                if (!vf_link_want(pf, pol, i, alloc, &want))
+                        continue;
+                if (pf->ifindex <= 0) {
+                        if (!warned)
+                                plan_add_note(b, NOTE_WARNING, pf->addr,
+                                              "no PF netdev (driver not bound?): VF link settings wait for it");
+                        warned = true;
+                        continue;
+                }
+                /* VFs about to be created start from the driver's defaults: send everything. */
+                if (!replaced && pf->vf_links_known)
+                        cur = pf_find_vf_link(pf, i);
+                if (cur) {
+                        if (vf_link_diff(cur, &want, &change) == 0)
+                                continue;
+                        want = change;
+                }
+
+                a = plan_add_action(b, ACTION_SET_VF_LINK, pf->addr, 0, 0);
+                if (!a)
+                        return;
+                a->vf = i;
+                a->ifindex = pf->ifindex;
+                a->link_before_known = cur != NULL;
+                if (cur)
+                        a->link_before = *cur;
+                a->link_after = want;
+                if (alloc)
+                        snprintf(a->effect, sizeof(a->effect), "tenant %s", alloc->tenant);
+        }
+}
+
+void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
+        unsigned no_group = 0;
+        const char *first = NULL;
+
+        if (pol->vf_driver == VF_DRIVER_LEAVE || plan_pf_vfs_replaced(b, pf))
+                return;
+
+        for (size_t i = 0; i < pf->n_vfs; i++) {
+                const Vf *vf = &pf->vfs[i];
+                Action *a;
+
+                if (pol->vf_driver == VF_DRIVER_VFIO) {
+                        if (streq(vf->driver, "vfio-pci"))
+                                continue;
+                        if (vf->iommu_group < 0) {
+                                /* vfio-pci refuses a device without a group; binding would only fail. */
+                                first = first ?: vf->addr;
+                                no_group++;
+                                continue;
+                        }
+                } else {
+                        /* A VF a tenant holds may be in a guest right now: never pull it back. */
+                        if (find_allocation(b, vf->addr))
+                                continue;
+                        if (vf->driver[0] && !streq(vf->driver, "vfio-pci"))
+                                continue;
+                }
+
+                a = plan_add_action(b, ACTION_SET_VF_DRIVER, vf->addr, 0, 0);
+                if (!a)
+                        return;
+                a->vf = vf->index;
+                strscpy(a->driver_before, sizeof(a->driver_before), vf->driver);
+                strscpy(a->driver_after, sizeof(a->driver_after),
+                        pol->vf_driver == VF_DRIVER_VFIO ? "vfio-pci" : "");
+        }
+
+        if (no_group > 0)
+                plan_add_note(b, NOTE_ERROR, pf->addr,
+                              "%u VFs (first %s) have no IOMMU group, so vfio-pci cannot take them: "
+                              "enable VT-d/AMD-Vi and boot with intel_iommu=on (config line %u)",
+                              no_group, first, pol->line);
+}
