@@ -173,8 +173,13 @@ static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
 /* "irq-affinity 0000:41:00.2 IRQ 53" */
 static const char *action_describe(const Action *a, char *buf, size_t size) {
         bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
-        snprintf(buf, size, "%s %s%s%.0u", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
-                 irq ? " IRQ " : "", irq ? a->irq : 0);
+        bool vf = a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER;
+
+        if (irq || vf)
+                snprintf(buf, size, "%s %s %s %u", action_kind_to_string(a->kind), a->target, irq ? "IRQ" : "VF",
+                         irq ? a->irq : a->vf);
+        else
+                snprintf(buf, size, "%s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host");
         return buf;
 }
 

@@ -132,6 +132,8 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
                 snprintf(buf, size, "IRQ %u", a->irq);
         else if (a->kind == ACTION_SET_IRQ_THREAD)
                 snprintf(buf, size, "IRQ %u pid %d", a->irq, (int) a->pid);
+        else if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
+                snprintf(buf, size, "VF %u", a->vf);
         else
                 buf[0] = 0;
         return buf;
@@ -143,7 +145,7 @@ void output_plan_text(FILE *f, const Plan *plan) {
                 fprintf(f, "  %-13s %-13s %-16s %-20s %s\n", "ACTION", "TARGET", "WHAT", "CHANGE", "EFFECT / RESULT");
         for (size_t i = 0; i < plan->n_actions; i++) {
                 const Action *a = &plan->actions[i];
-                char res[256], what[48], before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], change[64];
+                char res[256], what[48], before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], change[256];
 
                 action_result_text(a, res, sizeof(res));
                 snprintf(change, sizeof(change), "%s -> %s", action_format_value(a, false, before, sizeof(before)),
@@ -292,7 +294,10 @@ void output_plan_json(JsonWriter *w, const Plan *plan) {
                         json_int(w, "pid", a->pid);
                         json_bool(w, "restore", a->restore);
                 }
-                if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD) {
+                if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
+                        json_int(w, "vf", a->vf);
+                if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
+                    a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER) {
                         char buf[CPUSET_LIST_MAX];
                         json_string(w, "before", action_format_value(a, false, buf, sizeof(buf)));
                         json_string(w, "after", action_format_value(a, true, buf, sizeof(buf)));

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-plan-vf.c — the VF lifecycle planner (count, link settings, driver) and the VF wait */
+
+#include <linux/if_link.h>
+#include <string.h>
+
+#include "sriovd/plan.h"
+#include "sriovd/vf-wait.h"
+#include "test-fixture.h"
+
+static const char *fixtures_dir;
+
+/* One PF 0000:41:00.0 with n VFs 0000:41:00.2.. on mlx5_core, each in its own IOMMU group. */
+static Inventory *host(unsigned n_vfs) {
+        Inventory *inv = calloc(1, sizeof(*inv));
+        Pf *pf;
+
+        ASSERT(inv);
+        ASSERT_EQ(cpuset_parse_list("0-7", &inv->topo.online), 0);
+        inv->caps.iommu = true;
+        inv->pfs = calloc(1, sizeof(Pf));
+        ASSERT(inv->pfs);
+        inv->n_pfs = 1;
+        pf = &inv->pfs[0];
+        strcpy(pf->addr, "0000:41:00.0");
+        pf->vendor = 0x15b3;
+        pf->device = 0x101d;
+        pf->numa_node = 0;
+        pf->total_vfs = 16;
+        pf->num_vfs = n_vfs;
+        pf->drivers_autoprobe = 1;
+        pf->ifindex = 4;
+        ASSERT(mac_parse("b8:ce:f6:41:00:00", pf->mac));
+        pf->have_mac = true;
+        strcpy(pf->driver, "mlx5_core");
+        pf->vfs = calloc(n_vfs ?: 1, sizeof(Vf));
+        ASSERT(pf->vfs);
+        pf->n_vfs = n_vfs;
+        for (unsigned i = 0; i < n_vfs; i++) {
+                Vf *vf = &pf->vfs[i];
+                vf->index = i;
+                snprintf(vf->addr, sizeof(vf->addr), "0000:41:%02x.%u", (i + 2) / 8, (i + 2) % 8);
+                strcpy(vf->driver, "mlx5_core");
+                vf->iommu_group = (int) i + 2;
+        }
+        return inv;
+}
+
+/* The rtnetlink view of the PF: every VF at the driver's defaults. */
+static void known_links(Pf *pf) {
+        pf->vf_links = calloc(pf->n_vfs ?: 1, sizeof(VfLink));
+        ASSERT(pf->vf_links);
+        pf->n_vf_links = pf->n_vfs;
+        pf->vf_links_known = true;
+        for (unsigned i = 0; i < pf->n_vfs; i++)
+                pf->vf_links[i] = (VfLink) { .vf = i, .spoofchk = 0, .trust = 0, .link_state = IFLA_VF_LINK_STATE_AUTO };
+}
+
+static Inventory *fixture_inventory(void) {
+        return test_fixture_inventory(fixtures_dir, "two-socket", NULL);
+}
+
+static Config *config(const char *text) {
+        return test_config(text, NULL);
+}
+
+static size_t count_actions(const Plan *p, ActionKind kind) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_actions; i++)
+                n += p->actions[i].kind == kind;
+        return n;
+}
+
+static const PlanNote *find_note(const Plan *p, NoteLevel level, const char *needle) {
+        for (size_t i = 0; i < p->n_notes; i++)
+                if (p->notes[i].level == level && strstr(p->notes[i].text, needle))
+                        return &p->notes[i];
+        return NULL;
+}
+
+static PlanAllocation allocation(const char *vf, const char *tenant) {
+        PlanAllocation a = { .vlan = -1, .qos = -1 };
+        strcpy(a.vf, vf);
+        strcpy(a.tenant, tenant);
+        return a;
+}
+
+TEST(refuses_to_destroy_allocated_vfs) {
+        _cleanup_(inventory_freep) Inventory *inv = host(8);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 16\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *forced = NULL, *shrink = NULL;
+        const PlanAllocation allocs[] = { allocation("0000:41:00.3", "tenant-a"), allocation("0000:41:00.5", "tenant-b") };
+        const char force[][PCI_ADDR_MAX] = { "0000:41:00.0" };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 2 };
+        const PlanNote *n;
+
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 0);
+        n = find_note(p, NOTE_ERROR, "num_vfs 8 -> 16 refused");
+        ASSERT(n);
+        ASSERT_STREQ(n->target, "0000:41:00.0");
+        ASSERT_CONTAINS(n->text, "destroys all 8 VFs and 2 are allocated (tenant-a, tenant-b)");
+        ASSERT_CONTAINS(n->text, "config line 1");
+        /* The VFs stay, so they stay pinned and configured. */
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_DRIVER), 0);
+
+        /* Forced over the API: done, and the plan says whose VFs go. */
+        ctx.force_num_vfs = force;
+        ctx.n_force_num_vfs = 1;
+        ASSERT_EQ(plan_build(inv, c, &ctx, &forced), 0);
+        ASSERT_EQ(count_actions(forced, ACTION_SET_NUM_VFS), 1);
+        ASSERT_STREQ(forced->actions[0].effect, "destroys 8 VFs (forced, allocated to tenant-a, tenant-b), then creates 16");
+        ASSERT(!find_note(forced, NOTE_ERROR, "refused"));
+
+        /* Shrinking destroys them just the same. */
+        config_free(c);
+        c = config("[pf 0000:41:00.0]\nnum_vfs = 4\n");
+        ctx.n_force_num_vfs = 0;
+        ASSERT_EQ(plan_build(inv, c, &ctx, &shrink), 0);
+        ASSERT_EQ(count_actions(shrink, ACTION_SET_NUM_VFS), 0);
+        ASSERT(find_note(shrink, NOTE_ERROR, "num_vfs 8 -> 4 refused"));
+}
+
+TEST(allocations_elsewhere_do_not_block) {
+        _cleanup_(inventory_freep) Inventory *inv = host(8);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 16\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PlanAllocation allocs[] = { allocation("0000:c1:00.3", "tenant-c") };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 1 };
+
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 1);
+        ASSERT_STREQ(p->actions[0].effect, "destroys 8 VFs, then creates 16");
+}
+
+TEST(creation_then_configuration_in_order) {
+        _cleanup_(inventory_freep) Inventory *inv = host(0);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 4\nvf_spoofchk = on\nvf_trust = off\n"
+                                                    "vf_vlan = 100\nvf_qos = 3\ndrivers_autoprobe = off\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        char buf[256];
+
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(p->n_actions, 1 + 1 + 4);
+        ASSERT_EQ(p->actions[0].kind, ACTION_SET_AUTOPROBE);
+        ASSERT_EQ(p->actions[1].kind, ACTION_SET_NUM_VFS);
+        for (unsigned i = 0; i < 4; i++) {
+                const Action *a = &p->actions[2 + i];
+                ASSERT_EQ(a->kind, ACTION_SET_VF_LINK);
+                ASSERT_STREQ(a->target, "0000:41:00.0");
+                ASSERT_EQ(a->vf, i);
+                ASSERT_EQ(a->ifindex, 4);
+                /* Not created yet: nothing to compare with, everything configured is sent. */
+                ASSERT(!a->link_before_known);
+                ASSERT(a->link_after.set_vlan);
+                ASSERT_EQ(a->link_after.vlan, 100);
+                ASSERT_EQ(a->link_after.qos, 3);
+                ASSERT_EQ(a->link_after.spoofchk, 1);
+                ASSERT_EQ(a->link_after.trust, 0);
+                ASSERT_EQ(a->link_after.link_state, -1);
+                ASSERT(!a->link_after.set_mac);
+                ASSERT(!a->link_after.set_rate);
+        }
+        ASSERT_STREQ(action_format_value(&p->actions[2], false, buf, sizeof(buf)), "?");
+        ASSERT_STREQ(action_format_value(&p->actions[2], true, buf, sizeof(buf)), "vlan 100/3, spoofchk on, trust off");
+        ASSERT_STREQ(action_kind_to_string(p->actions[2].kind), "vf-link");
+}
+
+TEST(only_what_differs_is_sent) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_spoofchk = on\nvf_link_state = enable\n"
+                                                    "vf_max_tx_rate = 10000\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *again = NULL;
+        Pf *pf = &inv->pfs[0];
+        char buf[256];
+
+        known_links(pf);
+        /* VF 0 is already as wanted; VF 2 has a min rate that must survive a max-only policy. */
+        pf->vf_links[0].spoofchk = 1;
+        pf->vf_links[0].link_state = IFLA_VF_LINK_STATE_ENABLE;
+        pf->vf_links[0].max_tx_rate = 10000;
+        pf->vf_links[2].min_tx_rate = 500;
+        pf->vf_links[3].spoofchk = 1;
+
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 3);
+        ASSERT_EQ(p->actions[0].vf, 1);
+        ASSERT(p->actions[0].link_before_known);
+        ASSERT_EQ(p->actions[0].link_after.spoofchk, 1);
+        ASSERT_EQ(p->actions[1].vf, 2);
+        ASSERT(p->actions[1].link_after.set_rate);
+        ASSERT_EQ(p->actions[1].link_after.min_tx_rate, 500);
+        ASSERT_EQ(p->actions[1].link_after.max_tx_rate, 10000);
+        /* VF 3: spoofchk already on, so only link state and rate go out. */
+        ASSERT_EQ(p->actions[2].vf, 3);
+        ASSERT_EQ(p->actions[2].link_after.spoofchk, -1);
+        ASSERT_STREQ(action_format_value(&p->actions[2], false, buf, sizeof(buf)), "link auto, rate 0-0");
+        ASSERT_STREQ(action_format_value(&p->actions[2], true, buf, sizeof(buf)), "link enable, rate 0-10000");
+
+        /* Once the kernel has it all, nothing is planned. */
+        for (unsigned i = 0; i < 4; i++) {
+                pf->vf_links[i].spoofchk = 1;
+                pf->vf_links[i].link_state = IFLA_VF_LINK_STATE_ENABLE;
+                pf->vf_links[i].max_tx_rate = 10000;
+        }
+        ASSERT_EQ(plan_build(inv, c, NULL, &again), 0);
+        ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
+}
+
+TEST(derived_macs) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_mac = derive\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        PlanAllocation allocs[] = { allocation("0000:41:00.3", "tenant-a"), allocation("0000:41:00.4", "tenant-b") };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 2 };
+        uint8_t want[6];
+
+        ASSERT(mac_parse("52:54:00:12:34:56", allocs[1].mac));
+        allocs[1].have_mac = true;
+
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 4);
+        for (unsigned i = 0; i < 4; i++) {
+                const uint8_t *mac = p->actions[i].link_after.mac;
+                ASSERT(p->actions[i].link_after.set_mac);
+                /* Locally administered unicast, never a vendor's. */
+                ASSERT_EQ(mac[0] & 0x03, 0x02);
+                for (unsigned j = 0; j < i; j++)
+                        ASSERT(memcmp(mac, p->actions[j].link_after.mac, 6) != 0);
+        }
+        /* A tenant's VF carries the tenant's MAC: its own, or one derived from its id. */
+        mac_derive("tenant-a", want);
+        ASSERT_EQ(memcmp(p->actions[1].link_after.mac, want, 6), 0);
+        ASSERT_STREQ(p->actions[1].effect, "tenant tenant-a");
+        ASSERT_EQ(memcmp(p->actions[2].link_after.mac, allocs[1].mac, 6), 0);
+
+        /* Same inputs, same MACs; another PF (another host), other MACs for its unallocated VFs. */
+        ASSERT(mac_parse("b8:ce:f6:41:00:01", inv->pfs[0].mac));
+        ASSERT_EQ(plan_build(inv, c, &ctx, &q), 0);
+        ASSERT(memcmp(q->actions[0].link_after.mac, p->actions[0].link_after.mac, 6) != 0);
+        ASSERT_EQ(memcmp(q->actions[1].link_after.mac, p->actions[1].link_after.mac, 6), 0);
+}
+
+TEST(no_pf_netdev_waits) {
+        _cleanup_(inventory_freep) Inventory *inv = host(2);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_trust = on\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        inv->pfs[0].ifindex = 0;
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 0);
+        ASSERT(find_note(p, NOTE_WARNING, "no PF netdev"));
+}
+
+TEST(vfio_binding) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_driver = vfio-pci\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PlanNote *n;
+        char buf[64];
+
+        strcpy(inv->pfs[0].vfs[1].driver, "vfio-pci");
+        inv->pfs[0].vfs[2].iommu_group = -1;
+        inv->pfs[0].vfs[3].driver[0] = 0;
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_DRIVER), 2);
+        ASSERT_STREQ(p->actions[0].target, "0000:41:00.2");
+        ASSERT_STREQ(p->actions[0].driver_before, "mlx5_core");
+        ASSERT_STREQ(p->actions[0].driver_after, "vfio-pci");
+        ASSERT_STREQ(p->actions[1].target, "0000:41:00.5");
+        ASSERT_STREQ(action_format_value(&p->actions[1], false, buf, sizeof(buf)), "(none)");
+        n = find_note(p, NOTE_ERROR, "no IOMMU group");
+        ASSERT(n);
+        ASSERT_CONTAINS(n->text, "1 VFs (first 0000:41:00.4)");
+}
+
+TEST(host_driver_leaves_tenants_alone) {
+        _cleanup_(inventory_freep) Inventory *inv = host(3);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_driver = host\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const PlanAllocation allocs[] = { allocation("0000:41:00.3", "tenant-a") };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 1 };
+        char buf[64];
+
+        for (unsigned i = 0; i < 3; i++)
+                strcpy(inv->pfs[0].vfs[i].driver, "vfio-pci");
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        /* VF 1 is in a guest: not pulled back. */
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_DRIVER), 2);
+        /* The tenant's MAC goes on its VF first (link settings come before drivers). */
+        ASSERT_EQ(p->actions[0].kind, ACTION_SET_VF_LINK);
+        ASSERT_EQ(p->actions[0].vf, 1);
+        ASSERT_STREQ(p->actions[1].target, "0000:41:00.2");
+        ASSERT_STREQ(p->actions[2].target, "0000:41:00.4");
+        ASSERT_STREQ(action_format_value(&p->actions[1], true, buf, sizeof(buf)), "(native)");
+}
+
+TEST(replaced_vfs_are_not_touched) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture_inventory();
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 4\nvf_driver = vfio-pci\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 1);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_DRIVER), 0);
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == ACTION_SET_IRQ_AFFINITY)
+                        ASSERT(strncmp(p->actions[i].target, "0000:41:0", 9) != 0 ||
+                               streq(p->actions[i].target, "0000:41:00.0"));
+        /* The other PF's VFs are pinned as usual. */
+        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_AFFINITY), 9 + 9 + 32);
+}
+
+TEST(vf_config_keys_checked) {
+        _cleanup_free_ char *errors = NULL;
+        Config *c = NULL;
+
+        ASSERT_EQ(config_load_string("t.conf", "[pf 0000:41:00.0]\nvf_qos = 3\n", NULL, &c, &errors), -EINVAL);
+        ASSERT_CONTAINS(errors, "t.conf:1: vf_qos = 3 without vf_vlan");
+        free(errors);
+        errors = NULL;
+        ASSERT_EQ(config_load_string("t.conf", "[match 15b3:101d]\nvf_min_tx_rate = 2000\nvf_max_tx_rate = 1000\n",
+                                     NULL, &c, &errors), -EINVAL);
+        ASSERT_CONTAINS(errors, "t.conf:1: vf_min_tx_rate = 2000 exceeds vf_max_tx_rate = 1000");
+        free(errors);
+        errors = NULL;
+        ASSERT_EQ(config_load_string("t.conf", "[pf 0000:41:00.0]\nvf_driver = vfio\n", NULL, &c, &errors), -EINVAL);
+        ASSERT_CONTAINS(errors, "t.conf:2: vf_driver = \"vfio\" is not valid; expected leave, vfio-pci or host");
+        free(errors);
+        errors = NULL;
+        ASSERT_EQ(config_load_string("t.conf", "[pf 0000:41:00.0]\nvf_link_state = on\n", NULL, &c, &errors), -EINVAL);
+        ASSERT_CONTAINS(errors, "t.conf:2: vf_link_state = \"on\" is not valid");
+        free(errors);
+        errors = NULL;
+        ASSERT_EQ(config_load_string("t.conf", "[pf 0000:41:00.0]\nvf_vlan = 4095\n", NULL, &c, &errors), -EINVAL);
+        ASSERT_CONTAINS(errors, "t.conf:2: vf_vlan");
+}
+
+TEST(vf_wait_missing) {
+        _cleanup_(inventory_freep) Inventory *inv = host(8);
+        Pf *pf = &inv->pfs[0];
+        char buf[256];
+
+        ASSERT(!vf_wait_missing(pf, 8, buf, sizeof(buf)));
+        ASSERT_STREQ(buf, "");
+        ASSERT(vf_wait_missing(pf, 12, buf, sizeof(buf)));
+        ASSERT_STREQ(buf, "virtfn8-11 missing");
+        /* A hole, a lone one, and a VF the driver has not taken yet. */
+        memmove(&pf->vfs[3], &pf->vfs[4], 4 * sizeof(Vf));
+        pf->n_vfs = 7;
+        pf->vfs[0].driver[0] = 0;
+        ASSERT(vf_wait_missing(pf, 9, buf, sizeof(buf)));
+        ASSERT_STREQ(buf, "virtfn3 missing, virtfn8 missing, 0000:41:00.2 has no driver");
+        /* With autoprobe off an unbound VF is what the operator asked for. */
+        pf->drivers_autoprobe = 0;
+        ASSERT(vf_wait_missing(pf, 9, buf, sizeof(buf)));
+        ASSERT_STREQ(buf, "virtfn3 missing, virtfn8 missing");
+        ASSERT(vf_wait_missing(NULL, 4, buf, sizeof(buf)));
+        ASSERT_STREQ(buf, "the PF is gone");
+}
+
+static unsigned n_ready, n_late;
+static void on_done(const VfWait *w, bool ready, const char *missing, uint64_t now, void *userdata) {
+        if (ready)
+                n_ready++;
+        else {
+                n_late++;
+                ASSERT_STREQ(missing, "virtfn8-11 missing");
+        }
+}
+
+TEST(vf_wait_list) {
+        _cleanup_(inventory_freep) Inventory *inv = host(8);
+        VfWaitList l = {};
+
+        ASSERT_EQ(vf_wait_add(&l, "0000:41:00.0", 12, 1000, 500), 0);
+        ASSERT_EQ(vf_wait_next_deadline(&l), 1500);
+        ASSERT(vf_wait_covers(&l, inv, "0000:41:00.2"));
+        ASSERT(!vf_wait_covers(&l, inv, "0000:c1:00.2"));
+        ASSERT_EQ(vf_wait_check(&l, inv, 1200, on_done, NULL), 1);
+        ASSERT_EQ(n_ready + n_late, 0);
+        ASSERT_EQ(vf_wait_check(&l, inv, 1500, on_done, NULL), 0);
+        ASSERT_EQ(n_late, 1);
+        ASSERT_EQ(vf_wait_next_deadline(&l), UINT64_MAX);
+
+        ASSERT_EQ(vf_wait_add(&l, "0000:41:00.0", 8, 2000, 500), 0);
+        ASSERT_EQ(vf_wait_check(&l, inv, 2001, on_done, NULL), 0);
+        ASSERT_EQ(n_ready, 1);
+        vf_wait_list_done(&l);
+}
+
+int main(int argc, char **argv) {
+        ASSERT(argc == 2);
+        fixtures_dir = argv[1];
+        RUN(refuses_to_destroy_allocated_vfs);
+        RUN(allocations_elsewhere_do_not_block);
+        RUN(creation_then_configuration_in_order);
+        RUN(only_what_differs_is_sent);
+        RUN(derived_macs);
+        RUN(no_pf_netdev_waits);
+        RUN(vfio_binding);
+        RUN(host_driver_leaves_tenants_alone);
+        RUN(replaced_vfs_are_not_touched);
+        RUN(vf_config_keys_checked);
+        RUN(vf_wait_missing);
+        RUN(vf_wait_list);
+        return 0;
+}
