@@ -93,6 +93,9 @@ typedef struct PlanContext {
         /* PFs whose VF count may change even though VFs are allocated (forced over the API). */
         const char (*force_num_vfs)[PCI_ADDR_MAX];
         size_t n_force_num_vfs;
+        /* PFs whose driver answered EOPNOTSUPP to VF link settings: not asked again. */
+        const char (*vf_link_unsupported)[PCI_ADDR_MAX];
+        size_t n_vf_link_unsupported;
 } PlanContext;
 
 /* The CPUs IRQs may go to, after defaults: RT = config or isolated, housekeeping = the rest. */

@@ -116,6 +116,12 @@ void mac_derive(const char *key, uint8_t ret[6]) {
                 h = (h ^ (uint8_t) *p) * 0x100000001b3ULL;
         for (const char *p = key; *p; p++)
                 h = (h ^ (uint8_t) *p) * 0x100000001b3ULL;
+        /* FNV leaves keys that differ in their last byte close together: finish with a full mix. */
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
         for (size_t i = 0; i < 6; i++)
                 ret[i] = (uint8_t) (h >> (8 * i));
         /* Locally administered, unicast: never collides with a vendor's OUI. */

@@ -44,6 +44,36 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error) {
                         return (ErrorInfo) { ERROR_UNMANAGED, "the scheduler refuses changes to this thread" };
                 }
 
+        if (kind == ACTION_SET_VF_LINK)
+                switch (e) {
+                case EOPNOTSUPP:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "the PF driver cannot set this on its VFs; not tried again on this PF" };
+                case EINVAL:
+                case ERANGE:
+                        return (ErrorInfo) { ERROR_FATAL,
+                                             "the PF driver refuses the value (VLAN, rate or MAC out of its range)" };
+                case ENODEV:
+                case ENOENT:
+                        return (ErrorInfo) { ERROR_TRANSIENT,
+                                             "the PF netdev went away (driver reload); redone when it is back" };
+                case EPERM:
+                case EACCES:
+                        return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs CAP_NET_ADMIN" };
+                }
+
+        if (kind == ACTION_SET_VF_DRIVER)
+                switch (e) {
+                case ENOENT:
+                        return (ErrorInfo) { ERROR_FATAL,
+                                             "the driver is not loaded (load vfio-pci, e.g. in modules-load.d)" };
+                case ENODEV:
+                        return (ErrorInfo) { ERROR_TRANSIENT, "the VF went away (PF reset or driver reload)" };
+                case EINVAL:
+                        return (ErrorInfo) { ERROR_FATAL,
+                                             "the driver refuses the VF (for vfio-pci: no usable IOMMU group?)" };
+                }
+
         if (kind == ACTION_SET_NUM_VFS)
                 switch (e) {
                 case EBUSY:

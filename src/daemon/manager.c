@@ -46,6 +46,10 @@ struct Manager {
         unsigned *unmanaged;
         size_t n_unmanaged, allocated_unmanaged;
 
+        /* PFs whose driver does not take VF link settings (sorted). */
+        char (*vf_link_unsupported)[PCI_ADDR_MAX];
+        size_t n_vf_link_unsupported, allocated_vf_link_unsupported;
+
         /* VFs asked for and not yet seen. */
         VfWaitList vf_waits;
         /* --once: plans and results of every cycle add up until the VFs settle. */
@@ -102,6 +106,7 @@ Manager *manager_free(Manager *m) {
         free(m->config_path);
         free(m->saved);
         free(m->unmanaged);
+        free(m->vf_link_unsupported);
         free(m);
         return NULL;
 }
@@ -132,6 +137,8 @@ int manager_load_config(Manager *m) {
         config_free(m->config);
         m->config = c;
         m->expect_changes = true;
+        /* A reload is the operator's way to say "try again" (e.g. after a firmware update). */
+        m->n_vf_link_unsupported = 0;
         return 0;
 }
 
@@ -162,6 +169,8 @@ static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
                 .n_saved = m->n_saved,
                 .unmanaged_irqs = m->unmanaged,
                 .n_unmanaged = m->n_unmanaged,
+                .vf_link_unsupported = m->vf_link_unsupported,
+                .n_vf_link_unsupported = m->n_vf_link_unsupported,
         };
         r = plan_build(inv, m->config, &ctx, ret_plan);
         if (r < 0)
@@ -254,12 +263,27 @@ static int manager_mark_unmanaged(Manager *m, unsigned irq) {
         return 0;
 }
 
+static void manager_mark_vf_link_unsupported(Manager *m, const char *pf) {
+        for (size_t i = 0; i < m->n_vf_link_unsupported; i++)
+                if (streq(m->vf_link_unsupported[i], pf))
+                        return;
+        if (GREEDY_REALLOC(m->vf_link_unsupported, m->allocated_vf_link_unsupported,
+                           m->n_vf_link_unsupported + 1) < 0) {
+                log_oom();
+                return;
+        }
+        strscpy(m->vf_link_unsupported[m->n_vf_link_unsupported++], PCI_ADDR_MAX, pf);
+}
+
 static void manager_record_result(Manager *m, const Action *a) {
         if (a->kind == ACTION_SET_IRQ_THREAD && a->result > 0)
                 (void) manager_track_sched(m, a);
         if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
             kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
                 (void) manager_mark_unmanaged(m, a->irq);
+        if (a->kind == ACTION_SET_VF_LINK && a->result < 0 &&
+            kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                manager_mark_vf_link_unsupported(m, a->target);
 }
 
 int manager_restore_sched(Manager *m) {

@@ -257,6 +257,13 @@ TEST(error_table) {
                 { ACTION_SET_NUM_VFS, -EBUSY, ERROR_TRANSIENT, "in use" },
                 { ACTION_SET_NUM_VFS, -ENOSPC, ERROR_FATAL, "MSI-X" },
                 { ACTION_SET_RTNET_PRIO, -ENOENT, ERROR_UNMANAGED, "does not have" },
+                { ACTION_SET_VF_LINK, -EOPNOTSUPP, ERROR_UNMANAGED, "cannot set this on its VFs" },
+                { ACTION_SET_VF_LINK, -EINVAL, ERROR_FATAL, "refuses the value" },
+                { ACTION_SET_VF_LINK, -ENODEV, ERROR_TRANSIENT, "PF netdev went away" },
+                { ACTION_SET_VF_LINK, -EPERM, ERROR_FATAL, "CAP_NET_ADMIN" },
+                { ACTION_SET_VF_DRIVER, -ENOENT, ERROR_FATAL, "not loaded" },
+                { ACTION_SET_VF_DRIVER, -ENODEV, ERROR_TRANSIENT, "went away" },
+                { ACTION_SET_VF_DRIVER, -EINVAL, ERROR_FATAL, "IOMMU group" },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 ErrorInfo e = kernel_error_classify(cases[i].kind, cases[i].error);
