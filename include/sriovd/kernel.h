@@ -83,3 +83,33 @@ void topology_done(Topology *t);
 int kernel_caps_read(RootFs *root, bool have_irq_threads, bool irqbalance, KernelCaps *ret);
 /* Write net.core.rtnet_prio; 1 changed, 0 already so, -ENOENT where the kernel lacks it. */
 int sysctl_set_rtnet_prio(RootFs *root, long value);
+
+/* bind.c — moving a PCI function between drivers (vfio-pci passthrough) through driver_override. */
+/*
+ * Bind the PCI function addr to driver (e.g. "vfio-pci") the way the kernel documents it:
+ * driver_override = driver; if bound to another driver, write addr to that driver's unbind;
+ * then write addr to /sys/bus/pci/drivers_probe. The override is kept, so a later re-probe
+ * (driver reload) cannot hand the device back to its native driver. Each step is written
+ * only when needed (bound there already: only the override), and the first failing write
+ * ends the call with its error. drivers_probe succeeding does not mean the probe bound the
+ * device: verify with pci_driver_read(). No IOMMU group check: that is the planner's job.
+ * 1 = changed, 0 = already bound there with the override set, negative errno.
+ * -EINVAL for an invalid addr or driver name; -ENODEV when addr does not exist; -ENOENT when
+ * the driver is not loaded (no /sys/bus/pci/drivers/DRIVER).
+ */
+int pci_driver_bind(RootFs *root, const char *addr, const char *driver);
+/*
+ * Undo pci_driver_bind: driver_override = original ("" or NULL = let the kernel choose by ID
+ * table), unbind from the current driver, drivers_probe, then clear driver_override (write "\n")
+ * so nothing sticky is left. When the function already sits where it should, only the override
+ * is cleared. 1 changed, 0 nothing to do (no override and bound to original or, with "", to
+ * any non-vfio driver). -ENOENT when original is given but not loaded (nothing written).
+ */
+int pci_driver_restore(RootFs *root, const char *addr, const char *original);
+/*
+ * Current driver ("" unbound) and driver_override ("" for "(null)"), for planning and
+ * verification. Either output may be NULL; both are untouched on failure, -ENOBUFS when a
+ * name does not fit. -ENODEV when addr does not exist.
+ */
+int pci_driver_read(RootFs *root, const char *addr, char *ret_driver, size_t driver_size, char *ret_override,
+                    size_t override_size);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bind.c — moving a PCI function between drivers (vfio-pci passthrough) through driver_override */
+
+#include <string.h>
+
+#include "sriovd/kernel.h"
+
+#define PCI_DEV "/sys/bus/pci/devices/%s"
+#define PCI_DRIVER "/sys/bus/pci/drivers/%s"
+#define PCI_DRIVERS_PROBE "/sys/bus/pci/drivers_probe"
+
+int pci_driver_read(RootFs *root, const char *addr, char *ret_driver, size_t driver_size, char *ret_override,
+                    size_t override_size) {
+        _cleanup_free_ char *driver = NULL, *override = NULL;
+        int r;
+
+        if (!pci_addr_valid(addr))
+                return -EINVAL;
+        r = rootfs_exists(root, PCI_DEV, addr);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENODEV;
+
+        /* Every kernel since 3.16 has it; without it nothing here can work. */
+        r = rootfs_read(root, &override, PCI_DEV "/driver_override", addr);
+        if (r == -ENOENT)
+                return -EOPNOTSUPP;
+        if (r < 0)
+                return r;
+        /* The kernel prints an unset override with "%s" of NULL. */
+        if (streq(override, "(null)"))
+                override[0] = 0;
+
+        r = rootfs_readlink_base(root, &driver, PCI_DEV "/driver", addr);
+        if (r == -ENOENT)
+                driver = NULL;   /* unbound */
+        else if (r < 0)
+                return r;
+        else if (!path_component_valid(driver))
+                return -EBADMSG; /* we build drivers/NAME/unbind from it */
+
+        if ((ret_driver && strlen(driver ?: "") >= driver_size) ||
+            (ret_override && strlen(override) >= override_size))
+                return -ENOBUFS;
+        if (ret_driver)
+                strscpy(ret_driver, driver_size, driver ?: "");
+        if (ret_override)
+                strscpy(ret_override, override_size, override);
+        return 0;
+}
+
+static int driver_loaded(RootFs *root, const char *driver) {
+        int r = rootfs_exists(root, PCI_DRIVER, driver);
+        if (r < 0)
+                return r;
+        return r > 0 ? 0 : -ENOENT;
+}
+
+/* Write addr to /sys/bus/pci/drivers/DRIVER/unbind, then to drivers_probe. */
+static int driver_unbind_and_probe(RootFs *root, const char *addr, const char *driver) {
+        int r;
+
+        if (*driver) {
+                r = rootfs_write(root, addr, PCI_DRIVER "/unbind", driver);
+                if (r < 0)
+                        return r;
+        }
+        return rootfs_write(root, addr, PCI_DRIVERS_PROBE);
+}
+
+int pci_driver_bind(RootFs *root, const char *addr, const char *driver) {
+        char cur[DRIVER_MAX], override[DRIVER_MAX];
+        int r;
+
+        if (!pci_addr_valid(addr) || !path_component_valid(driver))
+                return -EINVAL;
+        r = pci_driver_read(root, addr, cur, sizeof(cur), override, sizeof(override));
+        if (r < 0)
+                return r;
+        r = driver_loaded(root, driver);
+        if (r < 0)
+                return r;
+        if (streq(cur, driver) && streq(override, driver))
+                return 0;
+
+        /*
+         * The override first: from here on any probe of addr — ours below, or one caused
+         * meanwhile by a driver (re)load or a uevent — can only pick driver, never the
+         * native one. Writing it does not unbind anything by itself.
+         */
+        if (!streq(override, driver)) {
+                r = rootfs_write(root, driver, PCI_DEV "/driver_override", addr);
+                if (r < 0)
+                        return r;
+        }
+        /* Already there (bound by new_id, say): the override now keeps it there. */
+        if (streq(cur, driver))
+                return 1;
+
+        /* drivers_probe only attaches a driver to an unbound device: unbind first, unless it is. */
+        r = driver_unbind_and_probe(root, addr, cur);
+        return r < 0 ? r : 1;
+}
+
+/* The kernel never picks a vfio driver by ID table: one bound means passthrough left it there. */
+static bool driver_is_vfio(const char *driver) {
+        return strstr(driver, "vfio");
+}
+
+int pci_driver_restore(RootFs *root, const char *addr, const char *original) {
+        char cur[DRIVER_MAX], override[DRIVER_MAX];
+        bool settled;
+        int r;
+
+        if (!original)
+                original = "";
+        if (!pci_addr_valid(addr) || (*original && !path_component_valid(original)))
+                return -EINVAL;
+        r = pci_driver_read(root, addr, cur, sizeof(cur), override, sizeof(override));
+        if (r < 0)
+                return r;
+        if (*original) {
+                r = driver_loaded(root, original);
+                if (r < 0)
+                        return r;
+        }
+
+        settled = *original ? streq(cur, original) : *cur && !driver_is_vfio(cur);
+        if (settled && !*override)
+                return 0;
+
+        if (!settled) {
+                /* As in bind, the override before the unbind: the probe can only pick original. */
+                if (!streq(override, original)) {
+                        /* "\n", not "": 5.19 kernels took "" as an override matching no driver. */
+                        r = rootfs_write(root, *original ? original : "\n", PCI_DEV "/driver_override", addr);
+                        if (r < 0)
+                                return r;
+                        strscpy(override, sizeof(override), original);
+                }
+                r = driver_unbind_and_probe(root, addr, cur);
+                if (r < 0)
+                        return r;
+        }
+
+        /* Nothing sticky: a later driver reload sees the ID tables again. */
+        if (*override) {
+                r = rootfs_write(root, "\n", PCI_DEV "/driver_override", addr);
+                if (r < 0)
+                        return r;
+        }
+        return 1;
+}
