@@ -141,8 +141,11 @@ int action_apply(Kernel *k, Action *a) {
                 r = sriov_set_num_vfs(root, a->target, (unsigned) a->after);
                 break;
         case ACTION_SET_VF_LINK:
+                break;   /* wired up with the rtnetlink module */
         case ACTION_SET_VF_DRIVER:
-                break;   /* wired up with the rtnetlink and bind modules */
+                r = a->driver_after[0] ? pci_driver_bind(root, a->target, a->driver_after)
+                                       : pci_driver_restore(root, a->target, "");
+                break;
         case ACTION_SET_RTNET_PRIO:
                 r = sysctl_set_rtnet_prio(root, a->after);
                 break;
