@@ -141,6 +141,11 @@ int action_apply(Kernel *k, Action *a) {
                 r = sriov_set_num_vfs(root, a->target, (unsigned) a->after);
                 break;
         case ACTION_SET_VF_LINK:
+                if (!k->route) {
+                        a->skipped = true;
+                        strscpy(a->effect, sizeof(a->effect), "skipped: netdevs under --root are not this host's");
+                        return 0;
+                }
                 break;   /* wired up with the rtnetlink module */
         case ACTION_SET_VF_DRIVER:
                 r = a->driver_after[0] ? pci_driver_bind(root, a->target, a->driver_after)
