@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* netlink.h — netlink requests with the kernel's own errno and extack text */
+/* netlink.h — netlink requests with the kernel's own errno and extack text; VF config over rtnetlink */
 #pragma once
 
+#include <linux/if_link.h> /* IFLA_VF_LINK_STATE_AUTO/ENABLE/DISABLE */
 #include <netlink/handlers.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -65,3 +66,75 @@ int netlink_error_parse(const struct nlmsghdr *h, NlError *ret);
 
 /* A libnl -NLE_* code (or an -errno, passed through) as the nearest negative errno. */
 int netlink_errno_from_nle(int nle);
+
+/* vf-netlink.c — VF attributes of a PF netdev, by ifindex, over rtnetlink. */
+typedef struct VfLink {
+        unsigned vf;            /* VF index on the PF */
+        uint8_t mac[6];
+        unsigned vlan, qos;
+        int spoofchk;           /* 0/1, -1 = the kernel did not say */
+        int trust;              /* 0/1, -1 = unknown */
+        int link_state;         /* IFLA_VF_LINK_STATE_*, -1 = unknown */
+        unsigned min_tx_rate, max_tx_rate;   /* Mbit/s, 0 = no limit */
+} VfLink;
+
+typedef struct VfLinkChange {
+        unsigned vf;
+        bool set_mac;  uint8_t mac[6];
+        bool set_vlan; unsigned vlan, qos;   /* 802.1Q; vlan 0 and qos 0 = untagged */
+        int spoofchk;           /* -1 = leave */
+        int trust;              /* -1 = leave */
+        int link_state;         /* -1 = leave */
+        bool set_rate; unsigned min_tx_rate, max_tx_rate;
+} VfLinkChange;
+
+/* A change that changes nothing: every field "leave". */
+#define VF_LINK_CHANGE_NULL(v) \
+        ((VfLinkChange) { .vf = (v), .spoofchk = -1, .trust = -1, .link_state = -1 })
+
+/* A NETLINK_ROUTE socket, opened once and reused; not for concurrent use. */
+typedef struct RouteNl RouteNl;
+int route_nl_open(RouteNl **ret);
+RouteNl *route_nl_free(RouteNl *nl);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RouteNl *, route_nl_free);
+
+/*
+ * VF info of the netdev ifindex (RTM_GETLINK with RTEXT_FILTER_VF), sorted by
+ * vf; none (a netdev without VFs) is not an error: *ret NULL, *ret_n 0.
+ * *ret is freed by the caller with free(). -ENODEV for no such ifindex;
+ * -EBADMSG if the kernel's VF info is malformed. err as for netlink_transact().
+ */
+int route_nl_read_vfs(RouteNl *nl, int ifindex, VfLink **ret, size_t *ret_n, NlError *err);
+
+/*
+ * Pure parser of an RTM_NEWLINK message: its IFLA_VFINFO_LIST, sorted by vf.
+ * None is not an error (*ret NULL, *ret_n 0); *ret freed by the caller.
+ * -EBADMSG if h is not an RTM_NEWLINK or its VF info is malformed.
+ */
+int vf_links_parse(const struct nlmsghdr *h, VfLink **ret, size_t *ret_n);
+
+/*
+ * One RTM_SETLINK carrying only what c asks to change; 0 or negative errno
+ * (+ the kernel's extack text in err). A change that asks for nothing sends
+ * nothing and returns 0. Not atomic: the kernel applies MAC, VLAN, rate,
+ * spoofchk, link state, trust in that order and stops at the first driver
+ * error, so after a failure read back what took effect.
+ */
+int route_nl_set_vf(RouteNl *nl, int ifindex, const VfLinkChange *c, NlError *err);
+
+/*
+ * The request route_nl_set_vf() sends, for message-level tests; freed by the
+ * caller with nlmsg_free(). -EINVAL for out-of-range values (vlan > 4095,
+ * qos > 7, spoofchk/trust not -1/0/1, unknown link state, ifindex <= 0),
+ * -ENODATA when c asks for nothing.
+ */
+int route_nl_build_set_vf(int ifindex, const VfLinkChange *c, struct nl_msg **ret);
+
+/*
+ * Fill ret with only what differs between cur and want: ret->vf = want->vf,
+ * every other field left (false/-1) unless it differs. cur must describe the
+ * same VF. A field cur does not know (-1) counts as differing. Returns the
+ * number of fields that differ (mac, vlan+qos, spoofchk, trust, link state,
+ * rate: at most 6). Pure.
+ */
+unsigned vf_link_diff(const VfLink *cur, const VfLinkChange *want, VfLinkChange *ret);
