@@ -69,6 +69,9 @@ typedef struct VfLinkChange {
         unsigned min_tx_rate, max_tx_rate;
 } VfLinkChange;
 
+/* A change that changes nothing: every field "leave". */
+#define VF_LINK_CHANGE_NULL(v) ((VfLinkChange) { .vf = (v), .spoofchk = -1, .trust = -1, .link_state = -1 })
+
 typedef struct Vf {
         unsigned index;             /* N of virtfnN */
         char addr[PCI_ADDR_MAX];

@@ -47,6 +47,7 @@ typedef struct Action {
         char effect[96];
         /* Filled by apply: 1 changed, 0 already so, <0 errno. */
         int result;
+        char kernel_message[128];   /* the kernel's own words on a failure (netlink extack), or "" */
         bool applied;
         bool skipped;               /* not carried out on purpose; see effect */
 } Action;

@@ -155,7 +155,7 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
 }
 
 unsigned vf_link_diff(const VfLink *cur, const VfLinkChange *want, VfLinkChange *ret) {
-        VfLinkChange d = { .vf = want->vf, .spoofchk = -1, .trust = -1, .link_state = -1 };
+        VfLinkChange d = VF_LINK_CHANGE_NULL(want->vf);
         unsigned n = 0;
 
         if (want->set_mac && memcmp(cur->mac, want->mac, sizeof(cur->mac)) != 0) {

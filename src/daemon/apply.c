@@ -3,6 +3,7 @@
 
 #include "sriovd/apply.h"
 #include "sriovd/kernel.h"
+#include "sriovd/netlink.h"
 
 ErrorInfo kernel_error_classify(ActionKind kind, int error) {
         int e = error < 0 ? -error : error;
@@ -140,13 +141,22 @@ int action_apply(Kernel *k, Action *a) {
         case ACTION_SET_NUM_VFS:
                 r = sriov_set_num_vfs(root, a->target, (unsigned) a->after);
                 break;
-        case ACTION_SET_VF_LINK:
+        case ACTION_SET_VF_LINK: {
+                NlError err;
+
                 if (!k->route) {
                         a->skipped = true;
                         strscpy(a->effect, sizeof(a->effect), "skipped: netdevs under --root are not this host's");
                         return 0;
                 }
-                break;   /* wired up with the rtnetlink module */
+                /* Planned from a fresh read with only what differs: a success changed something. */
+                r = route_nl_set_vf(k->route, a->ifindex, &a->link_after, &err);
+                if (r >= 0)
+                        r = 1;
+                else
+                        strscpy(a->kernel_message, sizeof(a->kernel_message), err.message);
+                break;
+        }
         case ACTION_SET_VF_DRIVER:
                 r = a->driver_after[0] ? pci_driver_bind(root, a->target, a->driver_after)
                                        : pci_driver_restore(root, a->target, "");

@@ -15,6 +15,7 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/monitor.h"
+#include "sriovd/netlink.h"
 #include "sriovd/vf-wait.h"
 
 struct Manager {
@@ -78,6 +79,11 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
         m->kernel.root = m->root;
         m->netlink_live = rootfs_is_real(m->root) || streq_ptr(getenv("SRIOVD_TEST_LIVE_NETLINK"), "1");
+        if (m->netlink_live) {
+                r = route_nl_open(&m->kernel.route);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open an rtnetlink socket: %m");
+        }
 
         m->config_optional = !config_path;
         m->expect_changes = true;
@@ -100,6 +106,7 @@ Manager *manager_free(Manager *m) {
         device_monitor_free(m->device_monitor);
         sd_event_unref(m->event);
         rootfs_free(m->root);
+        route_nl_free(m->kernel.route);
         config_free(m->config);
         inventory_free(m->inventory);
         plan_free(m->plan);
@@ -154,6 +161,27 @@ const Config *manager_config(const Manager *m) {
         return m->config;
 }
 
+/* The VFs' link settings, from the PF driver over rtnetlink; unknown ones are planned in full. */
+static void manager_read_vf_links(Manager *m, Inventory *inv) {
+        if (!m->kernel.route)
+                return;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                Pf *pf = &inv->pfs[i];
+                NlError err;
+                int r;
+
+                if (pf->ifindex <= 0 || pf->num_vfs == 0)
+                        continue;
+                r = route_nl_read_vfs(m->kernel.route, pf->ifindex, &pf->vf_links, &pf->n_vf_links, &err);
+                if (r < 0)
+                        log_full_errno(LOG_DEBUG, r, LOG_FIELDS(.pf = pf->addr),
+                                       "Failed to read the VF settings of %s (ifindex %d), planning them in full: %m%s%s",
+                                       pf->addr, pf->ifindex, err.message[0] ? ": " : "", err.message);
+                else
+                        pf->vf_links_known = true;
+        }
+}
+
 static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         Scope scope;
@@ -164,6 +192,7 @@ static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
         if (r < 0)
                 return log_error_errno(r, "Failed to read the host inventory under %s: %m",
                                        rootfs_path(m->root));
+        manager_read_vf_links(m, inv);
         PlanContext ctx = {
                 .saved = m->saved,
                 .n_saved = m->n_saved,
@@ -212,8 +241,9 @@ static void manager_log_action(const Action *a, bool drift) {
                                LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .irq = irq ? (int) a->irq : -1,
                                           .message_id = e.class == ERROR_UNMANAGED ? SRIOVD_MESSAGE_UNMANAGED
                                                                                    : SRIOVD_MESSAGE_ACTION),
-                               "Failed %s: %s -> %s: %m (%s; %s)", what, before, after, e.meaning,
-                               error_class_to_string(e.class));
+                               "Failed %s: %s -> %s: %m%s%s%s (%s; %s)", what, before, after,
+                               a->kernel_message[0] ? " (kernel: " : "", a->kernel_message,
+                               a->kernel_message[0] ? ")" : "", e.meaning, error_class_to_string(e.class));
         }
 }
 

@@ -119,7 +119,8 @@ static void action_result_text(const Action *a, char *buf, size_t size) {
         else if (a->result == 0)
                 strscpy(buf, size, "already so");
         else
-                snprintf(buf, size, "FAILED: %s (%s)", strerror(-a->result),
+                snprintf(buf, size, "FAILED: %s%s%s%s (%s)", strerror(-a->result),
+                         a->kernel_message[0] ? " (kernel: " : "", a->kernel_message, a->kernel_message[0] ? ")" : "",
                          kernel_error_classify(a->kind, a->result).meaning);
 }
 
@@ -306,6 +307,8 @@ void output_plan_json(JsonWriter *w, const Plan *plan) {
                         json_int(w, "after", a->after);
                 }
                 json_string(w, "effect", a->effect[0] ? a->effect : NULL);
+                if (a->kernel_message[0])
+                        json_string(w, "kernel_message", a->kernel_message);
                 if (a->skipped)
                         json_string(w, "result", "skipped");
                 else if (!a->applied)

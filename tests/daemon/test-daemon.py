@@ -18,11 +18,13 @@ PF0_ADDR = "0000:41:00.0"
 
 
 class Daemon:
-    def __init__(self, tmp, conf, env_extra=None, prefix=()):
+    def __init__(self, tmp, conf, env_extra=None, prefix=(), prepare=None):
         self.tmp = tmp
         os.mkdir(os.path.join(tmp, "run"))
         self.root = os.path.join(tmp, "root")
         shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), self.root, symlinks=True)
+        if prepare:
+            prepare(self.root)
         self.conf = os.path.join(tmp, "sriovd.conf")
         self.write_conf(conf)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -244,8 +246,54 @@ def test_link_up_rechecks(tmp):
         subprocess.run(["ip", "netns", "del", ns])
 
 
+def test_vf_link_errors_reach_the_log(tmp):
+    """VF settings go over real rtnetlink to the PF netdev, found by ifindex; the kernel's answer is logged."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("   skipped: needs root and iproute2 for a network namespace")
+        return
+    ns = f"sriovd-test-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        # The PF's netdev is a veth in the namespace: real rtnetlink, no VFs behind it (no ndo_set_vf_*).
+        subprocess.run(["ip", "-n", ns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"], check=True)
+        link = lambda: json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show", "veth0"], check=True,
+                                                 capture_output=True, text=True).stdout)[0]
+        before = link()
+
+        def prepare(root):
+            # Renamed by udev or not, sriovd goes by ifindex.
+            netdir = os.path.join(root, PF0, "net")
+            name = os.listdir(netdir)[0]
+            with open(os.path.join(netdir, name, "ifindex"), "w") as f:
+                f.write(f"{before['ifindex']}\n")
+
+        conf = "[daemon]\ndrift_check_sec = 1\n\n[pf 0000:41:00.0]\nvf_spoofchk = on\nvf_vlan = 100\n"
+        d = Daemon(tmp, conf, env_extra={"SRIOVD_TEST_LIVE_NETLINK": "1"}, prefix=("ip", "netns", "exec", ns),
+                   prepare=prepare)
+        try:
+            d.wait_for("READY")
+            # A couple of drift periods: the refusal is recorded once, not retried every period.
+            assert wait_until(lambda: d.stderr().count("Cycle ") >= 3, timeout=15), d.stderr()
+            err = d.stderr()
+            failures = [line for line in err.splitlines() if "Failed vf-link 0000:41:00.0 VF" in line]
+            assert len(failures) == 8, err
+            assert "Operation not supported" in failures[0] and "the PF driver cannot set this on its VFs" in failures[0]
+            assert "vlan 100/0, spoofchk on" in failures[0], failures[0]
+            assert "refused VF link settings (EOPNOTSUPP)" in err, err
+            d.proc.send_signal(signal.SIGTERM)
+            assert d.proc.wait(timeout=10) == 0
+        finally:
+            d.stop()
+        after = link()
+        for key in ("address", "mtu", "flags", "operstate"):
+            assert before[key] == after[key], (key, before[key], after[key])
+        assert "vfinfo_list" not in after
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
 def main():
-    tests = [test_link_up_rechecks, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
+    tests = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sriovd-daemon-") as tmp:
             print("==", t.__name__, flush=True)

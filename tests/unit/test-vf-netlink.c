@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-vf-netlink.c — VF requests attribute by attribute, kernel answers parsed, a veth in a netns */
+
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/attr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sriovd/netlink.h"
+#include "sriovd/plan.h"
+#include "test.h"
+
+#define BIT(t) (1u << (t))
+static const uint8_t MAC_A[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+
+/* --- 1. The set request, parsed back with libnl. --- */
+
+typedef struct BuildCase {
+        const char *name;
+        int ifindex;
+        VfLinkChange c;
+        unsigned expect;        /* BIT(IFLA_VF_*) that must be there, and nothing else */
+} BuildCase;
+
+static void check_set_request(const BuildCase *t) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct nlattr *tb[IFLA_MAX + 1], *a, *info = NULL, *vf[IFLA_VF_MAX + 1];
+        struct nlmsghdr *h;
+        struct ifinfomsg *ifi;
+        unsigned seen = 0, n_top = 0, n_info = 0;
+        int rem;
+
+        fprintf(stderr, "   %s\n", t->name);
+        ASSERT_EQ(route_nl_build_set_vf(t->ifindex, &t->c, &msg), 0);
+        h = nlmsg_hdr(msg);
+        ASSERT_EQ(h->nlmsg_type, RTM_SETLINK);
+        ASSERT(h->nlmsg_flags & NLM_F_REQUEST);
+        ASSERT(!(h->nlmsg_flags & (NLM_F_CREATE | NLM_F_EXCL | NLM_F_REPLACE)));
+        ASSERT(nlmsg_valid_hdr(h, sizeof(*ifi)));
+        ifi = nlmsg_data(h);
+        ASSERT_EQ(ifi->ifi_index, t->ifindex);
+        ASSERT_EQ(ifi->ifi_family, AF_UNSPEC);
+        /* flags and change 0: the PF's up/down, promisc, ... are not touched */
+        ASSERT_EQ(ifi->ifi_flags, 0);
+        ASSERT_EQ(ifi->ifi_change, 0);
+
+        /* Exactly one top-level attribute: no IFLA_IFNAME, IFLA_MTU, IFLA_AF_SPEC, ... */
+        nlmsg_for_each_attr(a, h, sizeof(*ifi), rem) {
+                ASSERT_EQ(nla_type(a), IFLA_VFINFO_LIST);
+                n_top++;
+        }
+        ASSERT_EQ(rem, 0);
+        ASSERT_EQ(n_top, 1);
+        ASSERT_EQ(nlmsg_parse(h, sizeof(*ifi), tb, IFLA_MAX, NULL), 0);
+        ASSERT(tb[IFLA_VFINFO_LIST]);
+
+        nla_for_each_nested(a, tb[IFLA_VFINFO_LIST], rem) {
+                ASSERT_EQ(nla_type(a), IFLA_VF_INFO);
+                info = a;
+                n_info++;
+        }
+        ASSERT_EQ(n_info, 1);
+
+        nla_for_each_nested(a, info, rem) {
+                ASSERT(nla_type(a) <= IFLA_VF_MAX);
+                ASSERT(!(seen & BIT(nla_type(a))));     /* each at most once */
+                seen |= BIT(nla_type(a));
+        }
+        ASSERT_EQ(rem, 0);
+        ASSERT_EQ(seen, t->expect);
+        ASSERT_EQ(nla_parse_nested(vf, IFLA_VF_MAX, info, NULL), 0);
+
+        if (vf[IFLA_VF_MAC]) {
+                struct ifla_vf_mac m;
+                ASSERT_EQ(nla_len(vf[IFLA_VF_MAC]), sizeof(m));
+                nla_memcpy(&m, vf[IFLA_VF_MAC], sizeof(m));
+                ASSERT_EQ(m.vf, t->c.vf);
+                ASSERT(memcmp(m.mac, t->c.mac, 6) == 0);
+                for (size_t i = 6; i < sizeof(m.mac); i++)
+                        ASSERT_EQ(m.mac[i], 0);
+        }
+        if (vf[IFLA_VF_VLAN]) {
+                struct ifla_vf_vlan v;
+                ASSERT_EQ(nla_len(vf[IFLA_VF_VLAN]), sizeof(v));
+                nla_memcpy(&v, vf[IFLA_VF_VLAN], sizeof(v));
+                ASSERT_EQ(v.vf, t->c.vf);
+                ASSERT_EQ(v.vlan, t->c.vlan);
+                ASSERT_EQ(v.qos, t->c.qos);
+        }
+        if (vf[IFLA_VF_RATE]) {
+                struct ifla_vf_rate v;
+                ASSERT_EQ(nla_len(vf[IFLA_VF_RATE]), sizeof(v));
+                nla_memcpy(&v, vf[IFLA_VF_RATE], sizeof(v));
+                ASSERT_EQ(v.vf, t->c.vf);
+                ASSERT_EQ(v.min_tx_rate, t->c.min_tx_rate);
+                ASSERT_EQ(v.max_tx_rate, t->c.max_tx_rate);
+        }
+        if (vf[IFLA_VF_SPOOFCHK]) {
+                struct ifla_vf_spoofchk v;
+                ASSERT_EQ(nla_len(vf[IFLA_VF_SPOOFCHK]), sizeof(v));
+                nla_memcpy(&v, vf[IFLA_VF_SPOOFCHK], sizeof(v));
+                ASSERT_EQ(v.vf, t->c.vf);
+                ASSERT_EQ(v.setting, t->c.spoofchk);
+        }
+        if (vf[IFLA_VF_TRUST]) {
+                struct ifla_vf_trust v;
+                ASSERT_EQ(nla_len(vf[IFLA_VF_TRUST]), sizeof(v));
+                nla_memcpy(&v, vf[IFLA_VF_TRUST], sizeof(v));
+                ASSERT_EQ(v.vf, t->c.vf);
+                ASSERT_EQ(v.setting, t->c.trust);
+        }
+        if (vf[IFLA_VF_LINK_STATE]) {
+                struct ifla_vf_link_state v;
+                ASSERT_EQ(nla_len(vf[IFLA_VF_LINK_STATE]), sizeof(v));
+                nla_memcpy(&v, vf[IFLA_VF_LINK_STATE], sizeof(v));
+                ASSERT_EQ(v.vf, t->c.vf);
+                ASSERT_EQ(v.link_state, t->c.link_state);
+        }
+}
+
+TEST(build_set_vf) {
+        VfLinkChange mac = VF_LINK_CHANGE_NULL(0), vlan = VF_LINK_CHANGE_NULL(3),
+                     rate = VF_LINK_CHANGE_NULL(7), all = VF_LINK_CHANGE_NULL(127),
+                     off = VF_LINK_CHANGE_NULL(1), untag = VF_LINK_CHANGE_NULL(2),
+                     ls = VF_LINK_CHANGE_NULL(5);
+
+        mac.set_mac = true;
+        memcpy(mac.mac, MAC_A, 6);
+        vlan.set_vlan = true, vlan.vlan = 4095, vlan.qos = 7;
+        rate.set_rate = true, rate.min_tx_rate = 100, rate.max_tx_rate = 25000;
+        all.set_mac = true;
+        memcpy(all.mac, MAC_A, 6);
+        all.set_vlan = true, all.vlan = 100, all.qos = 3;
+        all.set_rate = true, all.max_tx_rate = 1000;
+        all.spoofchk = 1, all.trust = 1, all.link_state = IFLA_VF_LINK_STATE_ENABLE;
+        /* 0s are values to set, not "leave" */
+        off.spoofchk = 0, off.trust = 0, off.link_state = IFLA_VF_LINK_STATE_AUTO;
+        untag.set_vlan = true;
+        ls.link_state = IFLA_VF_LINK_STATE_DISABLE;
+
+        const BuildCase cases[] = {
+                { "mac only", 4, mac, BIT(IFLA_VF_MAC) },
+                { "vlan+qos only", 9, vlan, BIT(IFLA_VF_VLAN) },
+                { "untag (vlan 0 qos 0)", 9, untag, BIT(IFLA_VF_VLAN) },
+                { "rate only", 1, rate, BIT(IFLA_VF_RATE) },
+                { "link state only", 2, ls, BIT(IFLA_VF_LINK_STATE) },
+                { "zeros are set, not left", 2, off,
+                  BIT(IFLA_VF_SPOOFCHK) | BIT(IFLA_VF_TRUST) | BIT(IFLA_VF_LINK_STATE) },
+                { "everything", 1000000, all,
+                  BIT(IFLA_VF_MAC) | BIT(IFLA_VF_VLAN) | BIT(IFLA_VF_RATE) | BIT(IFLA_VF_SPOOFCHK) |
+                  BIT(IFLA_VF_TRUST) | BIT(IFLA_VF_LINK_STATE) },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                check_set_request(&cases[i]);
+}
+
+TEST(build_set_vf_invalid) {
+        struct nl_msg *msg = NULL;
+        VfLinkChange c = VF_LINK_CHANGE_NULL(0);
+
+        ASSERT_EQ(route_nl_build_set_vf(4, &c, &msg), -ENODATA);    /* nothing asked */
+        c.spoofchk = 1;
+        ASSERT_EQ(route_nl_build_set_vf(0, &c, &msg), -EINVAL);
+        ASSERT_EQ(route_nl_build_set_vf(-3, &c, &msg), -EINVAL);
+        c.spoofchk = 2;
+        ASSERT_EQ(route_nl_build_set_vf(4, &c, &msg), -EINVAL);
+        c = VF_LINK_CHANGE_NULL(0);
+        c.trust = -2;
+        ASSERT_EQ(route_nl_build_set_vf(4, &c, &msg), -EINVAL);
+        c = VF_LINK_CHANGE_NULL(0);
+        c.link_state = IFLA_VF_LINK_STATE_DISABLE + 1;
+        ASSERT_EQ(route_nl_build_set_vf(4, &c, &msg), -EINVAL);
+        c = VF_LINK_CHANGE_NULL(0);
+        c.set_vlan = true, c.vlan = 4096;
+        ASSERT_EQ(route_nl_build_set_vf(4, &c, &msg), -EINVAL);
+        c.vlan = 1, c.qos = 8;
+        ASSERT_EQ(route_nl_build_set_vf(4, &c, &msg), -EINVAL);
+        c = VF_LINK_CHANGE_NULL(0x7fffffffu);
+        c.trust = 1;
+        ASSERT_EQ(route_nl_build_set_vf(4, &c, &msg), -EINVAL);
+        ASSERT(msg == NULL);
+}
+
+/* The read request comes from libnl-route; check it asks for VF info of one link, no dump. */
+TEST(build_get_request) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct nlattr *tb[IFLA_MAX + 1];
+        struct nlmsghdr *h;
+        uint32_t mask;
+
+        ASSERT_EQ(rtnl_link_build_get_request(42, NULL, &msg), 0);
+        h = nlmsg_hdr(msg);
+        ASSERT_EQ(h->nlmsg_type, RTM_GETLINK);
+        ASSERT(!(h->nlmsg_flags & NLM_F_DUMP));
+        ASSERT_EQ(((struct ifinfomsg *) nlmsg_data(h))->ifi_index, 42);
+        ASSERT_EQ(nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL), 0);
+        ASSERT(!tb[IFLA_IFNAME]);
+        ASSERT(tb[IFLA_EXT_MASK]);
+        nla_memcpy(&mask, tb[IFLA_EXT_MASK], sizeof(mask));
+        ASSERT(mask & RTEXT_FILTER_VF);
+}
+
+/* --- 2. Parsing what the kernel answers, from messages built here. --- */
+
+static void put_vf(struct nl_msg *msg, uint32_t vf, bool with_rate, uint32_t spoofchk, uint32_t trust) {
+        struct nlattr *info = nla_nest_start(msg, IFLA_VF_INFO);
+        struct ifla_vf_mac m = { .vf = vf, .mac = { 0x02, 0, 0, 0, 0, (uint8_t) vf } };
+        struct ifla_vf_vlan v = { .vf = vf, .vlan = 10 + vf, .qos = 1 };
+        struct ifla_vf_tx_rate tx = { .vf = vf, .rate = 500 };
+        struct ifla_vf_rate r = { .vf = vf, .min_tx_rate = 10, .max_tx_rate = 900 };
+        struct ifla_vf_spoofchk s = { .vf = vf, .setting = spoofchk };
+        struct ifla_vf_trust t = { .vf = vf, .setting = trust };
+        struct ifla_vf_link_state ls = { .vf = vf, .link_state = IFLA_VF_LINK_STATE_DISABLE };
+
+        ASSERT(info);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_MAC, sizeof(m), &m), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_VLAN, sizeof(v), &v), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_TX_RATE, sizeof(tx), &tx), 0);
+        if (with_rate)
+                ASSERT_EQ(nla_put(msg, IFLA_VF_RATE, sizeof(r), &r), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_SPOOFCHK, sizeof(s), &s), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_LINK_STATE, sizeof(ls), &ls), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_TRUST, sizeof(t), &t), 0);
+        ASSERT_EQ(nla_nest_end(msg, info), 0);
+}
+
+static struct nl_msg *newlink_msg(void) {
+        struct ifinfomsg ifi = { .ifi_index = 5 };
+        struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+
+        ASSERT(msg);
+        ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+        ASSERT_EQ(nla_put_string(msg, IFLA_IFNAME, "pf0"), 0);
+        ASSERT_EQ(nla_put_u32(msg, IFLA_NUM_VF, 3), 0);
+        return msg;
+}
+
+TEST(parse_vfs) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = newlink_msg();
+        _cleanup_free_ VfLink *vfs = NULL;
+        struct nlattr *list;
+        size_t n = 99;
+
+        /* out of order, as a driver may report; one without IFLA_VF_RATE (old kernel) */
+        list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+        put_vf(msg, 2, true, 1, 0);
+        put_vf(msg, 0, true, UINT32_MAX, UINT32_MAX);
+        put_vf(msg, 1, false, 0, 1);
+        ASSERT_EQ(nla_nest_end(msg, list), 0);
+
+        ASSERT_EQ(vf_links_parse(nlmsg_hdr(msg), &vfs, &n), 0);
+        ASSERT_EQ(n, 3);
+        for (unsigned i = 0; i < 3; i++) {
+                ASSERT_EQ(vfs[i].vf, i);
+                ASSERT_EQ(vfs[i].mac[0], 0x02);
+                ASSERT_EQ(vfs[i].mac[5], i);
+                ASSERT_EQ(vfs[i].vlan, 10 + i);
+                ASSERT_EQ(vfs[i].qos, 1);
+                ASSERT_EQ(vfs[i].link_state, IFLA_VF_LINK_STATE_DISABLE);
+        }
+        /* (u32) -1 is the kernel's "driver did not say" */
+        ASSERT_EQ(vfs[0].spoofchk, -1);
+        ASSERT_EQ(vfs[0].trust, -1);
+        ASSERT_EQ(vfs[1].spoofchk, 0);
+        ASSERT_EQ(vfs[1].trust, 1);
+        ASSERT_EQ(vfs[2].spoofchk, 1);
+        ASSERT_EQ(vfs[2].trust, 0);
+        ASSERT_EQ(vfs[0].min_tx_rate, 10);
+        ASSERT_EQ(vfs[0].max_tx_rate, 900);
+        /* IFLA_VF_TX_RATE only: the old maximum */
+        ASSERT_EQ(vfs[1].min_tx_rate, 0);
+        ASSERT_EQ(vfs[1].max_tx_rate, 500);
+}
+
+TEST(parse_vfs_none_and_bad) {
+        _cleanup_(nlmsg_freep) struct nl_msg *plain = newlink_msg(), *nomac = newlink_msg(),
+                                             *shortmac = newlink_msg(), *other = NULL;
+        VfLink *vfs = (VfLink *) 1;
+        size_t n = 99;
+        struct nlattr *list, *info;
+        struct ifla_vf_vlan v = {};
+        uint32_t tiny = 0;
+
+        ASSERT_EQ(vf_links_parse(nlmsg_hdr(plain), &vfs, &n), 0);
+        ASSERT(vfs == NULL);
+        ASSERT_EQ(n, 0);
+
+        list = nla_nest_start(nomac, IFLA_VFINFO_LIST);
+        info = nla_nest_start(nomac, IFLA_VF_INFO);
+        ASSERT_EQ(nla_put(nomac, IFLA_VF_VLAN, sizeof(v), &v), 0);
+        nla_nest_end(nomac, info);
+        nla_nest_end(nomac, list);
+        ASSERT_EQ(vf_links_parse(nlmsg_hdr(nomac), &vfs, &n), -EBADMSG);
+
+        list = nla_nest_start(shortmac, IFLA_VFINFO_LIST);
+        info = nla_nest_start(shortmac, IFLA_VF_INFO);
+        ASSERT_EQ(nla_put(shortmac, IFLA_VF_MAC, sizeof(tiny), &tiny), 0);
+        nla_nest_end(shortmac, info);
+        nla_nest_end(shortmac, list);
+        ASSERT_EQ(vf_links_parse(nlmsg_hdr(shortmac), &vfs, &n), -EBADMSG);
+
+        other = nlmsg_alloc_simple(RTM_NEWADDR, 0);
+        ASSERT_EQ(vf_links_parse(nlmsg_hdr(other), &vfs, &n), -EBADMSG);
+        ASSERT(vfs == NULL);
+}
+
+/* An NLMSG_ERROR/DONE as the kernel builds it; echo = bytes of request payload echoed. */
+static struct nl_msg *answer(int type, int flags, int error, size_t echo, const char *text) {
+        struct nl_msg *msg = nlmsg_alloc_simple(type, flags);
+        uint8_t pad[64] = {};
+
+        ASSERT(msg);
+        if (type == NLMSG_ERROR) {
+                struct nlmsgerr e = { .error = error };
+                e.msg.nlmsg_len = NLMSG_HDRLEN + echo;
+                e.msg.nlmsg_type = RTM_SETLINK;
+                ASSERT_EQ(nlmsg_append(msg, &e, sizeof(e), NLMSG_ALIGNTO), 0);
+                if (echo)
+                        ASSERT_EQ(nlmsg_append(msg, pad, echo, NLMSG_ALIGNTO), 0);
+        } else
+                ASSERT_EQ(nlmsg_append(msg, &error, sizeof(error), NLMSG_ALIGNTO), 0);
+        if (text) {
+                ASSERT_EQ(nla_put_u32(msg, NLMSGERR_ATTR_OFFS, 20), 0);
+                ASSERT_EQ(nla_put_string(msg, NLMSGERR_ATTR_MSG, text), 0);
+        }
+        return msg;
+}
+
+TEST(error_parse) {
+        const struct {
+                int type, flags, error;
+                size_t echo;
+                const char *text, *expect;
+        } cases[] = {
+                { NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, -EINVAL, 0, "bad mtu", "bad mtu" },
+                { NLMSG_ERROR, NLM_F_ACK_TLVS, -EOPNOTSUPP, 16, "echoed first", "echoed first" },
+                { NLMSG_ERROR, NLM_F_ACK_TLVS, -EOPNOTSUPP, 18, "unaligned echo", "unaligned echo" },
+                { NLMSG_ERROR, NLM_F_CAPPED, -ENODEV, 0, NULL, "" },
+                { NLMSG_ERROR, 0, -ENODEV, 24, NULL, "" },
+                /* without NLM_F_ACK_TLVS, what follows is not extack */
+                { NLMSG_ERROR, NLM_F_CAPPED, -EPERM, 0, "not flagged", "" },
+                /* an ACK with a warning */
+                { NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, 0, 0, "just so you know", "just so you know" },
+                { NLMSG_DONE, NLM_F_MULTI | NLM_F_ACK_TLVS, -EMSGSIZE, 0, "dump failed", "dump failed" },
+                { NLMSG_DONE, NLM_F_MULTI, 0, 0, NULL, "" },
+                /* a positive error is a bug somewhere, never success */
+                { NLMSG_ERROR, NLM_F_CAPPED, EBUSY, 0, NULL, "" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(nlmsg_freep) struct nl_msg *m =
+                        answer(cases[i].type, cases[i].flags, cases[i].error, cases[i].echo, cases[i].text);
+                NlError e = { .error = 1, .message = "stale" };
+
+                ASSERT_EQ(netlink_error_parse(nlmsg_hdr(m), &e), 0);
+                ASSERT_EQ(e.error, cases[i].error > 0 ? -cases[i].error : cases[i].error);
+                ASSERT_STREQ(e.message, cases[i].expect);
+        }
+
+        /* a long text is cut, and terminated */
+        char longtext[600];
+        memset(longtext, 'x', sizeof(longtext) - 1);
+        longtext[sizeof(longtext) - 1] = 0;
+        _cleanup_(nlmsg_freep) struct nl_msg *lm = answer(NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, -EINVAL, 0, longtext);
+        NlError e;
+        ASSERT_EQ(netlink_error_parse(nlmsg_hdr(lm), &e), 0);
+        ASSERT_EQ(strlen(e.message), sizeof(e.message) - 1);
+
+        /* truncated or not an answer at all */
+        _cleanup_(nlmsg_freep) struct nl_msg *shortm = nlmsg_alloc_simple(NLMSG_ERROR, 0);
+        uint16_t two = 0;
+        nlmsg_append(shortm, &two, sizeof(two), NLMSG_ALIGNTO);
+        nlmsg_hdr(shortm)->nlmsg_len = NLMSG_HDRLEN + 2;
+        ASSERT_EQ(netlink_error_parse(nlmsg_hdr(shortm), &e), -EBADMSG);
+        _cleanup_(nlmsg_freep) struct nl_msg *notans = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+        ASSERT_EQ(netlink_error_parse(nlmsg_hdr(notans), &e), -EBADMSG);
+
+        ASSERT_EQ(netlink_errno_from_nle(-NLE_NOMEM), -ENOMEM);
+        ASSERT_EQ(netlink_errno_from_nle(-NLE_SEQ_MISMATCH), -EPROTO);
+        ASSERT_EQ(netlink_errno_from_nle(-NLE_FAILURE), -EIO);
+        ASSERT_EQ(netlink_errno_from_nle(-9999), -EIO);
+        ASSERT_EQ(netlink_errno_from_nle(0), 0);
+}
+
+/* --- 3. vf_link_diff --- */
+
+/* Every field "leave", then the case's own; -Wno-override-init lets later ones win. */
+#define LEAVE .spoofchk = -1, .trust = -1, .link_state = -1
+
+TEST(diff) {
+        const VfLink cur = {
+                .vf = 4, .mac = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 }, .vlan = 100, .qos = 0,
+                .spoofchk = 1, .trust = -1, .link_state = IFLA_VF_LINK_STATE_AUTO,
+                .min_tx_rate = 0, .max_tx_rate = 1000,
+        };
+        const struct {
+                const char *name;
+                VfLinkChange want;
+                unsigned n;
+                VfLinkChange expect;
+        } cases[] = {
+                { "nothing asked", { LEAVE, .vf = 4 }, 0, { LEAVE, .vf = 4 } },
+                { "all equal",
+                  { LEAVE, .vf = 4, .set_mac = true, .mac = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 },
+                    .set_vlan = true, .vlan = 100, .spoofchk = 1, .link_state = 0,
+                    .set_rate = true, .max_tx_rate = 1000 },
+                  0, { LEAVE, .vf = 4 } },
+                { "mac differs",
+                  { LEAVE, .vf = 4, .set_mac = true, .mac = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x56 } },
+                  1, { LEAVE, .vf = 4, .set_mac = true, .mac = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x56 } } },
+                { "qos alone differs: vlan and qos go together",
+                  { LEAVE, .vf = 4, .set_vlan = true, .vlan = 100, .qos = 2 },
+                  1, { LEAVE, .vf = 4, .set_vlan = true, .vlan = 100, .qos = 2 } },
+                { "spoofchk off", { LEAVE, .vf = 4, .spoofchk = 0 }, 1, { LEAVE, .vf = 4, .spoofchk = 0 } },
+                { "unknown trust counts as differing", { LEAVE, .vf = 4, .trust = 0 }, 1,
+                  { LEAVE, .vf = 4, .trust = 0 } },
+                { "link state", { LEAVE, .vf = 4, .link_state = IFLA_VF_LINK_STATE_DISABLE }, 1,
+                  { LEAVE, .vf = 4, .link_state = IFLA_VF_LINK_STATE_DISABLE } },
+                { "min rate alone differs: both sent",
+                  { LEAVE, .vf = 4, .set_rate = true, .min_tx_rate = 10, .max_tx_rate = 1000 },
+                  1, { LEAVE, .vf = 4, .set_rate = true, .min_tx_rate = 10, .max_tx_rate = 1000 } },
+                { "several, equal ones left out",
+                  { LEAVE, .vf = 4, .set_mac = true, .mac = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 },
+                    .set_vlan = true, .vlan = 0, .spoofchk = 1, .trust = 1, .set_rate = true },
+                  3, { LEAVE, .vf = 4, .set_vlan = true, .trust = 1, .set_rate = true } },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const VfLinkChange *x = &cases[i].expect;
+                VfLinkChange got;
+
+                fprintf(stderr, "   %s\n", cases[i].name);
+                memset(&got, 0xaa, sizeof(got));
+                ASSERT_EQ(vf_link_diff(&cur, &cases[i].want, &got), cases[i].n);
+                ASSERT_EQ(got.vf, x->vf);
+                ASSERT_EQ(got.set_mac, x->set_mac);
+                if (got.set_mac)
+                        ASSERT(memcmp(got.mac, x->mac, 6) == 0);
+                ASSERT_EQ(got.set_vlan, x->set_vlan);
+                if (got.set_vlan) {
+                        ASSERT_EQ(got.vlan, x->vlan);
+                        ASSERT_EQ(got.qos, x->qos);
+                }
+                ASSERT_EQ(got.spoofchk, x->spoofchk);
+                ASSERT_EQ(got.trust, x->trust);
+                ASSERT_EQ(got.link_state, x->link_state);
+                ASSERT_EQ(got.set_rate, x->set_rate);
+                if (got.set_rate) {
+                        ASSERT_EQ(got.min_tx_rate, x->min_tx_rate);
+                        ASSERT_EQ(got.max_tx_rate, x->max_tx_rate);
+                }
+                /* nothing to change builds nothing to send */
+                if (cases[i].n == 0) {
+                        struct nl_msg *m = NULL;
+                        ASSERT_EQ(route_nl_build_set_vf(1, &got, &m), -ENODATA);
+                }
+        }
+}
+
+/* --- 4. The real kernel, in a network namespace of our own. --- */
+
+typedef struct LinkSnap {
+        uint8_t mac[6];
+        unsigned flags, mtu;
+} LinkSnap;
+
+static void snap(struct nl_sock *sk, int ifindex, LinkSnap *ret) {
+        struct rtnl_link *link = NULL;
+        struct nl_addr *a;
+
+        ASSERT_EQ(rtnl_link_get_kernel(sk, ifindex, NULL, &link), 0);
+        a = rtnl_link_get_addr(link);
+        ASSERT(a && nl_addr_get_len(a) == 6);
+        memcpy(ret->mac, nl_addr_get_binary_addr(a), 6);
+        ret->flags = rtnl_link_get_flags(link);
+        ret->mtu = rtnl_link_get_mtu(link);
+        rtnl_link_put(link);
+}
+
+static int fail_reply(struct nl_msg *msg, void *userdata) {
+        (*(int *) userdata)++;
+        return -E2BIG;
+}
+
+/* RTM_SETLINK IFLA_MTU=1: every kernel with extack refuses it with a reason. */
+static void check_extack(struct nl_sock *sk, int ifindex, const char *how) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
+        struct ifinfomsg ifi = { .ifi_index = ifindex };
+        NlError e;
+        int r;
+
+        ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+        ASSERT_EQ(nla_put_u32(msg, IFLA_MTU, 1), 0);
+        r = netlink_transact(sk, msg, NULL, NULL, &e);
+        fprintf(stderr, "   MTU 1 (%s): %d (%s), extack \"%s\"\n", how, r, strerror(-r), e.message);
+        ASSERT_EQ(r, -EINVAL);
+        ASSERT_EQ(e.error, r);
+        ASSERT(e.message[0] != 0);
+        /* the same message, sent again, gets a fresh sequence number and the same answer */
+        ASSERT_EQ(netlink_transact(sk, msg, NULL, NULL, NULL), -EINVAL);
+}
+
+TEST(kernel_veth) {
+        _cleanup_(route_nl_freep) RouteNl *nl = NULL;
+        _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL, *raw = NULL;
+        _cleanup_free_ VfLink *vfs = NULL;
+        struct rtnl_link *link = NULL;
+        VfLinkChange c;
+        LinkSnap before, after;
+        NlError e;
+        size_t n = 99;
+        int ifindex, r, calls = 0, zero = 0;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "   not root, skipped\n");
+                return;
+        }
+        if (unshare(CLONE_NEWNET) < 0) {
+                fprintf(stderr, "   unshare(CLONE_NEWNET): %m, skipped\n");
+                return;
+        }
+
+        /* Test-side setup through libnl directly; only the module under test is checked for errno. */
+        sk = nl_socket_alloc();
+        ASSERT(sk);
+        ASSERT_EQ(nl_connect(sk, NETLINK_ROUTE), 0);
+        ASSERT_EQ(rtnl_link_veth_add(sk, "sriovd-v0", "sriovd-v1", getpid()), 0);
+        ASSERT_EQ(rtnl_link_get_kernel(sk, 0, "sriovd-v0", &link), 0);
+        ifindex = rtnl_link_get_ifindex(link);
+        rtnl_link_put(link);
+        ASSERT(ifindex > 0);
+        snap(sk, ifindex, &before);
+
+        ASSERT_EQ(route_nl_open(&nl), 0);
+
+        /* A netdev without VFs: none, no error. So is lo. */
+        ASSERT_EQ(route_nl_read_vfs(nl, ifindex, &vfs, &n, &e), 0);
+        ASSERT(vfs == NULL);
+        ASSERT_EQ(n, 0);
+        ASSERT_EQ(e.error, 0);
+        ASSERT_EQ(route_nl_read_vfs(nl, 1, &vfs, &n, &e), 0);
+        ASSERT_EQ(n, 0);
+
+        /* veth has no ndo_set_vf_*: every VF attribute must fail as the kernel says. */
+        const struct { const char *what; VfLinkChange c; } sets[] = {
+                { "mac", { .vf = 0, .set_mac = true, .mac = { 0x02, 1, 2, 3, 4, 5 }, .spoofchk = -1, .trust = -1, .link_state = -1 } },
+                { "vlan", { .vf = 0, .set_vlan = true, .vlan = 10, .spoofchk = -1, .trust = -1, .link_state = -1 } },
+                { "rate", { .vf = 0, .set_rate = true, .max_tx_rate = 100, .spoofchk = -1, .trust = -1, .link_state = -1 } },
+                { "spoofchk", { .vf = 0, .spoofchk = 0, .trust = -1, .link_state = -1 } },
+                { "trust", { .vf = 0, .spoofchk = -1, .trust = 1, .link_state = -1 } },
+                { "link state", { .vf = 0, .spoofchk = -1, .trust = -1, .link_state = IFLA_VF_LINK_STATE_DISABLE } },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(sets); i++) {
+                r = route_nl_set_vf(nl, ifindex, &sets[i].c, &e);
+                fprintf(stderr, "   veth VF 0 %s: %d (%s), extack \"%s\"\n", sets[i].what, r,
+                        r < 0 ? strerror(-r) : "ok", e.message);
+                ASSERT_EQ(r, -EOPNOTSUPP);
+                ASSERT_EQ(e.error, r);
+                ASSERT(memchr(e.message, 0, sizeof(e.message)));
+        }
+
+        /* Nothing asked: nothing sent, nothing fails. */
+        c = VF_LINK_CHANGE_NULL(0);
+        ASSERT_EQ(route_nl_set_vf(nl, ifindex, &c, &e), 0);
+        ASSERT_EQ(e.error, 0);
+
+        /* A nonexistent ifindex (a fresh namespace has lo and our two veths). */
+        r = route_nl_read_vfs(nl, 999999, &vfs, &n, &e);
+        fprintf(stderr, "   read ifindex 999999: %d, extack \"%s\"\n", r, e.message);
+        ASSERT_EQ(r, -ENODEV);
+        ASSERT_EQ(e.error, -ENODEV);
+        r = route_nl_set_vf(nl, 999999, &sets[0].c, &e);
+        fprintf(stderr, "   set ifindex 999999: %d, extack \"%s\"\n", r, e.message);
+        ASSERT_EQ(r, -ENODEV);
+        ASSERT_EQ(e.error, -ENODEV);
+        ASSERT_EQ(route_nl_read_vfs(nl, 0, &vfs, &n, &e), -ENODEV);
+
+        /* A failing reply callback fails the request, and the socket stays in step. */
+        ASSERT_EQ(netlink_socket_open(NETLINK_ROUTE, &raw), 0);
+        {
+                _cleanup_(nlmsg_freep) struct nl_msg *get = NULL;
+                ASSERT_EQ(rtnl_link_build_get_request(ifindex, NULL, &get), 0);
+                ASSERT_EQ(netlink_transact(raw, get, fail_reply, &calls, &e), -E2BIG);
+                ASSERT_EQ(calls, 1);
+                ASSERT_EQ(e.error, -E2BIG);
+                ASSERT_EQ(netlink_transact(raw, get, NULL, NULL, &e), 0);
+        }
+
+        /* The extack text really arrives, capped and with the request echoed. */
+        check_extack(raw, ifindex, "capped");
+        ASSERT_EQ(setsockopt(nl_socket_get_fd(raw), SOL_NETLINK, NETLINK_CAP_ACK, &zero, sizeof(zero)), 0);
+        check_extack(raw, ifindex, "uncapped");
+
+        /* After all that, the veth is as it was. */
+        ASSERT_EQ(route_nl_read_vfs(nl, ifindex, &vfs, &n, &e), 0);
+        ASSERT_EQ(n, 0);
+        snap(sk, ifindex, &after);
+        ASSERT(memcmp(before.mac, after.mac, 6) == 0);
+        ASSERT_EQ(after.flags, before.flags);
+        ASSERT_EQ(after.mtu, before.mtu);
+}
+
+int main(void) {
+        RUN(build_set_vf);
+        RUN(build_set_vf_invalid);
+        RUN(build_get_request);
+        RUN(parse_vfs);
+        RUN(parse_vfs_none_and_bad);
+        RUN(error_parse);
+        RUN(diff);
+        RUN(kernel_veth);
+        return 0;
+}
