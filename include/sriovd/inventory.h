@@ -77,6 +77,7 @@ typedef struct Vf {
         char addr[PCI_ADDR_MAX];
         char driver[DRIVER_MAX];    /* "" = unbound */
         char netdev[IF_NAMESIZE];   /* "" = no host netdev (e.g. vfio-pci) */
+        int ifindex;                /* of netdev; 0 = none. Names change under udev, this does not */
         int iommu_group;            /* -1 = none */
         unsigned *irqs;             /* MSI/MSI-X vectors from msi_irqs/, sorted */
         size_t n_irqs;

@@ -132,8 +132,14 @@ static int sriov_read_vf(RootFs *root, Vf *vf) {
         r = pci_read_netdevs(root, vf->addr, &netdevs, &n_netdevs);
         if (r < 0)
                 return r;
-        if (n_netdevs > 0)
+        if (n_netdevs > 0) {
+                long v;
+
                 strscpy(vf->netdev, sizeof(vf->netdev), netdevs[0]);
+                if (rootfs_read_long(root, &v, PCI_DEV "/net/%s/ifindex", vf->addr, netdevs[0]) >= 0 && v > 0 &&
+                    v <= INT32_MAX)
+                        vf->ifindex = (int) v;
+        }
 
         return pci_read_irqs(root, vf->addr, &vf->irqs, &vf->n_irqs);
 }

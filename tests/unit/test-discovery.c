@@ -26,7 +26,10 @@ static void assert_irq_range(const unsigned *irqs, size_t n, unsigned first, siz
 }
 
 static void check_cx6dx_pf(const Pf *pf, const char *addr, int node, const char *cpus,
-                           const char *netdev, int group, unsigned first_irq, const char *vf_prefix) {
+                           const char *netdev, int ifindex, int vf0_ifindex, int group, unsigned first_irq,
+                           const char *vf_prefix) {
+        char mac[MAC_STR_MAX], want_mac[MAC_STR_MAX];
+
         ASSERT_STREQ(pf->addr, addr);
         ASSERT_EQ(pf->vendor, 0x15b3);
         ASSERT_EQ(pf->device, 0x101d);
@@ -36,6 +39,11 @@ static void check_cx6dx_pf(const Pf *pf, const char *addr, int node, const char 
         ASSERT_STREQ(list(&pf->local_cpus), cpus);
         ASSERT_EQ(pf->n_netdevs, 1);
         ASSERT_STREQ(pf->netdevs[0], netdev);
+        ASSERT_EQ(pf->ifindex, ifindex);
+        ASSERT(pf->have_mac);
+        snprintf(want_mac, sizeof(want_mac), "b8:ce:f6:%.2s:00:00", addr + 5);
+        ASSERT_STREQ(mac_format(pf->mac, mac), want_mac);
+        ASSERT(!pf->vf_links_known);   /* rtnetlink's part, not the sysfs reader's */
         ASSERT_EQ(pf->total_vfs, 16);
         ASSERT_EQ(pf->num_vfs, 8);
         ASSERT_EQ(pf->drivers_autoprobe, 1);
@@ -58,10 +66,12 @@ static void check_cx6dx_pf(const Pf *pf, const char *addr, int node, const char 
                         snprintf(dev, sizeof(dev), "%s%u", vf_prefix, i);
                         ASSERT_STREQ(vf->driver, "mlx5_core");
                         ASSERT_STREQ(vf->netdev, dev);
+                        ASSERT_EQ(vf->ifindex, vf0_ifindex + (int) i);
                 } else {
                         /* passed through: no host netdev */
                         ASSERT_STREQ(vf->driver, "vfio-pci");
                         ASSERT_STREQ(vf->netdev, "");
+                        ASSERT_EQ(vf->ifindex, 0);
                 }
         }
 }
@@ -85,8 +95,8 @@ TEST(two_socket) {
 
         /* The NVMe controller is not a NIC in scope. */
         ASSERT_EQ(inv->n_pfs, 2);
-        check_cx6dx_pf(&inv->pfs[0], "0000:41:00.0", 0, "0-15", "enp65s0f0np0", 1, 44, "enp65s0f0v");
-        check_cx6dx_pf(&inv->pfs[1], "0000:c1:00.0", 1, "16-31", "enp193s0f0np0", 10, 85, "enp193s0f0v");
+        check_cx6dx_pf(&inv->pfs[0], "0000:41:00.0", 0, "0-15", "enp65s0f0np0", 4, 10, 1, 44, "enp65s0f0v");
+        check_cx6dx_pf(&inv->pfs[1], "0000:c1:00.0", 1, "16-31", "enp193s0f0np0", 5, 14, 10, 85, "enp193s0f0v");
         ASSERT(inventory_find_pf(inv, "0000:c1:00.0") == &inv->pfs[1]);
         ASSERT(!inventory_find_pf(inv, "0000:01:00.0"));
 
