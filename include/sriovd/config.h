@@ -105,6 +105,7 @@ typedef struct Config {
         /* [cpus] */
         bool have_rt_cpus, have_housekeeping_cpus;
         CpuSet rt_cpus, housekeeping_cpus;
+        int keep_irqs_off_rt;              /* move every other IRQ (and the default) off the RT CPUs; default yes */
 
         /* [rt] */
         int rtnet_prio;                    /* -1 = leave */

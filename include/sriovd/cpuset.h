@@ -41,6 +41,8 @@ int cpuset_nth(const CpuSet *s, unsigned n);
 int cpuset_parse_list(const char *s, CpuSet *ret);
 /* Parse the kernel's hex mask form ("ff,00000001"). Same errors as above. */
 int cpuset_parse_mask(const char *s, CpuSet *ret);
+/* Format in the kernel's mask form ("ffff00c3", 32-bit groups, as wide as needed); returns buf. */
+char *cpuset_format_mask(const CpuSet *s, char *buf, size_t size);
 /* Format in list form into buf (always NUL-terminated); returns buf. */
 char *cpuset_format_list(const CpuSet *s, char *buf, size_t size);
 /* Enough for any set the list form can describe in practice. */

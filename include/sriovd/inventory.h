@@ -35,6 +35,7 @@ typedef struct KernelCaps {
 
 typedef struct Irq {
         unsigned irq;
+        char action[32];            /* first handler's name; filled for IRQs outside the NICs only */
         CpuSet affinity;            /* smp_affinity_list */
         CpuSet effective;           /* effective_affinity_list, when the kernel has it */
         bool has_effective;
@@ -115,6 +116,10 @@ typedef struct Inventory {
         size_t n_pfs;
         Irq *irqs;                  /* IRQs of the PFs and VFs above, sorted by number */
         size_t n_irqs;
+        Irq *other_irqs;            /* every other IRQ of the host (disks, other NICs), sorted */
+        size_t n_other_irqs;
+        CpuSet default_affinity;    /* /proc/irq/default_smp_affinity */
+        bool have_default_affinity;
 } Inventory;
 
 /* Which PCI functions sriovd manages. */

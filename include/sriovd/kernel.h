@@ -66,6 +66,13 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irq
 
 /* Write smp_affinity_list; 1 changed, 0 already so. */
 int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus);
+/* Every IRQ number under /proc/irq, sorted. */
+int irq_list(RootFs *root, unsigned **ret, size_t *ret_n);
+/* The name of the IRQ's first handler (its directory in /proc/irq/N: "nvme0q1", "acpi"); "" for none. */
+int irq_read_action(RootFs *root, unsigned irq, char *buf, size_t size);
+/* /proc/irq/default_smp_affinity: where the kernel puts IRQs requested from now on. */
+int irq_read_default_affinity(RootFs *root, CpuSet *ret);
+int irq_set_default_affinity(RootFs *root, const CpuSet *cpus);
 
 /* sched.c — IRQ handler thread scheduling. */
 /* Current policy and priority of a thread, from the scheduler itself. */

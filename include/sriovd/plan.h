@@ -15,6 +15,7 @@ typedef enum ActionKind {
         ACTION_SET_VF_LINK,         /* one VF's MAC/VLAN/spoofchk/trust/link/rate, rtnetlink on the PF */
         ACTION_SET_VF_DRIVER,       /* bind a VF to vfio-pci, or give it back to its native driver */
         ACTION_SET_RTNET_PRIO,      /* net.core.rtnet_prio */
+        ACTION_SET_IRQ_DEFAULT,     /* /proc/irq/default_smp_affinity: IRQs requested later */
         ACTION_SET_IRQ_AFFINITY,    /* /proc/irq/N/smp_affinity_list */
         ACTION_SET_IRQ_THREAD,      /* sched_setscheduler() of the irq/N- thread */
         _ACTION_KIND_MAX,
@@ -29,7 +30,7 @@ typedef struct Action {
         pid_t pid;                  /* ACTION_SET_IRQ_THREAD */
         int policy_before, policy_after;
         union {
-                struct {            /* ACTION_SET_IRQ_AFFINITY */
+                struct {            /* ACTION_SET_IRQ_AFFINITY, ACTION_SET_IRQ_DEFAULT */
                         CpuSet cpus_before, cpus_after;
                 };
                 struct {            /* ACTION_SET_VF_LINK; link_after carries only what changes */

@@ -144,6 +144,22 @@ int cpuset_parse_mask(const char *s, CpuSet *ret) {
         return 0;
 }
 
+char *cpuset_format_mask(const CpuSet *s, char *buf, size_t size) {
+        int top = CPUSET_MAX / 32 - 1;
+        size_t n = 0;
+
+        if (size == 0)
+                return buf;
+        while (top > 0 && !(uint32_t) (s->bits[top / 2] >> (32 * (top % 2))))
+                top--;
+        for (int g = top; g >= 0; g--) {
+                uint32_t v = (uint32_t) (s->bits[g / 2] >> (32 * (g % 2)));
+                int w = snprintf(buf + n, n < size ? size - n : 0, g == top ? "%x" : ",%08x", v);
+                n += w > 0 ? (size_t) w : 0;
+        }
+        return buf;
+}
+
 char *cpuset_format_list(const CpuSet *s, char *buf, size_t size) {
         size_t n = 0;
         bool first = true;

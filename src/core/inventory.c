@@ -45,6 +45,7 @@ Inventory *inventory_free(Inventory *inv) {
         }
         free(inv->pfs);
         free(inv->irqs);
+        free(inv->other_irqs);
         free(inv->topo.node_cpus);
         free(inv);
         return NULL;

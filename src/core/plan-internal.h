@@ -19,6 +19,9 @@ _printf_(4, 5) void plan_add_note(PlanBuilder *b, NoteLevel level, const char *t
 
 /* plan-irq.c: affinities and handler threads of every in-scope PF and VF. */
 void plan_irqs(PlanBuilder *b);
+/* The host's other IRQs, and the default for new ones, kept off the RT CPUs ([cpus] keep_irqs_off_rt). */
+void plan_irq_default(PlanBuilder *b);
+void plan_other_irqs(PlanBuilder *b);
 
 /* plan-vf.c: VF count, link settings and driver of every in-scope PF. */
 void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);

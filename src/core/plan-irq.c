@@ -193,3 +193,72 @@ void plan_irqs(PlanBuilder *b) {
                                       "%u kernel-managed IRQs (read-only affinity) left to the kernel", managed);
         }
 }
+
+/* Where an IRQ off the RT CPUs goes: what it had minus RT, or the housekeeping CPUs if that is nothing. */
+static bool off_rt(const PlanBuilder *b, const CpuSet *cur, CpuSet *ret) {
+        cpuset_andnot(ret, cur, &b->cpus.rt);
+        if (cpuset_is_empty(ret))
+                *ret = b->cpus.housekeeping;
+        return !cpuset_is_empty(ret) && !cpuset_equal(ret, cur);
+}
+
+static bool keep_off_rt(const PlanBuilder *b) {
+        return b->cfg->keep_irqs_off_rt && !cpuset_is_empty(&b->cpus.rt) && !cpuset_is_empty(&b->cpus.housekeeping);
+}
+
+void plan_irq_default(PlanBuilder *b) {
+        CpuSet want;
+        Action *a;
+
+        if (!keep_off_rt(b) || !b->inv->have_default_affinity || !off_rt(b, &b->inv->default_affinity, &want))
+                return;
+        a = plan_add_action(b, ACTION_SET_IRQ_DEFAULT, "", 0, 0);
+        if (!a)
+                return;
+        a->cpus_before = b->inv->default_affinity;
+        a->cpus_after = want;
+        strscpy(a->effect, sizeof(a->effect), "IRQs requested from now on start off the RT CPUs");
+}
+
+/*
+ * Seed 004 §4.2: whatever is not latency-critical stays off the RT cores, the
+ * host's other devices included. Their current CPUs are kept minus the RT ones,
+ * so an operator's own placement of a disk's IRQ survives.
+ */
+void plan_other_irqs(PlanBuilder *b) {
+        const Inventory *inv = b->inv;
+        unsigned managed = 0;
+        char first[32] = "";
+
+        if (!keep_off_rt(b))
+                return;
+        for (size_t i = 0; i < inv->n_other_irqs; i++) {
+                const Irq *q = &inv->other_irqs[i];
+                CpuSet want, on_rt;
+                Action *a;
+
+                if (!q->writable) {
+                        /* Managed vectors follow the kernel's own isolation (isolcpus=managed_irq). */
+                        cpuset_and(&on_rt, q->has_effective ? &q->effective : &q->affinity, &b->cpus.rt);
+                        if (!cpuset_is_empty(&on_rt) && managed++ == 0)
+                                strscpy(first, sizeof(first), q->action);
+                        continue;
+                }
+                if (bsearch_safe(&q->irq, b->ctx->unmanaged_irqs, b->ctx->n_unmanaged, sizeof(unsigned), irq_key_cmp))
+                        continue;
+                if (!off_rt(b, &q->affinity, &want))
+                        continue;
+                a = plan_add_action(b, ACTION_SET_IRQ_AFFINITY, "", 0, 0);
+                if (!a)
+                        return;
+                a->irq = q->irq;
+                a->cpus_before = q->affinity;
+                a->cpus_after = want;
+                snprintf(a->effect, sizeof(a->effect), "%s%soff the RT CPUs", q->action, q->action[0] ? ": " : "");
+        }
+        if (managed > 0)
+                plan_add_note(b, NOTE_INFO, "",
+                              "%u kernel-managed IRQs (first: %s) run on RT CPUs; only the kernel can move them: "
+                              "boot with isolcpus=managed_irq,<RT CPUs>",
+                              managed, first[0] ? first : "unnamed");
+}

@@ -118,7 +118,9 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
                         plan_pf_vf_drivers(&b, pf, pol);
         }
 
+        plan_irq_default(&b);
         plan_irqs(&b);
+        plan_other_irqs(&b);
 
         /* A [pf ADDR] the operator named but the host does not show is worth saying. */
         for (size_t i = 0; i < cfg->n_pfs; i++)
@@ -174,6 +176,7 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_VF_LINK] = "vf-link",
                 [ACTION_SET_VF_DRIVER] = "vf-driver",
                 [ACTION_SET_RTNET_PRIO] = "rtnet-prio",
+                [ACTION_SET_IRQ_DEFAULT] = "irq-default",
                 [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
                 [ACTION_SET_IRQ_THREAD] = "irq-thread",
         };
@@ -256,6 +259,7 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
                 snprintf(buf, size, "%s", d[0] ? d : after ? "(native)" : "(none)");
                 return buf;
         }
+        case ACTION_SET_IRQ_DEFAULT:
         case ACTION_SET_IRQ_AFFINITY:
                 return cpuset_format_list(after ? &a->cpus_after : &a->cpus_before, buf, size);
         case ACTION_SET_IRQ_THREAD:

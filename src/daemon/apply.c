@@ -164,6 +164,9 @@ int action_apply(Kernel *k, Action *a) {
         case ACTION_SET_RTNET_PRIO:
                 r = sysctl_set_rtnet_prio(root, a->after);
                 break;
+        case ACTION_SET_IRQ_DEFAULT:
+                r = irq_set_default_affinity(root, &a->cpus_after);
+                break;
         case ACTION_SET_IRQ_AFFINITY:
                 r = irq_set_affinity(root, a->irq, &a->cpus_after);
                 break;

@@ -786,6 +786,7 @@ static const KeyDef daemon_keys[] = {
 static const KeyDef cpus_keys[] = {
         KEY("rt", key_cpus_rt, Config, rt_cpus),
         KEY("housekeeping", key_cpus_housekeeping, Config, housekeeping_cpus),
+        KEY("keep_irqs_off_rt", key_bool, Config, keep_irqs_off_rt),
 };
 
 static const KeyDef rt_keys[] = {
@@ -1641,6 +1642,7 @@ static int config_new(const char *path, const char *classes_dir, Config **ret) {
                 .access_group = strdup(DEFAULT_ACCESS_GROUP),
                 .libvirt_uri = strdup(DEFAULT_LIBVIRT_URI),
                 .rtnet_prio = -1,
+                .keep_irqs_off_rt = true,
         };
         if (!c->path || (classes_dir && !c->classes_dir) || !c->state_dir || !c->access_group || !c->libvirt_uri)
                 return -ENOMEM;

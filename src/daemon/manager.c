@@ -214,8 +214,8 @@ static const char *action_describe(const Action *a, char *buf, size_t size) {
         bool vf = a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER;
 
         if (irq || vf)
-                snprintf(buf, size, "%s %s %s %u", action_kind_to_string(a->kind), a->target, irq ? "IRQ" : "VF",
-                         irq ? a->irq : a->vf);
+                snprintf(buf, size, "%s %s %s %u", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
+                         irq ? "IRQ" : "VF", irq ? a->irq : a->vf);
         else
                 snprintf(buf, size, "%s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host");
         return buf;

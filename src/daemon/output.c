@@ -298,7 +298,7 @@ void output_plan_json(JsonWriter *w, const Plan *plan) {
                 if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
                         json_int(w, "vf", a->vf);
                 if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
-                    a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER) {
+                    a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER) {
                         char buf[CPUSET_LIST_MAX];
                         json_string(w, "before", action_format_value(a, false, buf, sizeof(buf)));
                         json_string(w, "after", action_format_value(a, true, buf, sizeof(buf)));

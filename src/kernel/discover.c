@@ -81,6 +81,38 @@ static int read_irqs(RootFs *root, Inventory *inv, const IrqThread *threads, siz
         return 0;
 }
 
+static int irq_cmp(const void *key, const void *elem) {
+        unsigned k = *(const unsigned *) key, e = ((const Irq *) elem)->irq;
+        return (k > e) - (k < e);
+}
+
+/* The IRQs that are not the managed NICs': kept off the RT CPUs. */
+static int read_other_irqs(RootFs *root, Inventory *inv) {
+        _cleanup_free_ unsigned *all = NULL;
+        size_t n;
+        int r;
+
+        inv->have_default_affinity = irq_read_default_affinity(root, &inv->default_affinity) >= 0;
+        r = irq_list(root, &all, &n);
+        if (r < 0)
+                return r;
+        inv->other_irqs = calloc(MAX(n, (size_t) 1), sizeof(Irq));
+        if (!inv->other_irqs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                Irq *q = &inv->other_irqs[inv->n_other_irqs];
+
+                if (bsearch_safe(&all[i], inv->irqs, inv->n_irqs, sizeof(Irq), irq_cmp))
+                        continue;
+                /* IRQ 0 and friends have no affinity file: not movable, not listed. */
+                if (irq_read(root, all[i], q) < 0)
+                        continue;
+                (void) irq_read_action(root, all[i], q->action, sizeof(q->action));
+                inv->n_other_irqs++;
+        }
+        return 0;
+}
+
 int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ PciFunction *fns = NULL;
@@ -145,6 +177,9 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
 
         r = read_irqs(root, inv, threads, n_threads);
         if (r < 0)
+                return r;
+        r = read_other_irqs(root, inv);
+        if (r < 0 && r != -ENOENT)
                 return r;
 
         *ret = TAKE_PTR(inv);

@@ -112,6 +112,81 @@ int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus) {
         return r < 0 ? r : 1;
 }
 
+static int unsigned_cmp(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return (x > y) - (x < y);
+}
+
+int irq_list(RootFs *root, unsigned **ret, size_t *ret_n) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ unsigned *irqs = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        int r;
+
+        r = rootfs_opendir(root, &d, "/proc/irq");
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                unsigned long v;
+                char *end;
+
+                if (!isdigit((unsigned char) de->d_name[0]))
+                        continue;
+                v = strtoul(de->d_name, &end, 10);
+                if (*end || v > INT32_MAX)
+                        continue;
+                if (GREEDY_REALLOC(irqs, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                irqs[n++] = (unsigned) v;
+        }
+        qsort_safe(irqs, n, sizeof(*irqs), unsigned_cmp);
+        *ret = TAKE_PTR(irqs);
+        *ret_n = n;
+        return 0;
+}
+
+int irq_read_action(RootFs *root, unsigned irq, char *buf, size_t size) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        buf[0] = 0;
+        r = rootfs_opendir(root, &d, "/proc/irq/%u", irq);
+        if (r < 0)
+                return r;
+        /* Every handler registered on the IRQ has a directory named after it; files are the knobs. */
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+                        strscpy(buf, size, de->d_name);
+                        break;
+                }
+        return 0;
+}
+
+int irq_read_default_affinity(RootFs *root, CpuSet *ret) {
+        _cleanup_free_ char *mask = NULL;
+        int r;
+
+        r = rootfs_read(root, &mask, "/proc/irq/default_smp_affinity");
+        if (r < 0)
+                return r;
+        return cpuset_parse_mask(mask, ret);
+}
+
+int irq_set_default_affinity(RootFs *root, const CpuSet *cpus) {
+        char buf[CPUSET_LIST_MAX];
+        CpuSet now;
+        int r;
+
+        r = irq_read_default_affinity(root, &now);
+        if (r >= 0 && cpuset_equal(&now, cpus))
+                return 0;
+        /* The file takes a mask only, no list form. */
+        r = rootfs_write(root, cpuset_format_mask(cpus, buf, sizeof(buf)), "/proc/irq/default_smp_affinity");
+        return r < 0 ? r : 1;
+}
+
 static int irq_thread_cmp(const void *a, const void *b) {
         const IrqThread *x = a, *y = b;
         if (x->irq != y->irq)

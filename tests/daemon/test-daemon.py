@@ -94,8 +94,10 @@ def test_lifecycle(tmp):
         assert ready["READY"] == "1"
         status = ready.get("STATUS", "")
         assert "2 PFs, 16 VFs, 82 IRQs" in status, status
-        # rtnet_prio + 82 vectors pinned to the housekeeping CPUs of their node
-        assert "83 actions, 0 failed, 0 drift" in status, status
+        # rtnet_prio + 82 vectors pinned to the housekeeping CPUs of their node, and the timer,
+        # ACPI and the default affinity for new IRQs moved off the RT CPUs
+        assert "86 actions, 0 failed, 0 drift" in status, status
+        assert d.read("proc/irq/9/smp_affinity_list") == "0-1,8-17,24-31"
         assert d.read("proc/sys/net/core/rtnet_prio") == "50"
         assert d.read("proc/irq/44/smp_affinity_list") == "0"
         # The IRQs sriovd owns, published for sriovd-irqbalance-policy.
@@ -182,13 +184,16 @@ def test_cli(tmp):
     assert doc["inventory"]["irqs"][0]["thread"] == {"pid": 1004, "policy": "fifo", "priority": 50}
     actions = [a for a in doc["plan"]["actions"] if a["action"] != "irq-affinity"]
     irq_actions = [a for a in doc["plan"]["actions"] if a["action"] == "irq-affinity"]
-    # 41:00.0's VFs are about to be replaced: only its own IRQs are pinned now, the new VFs' next pass.
-    assert len(irq_actions) == 82 - 32, len(irq_actions)
+    # 41:00.0's VFs are about to be replaced: only its own IRQs are pinned now, the new VFs' next
+    # pass; the timer's and ACPI's IRQs leave the RT CPUs.
+    assert len(irq_actions) == 82 - 32 + 2, len(irq_actions)
     assert not any(a["target"].startswith("0000:41:0") and a["target"] != PF0_ADDR for a in irq_actions)
     assert irq_actions[0] == {"action": "irq-affinity", "target": "0000:41:00.0", "irq": 44, "before": "0-31",
                               "after": "0", "effect": None, "result": "planned"}, irq_actions[0]
     assert actions == [{"action": "sriov-numvfs", "target": "0000:41:00.0", "before": 8, "after": 12,
-                        "effect": "destroys 8 VFs, then creates 12", "result": "planned"}], actions
+                        "effect": "destroys 8 VFs, then creates 12", "result": "planned"},
+                       {"action": "irq-default", "target": "host", "before": "0-31", "after": "0-1,8-17,24-31",
+                        "effect": "IRQs requested from now on start off the RT CPUs", "result": "planned"}], actions
     assert any(n["level"] == "error" and "exceeds sriov_totalvfs" in n["text"] for n in doc["plan"]["notes"])
     assert r.returncode == 1, r.returncode      # the policy for c1:00.0 cannot be met
     with open(os.path.join(root, PF0, "sriov_numvfs")) as f:
@@ -200,7 +205,7 @@ def test_cli(tmp):
     r = run_cli("--root", root, "--config", conf, "--once", "--json")
     doc = json.loads(r.stdout)
     assert all(a["result"] == "done" for a in doc["plan"]["actions"])
-    assert doc["result"] == {"actions": 83, "done": 83, "skipped": 0, "failed": 1, "drift": 0, "policy_errors": 1}, doc["result"]
+    assert doc["result"] == {"actions": 86, "done": 86, "skipped": 0, "failed": 1, "drift": 0, "policy_errors": 1}, doc["result"]
     assert "12 VFs of 0000:41:00.0 not ready after" in r.stderr and "virtfn8-11 missing" in r.stderr, r.stderr
     assert r.returncode == 1
 

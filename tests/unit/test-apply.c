@@ -30,6 +30,9 @@ static void scratch_new(Scratch *s, const char *host, const char *conf) {
         f = fopen(s->config, "we");
         ASSERT(f);
         fputs(conf, f);
+        /* These tests count NIC actions; test_other_irqs_off_rt covers the host's other IRQs. */
+        if (!strstr(conf, "[cpus]"))
+                fputs("\n[cpus]\nkeep_irqs_off_rt = no\n", f);
         ASSERT_EQ(fclose(f), 0);
 }
 
@@ -37,6 +40,18 @@ static void scratch_done(Scratch *s) {
         char cmd[256];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
         ASSERT_EQ(system(cmd), 0);
+}
+
+/* What a third party (irqbalance, an operator) writes behind sriovd's back. */
+static void spill(const Scratch *s, const char *path, const char *value) {
+        char full[512];
+        FILE *f;
+
+        snprintf(full, sizeof(full), "%s%s", s->root, path);
+        f = fopen(full, "we");
+        ASSERT(f);
+        fputs(value, f);
+        ASSERT_EQ(fclose(f), 0);
 }
 
 static char *slurp(const Scratch *s, const char *path) {
@@ -237,6 +252,33 @@ TEST(injected_kernel_errors) {
         scratch_done(&s);
 }
 
+TEST(other_irqs_off_rt) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        CycleResult res;
+        Scratch s;
+
+        scratch_new(&s, "two-socket", "[cpus]\nrt = 2-7,18-23\n");
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        /* The NIC vectors, plus the timer, ACPI and the default for IRQs to come. */
+        ASSERT_EQ(res.n_done, 82 + 3);
+        ASSERT_EQ(res.n_drift, 0);
+        ASSERT_STREQ(slurp(&s, "/proc/irq/9/smp_affinity_list"), "0-1,8-17,24-31");
+        ASSERT_STREQ(slurp(&s, "/proc/irq/default_smp_affinity"), "ff03ff03");
+        /* The NVMe's vectors are kernel-managed: read-only, left alone. */
+        ASSERT_STREQ(slurp(&s, "/proc/irq/40/smp_affinity_list"), "0-31\n");
+
+        /* A second cycle has nothing to do; someone moving ACPI back onto an RT CPU is drift. */
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_actions, 0);
+        spill(&s, "/proc/irq/9/smp_affinity_list", "3-4,9");
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_done, 1);
+        ASSERT_STREQ(slurp(&s, "/proc/irq/9/smp_affinity_list"), "9");
+        scratch_done(&s);
+}
+
 TEST(error_table) {
         static const struct {
                 ActionKind kind;
@@ -299,6 +341,7 @@ int main(int argc, char **argv) {
         RUN(failure_is_isolated);
         RUN(irqs_pinned_managed_untouched_second_run_writes_nothing);
         RUN(injected_kernel_errors);
+        RUN(other_irqs_off_rt);
         RUN(error_table);
         RUN(bad_reload_keeps_config);
         return 0;

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "sriovd/cpuset.h"
+#include "sriovd/macro.h"
 #include "test.h"
 
 static CpuSet list(const char *s) {
@@ -70,6 +71,23 @@ TEST(mask) {
         ASSERT_EQ(cpuset_parse_mask("fg", &s), -EINVAL);
 }
 
+TEST(mask_format) {
+        static const char *const lists[] = { "", "0", "0-31", "2-7,18-23", "32", "0-1,8-17,24-31,40", "1023", "0-1023" };
+        char buf[512];
+
+        for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+                CpuSet a = list(lists[i]), b;
+                ASSERT_EQ(cpuset_parse_mask(cpuset_format_mask(&a, buf, sizeof(buf)), &b), 0);
+                ASSERT(cpuset_equal(&a, &b));
+        }
+        CpuSet s = list("0-1,8-17,24-31");
+        ASSERT_STREQ(cpuset_format_mask(&s, buf, sizeof(buf)), "ff03ff03");
+        s = list("32");
+        ASSERT_STREQ(cpuset_format_mask(&s, buf, sizeof(buf)), "1,00000000");
+        s = list("");
+        ASSERT_STREQ(cpuset_format_mask(&s, buf, sizeof(buf)), "0");
+}
+
 TEST(algebra) {
         CpuSet a = list("0-7"), b = list("4-11"), r;
         cpuset_and(&r, &a, &b);
@@ -98,6 +116,7 @@ int main(void) {
         RUN(list_valid);
         RUN(list_invalid);
         RUN(mask);
+        RUN(mask_format);
         RUN(algebra);
         RUN(format_truncates_cleanly);
         return 0;

@@ -97,8 +97,9 @@ TEST(rt_and_numa_local) {
         ASSERT_STREQ(list(&hc.housekeeping), "0-1,8-17,24-31"); /* online minus rt */
 
         ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
-        /* Every vector of both PFs and their VFs moves: 82 affinities; 41 threads of the RT PF. */
-        ASSERT_EQ(p->n_actions, 82 + 41);
+        /* Every vector of both PFs and their VFs moves: 82 affinities; 41 threads of the RT PF;
+         * and the default affinity, the timer's and ACPI's IRQs leave the RT CPUs. */
+        ASSERT_EQ(p->n_actions, 82 + 41 + 3);
 
         /* RT PF on node 0: RT cores of node 0, spread, FIFO 99. */
         check_device(p, rt->irqs, rt->n_irqs, 0, "2-7", true, 99);
@@ -211,6 +212,53 @@ TEST(no_threaded_irqs_partially_enforceable) {
         }
 }
 
+static Irq *other_irq(Inventory *inv, unsigned irq) {
+        for (size_t i = 0; i < inv->n_other_irqs; i++)
+                if (inv->other_irqs[i].irq == irq)
+                        return &inv->other_irqs[i];
+        return NULL;
+}
+
+TEST(other_irqs_off_rt) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        _cleanup_(config_freep) Config *on = config(""), *off = config("[cpus]\nkeep_irqs_off_rt = no\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL, *r = NULL;
+        Irq *acpi = other_irq(inv, 9), *nvme = other_irq(inv, 40);
+        const Action *a;
+
+        /* Discovery: the host's other IRQs by name; the NVMe's are read-only. */
+        ASSERT(acpi && nvme);
+        ASSERT_STREQ(acpi->action, "acpi");
+        ASSERT_STREQ(nvme->action, "nvme0q0");
+        ASSERT(!nvme->writable);
+        ASSERT(!other_irq(inv, 44));   /* a NIC vector is not "other" */
+        ASSERT(inv->have_default_affinity);
+        ASSERT_STREQ(list(&inv->default_affinity), "0-31");
+
+        /* An operator's own placement is kept, minus the RT CPUs; wholly RT, it goes to housekeeping. */
+        ASSERT_EQ(cpuset_parse_list("1-3", &acpi->affinity), 0);
+        ASSERT_EQ(cpuset_parse_list("4", &other_irq(inv, 0)->affinity), 0);
+        ASSERT_EQ(plan_build(inv, on, NULL, &p), 0);
+        a = find(p, ACTION_SET_IRQ_AFFINITY, 9);
+        ASSERT(a);
+        ASSERT_STREQ(list(&a->cpus_after), "1");
+        a = find(p, ACTION_SET_IRQ_AFFINITY, 0);
+        ASSERT(a);
+        ASSERT_STREQ(list(&a->cpus_after), "0-1,8-17,24-31");
+        ASSERT(!find(p, ACTION_SET_IRQ_AFFINITY, 40));
+
+        /* Managed vectors whose effective CPU is an RT one: only the kernel can move them, said so. */
+        ASSERT_EQ(cpuset_parse_list("3", &nvme->effective), 0);
+        ASSERT_EQ(plan_build(inv, on, NULL, &q), 0);
+        ASSERT_EQ(count_notes(q, NOTE_INFO, "1 kernel-managed IRQs (first: nvme0q0) run on RT CPUs"), 1);
+
+        /* Opted out: nothing but the NICs. */
+        ASSERT_EQ(plan_build(inv, off, NULL, &r), 0);
+        ASSERT(!find(r, ACTION_SET_IRQ_AFFINITY, 9));
+        for (size_t i = 0; i < r->n_actions; i++)
+                ASSERT(r->actions[i].kind != ACTION_SET_IRQ_DEFAULT);
+}
+
 int main(int argc, char **argv) {
         char cmd[256];
 
@@ -230,6 +278,7 @@ int main(int argc, char **argv) {
         RUN(managed_and_unmanaged_left_alone);
         RUN(restore_when_leaving_rt);
         RUN(no_threaded_irqs_partially_enforceable);
+        RUN(other_irqs_off_rt);
 
         snprintf(cmd, sizeof(cmd), "rm -rf %s", classes);
         ASSERT_EQ(system(cmd), 0);

@@ -307,8 +307,8 @@ TEST(replaced_vfs_are_not_touched) {
                 if (p->actions[i].kind == ACTION_SET_IRQ_AFFINITY)
                         ASSERT(strncmp(p->actions[i].target, "0000:41:0", 9) != 0 ||
                                streq(p->actions[i].target, "0000:41:00.0"));
-        /* The other PF's VFs are pinned as usual. */
-        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_AFFINITY), 9 + 9 + 32);
+        /* The other PF's VFs are pinned as usual (and the timer and ACPI kept off the RT CPUs). */
+        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_AFFINITY), 9 + 9 + 32 + 2);
 }
 
 TEST(vf_config_keys_checked) {

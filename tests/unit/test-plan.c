@@ -172,10 +172,19 @@ TEST(fixture_two_socket) {
         _cleanup_(plan_freep) Plan *p = NULL, *p2 = NULL;
 
         ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
-        /* VF counts already right: the softirq threshold, and every vector (all on 0-31) pinned. */
-        ASSERT_EQ(p->n_actions, 1 + 82);
+        /*
+         * VF counts already right: the softirq threshold, every NIC vector (all on 0-31) pinned, and
+         * the host's other IRQs (timer, ACPI; the NVMe's are kernel-managed) and the default for new
+         * ones moved off the RT CPUs 2-7,18-23.
+         */
+        ASSERT_EQ(p->n_actions, 1 + 1 + 82 + 2);
         ASSERT_EQ(p->actions[0].kind, ACTION_SET_RTNET_PRIO);
-        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_AFFINITY), 82);
+        ASSERT_EQ(p->actions[1].kind, ACTION_SET_IRQ_DEFAULT);
+        ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_AFFINITY), 82 + 2);
+        ASSERT_EQ(p->actions[84].irq, 0);
+        ASSERT_EQ(p->actions[85].irq, 9);
+        ASSERT_STREQ(p->actions[85].target, "");
+        ASSERT_STREQ(p->actions[85].effect, "acpi: off the RT CPUs");
         ASSERT_EQ(count_actions(p, ACTION_SET_IRQ_THREAD), 0);   /* no class asks for a priority */
         ASSERT_EQ(count_notes(p, NOTE_WARNING, "irqbalance is running"), 1);
         ASSERT_EQ(count_notes(p, NOTE_WARNING, "IOMMU is off"), 0);
