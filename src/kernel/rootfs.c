@@ -275,6 +275,10 @@ static int test_kernel_write(RootFs *r, const char *path, const char *value) {
                 fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
                 if (fd < 0)
                         return negative_errno();
+                /* A test kernel that hangs must fail the test, not hang sriovd. */
+                struct timeval tv = { .tv_sec = 30 };
+                if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+                        return negative_errno();
                 if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
                         return negative_errno();
                 r->test_kernel_fd = TAKE_FD(fd);
