@@ -25,8 +25,6 @@ As root the test runs in a private mount namespace with a tmpfs over /proc/irq.
 
 import os
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,75 +38,11 @@ SETTLE = 5.0
 
 
 def expected_affinity(kernel, pf_addr):
-    """{irq: cpulist} the planner wants for a PF without a class: vector i of device d on
-    the (d + i)-th CPU of the PF's NUMA-local housekeeping CPUs (d = 0 for the PF, VF
-    index + 1 for a VF; see plan_device() in src/core/plan-irq.c)."""
-    h = kernel.h
-    pf = kernel.fns[pf_addr]
-    hk = [c for c in h.all_cpus() if c not in h.isolated]
-    cpus = [c for c in hk if c in h.node_cpus(pf.node)]
-    want = {}
-    for ordinal, fn in [(0, pf)] + [(k + 1, vf) for k, vf in enumerate(pf.vfs)]:
-        for i, q in enumerate(sorted(fn.irqs, key=lambda q: q.number)):
-            want[q.number] = str(cpus[(ordinal + i) % len(cpus)])
-    return want, set(cpus)
+    return kernel.planned_affinity(pf_addr)
 
 
 def actual_affinity(kernel, irqs):
-    return {n: kernel.read("proc/irq/%d/smp_affinity_list" % n) for n in irqs}
-
-
-class Sriovd:
-    def __init__(self, kernel, sriovd, tmp, conf):
-        self.tmp = tmp
-        self.conf = os.path.join(tmp, "sriovd.conf")
-        self.write_conf(conf)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(os.path.join(tmp, "notify"))
-        env = kernel.env()
-        env["NOTIFY_SOCKET"] = os.path.join(tmp, "notify")
-        env.pop("JOURNAL_STREAM", None)
-        self.log = open(os.path.join(tmp, "stderr"), "w+")
-        self.proc = subprocess.Popen([sriovd, "--root", kernel.root, "--config", self.conf],
-                                     env=env, stdout=self.log, stderr=self.log)
-
-    def write_conf(self, text):
-        with open(self.conf, "w") as f:
-            f.write(text)
-
-    def wait_for(self, key, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
-            try:
-                data = self.sock.recv(4096).decode()
-            except socket.timeout:
-                break
-            fields = dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
-            if key in fields:
-                return fields
-        raise AssertionError("no %s from sriovd within %ss; stderr:\n%s" %
-                             (key, timeout, self.stderr()))
-
-    def reload(self, conf):
-        self.write_conf(conf)
-        self.proc.send_signal(signal.SIGHUP)
-        self.wait_for("RELOADING")
-        self.wait_for("READY")
-
-    def stderr(self):
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+    return kernel.affinities(irqs)
 
 
 def conf(num_vfs, drift=0):
@@ -154,7 +88,7 @@ def main():
     sriovd = sys.argv[1]
     kernel = testkernel.TestKernel("one-socket-cx7").start()
     tmp = tempfile.mkdtemp(prefix="sriovd-umockdev-")
-    d = Sriovd(kernel, sriovd, tmp, conf(8))
+    d = testkernel.Sriovd(kernel, sriovd, tmp, conf(8))
     try:
         # a. VFs created by sriovd's write, their IRQs pinned after their uevents.
         d.wait_for("READY")

@@ -38,6 +38,7 @@ import argparse
 import errno
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -527,6 +528,33 @@ class TestKernel:
         with self.lock:
             self._store_affinity(irq, cpus)
 
+    def set_numvfs(self, addr, n):
+        """Someone other than sriovd writes sriov_numvfs (not logged as sriovd's write)."""
+        with self.lock:
+            try:
+                self._store_numvfs(self.fns[addr], str(n))
+            finally:
+                self.changed.notify_all()
+
+    def planned_affinity(self, pf_addr):
+        """({irq: cpulist}, allowed CPUs) the planner wants for a PF without a class and its
+        VFs: vector i of device d on the (d + i)-th CPU of the PF's NUMA-local housekeeping
+        CPUs (d = 0 for the PF, VF index + 1 for a VF; plan_device() in src/core/plan-irq.c),
+        housekeeping = online CPUs minus the isolated ones (sriovd's default)."""
+        with self.lock:
+            h = self.h
+            pf = self.fns[pf_addr]
+            cpus = [c for c in h.node_cpus(pf.node) if c not in h.isolated]
+            want = {}
+            for ordinal, fn in [(0, pf)] + [(k + 1, vf) for k, vf in enumerate(pf.vfs)]:
+                for i, q in enumerate(sorted(fn.irqs, key=lambda q: q.number)):
+                    want[q.number] = str(cpus[(ordinal + i) % len(cpus)])
+            return want, set(cpus)
+
+    def affinities(self, irqs):
+        with self.lock:
+            return {n: self.read("proc/irq/%d/smp_affinity_list" % n) for n in irqs}
+
     def read(self, rel):
         with self.lock, open(os.path.join(self.root, rel)) as f:
             return f.read().strip()
@@ -551,3 +579,58 @@ class TestKernel:
     def writes_to(self, suffix):
         with self.lock:
             return [w for w in self.writes if w["path"].endswith(suffix)]
+
+
+class Sriovd:
+    """The sriovd binary on this kernel's testbed, with a notify socket and its log."""
+
+    def __init__(self, kernel, sriovd, tmp, conf):
+        self.tmp = tmp
+        self.conf = os.path.join(tmp, "sriovd.conf")
+        self.write_conf(conf)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(os.path.join(tmp, "notify"))
+        env = kernel.env()
+        env["NOTIFY_SOCKET"] = os.path.join(tmp, "notify")
+        env.pop("JOURNAL_STREAM", None)
+        self.log = open(os.path.join(tmp, "stderr"), "w+")
+        self.proc = subprocess.Popen([sriovd, "--root", kernel.root, "--config", self.conf],
+                                     env=env, stdout=self.log, stderr=self.log)
+
+    def write_conf(self, text):
+        with open(self.conf, "w") as f:
+            f.write(text)
+
+    def wait_for(self, key, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = self.sock.recv(4096).decode()
+            except socket.timeout:
+                break
+            fields = dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
+            if key in fields:
+                return fields
+        raise AssertionError("no %s from sriovd within %ss; stderr:\n%s" %
+                             (key, timeout, self.stderr()))
+
+    def reload(self, conf):
+        self.write_conf(conf)
+        self.proc.send_signal(signal.SIGHUP)
+        self.wait_for("RELOADING")
+        self.wait_for("READY")
+
+    def stderr(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
