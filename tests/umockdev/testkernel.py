@@ -176,6 +176,10 @@ class TestKernel:
         self.next_ifindex = max(ifindexes + [1]) + 1
         self.next_group = sum(1 for fn in self.h.fns if fn.iommu_group is not None)
         self.online = set(self.h.all_cpus())
+        # smp_affinity_list of every IRQ, kept in step with the files: cheap to poll.
+        self.affinity = {q.number: mkhost.cpulist(q.affinity if q.affinity is not None
+                                                  else self.h.all_cpus())
+                         for q in self.h.irqs()}
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.writes = []       # dict(t, done, path, value, errno)
@@ -367,7 +371,8 @@ class TestKernel:
         if not online:
             raise KernelError(errno.EINVAL)    # no online CPU in the mask
         w = lambda f, v: self._plain(full + "/" + f, v + "\n")
-        w("smp_affinity_list", mkhost.cpulist(cpus))
+        self.affinity[irq] = mkhost.cpulist(cpus)
+        w("smp_affinity_list", self.affinity[irq])
         w("smp_affinity", mkhost.cpumask(cpus, self.h.ncpus))
         w("effective_affinity_list", str(online[0]))
         w("effective_affinity", mkhost.cpumask([online[0]], self.h.ncpus))
@@ -377,11 +382,14 @@ class TestKernel:
         for i, q in enumerate(actions):
             q.fn, q.index = fn, i
         self.next_irq = mkhost.number_irqs(self.h, fn, self.next_irq)
+        for q in actions:
+            self.affinity[q.number] = mkhost.cpulist(self.h.all_cpus())
         mkhost.write_msi_irqs(self.t, fn)
         mkhost.write_fn_irqs(self.t, self.h, fn)
 
     def _free_irqs(self, fn):
         for q in fn.irqs:
+            self.affinity.pop(q.number, None)
             self._rmtree("proc/irq/%d" % q.number)
             if q.pid:
                 self._rmtree("proc/%d" % q.pid)
@@ -552,8 +560,9 @@ class TestKernel:
             return want, set(cpus)
 
     def affinities(self, irqs):
+        """{irq: smp_affinity_list} from the kernel's own record (files are kept in step)."""
         with self.lock:
-            return {n: self.read("proc/irq/%d/smp_affinity_list" % n) for n in irqs}
+            return {n: self.affinity.get(n) for n in irqs}
 
     def read(self, rel):
         with self.lock, open(os.path.join(self.root, rel)) as f:
