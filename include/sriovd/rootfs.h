@@ -39,7 +39,20 @@ int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
 int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) _printf_(4, 5);
 /* Read and parse one integer (decimal or 0x hex). */
 int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
-/* Write value with O_WRONLY|O_TRUNC in a single write(); returns 0 or -errno. */
+/*
+ * Write value with O_WRONLY|O_TRUNC in a single write(); returns 0 or -errno.
+ *
+ * Two test-only hooks, read by rootfs_new() and never active on the real root:
+ * SRIOVD_TEST_FAIL_WRITE="SUBSTRING=ERRNO,..." fails matching writes with that
+ * errno (nothing written); SRIOVD_TEST_KERNEL=SOCKET hands every other write to
+ * a test kernel (tests/umockdev/testkernel.py) instead of the file: one
+ * AF_UNIX SOCK_SEQPACKET connection per RootFs, made at the first write and
+ * kept, carries "PATH\0VALUE" (PATH the absolute kernel path as given) and
+ * returns the errno as decimal text, "0" = done. The test kernel performs the
+ * write and its side effects (VF devices, uevents) before it answers, as the
+ * kernel's store() methods do, so EBUSY and synchronous VF creation can be
+ * tested. A lost connection fails that write and reconnects on the next.
+ */
 int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) _printf_(3, 4);
 /* Target of a symlink, as stored; *ret freed by the caller. */
 int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);

@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 
 #include "sriovd/rootfs.h"
 
@@ -19,6 +21,9 @@ struct RootFs {
         bool sched_live;
         /* Tests only, never on the real root: "SUBSTRING=ERRNO,..." makes matching writes fail. */
         char *fail_writes;
+        /* Tests only, never on the real root: SRIOVD_TEST_KERNEL, the test kernel's socket. */
+        char *test_kernel;
+        int test_kernel_fd;
 };
 
 int rootfs_new(const char *root, RootFs **ret) {
@@ -44,6 +49,9 @@ int rootfs_new(const char *root, RootFs **ret) {
         r->sched_live = r->real || streq_ptr(getenv("SRIOVD_TEST_LIVE_SCHED"), "1");
         if (!r->real && getenv("SRIOVD_TEST_FAIL_WRITE"))
                 r->fail_writes = strdup(getenv("SRIOVD_TEST_FAIL_WRITE"));
+        if (!r->real && getenv("SRIOVD_TEST_KERNEL"))
+                r->test_kernel = strdup(getenv("SRIOVD_TEST_KERNEL"));
+        r->test_kernel_fd = -EBADF;
         r->fd = TAKE_FD(fd);
         *ret = r;
         return 0;
@@ -53,7 +61,9 @@ RootFs *rootfs_free(RootFs *r) {
         if (!r)
                 return NULL;
         closep(&r->fd);
+        closep(&r->test_kernel_fd);
         free(r->fail_writes);
+        free(r->test_kernel);
         free(r->path);
         free(r);
         return NULL;
@@ -241,22 +251,81 @@ static int injected_write_error(const RootFs *r, const char *path) {
         return 0;
 }
 
+/*
+ * Hand a write to the test kernel: one SOCK_SEQPACKET message "PATH\0VALUE", one
+ * reply, an errno in decimal ("0" = done). The test kernel performs the write
+ * and its side effects (devices, uevents) before it replies, as a store() does.
+ */
+static int test_kernel_write(RootFs *r, const char *path, const char *value) {
+        char msg[PATH_MAX + 4096], reply[32];
+        size_t lp = strlen(path) + 1, lv = strlen(value);
+        ssize_t n;
+        long e;
+        char *end;
+
+        if (lp + lv > sizeof(msg))
+                return -E2BIG;
+        if (r->test_kernel_fd < 0) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                _cleanup_close_ int fd = -EBADF;
+
+                if (strlen(r->test_kernel) >= sizeof(sa.sun_path))
+                        return -ENAMETOOLONG;
+                strcpy(sa.sun_path, r->test_kernel);
+                fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return negative_errno();
+                /* A test kernel that hangs must fail the test, not hang sriovd. */
+                struct timeval tv = { .tv_sec = 30 };
+                if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+                        return negative_errno();
+                if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        return negative_errno();
+                r->test_kernel_fd = TAKE_FD(fd);
+        }
+        memcpy(msg, path, lp);
+        memcpy(msg + lp, value, lv);
+        do
+                n = send(r->test_kernel_fd, msg, lp + lv, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n >= 0)
+                do
+                        n = recv(r->test_kernel_fd, reply, sizeof(reply) - 1, 0);
+                while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+                /* The test kernel went away: reconnect on the next write. */
+                int k = n < 0 ? negative_errno() : -ECONNRESET;
+                closep(&r->test_kernel_fd);
+                r->test_kernel_fd = -EBADF;
+                return k;
+        }
+        reply[n] = 0;
+        e = strtol(reply, &end, 10);
+        if (end == reply || e < 0 || e > 4095)
+                return -EPROTO;
+        return (int) -e;
+}
+
 int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
         _cleanup_close_ int fd = -EBADF;
         size_t len = strlen(value);
         va_list ap;
         ssize_t k;
 
-        if (r->fail_writes) {
+        if (r->fail_writes || r->test_kernel) {
                 char path[PATH_MAX];
                 int e;
 
                 va_start(ap, fmt);
-                vsnprintf(path, sizeof(path), fmt, ap);
+                e = rootfs_format(path, sizeof(path), fmt, ap);
                 va_end(ap);
+                if (e < 0)
+                        return e;
                 e = injected_write_error(r, path);
                 if (e > 0)
                         return -e;   /* as the kernel would: nothing written */
+                if (r->test_kernel)
+                        return test_kernel_write(r, path, value);
         }
 
         va_start(ap, fmt);

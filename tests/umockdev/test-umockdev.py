@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# test-umockdev.py — the real sriovd under the test kernel: VF creation, EBUSY, PF driver reload, drift
+
+"""sriovd on a umockdev testbed whose writes have kernel semantics (testkernel.py).
+
+    test-umockdev.py SRIOVD
+
+One daemon on the one-socket-cx7 host (CX-7 PF 0000:17:00.0, 0 of 16 VFs, 8 CPUs,
+NUMA node unknown), event-driven only (drift_check_sec = 0) until the last step:
+
+  a. num_vfs = 8: sriovd writes sriov_numvfs once ("8"), the test kernel creates 8 VFs
+     with 4 IRQs each and emits their uevents, and within a few seconds every PF and VF
+     IRQ holds the affinity the planner computes (below, from the manifest).
+  b. num_vfs 8 -> 4 and SIGHUP: the kernel sees "0" then "4" and no other write to
+     sriov_numvfs, never an EBUSY; the 4 new VFs' IRQs are pinned.
+  c. PF driver reload (unbind: VFs vanish, numvfs 0; bind: PF back with 0 VFs and new
+     IRQ numbers): sriovd creates the 4 VFs again and pins every IRQ again.
+  d. drift_check_sec = 1 and SIGHUP; a VF IRQ's affinity written behind sriovd's back is
+     put back within a few seconds and logged as drift.
+
+Exit 77 when umockdev (gir1.2-umockdev-1.0, python3-gi, libumockdev-preload) is missing.
+As root the test runs in a private mount namespace with a tmpfs over /proc/irq.
+"""
+
+import os
+import signal
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import testkernel  # noqa: E402
+
+PF = "0000:17:00.0"
+PF_DEV = "/sys/bus/pci/devices/%s/sriov_numvfs" % PF
+SETTLE = 5.0
+
+
+def expected_affinity(kernel, pf_addr):
+    return kernel.planned_affinity(pf_addr)
+
+
+def actual_affinity(kernel, irqs):
+    return kernel.affinities(irqs)
+
+
+def conf(num_vfs, drift=0):
+    return "[daemon]\ndrift_check_sec = %d\n\n[match 15b3:1021]\nnum_vfs = %d\n" % (drift, num_vfs)
+
+
+def wait_pinned(kernel, d, n_vfs, what):
+    """Every PF and VF IRQ at its planned CPU, n_vfs VFs: within SETTLE seconds."""
+    def done():
+        pf = kernel.fns[PF]
+        if len(pf.vfs) != n_vfs or not all(vf.irqs for vf in pf.vfs):
+            return False
+        want, _ = expected_affinity(kernel, PF)
+        return actual_affinity(kernel, want) == want
+    t0 = time.monotonic()
+    if not kernel.wait(done, SETTLE):
+        with kernel.lock:
+            want, _ = expected_affinity(kernel, PF)
+            got = actual_affinity(kernel, want)
+        raise AssertionError("%s: not pinned within %ss (%d VFs)\nwant %s\ngot  %s\nstderr:\n%s" % (
+            what, SETTLE, len(kernel.fns[PF].vfs), want, got, d.stderr()))
+    return time.monotonic() - t0
+
+
+def check_invariants(kernel):
+    """Planner-independent: one CPU per IRQ, never an isolated one, node-local housekeeping."""
+    with kernel.lock:
+        _, allowed = expected_affinity(kernel, PF)
+        for vf in kernel.fns[PF].vfs:
+            for q in vf.irqs:
+                cpus = testkernel.parse_cpulist(kernel.read("proc/irq/%d/smp_affinity_list" %
+                                                            q.number))
+                assert len(cpus) == 1 and cpus <= allowed, (vf.name, q.number, cpus)
+                assert not cpus & set(kernel.h.isolated), (q.number, cpus)
+
+
+def numvfs_writes(kernel, since=0):
+    return [(w["value"], w["errno"]) for w in kernel.writes_to("/sriov_numvfs")[since:]]
+
+
+def main():
+    testkernel.enter_testbed_process()
+    sriovd = sys.argv[1]
+    kernel = testkernel.TestKernel("one-socket-cx7").start()
+    tmp = tempfile.mkdtemp(prefix="sriovd-umockdev-")
+    d = testkernel.Sriovd(kernel, sriovd, tmp, conf(8))
+    try:
+        # a. VFs created by sriovd's write, their IRQs pinned after their uevents.
+        d.wait_for("READY")
+        took = wait_pinned(kernel, d, 8, "a. num_vfs = 8")
+        assert numvfs_writes(kernel) == [("8", 0)], numvfs_writes(kernel)
+        assert all(w["path"].startswith(("/sys/", "/proc/")) for w in kernel.writes)
+        assert len(kernel.vf_irqs_of(PF)) == 8 * kernel.vf_irqs
+        check_invariants(kernel)
+        print("a. 8 VFs, %d VF IRQs pinned (%.2f s after READY)" %
+              (len(kernel.vf_irqs_of(PF)), took))
+
+        # b. 8 -> 4: through 0, never an EBUSY.
+        n = len(kernel.writes_to("/sriov_numvfs"))
+        d.reload(conf(4))
+        wait_pinned(kernel, d, 4, "b. num_vfs 8 -> 4")
+        assert numvfs_writes(kernel, n) == [("0", 0), ("4", 0)], numvfs_writes(kernel, n)
+        assert not [w for w in kernel.writes if w["errno"] == 16], "an EBUSY write"
+        check_invariants(kernel)
+        print("b. sriov_numvfs writes on 8 -> 4: %s" % numvfs_writes(kernel, n))
+
+        # c. PF driver reload: VFs gone, PF back with 0 VFs; sriovd brings the 4 back.
+        n = len(kernel.writes_to("/sriov_numvfs"))
+        old_irqs = set(kernel.vf_irqs_of(PF))
+        kernel.pf_unbind(PF)
+        assert kernel.read("sys/bus/pci/devices/%s/sriov_numvfs" % PF) == "0"
+        time.sleep(0.3)     # sriovd re-checks the unbound PF (100 ms coalescing)
+        kernel.pf_bind(PF)
+        wait_pinned(kernel, d, 4, "c. PF driver reload")
+        assert not set(kernel.vf_irqs_of(PF)) & old_irqs, "VF IRQ numbers were not renewed"
+        w = numvfs_writes(kernel, n)
+        assert w and w[-1] == ("4", 0) and all(e in (0, 2) for _, e in w), w
+        check_invariants(kernel)
+        print("c. sriov_numvfs writes across the reload (value, errno): %s" % w)
+
+        # d. drift: an affinity changed behind sriovd's back comes back.
+        d.reload(conf(4, drift=1))
+        vf_irq = min(kernel.vf_irqs_of(PF))
+        want, _ = expected_affinity(kernel, PF)
+        other = "0-7"
+        kernel.set_affinity_behind_back(vf_irq, other)
+        assert kernel.wait(lambda: kernel.read("proc/irq/%d/smp_affinity_list" % vf_irq)
+                           == want[vf_irq], 4.0), d.stderr()
+        deadline = time.monotonic() + 2
+        while "Drift repaired: irq-affinity" not in d.stderr() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "Drift repaired: irq-affinity" in d.stderr(), d.stderr()
+        print("d. IRQ %d: %s behind sriovd's back, back to %s" % (vf_irq, other, want[vf_irq]))
+
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=10) == 0, d.stderr()
+        assert not kernel.bugs, kernel.bugs
+    finally:
+        print("--- sriovd's log ---\n" + d.stderr())
+        d.stop()
+        kernel.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
