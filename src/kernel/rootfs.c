@@ -118,7 +118,12 @@ static int rootfs_openv(RootFs *r, int flags, const char *fmt, va_list ap) {
                         .flags = (uint64_t) (flags | O_CLOEXEC),
                         .resolve = RESOLVE_IN_ROOT,
                 };
-                fd = (int) syscall(SYS_openat2, r->fd, path + 1, &how, sizeof(how));
+                /* EAGAIN: a rename or mount anywhere raced the ".." check; openat2(2) says retry. */
+                for (unsigned i = 0; i < 64; i++) {
+                        fd = (int) syscall(SYS_openat2, r->fd, path + 1, &how, sizeof(how));
+                        if (fd >= 0 || errno != EAGAIN)
+                                break;
+                }
                 if (fd >= 0)
                         return fd;
                 if (errno != ENOSYS)
