@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* ethtool.h — interrupt coalescing and offload features of a netdev over ethtool generic netlink */
+#pragma once
+
+#include <netlink/msg.h>
+#include <stdint.h>
+
+#include "sriovd/macro.h"
+#include "sriovd/netlink.h"
+
+/*
+ * Coalescing as the kernel reports it (ETHTOOL_MSG_COALESCE_GET). A field is
+ * -1 when the kernel left its attribute out: the driver does not support that
+ * parameter (the kernel omits unsupported parameters whose value is 0).
+ */
+typedef struct Coalesce {
+        long rx_usecs, tx_usecs, rx_frames, tx_frames;
+        int adaptive_rx, adaptive_tx;   /* 0/1, -1 = absent */
+} Coalesce;
+
+/* What to change: -1 = leave; usecs/frames 0..UINT32_MAX, adaptive 0/1. */
+typedef struct CoalesceChange {
+        long rx_usecs, tx_usecs, rx_frames, tx_frames;
+        int adaptive_rx, adaptive_tx;
+} CoalesceChange;
+
+/* A change that changes nothing: every field "leave". */
+#define COALESCE_CHANGE_NONE ((CoalesceChange) { -1, -1, -1, -1, -1, -1 })
+
+/*
+ * The offloads sriovd manages. Each is one or more kernel features
+ * (netdev_features_strings names), read and written together:
+ *
+ *   OFFLOAD_TSO  tx-tcp-segmentation + tx-tcp6-segmentation: TCP segmentation
+ *                for IPv4 and IPv6. Not tx-tcp-ecn-segmentation nor
+ *                tx-tcp-mangleid-segmentation: those are refinements of TSO
+ *                that the kernel itself switches off while their base is off
+ *                (netdev_fix_features), and back to their wanted state when it
+ *                returns, so "TSO off" really stops TCP segmentation without
+ *                sriovd overwriting a refinement the operator chose. ethtool's
+ *                own "tso" writes all four.
+ *   OFFLOAD_GSO  tx-generic-segmentation
+ *   OFFLOAD_GRO  rx-gro
+ *   OFFLOAD_LRO  rx-lro
+ */
+typedef enum Offload {
+        OFFLOAD_TSO,
+        OFFLOAD_GSO,
+        OFFLOAD_GRO,
+        OFFLOAD_LRO,
+        _OFFLOAD_MAX,
+} Offload;
+
+/* The offload's (first) kernel feature name, as above; NULL when o is out of range. */
+const char *offload_feature_name(Offload o);
+
+/*
+ * Features of a netdev, by Offload. A kernel feature is "present" when it is
+ * active or changeable; one neither ("off [fixed]" in ethtool -k) the device
+ * does not have. For an offload made of several features, only its present
+ * ones count: active is 1 when all of them are on, changeable 1 when all of
+ * them can be changed.
+ */
+typedef struct Features {
+        int active[_OFFLOAD_MAX];       /* 0/1, -1 = the device does not have it */
+        int changeable[_OFFLOAD_MAX];   /* 0/1: in hw_features and not never-changeable */
+} Features;
+
+/* One NETLINK_GENERIC socket with the ethtool family id resolved once; not for concurrent use. */
+typedef struct EthtoolNl EthtoolNl;
+
+/*
+ * Open the socket and resolve the "ethtool" family. -EOPNOTSUPP when the
+ * kernel has no ethtool netlink (CONFIG_ETHTOOL_NETLINK off, before 5.6).
+ * The socket belongs to the caller's network namespace at the time of the
+ * call. *ret freed with ethtool_nl_free(); untouched on failure.
+ */
+int ethtool_nl_open(EthtoolNl **ret);
+EthtoolNl *ethtool_nl_free(EthtoolNl *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(EthtoolNl *, ethtool_nl_free);
+
+/* The resolved ethtool family id, for ethtool_build_*(). */
+int ethtool_nl_family(const EthtoolNl *e);
+
+/* How many SET requests this socket has sent to the kernel: idempotent setters skip the write. */
+unsigned long ethtool_nl_writes(const EthtoolNl *e);
+
+/*
+ * Coalescing of ifindex. -ENODEV for no such ifindex (also ifindex <= 0),
+ * -EOPNOTSUPP when the driver has no coalescing ops, else the kernel's errno;
+ * err (may be NULL) as for netlink_transact(). *ret untouched on failure.
+ */
+int ethtool_coalesce_get(EthtoolNl *e, int ifindex, Coalesce *ret, NlError *err);
+
+/*
+ * Read, send only the fields that differ (none: nothing sent, 0), read back
+ * to verify. 1 changed, 0 already so; -EINVAL for out-of-range values before
+ * anything is sent; otherwise the kernel's negative errno with its extack
+ * text in err, or -EIO (in err->error too) when the read-back differs from
+ * what was asked: the driver rounded or refused silently. A field the driver
+ * lacks (-1 in Coalesce) counts as differing, so the kernel says why not.
+ */
+int ethtool_coalesce_set(EthtoolNl *e, int ifindex, const CoalesceChange *want, NlError *err);
+
+/* Features of ifindex (FEATURES_GET, bitsets with names). Errors as for ethtool_coalesce_get(). */
+int ethtool_features_get(EthtoolNl *e, int ifindex, Features *ret, NlError *err);
+
+/*
+ * want[o] = -1 leave, 0 off, 1 on. Same contract as ethtool_coalesce_set():
+ * compared per kernel feature, only the present features that differ are
+ * sent. -EOPNOTSUPP, without sending, when a feature that would have to
+ * change is not changeable or when on is wanted for an offload the device
+ * does not have (off is then already so). -EIO when the kernel accepted but
+ * did not activate (e.g. TSO without scatter-gather): the wanted state stays
+ * recorded by the kernel, and the next call sends it again.
+ */
+int ethtool_features_set(EthtoolNl *e, int ifindex, const int want[_OFFLOAD_MAX], NlError *err);
+
+/*
+ * The COALESCE_SET request for c, carrying only the fields c changes, for
+ * message-level tests; freed by the caller with nlmsg_free(). -EINVAL for
+ * family or ifindex <= 0 or values out of range, -ENODATA when c asks for
+ * nothing.
+ */
+int ethtool_build_coalesce_set(int family, int ifindex, const CoalesceChange *c, struct nl_msg **ret);
+
+/*
+ * The FEATURES_SET request for want: ETHTOOL_A_FEATURES_WANTED as a bitset
+ * with names (no indexes: they are not stable across kernels), one bit per
+ * kernel feature of each wanted offload, and ETHTOOL_FLAG_OMIT_REPLY. Errors
+ * as for ethtool_build_coalesce_set(). ethtool_features_set() sends the same
+ * format, narrowed to the features that differ.
+ */
+int ethtool_build_features_set(int family, int ifindex, const int want[_OFFLOAD_MAX], struct nl_msg **ret);
+
+/* Pure parsers of a COALESCE_GET_REPLY / FEATURES_GET_REPLY (or _NTF); -EBADMSG if malformed. */
+int ethtool_coalesce_parse(const struct nlmsghdr *h, Coalesce *ret);
+int ethtool_features_parse(const struct nlmsghdr *h, Features *ret);
+
+/*
+ * Pure: fill ret with only what differs between cur and want (-1 where equal
+ * or not wanted); a field cur lacks (-1) counts as differing. Returns the
+ * count (at most 6).
+ */
+unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, CoalesceChange *ret);
+
+/*
+ * Ethtool notifications (the "monitor" multicast group) of the caller's
+ * network namespace. fn gets the ifindex of each COALESCE_NTF ("coalesce")
+ * and FEATURES_NTF ("features"); other notifications are dropped. When the
+ * socket overflowed and notifications were lost, fn gets ifindex 0 and
+ * "lost": re-read everything.
+ */
+typedef void (*EthtoolMonitorFn)(int ifindex, const char *what, void *userdata);
+typedef struct EthtoolMonitor EthtoolMonitor;
+int ethtool_monitor_new(EthtoolMonitorFn fn, void *userdata, EthtoolMonitor **ret);
+EthtoolMonitor *ethtool_monitor_free(EthtoolMonitor *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(EthtoolMonitor *, ethtool_monitor_free);
+/* A non-blocking fd to poll for input. */
+int ethtool_monitor_fd(const EthtoolMonitor *m);
+/* Drain what is pending, calling fn; 0 or negative errno. Never blocks. */
+int ethtool_monitor_dispatch(EthtoolMonitor *m);
