@@ -29,6 +29,8 @@ int device_monitor_new(MonitorEventFn fn, void *userdata, DeviceMonitor **ret) {
         m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
         if (!m->monitor)
                 return negative_errno();
+        /* A PF reload is a burst of hundreds of events while a cycle may be busy writing. */
+        (void) udev_monitor_set_receive_buffer_size(m->monitor, 16 * 1024 * 1024);
         r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "pci", NULL);
         if (r >= 0)
                 r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "net", NULL);
@@ -58,7 +60,7 @@ int device_monitor_dispatch(DeviceMonitor *m) {
         struct udev_device *d;
 
         /* The fd is non-blocking: receive until it is drained. */
-        while ((d = udev_monitor_receive_device(m->monitor))) {
+        for (errno = 0; (d = udev_monitor_receive_device(m->monitor)); errno = 0) {
                 const char *action = udev_device_get_action(d) ?: "change";
                 char what[160];
 
@@ -69,5 +71,8 @@ int device_monitor_dispatch(DeviceMonitor *m) {
                 }
                 udev_device_unref(d);
         }
+        /* The socket overflowed: which devices changed is lost, so everything is re-checked. */
+        if (errno == ENOBUFS)
+                m->fn("udev events lost (receive buffer overflow)", m->userdata);
         return 0;
 }
