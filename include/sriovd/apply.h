@@ -21,12 +21,14 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error);
 const char *error_class_to_string(ErrorClass c);
 
 typedef struct RouteNl RouteNl;
+typedef struct EthtoolNl EthtoolNl;
 
 /* What actions act on. */
 typedef struct Kernel {
         RootFs *root;
         /* NULL: the netdevs in the root's sysfs are not this host's (a fixture); VF link changes are skipped. */
         RouteNl *route;
+        EthtoolNl *ethtool;       /* NULL likewise: coalescing and offload changes are skipped */
 } Kernel;
 
 /* Run one action; sets a->applied and a->result (1 changed, 0 already so, <0 errno). */

@@ -5,66 +5,15 @@
 #include <netlink/msg.h>
 #include <stdint.h>
 
+#include "sriovd/inventory.h"
 #include "sriovd/macro.h"
 #include "sriovd/netlink.h"
 
-/*
- * Coalescing as the kernel reports it (ETHTOOL_MSG_COALESCE_GET). A field is
- * -1 when the kernel left its attribute out: the driver does not support that
- * parameter (the kernel omits unsupported parameters whose value is 0).
- */
-typedef struct Coalesce {
-        long rx_usecs, tx_usecs, rx_frames, tx_frames;
-        int adaptive_rx, adaptive_tx;   /* 0/1, -1 = absent */
-} Coalesce;
-
-/* What to change: -1 = leave; usecs/frames 0..UINT32_MAX, adaptive 0/1. */
-typedef struct CoalesceChange {
-        long rx_usecs, tx_usecs, rx_frames, tx_frames;
-        int adaptive_rx, adaptive_tx;
-} CoalesceChange;
-
-/* A change that changes nothing: every field "leave". */
-#define COALESCE_CHANGE_NONE ((CoalesceChange) { -1, -1, -1, -1, -1, -1 })
-
-/*
- * The offloads sriovd manages. Each is one or more kernel features
- * (netdev_features_strings names), read and written together:
- *
- *   OFFLOAD_TSO  tx-tcp-segmentation + tx-tcp6-segmentation: TCP segmentation
- *                for IPv4 and IPv6. Not tx-tcp-ecn-segmentation nor
- *                tx-tcp-mangleid-segmentation: those are refinements of TSO
- *                that the kernel itself switches off while their base is off
- *                (netdev_fix_features), and back to their wanted state when it
- *                returns, so "TSO off" really stops TCP segmentation without
- *                sriovd overwriting a refinement the operator chose. ethtool's
- *                own "tso" writes all four.
- *   OFFLOAD_GSO  tx-generic-segmentation
- *   OFFLOAD_GRO  rx-gro
- *   OFFLOAD_LRO  rx-lro
- */
-typedef enum Offload {
-        OFFLOAD_TSO,
-        OFFLOAD_GSO,
-        OFFLOAD_GRO,
-        OFFLOAD_LRO,
-        _OFFLOAD_MAX,
-} Offload;
+/* Coalesce, CoalesceChange, Offload and Features are in inventory.h. */
 
 /* The offload's (first) kernel feature name, as above; NULL when o is out of range. */
 const char *offload_feature_name(Offload o);
 
-/*
- * Features of a netdev, by Offload. A kernel feature is "present" when it is
- * active or changeable; one neither ("off [fixed]" in ethtool -k) the device
- * does not have. For an offload made of several features, only its present
- * ones count: active is 1 when all of them are on, changeable 1 when all of
- * them can be changed.
- */
-typedef struct Features {
-        int active[_OFFLOAD_MAX];       /* 0/1, -1 = the device does not have it */
-        int changeable[_OFFLOAD_MAX];   /* 0/1: in hw_features and not never-changeable */
-} Features;
 
 /* One NETLINK_GENERIC socket with the ethtool family id resolved once; not for concurrent use. */
 typedef struct EthtoolNl EthtoolNl;
@@ -136,13 +85,6 @@ int ethtool_build_features_set(int family, int ifindex, const int want[_OFFLOAD_
 /* Pure parsers of a COALESCE_GET_REPLY / FEATURES_GET_REPLY (or _NTF); -EBADMSG if malformed. */
 int ethtool_coalesce_parse(const struct nlmsghdr *h, Coalesce *ret);
 int ethtool_features_parse(const struct nlmsghdr *h, Features *ret);
-
-/*
- * Pure: fill ret with only what differs between cur and want (-1 where equal
- * or not wanted); a field cur lacks (-1) counts as differing. Returns the
- * count (at most 6).
- */
-unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, CoalesceChange *ret);
 
 /*
  * Ethtool notifications (the "monitor" multicast group) of the caller's

@@ -73,12 +73,84 @@ typedef struct VfLinkChange {
 /* A change that changes nothing: every field "leave". */
 #define VF_LINK_CHANGE_NULL(v) ((VfLinkChange) { .vf = (v), .spoofchk = -1, .trust = -1, .link_state = -1 })
 
+/*
+ * Coalescing as the kernel reports it (ETHTOOL_MSG_COALESCE_GET). A field is
+ * -1 when the kernel left its attribute out: the driver does not support that
+ * parameter (the kernel omits unsupported parameters whose value is 0).
+ */
+typedef struct Coalesce {
+        long rx_usecs, tx_usecs, rx_frames, tx_frames;
+        int adaptive_rx, adaptive_tx;   /* 0/1, -1 = absent */
+} Coalesce;
+
+/* What to change: -1 = leave; usecs/frames 0..UINT32_MAX, adaptive 0/1. */
+typedef struct CoalesceChange {
+        long rx_usecs, tx_usecs, rx_frames, tx_frames;
+        int adaptive_rx, adaptive_tx;
+} CoalesceChange;
+
+/* A change that changes nothing: every field "leave". */
+#define COALESCE_CHANGE_NONE ((CoalesceChange) { -1, -1, -1, -1, -1, -1 })
+
+/*
+ * The offloads sriovd manages. Each is one or more kernel features
+ * (netdev_features_strings names), read and written together:
+ *
+ *   OFFLOAD_TSO  tx-tcp-segmentation + tx-tcp6-segmentation: TCP segmentation
+ *                for IPv4 and IPv6. Not tx-tcp-ecn-segmentation nor
+ *                tx-tcp-mangleid-segmentation: those are refinements of TSO
+ *                that the kernel itself switches off while their base is off
+ *                (netdev_fix_features), and back to their wanted state when it
+ *                returns, so "TSO off" really stops TCP segmentation without
+ *                sriovd overwriting a refinement the operator chose. ethtool's
+ *                own "tso" writes all four.
+ *   OFFLOAD_GSO  tx-generic-segmentation
+ *   OFFLOAD_GRO  rx-gro
+ *   OFFLOAD_LRO  rx-lro
+ */
+typedef enum Offload {
+        OFFLOAD_TSO,
+        OFFLOAD_GSO,
+        OFFLOAD_GRO,
+        OFFLOAD_LRO,
+        _OFFLOAD_MAX,
+} Offload;
+
+/*
+ * Features of a netdev, by Offload. A kernel feature is "present" when it is
+ * active or changeable; one neither ("off [fixed]" in ethtool -k) the device
+ * does not have. For an offload made of several features, only its present
+ * ones count: active is 1 when all of them are on, changeable 1 when all of
+ * them can be changed.
+ */
+typedef struct Features {
+        int active[_OFFLOAD_MAX];       /* 0/1, -1 = the device does not have it */
+        int changeable[_OFFLOAD_MAX];   /* 0/1: in hw_features and not never-changeable */
+} Features;
+
+/*
+ * Pure: fill ret with only what differs between cur and want (-1 where equal
+ * or not wanted); a field cur lacks (-1) counts as differing. Returns the
+ * count (at most 6).
+ */
+unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, CoalesceChange *ret);
+
+/* A netdev's coalescing and offloads over ethtool netlink; filled by the daemon, not by inventory_read(). */
+typedef struct NetdevTune {
+        Coalesce coalesce;
+        int coalesce_error;         /* 0 = read; <0 = why not (-EOPNOTSUPP: the driver has none) */
+        Features features;
+        int features_error;
+        bool known;                 /* false: not read (fixture root, no netdev) */
+} NetdevTune;
+
 typedef struct Vf {
         unsigned index;             /* N of virtfnN */
         char addr[PCI_ADDR_MAX];
         char driver[DRIVER_MAX];    /* "" = unbound */
         char netdev[IF_NAMESIZE];   /* "" = no host netdev (e.g. vfio-pci) */
         int ifindex;                /* of netdev; 0 = none. Names change under udev, this does not */
+        NetdevTune tune;
         int iommu_group;            /* -1 = none */
         unsigned *irqs;             /* MSI/MSI-X vectors from msi_irqs/, sorted */
         size_t n_irqs;
@@ -96,6 +168,7 @@ typedef struct Pf {
         int ifindex;                /* of netdevs[0], the one VFs are configured through; 0 = none */
         uint8_t mac[6];             /* netdevs[0]'s address, seed of derived VF MACs */
         bool have_mac;
+        NetdevTune tune;            /* of netdevs[0] */
         unsigned total_vfs, num_vfs;
         int drivers_autoprobe;      /* -1 = file absent */
         int iommu_group;            /* -1 = none */

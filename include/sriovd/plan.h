@@ -14,6 +14,8 @@ typedef enum ActionKind {
         ACTION_SET_NUM_VFS,         /* PF sriov_numvfs */
         ACTION_SET_VF_LINK,         /* one VF's MAC/VLAN/spoofchk/trust/link/rate, rtnetlink on the PF */
         ACTION_SET_VF_DRIVER,       /* bind a VF to vfio-pci, or give it back to its native driver */
+        ACTION_SET_COALESCE,        /* a netdev's interrupt coalescing, ethtool netlink */
+        ACTION_SET_OFFLOADS,        /* a netdev's TSO/GSO/GRO/LRO, ethtool netlink */
         ACTION_SET_RTNET_PRIO,      /* net.core.rtnet_prio */
         ACTION_SET_IRQ_DEFAULT,     /* /proc/irq/default_smp_affinity: IRQs requested later */
         ACTION_SET_IRQ_AFFINITY,    /* /proc/irq/N/smp_affinity_list */
@@ -41,6 +43,14 @@ typedef struct Action {
                 };
                 struct {            /* ACTION_SET_VF_DRIVER; "" after = the kernel's choice */
                         char driver_before[DRIVER_MAX], driver_after[DRIVER_MAX];
+                };
+                struct {            /* ACTION_SET_COALESCE, ACTION_SET_OFFLOADS, on netdev ifindex of target */
+                        int netdev_ifindex;
+                        bool tune_before_known;   /* false: not read (fixture root) */
+                        Coalesce coalesce_before;
+                        CoalesceChange coalesce_after;   /* only what changes */
+                        Features features_before;
+                        int offloads_after[_OFFLOAD_MAX];  /* -1 leave, 0 off, 1 on */
                 };
         };
         bool restore;               /* puts back what sriovd changed (thread left its RT class) */
@@ -79,6 +89,9 @@ typedef struct SavedSched {
 typedef struct PlanAllocation {
         char vf[PCI_ADDR_MAX];
         char tenant[TENANT_ID_MAX];
+        char class_name[CLASS_NAME_MAX];  /* its coalescing and offloads; "" = the PF's class */
+        bool have_coalesce;             /* a per-guest override of the class's window */
+        unsigned rx_usecs, tx_usecs;
         bool have_mac;                  /* false: derived from the tenant id */
         uint8_t mac[6];
         int vlan, qos;                  /* -1 = the PF's policy */
@@ -95,6 +108,11 @@ typedef struct PlanContext {
         /* PFs whose VF count may change even though VFs are allocated (forced over the API). */
         const char (*force_num_vfs)[PCI_ADDR_MAX];
         size_t n_force_num_vfs;
+        /* Devices whose netdev refused coalescing / offload changes for good: not asked again. */
+        const char (*coalesce_unsupported)[PCI_ADDR_MAX];
+        size_t n_coalesce_unsupported;
+        const char (*offloads_unsupported)[PCI_ADDR_MAX];
+        size_t n_offloads_unsupported;
         /* PFs whose driver answered EOPNOTSUPP to VF link settings: not asked again. */
         const char (*vf_link_unsupported)[PCI_ADDR_MAX];
         size_t n_vf_link_unsupported;

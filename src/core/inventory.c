@@ -128,3 +128,18 @@ void mac_derive(const char *key, uint8_t ret[6]) {
         /* Locally administered, unicast: never collides with a vendor's OUI. */
         ret[0] = (uint8_t) ((ret[0] & 0xfc) | 0x02);
 }
+
+unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, CoalesceChange *ret) {
+        const long c[] = { cur->rx_usecs, cur->tx_usecs, cur->rx_frames, cur->tx_frames, cur->adaptive_rx, cur->adaptive_tx };
+        const long w[] = { want->rx_usecs, want->tx_usecs, want->rx_frames, want->tx_frames, want->adaptive_rx, want->adaptive_tx };
+        long d[ELEMENTSOF(c)];
+        unsigned n = 0;
+
+        /* An absent field (-1) never equals a wanted value: send it, the kernel says why not. */
+        for (size_t i = 0; i < ELEMENTSOF(c); i++) {
+                d[i] = w[i] >= 0 && c[i] != w[i] ? w[i] : -1;
+                n += d[i] >= 0;
+        }
+        *ret = (CoalesceChange) { d[0], d[1], d[2], d[3], (int) d[4], (int) d[5] };
+        return n;
+}

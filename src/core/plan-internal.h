@@ -29,3 +29,9 @@ void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 /* Whether the plan already changes the PF's VF count, i.e. its present VFs are going away. */
 bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf);
+
+/* plan-tune.c: coalescing and offloads of every PF and VF netdev. */
+void plan_tune(PlanBuilder *b);
+char *tune_format(const Action *a, bool after, char *buf, size_t size);
+/* plan-irq.c: the class of a PF (its [pf]/[match] class), NULL for none. */
+const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf);

@@ -6,7 +6,7 @@
 
 #include "plan-internal.h"
 
-static const TenantClass *pf_class(const PlanBuilder *b, const Pf *pf) {
+const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf) {
         const PfPolicy *pol = config_pf_policy(b->cfg, pf->addr, pf->vendor, pf->device);
         return pol && pol->class_name[0] ? config_find_class(b->cfg, pol->class_name) : NULL;
 }
@@ -170,7 +170,7 @@ void plan_irqs(PlanBuilder *b) {
 
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
-                const TenantClass *cls = pf_class(b, pf);
+                const TenantClass *cls = plan_pf_class(b, pf);
                 unsigned managed = 0;
                 CpuSet set;
 

@@ -118,6 +118,7 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
                         plan_pf_vf_drivers(&b, pf, pol);
         }
 
+        plan_tune(&b);
         plan_irq_default(&b);
         plan_irqs(&b);
         plan_other_irqs(&b);
@@ -175,6 +176,8 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_NUM_VFS] = "sriov-numvfs",
                 [ACTION_SET_VF_LINK] = "vf-link",
                 [ACTION_SET_VF_DRIVER] = "vf-driver",
+                [ACTION_SET_COALESCE] = "coalesce",
+                [ACTION_SET_OFFLOADS] = "offloads",
                 [ACTION_SET_RTNET_PRIO] = "rtnet-prio",
                 [ACTION_SET_IRQ_DEFAULT] = "irq-default",
                 [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
@@ -254,6 +257,9 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
         switch (a->kind) {
         case ACTION_SET_VF_LINK:
                 return vf_link_format(a, after, buf, size);
+        case ACTION_SET_COALESCE:
+        case ACTION_SET_OFFLOADS:
+                return tune_format(a, after, buf, size);
         case ACTION_SET_VF_DRIVER: {
                 const char *d = after ? a->driver_after : a->driver_before;
                 snprintf(buf, size, "%s", d[0] ? d : after ? "(native)" : "(none)");

@@ -3,6 +3,7 @@
 
 #include "sriovd/apply.h"
 #include "sriovd/kernel.h"
+#include "sriovd/ethtool.h"
 #include "sriovd/netlink.h"
 
 ErrorInfo kernel_error_classify(ActionKind kind, int error) {
@@ -58,6 +59,25 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error) {
                 case ENOENT:
                         return (ErrorInfo) { ERROR_TRANSIENT,
                                              "the PF netdev went away (driver reload); redone when it is back" };
+                case EPERM:
+                case EACCES:
+                        return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs CAP_NET_ADMIN" };
+                }
+
+        if (kind == ACTION_SET_COALESCE || kind == ACTION_SET_OFFLOADS)
+                switch (e) {
+                case EOPNOTSUPP:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "the driver does not support this; recorded, not retried" };
+                case EIO:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "the driver accepted but reads back something else (rounded or "
+                                             "refused silently); not retried" };
+                case EINVAL:
+                case ERANGE:
+                        return (ErrorInfo) { ERROR_FATAL, "the driver refuses this value" };
+                case ENODEV:
+                        return (ErrorInfo) { ERROR_TRANSIENT, "the netdev went away (driver reload)" };
                 case EPERM:
                 case EACCES:
                         return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs CAP_NET_ADMIN" };
@@ -161,6 +181,23 @@ int action_apply(Kernel *k, Action *a) {
                 r = a->driver_after[0] ? pci_driver_bind(root, a->target, a->driver_after)
                                        : pci_driver_restore(root, a->target, "");
                 break;
+        case ACTION_SET_COALESCE:
+        case ACTION_SET_OFFLOADS: {
+                NlError err;
+
+                if (!k->ethtool) {
+                        a->skipped = true;
+                        strscpy(a->effect, sizeof(a->effect), "skipped: netdevs under --root are not this host's");
+                        return 0;
+                }
+                /* Both setters read first, send only what differs, and read back. */
+                r = a->kind == ACTION_SET_COALESCE
+                            ? ethtool_coalesce_set(k->ethtool, a->netdev_ifindex, &a->coalesce_after, &err)
+                            : ethtool_features_set(k->ethtool, a->netdev_ifindex, a->offloads_after, &err);
+                if (r < 0)
+                        strscpy(a->kernel_message, sizeof(a->kernel_message), err.message);
+                break;
+        }
         case ACTION_SET_RTNET_PRIO:
                 r = sysctl_set_rtnet_prio(root, a->after);
                 break;

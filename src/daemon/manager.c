@@ -15,6 +15,7 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/monitor.h"
+#include "sriovd/ethtool.h"
 #include "sriovd/netlink.h"
 #include "sriovd/vf-wait.h"
 
@@ -24,6 +25,7 @@ struct Manager {
         sd_event_source *recheck_timer;   /* events coalesced into one cycle */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
         LinkMonitor *link_monitor;
+        EthtoolMonitor *ethtool_monitor;
         DeviceMonitor *device_monitor;
         RootFs *root;
         Kernel kernel;
@@ -46,6 +48,12 @@ struct Manager {
         /* IRQs whose affinity the kernel refused for good (sorted). */
         unsigned *unmanaged;
         size_t n_unmanaged, allocated_unmanaged;
+
+        /* Devices whose netdev refused coalescing / offload changes for good. */
+        char (*coalesce_unsupported)[PCI_ADDR_MAX];
+        size_t n_coalesce_unsupported, allocated_coalesce_unsupported;
+        char (*offloads_unsupported)[PCI_ADDR_MAX];
+        size_t n_offloads_unsupported, allocated_offloads_unsupported;
 
         /* PFs whose driver does not take VF link settings (sorted). */
         char (*vf_link_unsupported)[PCI_ADDR_MAX];
@@ -83,6 +91,9 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 r = route_nl_open(&m->kernel.route);
                 if (r < 0)
                         return log_error_errno(r, "Failed to open an rtnetlink socket: %m");
+                r = ethtool_nl_open(&m->kernel.ethtool);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to open ethtool netlink, coalescing and offloads are not managed: %m");
         }
 
         m->config_optional = !config_path;
@@ -107,6 +118,8 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         rootfs_free(m->root);
         route_nl_free(m->kernel.route);
+        ethtool_nl_free(m->kernel.ethtool);
+        ethtool_monitor_free(m->ethtool_monitor);
         config_free(m->config);
         inventory_free(m->inventory);
         plan_free(m->plan);
@@ -114,6 +127,8 @@ Manager *manager_free(Manager *m) {
         free(m->saved);
         free(m->unmanaged);
         free(m->vf_link_unsupported);
+        free(m->coalesce_unsupported);
+        free(m->offloads_unsupported);
         free(m);
         return NULL;
 }
@@ -146,6 +161,8 @@ int manager_load_config(Manager *m) {
         m->expect_changes = true;
         /* A reload is the operator's way to say "try again" (e.g. after a firmware update). */
         m->n_vf_link_unsupported = 0;
+        m->n_coalesce_unsupported = 0;
+        m->n_offloads_unsupported = 0;
         return 0;
 }
 
@@ -182,6 +199,33 @@ static void manager_read_vf_links(Manager *m, Inventory *inv) {
         }
 }
 
+static void read_tune(Manager *m, int ifindex, NetdevTune *t) {
+        NlError err;
+
+        t->coalesce_error = ethtool_coalesce_get(m->kernel.ethtool, ifindex, &t->coalesce, &err);
+        t->features_error = ethtool_features_get(m->kernel.ethtool, ifindex, &t->features, &err);
+        t->known = true;
+}
+
+/* Coalescing and offloads of the netdevs a class governs: the PF's, and its VFs' on the host. */
+static void manager_read_tune(Manager *m, Inventory *inv) {
+        if (!m->kernel.ethtool)
+                return;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                Pf *pf = &inv->pfs[i];
+                const PfPolicy *pol = config_pf_policy(m->config, pf->addr, pf->vendor, pf->device);
+
+                /* Without a class nothing is wanted: no reason to ask (tenants' VFs come with issue 7). */
+                if (!pol || !pol->class_name[0])
+                        continue;
+                if (pf->ifindex > 0)
+                        read_tune(m, pf->ifindex, &pf->tune);
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        if (pf->vfs[j].ifindex > 0)
+                                read_tune(m, pf->vfs[j].ifindex, &pf->vfs[j].tune);
+        }
+}
+
 static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         Scope scope;
@@ -193,11 +237,16 @@ static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
                 return log_error_errno(r, "Failed to read the host inventory under %s: %m",
                                        rootfs_path(m->root));
         manager_read_vf_links(m, inv);
+        manager_read_tune(m, inv);
         PlanContext ctx = {
                 .saved = m->saved,
                 .n_saved = m->n_saved,
                 .unmanaged_irqs = m->unmanaged,
                 .n_unmanaged = m->n_unmanaged,
+                .coalesce_unsupported = m->coalesce_unsupported,
+                .n_coalesce_unsupported = m->n_coalesce_unsupported,
+                .offloads_unsupported = m->offloads_unsupported,
+                .n_offloads_unsupported = m->n_offloads_unsupported,
                 .vf_link_unsupported = m->vf_link_unsupported,
                 .n_vf_link_unsupported = m->n_vf_link_unsupported,
         };
@@ -293,16 +342,16 @@ static int manager_mark_unmanaged(Manager *m, unsigned irq) {
         return 0;
 }
 
-static void manager_mark_vf_link_unsupported(Manager *m, const char *pf) {
-        for (size_t i = 0; i < m->n_vf_link_unsupported; i++)
-                if (streq(m->vf_link_unsupported[i], pf))
+/* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
+static void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr) {
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*list)[i], addr))
                         return;
-        if (GREEDY_REALLOC(m->vf_link_unsupported, m->allocated_vf_link_unsupported,
-                           m->n_vf_link_unsupported + 1) < 0) {
+        if (GREEDY_REALLOC(*list, *allocated, *n + 1) < 0) {
                 log_oom();
                 return;
         }
-        strscpy(m->vf_link_unsupported[m->n_vf_link_unsupported++], PCI_ADDR_MAX, pf);
+        strscpy((*list)[(*n)++], PCI_ADDR_MAX, addr);
 }
 
 static void manager_record_result(Manager *m, const Action *a) {
@@ -311,9 +360,17 @@ static void manager_record_result(Manager *m, const Action *a) {
         if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
             kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
                 (void) manager_mark_unmanaged(m, a->irq);
-        if (a->kind == ACTION_SET_VF_LINK && a->result < 0 &&
-            kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
-                manager_mark_vf_link_unsupported(m, a->target);
+        if (a->result >= 0 || kernel_error_classify(a->kind, a->result).class != ERROR_UNMANAGED)
+                return;
+        if (a->kind == ACTION_SET_VF_LINK)
+                addr_list_add(&m->vf_link_unsupported, &m->n_vf_link_unsupported, &m->allocated_vf_link_unsupported,
+                              a->target);
+        else if (a->kind == ACTION_SET_COALESCE)
+                addr_list_add(&m->coalesce_unsupported, &m->n_coalesce_unsupported,
+                              &m->allocated_coalesce_unsupported, a->target);
+        else if (a->kind == ACTION_SET_OFFLOADS)
+                addr_list_add(&m->offloads_unsupported, &m->n_offloads_unsupported,
+                              &m->allocated_offloads_unsupported, a->target);
 }
 
 int manager_restore_sched(Manager *m) {
@@ -362,7 +419,8 @@ static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, ui
 /* Skipped on purpose, so not drift: fixture PIDs and netdevs are not this host's. */
 static bool manager_action_not_ours(const Manager *m, const Action *a) {
         return (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root)) ||
-               (a->kind == ACTION_SET_VF_LINK && !m->netlink_live);
+               (a->kind == ACTION_SET_VF_LINK && !m->kernel.route) ||
+               ((a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS) && !m->kernel.ethtool);
 }
 
 /* Up to this many PFs get new VFs configured within the cycle; more wait for their events. */
@@ -722,6 +780,21 @@ static int on_link_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
+static void on_ethtool_event(int ifindex, const char *what, void *userdata) {
+        char buf[64];
+
+        snprintf(buf, sizeof(buf), "ethtool %s ifindex %d", what, ifindex);
+        on_kernel_event(buf, userdata);
+}
+
+static int on_ethtool_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        int r = ethtool_monitor_dispatch(m->ethtool_monitor);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read ethtool notifications, ignoring: %m");
+        return 0;
+}
+
 static int on_device_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         (void) device_monitor_dispatch(m->device_monitor);
@@ -737,6 +810,16 @@ static void manager_add_monitors(Manager *m) {
                 r = sd_event_add_io(m->event, NULL, link_monitor_fd(m->link_monitor), EPOLLIN, on_link_io, m);
         if (r < 0)
                 log_warning_errno(r, "Failed to watch rtnetlink link events, relying on the drift timer: %m");
+
+        /* Coalescing or offloads changed behind sriovd's back (ethtool -C): repaired at once. */
+        if (m->kernel.ethtool) {
+                r = ethtool_monitor_new(on_ethtool_event, m, &m->ethtool_monitor);
+                if (r >= 0)
+                        r = sd_event_add_io(m->event, NULL, ethtool_monitor_fd(m->ethtool_monitor), EPOLLIN,
+                                            on_ethtool_io, m);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to watch ethtool notifications, relying on the drift timer: %m");
+        }
 
         r = device_monitor_new(on_kernel_event, m, &m->device_monitor);
         if (r >= 0)

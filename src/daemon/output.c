@@ -135,6 +135,8 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
                 snprintf(buf, size, "IRQ %u pid %d", a->irq, (int) a->pid);
         else if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
                 snprintf(buf, size, "VF %u", a->vf);
+        else if (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS)
+                snprintf(buf, size, "ifindex %d", a->netdev_ifindex);
         else
                 buf[0] = 0;
         return buf;
@@ -297,8 +299,11 @@ void output_plan_json(JsonWriter *w, const Plan *plan) {
                 }
                 if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
                         json_int(w, "vf", a->vf);
+                if (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS)
+                        json_int(w, "ifindex", a->netdev_ifindex);
                 if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
-                    a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER) {
+                    a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK ||
+                    a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_VF_DRIVER) {
                         char buf[CPUSET_LIST_MAX];
                         json_string(w, "before", action_format_value(a, false, buf, sizeof(buf)));
                         json_string(w, "after", action_format_value(a, true, buf, sizeof(buf)));

@@ -96,23 +96,6 @@ static bool field_valid(size_t i, long v) {
         return v >= 0 && (unsigned long) v <= UINT32_MAX;
 }
 
-unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, CoalesceChange *ret) {
-        CoalesceChange d = COALESCE_CHANGE_NONE;
-        unsigned n = 0;
-
-        for (size_t i = 0; i < ELEMENTSOF(coalesce_fields); i++) {
-                long w = field_get(want, i);
-
-                /* An absent field (-1) never equals a wanted value: send it, the kernel says why not. */
-                if (w < 0 || field_get(cur, i) == w)
-                        continue;
-                field_set(&d, i, w);
-                n++;
-        }
-        *ret = d;
-        return n;
-}
-
 /* --- Requests --- */
 
 /* A request with its header nest; flags 0 leaves ETHTOOL_A_HEADER_FLAGS out. */

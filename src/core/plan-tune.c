@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plan-tune.c — interrupt coalescing and offloads of every netdev the host sees, per tenant class */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan-internal.h"
+
+static const char *const offload_names[_OFFLOAD_MAX] = { "tso", "gso", "gro", "lro" };
+
+static bool addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(list[i], addr))
+                        return true;
+        return false;
+}
+
+static int allocation_cmp(const void *key, const void *elem) {
+        return strcmp(key, ((const PlanAllocation *) elem)->vf);
+}
+
+/* What the class (and the tenant's own override) want; false when nothing. */
+static bool coalesce_want(const TenantClass *cls, const PlanAllocation *alloc, CoalesceChange *ret) {
+        *ret = COALESCE_CHANGE_NONE;
+        if (!cls)
+                return false;
+        ret->rx_usecs = alloc && alloc->have_coalesce ? alloc->rx_usecs : cls->coalesce_rx_usecs;
+        ret->tx_usecs = alloc && alloc->have_coalesce ? alloc->tx_usecs : cls->coalesce_tx_usecs;
+        ret->rx_frames = cls->coalesce_rx_frames;
+        ret->tx_frames = cls->coalesce_tx_frames;
+        ret->adaptive_rx = cls->adaptive_rx;
+        ret->adaptive_tx = cls->adaptive_tx;
+        return true;
+}
+
+static bool offloads_want(const TenantClass *cls, int ret[_OFFLOAD_MAX]) {
+        const Tristate t[_OFFLOAD_MAX] = {
+                cls ? cls->offload_tso : TRISTATE_LEAVE, cls ? cls->offload_gso : TRISTATE_LEAVE,
+                cls ? cls->offload_gro : TRISTATE_LEAVE, cls ? cls->offload_lro : TRISTATE_LEAVE,
+        };
+        bool any = false;
+
+        for (size_t o = 0; o < _OFFLOAD_MAX; o++) {
+                ret[o] = t[o];
+                any = any || t[o] != TRISTATE_LEAVE;
+        }
+        return any;
+}
+
+static void plan_coalesce(PlanBuilder *b, const char *addr, int ifindex, const NetdevTune *tune,
+                          const TenantClass *cls, const PlanAllocation *alloc) {
+        CoalesceChange want;
+        Action *a;
+
+        if (!coalesce_want(cls, alloc, &want))
+                return;
+        if (addr_in(b->ctx->coalesce_unsupported, b->ctx->n_coalesce_unsupported, addr)) {
+                plan_add_note(b, NOTE_WARNING, addr, "the driver refused coalescing changes; not tried again "
+                              "until reload or the device is re-added");
+                return;
+        }
+        if (tune->known && tune->coalesce_error == -EOPNOTSUPP) {
+                /* Said once per cycle as a note, never retried as a write: the driver has no coalescing. */
+                plan_add_note(b, NOTE_WARNING, addr, "coalescing not supported by the driver (EOPNOTSUPP); "
+                              "class %s's %lu/%lu us window not applied", cls->name, want.rx_usecs, want.tx_usecs);
+                return;
+        }
+        if (tune->known && tune->coalesce_error < 0) {
+                plan_add_note(b, NOTE_WARNING, addr, "coalescing could not be read (%s); retried next cycle",
+                              strerror(-tune->coalesce_error));
+                return;
+        }
+        if (tune->known && coalesce_diff(&tune->coalesce, &want, &want) == 0)
+                return;
+
+        a = plan_add_action(b, ACTION_SET_COALESCE, addr, 0, 0);
+        if (!a)
+                return;
+        a->netdev_ifindex = ifindex;
+        a->tune_before_known = tune->known;
+        a->coalesce_before = tune->coalesce;
+        a->coalesce_after = want;
+        snprintf(a->effect, sizeof(a->effect), "class %.24s%s%.40s%s", cls->name, alloc ? ", tenant " : "",
+                 alloc ? alloc->tenant : "", alloc && alloc->have_coalesce ? " (own window)" : "");
+}
+
+static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const NetdevTune *tune,
+                          const TenantClass *cls) {
+        int want[_OFFLOAD_MAX];
+        bool any = false;
+        Action *a;
+
+        if (!offloads_want(cls, want))
+                return;
+        if (addr_in(b->ctx->offloads_unsupported, b->ctx->n_offloads_unsupported, addr)) {
+                plan_add_note(b, NOTE_WARNING, addr, "the driver refused offload changes; not tried again "
+                              "until reload or the device is re-added");
+                return;
+        }
+        if (tune->known && tune->features_error < 0) {
+                plan_add_note(b, NOTE_WARNING, addr, "offloads could not be read (%s)", strerror(-tune->features_error));
+                return;
+        }
+        for (size_t o = 0; o < _OFFLOAD_MAX; o++) {
+                const Features *f = &tune->features;
+
+                if (want[o] < 0 || !tune->known) {
+                        any = any || want[o] >= 0;
+                        continue;
+                }
+                if (f->active[o] == want[o] || (f->active[o] < 0 && want[o] == 0)) {
+                        want[o] = -1;   /* already so; a device without it is already "off" */
+                        continue;
+                }
+                if (f->active[o] < 0 || !f->changeable[o]) {
+                        plan_add_note(b, NOTE_WARNING, addr, "class %s wants %s %s, but the device %s it",
+                                      cls->name, offload_names[o], want[o] ? "on" : "off",
+                                      f->active[o] < 0 ? "does not have" : "cannot change");
+                        want[o] = -1;
+                        continue;
+                }
+                any = true;
+        }
+        if (!any)
+                return;
+
+        a = plan_add_action(b, ACTION_SET_OFFLOADS, addr, 0, 0);
+        if (!a)
+                return;
+        a->netdev_ifindex = ifindex;
+        a->tune_before_known = tune->known;
+        a->features_before = tune->features;
+        memcpy(a->offloads_after, want, sizeof(want));
+        snprintf(a->effect, sizeof(a->effect), "class %s", cls->name);
+}
+
+/*
+ * The PF's netdev gets the PF's class; a VF's netdev the class of the tenant
+ * holding it, or the PF's. A VF in a guest has no host netdev: its coalescing is
+ * the guest driver's business, and the plan says so for the tenant rather than
+ * pretending.
+ */
+void plan_tune(PlanBuilder *b) {
+        const Inventory *inv = b->inv;
+
+        /* One pass per kind keeps the plan ordered by kind. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < inv->n_pfs; i++) {
+                        const Pf *pf = &inv->pfs[i];
+                        const TenantClass *pf_cls = plan_pf_class(b, pf);
+
+                        if (plan_pf_vfs_replaced(b, pf))
+                                continue;   /* next pass, on the new VFs */
+                        if (pf->ifindex > 0) {
+                                if (pass == 0)
+                                        plan_coalesce(b, pf->addr, pf->ifindex, &pf->tune, pf_cls, NULL);
+                                else
+                                        plan_offloads(b, pf->addr, pf->ifindex, &pf->tune, pf_cls);
+                        }
+                        for (size_t j = 0; j < pf->n_vfs; j++) {
+                                const Vf *vf = &pf->vfs[j];
+                                const PlanAllocation *alloc =
+                                        bsearch_safe(vf->addr, b->ctx->allocations, b->ctx->n_allocations,
+                                                     sizeof(PlanAllocation), allocation_cmp);
+                                const TenantClass *cls = alloc && alloc->class_name[0]
+                                                                 ? config_find_class(b->cfg, alloc->class_name)
+                                                                 : pf_cls;
+
+                                if (vf->ifindex <= 0) {
+                                        if (alloc && pass == 0 && cls)
+                                                plan_add_note(b, NOTE_INFO, vf->addr,
+                                                              "tenant %s: coalescing not enforceable from the host: "
+                                                              "the VF has no host netdev (passed through); the "
+                                                              "guest's driver decides",
+                                                              alloc->tenant);
+                                        continue;
+                                }
+                                if (pass == 0)
+                                        plan_coalesce(b, vf->addr, vf->ifindex, &vf->tune, cls, alloc);
+                                else
+                                        plan_offloads(b, vf->addr, vf->ifindex, &vf->tune, cls);
+                        }
+                }
+}
+
+static size_t append(char *buf, size_t size, size_t k, const char *item) {
+        int w = snprintf(buf + k, k < size ? size - k : 0, "%s%s", k ? ", " : "", item);
+        return k + (w > 0 ? (size_t) w : 0);
+}
+
+char *tune_format(const Action *a, bool after, char *buf, size_t size) {
+        char item[48];
+        size_t k = 0;
+
+        buf[0] = 0;
+        if (!after && !a->tune_before_known) {
+                snprintf(buf, size, "?");
+                return buf;
+        }
+        if (a->kind == ACTION_SET_COALESCE) {
+                const CoalesceChange *c = &a->coalesce_after;
+                const Coalesce *p = &a->coalesce_before;
+                static const char *const names[] = { "rx-usecs", "tx-usecs", "rx-frames", "tx-frames",
+                                                     "adaptive-rx", "adaptive-tx" };
+                const long want[] = { c->rx_usecs, c->tx_usecs, c->rx_frames, c->tx_frames, c->adaptive_rx, c->adaptive_tx };
+                const long cur[] = { p->rx_usecs, p->tx_usecs, p->rx_frames, p->tx_frames, p->adaptive_rx, p->adaptive_tx };
+
+                for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                        long v = after ? want[i] : cur[i];
+                        if (want[i] < 0)
+                                continue;
+                        if (v < 0)
+                                snprintf(item, sizeof(item), "%s n/a", names[i]);
+                        else if (i >= 4)
+                                snprintf(item, sizeof(item), "%s %s", names[i], v ? "on" : "off");
+                        else
+                                snprintf(item, sizeof(item), "%s %ld", names[i], v);
+                        k = append(buf, size, k, item);
+                }
+                return buf;
+        }
+        for (size_t o = 0; o < _OFFLOAD_MAX; o++) {
+                int v;
+
+                if (a->offloads_after[o] < 0)
+                        continue;
+                v = after ? a->offloads_after[o] : a->features_before.active[o];
+                snprintf(item, sizeof(item), "%s %s", offload_names[o], v > 0 ? "on" : v == 0 ? "off" : "absent");
+                k = append(buf, size, k, item);
+        }
+        return buf;
+}
