@@ -624,11 +624,12 @@ class Sriovd:
         raise AssertionError("no %s from sriovd within %ss; stderr:\n%s" %
                              (key, timeout, self.stderr()))
 
-    def reload(self, conf):
+    def reload(self, conf, timeout=60.0):
+        # READY comes after the reload's cycle, which may create (and wait for) dozens of VFs.
         self.write_conf(conf)
         self.proc.send_signal(signal.SIGHUP)
         self.wait_for("RELOADING")
-        self.wait_for("READY")
+        self.wait_for("READY", timeout)
 
     def stderr(self):
         self.log.flush()
