@@ -297,8 +297,58 @@ def test_vf_link_errors_reach_the_log(tmp):
         subprocess.run(["ip", "netns", "del", ns])
 
 
+def test_coalescing_and_offloads_in_netns(tmp):
+    """Class coalescing and offloads go over real ethtool netlink to the PF netdev (a veth here)."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("   skipped: needs root and iproute2 for a network namespace")
+        return
+    ns = f"sriovd-test-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", "veth0", "numtxqueues", "4", "numrxqueues", "4",
+                        "type", "veth", "peer", "name", "veth1"], check=True)
+        ifindex = json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show", "veth0"], check=True,
+                                            capture_output=True, text=True).stdout)[0]["ifindex"]
+        root = os.path.join(tmp, "root")
+        shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), root, symlinks=True)
+        netdir = os.path.join(root, PF0, "net")
+        with open(os.path.join(netdir, os.listdir(netdir)[0], "ifindex"), "w") as f:
+            f.write(f"{ifindex}\n")
+        os.mkdir(os.path.join(tmp, "tenant-classes.d"))
+        with open(os.path.join(tmp, "tenant-classes.d", "bulk.ini"), "w") as f:
+            f.write("[class]\nvnic = virtio\ncoalesce_rx_usecs = 64\noffload_gro = on\n")
+        conf = os.path.join(tmp, "sriovd.conf")
+        with open(conf, "w") as f:
+            f.write("[cpus]\nkeep_irqs_off_rt = no\n\n[pf 0000:41:00.0]\nclass = bulk\n")
+
+        def once():
+            r = subprocess.run(["ip", "netns", "exec", ns, SRIOVD, "--root", root, "--config", conf, "--once",
+                                "--json"], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, SRIOVD_TEST_LIVE_NETLINK="1"))
+            doc = json.loads(r.stdout)
+            mine = [a for a in doc["plan"]["actions"] if a["target"] == PF0_ADDR and
+                    a["action"] in ("coalesce", "offloads")]
+            notes = [n["text"] for n in doc["plan"]["notes"] if n["target"] == PF0_ADDR]
+            return r, mine, notes
+
+        # veth has GRO off and no coalescing at all: GRO is switched on, coalescing is reported
+        # as unsupported (read first: EOPNOTSUPP) and never written.
+        r, mine, notes = once()
+        assert [a["action"] for a in mine] == ["offloads"], mine
+        assert mine[0]["ifindex"] == ifindex and mine[0]["result"] == "done", mine
+        assert mine[0]["before"] == "gro off" and mine[0]["after"] == "gro on", mine
+        assert any("coalescing not supported by the driver (EOPNOTSUPP)" in n and "64/50 us" in n for n in notes), notes
+
+        # The kernel kept it: a second run reads GRO on and has nothing to do for the PF.
+        r, mine, notes = once()
+        assert mine == [], mine
+        assert any("EOPNOTSUPP" in n for n in notes), notes
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
 def main():
-    tests = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
+    tests = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sriovd-daemon-") as tmp:
             print("==", t.__name__, flush=True)
