@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "sriovd/json.h"
+#include "sriovd/kernel.h"
 #include "sriovd/state.h"
 
 #define CHECKSUM_PREFIX "crc32c:"
@@ -110,20 +111,8 @@ static int hex_digit(char c) {
         return -1;
 }
 
-/* "dddd:bb:dd.f": lowercase hex, device 00-1f, function 0-7 (an ARI function number is written the same way). */
 static const char *pci_addr_check(const char *s) {
-        static const char pattern[] = "xxxx:xx:xx.x";
-
-        if (strlen(s) != sizeof(pattern) - 1)
-                goto bad;
-        for (size_t i = 0; pattern[i]; i++)
-                if (pattern[i] == 'x' ? !is_lower_hex(s[i]) : s[i] != pattern[i])
-                        goto bad;
-        if (hex_digit(s[8]) * 16 + hex_digit(s[9]) > 0x1f || hex_digit(s[11]) > 7)
-                return "expected device 00-1f and function 0-7";
-        return NULL;
-bad:
-        return "expected a PCI address such as 0000:41:00.2 (lowercase hex)";
+        return pci_addr_valid(s) ? NULL : "expected a PCI address such as 0000:41:00.2 (lowercase hex, device 00-1f, function 0-7)";
 }
 
 static const char *domain_check(const char *s) {

@@ -741,7 +741,7 @@ TEST(corrupt_kinds) {
 
 /* An aside name already taken (same second, or an operator's copy) is never overwritten. */
 TEST(aside_never_overwrites) {
-        _cleanup_free_ char *text = sample_text(NULL), *aside = NULL;
+        _cleanup_free_ char *aside = NULL;
         char taken[3][128];
         time_t now = time(NULL);
         Dir d;
