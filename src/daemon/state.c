@@ -1079,57 +1079,54 @@ static int read_all(int fd, char **ret, size_t *ret_size) {
         return 0;
 }
 
-/* Rename name to NAME.corrupt-TIMESTAMP[-N], never replacing anything, and make it durable. */
-static int move_aside(int dir_fd, const char *name, char **ret_aside) {
-        char stamp[32], aside[NAME_MAX + 1];
+/*
+ * Rename name to NAME.corrupt-TIMESTAMP[-N], never replacing anything, and make it durable.
+ * aside receives the new name as soon as the rename is done, so a failure to sync the
+ * directory afterwards can still say where the file went.
+ */
+static int move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]) {
+        char stamp[32];
         struct timespec ts;
         struct tm tm;
-        int r;
 
+        aside[0] = 0;
         if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || !gmtime_r(&ts.tv_sec, &tm))
                 return negative_errno();
         strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 
         for (unsigned i = 0;; i++) {
-                if (i == 0)
-                        snprintf(aside, sizeof(aside), "%s" ASIDE_INFIX "%s", name, stamp);
-                else
-                        snprintf(aside, sizeof(aside), "%s" ASIDE_INFIX "%s-%u", name, stamp, i);
+                char try[NAME_MAX + 1];
 
-                if (renameat2(dir_fd, name, dir_fd, aside, RENAME_NOREPLACE) >= 0)
-                        break;
-                if (errno == EEXIST) {
-                        if (i >= 10000)
-                                return -EEXIST;
-                        continue;
-                }
-                if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-                        return negative_errno();
-                /* A file system without RENAME_NOREPLACE: link (fails rather than replace), then unlink. */
-                if (linkat(dir_fd, name, dir_fd, aside, 0) < 0) {
+                if (i > 10000)
+                        return -EEXIST;
+                if (i == 0)
+                        snprintf(try, sizeof(try), "%s" ASIDE_INFIX "%s", name, stamp);
+                else
+                        snprintf(try, sizeof(try), "%s" ASIDE_INFIX "%s-%u", name, stamp, i);
+
+                if (renameat2(dir_fd, name, dir_fd, try, RENAME_NOREPLACE) < 0) {
                         if (errno == EEXIST)
                                 continue;
-                        return negative_errno();
+                        if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+                                return negative_errno();
+                        /* A file system without RENAME_NOREPLACE: link (fails rather than replace), then unlink. */
+                        if (linkat(dir_fd, name, dir_fd, try, 0) < 0) {
+                                if (errno == EEXIST)
+                                        continue;
+                                return negative_errno();
+                        }
+                        if (unlinkat(dir_fd, name, 0) < 0)
+                                return negative_errno();
                 }
-                if (unlinkat(dir_fd, name, 0) < 0)
-                        return negative_errno();
+                strcpy(aside, try);
                 break;
         }
-
-        r = dir_sync(dir_fd);
-        if (r < 0)
-                return r;
-        if (ret_aside) {
-                *ret_aside = strdup(aside);
-                if (!*ret_aside)
-                        return -ENOMEM;
-        }
-        return 0;
+        return dir_sync(dir_fd);
 }
 
 int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, StateError *ret_error) {
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
+        _cleanup_free_ char *buf = NULL, *aside = NULL;
         StateError e = {};
         struct stat st;
         size_t size;
@@ -1155,15 +1152,25 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
 
         r = state_parse(buf, size, &s, &e);
         if (r == -EBADMSG) {
-                int k = move_aside(dir_fd, name, ret_aside);
+                /* Allocated before the rename, so that once it is done nothing can fail to report it. */
+                aside = malloc(NAME_MAX + 1);
+                if (!aside)
+                        return -ENOMEM;
+                int k = move_aside(dir_fd, name, aside);
                 if (k < 0) {
-                        size_t n = strnlen(e.message, sizeof(e.message) - 64);
-                        /* Keep the corruption's description, cut if need be, and say why it is still there. */
-                        snprintf(e.message + n, sizeof(e.message) - n, "; moving the file aside failed: %s", strerror(-k));
+                        /* Keep the corruption's description, cut if need be, and say what happened to the file. */
+                        size_t n = strnlen(e.message, sizeof(e.message) - 200);
+                        if (aside[0])
+                                snprintf(e.message + n, sizeof(e.message) - n, "; moved to %.100s but syncing the directory failed: %s",
+                                         aside, strerror(-k));
+                        else
+                                snprintf(e.message + n, sizeof(e.message) - n, "; moving the file aside failed: %s", strerror(-k));
                         if (ret_error)
                                 *ret_error = e;
                         return k;
                 }
+                if (ret_aside)
+                        *ret_aside = TAKE_PTR(aside);
         }
         if (r < 0) {
                 if (ret_error)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -441,14 +442,23 @@ TEST(validate) {
         ASSERT_EQ(state_validate(&s, NULL), -EINVAL);
 }
 
-/* A private state directory; tmpfs where there is one, as the corruption loops load ~10^4 files. */
+/*
+ * A private state directory. On tmpfs where there is one, as the corruption loops load and
+ * move aside ~10^3 files, each with a directory fsync. The crash test wants a disk instead
+ * (/var/tmp): there fsync() takes real time, so most kills land inside a save rather than
+ * between two. $SRIOVD_TEST_STATE_TMP overrides both.
+ */
 typedef struct Dir {
-        char path[64];
+        char path[PATH_MAX];
         int fd;
 } Dir;
 
-static void dir_new(Dir *d) {
-        const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+static void dir_new_on(Dir *d, bool disk) {
+        const char *tmp = getenv("SRIOVD_TEST_STATE_TMP");
+
+        if (!tmp)
+                tmp = disk ? (access("/var/tmp", W_OK) == 0 ? "/var/tmp" : "/tmp")
+                           : (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
 
         snprintf(d->path, sizeof(d->path), "%s/sriovd-state-XXXXXX", tmp);
         ASSERT(mkdtemp(d->path));
@@ -456,8 +466,12 @@ static void dir_new(Dir *d) {
         ASSERT(d->fd >= 0);
 }
 
+static void dir_new(Dir *d) {
+        dir_new_on(d, false);
+}
+
 static void dir_done(Dir *d) {
-        char cmd[128];
+        char cmd[PATH_MAX + 16];
 
         close(d->fd);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", d->path);
@@ -618,6 +632,12 @@ TEST(load_not_a_file) {
         dir_new(&d);
         ASSERT_EQ(mkdirat(d.fd, NAME, 0700), 0);
         ASSERT_EQ(state_load(d.fd, NAME, &s, NULL, NULL), -EINVAL);
+
+        /* A save that fails at the rename reports it, and leaves no temporary file behind. */
+        s = sample();
+        ASSERT_EQ(state_save(d.fd, NAME, &s, NULL), -EISDIR);
+        ASSERT_EQ(s.generation, 42);
+        ASSERT_EQ(dir_count(d.fd, ""), 1);
         ASSERT_EQ(unlinkat(d.fd, NAME, AT_REMOVEDIR), 0);
         ASSERT_EQ(symlinkat("/etc/passwd", d.fd, NAME), 0);
         ASSERT_EQ(state_load(d.fd, NAME, &s, NULL, NULL), -ELOOP);
@@ -826,7 +846,7 @@ TEST(crash_kill9) {
         Dir d;
 
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        dir_new(&d);
+        dir_new_on(&d, true);
         crash_state(1, &s);
         s.generation = 0;
         ASSERT_EQ(state_save(d.fd, NAME, &s, NULL), 0);
@@ -885,9 +905,9 @@ TEST(crash_kill9) {
                 ASSERT_EQ(dir_count(d.fd, ""), 1);
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        fprintf(stderr, "crash_kill9: %u kills, %" PRIu64 " generations saved, %u loads found the save in flight "
+        fprintf(stderr, "crash_kill9 in %s: %u kills, %" PRIu64 " generations saved, %u loads found the save in flight "
                 "already renamed, %u interrupted saves left a temporary file; %.1f s\n",
-                iterations, total_saves, in_flight, torn,
+                d.path, iterations, total_saves, in_flight, torn,
                 (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
         dir_done(&d);
 }
