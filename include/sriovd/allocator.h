@@ -27,7 +27,7 @@
 #define ALLOC_TENANTS_DEFAULT 16384
 #define ALLOC_HEADROOM_DEFAULT 2
 #define ALLOC_TARGET_DEFAULT 0.85
-#define ALLOC_REASON_MAX 160
+#define ALLOC_REASON_MAX 192
 
 /* allocator_request() outcome the caller must handle: a REFUSED decision says why. */
 #define ALLOCATOR_REFUSED 1

@@ -542,27 +542,44 @@ static void explain_virtio(const Allocator *a, int g, const AllocClass *c, char 
                          "virtio-net until one frees", g, c->name);
 }
 
-/* The sriov-preferred tenant victim goes to virtio-net so that the sriov-required tenant s gets its VF. */
-static int downgrade(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
+static bool pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *ret);
+
+/*
+ * The sriov-preferred tenant victim gives its VF up for the sriov-required tenant s: straight
+ * to another free VF when it could have been upgraded to one right after (one move instead of
+ * a downgrade and an upgrade), else to virtio-net.
+ */
+static int evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
         Tenant *v = &a->slots[victim];
-        char addr[PCI_ADDR_MAX];
+        char addr[PCI_ADDR_MAX], why[ALLOC_REASON_MAX];
+        bool move;
+        Pick p;
 
         strscpy(addr, sizeof(addr), a->pool[v->vf].vf.addr);
+        /* Picked while it still holds its VF: the free count is the one an upgrade would see. */
+        move = pick_preferred(a, v->node, tenant_class(a, v), &p);
         tenant_unlist(a, victim);
         vf_drop(a, victim);
-        v->nic = ALLOC_NIC_VIRTIO;
         v->gone_vf[0] = 0;
         v->recreated = false;
+        if (move)
+                vf_take(a, victim, p.vf);
+        else
+                v->nic = ALLOC_NIC_VIRTIO;
         tenant_relist(a, victim);
-        return decide(d, ALLOC_DECISION_DOWNGRADE, v, addr, NULL, "freed for sriov-required tenant %s",
-                      a->slots[s].id);
+        if (!move)
+                return decide(d, ALLOC_DECISION_DOWNGRADE, v, addr, NULL, "freed for sriov-required tenant %s",
+                              a->slots[s].id);
+        where(a, v, why, sizeof(why));
+        return decide(d, ALLOC_DECISION_VF, v, addr, vf_addr(a, v), "freed for sriov-required tenant %s; %s",
+                      a->slots[s].id, why);
 }
 
 /* Downgrade the victim (when p names one), then put s on p's VF. Between unlist(s) and relist(s).
  * The downgrade comes first: the VF must be detached before it is attached elsewhere. */
 static int take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d) {
         if (p->victim != NO_SLOT) {
-                int r = downgrade(a, p->victim, s, d);
+                int r = evict(a, p->victim, s, d);
                 if (r < 0)
                         return r;
         }
@@ -736,7 +753,7 @@ static int request_new(Allocator *a, const AllocRequest *req, uint32_t cls, Allo
                 Tenant tmp = { .nic = ALLOC_NIC_NONE };
                 strscpy(tmp.id, sizeof(tmp.id), req->tenant);
                 explain_required(a, req->numa_node, c, why, sizeof(why));
-                r = decide(d, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "class %s is sriov-required: %s", c->name, why);
+                r = decide(d, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "%s", why);
                 return r < 0 ? r : ALLOCATOR_REFUSED;
         }
 
@@ -792,7 +809,7 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
         if (c->vnic == VNIC_SRIOV_REQUIRED && !pick_required(a, node, c, s, &p)) {
                 explain_required(a, node, c, why, sizeof(why));
                 r = decide(d, ALLOC_DECISION_REFUSED, t, NULL, NULL,
-                           "class %s is sriov-required: %s; the tenant keeps its %s as class %s", c->name, why,
+                           "to class %s: %s; keeps its %s as class %s", c->name, why,
                            alloc_nic_to_string(t->nic), tenant_class(a, t)->name);
                 return r < 0 ? r : ALLOCATOR_REFUSED;
         }
@@ -828,7 +845,7 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
         case VNIC_SRIOV_REQUIRED:
                 /* Downgrade first: the victim's VF must be free before it is attached here. */
                 if (p.victim != NO_SLOT) {
-                        r = downgrade(a, p.victim, s, d);
+                        r = evict(a, p.victim, s, d);
                         if (r < 0)
                                 break;
                 }
