@@ -13,6 +13,7 @@
 #define PCI_ADDR_MAX 16   /* "0000:41:00.0" plus NUL, with room */
 #define DRIVER_MAX 64
 #define PCI_NAME_MAX 160
+#define TENANT_ID_MAX 64  /* tenant ids: [A-Za-z0-9._-]{1,63} */
 
 typedef struct RootFs RootFs;
 

@@ -83,8 +83,6 @@ typedef struct SavedSched {
         int policy, priority;
 } SavedSched;
 
-#define TENANT_ID_MAX 64
-
 /* A VF held by a tenant (the allocator's decision), and what the tenant needs on it. */
 typedef struct PlanAllocation {
         char vf[PCI_ADDR_MAX];
