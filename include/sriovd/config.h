@@ -11,6 +11,7 @@
 
 #define CLASS_NAME_MAX 64
 #define CONFIG_DEFAULT_PATH "/etc/sriovd/sriovd.conf"
+#define CONFIG_DEFAULT_STATE_DIR "/var/lib/sriovd"
 #define COALESCE_DEFAULT_USECS 50
 
 typedef enum VnicKind {
@@ -43,6 +44,7 @@ typedef struct TenantClass {
         char *file;
         VnicKind vnic;
         int rank;
+        bool allow_remote_numa;           /* may get a VF on another NUMA node than the guest's */
         unsigned coalesce_rx_usecs, coalesce_tx_usecs;
         int coalesce_rx_frames, coalesce_tx_frames;   /* -1 = leave */
         Tristate adaptive_rx, adaptive_tx;
@@ -99,6 +101,8 @@ typedef struct Config {
         char *state_dir;                   /* default /var/lib/sriovd */
         unsigned drift_check_sec;          /* default 5; 0 = event-driven only */
         unsigned vf_timeout_sec;           /* default 30: how long new VFs may take to appear */
+        unsigned vf_headroom;              /* default 4: free VFs kept for sriov-required arrivals */
+        unsigned vf_target_utilization;    /* percent, default 85 */
         char *access_group;                /* default "sriovd" */
         char *libvirt_uri;                 /* default qemu:///system */
 

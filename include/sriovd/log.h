@@ -54,3 +54,5 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define SRIOVD_MESSAGE_RELOAD      "e6f7a8b9c0d14e2f8a3b4c5d6e7f8015"
 #define SRIOVD_MESSAGE_VFS_READY   "1a2b3c4d5e6f47a8b9c0d1e2f3a4b517"
 #define SRIOVD_MESSAGE_VFS_MISSING "9f8e7d6c5b4a43928170f6e5d4c3b218"
+#define SRIOVD_MESSAGE_ALLOCATION  "3c4d5e6f708142a3b4c5d6e7f8091a19"
+#define SRIOVD_MESSAGE_STATE       "7a6b5c4d3e2f41a0b9c8d7e6f5a4b320"

@@ -39,6 +39,11 @@
 static inline void freep(void *p) {
         free(*(void **) p);
 }
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 #define _cleanup_free_ _cleanup_(freep)
 
 static inline void closep(int *fd) {

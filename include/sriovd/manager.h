@@ -9,6 +9,7 @@
 #include "sriovd/inventory.h"
 #include "sriovd/plan.h"
 #include "sriovd/rootfs.h"
+#include "sriovd/tenants.h"
 
 typedef enum CycleMode {
         CYCLE_DRY_RUN,      /* observe and plan only */
@@ -49,6 +50,57 @@ const Config *manager_config(const Manager *m);
  * manager_plan() then holds all their actions.
  */
 int manager_once(Manager *m, CycleResult *ret);
+
+/* ---- Tenants: what the D-Bus API and sriovctl drive ---- */
+
+
+typedef struct AllocSummary {
+        unsigned vfs_total, vfs_usable, vfs_allocated;
+        double utilization, target;
+        size_t tenants;
+} AllocSummary;
+
+/*
+ * Allocate a NIC for tenant (idempotent for the same tenant, class and node;
+ * another class re-places it). The decision is written to the state file
+ * before this returns 0, and the VF's MAC/VLAN/coalescing are applied by a
+ * cycle right after. reason (may be NULL) says why on a refusal.
+ * -EINVAL bad tenant id, domain or node; -ENOENT unknown class; -ENOSPC
+ * refused (no VF for a sriov-required tenant, reason says why); -EUSERS too
+ * many tenants; -EIO (or the errno) when the state could not be saved: then
+ * nothing changed.
+ */
+int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain, int numa_node,
+                     TenantInfo *ret, char *reason, size_t reason_size);
+/* -ENOENT unknown tenant; state errors as above. */
+int manager_release(Manager *m, const char *tenant);
+/* The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us. */
+int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
+int manager_get_tenant(const Manager *m, const char *tenant, TenantInfo *ret);
+size_t manager_n_tenants(const Manager *m);
+/* The i-th tenant in id order; -ERANGE past the end. */
+int manager_tenant(const Manager *m, size_t i, TenantInfo *ret);
+void manager_alloc_summary(const Manager *m, AllocSummary *ret);
+/* Let the next cycle change the VF count of pf although tenants hold its VFs (D-Bus, forced). */
+int manager_force_num_vfs(Manager *m, const char *pf);
+/* Run a cycle now (D-Bus Verify/Reload, sriovctl); same result as the drift timer's. */
+int manager_run_cycle_now(Manager *m, CycleResult *ret);
+/* Reload the configuration and run a cycle; the running one stays on errors (returned). */
+int manager_reload(Manager *m);
+
+typedef enum ManagerEvent {
+        MANAGER_EVENT_ALLOCATION_CHANGED,   /* subject: tenant id */
+        MANAGER_EVENT_DEVICE_ADDED,         /* subject: PF or VF address */
+        MANAGER_EVENT_DEVICE_REMOVED,
+        MANAGER_EVENT_DRIFT,                /* subject: what drifted, as in the log */
+        MANAGER_EVENT_STATE_CHANGED,        /* the daemon's state or the VF figures changed */
+} ManagerEvent;
+typedef void (*ManagerEventFn)(Manager *m, ManagerEvent event, const char *subject, void *userdata);
+void manager_set_event_fn(Manager *m, ManagerEventFn fn, void *userdata);
+/* "starting", "running" or "degraded" (the last cycle failed actions or found drift). */
+const char *manager_state(const Manager *m);
+/* The event loop, for the bus connection to attach to (NULL before manager_run()). */
+struct sd_event *manager_event_loop(const Manager *m);
 
 /* Put IRQ threads back to the scheduling sriovd found them with (done at daemon stop). */
 int manager_restore_sched(Manager *m);

@@ -11,6 +11,7 @@
 
 #include "sriovd-config.h"
 #include "sriovd/apply.h"
+#include "sriovd/bus.h"
 #include "sriovd/kernel.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
@@ -58,6 +59,17 @@ struct Manager {
         /* PFs whose driver does not take VF link settings (sorted). */
         char (*vf_link_unsupported)[PCI_ADDR_MAX];
         size_t n_vf_link_unsupported, allocated_vf_link_unsupported;
+
+        /* Who holds which NIC; NULL in dry runs. */
+        Tenants *tenants;
+        bool tenants_configured;          /* placed against this config (reset by reload) */
+        PlanAllocation *allocations;      /* the planner's view of it, for this cycle */
+        size_t n_allocations;
+        char (*force_num_vfs)[PCI_ADDR_MAX];
+        size_t n_force_num_vfs, allocated_force_num_vfs;
+        ManagerEventFn event_fn;
+        void *event_userdata;
+        Bus *bus;
 
         /* VFs asked for and not yet seen. */
         VfWaitList vf_waits;
@@ -127,6 +139,10 @@ Manager *manager_free(Manager *m) {
         free(m->saved);
         free(m->unmanaged);
         free(m->vf_link_unsupported);
+        bus_free(m->bus);
+        tenants_free(m->tenants);
+        free(m->allocations);
+        free(m->force_num_vfs);
         free(m->coalesce_unsupported);
         free(m->offloads_unsupported);
         free(m);
@@ -163,6 +179,8 @@ int manager_load_config(Manager *m) {
         m->n_vf_link_unsupported = 0;
         m->n_coalesce_unsupported = 0;
         m->n_offloads_unsupported = 0;
+        /* Classes may have changed: tenants are placed again against the new ones. */
+        m->tenants_configured = false;
         return 0;
 }
 
@@ -226,6 +244,53 @@ static void manager_read_tune(Manager *m, Inventory *inv) {
         }
 }
 
+static void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
+        if (m->event_fn)
+                m->event_fn(m, e, subject, m->event_userdata);
+}
+
+static void on_tenant_decision(const AllocDecision *d, void *userdata) {
+        Manager *m = userdata;
+        const char *vf = d->new_vf[0] ? d->new_vf : d->old_vf[0] ? d->old_vf : NULL;
+
+        log_full_errno(d->kind == ALLOC_DECISION_REFUSED ? LOG_WARNING : LOG_INFO, 0,
+                       LOG_FIELDS(.tenant = d->tenant, .vf = vf, .message_id = SRIOVD_MESSAGE_ALLOCATION),
+                       "Tenant %s: %s: %s -> %s%s (%s)", d->tenant, alloc_decision_kind_to_string(d->kind),
+                       d->old_vf[0] ? d->old_vf : "-", d->new_vf[0] ? d->new_vf : alloc_nic_to_string(d->nic),
+                       d->remote_numa ? ", remote NUMA node" : "", d->reason);
+        manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, d->tenant);
+}
+
+static void on_tenant_problem(int error, const char *tenant, const char *message, void *userdata) {
+        log_full_errno(LOG_ERR, error, LOG_FIELDS(.tenant = tenant, .message_id = SRIOVD_MESSAGE_STATE), "%s", message);
+}
+
+/*
+ * The allocations, placed against this inventory: at the first cycle (from the
+ * state file) and after a reload (new classes), then kept in step with the VFs
+ * that come and go.
+ */
+static void manager_sync_tenants(Manager *m, const Inventory *inv) {
+        int r;
+
+        if (!m->tenants)
+                return;
+        if (!m->tenants_configured) {
+                r = tenants_configure(m->tenants, m->config, inv);
+                if (r >= 0)
+                        m->tenants_configured = true;
+        } else
+                r = tenants_update_pool(m->tenants, inv);
+        if (r < 0)
+                log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
+
+        m->allocations = mfree(m->allocations);
+        m->n_allocations = 0;
+        r = tenants_plan_allocations(m->tenants, &m->allocations, &m->n_allocations);
+        if (r < 0)
+                log_oom();
+}
+
 static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         Scope scope;
@@ -238,7 +303,12 @@ static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
                                        rootfs_path(m->root));
         manager_read_vf_links(m, inv);
         manager_read_tune(m, inv);
+        manager_sync_tenants(m, inv);
         PlanContext ctx = {
+                .allocations = m->allocations,
+                .n_allocations = m->n_allocations,
+                .force_num_vfs = m->force_num_vfs,
+                .n_force_num_vfs = m->n_force_num_vfs,
                 .saved = m->saved,
                 .n_saved = m->n_saved,
                 .unmanaged_irqs = m->unmanaged,
@@ -472,6 +542,15 @@ static void manager_apply(Manager *m, Plan *plan, CycleResult *res, Created *cre
                 else if (a->result < 0)
                         res->n_failed++;
 
+                if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
+                        if (m->tenants)
+                                tenants_vfs_recreated(m->tenants, a->target);
+                        /* A forced change is for once, not for good. */
+                        for (size_t j = 0; j < m->n_force_num_vfs; j++)
+                                if (streq(m->force_num_vfs[j], a->target))
+                                        memmove(m->force_num_vfs[j], m->force_num_vfs[--m->n_force_num_vfs],
+                                                PCI_ADDR_MAX);
+                }
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0 && a->after > 0) {
                         if (vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
                                         (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)
@@ -516,6 +595,24 @@ static int manager_keep_plan(Manager *m, Plan **plan) {
 /* New VFs are configured in the cycle that created them, if the kernel already shows them. */
 #define CYCLE_PASSES_MAX 3
 
+/*
+ * The state directory, where allocations survive restarts. Under --root the
+ * default one is not this host's business: kept in memory unless the config
+ * names a directory (tests do).
+ */
+static int manager_open_tenants(Manager *m) {
+        const TenantsLog log = { on_tenant_decision, on_tenant_problem, m };
+        bool memory = !rootfs_is_real(m->root) && streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR);
+        int r;
+
+        if (m->tenants)
+                return 0;
+        r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open the allocation state in %s: %m", m->config->state_dir);
+        return 0;
+}
+
 int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL, *verify = NULL;
@@ -523,6 +620,13 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         Created created = {};
         bool notes_changed = false;
         int r;
+
+        /* A dry run changes nothing, the state directory included. */
+        if (mode == CYCLE_APPLY) {
+                r = manager_open_tenants(m);
+                if (r < 0)
+                        return r;
+        }
 
         for (unsigned pass = 0;; pass++) {
                 _cleanup_(plan_freep) Plan *p = NULL;
@@ -928,6 +1032,11 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the drift timer: %m");
 
+        /* After the first cycle, so a caller never sees an API before the host is in order. */
+        r = bus_new(m, &m->bus);
+        if (r < 0)
+                log_warning_errno(r, "D-Bus API org.sriovd.Manager1 unavailable, running without it: %m");
+
         m->ready = true;
         manager_notify_status(m, "READY=1\n");
 
@@ -936,4 +1045,127 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;
+}
+
+/* ---- Tenants: the D-Bus API's side of the manager ---- */
+
+/* A tenant's VF wants its MAC, VLAN and window now, not at the next drift check. */
+static void manager_apply_soon(Manager *m, const char *why) {
+        if (m->event)
+                on_kernel_event(why, m);
+}
+
+int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain, int numa_node,
+                     TenantInfo *ret, char *reason, size_t reason_size) {
+        int r;
+
+        if (!m->tenants)
+                return -EAGAIN;
+        if (!config_find_class(m->config, class_name))
+                return -ENOENT;
+        r = tenants_allocate(m->tenants, tenant, class_name, domain ?: "", numa_node, reason, reason_size);
+        if (r < 0)
+                return r;
+        manager_apply_soon(m, "allocation");
+        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
+        return ret ? tenants_get(m->tenants, m->inventory, tenant, ret) : 0;
+}
+
+int manager_release(Manager *m, const char *tenant) {
+        int r;
+
+        if (!m->tenants)
+                return -ENOENT;
+        r = tenants_release(m->tenants, tenant);
+        if (r < 0)
+                return r;
+        manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, tenant);
+        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
+        manager_apply_soon(m, "release");
+        return 0;
+}
+
+int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
+        int r;
+
+        if (!m->tenants)
+                return -ENOENT;
+        r = tenants_set_coalesce(m->tenants, tenant, rx_usecs, tx_usecs);
+        if (r < 0)
+                return r;
+        manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, tenant);
+        manager_apply_soon(m, "coalescing override");
+        return 0;
+}
+
+int manager_get_tenant(const Manager *m, const char *tenant, TenantInfo *ret) {
+        return m->tenants ? tenants_get(m->tenants, m->inventory, tenant, ret) : -ENOENT;
+}
+
+size_t manager_n_tenants(const Manager *m) {
+        return m->tenants ? tenants_count(m->tenants) : 0;
+}
+
+int manager_tenant(const Manager *m, size_t i, TenantInfo *ret) {
+        return m->tenants ? tenants_nth(m->tenants, m->inventory, i, ret) : -ERANGE;
+}
+
+void manager_alloc_summary(const Manager *m, AllocSummary *ret) {
+        AllocStats st = {};
+
+        if (m->tenants)
+                tenants_stats(m->tenants, &st);
+        *ret = (AllocSummary) {
+                .vfs_total = st.n_vfs,
+                .vfs_usable = st.usable,
+                .vfs_allocated = st.allocated,
+                .utilization = st.utilization,
+                .target = m->tenants ? tenants_target(m->tenants) : m->config->vf_target_utilization / 100.0,
+                .tenants = st.tenants,
+        };
+}
+
+int manager_force_num_vfs(Manager *m, const char *pf) {
+        if (!pci_addr_valid(pf))
+                return -EINVAL;
+        if (!m->inventory || !inventory_find_pf(m->inventory, pf))
+                return -ENODEV;
+        addr_list_add(&m->force_num_vfs, &m->n_force_num_vfs, &m->allocated_force_num_vfs, pf);
+        manager_apply_soon(m, "forced VF count change");
+        return 0;
+}
+
+int manager_run_cycle_now(Manager *m, CycleResult *ret) {
+        int r = manager_run_cycle(m);
+        if (r >= 0 && ret)
+                *ret = m->last;
+        manager_notify_status(m, "");
+        return r;
+}
+
+int manager_reload(Manager *m) {
+        int r = manager_load_config(m);
+        if (r < 0)
+                return r;
+        (void) manager_run_cycle(m);
+        r = manager_arm_drift_timer(m);
+        if (r < 0)
+                log_error_errno(r, "Failed to set up the drift timer: %m");
+        manager_notify_status(m, "");
+        return 0;
+}
+
+void manager_set_event_fn(Manager *m, ManagerEventFn fn, void *userdata) {
+        m->event_fn = fn;
+        m->event_userdata = userdata;
+}
+
+const char *manager_state(const Manager *m) {
+        if (!m->ready)
+                return "starting";
+        return m->last.n_failed > 0 || m->last.n_drift > 0 ? "degraded" : "running";
+}
+
+struct sd_event *manager_event_loop(const Manager *m) {
+        return m->event;
 }

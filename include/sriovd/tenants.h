@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tenants.h — who holds which NIC: the allocator's decisions, saved before they are acknowledged */
+#pragma once
+
+#include "sriovd/allocator.h"
+#include "sriovd/config.h"
+#include "sriovd/inventory.h"
+#include "sriovd/plan.h"
+
+typedef struct Tenants Tenants;
+
+typedef struct TenantInfo {
+        char tenant[TENANT_ID_MAX];
+        char class_name[CLASS_NAME_MAX];
+        const char *kind;             /* "vf", "virtio", or "none" (a sriov-required tenant waiting for a VF) */
+        char vf[PCI_ADDR_MAX];        /* "" unless kind is "vf" */
+        char pf[PCI_ADDR_MAX];        /* the VF's PF, "" likewise */
+        char netdev[IF_NAMESIZE];     /* the VF's host netdev; "" when passed through or virtio */
+        char mac[MAC_STR_MAX];        /* the tenant's MAC (VF or virtio NIC) */
+        char domain[256];             /* libvirt domain, "" = none */
+        int numa_node;                /* the guest's node, -1 = any */
+        bool remote_numa;             /* the VF is not on the guest's node */
+        bool have_coalesce;           /* per-guest coalescing override */
+        unsigned rx_usecs, tx_usecs;
+        const char *state;            /* "allocated" or "waiting" */
+} TenantInfo;
+
+/* Told every decision that moves a tenant, and every problem with the saved state. */
+typedef struct TenantsLog {
+        void (*decision)(const AllocDecision *d, void *userdata);
+        void (*problem)(int error, const char *tenant, const char *message, void *userdata);
+        void *userdata;
+} TenantsLog;
+
+/*
+ * Open (creating it) the state directory and load the saved allocations; they
+ * are placed by the first tenants_configure(). state_dir NULL keeps everything
+ * in memory (dry runs, fixtures). A corrupt file is moved aside and reported
+ * through log->problem, then sriovd starts empty rather than not at all.
+ */
+int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret);
+Tenants *tenants_free(Tenants *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Tenants *, tenants_free);
+
+/*
+ * (Re)build the allocator from the configuration's classes and the VFs in inv,
+ * and place every known tenant again: as saved where that still holds,
+ * otherwise anew (each move a decision). A tenant whose class no longer
+ * exists is kept, reported, and written back untouched: never dropped.
+ */
+int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv);
+/* The VFs changed (created, vanished, re-created): re-place who is affected and save. */
+int tenants_update_pool(Tenants *t, const Inventory *inv);
+/* sriovd rewrote pf's sriov_numvfs: its VFs are new devices, whose holders must re-attach. */
+void tenants_vfs_recreated(Tenants *t, const char *pf);
+
+int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain, int numa_node,
+                     char *reason, size_t reason_size);
+int tenants_release(Tenants *t, const char *tenant);
+int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
+
+/* What a tenant has; inv fills in the VF's PF and host netdev. -ENOENT when unknown. */
+int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, TenantInfo *ret);
+size_t tenants_count(const Tenants *t);
+int tenants_nth(const Tenants *t, const Inventory *inv, size_t i, TenantInfo *ret);
+void tenants_stats(const Tenants *t, AllocStats *ret);
+double tenants_target(const Tenants *t);
+/* Whether pf's VFs are held (the planner refuses to destroy them). */
+bool tenants_hold_vfs_of(const Tenants *t, const Inventory *inv, const char *pf);
+
+/* The VFs tenants hold, with what the planner needs (MAC, VLAN, class, window), sorted by VF. */
+int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret_n);

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tenants.c — who holds which NIC: the allocator's decisions, saved before they are acknowledged */
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sriovd/manager.h"
+#include "sriovd/state.h"
+#include "sriovd/tenants.h"
+
+/* What sriovd keeps per tenant besides its placement, which the allocator owns. */
+typedef struct Extra {
+        char tenant[TENANT_ID_MAX];
+        char domain[STATE_DOMAIN_MAX];
+        uint8_t mac[6];
+        int vlan;
+        bool have_coalesce;
+        unsigned rx_usecs, tx_usecs;
+} Extra;
+
+/* A VF count sriovd changed: the PF's VFs are new devices from then on. */
+typedef struct PfGeneration {
+        char pf[PCI_ADDR_MAX];
+        uint32_t generation;
+} PfGeneration;
+
+struct Tenants {
+        Allocator *alloc;
+        TenantsLog log;
+        int dir_fd;                 /* -1: memory only */
+        State loaded;               /* from disk, until the first tenants_configure() places it */
+        bool placed;
+        Extra *extras;              /* sorted by tenant */
+        size_t n_extras, allocated_extras;
+        StateTenant *orphans;       /* tenants whose class is gone: kept, reported, written back */
+        size_t n_orphans;
+        PfGeneration *gens;
+        size_t n_gens, allocated_gens;
+        uint64_t generation;
+        double target;
+};
+
+static int extra_cmp(const void *a, const void *b) {
+        return strcmp(((const Extra *) a)->tenant, ((const Extra *) b)->tenant);
+}
+
+static Extra *extra_find(const Tenants *t, const char *tenant) {
+        Extra key = {};
+        strscpy(key.tenant, sizeof(key.tenant), tenant);
+        return bsearch_safe(&key, t->extras, t->n_extras, sizeof(Extra), extra_cmp);
+}
+
+static int extra_add(Tenants *t, const Extra *e) {
+        Extra *cur = extra_find(t, e->tenant);
+
+        if (cur) {
+                *cur = *e;
+                return 0;
+        }
+        if (GREEDY_REALLOC(t->extras, t->allocated_extras, t->n_extras + 1) < 0)
+                return -ENOMEM;
+        t->extras[t->n_extras++] = *e;
+        qsort_safe(t->extras, t->n_extras, sizeof(Extra), extra_cmp);
+        return 0;
+}
+
+static void extra_remove(Tenants *t, const char *tenant) {
+        Extra *e = extra_find(t, tenant);
+        if (!e)
+                return;
+        memmove(e, e + 1, (size_t) (t->extras + t->n_extras - (e + 1)) * sizeof(Extra));
+        t->n_extras--;
+}
+
+static void problem(const Tenants *t, int error, const char *tenant, const char *fmt, ...) _printf_(4, 5);
+static void problem(const Tenants *t, int error, const char *tenant, const char *fmt, ...) {
+        char buf[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (t->log.problem)
+                t->log.problem(error, tenant, buf, t->log.userdata);
+}
+
+static void report(const Tenants *t, const AllocDecisions *d) {
+        for (size_t i = 0; i < d->n_decisions; i++)
+                if (t->log.decision)
+                        t->log.decision(&d->decisions[i], t->log.userdata);
+}
+
+int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
+        _cleanup_(tenants_freep) Tenants *t = NULL;
+        _cleanup_free_ char *aside = NULL;
+        StateError err = {};
+        int r;
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->dir_fd = -EBADF;
+        t->log = log ? *log : (TenantsLog) {};
+        t->target = ALLOC_TARGET_DEFAULT;
+
+        if (state_dir) {
+                if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+                        return negative_errno();
+                t->dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (t->dir_fd < 0)
+                        return negative_errno();
+
+                r = state_load(t->dir_fd, STATE_FILE_NAME, &t->loaded, &aside, &err);
+                if (r == -EBADMSG)
+                        /* Kept aside, never dropped: an operator can read what it held. */
+                        problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, starting without allocations",
+                                state_dir, STATE_FILE_NAME, err.message, aside ?: "?");
+                else if (r < 0 && r != -ENOENT)
+                        return r;   /* unreadable: starting empty would overwrite it */
+                t->generation = t->loaded.generation;
+        }
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+Tenants *tenants_free(Tenants *t) {
+        if (!t)
+                return NULL;
+        allocator_free(t->alloc);
+        state_done(&t->loaded);
+        free(t->extras);
+        free(t->orphans);
+        free(t->gens);
+        if (t->dir_fd >= 0)
+                close(t->dir_fd);
+        free(t);
+        return NULL;
+}
+
+static uint32_t pf_generation(const Tenants *t, const char *pf) {
+        for (size_t i = 0; i < t->n_gens; i++)
+                if (streq(t->gens[i].pf, pf))
+                        return t->gens[i].generation;
+        return 0;
+}
+
+void tenants_vfs_recreated(Tenants *t, const char *pf) {
+        for (size_t i = 0; i < t->n_gens; i++)
+                if (streq(t->gens[i].pf, pf)) {
+                        t->gens[i].generation++;
+                        return;
+                }
+        if (GREEDY_REALLOC(t->gens, t->allocated_gens, t->n_gens + 1) < 0)
+                return;   /* the holders are re-placed by the pool check instead */
+        t->gens[t->n_gens] = (PfGeneration) { .generation = 1 };
+        strscpy(t->gens[t->n_gens++].pf, PCI_ADDR_MAX, pf);
+}
+
+static int pool_from_inventory(const Tenants *t, const Inventory *inv, AllocVf **ret, size_t *ret_n) {
+        size_t n = 0, k = 0;
+        AllocVf *vfs;
+
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                n += inv->pfs[i].n_vfs;
+        vfs = calloc(n ?: 1, sizeof(AllocVf));
+        if (!vfs)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                for (size_t j = 0; j < pf->n_vfs; j++) {
+                        AllocVf *v = &vfs[k++];
+                        *v = (AllocVf) {
+                                .numa_node = pf->numa_node,
+                                /* A VF a driver holds is a working function; an unbound one is not yet. */
+                                .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0,
+                                .generation = pf_generation(t, pf->addr),
+                        };
+                        strscpy(v->addr, sizeof(v->addr), pf->vfs[j].addr);
+                        strscpy(v->pf, sizeof(v->pf), pf->addr);
+                }
+        }
+        *ret = vfs;
+        *ret_n = k;
+        return 0;
+}
+
+/* Everything sriovd knows, as the state file holds it. */
+static int tenants_snapshot(const Tenants *t, State *ret) {
+        size_t n = allocator_n_tenants(t->alloc);
+        State s = { .generation = t->generation };
+
+        s.tenants = calloc(n + t->n_orphans + 1, sizeof(StateTenant));
+        if (!s.tenants)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                StateTenant *st = &s.tenants[s.n];
+                const Extra *e;
+                AllocTenant a;
+
+                if (allocator_tenant(t->alloc, i, &a) < 0)
+                        continue;
+                e = extra_find(t, a.id);
+                *st = (StateTenant) {
+                        .kind = a.nic == ALLOC_NIC_VF ? STATE_KIND_VF : STATE_KIND_VIRTIO,
+                        .vlan = e ? e->vlan : -1,
+                        .numa_node = a.numa_node,
+                        .seq = a.seq,
+                };
+                strscpy(st->tenant, sizeof(st->tenant), a.id);
+                strscpy(st->class_name, sizeof(st->class_name), a.class_name);
+                if (a.vf)
+                        strscpy(st->vf, sizeof(st->vf), a.vf);
+                if (e) {
+                        memcpy(st->mac, e->mac, sizeof(st->mac));
+                        strscpy(st->domain, sizeof(st->domain), e->domain);
+                        st->have_coalesce = e->have_coalesce;
+                        st->rx_usecs = e->rx_usecs;
+                        st->tx_usecs = e->tx_usecs;
+                } else
+                        mac_derive(a.id, st->mac);
+                s.n++;
+        }
+        memcpy(s.tenants + s.n, t->orphans, t->n_orphans * sizeof(StateTenant));
+        s.n += t->n_orphans;
+        *ret = s;
+        return 0;
+}
+
+/* Written before the change is acknowledged: temp file, fsync, rename, fsync the directory. */
+static int tenants_save(Tenants *t) {
+        State s = {};
+        StateError err = {};
+        int r;
+
+        if (t->dir_fd < 0)
+                return 0;
+        r = tenants_snapshot(t, &s);
+        if (r < 0)
+                return r;
+        r = state_save(t->dir_fd, STATE_FILE_NAME, &s, &err);
+        if (r >= 0)
+                t->generation = s.generation;
+        else
+                problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
+        state_done(&s);
+        return r;
+}
+
+static int class_table(const Config *cfg, AllocClass **ret) {
+        AllocClass *c = calloc(cfg->n_classes ?: 1, sizeof(AllocClass));
+
+        if (!c)
+                return -ENOMEM;
+        for (size_t i = 0; i < cfg->n_classes; i++) {
+                strscpy(c[i].name, sizeof(c[i].name), cfg->classes[i].name);
+                c[i].vnic = cfg->classes[i].vnic;
+                c[i].rank = cfg->classes[i].rank;
+                c[i].allow_remote_numa = cfg->classes[i].allow_remote_numa;
+        }
+        *ret = c;
+        return 0;
+}
+
+/* Place one known tenant in the new allocator: as it was, or anew; orphaned if its class is gone. */
+static int place(Tenants *t, Allocator *a, const StateTenant *st, AllocDecisions *d, StateTenant **orphans,
+                 size_t *n_orphans) {
+        AllocTenant at = {
+                .id = st->tenant,
+                .class_name = st->class_name,
+                .numa_node = st->numa_node,
+                .nic = st->kind == STATE_KIND_VF ? ALLOC_NIC_VF : ALLOC_NIC_VIRTIO,
+                .vf = st->kind == STATE_KIND_VF ? st->vf : NULL,
+                .seq = st->seq,
+        };
+        AllocRequest req = { .tenant = st->tenant, .class_name = st->class_name, .numa_node = st->numa_node };
+        char reason[ALLOC_REASON_MAX];
+        int r;
+
+        r = allocator_restore_tenant(a, &at);
+        if (r >= 0)
+                return 0;
+        if (r == -ENOENT) {
+                StateTenant *o = reallocarray(*orphans, *n_orphans + 1, sizeof(StateTenant));
+                if (!o)
+                        return -ENOMEM;
+                *orphans = o;
+                o[(*n_orphans)++] = *st;
+                problem(t, r, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
+                        "(%s%s), not managed until the class is back", st->tenant, st->class_name,
+                        st->kind == STATE_KIND_VF ? "VF " : "virtio", st->vf);
+                return 0;
+        }
+        /* The saved NIC no longer holds (VF gone, taken, or against its class): decided again, said so. */
+        r = allocator_request(a, &req, d);
+        if (r == ALLOCATOR_REFUSED)
+                snprintf(reason, sizeof(reason), "%s", d->n_decisions ? d->decisions[d->n_decisions - 1].reason : "");
+        return r < 0 ? r : 0;
+}
+
+int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
+        _cleanup_(allocator_freep) Allocator *a = NULL;
+        _cleanup_free_ AllocClass *classes = NULL;
+        _cleanup_free_ AllocVf *vfs = NULL;
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        _cleanup_free_ StateTenant *orphans = NULL;
+        State known = {};
+        size_t n_vfs, n_orphans = 0;
+        AllocPolicy pol;
+        int r;
+
+        r = class_table(cfg, &classes);
+        if (r < 0)
+                return r;
+        pol = ALLOC_POLICY_INIT(classes, cfg->n_classes);
+        pol.headroom = cfg->vf_headroom;
+        pol.target_utilization = cfg->vf_target_utilization / 100.0;
+        r = allocator_new(&pol, &a);
+        if (r < 0)
+                return r;
+        r = pool_from_inventory(t, inv, &vfs, &n_vfs);
+        if (r < 0)
+                return r;
+        r = allocator_set_pool(a, vfs, n_vfs, &d);
+        if (r < 0)
+                return r;
+
+        /* Who to place: the saved file at start, what the old allocator held on reload. */
+        if (!t->placed) {
+                known = t->loaded;
+                t->loaded = (State) {};
+                for (size_t i = 0; i < known.n; i++) {
+                        const StateTenant *st = &known.tenants[i];
+                        Extra e = { .vlan = st->vlan, .have_coalesce = st->have_coalesce, .rx_usecs = st->rx_usecs,
+                                    .tx_usecs = st->tx_usecs };
+                        strscpy(e.tenant, sizeof(e.tenant), st->tenant);
+                        strscpy(e.domain, sizeof(e.domain), st->domain);
+                        memcpy(e.mac, st->mac, sizeof(e.mac));
+                        r = extra_add(t, &e);
+                        if (r < 0)
+                                goto finish;
+                }
+        } else {
+                r = tenants_snapshot(t, &known);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < known.n; i++) {
+                r = place(t, a, &known.tenants[i], &d, &orphans, &n_orphans);
+                if (r < 0)
+                        goto finish;
+        }
+        r = allocator_reconcile(a, &d);
+        if (r < 0)
+                goto finish;
+
+        allocator_free(t->alloc);
+        t->alloc = TAKE_PTR(a);
+        free(t->orphans);
+        t->orphans = TAKE_PTR(orphans);
+        t->n_orphans = n_orphans;
+        t->target = pol.target_utilization;
+        t->placed = true;
+        report(t, &d);
+        if (d.n_decisions > 0)
+                (void) tenants_save(t);
+        r = 0;
+finish:
+        state_done(&known);
+        return r;
+}
+
+int tenants_update_pool(Tenants *t, const Inventory *inv) {
+        _cleanup_free_ AllocVf *vfs = NULL;
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        size_t n;
+        int r;
+
+        if (!t->alloc)
+                return 0;
+        r = pool_from_inventory(t, inv, &vfs, &n);
+        if (r < 0)
+                return r;
+        r = allocator_set_pool(t->alloc, vfs, n, &d);
+        if (r < 0)
+                return r;
+        report(t, &d);
+        return d.n_decisions > 0 ? tenants_save(t) : 0;
+}
+
+int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain, int numa_node,
+                     char *reason, size_t reason_size) {
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = numa_node };
+        bool is_new = !extra_find(t, tenant);
+        Extra e = { .vlan = -1 };
+        int r;
+
+        if (!t->alloc)
+                return -EAGAIN;
+        if (!tenant_id_valid(tenant))
+                return -EINVAL;
+        if (strlen(domain) >= sizeof(e.domain) || strchr(domain, '/'))
+                return -EINVAL;
+        if (is_new && allocator_n_tenants(t->alloc) + t->n_orphans >= STATE_TENANTS_MAX)
+                return -EUSERS;
+
+        r = allocator_request(t->alloc, &req, &d);
+        if (r == ALLOCATOR_REFUSED) {
+                if (reason)
+                        snprintf(reason, reason_size, "%s",
+                                 d.n_decisions ? d.decisions[d.n_decisions - 1].reason : "refused");
+                return -ENOSPC;
+        }
+        if (r < 0)
+                return r;
+
+        if (is_new) {
+                strscpy(e.tenant, sizeof(e.tenant), tenant);
+                mac_derive(tenant, e.mac);
+        } else
+                e = *extra_find(t, tenant);
+        strscpy(e.domain, sizeof(e.domain), domain);
+        r = extra_add(t, &e);
+        if (r >= 0 && (d.n_decisions > 0 || is_new))
+                r = tenants_save(t);
+        if (r < 0 && is_new) {
+                /* Not saved, so not acknowledged: take it back rather than hold what a restart forgets. */
+                _cleanup_(alloc_decisions_done) AllocDecisions undo = {};
+                (void) allocator_release(t->alloc, tenant, &undo);
+                extra_remove(t, tenant);
+                return r;
+        }
+        report(t, &d);
+        return r;
+}
+
+int tenants_release(Tenants *t, const char *tenant) {
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        int r;
+
+        if (!t->alloc)
+                return -EAGAIN;
+        r = allocator_release(t->alloc, tenant, &d);
+        if (r < 0)
+                return r;
+        extra_remove(t, tenant);
+        report(t, &d);
+        return tenants_save(t);
+}
+
+int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
+        Extra *e = extra_find(t, tenant);
+
+        if (!e)
+                return -ENOENT;
+        if (rx_usecs > STATE_COALESCE_USECS_MAX || tx_usecs > STATE_COALESCE_USECS_MAX)
+                return -EINVAL;
+        e->have_coalesce = true;
+        e->rx_usecs = rx_usecs;
+        e->tx_usecs = tx_usecs;
+        return tenants_save(t);
+}
+
+static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant *a, TenantInfo *ret) {
+        const Extra *e = extra_find(t, a->id);
+        uint8_t mac[6];
+
+        *ret = (TenantInfo) {
+                .kind = alloc_nic_to_string(a->nic),
+                .numa_node = a->numa_node,
+                .remote_numa = a->remote_numa,
+                .state = a->nic == ALLOC_NIC_NONE ? "waiting" : "allocated",
+        };
+        strscpy(ret->tenant, sizeof(ret->tenant), a->id);
+        strscpy(ret->class_name, sizeof(ret->class_name), a->class_name);
+        if (e) {
+                memcpy(mac, e->mac, sizeof(mac));
+                strscpy(ret->domain, sizeof(ret->domain), e->domain);
+                ret->have_coalesce = e->have_coalesce;
+                ret->rx_usecs = e->rx_usecs;
+                ret->tx_usecs = e->tx_usecs;
+        } else
+                mac_derive(a->id, mac);
+        mac_format(mac, ret->mac);
+        if (a->vf) {
+                strscpy(ret->vf, sizeof(ret->vf), a->vf);
+                for (size_t i = 0; inv && i < inv->n_pfs; i++)
+                        for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                                if (streq(inv->pfs[i].vfs[j].addr, a->vf)) {
+                                        strscpy(ret->pf, sizeof(ret->pf), inv->pfs[i].addr);
+                                        strscpy(ret->netdev, sizeof(ret->netdev), inv->pfs[i].vfs[j].netdev);
+                                }
+        }
+}
+
+int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, TenantInfo *ret) {
+        AllocTenant a;
+        int r;
+
+        if (!t->alloc)
+                return -ENOENT;
+        r = allocator_find_tenant(t->alloc, tenant, &a);
+        if (r < 0)
+                return r;
+        fill_info(t, inv, &a, ret);
+        return 0;
+}
+
+size_t tenants_count(const Tenants *t) {
+        return t->alloc ? allocator_n_tenants(t->alloc) : 0;
+}
+
+int tenants_nth(const Tenants *t, const Inventory *inv, size_t i, TenantInfo *ret) {
+        AllocTenant a;
+        int r;
+
+        if (!t->alloc)
+                return -ERANGE;
+        r = allocator_tenant(t->alloc, i, &a);
+        if (r < 0)
+                return r;
+        fill_info(t, inv, &a, ret);
+        return 0;
+}
+
+void tenants_stats(const Tenants *t, AllocStats *ret) {
+        if (t->alloc)
+                allocator_stats(t->alloc, ret);
+        else
+                *ret = (AllocStats) {};
+}
+
+double tenants_target(const Tenants *t) {
+        return t->target;
+}
+
+bool tenants_hold_vfs_of(const Tenants *t, const Inventory *inv, const char *pf_addr) {
+        const Pf *pf = inventory_find_pf(inv, pf_addr);
+
+        for (size_t i = 0; t->alloc && pf && i < pf->n_vfs; i++)
+                if (allocator_vf_holder(t->alloc, pf->vfs[i].addr))
+                        return true;
+        return false;
+}
+
+static int plan_allocation_cmp(const void *a, const void *b) {
+        return strcmp(((const PlanAllocation *) a)->vf, ((const PlanAllocation *) b)->vf);
+}
+
+int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret_n) {
+        size_t n = t->alloc ? allocator_n_tenants(t->alloc) : 0, k = 0;
+        PlanAllocation *p = calloc(n ?: 1, sizeof(PlanAllocation));
+
+        if (!p)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const Extra *e;
+                AllocTenant a;
+
+                if (allocator_tenant(t->alloc, i, &a) < 0 || a.nic != ALLOC_NIC_VF || !a.vf)
+                        continue;
+                e = extra_find(t, a.id);
+                p[k] = (PlanAllocation) { .vlan = e ? e->vlan : -1, .qos = -1 };
+                strscpy(p[k].vf, sizeof(p[k].vf), a.vf);
+                strscpy(p[k].tenant, sizeof(p[k].tenant), a.id);
+                strscpy(p[k].class_name, sizeof(p[k].class_name), a.class_name);
+                if (e) {
+                        p[k].have_mac = true;
+                        memcpy(p[k].mac, e->mac, sizeof(p[k].mac));
+                        p[k].have_coalesce = e->have_coalesce;
+                        p[k].rx_usecs = e->rx_usecs;
+                        p[k].tx_usecs = e->tx_usecs;
+                }
+                k++;
+        }
+        qsort_safe(p, k, sizeof(*p), plan_allocation_cmp);
+        *ret = p;
+        *ret_n = k;
+        return 0;
+}
