@@ -180,6 +180,8 @@ int allocator_release(Allocator *a, const char *tenant, AllocDecisions *ret);
  */
 int allocator_restore_tenant(Allocator *a, const AllocTenant *t);
 
+/* Arrival numbers up to seq are taken (by tenants kept outside the allocator): new ones come after. */
+void allocator_reserve_seq(Allocator *a, uint64_t seq);
 size_t allocator_n_tenants(const Allocator *a);
 /* The i-th tenant in id order, for persistence; -ERANGE past the end. */
 int allocator_tenant(const Allocator *a, size_t i, AllocTenant *ret);

@@ -1327,3 +1327,8 @@ int allocator_verify(const Allocator *a) {
         }
         return 0;
 }
+
+void allocator_reserve_seq(Allocator *a, uint64_t seq) {
+        if (seq >= a->next_seq)
+                a->next_seq = seq + 1;
+}

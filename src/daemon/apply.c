@@ -150,6 +150,13 @@ const char *error_class_to_string(ErrorClass c) {
         return "unknown";
 }
 
+/* Not carried out on purpose; what the action was for (a tenant, a class) stays said. */
+static void action_skip(Action *a, const char *why) {
+        a->skipped = true;
+        if (!a->effect[0])
+                snprintf(a->effect, sizeof(a->effect), "skipped: %s", why);
+}
+
 int action_apply(Kernel *k, Action *a) {
         RootFs *root = k->root;
         int r = -EOPNOTSUPP;
@@ -165,8 +172,7 @@ int action_apply(Kernel *k, Action *a) {
                 NlError err;
 
                 if (!k->route) {
-                        a->skipped = true;
-                        strscpy(a->effect, sizeof(a->effect), "skipped: netdevs under --root are not this host's");
+                        action_skip(a, "netdevs under --root are not this host's");
                         return 0;
                 }
                 /* Planned from a fresh read with only what differs: a success changed something. */
@@ -186,8 +192,7 @@ int action_apply(Kernel *k, Action *a) {
                 NlError err;
 
                 if (!k->ethtool) {
-                        a->skipped = true;
-                        strscpy(a->effect, sizeof(a->effect), "skipped: netdevs under --root are not this host's");
+                        action_skip(a, "netdevs under --root are not this host's");
                         return 0;
                 }
                 /* Both setters read first, send only what differs, and read back. */
@@ -210,8 +215,7 @@ int action_apply(Kernel *k, Action *a) {
         case ACTION_SET_IRQ_THREAD:
                 if (!rootfs_sched_live(root)) {
                         /* A fixture's PIDs name whatever runs here with that number: hands off. */
-                        a->skipped = true;
-                        strscpy(a->effect, sizeof(a->effect), "skipped: PIDs under --root are not this host's");
+                        action_skip(a, "PIDs under --root are not this host's");
                         return 0;
                 }
                 r = sched_thread_set(root, a->pid, a->irq, a->policy_after, (int) a->after);

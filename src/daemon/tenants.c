@@ -276,7 +276,6 @@ static int place(Tenants *t, Allocator *a, const StateTenant *st, AllocDecisions
                 .seq = st->seq,
         };
         AllocRequest req = { .tenant = st->tenant, .class_name = st->class_name, .numa_node = st->numa_node };
-        char reason[ALLOC_REASON_MAX];
         int r;
 
         r = allocator_restore_tenant(a, &at);
@@ -288,6 +287,7 @@ static int place(Tenants *t, Allocator *a, const StateTenant *st, AllocDecisions
                         return -ENOMEM;
                 *orphans = o;
                 o[(*n_orphans)++] = *st;
+                allocator_reserve_seq(a, st->seq);
                 problem(t, r, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
                         "(%s%s), not managed until the class is back", st->tenant, st->class_name,
                         st->kind == STATE_KIND_VF ? "VF " : "virtio", st->vf);
@@ -295,8 +295,6 @@ static int place(Tenants *t, Allocator *a, const StateTenant *st, AllocDecisions
         }
         /* The saved NIC no longer holds (VF gone, taken, or against its class): decided again, said so. */
         r = allocator_request(a, &req, d);
-        if (r == ALLOCATOR_REFUSED)
-                snprintf(reason, sizeof(reason), "%s", d->n_decisions ? d->decisions[d->n_decisions - 1].reason : "");
         return r < 0 ? r : 0;
 }
 

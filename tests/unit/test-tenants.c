@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-tenants.c — allocations through the manager: placed, planned, refused, saved, restored, re-placed */
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+#include "test.h"
+
+static const char *fixtures_dir;
+
+typedef struct Scratch {
+        char dir[64], root[96], config[96], state[96];
+} Scratch;
+
+static void sh(const char *fmt, ...) _printf_(1, 2);
+static void sh(const char *fmt, ...) {
+        char cmd[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+static void write_config(const Scratch *s, const char *extra) {
+        FILE *f = fopen(s->config, "we");
+        ASSERT(f);
+        fprintf(f, "[daemon]\nstate_dir = %s\nvf_headroom = 0\n\n[cpus]\nkeep_irqs_off_rt = no\n\n%s", s->state, extra);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+static void scratch_new(Scratch *s) {
+        strcpy(s->dir, "/tmp/sriovd-tenants-XXXXXX");
+        ASSERT(mkdtemp(s->dir));
+        snprintf(s->root, sizeof(s->root), "%s/root", s->dir);
+        snprintf(s->config, sizeof(s->config), "%s/sriovd.conf", s->dir);
+        snprintf(s->state, sizeof(s->state), "%s/state", s->dir);
+        sh("cp -a %s/fixture-two-socket %s", fixtures_dir, s->root);
+        sh("cp -r %s/conf/tenant-classes.d %s/", getenv("SRIOVD_SOURCE_DIR"), s->dir);
+        write_config(s, "");
+}
+
+static Manager *start(const Scratch *s) {
+        Manager *m = NULL;
+        CycleResult res;
+
+        ASSERT_EQ(manager_new(s->root, s->config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        return m;
+}
+
+static const Action *find_link(const Plan *p, const char *tenant) {
+        char want[80];
+
+        snprintf(want, sizeof(want), "tenant %s", tenant);
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == ACTION_SET_VF_LINK && streq(p->actions[i].effect, want))
+                        return &p->actions[i];
+        return NULL;
+}
+
+static size_t count_files(const char *dir, const char *prefix) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        size_t n = 0;
+
+        ASSERT(d);
+        while ((de = readdir(d)))
+                n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+        closedir(d);
+        return n;
+}
+
+TEST(allocate_save_restore) {
+        Manager *m;
+        TenantInfo t, again;
+        AllocSummary sum;
+        char reason[256] = "";
+        CycleResult res;
+        Scratch s;
+
+        scratch_new(&s);
+        m = start(&s);
+
+        /* A latency-critical tenant on node 0 gets a VF of the node-0 PF; a best-effort one virtio. */
+        ASSERT_EQ(manager_allocate(m, "trader-1", "latency-critical", "vm-trader-1", 0, &t, reason, sizeof(reason)), 0);
+        ASSERT_STREQ(t.kind, "vf");
+        ASSERT_STREQ(t.pf, "0000:41:00.0");
+        ASSERT(!t.remote_numa);
+        ASSERT_STREQ(t.domain, "vm-trader-1");
+        ASSERT_EQ(manager_allocate(m, "web-1", "best-effort", "", -1, &t, reason, sizeof(reason)), 0);
+        ASSERT_STREQ(t.kind, "virtio");
+        ASSERT_STREQ(t.vf, "");
+        /* Idempotent: the same answer, nothing new. */
+        ASSERT_EQ(manager_allocate(m, "trader-1", "latency-critical", "vm-trader-1", 0, &again, NULL, 0), 0);
+        ASSERT_EQ(manager_get_tenant(m, "trader-1", &t), 0);
+        ASSERT_STREQ(again.vf, t.vf);
+        /* Bad input changes nothing. */
+        ASSERT_EQ(manager_allocate(m, "../etc", "best-effort", "", -1, NULL, NULL, 0), -EINVAL);
+        ASSERT_EQ(manager_allocate(m, "x", "no-such-class", "", -1, NULL, NULL, 0), -ENOENT);
+        ASSERT_EQ(manager_release(m, "nobody"), -ENOENT);
+        ASSERT_EQ(manager_n_tenants(m), 2);
+        manager_alloc_summary(m, &sum);
+        ASSERT_EQ(sum.vfs_total, 16);
+        ASSERT_EQ(sum.vfs_allocated, 1);
+
+        /* The next cycle puts the tenant's MAC on its VF (skipped: a fixture's netdevs are not ours). */
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        const Action *a = find_link(manager_plan(m), "trader-1");
+        ASSERT(a);
+        ASSERT(a->link_after.set_mac);
+        uint8_t mac[6];
+        mac_derive("trader-1", mac);
+        ASSERT_EQ(memcmp(a->link_after.mac, mac, 6), 0);
+        ASSERT(a->skipped);
+
+        /* The VF count of a PF with a tenant's VF is not changed under it. */
+        write_config(&s, "[pf 0000:41:00.0]\nnum_vfs = 4\n");
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_policy_errors, 1);
+        ASSERT_CONTAINS(manager_plan(m)->notes[manager_plan(m)->n_notes - 1].text, "are allocated (trader-1)");
+        write_config(&s, "");
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_set_coalesce(m, "trader-1", 8, 16), 0);
+        manager_free(m);
+
+        /* A restart finds everything as it was. */
+        m = start(&s);
+        ASSERT_EQ(manager_n_tenants(m), 2);
+        ASSERT_EQ(manager_get_tenant(m, "trader-1", &again), 0);
+        ASSERT_STREQ(again.vf, t.vf);
+        ASSERT_STREQ(again.class_name, "latency-critical");
+        ASSERT_STREQ(again.domain, "vm-trader-1");
+        ASSERT(again.have_coalesce);
+        ASSERT_EQ(again.rx_usecs, 8);
+        ASSERT_EQ(manager_get_tenant(m, "web-1", &again), 0);
+        ASSERT_STREQ(again.kind, "virtio");
+
+        /* Its VF vanishes (hot-unplug, a PF reset gone wrong): the tenant is re-placed, and that is saved. */
+        char vf[PCI_ADDR_MAX];
+        strscpy(vf, sizeof(vf), t.vf);
+        sh("cd %s/sys/bus/pci/devices/0000:41:00.0 && for l in virtfn*; do [ \"$(basename $(readlink $l))\" = %s ] && rm $l; done; true",
+           s.root, vf);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(manager_get_tenant(m, "trader-1", &again), 0);
+        ASSERT_STREQ(again.kind, "vf");
+        ASSERT(!streq(again.vf, vf));
+        manager_free(m);
+        m = start(&s);
+        ASSERT_EQ(manager_get_tenant(m, "trader-1", &t), 0);
+        ASSERT_STREQ(t.vf, again.vf);
+
+        ASSERT_EQ(manager_release(m, "web-1"), 0);
+        ASSERT_EQ(manager_n_tenants(m), 1);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
+TEST(corrupt_state_is_kept_aside) {
+        Manager *m;
+        Scratch s;
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", -1, NULL, NULL, 0), 0);
+        manager_free(m);
+
+        /* Torn by something other than sriovd: detected, moved aside, reported; sriovd still starts. */
+        sh("truncate -s 100 %s/allocations.json", s.state);
+        m = start(&s);
+        ASSERT_EQ(manager_n_tenants(m), 0);
+        ASSERT_EQ(count_files(s.state, "allocations.json.corrupt-"), 1);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
+TEST(tenant_of_a_removed_class_is_kept) {
+        Manager *m;
+        Scratch s;
+        char path[256];
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(manager_allocate(m, "bulk-1", "throughput", "", 1, NULL, NULL, 0), 0);
+        manager_free(m);
+
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/throughput.ini", s.dir);
+        ASSERT_EQ(unlink(path), 0);
+        m = start(&s);
+        ASSERT_EQ(manager_n_tenants(m), 0);   /* not managed without its class ... */
+        ASSERT_EQ(manager_allocate(m, "other", "best-effort", "", -1, NULL, NULL, 0), 0);
+        manager_free(m);
+        /* ... but never dropped from the state file. */
+        sh("grep -q '\"bulk-1\"' %s/allocations.json", s.state);
+        sh("rm -rf %s", s.dir);
+}
+
+int main(int argc, char **argv) {
+        ASSERT(argc == 2);
+        fixtures_dir = argv[1];
+        log_setup(LOG_TARGET_AUTO, LOG_WARNING);
+        RUN(allocate_save_restore);
+        RUN(corrupt_state_is_kept_aside);
+        RUN(tenant_of_a_removed_class_is_kept);
+        return 0;
+}
