@@ -274,6 +274,11 @@ static int sriovd0_init(void **state, unsigned per_node) {
         return sriovd_init_headroom(state, per_node, 0);
 }
 
+/* The daemon's default ([daemon] vf_headroom). */
+static int sriovd4_init(void **state, unsigned per_node) {
+        return sriovd_init_headroom(state, per_node, 4);
+}
+
 static int sriovd8_init(void **state, unsigned per_node) {
         return sriovd_init_headroom(state, per_node, 8);
 }
@@ -434,12 +439,13 @@ static void simple_depart(void *state, Sim *sim, uint32_t i, double t) {
 static const PolicyOps policies[] = {
         { "sriovd (headroom 2)", sriovd_init, sriovd_done, sriovd_arrive, sriovd_depart },
         { "sriovd (headroom 0)", sriovd0_init, sriovd_done, sriovd_arrive, sriovd_depart },
+        { "sriovd (headroom 4)", sriovd4_init, sriovd_done, sriovd_arrive, sriovd_depart },
         { "sriovd (headroom 8)", sriovd8_init, sriovd_done, sriovd_arrive, sriovd_depart },
         { "fcfs", fcfs_init, simple_done, simple_arrive, simple_depart },
         { "static split 1/3:2/3", split_init, simple_done, simple_arrive, simple_depart },
 };
 #define N_POLICIES ELEMENTSOF(policies)
-#define POLICY_FCFS 3
+#define POLICY_FCFS 4   /* its index in policies[] */
 
 static int run(const PolicyOps *p, const Trace *tr, unsigned per_node, bool keep_calls, Sim *ret) {
         _cleanup_free_ uint8_t *admitted = calloc(tr->n ?: 1, 1);
