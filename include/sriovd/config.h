@@ -93,6 +93,9 @@ typedef struct PfPolicy {
         unsigned line;                     /* where the section starts */
 } PfPolicy;
 
+/* A PF without a section: everything left as found. */
+extern const PfPolicy pf_policy_default;
+
 typedef struct Config {
         char *path;
         char *classes_dir;

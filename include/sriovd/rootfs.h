@@ -59,9 +59,14 @@ int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
 /* Last component of a symlink's target ("../../bus/pci/drivers/mlx5_core" -> "mlx5_core"). */
 int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
 int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) _printf_(3, 4);
+/* The entries of a directory that are numbers ("/proc/irq", a device's msi_irqs), sorted. */
+int rootfs_list_numbers(RootFs *r, unsigned **ret, size_t *ret_n, const char *fmt, ...) _printf_(4, 5);
 /* fstatat() beneath the root, following symlinks. */
 int rootfs_stat(RootFs *r, struct stat *ret, const char *fmt, ...) _printf_(3, 4);
 int rootfs_exists(RootFs *r, const char *fmt, ...) _printf_(2, 3);
+
+/* All of fd, NUL-terminated, into *ret (freed by the caller); -EFBIG beyond max bytes. */
+int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size);
 
 /* True for a name that is safe as one path component: no '/', not "." or "..", not empty. */
 bool path_component_valid(const char *s);

@@ -85,19 +85,6 @@ void host_cpus(const Inventory *inv, const Config *cfg, HostCpus *ret) {
                 cpuset_andnot(&ret->housekeeping, online, &ret->rt);
 }
 
-/* A PF without a section: everything left as found. */
-static const PfPolicy pf_policy_leave = {
-        .num_vfs = -1,
-        .drivers_autoprobe = -1,
-        .vf_vlan = -1,
-        .vf_qos = -1,
-        .vf_spoofchk = TRISTATE_LEAVE,
-        .vf_trust = TRISTATE_LEAVE,
-        .vf_link_state = VF_LINK_STATE_LEAVE,
-        .vf_min_tx_rate = -1,
-        .vf_max_tx_rate = -1,
-};
-
 int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, Plan **ret) {
         static const PlanContext empty = {};
         PlanBuilder b = { .inv = inv, .cfg = cfg, .ctx = ctx ?: &empty };
@@ -122,7 +109,7 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
                 const PfPolicy *pol = config_pf_policy(cfg, pf->addr, pf->vendor, pf->device);
-                plan_pf_vf_links(&b, pf, pol ?: &pf_policy_leave);
+                plan_pf_vf_links(&b, pf, pol ?: &pf_policy_default);
         }
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];

@@ -945,19 +945,21 @@ static bool section_check_duplicate(Parser *p, const char *key) {
 }
 
 
+const PfPolicy pf_policy_default = {
+        .num_vfs = -1,
+        .drivers_autoprobe = -1,
+        .vf_vlan = -1,
+        .vf_qos = -1,
+        .vf_spoofchk = TRISTATE_LEAVE,
+        .vf_trust = TRISTATE_LEAVE,
+        .vf_link_state = VF_LINK_STATE_LEAVE,
+        .vf_min_tx_rate = -1,
+        .vf_max_tx_rate = -1,
+};
+
 static void pf_policy_init(PfPolicy *pf, unsigned line) {
-        *pf = (PfPolicy) {
-                .num_vfs = -1,
-                .drivers_autoprobe = -1,
-                .vf_vlan = -1,
-                .vf_qos = -1,
-                .vf_spoofchk = TRISTATE_LEAVE,
-                .vf_trust = TRISTATE_LEAVE,
-                .vf_link_state = VF_LINK_STATE_LEAVE,
-                .vf_min_tx_rate = -1,
-                .vf_max_tx_rate = -1,
-                .line = line,
-        };
+        *pf = pf_policy_default;
+        pf->line = line;
 }
 
 static void pf_append(Parser *p, const PfPolicy *pf) {

@@ -17,15 +17,12 @@ void json_init(JsonWriter *w, FILE *f) {
         *w = (JsonWriter) { .f = f };
 }
 
-/*
- * Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. Overlong forms,
- * surrogates and code points above U+10FFFF are invalid, because strict JSON parsers
- * (Python's among them) reject them.
- */
-static size_t utf8_valid_len(const unsigned char *s) {
+size_t utf8_sequence_len(const unsigned char *s, size_t avail) {
         size_t len;
         uint32_t cp;
 
+        if (avail == 0)
+                return 0;
         if (s[0] < 0x80)
                 return 1;
         if ((s[0] & 0xe0) == 0xc0) {
@@ -39,14 +36,15 @@ static size_t utf8_valid_len(const unsigned char *s) {
                 cp = s[0] & 0x07;
         } else
                 return 0;
-
-        /* A NUL terminator fails the continuation test, so this never reads past the end. */
+        if (len > avail)
+                return 0;
+        /* In a NUL-terminated string the NUL fails the continuation test: never read past it. */
         for (size_t i = 1; i < len; i++) {
                 if ((s[i] & 0xc0) != 0x80)
                         return 0;
                 cp = (cp << 6) | (s[i] & 0x3f);
         }
-
+        /* Strict: no overlong forms, no surrogates, nothing beyond U+10FFFF. */
         if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
                 return 0;
         if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
@@ -88,7 +86,7 @@ static void json_write_string(FILE *f, const char *s) {
                                 fprintf(f, "\\u%04x", *p);
                                 break;
                         }
-                        len = utf8_valid_len(p);
+                        len = utf8_sequence_len(p, SIZE_MAX);
                         if (len == 0) {
                                 /*
                                  * Interface and domain names are bytes, not text. Replacing

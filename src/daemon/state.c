@@ -14,6 +14,7 @@
 
 #include "sriovd/json.h"
 #include "sriovd/kernel.h"
+#include "sriovd/rootfs.h"
 #include "sriovd/state.h"
 
 #define CHECKSUM_PREFIX "crc32c:"
@@ -35,40 +36,6 @@ static uint32_t crc32c(const void *data, size_t size) {
         for (size_t i = 0; i < size; i++)
                 crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
         return crc ^ UINT32_MAX;
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4) within avail bytes, or 0. Strict, like json.c. */
-static size_t utf8_len(const unsigned char *s, size_t avail) {
-        size_t len;
-        uint32_t cp;
-
-        if (avail == 0)
-                return 0;
-        if (s[0] < 0x80)
-                return 1;
-        if ((s[0] & 0xe0) == 0xc0) {
-                len = 2;
-                cp = s[0] & 0x1f;
-        } else if ((s[0] & 0xf0) == 0xe0) {
-                len = 3;
-                cp = s[0] & 0x0f;
-        } else if ((s[0] & 0xf8) == 0xf0) {
-                len = 4;
-                cp = s[0] & 0x07;
-        } else
-                return 0;
-        if (len > avail)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
-                return 0;
-        if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return len;
 }
 
 /* Field rules, shared by the parser and state_validate(): NULL = valid, else what is expected. */
@@ -122,7 +89,7 @@ static const char *domain_check(const char *s) {
         if (n >= STATE_DOMAIN_MAX)
                 return "expected at most 255 bytes";
         for (size_t i = 0; i < n;) {
-                size_t len = utf8_len(p + i, n - i);
+                size_t len = utf8_sequence_len(p + i, n - i);
                 if (len == 0)
                         return "expected valid UTF-8";
                 if (p[i] < 0x20 || p[i] == 0x7f || p[i] == '/')
@@ -328,7 +295,7 @@ static int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
                                 len = 4;
                         }
                 } else {
-                        len = utf8_len((const unsigned char *) p->buf + p->pos, p->size - p->pos);
+                        len = utf8_sequence_len((const unsigned char *) p->buf + p->pos, p->size - p->pos);
                         if (len == 0)
                                 return parser_error(p, p->pos, "invalid UTF-8 in %s", what);
                         memcpy(out, p->buf + p->pos, len);
@@ -1043,42 +1010,6 @@ static void temp_files_remove(int dir_fd, const char *name) {
                         (void) unlinkat(dirfd(d), de->d_name, 0);
 }
 
-static int read_all(int fd, char **ret, size_t *ret_size) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0, alloc = 0;
-
-        /* One byte more than a valid file may have, so an oversized file is seen as such. */
-        for (;;) {
-                ssize_t k;
-
-                if (size >= alloc) {
-                        size_t want = alloc ? alloc * 2 : 64 * 1024;
-                        char *b;
-                        if (want > (size_t) STATE_FILE_SIZE_MAX + 1)
-                                want = (size_t) STATE_FILE_SIZE_MAX + 1;
-                        if (want <= size)
-                                break;
-                        b = realloc(buf, want);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                        alloc = want;
-                }
-                k = read(fd, buf + size, alloc - size);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_size = size;
-        return 0;
-}
-
 /*
  * Rename name to NAME.corrupt-TIMESTAMP[-N], never replacing anything, and make it durable.
  * aside receives the new name as soon as the rename is done, so a failure to sync the
@@ -1146,11 +1077,17 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
 
-        r = read_all(fd, &buf, &size);
-        if (r < 0)
+        r = read_fd_full(fd, STATE_FILE_SIZE_MAX, &buf, &size);
+        if (r == -EFBIG) {
+                /* No valid file is this large: corrupt, like any other. */
+                e = (StateError) {};
+                snprintf(e.message, sizeof(e.message), "the file is larger than %u bytes; expected at most that",
+                         STATE_FILE_SIZE_MAX);
+                r = -EBADMSG;
+        } else if (r >= 0)
+                r = state_parse(buf, size, &s, &e);
+        else
                 return r;
-
-        r = state_parse(buf, size, &s, &e);
         if (r == -EBADMSG) {
                 /* Allocated before the rename, so that once it is done nothing can fail to report it. */
                 aside = malloc(NAME_MAX + 1);

@@ -112,38 +112,8 @@ int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus) {
         return r < 0 ? r : 1;
 }
 
-static int unsigned_cmp(const void *a, const void *b) {
-        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
-        return (x > y) - (x < y);
-}
-
 int irq_list(RootFs *root, unsigned **ret, size_t *ret_n) {
-        _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_free_ unsigned *irqs = NULL;
-        size_t n = 0, allocated = 0;
-        struct dirent *de;
-        int r;
-
-        r = rootfs_opendir(root, &d, "/proc/irq");
-        if (r < 0)
-                return r;
-        while ((de = readdir(d))) {
-                unsigned long v;
-                char *end;
-
-                if (!isdigit((unsigned char) de->d_name[0]))
-                        continue;
-                v = strtoul(de->d_name, &end, 10);
-                if (*end || v > INT32_MAX)
-                        continue;
-                if (GREEDY_REALLOC(irqs, allocated, n + 1) < 0)
-                        return -ENOMEM;
-                irqs[n++] = (unsigned) v;
-        }
-        qsort_safe(irqs, n, sizeof(*irqs), unsigned_cmp);
-        *ret = TAKE_PTR(irqs);
-        *ret_n = n;
-        return 0;
+        return rootfs_list_numbers(root, ret, ret_n, "/proc/irq");
 }
 
 int irq_read_action(RootFs *root, unsigned irq, char *buf, size_t size) {

@@ -143,8 +143,8 @@ int rootfs_open(RootFs *r, int flags, const char *fmt, ...) {
         return fd;
 }
 
-/* sysfs and procfs files are small; one page covers nearly all, but /proc/interrupts can be large. */
-static int read_fd_all(int fd, char **ret) {
+int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size) {
+        /* sysfs and procfs files are small; one page covers nearly all. */
         size_t size = 4096, n = 0;
         _cleanup_free_ char *buf = malloc(size);
 
@@ -155,7 +155,7 @@ static int read_fd_all(int fd, char **ret) {
 
                 if (n + 1 >= size) {
                         char *b;
-                        if (size > 64 * 1024 * 1024)
+                        if (n > max)
                                 return -EFBIG;
                         b = realloc(buf, size * 2);
                         if (!b)
@@ -173,10 +173,24 @@ static int read_fd_all(int fd, char **ret) {
                         break;
                 n += (size_t) k;
         }
-        while (n > 0 && buf[n - 1] == '\n')
-                n--;
+        if (n > max)
+                return -EFBIG;
         buf[n] = 0;
         *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = n;
+        return 0;
+}
+
+static int read_fd_all(int fd, char **ret) {
+        size_t n;
+        int r;
+
+        r = read_fd_full(fd, 64 * 1024 * 1024, ret, &n);
+        if (r < 0)
+                return r;
+        while (n > 0 && (*ret)[n - 1] == '\n')
+                (*ret)[--n] = 0;
         return 0;
 }
 
@@ -460,4 +474,47 @@ int rootfs_exists(RootFs *r, const char *fmt, ...) {
         if (fd == -ENOENT || fd == -ENOTDIR)
                 return 0;
         return fd < 0 ? fd : 1;
+}
+
+static int unsigned_cmp(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return (x > y) - (x < y);
+}
+
+int rootfs_list_numbers(RootFs *r, unsigned **ret, size_t *ret_n, const char *fmt, ...) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ unsigned *nums = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        va_list ap;
+        int fd;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d) {
+                int e = negative_errno();
+                close(fd);
+                return e;
+        }
+        while ((de = readdir(d))) {
+                unsigned long v;
+                char *end;
+
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                v = strtoul(de->d_name, &end, 10);
+                if (*end || v > INT32_MAX)
+                        continue;
+                if (GREEDY_REALLOC(nums, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                nums[n++] = (unsigned) v;
+        }
+        qsort_safe(nums, n, sizeof(*nums), unsigned_cmp);
+        *ret = TAKE_PTR(nums);
+        *ret_n = n;
+        return 0;
 }

@@ -25,44 +25,16 @@ bool pci_addr_valid(const char *s) {
         return strtoul(s + 8, NULL, 16) <= 0x1f && s[11] <= '7';
 }
 
-static int unsigned_cmp(const void *a, const void *b) {
-        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
-        return (x > y) - (x < y);
-}
-
 int pci_read_irqs(RootFs *root, const char *addr, unsigned **ret, size_t *ret_n) {
-        _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_free_ unsigned *irqs = NULL;
-        size_t n = 0, allocated = 0;
-        struct dirent *de;
-        int r;
+        int r = rootfs_list_numbers(root, ret, ret_n, PCI_DEV "/msi_irqs", addr);
 
-        r = rootfs_opendir(root, &d, PCI_DEV "/msi_irqs", addr);
         if (r == -ENOENT) {
+                /* No MSI/MSI-X enabled (yet): no vectors, not an error. */
                 *ret = NULL;
                 *ret_n = 0;
                 return 0;
         }
-        if (r < 0)
-                return r;
-
-        while ((de = readdir(d))) {
-                char *end;
-                unsigned long v;
-
-                if (!isdigit((unsigned char) de->d_name[0]))
-                        continue;
-                v = strtoul(de->d_name, &end, 10);
-                if (*end || v > UINT32_MAX)
-                        continue;
-                if (GREEDY_REALLOC(irqs, allocated, n + 1) < 0)
-                        return -ENOMEM;
-                irqs[n++] = (unsigned) v;
-        }
-        qsort_safe(irqs, n, sizeof(*irqs), unsigned_cmp);
-        *ret = TAKE_PTR(irqs);
-        *ret_n = n;
-        return 0;
+        return r;
 }
 
 static int name_cmp(const void *a, const void *b) {
