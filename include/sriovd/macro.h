@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -39,6 +40,11 @@
 static inline void freep(void *p) {
         free(*(void **) p);
 }
+/* memcpy() with n == 0 allowed to come with NULL pointers (an empty array), which plain memcpy() is not. */
+static inline void *memcpy_safe(void *dst, const void *src, size_t n) {
+        return n > 0 ? memcpy(dst, src, n) : dst;
+}
+
 static inline void *mfree(void *p) {
         free(p);
         return NULL;

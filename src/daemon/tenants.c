@@ -223,7 +223,7 @@ static int tenants_snapshot(const Tenants *t, State *ret) {
                         mac_derive(a.id, st->mac);
                 s.n++;
         }
-        memcpy(s.tenants + s.n, t->orphans, t->n_orphans * sizeof(StateTenant));
+        memcpy_safe(s.tenants + s.n, t->orphans, t->n_orphans * sizeof(StateTenant));
         s.n += t->n_orphans;
         *ret = s;
         return 0;

@@ -29,10 +29,10 @@ static int collect_irqs(const Inventory *inv, unsigned **ret, size_t *ret_n) {
                 return -ENOMEM;
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
-                memcpy(all + k, pf->irqs, pf->n_irqs * sizeof(*all));
+                memcpy_safe(all + k, pf->irqs, pf->n_irqs * sizeof(*all));
                 k += pf->n_irqs;
                 for (size_t j = 0; j < pf->n_vfs; j++) {
-                        memcpy(all + k, pf->vfs[j].irqs, pf->vfs[j].n_irqs * sizeof(*all));
+                        memcpy_safe(all + k, pf->vfs[j].irqs, pf->vfs[j].n_irqs * sizeof(*all));
                         k += pf->vfs[j].n_irqs;
                 }
         }

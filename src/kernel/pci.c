@@ -26,10 +26,13 @@ static int pci_function_cmp(const void *a, const void *b) {
         return strcmp(((const PciFunction *) a)->addr, ((const PciFunction *) b)->addr);
 }
 
-static int pci_scan_access(struct pci_access *a, PciFunction **ret, size_t *ret_n) {
-        _cleanup_free_ PciFunction *fns = NULL;
-        size_t n = 0, allocated = 0;
+/* Held by the caller: a longjmp out of libpci must not leak what was collected so far. */
+typedef struct PciScan {
+        PciFunction *fns;
+        size_t n, allocated;
+} PciScan;
 
+static int pci_scan_access(struct pci_access *a, PciScan *scan) {
         pci_init(a);
         pci_scan_bus(a);
 
@@ -40,9 +43,9 @@ static int pci_scan_access(struct pci_access *a, PciFunction **ret, size_t *ret_
                 pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_NUMA_NODE |
                                          PCI_FILL_DRIVER | PCI_FILL_IOMMU_GROUP);
 
-                if (GREEDY_REALLOC(fns, allocated, n + 1) < 0)
+                if (GREEDY_REALLOC(scan->fns, scan->allocated, scan->n + 1) < 0)
                         return -ENOMEM;
-                f = &fns[n++];
+                f = &scan->fns[scan->n++];
                 *f = (PciFunction) { .iommu_group = -1 };
                 snprintf(f->addr, sizeof(f->addr), "%04x:%02x:%02x.%d", d->domain, d->bus,
                          d->dev, d->func);
@@ -62,14 +65,13 @@ static int pci_scan_access(struct pci_access *a, PciFunction **ret, size_t *ret_
                         snprintf(f->name, sizeof(f->name), "%04x:%04x", f->vendor, f->device);
         }
 
-        qsort_safe(fns, n, sizeof(*fns), pci_function_cmp);
-        *ret = TAKE_PTR(fns);
-        *ret_n = n;
+        qsort_safe(scan->fns, scan->n, sizeof(*scan->fns), pci_function_cmp);
         return 0;
 }
 
-int pci_scan(RootFs *root, PciFunction **ret, size_t *ret_n) {
+static int pci_scan_once(RootFs *root, PciFunction **ret, size_t *ret_n) {
         _cleanup_free_ char *sysfs = NULL;
+        PciScan scan = {};
         struct pci_access *a;
         sigjmp_buf jmp;
         int r;
@@ -89,11 +91,26 @@ int pci_scan(RootFs *root, PciFunction **ret, size_t *ret_n) {
 
         pci_error_jmp = &jmp;
         if (sigsetjmp(jmp, 0) == 0)
-                r = pci_scan_access(a, ret, ret_n);
+                r = pci_scan_access(a, &scan);
         else
-                r = -EIO;   /* libpci gave up on the tree (unreadable or malformed) */
+                r = -EIO;   /* libpci gave up on the tree (unreadable, malformed, or a device left mid-scan) */
         pci_error_jmp = NULL;
 
         pci_cleanup(a);
+        if (r < 0) {
+                free(scan.fns);
+                return r;
+        }
+        *ret = scan.fns;
+        *ret_n = scan.n;
+        return 0;
+}
+
+int pci_scan(RootFs *root, PciFunction **ret, size_t *ret_n) {
+        int r = -EIO;
+
+        /* A driver reload removes dozens of VFs while we read: what vanished mid-scan is a retry. */
+        for (unsigned i = 0; i < 3 && r == -EIO; i++)
+                r = pci_scan_once(root, ret, ret_n);
         return r;
 }
