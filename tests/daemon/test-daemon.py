@@ -209,6 +209,19 @@ def test_cli(tmp):
     assert "12 VFs of 0000:41:00.0 not ready after" in r.stderr and "virtfn8-11 missing" in r.stderr, r.stderr
     assert r.returncode == 1
 
+    # The one-socket host has no VFs yet: creation first, then each new VF's settings, in order.
+    conf1 = os.path.join(tmp, "one.conf")
+    with open(conf1, "w") as f:
+        f.write("[match 15b3:1021]\nnum_vfs = 8\nvf_mac = derive\nvf_spoofchk = on\nvf_vlan = 100\n")
+    r = run_cli("--root", os.path.join(BUILD, "tests", "fixture-one-socket-cx7"), "--config", conf1,
+                "--dry-run", "--json")
+    acts = json.loads(r.stdout)["plan"]["actions"]
+    assert [a["action"] for a in acts[:9]] == ["sriov-numvfs"] + ["vf-link"] * 8, acts[:9]
+    assert acts[0]["effect"] == "creates 8 VFs"
+    assert [a["vf"] for a in acts[1:9]] == list(range(8))
+    assert all(a["before"] == "?" and "vlan 100/0, spoofchk on" in a["after"] for a in acts[1:9]), acts[1:9]
+    assert len({a["after"] for a in acts[1:9]}) == 8   # a MAC of its own each
+
     # --check-config: 0 for the shipped config, 1 with file:line for a broken one.
     shipped = os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "conf", "sriovd.conf")
     r = run_cli("--check-config", "--config", shipped)
