@@ -665,8 +665,11 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         }
 
         if (mode == CYCLE_APPLY) {
-                /* Verify: whatever is still planned did not stick. */
-                if (plan->n_actions > 0) {
+                /*
+                 * Verify: whatever is still planned did not stick. Only after something was
+                 * written: actions skipped on purpose change nothing worth a second look.
+                 */
+                if (res.n_done + res.n_failed > 0) {
                         Inventory *after = NULL;
 
                         r = manager_observe(m, &after, &verify);
