@@ -21,3 +21,4 @@ void json_string(JsonWriter *w, const char *key, const char *value);  /* NULL ->
 void json_int(JsonWriter *w, const char *key, long long value);
 void json_bool(JsonWriter *w, const char *key, bool value);
 void json_null(JsonWriter *w, const char *key);
+void json_double(JsonWriter *w, const char *key, double value);  /* NaN/inf -> null */
