@@ -153,7 +153,8 @@ int plan_merge(Plan *into, const Plan *from) {
                         return -ENOMEM;
                 memcpy(notes, from->notes, from->n_notes * sizeof(PlanNote));
         }
-        memcpy(into->actions + into->n_actions, from->actions, from->n_actions * sizeof(Action));
+        if (from->n_actions > 0)   /* memcpy from NULL is undefined even for 0 bytes */
+                memcpy(into->actions + into->n_actions, from->actions, from->n_actions * sizeof(Action));
         into->n_actions += from->n_actions;
         free(into->notes);
         into->notes = notes;

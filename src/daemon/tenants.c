@@ -223,7 +223,8 @@ static int tenants_snapshot(const Tenants *t, State *ret) {
                         mac_derive(a.id, st->mac);
                 s.n++;
         }
-        memcpy(s.tenants + s.n, t->orphans, t->n_orphans * sizeof(StateTenant));
+        if (t->n_orphans > 0)   /* memcpy from NULL is undefined even for 0 bytes */
+                memcpy(s.tenants + s.n, t->orphans, t->n_orphans * sizeof(StateTenant));
         s.n += t->n_orphans;
         *ret = s;
         return 0;
