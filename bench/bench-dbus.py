@@ -78,6 +78,8 @@ def main():
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while "READY=1" not in notify.recv(4096).decode():
             pass
+        # Nobody reads STATUS= after this: a full datagram queue would block sriovd in sd_notify().
+        notify.close()
 
         def run(method, clients, calls, prefix, same=False):
             args = [CLIENT, "-a", address, "-m", method, "-c", str(clients), "-n", str(calls), "-p", prefix]

@@ -158,10 +158,14 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return r;
 
+        r = manager_get_tenant(b->manager, tenant, &t);
         /* A new tenant beyond the configured limit; an existing one may still change. */
-        if (manager_get_tenant(b->manager, tenant, &t) == -ENOENT &&
-            manager_n_tenants(b->manager) >= manager_config(b->manager)->max_tenants)
+        if (r == -ENOENT && manager_n_tenants(b->manager) >= manager_config(b->manager)->max_tenants)
                 return bus_error_setf(error, -EUSERS, "Tenant limit of %u reached", manager_config(b->manager)->max_tenants);
+        /* The same request again: the same answer, without a save or a cycle (retrying controllers). */
+        if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == numa_node &&
+            streq(t.state, "allocated"))
+                return sd_bus_reply_method_return(m, "ssss", t.kind, t.vf, t.netdev, t.mac);
 
         r = manager_allocate(b->manager, tenant, class_name, domain, numa_node, &t, reason, sizeof(reason));
         switch (r) {

@@ -240,6 +240,10 @@ def test_allocate(env, d, mon):
     again = env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "u", 1)["data"]
     assert again == r, (again, r)
     assert env.call("GetTenant", "s", "t-vf")["data"] == [kind, addr, netdev, mac, "latency-critical", "allocated"]
+    # Another domain for the same tenant: kept, and saved.
+    env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-2", 1, "numa_node", "i", 1)
+    assert [t["domain"] for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-vf"] == ["vm-2"]
+    env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)
     v = env.ctl_json("allocate", "t-virtio", "best-effort")
     assert v["kind"] == "virtio" and v["address"] is None and v["netdev"] is None
     assert env.ctl_json("tenant", "t-virtio")["state"] == "allocated"
