@@ -107,6 +107,7 @@ typedef struct Config {
         unsigned vf_headroom;              /* default 4: free VFs kept for sriov-required arrivals */
         unsigned vf_target_utilization;    /* percent, default 85 */
         char *access_group;                /* default "sriovd" */
+        unsigned max_tenants;              /* default 16384 (STATE_TENANTS_MAX): tenants the D-Bus API admits */
         char *libvirt_uri;                 /* default qemu:///system */
 
         /* [cpus] */

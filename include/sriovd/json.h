@@ -21,6 +21,7 @@ void json_string(JsonWriter *w, const char *key, const char *value);  /* NULL ->
 void json_int(JsonWriter *w, const char *key, long long value);
 void json_bool(JsonWriter *w, const char *key, bool value);
 void json_null(JsonWriter *w, const char *key);
+void json_double(JsonWriter *w, const char *key, double value);  /* NaN/inf -> null */
 
 /* Length (1-4) of the valid, strict UTF-8 sequence at s within avail bytes; 0 if invalid. */
 size_t utf8_sequence_len(const unsigned char *s, size_t avail);

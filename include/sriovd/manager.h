@@ -85,6 +85,12 @@ void manager_alloc_summary(const Manager *m, AllocSummary *ret);
 int manager_force_num_vfs(Manager *m, const char *pf);
 /* Run a cycle now (D-Bus Verify/Reload, sriovctl); same result as the drift timer's. */
 int manager_run_cycle_now(Manager *m, CycleResult *ret);
+/*
+ * What a cycle would do now, without doing it (D-Bus Plan): observe and plan
+ * against the allocations as they stand; nothing is applied or saved. Free
+ * *ret with plan_free().
+ */
+int manager_plan_now(Manager *m, Plan **ret);
 /* Reload the configuration and run a cycle; the running one stays on errors (returned). */
 int manager_reload(Manager *m);
 

@@ -1,12 +1,417 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus.c — org.sriovd.Manager1 on the system bus (not built yet: the API issue) */
+/* bus.c — org.sriovd.Manager1 on the system bus: the API cloud controllers and sriovctl call */
 
-#include "sriovd/bus.h"
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "bus-internal.h"
+#include "sriovd-config.h"
+#include "sriovd/allocator.h"
+#include "sriovd/bus-error.h"
+#include "sriovd/kernel.h"
+#include "sriovd/log.h"
+
+static void bus_props_read(Bus *b, BusProps *ret) {
+        const Inventory *inv = manager_inventory(b->manager);
+        AllocSummary s;
+
+        manager_alloc_summary(b->manager, &s);
+        *ret = (BusProps) {
+                .vf_total = s.vfs_total,
+                .vf_usable = s.vfs_usable,
+                .vf_allocated = s.vfs_allocated,
+                .tenants = (unsigned) s.tenants,
+                .utilization = s.utilization,
+                .target = s.target,
+                .real_time = inv && inv->caps.preempt_rt,
+                .threaded_irqs = inv && inv->caps.threaded_irqs,
+                .rtnet_prio = inv && inv->caps.rtnet_prio_present,
+                .iommu = inv && inv->caps.iommu,
+                .state = manager_state(b->manager),
+        };
+}
+
+static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        BusProps p;
+
+        bus_props_read(b, &p);
+        if (streq(property, "Version"))
+                return sd_bus_message_append(reply, "s", SRIOVD_VERSION);
+        if (streq(property, "VfTotal"))
+                return sd_bus_message_append(reply, "u", p.vf_total);
+        if (streq(property, "VfUsable"))
+                return sd_bus_message_append(reply, "u", p.vf_usable);
+        if (streq(property, "VfAllocated"))
+                return sd_bus_message_append(reply, "u", p.vf_allocated);
+        if (streq(property, "Tenants"))
+                return sd_bus_message_append(reply, "u", p.tenants);
+        if (streq(property, "VfUtilization"))
+                return sd_bus_message_append(reply, "d", p.utilization);
+        if (streq(property, "VfTarget"))
+                return sd_bus_message_append(reply, "d", p.target);
+        if (streq(property, "RealTime"))
+                return sd_bus_message_append(reply, "b", (int) p.real_time);
+        if (streq(property, "ThreadedIrqs"))
+                return sd_bus_message_append(reply, "b", (int) p.threaded_irqs);
+        if (streq(property, "RtnetPrio"))
+                return sd_bus_message_append(reply, "b", (int) p.rtnet_prio);
+        if (streq(property, "Iommu"))
+                return sd_bus_message_append(reply, "b", (int) p.iommu);
+        if (streq(property, "State"))
+                return sd_bus_message_append(reply, "s", p.state);
+        return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property %s", property);
+}
+
+/* PropertiesChanged for what differs from the last announcement, in one signal. */
+static void bus_announce_properties(Bus *b) {
+        const char *changed[16];
+        size_t n = 0;
+        BusProps p, *o = &b->announced;
+        int r;
+
+        bus_props_read(b, &p);
+#define CHANGED(field, name)            \
+        if (p.field != o->field)        \
+                changed[n++] = name
+        CHANGED(vf_total, "VfTotal");
+        CHANGED(vf_usable, "VfUsable");
+        CHANGED(vf_allocated, "VfAllocated");
+        CHANGED(tenants, "Tenants");
+        CHANGED(utilization, "VfUtilization");
+        CHANGED(target, "VfTarget");
+        CHANGED(real_time, "RealTime");
+        CHANGED(threaded_irqs, "ThreadedIrqs");
+        CHANGED(rtnet_prio, "RtnetPrio");
+        CHANGED(iommu, "Iommu");
+#undef CHANGED
+        if (!streq_ptr(p.state, o->state))
+                changed[n++] = "State";
+        changed[n] = NULL;
+        *o = p;
+        if (n == 0)
+                return;
+        r = sd_bus_emit_properties_changed_strv(b->bus, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, (char **) changed);
+        if (r < 0)
+                log_warning_errno(r, "Failed to emit PropertiesChanged on D-Bus, ignoring: %m");
+}
+
+static void on_manager_event(Manager *m, ManagerEvent e, const char *subject, void *userdata) {
+        static const char *const signals[] = {
+                [MANAGER_EVENT_ALLOCATION_CHANGED] = "AllocationChanged",
+                [MANAGER_EVENT_DEVICE_ADDED] = "DeviceAdded",
+                [MANAGER_EVENT_DEVICE_REMOVED] = "DeviceRemoved",
+                [MANAGER_EVENT_DRIFT] = "DriftDetected",
+        };
+        Bus *b = userdata;
+        int r;
+
+        if (e == MANAGER_EVENT_STATE_CHANGED) {
+                bus_announce_properties(b);
+                return;
+        }
+        if ((size_t) e >= ELEMENTSOF(signals) || !signals[e] || !subject)
+                return;
+        r = sd_bus_emit_signal(b->bus, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, signals[e], "s", subject);
+        if (r < 0)
+                log_warning_errno(r, "Failed to emit %s on D-Bus, ignoring: %m", signals[e]);
+}
+
+/* ---- Methods that change state: each checks the caller first, then every argument ---- */
+
+static int check_tenant_arg(const char *tenant, sd_bus_error *error) {
+        if (!tenant_id_valid(tenant))
+                return bus_error_setf(error, -EINVAL, "Invalid tenant id \"%.64s\"; expected [A-Za-z0-9._-]{1,63}",
+                                      tenant);
+        return 0;
+}
+
+static int method_ping(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *tenant, *class_name, *domain;
+        char reason[256] = "";
+        TenantInfo t;
+        int numa_node = -1, r;
+
+        r = bus_check_change(b, m, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(m, "sss", &tenant, &class_name, &domain);
+        if (r < 0)
+                return r;
+        r = check_tenant_arg(tenant, error);
+        if (r < 0)
+                return r;
+        if (!bus_class_name_valid(class_name))
+                return bus_error_setf(error, -EINVAL, "Invalid class name \"%.64s\"; expected [a-z0-9][a-z0-9_-]{0,62}",
+                                      class_name);
+        if (!bus_domain_valid(domain))
+                return bus_error_setf(error, -EINVAL,
+                                      "Invalid domain name; expected at most %d of the characters A-Za-z0-9._+:@-",
+                                      BUS_DOMAIN_MAX);
+        r = bus_read_allocate_options(m, &numa_node, error);
+        if (r < 0)
+                return r;
+
+        r = manager_get_tenant(b->manager, tenant, &t);
+        /* A new tenant beyond the configured limit; an existing one may still change. */
+        if (r == -ENOENT && manager_n_tenants(b->manager) >= manager_config(b->manager)->max_tenants)
+                return bus_error_setf(error, -EUSERS, "Tenant limit of %u reached", manager_config(b->manager)->max_tenants);
+        /* The same request again: the same answer, without a save or a cycle (retrying controllers). */
+        if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == numa_node &&
+            streq(t.state, "allocated"))
+                return sd_bus_reply_method_return(m, "ssss", t.kind, t.vf, t.netdev, t.mac);
+
+        r = manager_allocate(b->manager, tenant, class_name, domain, numa_node, &t, reason, sizeof(reason));
+        switch (r) {
+        case 0:
+                break;
+        case -ENOENT:
+                return bus_error_setf(error, -ENOENT, "No tenant class \"%s\"", class_name);
+        case -ENOSPC:
+                return bus_error_setf(error, -ENOSPC, "%s", reason[0] ? reason : "no NIC available");
+        case -EINVAL:
+                return bus_error_setf(error, -EINVAL, "Invalid tenant, domain or NUMA node");
+        case -EUSERS:
+                return bus_error_setf(error, -EUSERS, "Too many tenants");
+        case -EAGAIN:
+                return bus_error_setf(error, -EAGAIN, "Tenants are not placed yet; try again shortly");
+        default:
+                return bus_error_setf(error, -EIO, "Allocation not saved, nothing changed: %s", strerror(-r));
+        }
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = tenant, .vf = t.vf[0] ? t.vf : NULL),
+                       "D-Bus: allocated %s to tenant %s (class %s)", t.vf[0] ? t.vf : t.kind, tenant, class_name);
+        return sd_bus_reply_method_return(m, "ssss", t.kind, t.vf, t.netdev, t.mac);
+}
+
+static int method_release(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *tenant;
+        int r;
+
+        r = bus_check_change(b, m, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(m, "s", &tenant);
+        if (r < 0)
+                return r;
+        r = check_tenant_arg(tenant, error);
+        if (r < 0)
+                return r;
+        r = manager_release(b->manager, tenant);
+        if (r == -ENOENT)
+                return bus_error_setf(error, -ESRCH, "No tenant \"%s\"", tenant);
+        if (r < 0)
+                return bus_error_setf(error, -EIO, "Release of %s not saved: %s", tenant, strerror(-r));
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = tenant), "D-Bus: released tenant %s", tenant);
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_set_coalesce(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *tenant;
+        uint32_t rx, tx;
+        int r;
+
+        r = bus_check_change(b, m, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(m, "suu", &tenant, &rx, &tx);
+        if (r < 0)
+                return r;
+        r = check_tenant_arg(tenant, error);
+        if (r < 0)
+                return r;
+        r = manager_set_coalesce(b->manager, tenant, rx, tx);
+        if (r == -ENOENT)
+                return bus_error_setf(error, -ESRCH, "No tenant \"%s\"", tenant);
+        if (r == -EINVAL)
+                return bus_error_setf(error, -EINVAL, "Coalescing %u/%u us out of range 0..100000", rx, tx);
+        if (r < 0)
+                return bus_error_setf(error, -EIO, "Coalescing of %s not saved: %s", tenant, strerror(-r));
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_force_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *pf;
+        int r;
+
+        r = bus_check_change(b, m, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(m, "s", &pf);
+        if (r < 0)
+                return r;
+        if (!pci_addr_valid(pf))
+                return bus_error_setf(error, -EINVAL, "Invalid PCI address \"%.16s\"; expected e.g. 0000:41:00.0", pf);
+        r = manager_force_num_vfs(b->manager, pf);
+        if (r == -ENODEV)
+                return bus_error_setf(error, -ENODEV, "No managed PF %s", pf);
+        if (r < 0)
+                return bus_error_setf(error, r, "Failed to force the VF count of %s: %s", pf, strerror(-r));
+        log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.pf = pf), "D-Bus: VF count change of %s forced", pf);
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+/* A cycle now; what it found different is drift (repaired, or still there). */
+static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        Bus *b = userdata;
+        CycleResult res = {};
+        const Plan *plan;
+        int r;
+
+        r = bus_check_change(b, m, error);
+        if (r < 0)
+                return r;
+        r = manager_run_cycle_now(b->manager, &res);
+        if (r < 0)
+                return bus_error_setf(error, -EIO, "The host could not be observed: %s", strerror(-r));
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r >= 0)
+                /* Skipped on purpose (fixture threads, no netlink) is not drift. */
+                r = sd_bus_message_append(reply, "uuuu", res.n_actions - res.n_skipped, res.n_done, res.n_failed,
+                                          res.n_drift);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        plan = manager_plan(b->manager);
+        for (size_t i = 0; r >= 0 && plan && i < plan->n_actions; i++) {
+                const Action *a = &plan->actions[i];
+                bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[64], line[CPUSET_LIST_MAX * 2 + 160];
+
+                if (a->skipped)
+                        continue;
+                if (irq)
+                        snprintf(what, sizeof(what), " IRQ %u", a->irq);
+                else
+                        what[0] = 0;
+                snprintf(line, sizeof(line), "%s %s%s: %s -> %s (%s)", action_kind_to_string(a->kind),
+                         a->target[0] ? a->target : "host", what,
+                         action_format_value(a, false, before, sizeof(before)),
+                         action_format_value(a, true, after, sizeof(after)),
+                         a->result > 0 ? "repaired" : a->result < 0 ? strerror(-a->result) : "already so");
+                r = sd_bus_message_append(reply, "s", line);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        int r;
+
+        r = bus_check_change(b, m, error);
+        if (r < 0)
+                return r;
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_RELOAD), "D-Bus: reloading configuration");
+        r = manager_reload(b->manager);
+        if (r < 0)
+                return bus_error_setf(error, -EIO, "The configuration has errors (see the log); the running one stays");
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("VfTotal", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("VfUsable", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("VfAllocated", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("VfUtilization", "d", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("VfTarget", "d", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Tenants", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RealTime", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ThreadedIrqs", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RtnetPrio", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Iommu", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("State", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+
+        /* UNPRIVILEGED: sd-bus would otherwise demand CAP_SYS_ADMIN; access is checked per method. */
+        SD_BUS_METHOD_WITH_ARGS("Ping", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_ping, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Allocate",
+                                SD_BUS_ARGS("s", tenant, "s", class, "s", domain, "a{sv}", options),
+                                SD_BUS_RESULT("s", kind, "s", address, "s", netdev, "s", mac),
+                                method_allocate, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Release", SD_BUS_ARGS("s", tenant), SD_BUS_NO_RESULT, method_release,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetCoalesce", SD_BUS_ARGS("s", tenant, "u", rx_usecs, "u", tx_usecs),
+                                SD_BUS_NO_RESULT, method_set_coalesce, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetTenant", SD_BUS_ARGS("s", tenant),
+                                SD_BUS_RESULT("s", kind, "s", address, "s", netdev, "s", mac, "s", class, "s", state),
+                                bus_method_get_tenant, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListTenants", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssssssssibuu)", tenants),
+                                bus_method_list_tenants, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssisssuuu)", devices),
+                                bus_method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListIrqs", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(usssbisi)", irqs),
+                                bus_method_list_irqs, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Plan", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuusss)", actions, "a(sss)", notes),
+                                bus_method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("u", found, "u", repaired, "u", failed, "u", remaining, "as", what),
+                                method_verify, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ForceNumVfs", SD_BUS_ARGS("s", pf), SD_BUS_NO_RESULT, method_force_num_vfs,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_SIGNAL_WITH_ARGS("AllocationChanged", SD_BUS_ARGS("s", tenant), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("DeviceAdded", SD_BUS_ARGS("s", address), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("DeviceRemoved", SD_BUS_ARGS("s", address), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("DriftDetected", SD_BUS_ARGS("s", what), 0),
+        SD_BUS_VTABLE_END
+};
 
 int bus_new(Manager *m, Bus **ret) {
-        return -EOPNOTSUPP;
+        _cleanup_(bus_freep) Bus *b = NULL;
+        sd_event *event = manager_event_loop(m);
+        int r;
+
+        if (!event)
+                return -EINVAL;
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        b->manager = m;
+        b->plan_tokens = BUS_PLAN_BURST;
+
+        r = sd_bus_error_add_map(sriovd_bus_errors);
+        if (r < 0)
+                return r;
+        r = sd_bus_open_system_with_description(&b->bus, "sriovd");
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(b->bus, &b->vtable_slot, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, manager_vtable, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_request_name(b->bus, SRIOVD_BUS_NAME, 0);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(b->bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+        bus_props_read(b, &b->announced);
+        manager_set_event_fn(m, on_manager_event, b);
+        log_info("D-Bus API %s ready at %s", SRIOVD_BUS_NAME, SRIOVD_BUS_PATH);
+        *ret = TAKE_PTR(b);
+        return 0;
 }
 
 Bus *bus_free(Bus *b) {
+        if (!b)
+                return NULL;
+        if (b->manager)
+                manager_set_event_fn(b->manager, NULL, NULL);
+        sd_bus_slot_unref(b->vtable_slot);
+        sd_bus_flush_close_unref(b->bus);
+        free(b);
         return NULL;
 }

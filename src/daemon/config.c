@@ -792,6 +792,7 @@ static const KeyDef daemon_keys[] = {
         KEY_UNSIGNED("vf_headroom", Config, vf_headroom, 0, 4096),
         KEY_UNSIGNED("vf_target_utilization", Config, vf_target_utilization, 1, 100),
         KEY("access_group", key_group, Config, access_group),
+        KEY_UNSIGNED("max_tenants", Config, max_tenants, 1, 16384),
         KEY("libvirt_uri", key_uri, Config, libvirt_uri),
 };
 
@@ -1656,6 +1657,7 @@ static int config_new(const char *path, const char *classes_dir, Config **ret) {
                 .vf_timeout_sec = DEFAULT_VF_TIMEOUT_SEC,
                 /* Measured (bench-allocator): 2 moves ~115 tenants/h at 128 VFs, 8 loses 5 points; 4 between. */
                 .vf_headroom = 4,
+                .max_tenants = 16384,
                 .vf_target_utilization = 85,
                 .access_group = strdup(DEFAULT_ACCESS_GROUP),
                 .libvirt_uri = strdup(DEFAULT_LIBVIRT_URI),

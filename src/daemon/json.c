@@ -204,3 +204,13 @@ void json_null(JsonWriter *w, const char *key) {
         fputs("null", w->f);
         json_value_end(w);
 }
+
+/* Finite values only (JSON has no NaN or infinity): those become null. */
+void json_double(JsonWriter *w, const char *key, double value) {
+        json_value_begin(w, key);
+        if (value != value || value > 1e308 || value < -1e308)
+                fputs("null", w->f);
+        else
+                fprintf(w->f, "%.6g", value);
+        json_value_end(w);
+}

@@ -291,7 +291,7 @@ static void manager_sync_tenants(Manager *m, const Inventory *inv) {
                 log_oom();
 }
 
-static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
+static int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         Scope scope;
         int r;
@@ -303,7 +303,8 @@ static int manager_observe(Manager *m, Inventory **ret_inv, Plan **ret_plan) {
                                        rootfs_path(m->root));
         manager_read_vf_links(m, inv);
         manager_read_tune(m, inv);
-        manager_sync_tenants(m, inv);
+        if (sync_tenants)
+                manager_sync_tenants(m, inv);
         PlanContext ctx = {
                 .allocations = m->allocations,
                 .n_allocations = m->n_allocations,
@@ -363,6 +364,41 @@ static void manager_log_action(const Action *a, bool drift) {
                                "Failed %s: %s -> %s: %m%s%s%s (%s; %s)", what, before, after,
                                a->kernel_message[0] ? " (kernel: " : "", a->kernel_message,
                                a->kernel_message[0] ? ")" : "", e.meaning, error_class_to_string(e.class));
+        }
+}
+
+/* "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)", for DriftDetected. */
+static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80], text[CPUSET_LIST_MAX * 2 + 128];
+
+        if (!m->event_fn)
+                return;
+        snprintf(text, sizeof(text), "%s: %s -> %s (%s)", action_describe(a, what, sizeof(what)),
+                 action_format_value(a, false, before, sizeof(before)),
+                 action_format_value(a, true, after, sizeof(after)), outcome);
+        manager_emit(m, MANAGER_EVENT_DRIFT, text);
+}
+
+static bool inventory_has_device(const Inventory *inv, const char *addr) {
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                if (streq(inv->pfs[i].addr, addr))
+                        return true;
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                        if (streq(inv->pfs[i].vfs[j].addr, addr))
+                                return true;
+        }
+        return false;
+}
+
+/* The PFs and VFs of from that to lacks, as events (added: from = new, to = old). */
+static void manager_emit_devices(Manager *m, const Inventory *from, const Inventory *to, ManagerEvent e) {
+        for (size_t i = 0; i < from->n_pfs; i++) {
+                const Pf *pf = &from->pfs[i];
+                if (!inventory_has_device(to, pf->addr))
+                        manager_emit(m, e, pf->addr);
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        if (!inventory_has_device(to, pf->vfs[j].addr))
+                                manager_emit(m, e, pf->vfs[j].addr);
         }
 }
 
@@ -534,6 +570,8 @@ static void manager_apply(Manager *m, Plan *plan, CycleResult *res, Created *cre
 
                 action_apply(&m->kernel, a);
                 manager_log_action(a, !m->expect_changes);
+                if (!m->expect_changes && !a->skipped && a->result != 0)
+                        manager_emit_drift(m, a, a->result > 0 ? "repaired" : "repair failed");
                 manager_record_result(m, a);
                 if (a->skipped)
                         res->n_skipped++;
@@ -575,6 +613,7 @@ static void manager_verify(Manager *m, const Plan *verify, const Inventory *inv,
                                "Did not stick: %s is %s, want %s", action_describe(a, what, sizeof(what)),
                                action_format_value(a, false, before, sizeof(before)),
                                action_format_value(a, true, after, sizeof(after)));
+                manager_emit_drift(m, a, "did not stick");
         }
 }
 
@@ -632,7 +671,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 _cleanup_(plan_freep) Plan *p = NULL;
                 Inventory *i = NULL;
 
-                r = manager_observe(m, &i, &p);
+                r = manager_observe(m, mode == CYCLE_APPLY, &i, &p);
                 if (r < 0)
                         return r;
                 inventory_free(inv);
@@ -672,7 +711,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 if (res.n_done + res.n_failed > 0) {
                         Inventory *after = NULL;
 
-                        r = manager_observe(m, &after, &verify);
+                        r = manager_observe(m, true, &after, &verify);
                         if (r < 0)
                                 return r;
                         inventory_free(inv);
@@ -695,11 +734,18 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 m->once_total.n_drift = res.n_drift;
                 m->once_total.n_policy_errors = res.n_policy_errors;
         }
-        inventory_free(m->inventory);
+        _cleanup_(inventory_freep) Inventory *old = m->inventory;
         m->inventory = TAKE_PTR(inv);
         r = manager_keep_plan(m, &plan);
         if (r < 0)
                 return log_oom();
+        /* What the kernel's device events (or a drift check) brought, for DeviceAdded/DeviceRemoved. */
+        if (mode == CYCLE_APPLY && old && m->event_fn) {
+                manager_emit_devices(m, m->inventory, old, MANAGER_EVENT_DEVICE_ADDED);
+                manager_emit_devices(m, old, m->inventory, MANAGER_EVENT_DEVICE_REMOVED);
+        }
+        if (mode == CYCLE_APPLY)
+                manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
         if (ret)
                 *ret = res;
         return 0;
@@ -1041,6 +1087,7 @@ int manager_run(Manager *m) {
                 log_warning_errno(r, "D-Bus API org.sriovd.Manager1 unavailable, running without it: %m");
 
         m->ready = true;
+        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
         manager_notify_status(m, "READY=1\n");
 
         r = sd_event_loop(m->event);
@@ -1144,6 +1191,12 @@ int manager_run_cycle_now(Manager *m, CycleResult *ret) {
                 *ret = m->last;
         manager_notify_status(m, "");
         return r;
+}
+
+int manager_plan_now(Manager *m, Plan **ret) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+
+        return manager_observe(m, false, &inv, ret);
 }
 
 int manager_reload(Manager *m) {

@@ -421,9 +421,11 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 mac_derive(tenant, e.mac);
         } else
                 e = *extra_find(t, tenant);
+        bool domain_changed = !streq(e.domain, domain);
         strscpy(e.domain, sizeof(e.domain), domain);
         r = extra_add(t, &e);
-        if (r >= 0 && (d.n_decisions > 0 || is_new))
+        /* A new domain alone is a change too: acknowledged only once saved. */
+        if (r >= 0 && (d.n_decisions > 0 || is_new || domain_changed))
                 r = tenants_save(t);
         if (r < 0 && is_new) {
                 /* Not saved, so not acknowledged: take it back rather than hold what a restart forgets. */

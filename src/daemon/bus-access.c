@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bus-access.c — who may change state over D-Bus: EUID 0 or a member of access_group */
+
+#include <grp.h>
+#include <string.h>
+
+#include "bus-internal.h"
+#include "sriovd/bus-error.h"
+#include "sriovd/config.h"
+
+static void creds_unrefp(sd_bus_creds **c) {
+        sd_bus_creds_unref(*c);
+}
+
+/* The group's id, or -ENOENT; getgrnam_r with a bounded buffer (group lists can be long). */
+static int group_id(const char *name, gid_t *ret) {
+        struct group grp, *result = NULL;
+        char buf[16384];
+        int r;
+
+        if (!name || !*name)
+                return -ENOENT;
+        r = getgrnam_r(name, &grp, buf, sizeof(buf), &result);
+        if (r != 0)
+                return -r;
+        if (!result)
+                return -ENOENT;
+        *ret = result->gr_gid;
+        return 0;
+}
+
+int bus_sender_privileged(Bus *b, sd_bus_message *m) {
+        __attribute__((cleanup(creds_unrefp))) sd_bus_creds *creds = NULL;
+        const gid_t *gids = NULL;
+        gid_t group, egid;
+        uid_t euid;
+        int r, n;
+
+        /* The effective UID: the real one is not what the kernel checked at connect (ENODATA here anyway). */
+        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_SUPPLEMENTARY_GIDS |
+                                              SD_BUS_CREDS_AUGMENT, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &euid);
+        if (r < 0)
+                return r;
+        if (euid == 0)
+                return 1;
+        if (group_id(manager_config(b->manager)->access_group, &group) < 0)
+                return 0;
+        if (sd_bus_creds_get_egid(creds, &egid) >= 0 && egid == group)
+                return 1;
+        n = sd_bus_creds_get_supplementary_gids(creds, &gids);
+        for (int i = 0; i < n; i++)
+                if (gids[i] == group)
+                        return 1;
+        return 0;
+}
+
+int bus_check_change(Bus *b, sd_bus_message *m, sd_bus_error *error) {
+        int r = bus_sender_privileged(b, m);
+
+        if (r < 0)
+                return bus_error_setf(error, -EPERM, "Cannot tell who the caller is (%s); changes need root or group %s",
+                                      strerror(-r), manager_config(b->manager)->access_group);
+        if (r == 0)
+                return bus_error_setf(error, -EPERM, "%s() changes state: it needs root or membership of group %s",
+                                      sd_bus_message_get_member(m), manager_config(b->manager)->access_group);
+        return 0;
+}

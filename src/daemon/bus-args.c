@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bus-args.c — the D-Bus API's argument rules: domain names, class names, Allocate's options */
+
+#include <string.h>
+
+#include "bus-internal.h"
+#include "sriovd/allocator.h"
+#include "sriovd/bus-error.h"
+#include "sriovd/config.h"
+#include "sriovd/state.h"
+
+/*
+ * libvirt domain names: what the state file can hold, and nothing a shell or a
+ * path could misread: 1-255 bytes of letters, digits and ._+:@- (sd-bus already
+ * guarantees valid UTF-8; we accept ASCII only). "" (no domain) is allowed.
+ */
+bool bus_domain_valid(const char *s) {
+        size_t n = strnlen(s, BUS_DOMAIN_MAX + 1);
+
+        if (n > BUS_DOMAIN_MAX || streq(s, ".") || streq(s, ".."))
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      strchr("._+:@-", c)))
+                        return false;
+        }
+        return true;
+}
+
+/* As tenant classes are named: [a-z0-9][a-z0-9_-]{0,62}. */
+bool bus_class_name_valid(const char *s) {
+        size_t n = strnlen(s, CLASS_NAME_MAX);
+
+        if (n == 0 || n >= CLASS_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+                if (!alnum && (i == 0 || (c != '_' && c != '-')))
+                        return false;
+        }
+        return true;
+}
+
+static int read_numa_node(sd_bus_message *m, int *ret, sd_bus_error *error) {
+        const char *contents = NULL;
+        char type;
+        int64_t v;
+        int r;
+
+        r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r < 0)
+                return r;
+        if (streq(contents, "i")) {
+                int32_t i;
+                r = sd_bus_message_read(m, "v", "i", &i);
+                v = i;
+        } else if (streq(contents, "u")) {
+                uint32_t u;
+                r = sd_bus_message_read(m, "v", "u", &u);
+                v = u;
+        } else
+                return bus_error_setf(error, -EINVAL, "Option numa_node must be of type i or u, not %s", contents);
+        if (r < 0)
+                return r;
+        if (v < -1 || v >= ALLOC_NODES_MAX)
+                return bus_error_setf(error, -EINVAL, "Option numa_node %lld is out of range -1..%d", (long long) v,
+                                      ALLOC_NODES_MAX - 1);
+        *ret = (int) v;
+        return 0;
+}
+
+int bus_read_allocate_options(sd_bus_message *m, int *ret_numa_node, sd_bus_error *error) {
+        bool have_numa = false;
+        int numa_node = -1;
+        unsigned n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *key;
+
+                r = sd_bus_message_enter_container(m, 'e', "sv");
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                if (++n > BUS_OPTIONS_MAX)
+                        return bus_error_setf(error, -EINVAL, "More than %d options", BUS_OPTIONS_MAX);
+                r = sd_bus_message_read(m, "s", &key);
+                if (r < 0)
+                        return r;
+                if (streq(key, "numa_node")) {
+                        if (have_numa)
+                                return bus_error_setf(error, -EINVAL, "Option numa_node given twice");
+                        r = read_numa_node(m, &numa_node, error);
+                        if (r < 0)
+                                return r;
+                        have_numa = true;
+                } else
+                        return bus_error_setf(error, -EINVAL, "Unknown option \"%.64s\"; expected numa_node", key);
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        *ret_numa_node = numa_node;
+        return 0;
+}

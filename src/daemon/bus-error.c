@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bus-error.c — the one table of org.sriovd.Error.* names and the errno each stands for */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sriovd/bus-error.h"
+#include "sriovd/macro.h"
+
+/* The first row of a name is what the name maps back to. */
+const sd_bus_error_map sriovd_bus_errors[] = {
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_NO_CAPACITY, ENOSPC),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_UNKNOWN_TENANT, ESRCH),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_UNKNOWN_CLASS, ENOENT),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_UNKNOWN_DEVICE, ENODEV),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_INVALID_ARGUMENT, EINVAL),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_INVALID_ARGUMENT, E2BIG),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_INVALID_ARGUMENT, ERANGE),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_BUSY, EBUSY),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_BUSY, EAGAIN),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_PERMITTED, EPERM),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_PERMITTED, EACCES),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_TOO_MANY_TENANTS, EUSERS),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_FAILED, EIO),
+        SD_BUS_ERROR_MAP_END
+};
+
+const char *bus_error_name_from_errno(int error) {
+        error = error < 0 ? -error : error;
+        for (const sd_bus_error_map *e = sriovd_bus_errors; e->name; e++)
+                if (e->code == error)
+                        return e->name;
+        return SRIOVD_ERROR_FAILED;
+}
+
+int bus_error_errno_from_name(const char *name) {
+        if (!name)
+                return 0;
+        for (const sd_bus_error_map *e = sriovd_bus_errors; e->name; e++)
+                if (streq(e->name, name))
+                        return e->code;
+        return 0;
+}
+
+int bus_error_setf(sd_bus_error *e, int error, const char *fmt, ...) {
+        char message[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+        /* sd_bus_error_set() returns the errno of the name: the API's, as the caller returns it. */
+        return sd_bus_error_set(e, bus_error_name_from_errno(error), message);
+}

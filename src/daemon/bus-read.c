@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bus-read.c — org.sriovd.Manager1's read-only methods: tenants, devices, IRQs, the dry-run plan */
+
+#include <string.h>
+#include <time.h>
+
+#include "bus-internal.h"
+#include "sriovd/allocator.h"
+#include "sriovd/bus-error.h"
+#include "sriovd/kernel.h"
+#include "sriovd/plan.h"
+
+static int check_tenant_arg(const char *tenant, sd_bus_error *error) {
+        if (!tenant_id_valid(tenant))
+                return bus_error_setf(error, -EINVAL, "Invalid tenant id \"%.64s\"; expected [A-Za-z0-9._-]{1,63}",
+                                      tenant);
+        return 0;
+}
+
+int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *tenant;
+        TenantInfo t;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &tenant);
+        if (r < 0)
+                return r;
+        r = check_tenant_arg(tenant, error);
+        if (r < 0)
+                return r;
+        r = manager_get_tenant(b->manager, tenant, &t);
+        if (r == -ENOENT)
+                return bus_error_setf(error, -ESRCH, "No tenant \"%s\"", tenant);
+        if (r < 0)
+                return bus_error_setf(error, r, "Failed to look up tenant %s: %s", tenant, strerror(-r));
+        return sd_bus_reply_method_return(m, "ssssss", t.kind, t.vf, t.netdev, t.mac, t.class_name, t.state);
+}
+
+int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        Bus *b = userdata;
+        size_t n = manager_n_tenants(b->manager);
+        int r;
+
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ssssssssibuu)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                TenantInfo t;
+
+                r = manager_tenant(b->manager, i, &t);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_append(reply, "(ssssssssibuu)", t.tenant, t.class_name, t.kind, t.vf, t.netdev,
+                                          t.mac, t.state, t.domain, (int32_t) t.numa_node, (int) t.have_coalesce,
+                                          (uint32_t) t.rx_usecs, (uint32_t) t.tx_usecs);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* VF address -> tenant id, for ListDevices. */
+typedef struct Holder {
+        char vf[PCI_ADDR_MAX];
+        char tenant[TENANT_ID_MAX];
+} Holder;
+
+static int holder_cmp(const void *a, const void *b) {
+        return strcmp(((const Holder *) a)->vf, ((const Holder *) b)->vf);
+}
+
+static int collect_holders(Manager *mgr, Holder **ret, size_t *ret_n) {
+        size_t n = manager_n_tenants(mgr), k = 0;
+        _cleanup_free_ Holder *h = calloc(n ? n : 1, sizeof(*h));
+
+        if (!h)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                TenantInfo t;
+                if (manager_tenant(mgr, i, &t) < 0 || !t.vf[0])
+                        continue;
+                strscpy(h[k].vf, sizeof(h[k].vf), t.vf);
+                strscpy(h[k].tenant, sizeof(h[k].tenant), t.tenant);
+                k++;
+        }
+        qsort_safe(h, k, sizeof(*h), holder_cmp);
+        *ret = TAKE_PTR(h);
+        *ret_n = k;
+        return 0;
+}
+
+int bus_method_list_devices(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        _cleanup_free_ Holder *holders = NULL;
+        Bus *b = userdata;
+        const Inventory *inv = manager_inventory(b->manager);
+        size_t n_holders = 0;
+        int r;
+
+        r = collect_holders(b->manager, &holders, &n_holders);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        /* address, kind, pf, numa_node, driver, netdev, tenant, vf_index, num_vfs, total_vfs */
+        r = sd_bus_message_open_container(reply, 'a', "(sssisssuuu)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; inv && i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+
+                r = sd_bus_message_append(reply, "(sssisssuuu)", pf->addr, "pf", "", (int32_t) pf->numa_node,
+                                          pf->driver, pf->n_netdevs ? pf->netdevs[0] : "", "", 0u,
+                                          (uint32_t) pf->num_vfs, (uint32_t) pf->total_vfs);
+                if (r < 0)
+                        return r;
+                for (size_t j = 0; j < pf->n_vfs; j++) {
+                        const Vf *vf = &pf->vfs[j];
+                        Holder key = {};
+                        const Holder *h;
+
+                        strscpy(key.vf, sizeof(key.vf), vf->addr);
+                        h = bsearch_safe(&key, holders, n_holders, sizeof(key), holder_cmp);
+                        r = sd_bus_message_append(reply, "(sssisssuuu)", vf->addr, "vf", pf->addr,
+                                                  (int32_t) pf->numa_node, vf->driver, vf->netdev,
+                                                  h ? h->tenant : "", (uint32_t) vf->index, 0u, 0u);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int irq_index_cmp(const void *key, const void *elem) {
+        unsigned k = *(const unsigned *) key, e = ((const Irq *) elem)->irq;
+        return (k > e) - (k < e);
+}
+
+static void mark_owner(const Inventory *inv, const char **owner, const unsigned *irqs, size_t n, const char *addr) {
+        for (size_t i = 0; i < n; i++) {
+                const Irq *q = bsearch_safe(&irqs[i], inv->irqs, inv->n_irqs, sizeof(Irq), irq_index_cmp);
+                if (q)
+                        owner[q - inv->irqs] = addr;
+        }
+}
+
+int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        _cleanup_free_ const char **owner = NULL;
+        Bus *b = userdata;
+        const Inventory *inv = manager_inventory(b->manager);
+        size_t n = inv ? inv->n_irqs : 0;
+        int r;
+
+        owner = calloc(n ? n : 1, sizeof(*owner));
+        if (!owner)
+                return -ENOMEM;
+        for (size_t i = 0; inv && i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                mark_owner(inv, owner, pf->irqs, pf->n_irqs, pf->addr);
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        mark_owner(inv, owner, pf->vfs[j].irqs, pf->vfs[j].n_irqs, pf->vfs[j].addr);
+        }
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        /* irq, device, affinity, effective ("" = unknown), writable, thread pid (0 = none), policy, priority */
+        r = sd_bus_message_open_container(reply, 'a', "(usssbisi)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                const Irq *q = &inv->irqs[i];
+                char aff[CPUSET_LIST_MAX], eff[CPUSET_LIST_MAX];
+
+                cpuset_format_list(&q->affinity, aff, sizeof(aff));
+                if (q->has_effective)
+                        cpuset_format_list(&q->effective, eff, sizeof(eff));
+                else
+                        eff[0] = 0;
+                r = sd_bus_message_append(reply, "(usssbisi)", (uint32_t) q->irq, owner[i] ?: "", aff, eff,
+                                          (int) q->writable, (int32_t) q->thread,
+                                          q->thread ? sched_policy_to_string(q->thread_policy) : "",
+                                          (int32_t) q->thread_priority);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* A dry run reads all of sysfs: callers who may not change anything share a bucket of them. */
+static int plan_take_token(Bus *b, sd_bus_message *m, sd_bus_error *error) {
+        uint64_t now = now_usec();
+        int r;
+
+        b->plan_tokens += (double) (now - b->plan_tokens_at) / 1e6 * BUS_PLAN_PER_SEC;
+        if (b->plan_tokens > BUS_PLAN_BURST)
+                b->plan_tokens = BUS_PLAN_BURST;
+        b->plan_tokens_at = now;
+        if (b->plan_tokens >= 1) {
+                b->plan_tokens -= 1;
+                return 0;
+        }
+        r = bus_sender_privileged(b, m);
+        if (r > 0)
+                return 0;
+        return bus_error_setf(error, -EBUSY, "Too many dry-run plans (at most %d a second for unprivileged callers); try again shortly",
+                              BUS_PLAN_PER_SEC);
+}
+
+int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        Bus *b = userdata;
+        int r;
+
+        r = plan_take_token(b, m, error);
+        if (r < 0)
+                return r;
+        r = manager_plan_now(b->manager, &plan);
+        if (r < 0)
+                return bus_error_setf(error, r, "Failed to plan: %s", strerror(-r));
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        /* action, target, irq, vf, before, after, effect */
+        r = sd_bus_message_open_container(reply, 'a', "(ssuusss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < plan->n_actions; i++) {
+                const Action *a = &plan->actions[i];
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
+
+                r = sd_bus_message_append(reply, "(ssuusss)", action_kind_to_string(a->kind), a->target,
+                                          (uint32_t) a->irq, (uint32_t) a->vf,
+                                          action_format_value(a, false, before, sizeof(before)),
+                                          action_format_value(a, true, after, sizeof(after)), a->effect);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        /* level, target, text */
+        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < plan->n_notes; i++) {
+                const PlanNote *n = &plan->notes[i];
+                r = sd_bus_message_append(reply, "(sss)", note_level_to_string(n->level), n->target, n->text);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}

@@ -1,0 +1,531 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# test-dbus.py — org.sriovd.Manager1 end to end: a private system-like dbus-daemon with the shipped
+# policy, the real sriovd on a fixture copy, the real sriovctl and busctl as clients.
+import concurrent.futures
+import grp
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SRIOVD, SRIOVCTL = sys.argv[1], sys.argv[2]
+SOURCE = os.environ["SRIOVD_SOURCE_DIR"]
+BUILD = os.environ["SRIOVD_BUILD_DIR"]
+DEST = ["org.sriovd.Manager1", "/org/sriovd/Manager1"]
+IFACE = "org.sriovd.Manager1"
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+E = "org.sriovd.Error."
+
+BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={sock}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Peer"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+  </policy>
+  <policy user="root">
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+  </policy>
+  <include>{policy}</include>
+</busconfig>
+"""
+
+SEEN_ERRORS = set()
+
+
+def wait_until(pred, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+class Bus:
+    def __init__(self, tmp):
+        self.sock = os.path.join(tmp, "bus.sock")
+        self.address = "unix:path=" + self.sock
+        conf = os.path.join(tmp, "bus.conf")
+        with open(conf, "w") as f:
+            f.write(BUS_CONF.format(sock=self.sock, policy=os.path.join(SOURCE, "conf", "org.sriovd.Manager1.conf")))
+        self.proc = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork", "--print-address"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout.readline().startswith("unix:"), "dbus-daemon did not start"
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class Daemon:
+    def __init__(self, tmp, bus, extra=""):
+        self.tmp, self.bus = tmp, bus
+        self.root = os.path.join(tmp, "root")
+        if not os.path.exists(self.root):
+            shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), self.root, symlinks=True)
+            shutil.copytree(os.path.join(SOURCE, "conf", "tenant-classes.d"), os.path.join(tmp, "tenant-classes.d"))
+            os.mkdir(os.path.join(tmp, "state"))
+        self.state = os.path.join(tmp, "state", "allocations.json")
+        self.conf = os.path.join(tmp, "sriovd.conf")
+        self.write_conf(extra)
+        self.start()
+
+    def write_conf(self, extra="", max_tenants=64):
+        with open(self.conf, "w") as f:
+            f.write(f"[daemon]\nstate_dir = {self.tmp}/state\ndrift_check_sec = 0\nvf_headroom = 0\n"
+                    f"access_group = staff\nmax_tenants = {max_tenants}\n{extra}\n[match 15b3:101d]\nnum_vfs = 8\n")
+
+    def start(self):
+        notify = os.path.join(self.tmp, "notify")
+        if os.path.exists(notify):
+            os.unlink(notify)
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(notify)
+        self.notify.settimeout(30)
+        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address)
+        env.pop("JOURNAL_STREAM", None)
+        self.log = open(os.path.join(self.tmp, "stderr"), "a+")
+        self.proc = subprocess.Popen([SRIOVD, "--root", self.root, "--config", self.conf], env=env,
+                                     stdout=self.log, stderr=self.log)
+        while "READY=1" not in self.notify.recv(4096).decode():
+            pass
+        self.notify.close()
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=20)
+        return self.proc.returncode
+
+    def stderr(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def state_file(self):
+        with open(self.state) as f:
+            return f.read()
+
+
+class Monitor:
+    """busctl monitor: every signal sriovd sends, as JSON lines."""
+
+    def __init__(self, tmp, bus):
+        self.path = os.path.join(tmp, "monitor.json")
+        self.out = open(self.path, "w")
+        self.proc = subprocess.Popen(["busctl", "--address=" + bus.address, "--json=short", "monitor",
+                                      "org.sriovd.Manager1"], stdout=self.out, stderr=subprocess.DEVNULL)
+        time.sleep(0.3)
+
+    def signals(self):
+        self.out.flush()
+        res = []
+        with open(self.path) as f:
+            for line in f:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if msg.get("type") == "signal" and msg.get("path") == "/org/sriovd/Manager1":
+                    res.append((msg["member"], msg["payload"]["data"]))
+        return res
+
+    def wait(self, member, pred=lambda data: True, timeout=10):
+        ok = wait_until(lambda: any(m == member and pred(d) for m, d in self.signals()), timeout)
+        assert ok, f"no {member} signal; got {self.signals()}"
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class Env:
+    def __init__(self, bus):
+        self.bus = bus
+
+    def ctl(self, *args, user=None, check=None):
+        r = subprocess.run([*(user or []), SRIOVCTL, "--address", self.bus.address, *args],
+                           capture_output=True, text=True, timeout=60)
+        if check is not None:
+            assert r.returncode == check, (args, r.returncode, r.stdout, r.stderr)
+        for name in re.findall(r"org\.sriovd\.Error\.\w+", r.stderr):
+            SEEN_ERRORS.add(name)
+        return r
+
+    def ctl_json(self, *args, user=None, check=0):
+        r = self.ctl("--json", *args, user=user, check=check)
+        return json.loads(r.stdout)
+
+    def ctl_error(self, expect_rc, expect_error, *args, user=None):
+        r = self.ctl("--json", *args, user=user, check=expect_rc)
+        doc = json.loads(r.stdout)
+        assert doc["error"] == expect_error, (args, doc)
+        return doc
+
+    def busctl(self, *args, user=None, check=True):
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address)
+        r = subprocess.run([*(user or []), "busctl", "--system", "--json=short", *args], capture_output=True,
+                           text=True, timeout=60, env=env)
+        if check:
+            assert r.returncode == 0, (args, r.stderr)
+            return json.loads(r.stdout) if r.stdout.strip() else None
+        return r
+
+    def call(self, method, sig=None, *args, user=None, check=True):
+        return self.busctl("call", *DEST, IFACE, method, *([sig, *map(str, args)] if sig else []), user=user,
+                           check=check)
+
+    def prop(self, name, user=None):
+        return self.busctl("get-property", *DEST, IFACE, name, user=user)["data"]
+
+    def tenants(self):
+        return self.call("ListTenants")["data"][0]
+
+
+# ---- the tests ----
+
+def test_introspection(env, d, mon):
+    xml = env.busctl("introspect", "--xml-interface", *DEST, check=False).stdout
+    live = re.search(r'<interface name="org.sriovd.Manager1">.*?</interface>', xml, re.S).group(0)
+    with open(os.path.join(SOURCE, "conf", "org.sriovd.Manager1.xml")) as f:
+        shipped = re.search(r'<interface name="org.sriovd.Manager1">.*?</interface>', f.read(), re.S).group(0)
+    assert live == shipped, "conf/org.sriovd.Manager1.xml differs from the live introspection"
+    for m in ["Allocate", "Release", "SetCoalesce", "GetTenant", "ListDevices", "ListTenants", "ListIrqs", "Plan",
+              "Verify", "Reload", "ForceNumVfs", "Ping"]:
+        assert f'<method name="{m}">' in live or f'<method name="{m}"/>' in live, m
+    for s in ["AllocationChanged", "DeviceAdded", "DeviceRemoved", "DriftDetected"]:
+        assert f'<signal name="{s}">' in live, s
+
+
+def test_properties(env, d, mon):
+    assert env.prop("Version") == "0.1.0"
+    assert env.prop("VfTotal") == 16 and env.prop("VfAllocated") == 0
+    assert env.prop("VfUtilization") == 0.0 and abs(env.prop("VfTarget") - 0.85) < 1e-9
+    assert env.prop("State") == "running"
+    for p in ["RealTime", "ThreadedIrqs", "RtnetPrio", "Iommu"]:
+        assert isinstance(env.prop(p), bool), p
+    st = env.ctl_json("status")
+    assert st["state"] == "running" and st["vf_total"] == 16 and st["version"] == "0.1.0"
+    env.call("Ping")
+
+
+def test_allocate(env, d, mon):
+    r = env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)["data"]
+    kind, addr, netdev, mac = r
+    assert kind == "vf" and addr.startswith("0000:c1:") and netdev and re.fullmatch(r"([0-9a-f]{2}:){5}[0-9a-f]{2}", mac), r
+    # Idempotent: the same answer, no new decision.
+    again = env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "u", 1)["data"]
+    assert again == r, (again, r)
+    assert env.call("GetTenant", "s", "t-vf")["data"] == [kind, addr, netdev, mac, "latency-critical", "allocated"]
+    # Another domain for the same tenant: kept, and saved.
+    env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-2", 1, "numa_node", "i", 1)
+    assert [t["domain"] for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-vf"] == ["vm-2"]
+    env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)
+    v = env.ctl_json("allocate", "t-virtio", "best-effort")
+    assert v["kind"] == "virtio" and v["address"] is None and v["netdev"] is None
+    assert env.ctl_json("tenant", "t-virtio")["state"] == "allocated"
+    mon.wait("AllocationChanged", lambda data: data == ["t-vf"])
+    mon.wait("AllocationChanged", lambda data: data == ["t-virtio"])
+    mon.wait("PropertiesChanged", lambda data: "VfAllocated" in data[1] and data[1]["VfAllocated"]["data"] == 1)
+    assert env.prop("VfAllocated") == 1 and env.prop("Tenants") == 2
+    rows = {t[0]: t for t in env.tenants()}
+    assert rows["t-vf"][1:9] == ["latency-critical", "vf", addr, netdev, mac, "allocated", "vm-1", 1], rows["t-vf"]
+    devs = {x[0]: x for x in env.call("ListDevices")["data"][0]}
+    assert devs[addr][1] == "vf" and devs[addr][6] == "t-vf" and devs["0000:41:00.0"][8] == 8
+    assert len(devs) == 18
+    irqs = env.call("ListIrqs")["data"][0]
+    assert len(irqs) == 82 and irqs[0][0] == 44 and irqs[0][1] == "0000:41:00.0"
+    assert env.ctl("devices", check=0).stdout.count(" vf ") == 16
+    assert len(env.ctl_json("irqs")) == 82
+    # SetCoalesce: the per-guest window, shown by ListTenants.
+    env.ctl("coalesce", "t-vf", "0", "8", check=0)
+    row = [t for t in env.tenants() if t[0] == "t-vf"][0]
+    assert row[9:] == [True, 0, 8], row
+    saved = [t for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-vf"][0]
+    assert saved["coalesce"] == {"rx_usecs": 0, "tx_usecs": 8}, saved
+    # Release, then it is gone.
+    env.ctl("release", "t-virtio", check=0)
+    env.ctl_error(1, E + "UnknownTenant", "tenant", "t-virtio")
+
+
+def test_plan_verify_drift(env, d, mon):
+    plan = env.ctl_json("plan")
+    assert set(plan) == {"actions", "notes"}
+    raw = env.call("Plan")["data"]
+    assert len(raw) == 2
+    # Someone moves an IRQ: a dry run sees it and changes nothing; Verify repairs and signals it.
+    path = os.path.join(d.root, "proc/irq/60/smp_affinity_list")
+    with open(path, "w") as f:
+        f.write("2-7")
+    plan = env.ctl_json("plan")
+    assert any(a["action"] == "irq-affinity" and a.get("irq") == 60 and a["before"] == "2-7" for a in plan["actions"]), plan
+    assert open(path).read().strip() == "2-7"
+    v = env.ctl_json("verify")
+    assert v["found"] >= 1 and v["repaired"] >= 1 and any("IRQ 60: 2-7" in w for w in v["drift"]), v
+    assert open(path).read().strip() != "2-7"
+    mon.wait("DriftDetected", lambda data: "IRQ 60: 2-7" in data[0])
+    assert env.ctl_json("verify")["found"] == 0
+
+
+def test_devices_come_and_go(env, d, mon):
+    link = os.path.join(d.root, "sys/bus/pci/devices/0000:41:00.0/virtfn7")
+    target = os.readlink(link)
+    vf = os.path.basename(target)
+    os.unlink(link)
+    env.ctl("verify")
+    mon.wait("DeviceRemoved", lambda data: data == [vf])
+    os.symlink(target, link)
+    env.ctl("verify")
+    mon.wait("DeviceAdded", lambda data: data == [vf])
+
+
+def test_force_num_vfs(env, d, mon):
+    env.call("ForceNumVfs", "s", "0000:41:00.0")
+    env.ctl("force-num-vfs", "0000:41:00.0", check=0)
+    env.ctl_error(1, E + "UnknownDevice", "force-num-vfs", "0000:99:00.0")
+    env.ctl_error(2, E + "InvalidArgument", "force-num-vfs", "0000:41:00.0/../x")
+
+
+def snapshot(env, d):
+    return env.tenants(), d.state_file()
+
+
+def test_invalid_arguments(env, d, mon):
+    before = snapshot(env, d)
+    for args in [("allocate", "bad id", "best-effort"), ("allocate", "x" * 64, "best-effort"),
+                 ("allocate", "..", "best-effort"), ("allocate", "t1", "Best Effort"),
+                 ("allocate", "t1", "best-effort", "--domain", "a/b"),
+                 ("allocate", "t1", "best-effort", "--domain", "d" * 256),
+                 ("allocate", "t1", "best-effort", "--domain", "x\ty"),
+                 ("allocate", "t1", "best-effort", "--numa-node", "64"),
+                 ("allocate", "t1", "best-effort", "--numa-node", "-2"),
+                 ("coalesce", "t-vf", "100001", "0"),
+                 ("release", "a" * 100), ("tenant", "../etc"), ("coalesce", "t/1", "1", "1")]:
+        env.ctl_error(2, E + "InvalidArgument", *args)
+    # What sriovctl cannot send: unknown keys, wrong types, too many options, a huge string.
+    bad = [("sssa{sv}", "t1", "best-effort", "", 1, "colour", "s", "red"),
+           ("sssa{sv}", "t1", "best-effort", "", 1, "numa_node", "s", "1"),
+           ("sssa{sv}", "t1", "best-effort", "", 2, "numa_node", "i", 0, "numa_node", "i", 1),
+           ("sssa{sv}", "t1", "best-effort", "", 1, "numa_node", "u", 4294967295),
+           ("sssa{sv}", "t1", "best-effort", "", 9, *sum((["k%d" % i, "i", i] for i in range(9)), [])),
+           ("sssa{sv}", "t" * 70000, "best-effort", "", 0)]
+    for args in bad:
+        r = env.call("Allocate", *args, check=False)
+        assert r.returncode != 0, args
+        assert re.search(r"Unknown option|must be of type|given twice|out of range|More than|Invalid tenant",
+                         r.stderr), (args[:6], r.stderr)
+    r = env.busctl("call", *DEST, IFACE, "Allocate", "ss", "t1", "best-effort", check=False)
+    assert r.returncode != 0
+    assert snapshot(env, d) == before, "a rejected call changed something"
+
+
+def test_unprivileged(env, d, mon):
+    before = snapshot(env, d)
+    # Every change: NotPermitted (exit 3), nothing changes.
+    for args in [("allocate", "nobody-t", "best-effort"), ("release", "t-vf"), ("coalesce", "t-vf", "1", "1"),
+                 ("force-num-vfs", "0000:41:00.0"), ("verify",), ("reload",)]:
+        env.ctl_error(3, E + "NotPermitted", *args, user=NOBODY)
+    r = env.call("Allocate", "sssa{sv}", "nobody-t", "best-effort", "", 0, user=NOBODY, check=False)
+    assert r.returncode != 0 and "needs root" in r.stderr, r.stderr
+    assert snapshot(env, d) == before
+    # Every read works.
+    for args in [("status",), ("devices",), ("irqs",), ("tenants",), ("tenant", "t-vf"), ("plan",)]:
+        env.ctl("--json", *args, user=NOBODY, check=0)
+    for m, sig, args in [("GetTenant", "s", ["t-vf"]), ("ListTenants", None, []), ("ListDevices", None, []),
+                         ("ListIrqs", None, []), ("Plan", None, []), ("Ping", None, [])]:
+        env.call(m, sig, *args, user=NOBODY)
+    assert env.prop("State", user=NOBODY) == "running"
+    assert env.busctl("introspect", *DEST, user=NOBODY, check=False).returncode == 0
+    # The access group may change things.
+    try:
+        gid = grp.getgrnam("staff").gr_gid
+    except KeyError:
+        return
+    member = ["setpriv", "--reuid=65534", "--regid=65534", f"--groups={gid}"]
+    env.ctl("allocate", "staff-t", "best-effort", user=member, check=0)
+    env.ctl("release", "staff-t", user=member, check=0)
+
+
+def test_busy(env, d, mon):
+    # Dry runs read all of sysfs: callers without change rights get a bounded share.
+    for _ in range(200):
+        r = env.ctl("--json", "plan", user=NOBODY)
+        if r.returncode != 0:
+            assert r.returncode == 1 and json.loads(r.stdout)["error"] == E + "Busy", r.stdout
+            break
+    else:
+        raise AssertionError("200 unprivileged dry runs, none refused")
+    env.ctl("plan", check=0)       # root is not limited
+
+
+def test_capacity_and_limits(env, d, mon):
+    env.ctl_error(1, E + "UnknownClass", "allocate", "t1", "no-such-class")
+    env.ctl_error(1, E + "UnknownTenant", "release", "no-such-tenant")
+    env.ctl_error(1, E + "UnknownTenant", "coalesce", "no-such-tenant", "1", "1")
+    # sriov-required tenants until the VFs run out.
+    for i in range(20):
+        r = env.ctl("--json", "allocate", f"lc-{i}", "latency-critical")
+        if r.returncode != 0:
+            doc = json.loads(r.stdout)
+            assert r.returncode == 1 and doc["error"] == E + "NoCapacity", (r.stdout, r.stderr)
+            break
+    else:
+        raise AssertionError("16 VFs, 20 sriov-required tenants, none refused")
+    assert env.prop("VfAllocated") == 16
+    for i in range(20):
+        env.ctl("release", f"lc-{i}")
+    # TooManyTenants: the limit lowered to the count; existing tenants may still change.
+    n = len(env.tenants())
+    d.write_conf(max_tenants=n)
+    env.ctl("reload", check=0)
+    env.ctl_error(1, E + "TooManyTenants", "allocate", "one-more", "best-effort")
+    env.ctl("allocate", "t-vf", "latency-critical", check=0)
+    d.write_conf()
+    env.ctl("reload", check=0)
+    # A broken configuration: Failed, the running one stays.
+    with open(d.conf, "a") as f:
+        f.write("[daemon]\nno_such_key = 1\n")
+    env.ctl_error(1, E + "Failed", "reload")
+    d.write_conf()
+    env.ctl("reload", check=0)
+    # The state cannot be saved: Failed, nothing changes.
+    before = snapshot(env, d)
+    aside = d.state + ".aside"
+    os.rename(d.state, aside)
+    os.mkdir(d.state)
+    open(os.path.join(d.state, "x"), "w").close()
+    try:
+        env.ctl_error(1, E + "Failed", "allocate", "unsaved", "best-effort")
+    finally:
+        shutil.rmtree(d.state)
+        os.rename(aside, d.state)
+    assert snapshot(env, d) == before
+
+
+def test_sriovctl_exit_codes(env, d, mon):
+    assert env.ctl(check=2).stderr
+    env.ctl("frobnicate", check=2)
+    env.ctl("allocate", "only-one", check=2)
+    env.ctl("coalesce", "t", "x", "1", check=2)
+    env.ctl("plan", "--numa-node", "1", check=2)
+    r = subprocess.run([SRIOVCTL, "--address", "unix:path=/nonexistent/bus", "status"], capture_output=True, text=True)
+    assert r.returncode == 4, r
+    r = subprocess.run([SRIOVCTL, "status"], capture_output=True, text=True,
+                       env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=env.bus.address))
+    assert r.returncode == 0 and "running" in r.stdout, r
+    assert subprocess.run([SRIOVCTL, "--help"], capture_output=True).returncode == 0
+
+
+def test_concurrency(env, d, mon):
+    classes = ["latency-critical", "throughput", "best-effort"]
+
+    def client(i):
+        for j in range(6):
+            t = f"c{i}-{j}"
+            r = env.ctl("allocate", t, classes[(i + j) % 3], "--numa-node", str(j % 2))
+            assert r.returncode in (0, 1), r.stderr
+            if j % 2:
+                env.ctl("release", t)
+        return i
+
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        list(ex.map(client, range(16)))
+    rows = env.tenants()
+    vfs = [r[3] for r in rows if r[3]]
+    assert len(vfs) == len(set(vfs)), "a VF is held twice"
+    assert all(r[2] == "vf" for r in rows if r[3])
+    state = json.loads(d.state_file())
+    saved = {t["tenant"]: (t["class"], t["kind"], t["vf"] or "", t["mac"]) for t in state["tenants"]}
+    listed = {r[0]: (r[1], r[2] if r[2] != "none" else "none", r[3], r[5]) for r in rows}
+    assert saved == listed, (saved, listed)
+    assert env.prop("VfAllocated") == len(vfs)
+
+
+def test_restart(env, d, mon):
+    before = env.tenants()
+    assert before
+    assert d.stop(signal.SIGTERM) == 0
+    d.start()
+    assert env.tenants() == before
+    assert env.call("GetTenant", "s", before[0][0])["data"][0] == before[0][2]
+    d.stop(signal.SIGKILL)
+    d.start()
+    assert env.tenants() == before
+
+
+TESTS = [test_introspection, test_properties, test_allocate, test_plan_verify_drift, test_devices_come_and_go,
+         test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
+         test_sriovctl_exit_codes, test_concurrency, test_restart]
+ALL_ERRORS = {E + n for n in ["NoCapacity", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",
+                              "Busy", "NotPermitted", "TooManyTenants", "Failed"]}
+
+
+def main():
+    for tool in ["dbus-daemon", "busctl", "setpriv"]:
+        if not shutil.which(tool):
+            print(f"SKIP: {tool} missing")
+            return 77
+    passed = failed = 0
+    tmp = tempfile.mkdtemp(prefix="sriovd-dbus-")
+    os.chmod(tmp, 0o755)    # the unprivileged client reaches the bus socket
+    bus = Bus(tmp)
+    d = mon = None
+    try:
+        d = Daemon(tmp, bus)
+        mon = Monitor(tmp, bus)
+        env = Env(bus)
+        for t in TESTS:
+            try:
+                t(env, d, mon)
+                print(f"ok {t.__name__}")
+                passed += 1
+            except Exception as e:
+                import traceback
+                traceback.print_exc()
+                print(f"FAIL {t.__name__}: {e}")
+                failed += 1
+        missing = ALL_ERRORS - SEEN_ERRORS
+        if missing:
+            print(f"FAIL error names never produced: {sorted(missing)}")
+            failed += 1
+        else:
+            print("ok every error name produced")
+            passed += 1
+        if failed:
+            print(d.stderr()[-5000:])
+    finally:
+        if mon:
+            mon.stop()
+        if d:
+            d.stop(signal.SIGKILL)
+        bus.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
