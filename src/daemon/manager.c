@@ -1129,7 +1129,7 @@ int manager_release(Manager *m, const char *tenant) {
         r = tenants_release(m->tenants, tenant);
         if (r < 0)
                 return r;
-        manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, tenant);
+        /* AllocationChanged went out with the allocator's RELEASED decision. */
         manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
         manager_apply_soon(m, "release");
         return 0;
