@@ -430,14 +430,10 @@ int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) {
         return *ret ? 0 : -ENOMEM;
 }
 
-int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) {
-        va_list ap;
+static int rootfs_opendirv(RootFs *r, DIR **ret, const char *fmt, va_list ap) {
+        int fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY, fmt, ap);
         DIR *d;
-        int fd;
 
-        va_start(ap, fmt);
-        fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY, fmt, ap);
-        va_end(ap);
         if (fd < 0)
                 return fd;
         d = fdopendir(fd);
@@ -448,6 +444,16 @@ int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) {
         }
         *ret = d;
         return 0;
+}
+
+int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) {
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = rootfs_opendirv(r, ret, fmt, ap);
+        va_end(ap);
+        return k;
 }
 
 int rootfs_stat(RootFs *r, struct stat *ret, const char *fmt, ...) {
@@ -487,19 +493,13 @@ int rootfs_list_numbers(RootFs *r, unsigned **ret, size_t *ret_n, const char *fm
         size_t n = 0, allocated = 0;
         struct dirent *de;
         va_list ap;
-        int fd;
+        int k;
 
         va_start(ap, fmt);
-        fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY, fmt, ap);
+        k = rootfs_opendirv(r, &d, fmt, ap);
         va_end(ap);
-        if (fd < 0)
-                return fd;
-        d = fdopendir(fd);
-        if (!d) {
-                int e = negative_errno();
-                close(fd);
-                return e;
-        }
+        if (k < 0)
+                return k;
         while ((de = readdir(d))) {
                 unsigned long v;
                 char *end;
