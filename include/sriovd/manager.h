@@ -70,8 +70,8 @@ typedef struct AllocSummary {
  * many tenants; -EIO (or the errno) when the state could not be saved: then
  * nothing changed.
  */
-int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain, int numa_node,
-                     TenantInfo *ret, char *reason, size_t reason_size);
+int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain,
+                     const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size);
 /* -ENOENT unknown tenant; state errors as above. */
 int manager_release(Manager *m, const char *tenant);
 /* The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us. */

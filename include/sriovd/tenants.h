@@ -9,6 +9,15 @@
 
 typedef struct Tenants Tenants;
 
+/* What a caller may ask for besides the class. */
+typedef struct TenantOptions {
+        int numa_node;                /* the guest's node, -1 = any */
+        bool have_mac;                /* false: derived from the tenant id (stable across hosts) */
+        uint8_t mac[6];
+        int vlan;                     /* 802.1Q tag on the tenant's VF, -1 = none (the PF's policy) */
+} TenantOptions;
+#define TENANT_OPTIONS_DEFAULT ((TenantOptions) { .numa_node = -1, .vlan = -1 })
+
 typedef struct TenantInfo {
         char tenant[TENANT_ID_MAX];
         char class_name[CLASS_NAME_MAX];
@@ -17,6 +26,7 @@ typedef struct TenantInfo {
         char pf[PCI_ADDR_MAX];        /* the VF's PF, "" likewise */
         char netdev[IF_NAMESIZE];     /* the VF's host netdev; "" when passed through or virtio */
         char mac[MAC_STR_MAX];        /* the tenant's MAC (VF or virtio NIC) */
+        int vlan;                     /* -1 = none */
         char domain[256];             /* libvirt domain, "" = none */
         int numa_node;                /* the guest's node, -1 = any */
         bool remote_numa;             /* the VF is not on the guest's node */
@@ -54,8 +64,8 @@ int tenants_update_pool(Tenants *t, const Inventory *inv);
 /* sriovd rewrote pf's sriov_numvfs: its VFs are new devices, whose holders must re-attach. */
 void tenants_vfs_recreated(Tenants *t, const char *pf);
 
-int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain, int numa_node,
-                     char *reason, size_t reason_size);
+int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
+                     const TenantOptions *opts, char *reason, size_t reason_size);
 int tenants_release(Tenants *t, const char *tenant);
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
 

@@ -28,6 +28,8 @@ static const char *arg_address;
 static const char *arg_domain = "";
 static int arg_numa_node = -1;
 static bool arg_have_numa_node;
+static const char *arg_mac;       /* sent as given: sriovd validates */
+static long arg_vlan = -1;
 
 static void bus_unrefp(sd_bus **b) {
         sd_bus_flush_close_unref(*b);
@@ -419,13 +421,20 @@ static int cmd_allocate(sd_bus *bus, char **args, int n) {
         int r;
 
         if (n != 2)
-                return usage_error("%s", "allocate TENANT CLASS [--domain D] [--numa-node N]");
+                return usage_error("%s", "allocate TENANT CLASS [--domain D] [--numa-node N] [--mac MAC] [--vlan ID]");
         r = sd_bus_message_new_method_call(bus, &m, SRIOVD_BUS_NAME, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, "Allocate");
         if (r >= 0)
                 r = sd_bus_message_append(m, "sss", args[0], args[1], arg_domain);
         if (r >= 0)
-                r = arg_have_numa_node ? sd_bus_message_append(m, "a{sv}", 1, "numa_node", "i", (int32_t) arg_numa_node)
-                                       : sd_bus_message_append(m, "a{sv}", 0);
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && arg_have_numa_node)
+                r = sd_bus_message_append(m, "{sv}", "numa_node", "i", (int32_t) arg_numa_node);
+        if (r >= 0 && arg_mac)
+                r = sd_bus_message_append(m, "{sv}", "mac", "s", arg_mac);
+        if (r >= 0 && arg_vlan >= 0)
+                r = sd_bus_message_append(m, "{sv}", "vlan", "u", (uint32_t) arg_vlan);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
         if (r >= 0)
                 r = sd_bus_call(bus, m, 0, &e, &reply);
         if (r < 0) {
@@ -657,7 +666,7 @@ static void help(void) {
                "  irqs                           the NICs' IRQs: affinity, thread priority\n"
                "  tenants                        every tenant and its NIC\n"
                "  tenant TENANT                  one tenant\n"
-               "  allocate TENANT CLASS [--domain D] [--numa-node N]\n"
+               "  allocate TENANT CLASS [--domain D] [--numa-node N] [--mac MAC] [--vlan ID]\n"
                "                                 a VF or virtio-net NIC for a tenant (idempotent)\n"
                "  release TENANT                 give the tenant's NIC back\n"
                "  coalesce TENANT RX TX          the tenant's coalescing window, in microseconds\n"
@@ -676,12 +685,14 @@ static void help(void) {
 }
 
 int main(int argc, char **argv) {
-        enum { OPT_JSON = 0x100, OPT_ADDRESS, OPT_DOMAIN, OPT_NUMA_NODE, OPT_VERSION };
+        enum { OPT_JSON = 0x100, OPT_ADDRESS, OPT_DOMAIN, OPT_NUMA_NODE, OPT_MAC, OPT_VLAN, OPT_VERSION };
         static const struct option options[] = {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "address", required_argument, NULL, OPT_ADDRESS },
                 { "domain", required_argument, NULL, OPT_DOMAIN },
                 { "numa-node", required_argument, NULL, OPT_NUMA_NODE },
+                { "mac", required_argument, NULL, OPT_MAC },
+                { "vlan", required_argument, NULL, OPT_VLAN },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 {}
@@ -712,6 +723,17 @@ int main(int argc, char **argv) {
                         arg_have_numa_node = true;
                         break;
                 }
+                case OPT_MAC:
+                        arg_mac = optarg;
+                        break;
+                case OPT_VLAN: {
+                        char *end;
+                        errno = 0;
+                        arg_vlan = strtol(optarg, &end, 10);
+                        if (errno || *end || !*optarg || arg_vlan < 0 || arg_vlan > UINT32_MAX)
+                                return usage_error("--vlan: not a VLAN id: %s", optarg);
+                        break;
+                }
                 case 'h':
                         help();
                         return EXIT_OK;
@@ -731,8 +753,8 @@ int main(int argc, char **argv) {
                 return usage_error("unknown command \"%s\"", argv[optind]);
         if (argc - optind - 1 < cmd->min_args || argc - optind - 1 > cmd->max_args)
                 return usage_error("wrong number of arguments for %s", cmd->name);
-        if ((arg_have_numa_node || *arg_domain) && !streq(cmd->name, "allocate"))
-                return usage_error("--domain and --numa-node go with %s", "allocate");
+        if ((arg_have_numa_node || *arg_domain || arg_mac || arg_vlan >= 0) && !streq(cmd->name, "allocate"))
+                return usage_error("--domain, --numa-node, --mac and --vlan go with %s", "allocate");
 
         r = sd_bus_error_add_map(sriovd_bus_errors);
         if (r < 0)

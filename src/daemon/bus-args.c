@@ -71,9 +71,50 @@ static int read_numa_node(sd_bus_message *m, int *ret, sd_bus_error *error) {
         return 0;
 }
 
-int bus_read_allocate_options(sd_bus_message *m, int *ret_numa_node, sd_bus_error *error) {
-        bool have_numa = false;
-        int numa_node = -1;
+static int read_mac(sd_bus_message *m, uint8_t ret[6], sd_bus_error *error) {
+        const char *s;
+        uint8_t mac[6];
+        int r;
+
+        r = sd_bus_message_read(m, "v", "s", &s);
+        if (r < 0)
+                return bus_error_setf(error, -EINVAL, "Option mac must be of type s");
+        if (!mac_parse(s, mac) || (mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+                return bus_error_setf(error, -EINVAL, "Option mac \"%.32s\" is not a unicast MAC such as 52:54:00:12:34:56", s);
+        memcpy(ret, mac, 6);
+        return 0;
+}
+
+static int read_vlan(sd_bus_message *m, int *ret, sd_bus_error *error) {
+        const char *contents = NULL;
+        char type;
+        int64_t v;
+        int r;
+
+        r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r < 0)
+                return r;
+        if (streq(contents, "u")) {
+                uint32_t u;
+                r = sd_bus_message_read(m, "v", "u", &u);
+                v = u;
+        } else if (streq(contents, "i")) {
+                int32_t i;
+                r = sd_bus_message_read(m, "v", "i", &i);
+                v = i;
+        } else
+                return bus_error_setf(error, -EINVAL, "Option vlan must be of type u or i, not %s", contents);
+        if (r < 0)
+                return r;
+        if (v < 0 || v > 4094)
+                return bus_error_setf(error, -EINVAL, "Option vlan %lld is out of range 0..4094", (long long) v);
+        *ret = (int) v;
+        return 0;
+}
+
+int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_error *error) {
+        TenantOptions o = TENANT_OPTIONS_DEFAULT;
+        bool have_numa = false, have_vlan = false;
         unsigned n = 0;
         int r;
 
@@ -96,12 +137,22 @@ int bus_read_allocate_options(sd_bus_message *m, int *ret_numa_node, sd_bus_erro
                 if (streq(key, "numa_node")) {
                         if (have_numa)
                                 return bus_error_setf(error, -EINVAL, "Option numa_node given twice");
-                        r = read_numa_node(m, &numa_node, error);
-                        if (r < 0)
-                                return r;
+                        r = read_numa_node(m, &o.numa_node, error);
                         have_numa = true;
+                } else if (streq(key, "mac")) {
+                        if (o.have_mac)
+                                return bus_error_setf(error, -EINVAL, "Option mac given twice");
+                        r = read_mac(m, o.mac, error);
+                        o.have_mac = true;
+                } else if (streq(key, "vlan")) {
+                        if (have_vlan)
+                                return bus_error_setf(error, -EINVAL, "Option vlan given twice");
+                        r = read_vlan(m, &o.vlan, error);
+                        have_vlan = true;
                 } else
-                        return bus_error_setf(error, -EINVAL, "Unknown option \"%.64s\"; expected numa_node", key);
+                        return bus_error_setf(error, -EINVAL, "Unknown option \"%.64s\"; expected numa_node, mac or vlan", key);
+                if (r < 0)
+                        return r;
                 r = sd_bus_message_exit_container(m);
                 if (r < 0)
                         return r;
@@ -109,6 +160,6 @@ int bus_read_allocate_options(sd_bus_message *m, int *ret_numa_node, sd_bus_erro
         r = sd_bus_message_exit_container(m);
         if (r < 0)
                 return r;
-        *ret_numa_node = numa_node;
+        *ret = o;
         return 0;
 }

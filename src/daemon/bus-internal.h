@@ -49,7 +49,7 @@ int bus_check_change(Bus *b, sd_bus_message *m, sd_bus_error *error);
 bool bus_domain_valid(const char *s);
 bool bus_class_name_valid(const char *s);
 /* Read Allocate's a{sv}; InvalidArgument (set in error) on an unknown key, a wrong type or a bad value. */
-int bus_read_allocate_options(sd_bus_message *m, int *ret_numa_node, sd_bus_error *error);
+int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_error *error);
 
 /* bus-read.c: the read-only methods. */
 int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error);

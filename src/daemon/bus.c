@@ -134,9 +134,10 @@ static int method_ping(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         const char *tenant, *class_name, *domain;
-        char reason[256] = "";
+        char reason[256] = "", mac[MAC_STR_MAX];
+        TenantOptions opts;
         TenantInfo t;
-        int numa_node = -1, r;
+        int r;
 
         r = bus_check_change(b, m, error);
         if (r < 0)
@@ -154,7 +155,7 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 return bus_error_setf(error, -EINVAL,
                                       "Invalid domain name; expected at most %d of the characters A-Za-z0-9._+:@-",
                                       BUS_DOMAIN_MAX);
-        r = bus_read_allocate_options(m, &numa_node, error);
+        r = bus_read_allocate_options(m, &opts, error);
         if (r < 0)
                 return r;
 
@@ -163,11 +164,12 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         if (r == -ENOENT && manager_n_tenants(b->manager) >= manager_config(b->manager)->max_tenants)
                 return bus_error_setf(error, -EUSERS, "Tenant limit of %u reached", manager_config(b->manager)->max_tenants);
         /* The same request again: the same answer, without a save or a cycle (retrying controllers). */
-        if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == numa_node &&
+        if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == opts.numa_node &&
+            t.vlan == opts.vlan && (!opts.have_mac || streq(t.mac, mac_format(opts.mac, mac))) &&
             streq(t.state, "allocated"))
                 return sd_bus_reply_method_return(m, "ssss", t.kind, t.vf, t.netdev, t.mac);
 
-        r = manager_allocate(b->manager, tenant, class_name, domain, numa_node, &t, reason, sizeof(reason));
+        r = manager_allocate(b->manager, tenant, class_name, domain, &opts, &t, reason, sizeof(reason));
         switch (r) {
         case 0:
                 break;
@@ -176,7 +178,7 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         case -ENOSPC:
                 return bus_error_setf(error, -ENOSPC, "%s", reason[0] ? reason : "no NIC available");
         case -EINVAL:
-                return bus_error_setf(error, -EINVAL, "Invalid tenant, domain or NUMA node");
+                return bus_error_setf(error, -EINVAL, "Invalid tenant, domain, NUMA node, MAC or VLAN");
         case -EUSERS:
                 return bus_error_setf(error, -EUSERS, "Too many tenants");
         case -EAGAIN:

@@ -1105,15 +1105,16 @@ static void manager_apply_soon(Manager *m, const char *why) {
                 on_kernel_event(why, m);
 }
 
-int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain, int numa_node,
-                     TenantInfo *ret, char *reason, size_t reason_size) {
+int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain,
+                     const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size) {
+        const TenantOptions none = TENANT_OPTIONS_DEFAULT;
         int r;
 
         if (!m->tenants)
                 return -EAGAIN;
         if (!config_find_class(m->config, class_name))
                 return -ENOENT;
-        r = tenants_allocate(m->tenants, tenant, class_name, domain ?: "", numa_node, reason, reason_size);
+        r = tenants_allocate(m->tenants, tenant, class_name, domain ?: "", opts ?: &none, reason, reason_size);
         if (r < 0)
                 return r;
         manager_apply_soon(m, "allocation");

@@ -389,10 +389,10 @@ int tenants_update_pool(Tenants *t, const Inventory *inv) {
         return d.n_decisions > 0 ? tenants_save(t) : 0;
 }
 
-int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain, int numa_node,
-                     char *reason, size_t reason_size) {
+int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
+                     const TenantOptions *opts, char *reason, size_t reason_size) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
-        AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = numa_node };
+        AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = opts->numa_node };
         bool is_new = !extra_find(t, tenant);
         Extra e = { .vlan = -1 };
         int r;
@@ -402,6 +402,9 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         if (!tenant_id_valid(tenant))
                 return -EINVAL;
         if (strlen(domain) >= sizeof(e.domain) || strchr(domain, '/'))
+                return -EINVAL;
+        /* A MAC the state file would refuse to hold: multicast, or outside 802.1Q. */
+        if ((opts->have_mac && (opts->mac[0] & 1)) || opts->vlan < -1 || opts->vlan > STATE_VLAN_MAX)
                 return -EINVAL;
         if (is_new && allocator_n_tenants(t->alloc) + t->n_orphans >= STATE_TENANTS_MAX)
                 return -EUSERS;
@@ -421,11 +424,14 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 mac_derive(tenant, e.mac);
         } else
                 e = *extra_find(t, tenant);
-        bool domain_changed = !streq(e.domain, domain);
+        Extra before = e;
         strscpy(e.domain, sizeof(e.domain), domain);
+        if (opts->have_mac)
+                memcpy(e.mac, opts->mac, sizeof(e.mac));
+        e.vlan = opts->vlan;
         r = extra_add(t, &e);
-        /* A new domain alone is a change too: acknowledged only once saved. */
-        if (r >= 0 && (d.n_decisions > 0 || is_new || domain_changed))
+        /* A new domain, MAC or VLAN alone is a change too: acknowledged only once saved. */
+        if (r >= 0 && (d.n_decisions > 0 || is_new || memcmp(&before, &e, sizeof(e)) != 0))
                 r = tenants_save(t);
         if (r < 0 && is_new) {
                 /* Not saved, so not acknowledged: take it back rather than hold what a restart forgets. */
@@ -470,6 +476,7 @@ static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant 
         uint8_t mac[6];
 
         *ret = (TenantInfo) {
+                .vlan = e ? e->vlan : -1,
                 .kind = alloc_nic_to_string(a->nic),
                 .numa_node = a->numa_node,
                 .remote_numa = a->remote_numa,

@@ -244,6 +244,13 @@ def test_allocate(env, d, mon):
     env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-2", 1, "numa_node", "i", 1)
     assert [t["domain"] for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-vf"] == ["vm-2"]
     env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)
+    # The controller's own MAC and VLAN for a tenant: answered, and saved with it.
+    own = env.call("Allocate", "sssa{sv}", "t-own", "throughput", "", 2, "mac", "s", "52:54:00:ab:cd:ef",
+                   "vlan", "u", 100)["data"]
+    assert own[0] == "vf" and own[3] == "52:54:00:ab:cd:ef", own
+    saved = [t for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-own"][0]
+    assert saved["mac"] == "52:54:00:ab:cd:ef" and saved["vlan"] == 100, saved
+    env.call("Release", "s", "t-own")
     v = env.ctl_json("allocate", "t-virtio", "best-effort")
     assert v["kind"] == "virtio" and v["address"] is None and v["netdev"] is None
     assert env.ctl_json("tenant", "t-virtio")["state"] == "allocated"
@@ -330,12 +337,16 @@ def test_invalid_arguments(env, d, mon):
            ("sssa{sv}", "t1", "best-effort", "", 1, "numa_node", "s", "1"),
            ("sssa{sv}", "t1", "best-effort", "", 2, "numa_node", "i", 0, "numa_node", "i", 1),
            ("sssa{sv}", "t1", "best-effort", "", 1, "numa_node", "u", 4294967295),
+           ("sssa{sv}", "t1", "best-effort", "", 1, "vlan", "u", 4095),
+           ("sssa{sv}", "t1", "best-effort", "", 1, "mac", "s", "01:00:5e:00:00:01"),
+           ("sssa{sv}", "t1", "best-effort", "", 1, "mac", "s", "52:54:00:zz:00:01"),
            ("sssa{sv}", "t1", "best-effort", "", 9, *sum((["k%d" % i, "i", i] for i in range(9)), [])),
            ("sssa{sv}", "t" * 70000, "best-effort", "", 0)]
     for args in bad:
         r = env.call("Allocate", *args, check=False)
         assert r.returncode != 0, args
-        assert re.search(r"Unknown option|must be of type|given twice|out of range|More than|Invalid tenant",
+        assert re.search(r"Unknown option|must be of type|given twice|out of range|More than|Invalid tenant|"
+                         r"not a unicast MAC",
                          r.stderr), (args[:6], r.stderr)
     r = env.busctl("call", *DEST, IFACE, "Allocate", "ss", "t1", "best-effort", check=False)
     assert r.returncode != 0

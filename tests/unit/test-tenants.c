@@ -13,6 +13,8 @@
 
 static const char *fixtures_dir;
 
+#define NODE(n) (&(TenantOptions) { .numa_node = (n), .vlan = -1 })
+
 typedef struct Scratch {
         char dir[64], root[96], config[96], state[96];
 } Scratch;
@@ -90,26 +92,43 @@ TEST(allocate_save_restore) {
         m = start(&s);
 
         /* A latency-critical tenant on node 0 gets a VF of the node-0 PF; a best-effort one virtio. */
-        ASSERT_EQ(manager_allocate(m, "trader-1", "latency-critical", "vm-trader-1", 0, &t, reason, sizeof(reason)), 0);
+        ASSERT_EQ(manager_allocate(m, "trader-1", "latency-critical", "vm-trader-1", NODE(0), &t, reason, sizeof(reason)), 0);
         ASSERT_STREQ(t.kind, "vf");
         ASSERT_STREQ(t.pf, "0000:41:00.0");
         ASSERT(!t.remote_numa);
         ASSERT_STREQ(t.domain, "vm-trader-1");
-        ASSERT_EQ(manager_allocate(m, "web-1", "best-effort", "", -1, &t, reason, sizeof(reason)), 0);
+        ASSERT_EQ(manager_allocate(m, "web-1", "best-effort", "", NODE(-1), &t, reason, sizeof(reason)), 0);
         ASSERT_STREQ(t.kind, "virtio");
         ASSERT_STREQ(t.vf, "");
         /* Idempotent: the same answer, nothing new. */
-        ASSERT_EQ(manager_allocate(m, "trader-1", "latency-critical", "vm-trader-1", 0, &again, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "trader-1", "latency-critical", "vm-trader-1", NODE(0), &again, NULL, 0), 0);
         ASSERT_EQ(manager_get_tenant(m, "trader-1", &t), 0);
         ASSERT_STREQ(again.vf, t.vf);
         /* Bad input changes nothing. */
-        ASSERT_EQ(manager_allocate(m, "../etc", "best-effort", "", -1, NULL, NULL, 0), -EINVAL);
-        ASSERT_EQ(manager_allocate(m, "x", "no-such-class", "", -1, NULL, NULL, 0), -ENOENT);
+        ASSERT_EQ(manager_allocate(m, "../etc", "best-effort", "", NODE(-1), NULL, NULL, 0), -EINVAL);
+        ASSERT_EQ(manager_allocate(m, "x", "no-such-class", "", NODE(-1), NULL, NULL, 0), -ENOENT);
         ASSERT_EQ(manager_release(m, "nobody"), -ENOENT);
         ASSERT_EQ(manager_n_tenants(m), 2);
         manager_alloc_summary(m, &sum);
         ASSERT_EQ(sum.vfs_total, 16);
         ASSERT_EQ(sum.vfs_allocated, 1);
+
+        /* The tenant's own MAC and VLAN, when the controller gives them, replace the derived ones. */
+        TenantOptions own = { .numa_node = 0, .have_mac = true, .vlan = 100 };
+        ASSERT(mac_parse("52:54:00:00:00:07", own.mac));
+        ASSERT_EQ(manager_allocate(m, "trader-2", "latency-critical", "", &own, &t, NULL, 0), 0);
+        ASSERT_STREQ(t.mac, "52:54:00:00:00:07");
+        ASSERT_EQ(t.vlan, 100);
+        own.mac[0] = 0x01;   /* multicast: never a NIC's */
+        ASSERT_EQ(manager_allocate(m, "trader-3", "latency-critical", "", &own, NULL, NULL, 0), -EINVAL);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        const Action *a2 = find_link(manager_plan(m), "trader-2");
+        ASSERT(a2);
+        ASSERT(a2->link_after.set_vlan);
+        ASSERT_EQ(a2->link_after.vlan, 100);
+        ASSERT_EQ(a2->link_after.mac[5], 7);
+        ASSERT_EQ(manager_release(m, "trader-2"), 0);
+        ASSERT_EQ(manager_get_tenant(m, "trader-1", &t), 0);
 
         /* The next cycle puts the tenant's MAC on its VF (skipped: a fixture's netdevs are not ours). */
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
@@ -170,7 +189,7 @@ TEST(corrupt_state_is_kept_aside) {
 
         scratch_new(&s);
         m = start(&s);
-        ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", -1, NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", NODE(-1), NULL, NULL, 0), 0);
         manager_free(m);
 
         /* Torn by something other than sriovd: detected, moved aside, reported; sriovd still starts. */
@@ -189,14 +208,14 @@ TEST(tenant_of_a_removed_class_is_kept) {
 
         scratch_new(&s);
         m = start(&s);
-        ASSERT_EQ(manager_allocate(m, "bulk-1", "throughput", "", 1, NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "bulk-1", "throughput", "", NODE(1), NULL, NULL, 0), 0);
         manager_free(m);
 
         snprintf(path, sizeof(path), "%s/tenant-classes.d/throughput.ini", s.dir);
         ASSERT_EQ(unlink(path), 0);
         m = start(&s);
         ASSERT_EQ(manager_n_tenants(m), 0);   /* not managed without its class ... */
-        ASSERT_EQ(manager_allocate(m, "other", "best-effort", "", -1, NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "other", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
         manager_free(m);
         /* ... but never dropped from the state file. */
         sh("grep -q '\"bulk-1\"' %s/allocations.json", s.state);
