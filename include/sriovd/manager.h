@@ -108,6 +108,9 @@ const char *manager_state(const Manager *m);
 /* The event loop, for the bus connection to attach to (NULL before manager_run()). */
 struct sd_event *manager_event_loop(const Manager *m);
 
+/* Pick up what a previous sriovd (that crashed) changed on IRQ threads, from $RUNTIME_DIRECTORY. */
+int manager_load_runtime(Manager *m);
+
 /* Put IRQ threads back to the scheduling sriovd found them with (done at daemon stop). */
 int manager_restore_sched(Manager *m);
 /* Run as a daemon until SIGTERM/SIGINT. */

@@ -16,6 +16,7 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/monitor.h"
+#include "sriovd/runtime.h"
 #include "sriovd/ethtool.h"
 #include "sriovd/netlink.h"
 #include "sriovd/vf-wait.h"
@@ -46,6 +47,7 @@ struct Manager {
         /* What sriovd changed on IRQ threads, restored when sriovd stops (sorted by pid). */
         SavedSched *saved;
         size_t n_saved, allocated_saved;
+        bool saved_dirty;         /* to be written to $RUNTIME_DIRECTORY/saved-sched */
         /* IRQs whose affinity the kernel refused for good (sorted). */
         unsigned *unmanaged;
         size_t n_unmanaged, allocated_unmanaged;
@@ -412,6 +414,7 @@ static int manager_track_sched(Manager *m, const Action *a) {
         SavedSched key = { .pid = a->pid };
         SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_cmp);
 
+        m->saved_dirty = true;
         if (a->restore) {
                 if (s) {
                         memmove(s, s + 1, (size_t) (m->saved + m->n_saved - (s + 1)) * sizeof(*s));
@@ -479,6 +482,16 @@ static void manager_record_result(Manager *m, const Action *a) {
                               &m->allocated_offloads_unsupported, a->target);
 }
 
+static void fill_saved_sched(FILE *f, const void *userdata) {
+        const Manager *m = userdata;
+        saved_sched_format(f, m->saved, m->n_saved);
+}
+
+/* Kept in /run: a restart after a crash can still put the threads back as sriovd found them. */
+static int manager_write_saved_sched(Manager *m) {
+        return runtime_file_write("saved-sched", 0600, fill_saved_sched, m);
+}
+
 int manager_restore_sched(Manager *m) {
         int r, ret = 0;
 
@@ -496,6 +509,8 @@ int manager_restore_sched(Manager *m) {
                                        sched_policy_to_string(s->policy), s->priority);
                 m->n_saved--;
         }
+        /* All put back: nothing left for a later sriovd to restore. */
+        (void) manager_write_saved_sched(m);
         return ret;
 }
 
@@ -721,6 +736,13 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 /* Notes repeat every cycle; say them on the first and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
                         manager_log_notes(plan);
+                if (m->saved_dirty) {
+                        r = manager_write_saved_sched(m);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to record the IRQ threads' original scheduling, ignoring: %m");
+                        else
+                                m->saved_dirty = false;
+                }
                 m->expect_changes = false;
         }
 
@@ -756,37 +778,43 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
  * them. Written whole to a temporary file and renamed: a reader never sees half
  * a list. Only under systemd's RuntimeDirectory= (or a test's).
  */
-static int manager_write_owned_irqs(Manager *m) {
-        _cleanup_free_ char *path = NULL, *tmp = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        const char *dir = getenv("RUNTIME_DIRECTORY");
+static void fill_owned_irqs(FILE *f, const void *userdata) {
+        const Manager *m = userdata;
         const Inventory *inv = m->inventory;
-        int fd;
 
-        if (!dir || !inv)
-                return 0;
-        if (asprintf(&path, "%s/owned-irqs", dir) < 0 || asprintf(&tmp, "%s/.owned-irqs.XXXXXX", dir) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        f = fdopen(fd, "w");
-        if (!f) {
-                close(fd);
-                (void) unlink(tmp);
-                return -ENOMEM;
-        }
         for (size_t i = 0; i < inv->n_irqs; i++) {
                 unsigned irq = inv->irqs[i].irq;
                 if (inv->irqs[i].writable &&
                     !bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
                         fprintf(f, "%u\n", irq);
         }
-        if (fflush(f) != 0 || fchmod(fileno(f), 0644) < 0 || rename(tmp, path) < 0) {
-                int r = negative_errno();
-                (void) unlink(tmp);
-                return r;
-        }
+}
+
+static int manager_write_owned_irqs(Manager *m) {
+        if (!m->inventory)
+                return 0;
+        return runtime_file_write("owned-irqs", 0644, fill_owned_irqs, m);
+}
+
+int manager_load_runtime(Manager *m) {
+        _cleanup_free_ char *text = NULL;
+        SavedSched *saved = NULL;
+        size_t n = 0;
+        int r;
+
+        r = runtime_file_read("saved-sched", &text);
+        if (r == -ENOENT)
+                return 0;
+        if (r >= 0)
+                r = saved_sched_parse(text, &saved, &n);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
+        /* Each entry is checked again (still that kernel thread?) before anything is restored. */
+        free(m->saved);
+        m->saved = saved;
+        m->n_saved = m->allocated_saved = n;
+        if (n > 0)
+                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", n);
         return 0;
 }
 
@@ -840,6 +868,7 @@ static int manager_run_cycle(Manager *m) {
         r = manager_write_owned_irqs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
+
         log_full_errno(res.n_failed || res.n_drift ? LOG_WARNING : LOG_INFO, 0,
                        LOG_FIELDS(.message_id = SRIOVD_MESSAGE_CYCLE),
                        "Cycle %u: %u actions, %u done, %u failed, %u drift", m->n_cycles, res.n_actions,
@@ -1059,6 +1088,7 @@ int manager_run(Manager *m) {
         r = manager_setup_event(m);
         if (r < 0)
                 return r;
+        (void) manager_load_runtime(m);
         r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
         if (r >= 0)
                 r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m);

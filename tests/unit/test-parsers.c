@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include "sriovd/kernel.h"
+#include "sriovd/runtime.h"
 #include "test.h"
 
 /* A real irq thread's stat line from a 6.1 PREEMPT_RT kernel (FIFO 50). */
@@ -104,10 +106,40 @@ TEST(rootfs_confined) {
         ASSERT_EQ(system(path), 0);
 }
 
+TEST(saved_sched) {
+        static const char *const bad[] = { "1 44 1\n", "0 44 0 0\n", "12 44 9 0\n", "12 44 1 100\n",
+                                           "12 44 1 70", "12 44 1 70 x\n", "-3 44 0 0\n" };
+        SavedSched *s = NULL;
+        char *text = NULL;
+        size_t n = 0, size = 0;
+        FILE *f;
+
+        ASSERT_EQ(saved_sched_parse("1005 45 0 0\n1004 44 1 50\n", &s, &n), 0);
+        ASSERT_EQ(n, 2);
+        ASSERT_EQ(s[0].pid, 1004);   /* sorted by PID */
+        ASSERT_EQ(s[0].irq, 44);
+        ASSERT_EQ(s[0].policy, SCHED_FIFO);
+        ASSERT_EQ(s[0].priority, 50);
+        /* Written and read back, the same. */
+        f = open_memstream(&text, &size);
+        ASSERT(f);
+        saved_sched_format(f, s, n);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_STREQ(text, "1004 44 1 50\n1005 45 0 0\n");
+        free(text);
+        free(s);
+        ASSERT_EQ(saved_sched_parse("", &s, &n), 0);
+        ASSERT_EQ(n, 0);
+        free(s);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ASSERT_EQ(saved_sched_parse(bad[i], &s, &n), -EBADMSG);
+}
+
 int main(void) {
         RUN(proc_stat);
         RUN(irq_thread_name);
         RUN(pci_addr);
         RUN(rootfs_confined);
+        RUN(saved_sched);
         return 0;
 }

@@ -80,6 +80,8 @@ int main(int argc, char **argv) {
         /* The two-socket host, with its fixture IRQ threads replaced by ours: IRQs 44 and 45 of
          * PF 0000:41:00.0, plus a user thread that merely calls itself irq/46-... */
         ASSERT(mkdtemp(dir));
+        /* Where sriovd keeps what it changed on threads, as systemd's RuntimeDirectory= would. */
+        ASSERT_EQ(setenv("RUNTIME_DIRECTORY", dir, 1), 0);
         snprintf(root, sizeof(root), "%s/root", dir);
         snprintf(conf, sizeof(conf), "%s/sriovd.conf", dir);
         snprintf(classes, sizeof(classes), "%s/tenant-classes.d", dir);
@@ -131,6 +133,24 @@ int main(int argc, char **argv) {
                 }
         }
         ASSERT_EQ(restored, 2);
+        expect_sched(tids[0], SCHED_OTHER, 0);
+        expect_sched(tids[1], SCHED_OTHER, 0);
+
+        /*
+         * Back to RT, then sriovd crashes (no restore): a new sriovd finds in the runtime directory
+         * what the threads were before, and puts them back when it stops.
+         */
+        write_file(dir, "sriovd.conf", "[pf 0000:41:00.0]\nclass = rt\n");
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        expect_sched(tids[0], SCHED_FIFO, 70);
+        manager_free(m);   /* no manager_restore_sched(): a crash */
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_load_runtime(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        expect_sched(tids[0], SCHED_FIFO, 70);   /* nothing to change while the class says RT */
+        ASSERT_EQ(manager_restore_sched(m), 0);
         expect_sched(tids[0], SCHED_OTHER, 0);
         expect_sched(tids[1], SCHED_OTHER, 0);
 

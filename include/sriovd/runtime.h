@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* runtime.h — the daemon's files in $RUNTIME_DIRECTORY: gone at reboot, kept across a crash */
+#pragma once
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "sriovd/plan.h"
+
+/*
+ * Write $RUNTIME_DIRECTORY/name whole (temporary file, then rename): a reader
+ * never sees half of it. fill writes the content. 0 without RUNTIME_DIRECTORY
+ * (not under systemd, and no test asked for it).
+ */
+typedef void (*RuntimeFill)(FILE *f, const void *userdata);
+int runtime_file_write(const char *name, mode_t mode, RuntimeFill fill, const void *userdata);
+/* The whole file; -ENOENT when absent or without RUNTIME_DIRECTORY. */
+int runtime_file_read(const char *name, char **ret);
+
+/*
+ * What sriovd changed on IRQ threads, so that a restart after a crash can still
+ * put them back: "PID IRQ POLICY PRIORITY" per line. The parser is pure and
+ * strict (-EBADMSG on a malformed line); *ret sorted by PID.
+ */
+void saved_sched_format(FILE *f, const SavedSched *s, size_t n);
+int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* runtime.c — the daemon's files in $RUNTIME_DIRECTORY: gone at reboot, kept across a crash */
+
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "sriovd/rootfs.h"
+#include "sriovd/runtime.h"
+
+int runtime_file_write(const char *name, mode_t mode, RuntimeFill fill, const void *userdata) {
+        _cleanup_free_ char *path = NULL, *tmp = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+        int fd;
+
+        if (!dir)
+                return 0;
+        if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s/.%s.XXXXXX", dir, name) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        f = fdopen(fd, "w");
+        if (!f) {
+                close(fd);
+                (void) unlink(tmp);
+                return -ENOMEM;
+        }
+        fill(f, userdata);
+        if (fflush(f) != 0 || fchmod(fileno(f), mode) < 0 || rename(tmp, path) < 0) {
+                int r = negative_errno();
+                (void) unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+int runtime_file_read(const char *name, char **ret) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+
+        if (!dir)
+                return -ENOENT;
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return read_fd_full(fd, 1024 * 1024, ret, NULL);
+}
+
+void saved_sched_format(FILE *f, const SavedSched *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%d %u %d %d\n", (int) s[i].pid, s[i].irq, s[i].policy, s[i].priority);
+}
+
+static int saved_pid_cmp(const void *a, const void *b) {
+        pid_t x = ((const SavedSched *) a)->pid, y = ((const SavedSched *) b)->pid;
+        return (x > y) - (x < y);
+}
+
+int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n) {
+        _cleanup_free_ SavedSched *s = NULL;
+        size_t n = 0, allocated = 0;
+
+        for (const char *p = text; *p;) {
+                int pid, policy, priority, consumed = 0;
+                unsigned irq;
+
+                if (sscanf(p, "%d %u %d %d%n", &pid, &irq, &policy, &priority, &consumed) != 4 || pid <= 0 ||
+                    (policy != SCHED_OTHER && policy != SCHED_FIFO && policy != SCHED_RR && policy != SCHED_BATCH &&
+                     policy != SCHED_IDLE) ||
+                    priority < 0 || priority > 99)
+                        return -EBADMSG;
+                p += consumed;
+                if (*p != '\n')
+                        return -EBADMSG;
+                p++;
+                if (GREEDY_REALLOC(s, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                s[n++] = (SavedSched) { .pid = pid, .irq = irq, .policy = policy, .priority = priority };
+        }
+        qsort_safe(s, n, sizeof(*s), saved_pid_cmp);
+        *ret = TAKE_PTR(s);
+        *ret_n = n;
+        return 0;
+}
