@@ -21,6 +21,7 @@ typedef struct CycleResult {
         unsigned n_done;
         unsigned n_skipped;      /* not carried out on purpose (thread priorities on a fixture) */
         unsigned n_failed;
+        unsigned n_transient;    /* of the failures, those worth retrying soon (EBUSY, EAGAIN...) */
         unsigned n_drift;        /* actions the verify pass still finds needed */
         unsigned n_policy_errors;
 } CycleResult;

@@ -26,6 +26,8 @@ struct Manager {
         sd_event_source *drift_timer;
         sd_event_source *recheck_timer;   /* events coalesced into one cycle */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
+        sd_event_source *retry_timer;     /* transient failures, retried with backoff */
+        uint64_t retry_usec;              /* the next backoff; 0 = none pending */
         LinkMonitor *link_monitor;
         EthtoolMonitor *ethtool_monitor;
         DeviceMonitor *device_monitor;
@@ -126,6 +128,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->drift_timer);
         sd_event_source_unref(m->recheck_timer);
         sd_event_source_unref(m->vf_timer);
+        sd_event_source_unref(m->retry_timer);
         vf_wait_list_done(&m->vf_waits);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
@@ -592,8 +595,10 @@ static void manager_apply(Manager *m, Plan *plan, CycleResult *res, Created *cre
                         res->n_skipped++;
                 else if (a->result > 0)
                         res->n_done++;
-                else if (a->result < 0)
+                else if (a->result < 0) {
                         res->n_failed++;
+                        res->n_transient += kernel_error_classify(a->kind, a->result).class == ERROR_TRANSIENT;
+                }
 
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
                         if (m->tenants)
@@ -857,6 +862,41 @@ static void manager_arm_vf_timer(Manager *m) {
                 log_warning_errno(r, "Failed to arm the VF creation deadline, the drift timer will report it: %m");
 }
 
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/*
+ * EBUSY on an IRQ being moved, EAGAIN, a PF mid-reset: worth another try soon,
+ * not only at the next drift check; and backing off, so a stuck one costs
+ * little. 200 ms, doubling, up to the drift period (or 30 s without one).
+ */
+#define RETRY_FIRST_USEC (200 * 1000)
+static void manager_arm_retry(Manager *m, unsigned n_transient) {
+        uint64_t cap = m->config->drift_check_sec ? (uint64_t) m->config->drift_check_sec * 1000000 : 30 * 1000000;
+        int r;
+
+        if (!m->event)
+                return;
+        if (n_transient == 0) {
+                m->retry_usec = 0;
+                if (m->retry_timer)
+                        (void) sd_event_source_set_enabled(m->retry_timer, SD_EVENT_OFF);
+                return;
+        }
+        m->retry_usec = m->retry_usec ? MIN(m->retry_usec * 2, cap) : RETRY_FIRST_USEC;
+        if (!m->retry_timer)
+                r = sd_event_add_time_relative(m->event, &m->retry_timer, CLOCK_MONOTONIC, m->retry_usec, 10 * 1000,
+                                               on_retry_timer, m);
+        else {
+                r = sd_event_source_set_time_relative(m->retry_timer, m->retry_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->retry_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule a retry, the drift timer will: %m");
+        else
+                log_debug("%u transient failures: retrying in %" PRIu64 " ms", n_transient, m->retry_usec / 1000);
+}
+
 static int manager_run_cycle(Manager *m) {
         CycleResult res;
         int r;
@@ -865,6 +905,7 @@ static int manager_run_cycle(Manager *m) {
         manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
+        manager_arm_retry(m, res.n_transient);
         r = manager_write_owned_irqs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
@@ -873,6 +914,14 @@ static int manager_run_cycle(Manager *m) {
                        LOG_FIELDS(.message_id = SRIOVD_MESSAGE_CYCLE),
                        "Cycle %u: %u actions, %u done, %u failed, %u drift", m->n_cycles, res.n_actions,
                        res.n_done, res.n_failed, res.n_drift);
+        return 0;
+}
+
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_run_cycle(m);
+        manager_notify_status(m, "");
         return 0;
 }
 

@@ -360,8 +360,25 @@ def test_coalescing_and_offloads_in_netns(tmp):
         subprocess.run(["ip", "netns", "del", ns])
 
 
+def test_transient_errors_retried_with_backoff(tmp):
+    """EBUSY on an IRQ is retried soon and backing off, not only at the next drift check."""
+    d = Daemon(tmp, "[daemon]\ndrift_check_sec = 0\n", {"SRIOVD_TEST_FAIL_WRITE": "/proc/irq/60/=16"})
+    try:
+        d.wait_for("READY")
+        fails = lambda: d.stderr().count("Failed irq-affinity 0000:41:00.3 IRQ 60")
+        # Without a drift timer only the retry can try again: 200 ms, 400 ms, 800 ms ...
+        assert wait_until(lambda: fails() >= 4, timeout=15), d.stderr()
+        assert "Device or resource busy" in d.stderr() and "transient" in d.stderr()
+        # The other IRQs were pinned at once and are not touched again.
+        assert d.read("proc/irq/61/smp_affinity_list") != "0-31"
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=10) == 0
+    finally:
+        d.stop()
+
+
 def main():
-    tests = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
+    tests = [test_transient_errors_retried_with_backoff, test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sriovd-daemon-") as tmp:
             print("==", t.__name__, flush=True)
