@@ -34,6 +34,9 @@ struct Bus {
         Manager *manager;
         sd_bus *bus;
         sd_bus_slot *vtable_slot;
+        sd_bus_slot *disconnect_slot;
+        sd_event_source *reconnect_timer;   /* the bus daemon went away: try again, backing off */
+        uint64_t reconnect_usec;
         BusProps announced;
         /* Token bucket for unprivileged dry-run plans. */
         double plan_tokens;

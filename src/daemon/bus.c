@@ -107,6 +107,9 @@ static void on_manager_event(Manager *m, ManagerEvent e, const char *subject, vo
         Bus *b = userdata;
         int r;
 
+        if (!b->bus)
+                return;   /* off the bus until it is back: nobody to tell */
+
         if (e == MANAGER_EVENT_STATE_CHANGED) {
                 bus_announce_properties(b);
                 return;
@@ -372,12 +375,84 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-int bus_new(Manager *m, Bus **ret) {
-        _cleanup_(bus_freep) Bus *b = NULL;
-        sd_event *event = manager_event_loop(m);
+static int bus_connect(Bus *b);
+
+static void bus_disconnect(Bus *b) {
+        b->vtable_slot = sd_bus_slot_unref(b->vtable_slot);
+        b->disconnect_slot = sd_bus_slot_unref(b->disconnect_slot);
+        b->bus = sd_bus_flush_close_unref(b->bus);
+}
+
+/* dbus-daemon restarted (or crashed): 1 s, doubling to 30 s, until it is back. */
+#define RECONNECT_FIRST_USEC (1000 * 1000)
+#define RECONNECT_MAX_USEC (30 * 1000 * 1000)
+
+static int on_reconnect_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Bus *b = userdata;
         int r;
 
-        if (!event)
+        bus_disconnect(b);
+        r = bus_connect(b);
+        if (r >= 0) {
+                log_info("D-Bus API %s back on the bus", SRIOVD_BUS_NAME);
+                b->reconnect_usec = 0;
+                return 0;
+        }
+        bus_disconnect(b);
+        b->reconnect_usec = MIN(b->reconnect_usec * 2, (uint64_t) RECONNECT_MAX_USEC);
+        log_warning_errno(r, "Failed to reconnect to the system bus, trying again in %" PRIu64 " s: %m",
+                          b->reconnect_usec / 1000000);
+        r = sd_event_source_set_time_relative(s, b->reconnect_usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return r;
+}
+
+static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        int r;
+
+        log_full_errno(LOG_WARNING, 0, NULL, "Lost the system bus; the D-Bus API is away until it is back");
+        b->reconnect_usec = RECONNECT_FIRST_USEC;
+        /* Not from inside this connection's own callback: the timer drops and reopens it. */
+        if (!b->reconnect_timer)
+                r = sd_event_add_time_relative(manager_event_loop(b->manager), &b->reconnect_timer, CLOCK_MONOTONIC,
+                                               b->reconnect_usec, 100 * 1000, on_reconnect_timer, b);
+        else {
+                r = sd_event_source_set_time_relative(b->reconnect_timer, b->reconnect_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(b->reconnect_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_error_errno(r, "Failed to schedule reconnecting to the system bus: %m");
+        return 0;
+}
+
+static int bus_connect(Bus *b) {
+        int r;
+
+        r = sd_bus_open_system_with_description(&b->bus, "sriovd");
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(b->bus, &b->vtable_slot, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, manager_vtable, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_match_signal(b->bus, &b->disconnect_slot, "org.freedesktop.DBus.Local",
+                                "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local", "Disconnected",
+                                on_disconnected, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_request_name(b->bus, SRIOVD_BUS_NAME, 0);
+        if (r < 0)
+                return r;
+        return sd_bus_attach_event(b->bus, manager_event_loop(b->manager), SD_EVENT_PRIORITY_NORMAL);
+}
+
+int bus_new(Manager *m, Bus **ret) {
+        _cleanup_(bus_freep) Bus *b = NULL;
+        int r;
+
+        if (!manager_event_loop(m))
                 return -EINVAL;
         b = calloc(1, sizeof(*b));
         if (!b)
@@ -388,16 +463,7 @@ int bus_new(Manager *m, Bus **ret) {
         r = sd_bus_error_add_map(sriovd_bus_errors);
         if (r < 0)
                 return r;
-        r = sd_bus_open_system_with_description(&b->bus, "sriovd");
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(b->bus, &b->vtable_slot, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, manager_vtable, b);
-        if (r < 0)
-                return r;
-        r = sd_bus_request_name(b->bus, SRIOVD_BUS_NAME, 0);
-        if (r < 0)
-                return r;
-        r = sd_bus_attach_event(b->bus, event, SD_EVENT_PRIORITY_NORMAL);
+        r = bus_connect(b);
         if (r < 0)
                 return r;
         bus_props_read(b, &b->announced);
@@ -412,8 +478,8 @@ Bus *bus_free(Bus *b) {
                 return NULL;
         if (b->manager)
                 manager_set_event_fn(b->manager, NULL, NULL);
-        sd_bus_slot_unref(b->vtable_slot);
-        sd_bus_flush_close_unref(b->bus);
+        sd_event_source_unref(b->reconnect_timer);
+        bus_disconnect(b);
         free(b);
         return NULL;
 }

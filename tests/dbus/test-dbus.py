@@ -68,10 +68,15 @@ class Bus:
     def __init__(self, tmp):
         self.sock = os.path.join(tmp, "bus.sock")
         self.address = "unix:path=" + self.sock
-        conf = os.path.join(tmp, "bus.conf")
-        with open(conf, "w") as f:
+        self.conf = os.path.join(tmp, "bus.conf")
+        with open(self.conf, "w") as f:
             f.write(BUS_CONF.format(sock=self.sock, policy=os.path.join(SOURCE, "conf", "org.sriovd.Manager1.conf")))
-        self.proc = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork", "--print-address"],
+        self.start()
+
+    def start(self):
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        self.proc = subprocess.Popen(["dbus-daemon", "--config-file=" + self.conf, "--nofork", "--print-address"],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert self.proc.stdout.readline().startswith("unix:"), "dbus-daemon did not start"
 
@@ -487,9 +492,19 @@ def test_restart(env, d, mon):
     assert env.tenants() == before
 
 
+def test_bus_daemon_restart(env, d, mon):
+    """dbus-daemon restarts under sriovd: the API comes back by itself, tenants intact."""
+    before = env.tenants()
+    env.bus.stop()
+    env.bus.start()
+    assert wait_until(lambda: env.call("Ping", check=False).returncode == 0, timeout=20), d.stderr()[-3000:]
+    assert "Lost the system bus" in d.stderr() and "back on the bus" in d.stderr()
+    assert env.tenants() == before
+
+
 TESTS = [test_introspection, test_properties, test_allocate, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
-         test_sriovctl_exit_codes, test_concurrency, test_restart]
+         test_sriovctl_exit_codes, test_concurrency, test_restart, test_bus_daemon_restart]
 ALL_ERRORS = {E + n for n in ["NoCapacity", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",
                               "Busy", "NotPermitted", "TooManyTenants", "Failed"]}
 
