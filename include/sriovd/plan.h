@@ -90,6 +90,7 @@ typedef struct PlanAllocation {
         char class_name[CLASS_NAME_MAX];  /* its coalescing and offloads; "" = the PF's class */
         bool have_coalesce;             /* a per-guest override of the class's window */
         unsigned rx_usecs, tx_usecs;
+        int vcpu0_cpu;                  /* host CPU running the guest's vCPU 0 (libvirt), -1 = unknown */
         bool have_mac;                  /* false: derived from the tenant id */
         uint8_t mac[6];
         int vlan, qos;                  /* -1 = the PF's policy */

@@ -20,7 +20,8 @@ static const char *class_name(const TenantClass *cls) {
  * treated as numa-local: IRQs of devices that are not latency-critical stay
  * off the RT cores. Returns false, with a note saying why, when there is none.
  */
-static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, CpuSet *ret) {
+static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, const PlanAllocation *alloc,
+                        CpuSet *ret) {
         const Topology *t = &b->inv->topo;
         const CpuSet *node = pf->numa_node >= 0 && (unsigned) pf->numa_node < t->n_nodes
                                      ? &t->node_cpus[pf->numa_node] : NULL;
@@ -29,10 +30,17 @@ static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, Cp
 
         switch (policy) {
         case IRQ_CPUS_VCPU:
-                /* vCPU 0's host CPU comes with an allocation; until then stay NUMA-local. */
-                plan_add_note(b, NOTE_INFO, pf->addr,
-                              "class %s pins IRQs to the guest's vCPU 0, which no allocation names "
-                              "yet; NUMA-local housekeeping CPUs meanwhile", class_name(cls));
+                /* Seed 000: a VF's interrupts on the CPU that runs its guest's vCPU 0. */
+                if (alloc && alloc->vcpu0_cpu >= 0 && cpuset_has(&t->online, (unsigned) alloc->vcpu0_cpu)) {
+                        cpuset_clear(ret);
+                        cpuset_add(ret, (unsigned) alloc->vcpu0_cpu);
+                        break;
+                }
+                /* Not known yet (guest not running), or the PF itself: NUMA-local meanwhile. */
+                if (alloc)
+                        plan_add_note(b, NOTE_INFO, alloc->vf,
+                                      "tenant %s: vCPU 0's host CPU is not known yet (guest not running?); "
+                                      "NUMA-local housekeeping CPUs meanwhile", alloc->tenant);
                 _fallthrough_;
         case IRQ_CPUS_NUMA_LOCAL:
                 if (node)
@@ -181,13 +189,28 @@ void plan_irqs(PlanBuilder *b) {
                                       "affinity is enforced, priority cannot be",
                                       cls->name, cls->irq_thread_priority);
 
-                if (!pf_irq_cpus(b, pf, cls, &set))
+                if (!pf_irq_cpus(b, pf, cls, NULL, &set))
                         continue;
                 plan_device(b, pf->addr, pf->irqs, pf->n_irqs, 0, &set, cls, &managed);
                 /* VFs about to be destroyed are not worth pinning; their successors are, next pass. */
-                for (size_t j = 0; j < pf->n_vfs && !plan_pf_vfs_replaced(b, pf); j++)
-                        plan_device(b, pf->vfs[j].addr, pf->vfs[j].irqs, pf->vfs[j].n_irqs,
-                                    pf->vfs[j].index + 1, &set, cls, &managed);
+                for (size_t j = 0; j < pf->n_vfs && !plan_pf_vfs_replaced(b, pf); j++) {
+                        const Vf *vf = &pf->vfs[j];
+                        const PlanAllocation *alloc = plan_find_allocation(b, vf->addr);
+                        const TenantClass *vcls =
+                                alloc && alloc->class_name[0] ? config_find_class(b->cfg, alloc->class_name) : NULL;
+                        CpuSet vset;
+
+                        /* A tenant's VF follows the tenant's class: a trader's VF on RT cores on any PF. */
+                        if (!vcls || vcls == cls) {
+                                if (vcls && vcls->irq_cpus == IRQ_CPUS_VCPU && pf_irq_cpus(b, pf, vcls, alloc, &vset))
+                                        plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &vset, vcls,
+                                                    &managed);
+                                else
+                                        plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &set, cls,
+                                                    &managed);
+                        } else if (pf_irq_cpus(b, pf, vcls, alloc, &vset))
+                                plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &vset, vcls, &managed);
+                }
                 if (managed > 0)
                         plan_add_note(b, NOTE_INFO, pf->addr,
                                       "%u kernel-managed IRQs (read-only affinity) left to the kernel", managed);

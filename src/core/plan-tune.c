@@ -16,10 +16,6 @@ static bool addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr
         return false;
 }
 
-static int allocation_cmp(const void *key, const void *elem) {
-        return strcmp(key, ((const PlanAllocation *) elem)->vf);
-}
-
 /* What the class (and the tenant's own override) want; false when nothing. */
 static bool coalesce_want(const TenantClass *cls, const PlanAllocation *alloc, CoalesceChange *ret) {
         *ret = COALESCE_CHANGE_NONE;
@@ -160,9 +156,7 @@ void plan_tune(PlanBuilder *b) {
                         }
                         for (size_t j = 0; j < pf->n_vfs; j++) {
                                 const Vf *vf = &pf->vfs[j];
-                                const PlanAllocation *alloc =
-                                        bsearch_safe(vf->addr, b->ctx->allocations, b->ctx->n_allocations,
-                                                     sizeof(PlanAllocation), allocation_cmp);
+                                const PlanAllocation *alloc = plan_find_allocation(b, vf->addr);
                                 const TenantClass *cls = alloc && alloc->class_name[0]
                                                                  ? config_find_class(b->cfg, alloc->class_name)
                                                                  : pf_cls;

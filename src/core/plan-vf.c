@@ -10,7 +10,7 @@ static int allocation_cmp(const void *key, const void *elem) {
         return strcmp(key, ((const PlanAllocation *) elem)->vf);
 }
 
-static const PlanAllocation *find_allocation(const PlanBuilder *b, const char *vf) {
+const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf) {
         return bsearch_safe(vf, b->ctx->allocations, b->ctx->n_allocations, sizeof(PlanAllocation),
                             allocation_cmp);
 }
@@ -22,7 +22,7 @@ static unsigned pf_allocated(const PlanBuilder *b, const Pf *pf, char *names, si
 
         names[0] = 0;
         for (size_t i = 0; i < pf->n_vfs; i++) {
-                const PlanAllocation *a = find_allocation(b, pf->vfs[i].addr);
+                const PlanAllocation *a = plan_find_allocation(b, pf->vfs[i].addr);
                 if (!a)
                         continue;
                 if (k < size) {
@@ -213,7 +213,7 @@ void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
 
         for (unsigned i = 0; i < count; i++) {
                 const Vf *vf = replaced ? NULL : pf_find_vf(pf, i);
-                const PlanAllocation *alloc = vf ? find_allocation(b, vf->addr) : NULL;
+                const PlanAllocation *alloc = vf ? plan_find_allocation(b, vf->addr) : NULL;
                 const VfLink *cur = NULL;
                 VfLinkChange want, change;
                 Action *a;
@@ -272,7 +272,7 @@ void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
                         }
                 } else {
                         /* A VF a tenant holds may be in a guest right now: never pull it back. */
-                        if (find_allocation(b, vf->addr))
+                        if (plan_find_allocation(b, vf->addr))
                                 continue;
                         if (vf->driver[0] && !streq(vf->driver, "vfio-pci"))
                                 continue;

@@ -128,14 +128,45 @@ TEST(single_and_explicit_list) {
         check_device(p, inv->pfs[1].irqs, inv->pfs[1].n_irqs, 0, "30-31", true, 0);
 }
 
-TEST(vcpu_waits_for_allocation) {
+TEST(vcpu_follows_the_guest) {
         _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
         _cleanup_(config_freep) Config *c = config("[pf 0000:c1:00.0]\nclass = vcpu\n");
-        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        const Pf *pf = &inv->pfs[1];
+        PlanAllocation allocs[] = {
+                { .vf = "0000:c1:00.2", .tenant = "g-running", .class_name = "vcpu", .vlan = -1, .qos = -1, .vcpu0_cpu = 27 },
+                { .vf = "0000:c1:00.3", .tenant = "g-stopped", .class_name = "vcpu", .vlan = -1, .qos = -1, .vcpu0_cpu = -1 },
+        };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 2 };
 
+        /* No tenant: the PF and its VFs belong to no guest, NUMA-local. */
         ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
-        ASSERT_EQ(count_notes(p, NOTE_INFO, "no allocation names yet"), 1);
-        check_device(p, inv->pfs[1].irqs, inv->pfs[1].n_irqs, 0, "16-17,24-31", true, 0);
+        check_device(p, pf->irqs, pf->n_irqs, 0, "16-17,24-31", true, 0);
+        check_device(p, pf->vfs[0].irqs, pf->vfs[0].n_irqs, 1, "16-17,24-31", true, 0);
+
+        /* Seed 000: a running guest's VF takes its interrupts on the CPU of the guest's vCPU 0. */
+        ASSERT_EQ(plan_build(inv, c, &ctx, &q), 0);
+        check_device(q, pf->vfs[0].irqs, pf->vfs[0].n_irqs, 1, "27", true, 0);
+        /* A stopped guest's CPU is not known: NUMA-local meanwhile, and said. */
+        check_device(q, pf->vfs[1].irqs, pf->vfs[1].n_irqs, 2, "16-17,24-31", true, 0);
+        ASSERT_EQ(count_notes(q, NOTE_INFO, "tenant g-stopped: vCPU 0's host CPU is not known yet"), 1);
+        check_device(q, pf->irqs, pf->n_irqs, 0, "16-17,24-31", true, 0);
+}
+
+TEST(tenant_class_beats_pf_class) {
+        _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nclass = tp\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const Pf *pf = &inv->pfs[0];
+        PlanAllocation alloc = { .vf = "0000:41:00.4", .tenant = "trader", .class_name = "rt", .vlan = -1, .qos = -1,
+                                 .vcpu0_cpu = -1 };
+        PlanContext ctx = { .allocations = &alloc, .n_allocations = 1 };
+
+        /* A latency-critical tenant's VF on a throughput PF: RT cores of the node, FIFO 99; the rest NUMA-local. */
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        check_device(p, pf->vfs[2].irqs, pf->vfs[2].n_irqs, 3, "2-7", true, 99);
+        check_device(p, pf->vfs[1].irqs, pf->vfs[1].n_irqs, 2, "0-1,8-15", true, 0);
+        check_device(p, pf->irqs, pf->n_irqs, 0, "0-1,8-15", true, 0);
 }
 
 TEST(configured_cpus_and_empty_sets) {
@@ -274,7 +305,8 @@ int main(int argc, char **argv) {
 
         RUN(rt_and_numa_local);
         RUN(single_and_explicit_list);
-        RUN(vcpu_waits_for_allocation);
+        RUN(vcpu_follows_the_guest);
+        RUN(tenant_class_beats_pf_class);
         RUN(configured_cpus_and_empty_sets);
         RUN(managed_and_unmanaged_left_alone);
         RUN(restore_when_leaving_rt);
