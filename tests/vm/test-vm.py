@@ -142,7 +142,7 @@ def conf_files(guest):
 def qemu_command(kernel, initrd, append, console, results):
     return [
         "timeout", "--kill-after=10", str(TIMEOUT), QEMU,
-        "-accel", "tcg", "-machine", "q35", "-cpu", "max", "-smp", "4", "-m", "1G",
+        "-accel", "tcg,thread=single", "-machine", "q35", "-cpu", "max", "-smp", "4", "-m", "1G",
         "-nodefaults", "-display", "none", "-no-reboot",
         "-object", "memory-backend-ram,id=m0,size=512M",
         "-object", "memory-backend-ram,id=m1,size=512M",
