@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# daemon.sh — guest 3: sriovd as a daemon (no udevd here: the drift timer notices). The PF's
+# driver is unbound and bound again (its VFs vanish); VF links are brought up as a host using
+# them would (igbvf requests its vectors at open); sriovd must bring back the VFs, their
+# link settings and IRQ pins; an IRQ affinity overwritten behind its back must be put back.
+pf_up
+sriovd --config /vm/conf/sriovd.conf > /tmp/daemon.log 2>&1 &
+DAEMON=$!
+
+# Done when the VFs are there with their VLAN and every PF/VF vector is on the expected CPUs.
+configured() {
+        find_pf || return 1
+        [ "$(cat "$PF/sriov_numvfs")" = "$WANT_VFS" ] || return 1
+        [ "$("$IP" -d link show "$PF_NETDEV" 2>/dev/null | grep -c "vlan $WANT_VLAN")" = "$WANT_VFS" ] || return 1
+        for v in "$PF_ADDR" $(vf_addrs); do
+                for i in $(ls "/sys/bus/pci/devices/$v/msi_irqs" 2>/dev/null); do
+                        [ "$(cat /proc/irq/$i/smp_affinity_list 2>/dev/null)" = "$WANT_CPUS" ] || return 1
+                done
+        done
+        return 0
+}
+
+wait_for 120 vf_netdevs_ready
+vfs_up
+wait_for 60 configured
+snapshot started
+
+echo "$PF_ADDR" > /sys/bus/pci/drivers/igb/unbind
+wait_for 30 [ ! -e "$PF/virtfn0" ]
+snapshot unbound
+echo "$PF_ADDR" > /sys/bus/pci/drivers/igb/bind
+pf_up
+wait_for 120 vf_netdevs_ready
+vfs_up
+wait_for 60 configured
+snapshot rebound
+
+# An affinity changed behind sriovd's back: the first VF's first vector onto CPU 0.
+VF0=$(vf_addrs | head -n1)
+IRQ=$(ls "/sys/bus/pci/devices/$VF0/msi_irqs" | head -n1)
+echo 0 > /proc/irq/$IRQ/smp_affinity_list
+emit "{\"step\":\"overwritten\",\"irq\":$IRQ,\"affinity\":\"$(cat /proc/irq/$IRQ/smp_affinity_list)\"}"
+wait_for 30 [ "$(cat /proc/irq/$IRQ/smp_affinity_list)" = "$WANT_CPUS" ]
+snapshot repaired
+
+kill -TERM $DAEMON
+wait $DAEMON
+emit_file daemon-log /tmp/daemon.log $?
