@@ -29,6 +29,8 @@ void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 /* The tenant holding VF vf, NULL when none (allocations are sorted by VF). */
 const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf);
+/* Whether the plan binds VF vf to vfio-pci (its host netdev is going away). */
+bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf);
 /* Whether the plan already changes the PF's VF count, i.e. its present VFs are going away. */
 bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf);
 

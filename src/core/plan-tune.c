@@ -67,8 +67,36 @@ static void plan_coalesce(PlanBuilder *b, const char *addr, int ifindex, const N
                               strerror(-tune->coalesce_error));
                 return;
         }
-        if (tune->known && coalesce_diff(&tune->coalesce, &want, &want) == 0)
-                return;
+        if (tune->known) {
+                /* A parameter the driver lacks (not reported) would make the kernel refuse the whole request. */
+                static const char *const names[] = { "rx-usecs", "tx-usecs", "rx-frames", "tx-frames", "adaptive-rx",
+                                                     "adaptive-tx" };
+                const Coalesce *c = &tune->coalesce;
+                long *w[] = { &want.rx_usecs, &want.tx_usecs, &want.rx_frames, &want.tx_frames };
+                int *wa[] = { &want.adaptive_rx, &want.adaptive_tx };
+                const long cur[] = { c->rx_usecs, c->tx_usecs, c->rx_frames, c->tx_frames, c->adaptive_rx, c->adaptive_tx };
+                char lacks[96] = "";
+                size_t k = 0;
+
+                for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                        bool wanted = i < 4 ? *w[i] >= 0 : *wa[i - 4] >= 0;
+                        int n;
+
+                        if (!wanted || cur[i] >= 0)
+                                continue;
+                        if (i < 4)
+                                *w[i] = -1;
+                        else
+                                *wa[i - 4] = -1;
+                        n = snprintf(lacks + k, sizeof(lacks) - k, "%s%s", k ? ", " : "", names[i]);
+                        k += n > 0 && (size_t) n < sizeof(lacks) - k ? (size_t) n : 0;
+                }
+                if (k > 0)
+                        plan_add_note(b, NOTE_INFO, addr, "the driver has no %s: left out of class %s's window",
+                                      lacks, cls->name);
+                if (coalesce_diff(&tune->coalesce, &want, &want) == 0)
+                        return;
+        }
 
         a = plan_add_action(b, ACTION_SET_COALESCE, addr, 0, 0);
         if (!a)
@@ -161,6 +189,9 @@ void plan_tune(PlanBuilder *b) {
                                                                  ? config_find_class(b->cfg, alloc->class_name)
                                                                  : pf_cls;
 
+                                /* Rebinding to vfio-pci in this plan takes the netdev away: nothing to tune. */
+                                if (vf->ifindex > 0 && plan_vf_leaves_host(b, vf->addr))
+                                        continue;
                                 if (vf->ifindex <= 0) {
                                         if (alloc && pass == 0 && cls)
                                                 plan_add_note(b, NOTE_INFO, vf->addr,

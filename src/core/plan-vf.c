@@ -293,3 +293,12 @@ void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
                               "enable VT-d/AMD-Vi and boot with intel_iommu=on (config line %u)",
                               no_group, first, pol->line);
 }
+
+bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf) {
+        for (size_t i = 0; i < b->plan->n_actions; i++) {
+                const Action *a = &b->plan->actions[i];
+                if (a->kind == ACTION_SET_VF_DRIVER && streq(a->target, vf) && streq(a->driver_after, "vfio-pci"))
+                        return true;
+        }
+        return false;
+}

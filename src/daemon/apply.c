@@ -11,6 +11,9 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error) {
 
         if (kind == ACTION_SET_IRQ_AFFINITY)
                 switch (e) {
+                case ENOENT:
+                        return (ErrorInfo) { ERROR_TRANSIENT,
+                                             "the IRQ went away (device reset or driver reload); re-read next cycle" };
                 case EBUSY:
                 case EINVAL:
                 case ERANGE:
@@ -62,6 +65,14 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error) {
                 case EPERM:
                 case EACCES:
                         return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs CAP_NET_ADMIN" };
+                }
+
+        if (kind == ACTION_SET_COALESCE)
+                switch (e) {
+                case EINVAL:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "the driver refuses a value (what it takes was applied); "
+                                             "recorded, not retried until reload" };
                 }
 
         if (kind == ACTION_SET_COALESCE || kind == ACTION_SET_OFFLOADS)

@@ -547,46 +547,93 @@ static bool manager_action_not_ours(const Manager *m, const Action *a) {
                ((a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS) && !m->kernel.ethtool);
 }
 
-/* Up to this many PFs get new VFs configured within the cycle; more wait for their events. */
-#define CREATED_MAX 16
+/*
+ * What a cycle already tried, so that a follow-up pass does only new work (the
+ * VFs a count change created, the netdevs a rebinding brought) and the verify
+ * can tell "did not stick" (tried, succeeded, still needed) from "new".
+ */
+typedef struct ActionKey {
+        ActionKind kind;
+        char target[PCI_ADDR_MAX];
+        unsigned irq, vf;
+        bool ok;
+} ActionKey;
 
-typedef struct Created {
-        char pfs[CREATED_MAX][PCI_ADDR_MAX];
-        size_t n;
-} Created;
+typedef struct Attempted {
+        ActionKey *keys;
+        size_t n, allocated;
+} Attempted;
 
-static bool created_covers(const Created *c, const Inventory *inv, const char *target) {
-        for (size_t i = 0; i < c->n; i++) {
-                const Pf *pf = inventory_find_pf(inv, c->pfs[i]);
+static void attempted_done(Attempted *t) {
+        free(t->keys);
+}
 
-                if (streq(c->pfs[i], target))
-                        return true;
-                for (size_t j = 0; pf && j < pf->n_vfs; j++)
-                        if (streq(pf->vfs[j].addr, target))
-                                return true;
+static bool action_key_match(const ActionKey *k, const Action *a) {
+        return k->kind == a->kind && k->irq == a->irq && k->vf == a->vf && streq(k->target, a->target);
+}
+
+static const ActionKey *attempted_find(const Attempted *t, const Action *a) {
+        for (size_t i = 0; i < t->n; i++)
+                if (action_key_match(&t->keys[i], a))
+                        return &t->keys[i];
+        return NULL;
+}
+
+static void attempted_add(Attempted *t, const Action *a) {
+        ActionKey *k;
+
+        if (GREEDY_REALLOC(t->keys, t->allocated, t->n + 1) < 0) {
+                log_oom();
+                return;
         }
+        k = &t->keys[t->n++];
+        *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .ok = a->result >= 0 };
+        strscpy(k->target, sizeof(k->target), a->target);
+}
+
+/* target is pf, or a VF of pf in inv. */
+static bool target_of_pf(const Inventory *inv, const char *pf_addr, const char *target) {
+        const Pf *pf = inventory_find_pf(inv, pf_addr);
+
+        if (streq(pf_addr, target))
+                return true;
+        for (size_t j = 0; pf && j < pf->n_vfs; j++)
+                if (streq(pf->vfs[j].addr, target))
+                        return true;
         return false;
 }
 
-/* A follow-up pass is about the new VFs only: everything else was tried a moment ago. */
-static void plan_keep_created(Plan *p, const Inventory *inv, const Created *c) {
-        size_t k = 0;
-
-        for (size_t i = 0; i < p->n_actions; i++)
-                if (created_covers(c, inv, p->actions[i].target))
-                        p->actions[k++] = p->actions[i];
-        p->n_actions = k;
+static void plan_drop(Plan *p, size_t i) {
+        memmove(p->actions + i, p->actions + i + 1, (p->n_actions - i - 1) * sizeof(Action));
+        p->n_actions--;
 }
 
-/* Apply a plan; fills created with the PFs whose VF count changed (their VFs are now awaited). */
-static void manager_apply(Manager *m, Plan *plan, CycleResult *res, Created *created) {
-        created->n = 0;
+/*
+ * Apply a plan; every action carried out goes into tried. After a VF count
+ * change the PF itself was reset (its driver re-requests its vectors): what was
+ * planned for it and its VFs from before is stale and dropped from this pass;
+ * the next pass plans it from what the kernel shows then.
+ */
+#define RESET_MAX 16
+static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleResult *res, Attempted *tried) {
+        char reset[RESET_MAX][PCI_ADDR_MAX];
+        size_t n_reset = 0;
 
         /* A failed action is reported; the independent ones still run. */
         for (size_t i = 0; i < plan->n_actions; i++) {
                 Action *a = &plan->actions[i];
+                bool stale = false;
+
+                for (size_t k = 0; k < n_reset && !stale; k++)
+                        stale = target_of_pf(inv, reset[k], a->target);
+                if (stale) {
+                        plan_drop(plan, i--);
+                        res->n_actions--;
+                        continue;
+                }
 
                 action_apply(&m->kernel, a);
+                attempted_add(tried, a);
                 manager_log_action(a, !m->expect_changes);
                 if (!m->expect_changes && !a->skipped && a->result != 0)
                         manager_emit_drift(m, a, a->result > 0 ? "repaired" : "repair failed");
@@ -609,24 +656,34 @@ static void manager_apply(Manager *m, Plan *plan, CycleResult *res, Created *cre
                                         memmove(m->force_num_vfs[j], m->force_num_vfs[--m->n_force_num_vfs],
                                                 PCI_ADDR_MAX);
                 }
-                if (a->kind == ACTION_SET_NUM_VFS && a->result > 0 && a->after > 0) {
-                        if (vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
-                                        (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)
+                if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
+                        if (a->after > 0 && vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
+                                                        (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)
                                 log_oom();
-                        if (created->n < CREATED_MAX)
-                                strscpy(created->pfs[created->n++], PCI_ADDR_MAX, a->target);
+                        if (n_reset < RESET_MAX)
+                                strscpy(reset[n_reset++], PCI_ADDR_MAX, a->target);
                 }
         }
 }
 
-static void manager_verify(Manager *m, const Plan *verify, const Inventory *inv, CycleResult *res) {
-        for (size_t i = 0; i < verify->n_actions; i++) {
-                const Action *a = &verify->actions[i];
+/*
+ * Sort a later pass's plan: what was tried and succeeded but is still needed did
+ * not stick (drift, reported and dropped); what failed was counted already
+ * (dropped); the rest is new work for this pass. Returns how much is left.
+ */
+static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const Attempted *tried, CycleResult *res) {
+        for (size_t i = 0; i < p->n_actions; i++) {
+                const Action *a = &p->actions[i];
+                const ActionKey *k = attempted_find(tried, a);
                 char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
 
+                if (!k)
+                        continue;   /* new: the previous pass made it possible (new VFs, new netdevs) */
                 /* VFs still arriving are configured when they are there, not drift. */
-                if (manager_action_not_ours(m, a) || vf_wait_covers(&m->vf_waits, inv, a->target))
+                if (!k->ok || manager_action_not_ours(m, a) || vf_wait_covers(&m->vf_waits, inv, a->target)) {
+                        plan_drop(p, i--);
                         continue;
+                }
                 res->n_drift++;
                 log_full_errno(LOG_WARNING, 0,
                                LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .message_id = SRIOVD_MESSAGE_DRIFT),
@@ -634,7 +691,9 @@ static void manager_verify(Manager *m, const Plan *verify, const Inventory *inv,
                                action_format_value(a, false, before, sizeof(before)),
                                action_format_value(a, true, after, sizeof(after)));
                 manager_emit_drift(m, a, "did not stick");
+                plan_drop(p, i--);
         }
+        return p->n_actions;
 }
 
 /* --once keeps every pass's actions, so the output shows all that was done. */
@@ -674,9 +733,9 @@ static int manager_open_tenants(Manager *m) {
 
 int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
-        _cleanup_(plan_freep) Plan *plan = NULL, *verify = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_(attempted_done) Attempted tried = {};
         CycleResult res = {};
-        Created created = {};
         bool notes_changed = false;
         int r;
 
@@ -687,8 +746,15 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                         return r;
         }
 
+        /*
+         * Observe, plan, apply; after any write observe again: that is the verify of
+         * what was written, and the next pass for what the writes made possible (the
+         * VFs a count change created, the netdevs a rebinding brought), up to
+         * CYCLE_PASSES_MAX passes.
+         */
         for (unsigned pass = 0;; pass++) {
                 _cleanup_(plan_freep) Plan *p = NULL;
+                unsigned written = res.n_done + res.n_failed;
                 Inventory *i = NULL;
 
                 r = manager_observe(m, mode == CYCLE_APPLY, &i, &p);
@@ -699,45 +765,31 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 if (mode == CYCLE_APPLY)
                         vf_wait_check(&m->vf_waits, inv, now_usec(), on_vf_wait_done, &res);
 
-                if (pass > 0)
-                        plan_keep_created(p, inv, &created);
-                res.n_actions += (unsigned) p->n_actions;
                 res.n_policy_errors = 0;
                 for (size_t k = 0; k < p->n_notes; k++)
                         res.n_policy_errors += p->notes[k].level == NOTE_ERROR;
-                notes_changed = !m->plan || m->plan->n_notes != p->n_notes;
+                if (pass == 0)
+                        notes_changed = !m->plan || m->plan->n_notes != p->n_notes;
 
-                if (mode == CYCLE_APPLY)
-                        manager_apply(m, p, &res, &created);
-                if (mode == CYCLE_APPLY && created.n > 0 && pass + 1 < CYCLE_PASSES_MAX) {
-                        if (!plan)
-                                plan = TAKE_PTR(p);
-                        else if (plan_merge(plan, p) < 0)
+                if (pass > 0 && manager_verify(m, p, inv, &tried, &res) == 0) {
+                        /* Nothing new: keep the latest notes with what was done. */
+                        if (plan_merge(plan, p) < 0)
                                 return log_oom();
-                        continue;
+                        break;
                 }
+                res.n_actions += (unsigned) p->n_actions;
+                if (mode == CYCLE_APPLY && pass < CYCLE_PASSES_MAX)
+                        manager_apply(m, inv, p, &res, &tried);
                 if (!plan)
                         plan = TAKE_PTR(p);
                 else if (plan_merge(plan, p) < 0)
                         return log_oom();
-                break;
+                /* Only what was written can have changed what the kernel shows. */
+                if (mode != CYCLE_APPLY || pass >= CYCLE_PASSES_MAX || res.n_done + res.n_failed == written)
+                        break;
         }
 
         if (mode == CYCLE_APPLY) {
-                /*
-                 * Verify: whatever is still planned did not stick. Only after something was
-                 * written: actions skipped on purpose change nothing worth a second look.
-                 */
-                if (res.n_done + res.n_failed > 0) {
-                        Inventory *after = NULL;
-
-                        r = manager_observe(m, true, &after, &verify);
-                        if (r < 0)
-                                return r;
-                        inventory_free(inv);
-                        inv = after;
-                        manager_verify(m, verify, inv, &res);
-                }
                 /* Notes repeat every cycle; say them on the first and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
                         manager_log_notes(plan);

@@ -561,6 +561,37 @@ int ethtool_coalesce_set(EthtoolNl *e, int ifindex, const CoalesceChange *want, 
         if (r < 0)
                 return r;
         r = send_set(e, msg, err);
+        if (r == -EINVAL && coalesce_validate(&d, &n) >= 0 && n > 1) {
+                /*
+                 * The kernel refuses the whole request for one value a driver will not take
+                 * (igb in queue-pair mode: tx-usecs): apply the others one by one, and
+                 * report the first refusal. Nothing the driver takes is left undone.
+                 */
+                NlError first = *err;
+                unsigned done = 0;
+
+                for (size_t i = 0; i < 6; i++) {
+                        _cleanup_(nlmsg_freep) struct nl_msg *one_msg = NULL;
+                        CoalesceChange one = COALESCE_CHANGE_NONE;
+                        NlError one_err;
+
+                        if (field_get(&d, i) < 0)
+                                continue;
+                        field_set(&one, i, field_get(&d, i));
+                        if (ethtool_build_coalesce_set(e->family, ifindex, &one, &one_msg) >= 0 &&
+                            send_set(e, one_msg, &one_err) >= 0)
+                                done++;
+                }
+                *err = first;
+                if (done == 0)
+                        return -EINVAL;
+                r = ethtool_coalesce_get(e, ifindex, &cur, &rb);
+                if (r < 0)
+                        return readback_failed(r, &rb, err);
+                /* Partly applied: the refused value still differs, and that is what is said. */
+                err->error = -EINVAL;
+                return -EINVAL;
+        }
         if (r < 0)
                 return r;
 

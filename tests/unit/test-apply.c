@@ -148,7 +148,7 @@ TEST(failure_is_isolated) {
         /* PF0 now reads as having 0 VFs and its write fails; PF1 and the sysctl still go through. */
         ASSERT_EQ(res.n_failed, 1);
         ASSERT_EQ(res.n_done, 2 + 82);
-        ASSERT_EQ(res.n_drift, 1);
+        ASSERT_EQ(res.n_drift, 0);   /* a failure is a failure, counted once; not also drift */
         ASSERT_STREQ(slurp(&s, PF1 "/sriov_numvfs"), "4");
         ASSERT_STREQ(slurp(&s, "/proc/sys/net/core/rtnet_prio"), "50");
 
