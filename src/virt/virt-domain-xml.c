@@ -191,19 +191,31 @@ int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, c
         snprintf(priority, sizeof(priority), "%d", prio);
 
         cputune = child(root, "cputune");
-        /* Already so: exactly one vcpusched, for all vCPUs, fifo at prio (or none when prio is 0). */
+        /*
+         * Already so: the vcpusched entries are all fifo at prio and cover
+         * vCPUs 0..n-1 (libvirt writes one entry per vCPU back), or there
+         * are none when prio is 0.
+         */
         {
-                unsigned n_sched = 0;
-                bool same = false;
+                CpuSet covered = {}, want = {};
+                bool same = true, any = false;
+
+                for (unsigned i = 0; i < n_vcpus; i++)
+                        cpuset_add(&want, i);
                 for (xmlNode *n = cputune ? cputune->children : NULL; n; n = n->next)
                         if (is(n, "vcpusched")) {
-                                char v[32], sch[16], pr[8];
-                                n_sched++;
-                                same = attr(n, "vcpus", v, sizeof(v)) && streq(v, vcpus) &&
-                                       attr(n, "scheduler", sch, sizeof(sch)) && streq(sch, "fifo") &&
-                                       attr(n, "priority", pr, sizeof(pr)) && streq(pr, priority);
+                                char v[CPUSET_LIST_MAX], sch[16], pr[8];
+                                CpuSet set;
+
+                                any = true;
+                                if (!attr(n, "vcpus", v, sizeof(v)) || cpuset_parse_list(v, &set) < 0 ||
+                                    !attr(n, "scheduler", sch, sizeof(sch)) || !streq(sch, "fifo") ||
+                                    !attr(n, "priority", pr, sizeof(pr)) || !streq(pr, priority))
+                                        same = false;
+                                else
+                                        cpuset_or(&covered, &covered, &set);
                         }
-                if ((prio == 0 && n_sched == 0) || (prio > 0 && n_sched == 1 && same))
+                if (prio == 0 ? !any : same && cpuset_equal(&covered, &want))
                         return 0;
         }
         if (!cputune && prio > 0) {

@@ -382,6 +382,36 @@ int virt_vcpu0_host_cpu(Virt *v, const char *domain, VirtError *err) {
         return virt_error_set(err, -ENXIO, "vCPU 0 of %s is neither pinned to one CPU nor running", domain);
 }
 
+/*
+ * Some drivers refuse explicit LIVE/CONFIG flags with VIR_ERR_INVALID_ARG
+ * (the test driver takes only CURRENT): then CURRENT, which is the live
+ * state of a running domain and the config of a shut off one. QEMU takes
+ * LIVE|CONFIG.
+ */
+typedef int (*PinFn)(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags);
+
+static int pin_vcpu(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags) {
+        return virDomainPinVcpuFlags(d, (unsigned) i, map, maplen, flags);
+}
+
+static int pin_emulator(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags) {
+        return virDomainPinEmulator(d, map, maplen, flags);
+}
+
+static int pin(PinFn fn, virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags, VirtError *err) {
+        virErrorPtr e;
+
+        if (fn(d, i, map, maplen, flags) >= 0)
+                return 0;
+        e = virGetLastError();
+        if (!e || e->code != VIR_ERR_INVALID_ARG || flags == VIR_DOMAIN_AFFECT_CURRENT)
+                return virt_error_last(err, -EIO);
+        virResetLastError();
+        if (fn(d, i, map, maplen, VIR_DOMAIN_AFFECT_CURRENT) < 0)
+                return virt_error_last(err, -EIO);
+        return 0;
+}
+
 static int cpu_map(const CpuSet *set, int ncpus, unsigned char **ret, int *ret_len) {
         int maplen = VIR_CPU_MAPLEN(ncpus);
         unsigned char *map = calloc(1, (size_t) maplen);
@@ -431,8 +461,9 @@ int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuS
                         continue;
                 if (cpu_map(&one, ncpus, &map, &maplen) < 0)
                         return virt_error_set(err, -ENOMEM, "out of memory");
-                if (virDomainPinVcpuFlags(d, i, map, maplen, flags) < 0)
-                        return virt_error_last(err, -EIO);
+                r = pin(pin_vcpu, d, (int) i, map, maplen, flags, err);
+                if (r < 0)
+                        return r;
         }
 
         if (emulator_cpus && !cpuset_is_empty(emulator_cpus)) {
@@ -441,8 +472,9 @@ int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuS
 
                 if (cpu_map(emulator_cpus, ncpus, &map, &maplen) < 0)
                         return virt_error_set(err, -ENOMEM, "out of memory");
-                if (virDomainPinEmulator(d, map, maplen, flags) < 0)
-                        return virt_error_last(err, -EIO);
+                r = pin(pin_emulator, d, -1, map, maplen, flags, err);
+                if (r < 0)
+                        return r;
         }
 
         if (fifo_prio == 0)
