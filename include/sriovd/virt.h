@@ -30,7 +30,7 @@
 #define VIRT_SOURCE_MAX 64            /* a libvirt network or a bridge / tap name */
 #define VIRT_QUEUES_MAX 256
 #define VIRT_VCPUS_MAX 4096
-/* Prefix of the user aliases sriovd gives its NICs: "ua-sriovd-" + tenant id. */
+/* Prefix of the user aliases sriovd gives its NICs: "ua-sriovd-TENANT_SUFFIX", see virt_nic_set_alias(). */
 #define VIRT_ALIAS_PREFIX "ua-sriovd-"
 
 /* errno + libvirt's message; error 0 = no error. */
@@ -82,8 +82,15 @@ typedef struct VirtNic {
 
 #define VIRT_NIC_INIT ((VirtNic) { .vlan = -1 })
 
-/* VIRT_ALIAS_PREFIX + tenant into ret; -EINVAL when the tenant id is not valid. */
-int virt_nic_alias(const char *tenant, char ret[static VIRT_ALIAS_MAX]);
+/*
+ * The user alias for tenant's nic, set into nic->alias: VIRT_ALIAS_PREFIX +
+ * tenant + "_" + what the NIC is ("vf.0000.41.00.2", "virtio-bridge", ...),
+ * so that a swap's new NIC never takes the alias of an old one whose live
+ * detach is still pending. -EINVAL when the tenant id is not valid.
+ */
+int virt_nic_set_alias(VirtNic *nic, const char *tenant);
+/* The tenant id in one of our aliases (a device event's); -EINVAL when the alias is not ours. */
+int virt_alias_tenant(const char *alias, char ret[static TENANT_ID_MAX]);
 /*
  * The device XML for nic, every value XML-escaped (& < > ' "). -EINVAL: an
  * invalid PCI address, MAC, VLAN, queue count or alias, a bridge or tap name
@@ -232,7 +239,7 @@ typedef enum VirtEventKind {
 typedef struct VirtEvent {
         VirtEventKind kind;
         const char *domain;           /* NULL for connection events */
-        const char *device;           /* device events: alias ("net1", "ua-sriovd-t1", "hostdev0") */
+        const char *device;           /* device events: alias ("net1", "ua-sriovd-t1_virtio-bridge", "hostdev0") */
         int detail;                   /* libvirt's detail code (lifecycle / close reason) */
         const char *detail_str;       /* the same as text */
 } VirtEvent;
@@ -285,20 +292,29 @@ int virt_attach(Virt *v, const char *domain, const VirtNic *nic, VirtError *err)
 #define VIRT_DETACH_PENDING 2
 int virt_detach(Virt *v, const char *domain, const VirtNic *nic, VirtError *err);
 
-/* What a swap did; err of the failing step. */
+/* What a swap did. */
 typedef enum VirtSwapResult {
-        VIRT_SWAP_DONE,               /* old out, new in */
+        VIRT_SWAP_DONE,               /* new in, old out */
         VIRT_SWAP_PENDING,            /* new in, old's live detach not completed yet (DEVICE_REMOVED will say) */
-        VIRT_SWAP_ROLLED_BACK,        /* new refused; old attached again: the guest keeps its NIC */
-        VIRT_SWAP_OLD_KEPT,           /* old could not be detached; nothing changed */
-        VIRT_SWAP_NIC_LOST,           /* new refused and old refused re-attach: no NIC (reported) */
+        VIRT_SWAP_OLD_KEPT,           /* new refused (or old not found): nothing changed, the guest keeps old */
+        VIRT_SWAP_BOTH,               /* running: new in, but old's detach refused: the guest has both (err) */
+        VIRT_SWAP_ROLLED_BACK,        /* shut off: new refused, old put back into the config */
+        VIRT_SWAP_NIC_LOST,           /* shut off: new refused and old refused back: no NIC (err_rollback) */
 } VirtSwapResult;
 
 /*
- * Downgrade/upgrade: detach old, attach new (the caller gives new the same
- * MAC). If the attach fails, old is attached again. Returns 0 with *ret =
- * DONE or PENDING (see VIRT_DETACH_PENDING); else the first error (err = that step's message, err_rollback = the
- * re-attach's when that failed too) and *ret says where things stand.
+ * Downgrade/upgrade: old_nic out, new_nic in (the caller gives new the same
+ * MAC). No guest is left without a NIC:
+ *  - running: make before break — attach new (its alias differs from old's,
+ *    see virt_nic_set_alias()), then detach old. A live detach is only a
+ *    request the guest completes later, so "detach, attach, re-attach on
+ *    failure" could not keep that promise (measured: the re-attach finds the
+ *    old NIC still there, then its unplug completes). Until old is gone the
+ *    guest sees both NICs with one MAC; a VF is not free before its
+ *    DEVICE_REMOVED.
+ *  - shut off (config only): detach old, attach new, old back on failure.
+ * Returns 0 with *ret DONE or PENDING; else the failing step's errno (err
+ * its message, err_rollback the failed re-attach's) and *ret where things stand.
  */
 int virt_swap(Virt *v, const char *domain, const VirtNic *old_nic, const VirtNic *new_nic,
               VirtSwapResult *ret, VirtError *err, VirtError *err_rollback);

@@ -142,8 +142,8 @@ static const char *nic_interface_type(VirtNicKind k) {
         }
 }
 
-/* Whether d holds nic: a plain hostdev by its VF, an interface by MAC and type (and VF for hostdev ones). */
-static bool holds(const VirtDomainInfo *d, const VirtNic *nic) {
+/* The NIC of d that is nic: a plain hostdev by its VF, an interface by MAC and type (and VF for hostdev ones). */
+static const VirtDomainNic *find_nic(const VirtDomainInfo *d, const VirtNic *nic) {
         const char *type = nic_interface_type(nic->kind);
 
         for (size_t i = 0; i < d->n_nics; i++) {
@@ -151,7 +151,7 @@ static bool holds(const VirtDomainInfo *d, const VirtNic *nic) {
 
                 if (nic->kind == VIRT_NIC_VF_HOSTDEV) {
                         if (x->kind == VIRT_DEV_HOSTDEV && streq(x->pci, nic->vf))
-                                return true;
+                                return x;
                         continue;
                 }
                 if (!streq(x->type, type))
@@ -159,19 +159,24 @@ static bool holds(const VirtDomainInfo *d, const VirtNic *nic) {
                 if (nic->kind == VIRT_NIC_VF_INTERFACE && !streq(x->pci, nic->vf))
                         continue;
                 if (!nic->mac[0] || strcasecmp(x->mac, nic->mac) == 0)
-                        return true;
+                        return x;
         }
-        return false;
+        return NULL;
 }
 
-static int holds_now(virDomainPtr d, bool inactive, const VirtNic *nic, VirtError *err) {
+/* 1 when d (live, or its config) holds nic, with its alias copied to ret_alias (may be NULL). */
+static int holds_now(virDomainPtr d, bool inactive, const VirtNic *nic, char *ret_alias, VirtError *err) {
         _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
+        const VirtDomainNic *x;
         int r;
 
         r = domain_info(d, inactive, &info, err);
         if (r < 0)
                 return r;
-        return holds(&info, nic);
+        x = find_nic(&info, nic);
+        if (x && ret_alias)
+                strcpy(ret_alias, x->alias);
+        return !!x;
 }
 
 static int attach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
@@ -186,7 +191,7 @@ static int attach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         if (active < 0)
                 return active;
         /* What the guest sees when it runs, else the config. */
-        r = holds_now(d, !active, nic, err);
+        r = holds_now(d, !active, nic, NULL, err);
         if (r != 0)
                 return r < 0 ? r : 0;
         if (virDomainAttachDeviceFlags(d, xml, flags) < 0)
@@ -196,6 +201,7 @@ static int attach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
 
 static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         _cleanup_free_ char *xml = NULL;
+        char alias[VIRT_ALIAS_MAX] = "";
         unsigned flags;
         int r, active;
 
@@ -205,22 +211,34 @@ static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         active = modify_flags(d, &flags, err);
         if (active < 0)
                 return active;
-        r = holds_now(d, !active, nic, err);
+        r = holds_now(d, !active, nic, alias, err);
         if (r <= 0)
                 return r;
         /* Only where it is: a NIC attached live only, or to the config only, is detached from there. */
         if (active && (flags & VIR_DOMAIN_AFFECT_CONFIG)) {
-                r = holds_now(d, true, nic, err);
+                r = holds_now(d, true, nic, NULL, err);
                 if (r < 0)
                         return r;
                 if (r == 0)
                         flags &= ~VIR_DOMAIN_AFFECT_CONFIG;
         }
-        if (virDomainDetachDeviceFlags(d, xml, flags) < 0)
+        /*
+         * By alias where the device has one valid for every part of flags (a
+         * user alias, or any alias for a live-only detach): it returns at
+         * once (completion is DEVICE_REMOVED), where a detach by XML blocks
+         * up to 5 s waiting for the guest, and it picks the one device even
+         * when two share the MAC (the old NIC of a pending swap): by XML,
+         * libvirt refuses "multiple devices matching MAC address".
+         */
+        if (alias[0] && (strncmp(alias, "ua-", 3) == 0 || flags == VIR_DOMAIN_AFFECT_LIVE))
+                r = virDomainDetachDeviceAlias(d, alias, flags);
+        else
+                r = virDomainDetachDeviceFlags(d, xml, flags);
+        if (r < 0)
                 return virt_error_last(err, -EIO);
         if (!active)
                 return 1;
-        r = holds_now(d, false, nic, err);
+        r = holds_now(d, false, nic, NULL, err);
         if (r < 0)
                 return r;
         return r ? VIRT_DETACH_PENDING : 1;
@@ -252,6 +270,7 @@ static const char *const swap_results[] = {
         [VIRT_SWAP_ROLLED_BACK] = "rolled-back",
         [VIRT_SWAP_OLD_KEPT] = "old-kept",
         [VIRT_SWAP_NIC_LOST] = "nic-lost",
+        [VIRT_SWAP_BOTH] = "both",
 };
 
 const char *virt_swap_result_to_string(VirtSwapResult r) {
@@ -261,13 +280,43 @@ const char *virt_swap_result_to_string(VirtSwapResult r) {
 int virt_swap(Virt *v, const char *domain, const VirtNic *old_nic, const VirtNic *new_nic,
               VirtSwapResult *ret, VirtError *err, VirtError *err_rollback) {
         _cleanup_domain_ virDomainPtr d = NULL;
-        int r, detached, k;
+        int r, detached, k, active;
 
         r = lookup(v, domain, &d, err);
         if (r < 0) {
                 *ret = VIRT_SWAP_OLD_KEPT;
                 return r;
         }
+        active = is_active(d, err);
+        if (active < 0) {
+                *ret = VIRT_SWAP_OLD_KEPT;
+                return active;
+        }
+
+        if (active) {
+                /*
+                 * Make before break. A live detach only asks the guest, and
+                 * completes later (DEVICE_REMOVED): after a failed attach,
+                 * "re-attaching" the old NIC would find it still there, and
+                 * the unplug then completing would leave the guest without
+                 * any. So the new NIC goes in first, under its own alias;
+                 * only once it is in is the old one detached.
+                 */
+                r = attach(d, new_nic, err);
+                if (r < 0) {
+                        *ret = VIRT_SWAP_OLD_KEPT;
+                        return r;
+                }
+                detached = detach(d, old_nic, err);
+                if (detached < 0) {
+                        *ret = VIRT_SWAP_BOTH;
+                        return detached;
+                }
+                *ret = detached == VIRT_DETACH_PENDING ? VIRT_SWAP_PENDING : VIRT_SWAP_DONE;
+                return 0;
+        }
+
+        /* Shut off: config edits take effect at once, so detach, attach, and put the old one back on failure. */
         detached = detach(d, old_nic, err);
         if (detached < 0) {
                 *ret = VIRT_SWAP_OLD_KEPT;
@@ -275,10 +324,9 @@ int virt_swap(Virt *v, const char *domain, const VirtNic *old_nic, const VirtNic
         }
         r = attach(d, new_nic, err);
         if (r >= 0) {
-                *ret = detached == VIRT_DETACH_PENDING ? VIRT_SWAP_PENDING : VIRT_SWAP_DONE;
+                *ret = VIRT_SWAP_DONE;
                 return 0;
         }
-        /* No guest is left without a NIC: the old one goes back (a no-op when its detach is still pending). */
         k = detached == 0 ? 0 : attach(d, old_nic, err_rollback);
         *ret = k >= 0 ? VIRT_SWAP_ROLLED_BACK : VIRT_SWAP_NIC_LOST;
         return r;

@@ -87,11 +87,42 @@ static bool alias_valid(const char *s) {
         return true;
 }
 
-int virt_nic_alias(const char *tenant, char ret[static VIRT_ALIAS_MAX]) {
-        if (!tenant_id_valid(tenant))
+int virt_nic_set_alias(VirtNic *nic, const char *tenant) {
+        char what[32];
+
+        if (!tenant_id_valid(tenant) || nic->kind < 0 || nic->kind >= _VIRT_NIC_KIND_MAX)
                 return -EINVAL;
-        snprintf(ret, VIRT_ALIAS_MAX, "%s%s", VIRT_ALIAS_PREFIX, tenant);
+        if (nic->kind == VIRT_NIC_VF_INTERFACE || nic->kind == VIRT_NIC_VF_HOSTDEV) {
+                if (!pci_addr_valid(nic->vf))
+                        return -EINVAL;
+                /* QEMU ids take no ':'. */
+                snprintf(what, sizeof(what), "vf.%s", nic->vf);
+                for (char *p = what; *p; p++)
+                        if (*p == ':')
+                                *p = '.';
+        } else
+                strscpy(what, sizeof(what), virt_nic_kind_to_string(nic->kind));
+        snprintf(nic->alias, sizeof(nic->alias), "%s%s_%s", VIRT_ALIAS_PREFIX, tenant, what);
         return 0;
+}
+
+int virt_alias_tenant(const char *alias, char ret[static TENANT_ID_MAX]) {
+        const char *t, *sep;
+        size_t n;
+
+        if (!alias || strncmp(alias, VIRT_ALIAS_PREFIX, strlen(VIRT_ALIAS_PREFIX)) != 0)
+                return -EINVAL;
+        t = alias + strlen(VIRT_ALIAS_PREFIX);
+        /* The suffix has no '_', a tenant id may: split at the last one. */
+        sep = strrchr(t, '_');
+        if (!sep || sep == t || !sep[1])
+                return -EINVAL;
+        n = (size_t) (sep - t);
+        if (n >= TENANT_ID_MAX)
+                return -EINVAL;
+        memcpy(ret, t, n);
+        ret[n] = 0;
+        return tenant_id_valid(ret) ? 0 : -EINVAL;
 }
 
 /* "0000:41:00.1" as the <address domain= bus= slot= function=/> libvirt wants. */

@@ -52,7 +52,7 @@ TEST(builders) {
         VirtNic n;
 
         n = nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.2", "52:54:00:00:00:01", 42);
-        ASSERT_EQ(virt_nic_alias("t1", n.alias), 0);
+        ASSERT_EQ(virt_nic_set_alias(&n, "t1"), 0);
         ASSERT_EQ(virt_nic_xml(&n, &x), 0);
         ASSERT_STREQ(x,
                      "<interface type='hostdev' managed='yes'>\n"
@@ -61,7 +61,7 @@ TEST(builders) {
                      "    <address type='pci' domain='0x0000' bus='0x41' slot='0x00' function='0x2'/>\n"
                      "  </source>\n"
                      "  <vlan>\n    <tag id='42'/>\n  </vlan>\n"
-                     "  <alias name='ua-sriovd-t1'/>\n"
+                     "  <alias name='ua-sriovd-t1_vf.0000.41.00.2'/>\n"
                      "</interface>\n");
         x = mfree(x);
 
@@ -126,7 +126,23 @@ TEST(builders_invalid) {
         strcpy(n.alias, "ua-a'b");
         ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
         ASSERT(!x);
-        ASSERT_EQ(virt_nic_alias("../x", n.alias), -EINVAL);
+        ASSERT_EQ(virt_nic_set_alias(&n, "../x"), -EINVAL);
+}
+
+TEST(aliases) {
+        VirtNic n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "", 0, 0);
+        char t[TENANT_ID_MAX];
+
+        ASSERT_EQ(virt_nic_set_alias(&n, "a_b.c-9"), 0);
+        ASSERT_STREQ(n.alias, "ua-sriovd-a_b.c-9_virtio-bridge");
+        ASSERT_EQ(virt_alias_tenant(n.alias, t), 0);
+        ASSERT_STREQ(t, "a_b.c-9");
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-t1_vf.0000.41.00.2", t), 0);
+        ASSERT_STREQ(t, "t1");
+        ASSERT_EQ(virt_alias_tenant("net0", t), -EINVAL);
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-t1", t), -EINVAL);
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-_x", t), -EINVAL);
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-..", t), -EINVAL);
 }
 
 TEST(errno_table) {
@@ -165,7 +181,7 @@ TEST(parse_domain) {
         ASSERT_EQ(d.nics[0].kind, VIRT_DEV_INTERFACE_HOSTDEV);
         ASSERT_STREQ(d.nics[0].pci, "0000:41:00.2");
         ASSERT_STREQ(d.nics[0].mac, "52:54:00:aa:00:01");
-        ASSERT_STREQ(d.nics[0].alias, "ua-sriovd-t1");
+        ASSERT_STREQ(d.nics[0].alias, "ua-sriovd-t1");   /* as written in the XML */
         ASSERT_STREQ(d.nics[0].domain, "g&1");
         ASSERT_EQ(d.nics[1].kind, VIRT_DEV_INTERFACE);
         ASSERT_STREQ(d.nics[1].type, "network");
@@ -377,7 +393,7 @@ TEST(libvirt_parses_fragments) {
                 char name[32];
 
                 snprintf(name, sizeof(name), "frag%zu", i);
-                ASSERT_EQ(virt_nic_alias(name, n->alias), 0);
+                ASSERT_EQ(virt_nic_set_alias(n, name), 0);
                 ASSERT_EQ(virt_nic_xml(n, &frag), 0);
                 dom = domain_with(name, frag);
                 if (virt_define_xml(v, dom, &err) < 0) {
@@ -550,6 +566,7 @@ int main(void) {
         RUN(escape);
         RUN(builders);
         RUN(builders_invalid);
+        RUN(aliases);
         RUN(errno_table);
         RUN(parse_domain);
         RUN(vcpu_fifo_xml);
