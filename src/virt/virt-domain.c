@@ -1,0 +1,602 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* virt-domain.c — what sriovd does to domains: list, attach/detach/swap NICs, vCPU facts and RT pinning */
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <string.h>
+
+#include "virt-internal.h"
+
+static inline void domain_freep(virDomainPtr *d) {
+        if (*d)
+                virDomainFree(*d);
+}
+#define _cleanup_domain_ _cleanup_(domain_freep)
+
+static int lookup(Virt *v, const char *name, virDomainPtr *ret, VirtError *err) {
+        virConnectPtr conn;
+        virDomainPtr d;
+        int r;
+
+        r = virt_conn(v, &conn, err);
+        if (r < 0)
+                return r;
+        d = virDomainLookupByName(conn, name);
+        if (!d)
+                return virt_error_last(err, -ENOENT);
+        *ret = d;
+        return 0;
+}
+
+static int is_active(virDomainPtr d, VirtError *err) {
+        int r = virDomainIsActive(d);
+        return r < 0 ? virt_error_last(err, -EIO) : r;
+}
+
+/* LIVE|CONFIG for a running persistent domain, LIVE for a transient one, CONFIG for a shut off one. */
+static int modify_flags(virDomainPtr d, unsigned *ret, VirtError *err) {
+        int active, persistent;
+
+        active = is_active(d, err);
+        if (active < 0)
+                return active;
+        persistent = virDomainIsPersistent(d);
+        if (persistent < 0)
+                return virt_error_last(err, -EIO);
+        *ret = (active ? VIR_DOMAIN_AFFECT_LIVE : 0) | (persistent || !active ? VIR_DOMAIN_AFFECT_CONFIG : 0);
+        return active;
+}
+
+static int domain_info(virDomainPtr d, bool inactive, VirtDomainInfo *ret, VirtError *err) {
+        _cleanup_free_ char *xml = NULL;
+        int r;
+
+        xml = virDomainGetXMLDesc(d, inactive ? VIR_DOMAIN_XML_INACTIVE : 0);
+        if (!xml)
+                return virt_error_last(err, -EIO);
+        r = virt_domain_parse_xml(xml, ret);
+        if (r < 0)
+                return virt_error_set(err, r, "libvirt's XML of domain %s could not be parsed", virDomainGetName(d));
+        return 0;
+}
+
+int virt_get_domain(Virt *v, const char *domain, VirtDomainInfo *ret, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        return domain_info(d, false, ret, err);
+}
+
+int virt_domain_is_active(Virt *v, const char *domain, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        return is_active(d, err);
+}
+
+void virt_domain_list_free(VirtDomainInfo *d, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                virt_domain_info_done(&d[i]);
+        free(d);
+}
+
+int virt_list_domains(Virt *v, VirtDomainInfo **ret, size_t *ret_n, VirtError *err) {
+        virDomainPtr *doms = NULL;
+        VirtDomainInfo *list = NULL;
+        virConnectPtr conn;
+        size_t n = 0;
+        int k, r;
+
+        r = virt_conn(v, &conn, err);
+        if (r < 0)
+                return r;
+        k = virConnectListAllDomains(conn, &doms, 0);
+        if (k < 0)
+                return virt_error_last(err, -EIO);
+
+        list = calloc((size_t) k + 1, sizeof(*list));
+        if (!list) {
+                r = virt_error_set(err, -ENOMEM, "out of memory");
+                goto finish;
+        }
+        for (int i = 0; i < k; i++) {
+                r = domain_info(doms[i], false, &list[n], err);
+                if (r == -ENOENT)
+                        continue;  /* undefined since the listing: its UNDEFINED event follows */
+                if (r < 0)
+                        goto finish;
+                n++;
+        }
+        *ret = TAKE_PTR(list);
+        *ret_n = n;
+        r = 0;
+finish:
+        for (int i = 0; i < k; i++)
+                virDomainFree(doms[i]);
+        free(doms);
+        if (list)
+                virt_domain_list_free(list, n);
+        return r;
+}
+
+/* ---- attach, detach, swap ---- */
+
+static const char *nic_interface_type(VirtNicKind k) {
+        switch (k) {
+        case VIRT_NIC_VF_INTERFACE:
+                return "hostdev";
+        case VIRT_NIC_VIRTIO_NETWORK:
+                return "network";
+        case VIRT_NIC_VIRTIO_BRIDGE:
+                return "bridge";
+        case VIRT_NIC_VIRTIO_ETHERNET:
+                return "ethernet";
+        default:
+                return NULL;
+        }
+}
+
+/* The NIC of d that is nic: a plain hostdev by its VF, an interface by MAC and type (and VF for hostdev ones). */
+static const VirtDomainNic *find_nic(const VirtDomainInfo *d, const VirtNic *nic) {
+        const char *type = nic_interface_type(nic->kind);
+
+        for (size_t i = 0; i < d->n_nics; i++) {
+                const VirtDomainNic *x = &d->nics[i];
+
+                if (nic->kind == VIRT_NIC_VF_HOSTDEV) {
+                        if (x->kind == VIRT_DEV_HOSTDEV && streq(x->pci, nic->vf))
+                                return x;
+                        continue;
+                }
+                if (!streq(x->type, type))
+                        continue;
+                if (nic->kind == VIRT_NIC_VF_INTERFACE && !streq(x->pci, nic->vf))
+                        continue;
+                if (!nic->mac[0] || strcasecmp(x->mac, nic->mac) == 0)
+                        return x;
+        }
+        return NULL;
+}
+
+/* 1 when d (live, or its config) holds nic, with its alias copied to ret_alias (may be NULL). */
+static int holds_now(virDomainPtr d, bool inactive, const VirtNic *nic, char *ret_alias, VirtError *err) {
+        _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
+        const VirtDomainNic *x;
+        int r;
+
+        r = domain_info(d, inactive, &info, err);
+        if (r < 0)
+                return r;
+        x = find_nic(&info, nic);
+        if (x && ret_alias)
+                strcpy(ret_alias, x->alias);
+        return !!x;
+}
+
+static int attach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
+        _cleanup_free_ char *xml = NULL;
+        unsigned flags;
+        int r, active;
+
+        r = virt_nic_xml(nic, &xml);
+        if (r < 0)
+                return virt_error_set(err, r, "invalid %s NIC description", virt_nic_kind_to_string(nic->kind) ?: "unknown");
+        active = modify_flags(d, &flags, err);
+        if (active < 0)
+                return active;
+        /* What the guest sees when it runs, else the config. */
+        r = holds_now(d, !active, nic, NULL, err);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        if (virDomainAttachDeviceFlags(d, xml, flags) < 0)
+                return virt_error_last(err, -EIO);
+        return 1;
+}
+
+static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
+        _cleanup_free_ char *xml = NULL;
+        char alias[VIRT_ALIAS_MAX] = "";
+        unsigned flags;
+        int r, active;
+
+        r = virt_nic_xml(nic, &xml);
+        if (r < 0)
+                return virt_error_set(err, r, "invalid %s NIC description", virt_nic_kind_to_string(nic->kind) ?: "unknown");
+        active = modify_flags(d, &flags, err);
+        if (active < 0)
+                return active;
+        r = holds_now(d, !active, nic, alias, err);
+        if (r <= 0)
+                return r;
+        /* Only where it is: a NIC attached live only, or to the config only, is detached from there. */
+        if (active && (flags & VIR_DOMAIN_AFFECT_CONFIG)) {
+                r = holds_now(d, true, nic, NULL, err);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        flags &= ~VIR_DOMAIN_AFFECT_CONFIG;
+        }
+        /*
+         * By alias where the device has one valid for every part of flags (a
+         * user alias, or any alias for a live-only detach): it returns at
+         * once (completion is DEVICE_REMOVED), where a detach by XML blocks
+         * up to 5 s waiting for the guest, and it picks the one device even
+         * when two share the MAC (the old NIC of a pending swap): by XML,
+         * libvirt refuses "multiple devices matching MAC address".
+         */
+        if (alias[0] && (strncmp(alias, "ua-", 3) == 0 || flags == VIR_DOMAIN_AFFECT_LIVE))
+                r = virDomainDetachDeviceAlias(d, alias, flags);
+        else
+                r = virDomainDetachDeviceFlags(d, xml, flags);
+        if (r < 0)
+                return virt_error_last(err, -EIO);
+        if (!active)
+                return 1;
+        r = holds_now(d, false, nic, NULL, err);
+        if (r < 0)
+                return r;
+        return r ? VIRT_DETACH_PENDING : 1;
+}
+
+int virt_attach(Virt *v, const char *domain, const VirtNic *nic, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        return attach(d, nic, err);
+}
+
+int virt_detach(Virt *v, const char *domain, const VirtNic *nic, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        return detach(d, nic, err);
+}
+
+static const char *const swap_results[] = {
+        [VIRT_SWAP_DONE] = "done",
+        [VIRT_SWAP_PENDING] = "pending",
+        [VIRT_SWAP_ROLLED_BACK] = "rolled-back",
+        [VIRT_SWAP_OLD_KEPT] = "old-kept",
+        [VIRT_SWAP_NIC_LOST] = "nic-lost",
+        [VIRT_SWAP_BOTH] = "both",
+};
+
+const char *virt_swap_result_to_string(VirtSwapResult r) {
+        return r >= 0 && (size_t) r < ELEMENTSOF(swap_results) ? swap_results[r] : NULL;
+}
+
+int virt_swap(Virt *v, const char *domain, const VirtNic *old_nic, const VirtNic *new_nic,
+              VirtSwapResult *ret, VirtError *err, VirtError *err_rollback) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r, detached, k, active;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0) {
+                *ret = VIRT_SWAP_OLD_KEPT;
+                return r;
+        }
+        active = is_active(d, err);
+        if (active < 0) {
+                *ret = VIRT_SWAP_OLD_KEPT;
+                return active;
+        }
+
+        if (active) {
+                /*
+                 * Make before break. A live detach only asks the guest, and
+                 * completes later (DEVICE_REMOVED): after a failed attach,
+                 * "re-attaching" the old NIC would find it still there, and
+                 * the unplug then completing would leave the guest without
+                 * any. So the new NIC goes in first, under its own alias;
+                 * only once it is in is the old one detached.
+                 */
+                r = attach(d, new_nic, err);
+                if (r < 0) {
+                        *ret = VIRT_SWAP_OLD_KEPT;
+                        return r;
+                }
+                detached = detach(d, old_nic, err);
+                if (detached < 0) {
+                        *ret = VIRT_SWAP_BOTH;
+                        return detached;
+                }
+                *ret = detached == VIRT_DETACH_PENDING ? VIRT_SWAP_PENDING : VIRT_SWAP_DONE;
+                return 0;
+        }
+
+        /* Shut off: config edits take effect at once, so detach, attach, and put the old one back on failure. */
+        detached = detach(d, old_nic, err);
+        if (detached < 0) {
+                *ret = VIRT_SWAP_OLD_KEPT;
+                return detached;
+        }
+        r = attach(d, new_nic, err);
+        if (r >= 0) {
+                *ret = VIRT_SWAP_DONE;
+                return 0;
+        }
+        k = detached == 0 ? 0 : attach(d, old_nic, err_rollback);
+        *ret = k >= 0 ? VIRT_SWAP_ROLLED_BACK : VIRT_SWAP_NIC_LOST;
+        return r;
+}
+
+/* ---- vCPUs ---- */
+
+void virt_vcpus_done(VirtVcpus *vc) {
+        vc->cpu = mfree(vc->cpu);
+        vc->pinned = mfree(vc->pinned);
+        vc->n = 0;
+}
+
+static void map_to_cpuset(const unsigned char *map, int maplen, CpuSet *ret) {
+        cpuset_clear(ret);
+        for (int c = 0; c < maplen * 8 && c < CPUSET_MAX; c++)
+                if (VIR_CPU_USABLE(map, maplen, 0, c))
+                        cpuset_add(ret, (unsigned) c);
+}
+
+static int host_cpus(virDomainPtr d, VirtError *err) {
+        int n = virNodeGetCPUMap(virDomainGetConnect(d), NULL, NULL, 0);
+
+        if (n < 0)
+                return virt_error_last(err, -EIO);
+        if (n == 0 || n > CPUSET_MAX)
+                return virt_error_set(err, -ERANGE, "libvirt reports %d host CPUs", n);
+        return n;
+}
+
+static int get_vcpus(virDomainPtr d, VirtVcpus *ret, VirtError *err) {
+        _cleanup_(virt_vcpus_done) VirtVcpus vc = {};
+        _cleanup_free_ unsigned char *maps = NULL;
+        _cleanup_free_ virVcpuInfoPtr info = NULL;
+        int active, n, ncpus, maplen;
+
+        active = is_active(d, err);
+        if (active < 0)
+                return active;
+        n = virDomainGetVcpusFlags(d, active ? VIR_DOMAIN_AFFECT_LIVE : VIR_DOMAIN_AFFECT_CONFIG);
+        if (n < 0)
+                return virt_error_last(err, -EIO);
+        if (n == 0 || n > VIRT_VCPUS_MAX)
+                return virt_error_set(err, -ERANGE, "libvirt reports %d vCPUs", n);
+        ncpus = host_cpus(d, err);
+        if (ncpus < 0)
+                return ncpus;
+        maplen = VIR_CPU_MAPLEN(ncpus);
+
+        vc.n = (unsigned) n;
+        vc.cpu = calloc((size_t) n, sizeof(*vc.cpu));
+        vc.pinned = calloc((size_t) n, sizeof(*vc.pinned));
+        maps = calloc((size_t) n, (size_t) maplen);
+        if (!vc.cpu || !vc.pinned || !maps)
+                return virt_error_set(err, -ENOMEM, "out of memory");
+        for (int i = 0; i < n; i++)
+                vc.cpu[i] = -1;
+
+        if (active) {
+                info = calloc((size_t) n, sizeof(*info));
+                if (!info)
+                        return virt_error_set(err, -ENOMEM, "out of memory");
+                n = virDomainGetVcpus(d, info, n, maps, maplen);
+                if (n < 0)
+                        return virt_error_last(err, -EIO);
+                for (int i = 0; i < n && (unsigned) i < vc.n; i++)
+                        if (info[i].number < vc.n)
+                                vc.cpu[info[i].number] = info[i].state == VIR_VCPU_RUNNING || info[i].state == VIR_VCPU_BLOCKED ?
+                                                         info[i].cpu : -1;
+        } else if (virDomainGetVcpuPinInfo(d, n, maps, maplen, VIR_DOMAIN_AFFECT_CONFIG) < 0)
+                return virt_error_last(err, -EIO);
+
+        for (unsigned i = 0; i < vc.n; i++)
+                map_to_cpuset(VIR_GET_CPUMAP(maps, maplen, i), maplen, &vc.pinned[i]);
+        *ret = vc;
+        vc = (VirtVcpus) {};
+        return 0;
+}
+
+int virt_get_vcpus(Virt *v, const char *domain, VirtVcpus *ret, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        return get_vcpus(d, ret, err);
+}
+
+int virt_vcpu0_host_cpu(Virt *v, const char *domain, VirtError *err) {
+        _cleanup_(virt_vcpus_done) VirtVcpus vc = {};
+        int r;
+
+        r = virt_get_vcpus(v, domain, &vc, err);
+        if (r < 0)
+                return r;
+        if (cpuset_count(&vc.pinned[0]) == 1)
+                return cpuset_nth(&vc.pinned[0], 0);
+        if (vc.cpu[0] >= 0)
+                return vc.cpu[0];
+        return virt_error_set(err, -ENXIO, "vCPU 0 of %s is neither pinned to one CPU nor running", domain);
+}
+
+/*
+ * Some drivers refuse explicit LIVE/CONFIG flags with VIR_ERR_INVALID_ARG
+ * (the test driver takes only CURRENT): then CURRENT, which is the live
+ * state of a running domain and the config of a shut off one. QEMU takes
+ * LIVE|CONFIG.
+ */
+typedef int (*PinFn)(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags);
+
+static int pin_vcpu(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags) {
+        return virDomainPinVcpuFlags(d, (unsigned) i, map, maplen, flags);
+}
+
+static int pin_emulator(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags) {
+        return virDomainPinEmulator(d, map, maplen, flags);
+}
+
+static int pin(PinFn fn, virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags, VirtError *err) {
+        virErrorPtr e;
+
+        if (fn(d, i, map, maplen, flags) >= 0)
+                return 0;
+        e = virGetLastError();
+        if (!e || e->code != VIR_ERR_INVALID_ARG || flags == VIR_DOMAIN_AFFECT_CURRENT)
+                return virt_error_last(err, -EIO);
+        virResetLastError();
+        if (fn(d, i, map, maplen, VIR_DOMAIN_AFFECT_CURRENT) < 0)
+                return virt_error_last(err, -EIO);
+        return 0;
+}
+
+static int cpu_map(const CpuSet *set, int ncpus, unsigned char **ret, int *ret_len) {
+        int maplen = VIR_CPU_MAPLEN(ncpus);
+        unsigned char *map = calloc(1, (size_t) maplen);
+
+        if (!map)
+                return -ENOMEM;
+        for (int c = 0; c < ncpus; c++)
+                if (cpuset_has(set, (unsigned) c))
+                        VIR_USE_CPU(map, c);
+        *ret = map;
+        *ret_len = maplen;
+        return 0;
+}
+
+int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuSet *emulator_cpus,
+                int fifo_prio, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        _cleanup_(virt_vcpus_done) VirtVcpus vc = {};
+        _cleanup_free_ char *xml = NULL, *new_xml = NULL;
+        unsigned flags, n_cpus = vcpu_cpus ? cpuset_count(vcpu_cpus) : 0;
+        int r, ncpus, active;
+
+        if (fifo_prio < 0 || fifo_prio > 99)
+                return virt_error_set(err, -EINVAL, "SCHED_FIFO priority %d is outside 0..99", fifo_prio);
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        active = modify_flags(d, &flags, err);
+        if (active < 0)
+                return active;
+        ncpus = host_cpus(d, err);
+        if (ncpus < 0)
+                return ncpus;
+        r = get_vcpus(d, &vc, err);
+        if (r < 0)
+                return r;
+
+        for (unsigned i = 0; n_cpus > 0 && i < vc.n; i++) {
+                _cleanup_free_ unsigned char *map = NULL;
+                int cpu = cpuset_nth(vcpu_cpus, i % n_cpus), maplen;
+                CpuSet one = {};
+
+                if (cpu < 0 || cpu >= ncpus)
+                        return virt_error_set(err, -EINVAL, "CPU %d is not a host CPU (0..%d)", cpu, ncpus - 1);
+                cpuset_add(&one, (unsigned) cpu);
+                if (cpuset_equal(&one, &vc.pinned[i]))
+                        continue;
+                if (cpu_map(&one, ncpus, &map, &maplen) < 0)
+                        return virt_error_set(err, -ENOMEM, "out of memory");
+                r = pin(pin_vcpu, d, (int) i, map, maplen, flags, err);
+                if (r < 0)
+                        return r;
+        }
+
+        if (emulator_cpus && !cpuset_is_empty(emulator_cpus)) {
+                _cleanup_free_ unsigned char *map = NULL;
+                int maplen;
+
+                if (cpu_map(emulator_cpus, ncpus, &map, &maplen) < 0)
+                        return virt_error_set(err, -ENOMEM, "out of memory");
+                r = pin(pin_emulator, d, -1, map, maplen, flags, err);
+                if (r < 0)
+                        return r;
+        }
+
+        if (fifo_prio == 0)
+                return 0;
+        /* The persistent config is where vcpusched lives; libvirt applies it when QEMU starts. */
+        xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
+        if (!xml)
+                return virt_error_last(err, -EIO);
+        r = virt_domain_xml_set_vcpu_fifo(xml, vc.n, fifo_prio, &new_xml);
+        if (r < 0)
+                return virt_error_set(err, r, "domain %s: its XML could not be given a vcpusched", domain);
+        if (r == 0)
+                return 0;
+        {
+                virDomainPtr nd = virDomainDefineXML(virDomainGetConnect(d), new_xml);
+                if (!nd)
+                        return virt_error_last(err, -EIO);
+                virDomainFree(nd);
+        }
+        return active ? 1 : 0;
+}
+
+/* ---- plain domain operations (tests and tools) ---- */
+
+int virt_define_xml(Virt *v, const char *xml, VirtError *err) {
+        virConnectPtr conn;
+        virDomainPtr d;
+        int r;
+
+        r = virt_conn(v, &conn, err);
+        if (r < 0)
+                return r;
+        d = virDomainDefineXML(conn, xml);
+        if (!d)
+                return virt_error_last(err, -EIO);
+        virDomainFree(d);
+        return 0;
+}
+
+static int domain_op(Virt *v, const char *domain, int (*op)(virDomainPtr), VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        if (op(d) < 0)
+                return virt_error_last(err, -EIO);
+        return 0;
+}
+
+int virt_domain_start(Virt *v, const char *domain, VirtError *err) {
+        return domain_op(v, domain, virDomainCreate, err);
+}
+
+int virt_domain_destroy(Virt *v, const char *domain, VirtError *err) {
+        return domain_op(v, domain, virDomainDestroy, err);
+}
+
+int virt_domain_undefine(Virt *v, const char *domain, VirtError *err) {
+        return domain_op(v, domain, virDomainUndefine, err);
+}
+
+int virt_domain_xml(Virt *v, const char *domain, bool inactive, char **ret, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        char *xml;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        xml = virDomainGetXMLDesc(d, inactive ? VIR_DOMAIN_XML_INACTIVE : 0);
+        if (!xml)
+                return virt_error_last(err, -EIO);
+        *ret = xml;
+        return 0;
+}

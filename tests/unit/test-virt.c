@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-virt.c — NIC XML checked by libvirt's own parser, domain XML, reconcile rules, events and vCPUs on the test driver */
+
+#include <libvirt/virterror.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+#include <time.h>
+
+#include "sriovd/virt.h"
+#include "test.h"
+
+/* ---- pure: builders, escaping, errors ---- */
+
+TEST(escape) {
+        _cleanup_free_ char *s = NULL;
+
+        ASSERT_EQ(virt_xml_escape("a&b<c>'d\"e", &s), 0);
+        ASSERT_STREQ(s, "a&amp;b&lt;c&gt;&apos;d&quot;e");
+        free(s);
+        ASSERT_EQ(virt_xml_escape("br-äö", &s), 0);       /* UTF-8 passes */
+        ASSERT_STREQ(s, "br-äö");
+        free(s);
+        s = NULL;
+        ASSERT_EQ(virt_xml_escape("a\nb", &s), -EINVAL);
+        ASSERT_EQ(virt_xml_escape("a\x01", &s), -EINVAL);
+        ASSERT_EQ(virt_xml_escape("\xc3\x28", &s), -EINVAL);  /* not UTF-8 */
+        ASSERT(!s);
+}
+
+static VirtNic nic_vf(VirtNicKind k, const char *vf, const char *mac, int vlan) {
+        VirtNic n = VIRT_NIC_INIT;
+        n.kind = k;
+        strscpy(n.vf, sizeof(n.vf), vf);
+        strscpy(n.mac, sizeof(n.mac), mac);
+        n.vlan = vlan;
+        return n;
+}
+
+static VirtNic nic_virtio(VirtNicKind k, const char *source, const char *mac, unsigned queues, VirtNicDriver drv) {
+        VirtNic n = VIRT_NIC_INIT;
+        n.kind = k;
+        strscpy(n.source, sizeof(n.source), source);
+        strscpy(n.mac, sizeof(n.mac), mac);
+        n.queues = queues;
+        n.driver = drv;
+        return n;
+}
+
+TEST(builders) {
+        _cleanup_free_ char *x = NULL;
+        VirtNic n;
+
+        n = nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.2", "52:54:00:00:00:01", 42);
+        ASSERT_EQ(virt_nic_set_alias(&n, "t1"), 0);
+        ASSERT_EQ(virt_nic_xml(&n, &x), 0);
+        ASSERT_STREQ(x,
+                     "<interface type='hostdev' managed='yes'>\n"
+                     "  <mac address='52:54:00:00:00:01'/>\n"
+                     "  <source>\n"
+                     "    <address type='pci' domain='0x0000' bus='0x41' slot='0x00' function='0x2'/>\n"
+                     "  </source>\n"
+                     "  <vlan>\n    <tag id='42'/>\n  </vlan>\n"
+                     "  <alias name='ua-sriovd-t1_vf.0000.41.00.2'/>\n"
+                     "</interface>\n");
+        x = mfree(x);
+
+        n = nic_vf(VIRT_NIC_VF_HOSTDEV, "0000:c1:1f.7", "", -1);
+        ASSERT_EQ(virt_nic_xml(&n, &x), 0);
+        ASSERT_STREQ(x,
+                     "<hostdev mode='subsystem' type='pci' managed='yes'>\n"
+                     "  <source>\n"
+                     "    <address type='pci' domain='0x0000' bus='0xc1' slot='0x1f' function='0x7'/>\n"
+                     "  </source>\n"
+                     "</hostdev>\n");
+        x = mfree(x);
+
+        n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "net'<&>\"", "52:54:00:00:00:02", 4, VIRT_NIC_DRIVER_VHOST);
+        ASSERT_EQ(virt_nic_xml(&n, &x), 0);
+        ASSERT_STREQ(x,
+                     "<interface type='network'>\n"
+                     "  <mac address='52:54:00:00:00:02'/>\n"
+                     "  <source network='net&apos;&lt;&amp;&gt;&quot;'/>\n"
+                     "  <model type='virtio'/>\n"
+                     "  <driver name='vhost' queues='4'/>\n"
+                     "</interface>\n");
+        x = mfree(x);
+
+        n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "", 0, VIRT_NIC_DRIVER_DEFAULT);
+        ASSERT_EQ(virt_nic_xml(&n, &x), 0);
+        ASSERT_STREQ(x, "<interface type='bridge'>\n  <source bridge='br0'/>\n  <model type='virtio'/>\n</interface>\n");
+        x = mfree(x);
+
+        n = nic_virtio(VIRT_NIC_VIRTIO_ETHERNET, "tap0", "", 1, VIRT_NIC_DRIVER_QEMU);
+        ASSERT_EQ(virt_nic_xml(&n, &x), 0);
+        ASSERT_CONTAINS(x, "<target dev='tap0' managed='no'/>");
+        ASSERT_CONTAINS(x, "<driver name='qemu'/>");
+        x = mfree(x);
+}
+
+TEST(builders_invalid) {
+        char *x = NULL;
+        VirtNic n;
+
+        n = nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00", "", -1);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.2", "52:54:00:00:00", -1);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.2", "", 4095);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_vf(VIRT_NIC_VF_HOSTDEV, "0000:41:00.2", "", 5);          /* no VLAN in a plain hostdev */
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0/x", "", 0, 0);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "a-very-long-bridge", "", 0, 0);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "", "", 0, 0);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "x\ty", "", 0, 0);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "default", "", VIRT_QUEUES_MAX + 1, 0);
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "default", "", 0, 0);
+        strcpy(n.alias, "sriovd-x");                                     /* not a user alias */
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        strcpy(n.alias, "ua-a'b");
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        ASSERT(!x);
+        ASSERT_EQ(virt_nic_set_alias(&n, "../x"), -EINVAL);
+}
+
+TEST(aliases) {
+        VirtNic n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "", 0, 0);
+        char t[TENANT_ID_MAX];
+
+        ASSERT_EQ(virt_nic_set_alias(&n, "a_b.c-9"), 0);
+        ASSERT_STREQ(n.alias, "ua-sriovd-a_b.c-9_virtio-bridge");
+        ASSERT_EQ(virt_alias_tenant(n.alias, t), 0);
+        ASSERT_STREQ(t, "a_b.c-9");
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-t1_vf.0000.41.00.2", t), 0);
+        ASSERT_STREQ(t, "t1");
+        ASSERT_EQ(virt_alias_tenant("net0", t), -EINVAL);
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-t1", t), -EINVAL);
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-_x", t), -EINVAL);
+        ASSERT_EQ(virt_alias_tenant("ua-sriovd-..", t), -EINVAL);
+}
+
+TEST(errno_table) {
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_OK, 0), 0);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_NO_DOMAIN, 0), -ENOENT);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_CONFIG_UNSUPPORTED, 0), -EOPNOTSUPP);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_OPERATION_INVALID, 0), -EBUSY);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_XML_ERROR, 0), -EINVAL);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_SYSTEM_ERROR, EADDRINUSE), -EADDRINUSE);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_SYSTEM_ERROR, 0), -EIO);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_NO_CONNECT, 0), -ENOTCONN);
+        ASSERT_EQ(virt_errno_from_code(VIR_ERR_INTERNAL_ERROR, 0), -EIO);
+        ASSERT_EQ(virt_errno_from_code(100000, 0), -EIO);
+}
+
+/* ---- pure: domain XML ---- */
+
+static const char domain_xml[] =
+        "<domain type='kvm' id='7'><name>g&amp;1</name><devices>"
+        "<interface type='hostdev' managed='yes'><mac address='52:54:00:AA:00:01'/>"
+        "<source><address type='pci' domain='0x0000' bus='0x41' slot='0x00' function='0x2'/></source>"
+        "<alias name='ua-sriovd-t1'/></interface>"
+        "<interface type='network'><mac address='52:54:00:aa:00:02'/><source network='default'/><model type='virtio'/></interface>"
+        "<hostdev mode='subsystem' type='pci' managed='yes'><source><address bus='0x41' slot='0x00' function='0x3'/></source></hostdev>"
+        "<hostdev mode='subsystem' type='usb'><source><vendor id='0x1'/></source></hostdev>"
+        "<interface type='hostdev'><source><address type='usb' bus='1' device='2'/></source></interface>"
+        "</devices></domain>";
+
+TEST(parse_domain) {
+        _cleanup_(virt_domain_info_done) VirtDomainInfo d = {};
+
+        ASSERT_EQ(virt_domain_parse_xml(domain_xml, &d), 0);
+        ASSERT_STREQ(d.name, "g&1");
+        ASSERT(d.active);
+        ASSERT_EQ(d.n_nics, 3);
+        ASSERT_EQ(d.nics[0].kind, VIRT_DEV_INTERFACE_HOSTDEV);
+        ASSERT_STREQ(d.nics[0].pci, "0000:41:00.2");
+        ASSERT_STREQ(d.nics[0].mac, "52:54:00:aa:00:01");
+        ASSERT_STREQ(d.nics[0].alias, "ua-sriovd-t1");   /* as written in the XML */
+        ASSERT_STREQ(d.nics[0].domain, "g&1");
+        ASSERT_EQ(d.nics[1].kind, VIRT_DEV_INTERFACE);
+        ASSERT_STREQ(d.nics[1].type, "network");
+        ASSERT_STREQ(d.nics[1].pci, "");
+        ASSERT_EQ(d.nics[2].kind, VIRT_DEV_HOSTDEV);
+        ASSERT_STREQ(d.nics[2].pci, "0000:41:00.3");
+        ASSERT_STREQ(d.nics[2].mac, "");
+
+        ASSERT_EQ(virt_domain_parse_xml("<network/>", &d), -EINVAL);
+        ASSERT_EQ(virt_domain_parse_xml("<domain", &d), -EINVAL);
+        /* No entity expansion, no external DTD. */
+        {
+                _cleanup_(virt_domain_info_done) VirtDomainInfo x = {};
+                if (virt_domain_parse_xml("<!DOCTYPE d [<!ENTITY x SYSTEM 'file:///etc/passwd'>]>"
+                                          "<domain><name>&x;</name></domain>", &x) == 0)
+                        ASSERT(!strstr(x.name, "root:"));
+        }
+}
+
+TEST(vcpu_fifo_xml) {
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL;
+        const char *xml = "<domain type='qemu'><name>x</name><cputune><vcpupin vcpu='0' cpuset='2'/>"
+                          "<vcpusched vcpus='0' scheduler='rr' priority='3'/></cputune></domain>";
+
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo(xml, 2, 50, &a), 1);
+        ASSERT_CONTAINS(a, "<vcpupin vcpu=\"0\" cpuset=\"2\"/>");
+        ASSERT_CONTAINS(a, "<vcpusched vcpus=\"0-1\" scheduler=\"fifo\" priority=\"50\"/>");
+        ASSERT(!strstr(a, "rr"));
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo(a, 2, 50, &b), 0);       /* already so */
+        ASSERT(!b);
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo("<domain><cputune><vcpusched vcpus='0' scheduler='fifo' priority='50'/>"
+                                                "<vcpusched vcpus='1' scheduler='fifo' priority='50'/></cputune></domain>",
+                                                2, 50, &b), 0);                  /* libvirt's form of it */
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo("<domain><cputune><vcpusched vcpus='0' scheduler='fifo' priority='50'/>"
+                                                "</cputune></domain>", 2, 50, &b), 1);   /* vCPU 1 not covered */
+        b = mfree(b);
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo(a, 2, 0, &b), 1);        /* removed */
+        ASSERT(!strstr(b, "vcpusched"));
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo("<domain><name>y</name></domain>", 1, 99, &c), 1);
+        ASSERT_CONTAINS(c, "<cputune><vcpusched vcpus=\"0\" scheduler=\"fifo\" priority=\"99\"/></cputune>");
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo(xml, 0, 50, &c), -EINVAL);
+        ASSERT_EQ(virt_domain_xml_set_vcpu_fifo(xml, 1, 100, &c), -EINVAL);
+}
+
+/* ---- pure: reconcile ---- */
+
+static VirtDomainNic dnic(const char *dom, const char *pci, const char *mac) {
+        VirtDomainNic n = { .kind = pci[0] ? VIRT_DEV_INTERFACE_HOSTDEV : VIRT_DEV_INTERFACE };
+        strscpy(n.domain, sizeof(n.domain), dom);
+        strscpy(n.pci, sizeof(n.pci), pci);
+        strscpy(n.mac, sizeof(n.mac), mac);
+        strcpy(n.type, pci[0] ? "hostdev" : "network");
+        return n;
+}
+
+static const VirtReconcileItem *find_item(const VirtReconcileItem *it, size_t n, const char *tenant, const char *domain) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(it[i].tenant, tenant) && streq(it[i].domain, domain))
+                        return &it[i];
+        return NULL;
+}
+
+TEST(reconcile) {
+        VirtDomainNic a[] = { dnic("a", "0000:41:00.2", "02:00:00:00:00:01"), dnic("a", "", "02:00:00:00:00:09") };
+        VirtDomainNic b[] = { dnic("b", "0000:41:00.3", "02:00:00:00:00:02"), dnic("b", "0000:41:00.4", "02:00:00:00:00:ff") };
+        VirtDomainNic c[] = { dnic("c", "0000:41:00.3", "02:00:00:00:00:02"), dnic("c", "0000:41:00.5", ""),
+                              dnic("c", "0000:81:00.0", "") };
+        VirtDomainNic e[] = { dnic("e", "0000:41:00.6", "") };
+        VirtDomainInfo doms[] = {
+                { .name = "a", .nics = a, .n_nics = ELEMENTSOF(a) },
+                { .name = "b", .nics = b, .n_nics = ELEMENTSOF(b) },
+                { .name = "c", .nics = c, .n_nics = ELEMENTSOF(c) },
+                { .name = "d" },
+                { .name = "e", .nics = e, .n_nics = ELEMENTSOF(e) },
+        };
+        VirtExpected ex[] = {
+                { "t1", "0000:41:00.2", "02:00:00:00:00:01", "a" },   /* ok */
+                { "t2", "0000:41:00.3", "02:00:00:00:00:02", "b" },   /* in b and c: duplicate */
+                { "t3", "0000:41:00.4", "02:00:00:00:00:03", "b" },   /* other MAC */
+                { "t4", "0000:41:00.7", NULL, "d" },                  /* missing */
+                { "t5", "0000:41:01.0", NULL, "gone" },               /* domain gone */
+                { "t6", "0000:41:00.6", NULL, "d" },                  /* found in e */
+                { "t7", NULL, "02:00:00:00:00:09", "a" },             /* virtio ok */
+                { "t8", NULL, "02:00:00:00:00:0a", "a" },             /* virtio missing */
+                { "t9", NULL, NULL, "gone" },                         /* virtio, domain gone */
+                { "t10", "0000:41:01.1", NULL, "" },                  /* no domain: not checked */
+        };
+        const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.3", "0000:41:00.4", "0000:41:00.5",
+                                             "0000:41:00.6", "0000:41:00.7", "0000:41:01.0", "0000:41:01.1" };
+        _cleanup_free_ VirtReconcileItem *it = NULL;
+        const VirtReconcileItem *x;
+        size_t n = 0;
+
+        ASSERT_EQ(virt_reconcile(doms, ELEMENTSOF(doms), ex, ELEMENTSOF(ex), scope, ELEMENTSOF(scope), &it, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                fprintf(stderr, "   %s %s %s %s (expected %s)\n", virt_finding_to_string(it[i].finding),
+                        it[i].tenant, it[i].vf, it[i].domain, it[i].expected_domain);
+        ASSERT_EQ(n, 11);
+        ASSERT_EQ(find_item(it, n, "t1", "a")->finding, VIRT_FINDING_OK);
+        ASSERT_EQ(find_item(it, n, "t2", "b")->finding, VIRT_FINDING_DUPLICATE);
+        ASSERT_EQ(find_item(it, n, "t2", "c")->finding, VIRT_FINDING_DUPLICATE);
+        x = find_item(it, n, "t3", "b");
+        ASSERT_EQ(x->finding, VIRT_FINDING_MAC_MISMATCH);
+        ASSERT_STREQ(x->mac, "02:00:00:00:00:ff");
+        ASSERT_EQ(find_item(it, n, "t4", "")->finding, VIRT_FINDING_MISSING);
+        ASSERT_EQ(find_item(it, n, "t5", "")->finding, VIRT_FINDING_DOMAIN_GONE);
+        x = find_item(it, n, "t6", "e");
+        ASSERT_EQ(x->finding, VIRT_FINDING_ELSEWHERE);
+        ASSERT_STREQ(x->expected_domain, "d");
+        ASSERT_EQ(find_item(it, n, "t7", "a")->finding, VIRT_FINDING_OK);
+        ASSERT_EQ(find_item(it, n, "t8", "")->finding, VIRT_FINDING_MISSING);
+        ASSERT_EQ(find_item(it, n, "t9", "")->finding, VIRT_FINDING_DOMAIN_GONE);
+        /* 0000:41:00.5 in c is held by nobody: foreign; 0000:81:00.0 is out of scope. */
+        x = find_item(it, n, "", "c");
+        ASSERT_EQ(x->finding, VIRT_FINDING_FOREIGN);
+        ASSERT_STREQ(x->vf, "0000:41:00.5");
+        it = mfree(it);
+
+        /* No scope: every PCI hostdev nobody holds is foreign. */
+        ASSERT_EQ(virt_reconcile(doms, ELEMENTSOF(doms), NULL, 0, NULL, 0, &it, &n), 0);
+        ASSERT_EQ(n, 7);
+        for (size_t i = 0; i < n; i++)
+                ASSERT_EQ(it[i].finding, VIRT_FINDING_FOREIGN);
+}
+
+/* ---- libvirt: the test driver, in process ---- */
+
+typedef struct Recorder {
+        char lines[64][128];
+        size_t n;
+} Recorder;
+
+static const char *const kind_names[] = {
+        "defined", "undefined", "started", "stopped", "suspended", "resumed",
+        "device-added", "device-removed", "device-removal-failed", "disconnected", "reconnected",
+};
+
+static void record(const VirtEvent *ev, void *userdata) {
+        Recorder *r = userdata;
+
+        if (r->n < ELEMENTSOF(r->lines))
+                snprintf(r->lines[r->n++], sizeof(r->lines[0]), "%s %s %s", kind_names[ev->kind],
+                         ev->domain ?: "-", ev->device ?: ev->detail_str);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* Dispatch sd-event until line shows up (the only way events arrive: through the bridge). */
+static void wait_for(sd_event *e, Recorder *r, const char *line) {
+        uint64_t deadline = now_usec() + 5 * 1000000u;
+
+        for (;;) {
+                for (size_t i = 0; i < r->n; i++)
+                        if (streq(r->lines[i], line))
+                                return;
+                if (now_usec() > deadline) {
+                        for (size_t i = 0; i < r->n; i++)
+                                fprintf(stderr, "   seen: %s\n", r->lines[i]);
+                        fprintf(stderr, "   missing event: %s\n", line);
+                        abort();
+                }
+                ASSERT(sd_event_run(e, 100 * 1000) >= 0);
+        }
+}
+
+static char *domain_with(const char *name, const char *devices) {
+        char *x = NULL;
+        ASSERT(asprintf(&x, "<domain type='test'><name>%s</name><memory>65536</memory><vcpu>2</vcpu>"
+                            "<os><type>hvm</type></os><devices>%s</devices></domain>", name, devices) > 0);
+        return x;
+}
+
+/* Every fragment through libvirt's parser: defined on test:///default, read back, found as built. */
+TEST(libvirt_parses_fragments) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(virt_freep) Virt *v = NULL;
+        VirtError err = {};
+        struct {
+                VirtNic nic;
+                const char *expect[4];
+        } cases[] = {
+                { nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.2", "52:54:00:00:00:01", 42),
+                  { "<tag id='42'/>", "type='hostdev' managed='yes'", NULL } },
+                { nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:01.7", "52:54:00:00:00:03", -1),
+                  { "<address type='pci' domain='0x0000' bus='0x41' slot='0x01' function='0x7'/>", NULL } },
+                { nic_vf(VIRT_NIC_VF_HOSTDEV, "0000:c1:00.4", "", -1),
+                  { "<hostdev mode='subsystem' type='pci' managed='yes'>", NULL } },
+                { nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "default", "52:54:00:00:00:04", 4, VIRT_NIC_DRIVER_VHOST),
+                  { "<source network='default'/>", "<model type='virtio'/>", "<driver name='vhost' queues='4'/>", NULL } },
+                { nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "n&'<x>\"", "52:54:00:00:00:05", 0, VIRT_NIC_DRIVER_DEFAULT),
+                  { "<source network='n&amp;&apos;&lt;x&gt;&quot;'/>", NULL } },
+                { nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "52:54:00:00:00:06", 2, VIRT_NIC_DRIVER_QEMU),
+                  { "<source bridge='br0'/>", "<driver name='qemu' queues='2'/>", NULL } },
+                { nic_virtio(VIRT_NIC_VIRTIO_ETHERNET, "tap0", "52:54:00:00:00:07", 0, VIRT_NIC_DRIVER_DEFAULT),
+                  { "<target dev='tap0' managed='no'/>", "<interface type='ethernet'>", NULL } },
+        };
+
+        ASSERT(sd_event_new(&e) >= 0);
+        ASSERT_EQ(virt_new(e, "test:///default", NULL, NULL, &v, &err), 0);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *frag = NULL, *dom = NULL, *back = NULL;
+                _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
+                VirtNic *n = &cases[i].nic;
+                char name[32];
+
+                snprintf(name, sizeof(name), "frag%zu", i);
+                ASSERT_EQ(virt_nic_set_alias(n, name), 0);
+                ASSERT_EQ(virt_nic_xml(n, &frag), 0);
+                dom = domain_with(name, frag);
+                if (virt_define_xml(v, dom, &err) < 0) {
+                        fprintf(stderr, "   %s: %s\n", virt_nic_kind_to_string(n->kind), err.message);
+                        abort();
+                }
+                ASSERT_EQ(virt_domain_xml(v, name, true, &back, &err), 0);
+                ASSERT_EQ(virt_domain_parse_xml(back, &info), 0);
+                ASSERT_STREQ(info.name, name);
+                ASSERT_EQ(info.n_nics, 1);
+                if (n->kind == VIRT_NIC_VF_INTERFACE || n->kind == VIRT_NIC_VF_HOSTDEV)
+                        ASSERT_STREQ(info.nics[0].pci, n->vf);
+                ASSERT_STREQ(info.nics[0].mac, n->mac);
+                for (size_t k = 0; k < ELEMENTSOF(cases[i].expect) && cases[i].expect[k]; k++)
+                        ASSERT_CONTAINS(back, cases[i].expect[k]);
+                fprintf(stderr, "   %s: libvirt keeps it (alias %s)\n", virt_nic_kind_to_string(n->kind),
+                        info.nics[0].alias[0] ? info.nics[0].alias : "dropped in the inactive XML");
+                ASSERT_EQ(virt_domain_undefine(v, name, &err), 0);
+        }
+
+        /* A domain name that needs escaping, escaped by us, read back by libvirt. */
+        {
+                _cleanup_free_ char *esc = NULL, *dom = NULL;
+                _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
+                const char *name = "we<i>rd&'n\"ame";
+
+                ASSERT_EQ(virt_xml_escape(name, &esc), 0);
+                dom = domain_with(esc, "");
+                ASSERT_EQ(virt_define_xml(v, dom, &err), 0);
+                ASSERT_EQ(virt_get_domain(v, name, &info, &err), 0);
+                ASSERT_STREQ(info.name, name);
+                ASSERT_EQ(virt_domain_undefine(v, name, &err), 0);
+        }
+
+        /* libvirt's errors arrive as errno + message. */
+        ASSERT_EQ(virt_domain_start(v, "no-such-domain", &err), -ENOENT);
+        ASSERT_EQ(err.code, VIR_ERR_NO_DOMAIN);
+        ASSERT_CONTAINS(err.message, "not found");
+        ASSERT_EQ(virt_define_xml(v, "<domain type='test'><name>x</name>", &err), -EINVAL);
+        fprintf(stderr, "   bad XML: %s\n", err.message);
+        /* The test driver has no device hot-plug: reported, not crashed on. */
+        {
+                VirtNic n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "default", "52:54:00:00:00:99", 0, 0);
+                int r = virt_attach(v, "test", &n, &err);
+                fprintf(stderr, "   attach on the test driver: %d %s\n", r, err.message);
+                ASSERT(r == -EOPNOTSUPP);
+        }
+}
+
+static const char node_xml_fmt[] =
+        "<node>\n"
+        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
+        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
+        "  <domain type='test'>\n"
+        "    <name>holder</name><uuid>6695eb01-f6a4-8304-79aa-97f2502e193f</uuid>\n"
+        "    <memory>65536</memory><vcpu>2</vcpu><os><type>hvm</type></os>\n"
+        "    <devices>\n"
+        "      <interface type='hostdev' managed='yes'><mac address='52:54:00:10:00:01'/>\n"
+        "        <source><address type='pci' domain='0x0000' bus='0x41' slot='0x00' function='0x2'/></source></interface>\n"
+        "      <hostdev mode='subsystem' type='pci' managed='yes'>\n"
+        "        <source><address domain='0x0000' bus='0x41' slot='0x00' function='0x5'/></source></hostdev>\n"
+        "    </devices>\n"
+        "  </domain>\n"
+        "</node>\n";
+
+static const char *write_node_xml(char *path, size_t size) {
+        FILE *f;
+        int fd;
+
+        snprintf(path, size, "/tmp/test-virt-node-XXXXXX.xml");
+        fd = mkstemps(path, 4);
+        ASSERT(fd >= 0);
+        f = fdopen(fd, "w");
+        ASSERT(f);
+        fputs(node_xml_fmt, f);
+        fclose(f);
+        return path;
+}
+
+/* A custom test:///path.xml: a running domain holding a VF is recognised; lifecycle events through sd-event. */
+TEST(test_driver_events_and_reconcile) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(virt_freep) Virt *v = NULL;
+        _cleanup_free_ char *uri = NULL, *dom = NULL, *xml = NULL;
+        VirtDomainInfo *doms = NULL;
+        _cleanup_free_ VirtReconcileItem *items = NULL;
+        _cleanup_(virt_vcpus_done) VirtVcpus vc = {};
+        size_t n_doms = 0, n_items = 0;
+        VirtError err = {};
+        Recorder rec = {};
+        char path[64];
+        CpuSet pin = {}, emu = {};
+        int r;
+
+        write_node_xml(path, sizeof(path));
+        ASSERT(asprintf(&uri, "test://%s", path) > 0);
+        ASSERT(sd_event_new(&e) >= 0);
+        r = virt_new(e, uri, record, &rec, &v, &err);
+        if (r < 0)
+                fprintf(stderr, "   %s: %s\n", uri, err.message);
+        ASSERT_EQ(r, 0);
+        unlink(path);
+        ASSERT(virt_is_connected(v));
+        ASSERT(virt_event_n_sources() > 0 || true);
+
+        /* Reconcile: the domain that already holds VFs at start. */
+        ASSERT_EQ(virt_list_domains(v, &doms, &n_doms, &err), 0);
+        ASSERT_EQ(n_doms, 1);
+        ASSERT_STREQ(doms[0].name, "holder");
+        ASSERT(doms[0].active);
+        {
+                VirtExpected ex[] = {
+                        { "t1", "0000:41:00.2", "52:54:00:10:00:01", "holder" },
+                        { "t2", "0000:41:00.3", NULL, "gone" },
+                };
+                const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.3", "0000:41:00.5" };
+
+                ASSERT_EQ(virt_reconcile(doms, n_doms, ex, ELEMENTSOF(ex), scope, ELEMENTSOF(scope), &items, &n_items), 0);
+                ASSERT_EQ(n_items, 3);
+                ASSERT_EQ(items[0].finding, VIRT_FINDING_OK);
+                ASSERT_STREQ(items[0].domain, "holder");
+                ASSERT_STREQ(items[0].mac, "52:54:00:10:00:01");
+                ASSERT_EQ(items[1].finding, VIRT_FINDING_DOMAIN_GONE);
+                ASSERT_EQ(items[2].finding, VIRT_FINDING_FOREIGN);
+                ASSERT_STREQ(items[2].vf, "0000:41:00.5");
+        }
+        virt_domain_list_free(doms, n_doms);
+
+        /* vCPUs: pin, emulator, SCHED_FIFO in the persistent XML. */
+        ASSERT_EQ(virt_get_vcpus(v, "holder", &vc, &err), 0);
+        ASSERT_EQ(vc.n, 2);
+        cpuset_add(&pin, 3);
+        cpuset_add(&emu, 0);
+        r = virt_pin_rt(v, "holder", &pin, &emu, 20, &err);
+        if (r < 0)
+                fprintf(stderr, "   pin on the test driver: %d %s\n", r, err.message);
+        ASSERT(r >= 0);
+        ASSERT_EQ(virt_vcpu0_host_cpu(v, "holder", &err), 3);
+        ASSERT_EQ(r, 1);        /* running: vcpusched takes effect at the next start */
+        /* The test driver pins the running domain only (CURRENT); the XML of what runs shows it. */
+        ASSERT_EQ(virt_domain_xml(v, "holder", false, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='3'/>");
+        ASSERT_CONTAINS(xml, "<vcpupin vcpu='1' cpuset='3'/>");
+        xml = mfree(xml);
+        ASSERT_EQ(virt_domain_xml(v, "holder", true, &xml, &err), 0);
+        /* libvirt writes it back one vCPU at a time. */
+        ASSERT_CONTAINS(xml, "<vcpusched vcpus='0' scheduler='fifo' priority='20'/>");
+        ASSERT_CONTAINS(xml, "<vcpusched vcpus='1' scheduler='fifo' priority='20'/>");
+        ASSERT_EQ(virt_pin_rt(v, "holder", &pin, &emu, 20, &err), 0);   /* already so */
+
+        /* Lifecycle through the bridge. */
+        dom = domain_with("ev1", "");
+        ASSERT_EQ(virt_define_xml(v, dom, &err), 0);
+        wait_for(e, &rec, "defined ev1 added");
+        ASSERT_EQ(virt_domain_is_active(v, "ev1", &err), 0);
+        ASSERT_EQ(virt_domain_start(v, "ev1", &err), 0);
+        wait_for(e, &rec, "started ev1 booted");
+        ASSERT_EQ(virt_domain_is_active(v, "ev1", &err), 1);
+        ASSERT_EQ(virt_domain_destroy(v, "ev1", &err), 0);
+        wait_for(e, &rec, "stopped ev1 destroyed");
+        ASSERT_EQ(virt_domain_undefine(v, "ev1", &err), 0);
+        wait_for(e, &rec, "undefined ev1 removed");
+        ASSERT_EQ(virt_domain_is_active(v, "ev1", &err), -ENOENT);
+
+        v = virt_free(v);
+        ASSERT_EQ(virt_event_n_sources(), 0);
+}
+
+int main(void) {
+        RUN(escape);
+        RUN(builders);
+        RUN(builders_invalid);
+        RUN(aliases);
+        RUN(errno_table);
+        RUN(parse_domain);
+        RUN(vcpu_fifo_xml);
+        RUN(reconcile);
+        RUN(libvirt_parses_fragments);
+        RUN(test_driver_events_and_reconcile);
+        return 0;
+}
