@@ -16,6 +16,18 @@ typedef void (*RuntimeFill)(FILE *f, const void *userdata);
 int runtime_file_write(const char *name, mode_t mode, RuntimeFill fill, const void *userdata);
 /* The whole file; -ENOENT when absent or without RUNTIME_DIRECTORY. */
 int runtime_file_read(const char *name, char **ret);
+/* The same in dir (NULL = $RUNTIME_DIRECTORY). */
+int runtime_file_write_at(const char *dir, const char *name, mode_t mode, RuntimeFill fill, const void *userdata);
+int runtime_file_read_at(const char *dir, const char *name, char **ret);
+
+/*
+ * IRQs the kernel will not move (EIO: the timer, the cascade, no-balancing
+ * ones), so a later run does not ask again: "boot BOOT_ID" then one number per
+ * line. IRQ numbers change across boots, so a file of another boot is ignored.
+ * The parser is pure: -ESTALE for another boot, -EBADMSG when malformed.
+ */
+void unmanaged_irqs_format(FILE *f, const char *boot_id, const unsigned *irqs, size_t n);
+int unmanaged_irqs_parse(const char *text, const char *boot_id, unsigned **ret, size_t *ret_n);
 
 /*
  * What sriovd changed on IRQ threads, so that a restart after a crash can still

@@ -50,9 +50,10 @@ struct Manager {
         SavedSched *saved;
         size_t n_saved, allocated_saved;
         bool saved_dirty;         /* to be written to $RUNTIME_DIRECTORY/saved-sched */
-        /* IRQs whose affinity the kernel refused for good (sorted). */
+        /* IRQs whose affinity the kernel refused for good (sorted); kept across runs of this boot. */
         unsigned *unmanaged;
         size_t n_unmanaged, allocated_unmanaged;
+        bool unmanaged_loaded, unmanaged_dirty;
 
         /* Devices whose netdev refused coalescing / offload changes for good. */
         char (*coalesce_unsupported)[PCI_ADDR_MAX];
@@ -447,6 +448,7 @@ static int unsigned_cmp(const void *a, const void *b) {
 static int manager_mark_unmanaged(Manager *m, unsigned irq) {
         if (bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
                 return 0;
+        m->unmanaged_dirty = true;
         if (GREEDY_REALLOC(m->unmanaged, m->allocated_unmanaged, m->n_unmanaged + 1) < 0)
                 return -ENOMEM;
         m->unmanaged[m->n_unmanaged++] = irq;
@@ -642,6 +644,10 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                         res->n_skipped++;
                 else if (a->result > 0)
                         res->n_done++;
+                else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
+                         kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                        /* Keeping the host's other IRQs off RT is best effort: the timer's cannot move. */
+                        res->n_skipped++;
                 else if (a->result < 0) {
                         res->n_failed++;
                         res->n_transient += kernel_error_classify(a->kind, a->result).class == ERROR_TRANSIENT;
@@ -731,6 +737,68 @@ static int manager_open_tenants(Manager *m) {
         return 0;
 }
 
+/*
+ * Where what this boot taught sriovd is kept between runs: systemd's
+ * RuntimeDirectory=, else the state directory (--once from a shell), else
+ * nowhere (a fixture without one configured).
+ */
+static const char *manager_memory_dir(const Manager *m) {
+        if (getenv("RUNTIME_DIRECTORY"))
+                return NULL;   /* runtime_file_*_at(NULL) picks it */
+        if (rootfs_is_real(m->root) || !streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR))
+                return m->config->state_dir;
+        return "";
+}
+
+static char *manager_boot_id(Manager *m) {
+        char *id = NULL;
+
+        if (rootfs_read(m->root, &id, "/proc/sys/kernel/random/boot_id") < 0)
+                id = strdup("unknown");
+        return id;
+}
+
+static void fill_unmanaged(FILE *f, const void *userdata) {
+        const Manager *m = userdata;
+        _cleanup_free_ char *boot = manager_boot_id((Manager *) m);
+        unmanaged_irqs_format(f, boot ?: "unknown", m->unmanaged, m->n_unmanaged);
+}
+
+static void manager_save_unmanaged(Manager *m) {
+        const char *dir = manager_memory_dir(m);
+        int r;
+
+        if (!m->unmanaged_dirty || (dir && !dir[0]))
+                return;
+        r = runtime_file_write_at(dir, "unmanaged-irqs", 0644, fill_unmanaged, m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
+        else
+                m->unmanaged_dirty = false;
+}
+
+static void manager_load_unmanaged(Manager *m) {
+        _cleanup_free_ char *text = NULL, *boot = NULL;
+        const char *dir = manager_memory_dir(m);
+        unsigned *irqs = NULL;
+        size_t n = 0;
+        int r;
+
+        m->unmanaged_loaded = true;
+        if (dir && !dir[0])
+                return;
+        r = runtime_file_read_at(dir, "unmanaged-irqs", &text);
+        if (r < 0)
+                return;
+        boot = manager_boot_id(m);
+        if (!boot || unmanaged_irqs_parse(text, boot, &irqs, &n) < 0)
+                return;   /* another boot's numbers, or damaged: learn again */
+        for (size_t i = 0; i < n; i++)
+                (void) manager_mark_unmanaged(m, irqs[i]);
+        m->unmanaged_dirty = false;
+        free(irqs);
+}
+
 int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
@@ -744,6 +812,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 r = manager_open_tenants(m);
                 if (r < 0)
                         return r;
+                if (!m->unmanaged_loaded)
+                        manager_load_unmanaged(m);
         }
 
         /*
@@ -793,6 +863,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 /* Notes repeat every cycle; say them on the first and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
                         manager_log_notes(plan);
+                manager_save_unmanaged(m);
                 if (m->saved_dirty) {
                         r = manager_write_saved_sched(m);
                         if (r < 0)

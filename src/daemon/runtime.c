@@ -4,17 +4,26 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "sriovd/rootfs.h"
 #include "sriovd/runtime.h"
 
 int runtime_file_write(const char *name, mode_t mode, RuntimeFill fill, const void *userdata) {
+        return runtime_file_write_at(NULL, name, mode, fill, userdata);
+}
+
+int runtime_file_read(const char *name, char **ret) {
+        return runtime_file_read_at(NULL, name, ret);
+}
+
+int runtime_file_write_at(const char *dir, const char *name, mode_t mode, RuntimeFill fill, const void *userdata) {
         _cleanup_free_ char *path = NULL, *tmp = NULL;
         _cleanup_fclose_ FILE *f = NULL;
-        const char *dir = getenv("RUNTIME_DIRECTORY");
         int fd;
 
+        dir = dir ?: getenv("RUNTIME_DIRECTORY");
         if (!dir)
                 return 0;
         if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s/.%s.XXXXXX", dir, name) < 0)
@@ -37,11 +46,11 @@ int runtime_file_write(const char *name, mode_t mode, RuntimeFill fill, const vo
         return 0;
 }
 
-int runtime_file_read(const char *name, char **ret) {
+int runtime_file_read_at(const char *dir, const char *name, char **ret) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -EBADF;
-        const char *dir = getenv("RUNTIME_DIRECTORY");
 
+        dir = dir ?: getenv("RUNTIME_DIRECTORY");
         if (!dir)
                 return -ENOENT;
         if (asprintf(&path, "%s/%s", dir, name) < 0)
@@ -85,6 +94,46 @@ int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n) {
         }
         qsort_safe(s, n, sizeof(*s), saved_pid_cmp);
         *ret = TAKE_PTR(s);
+        *ret_n = n;
+        return 0;
+}
+
+void unmanaged_irqs_format(FILE *f, const char *boot_id, const unsigned *irqs, size_t n) {
+        fprintf(f, "boot %s\n", boot_id);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%u\n", irqs[i]);
+}
+
+static int unsigned_cmp(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return (x > y) - (x < y);
+}
+
+int unmanaged_irqs_parse(const char *text, const char *boot_id, unsigned **ret, size_t *ret_n) {
+        _cleanup_free_ unsigned *irqs = NULL;
+        size_t n = 0, allocated = 0, len = strlen(boot_id);
+        const char *p;
+
+        if (strncmp(text, "boot ", 5) != 0)
+                return -EBADMSG;
+        if (strncmp(text + 5, boot_id, len) != 0 || text[5 + len] != '\n')
+                return -ESTALE;
+        for (p = text + 5 + len + 1; *p;) {
+                unsigned long v;
+                char *end;
+
+                if (*p < '0' || *p > '9')
+                        return -EBADMSG;
+                v = strtoul(p, &end, 10);
+                if (*end != '\n' || v > INT32_MAX)
+                        return -EBADMSG;
+                if (GREEDY_REALLOC(irqs, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                irqs[n++] = (unsigned) v;
+                p = end + 1;
+        }
+        qsort_safe(irqs, n, sizeof(*irqs), unsigned_cmp);
+        *ret = TAKE_PTR(irqs);
         *ret_n = n;
         return 0;
 }

@@ -283,6 +283,46 @@ TEST(other_irqs_off_rt) {
         scratch_done(&s);
 }
 
+TEST(immovable_irqs_remembered_for_this_boot) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        char conf[512], path[512];
+        CycleResult res;
+        Scratch s;
+
+        /* The timer's IRQ answers EIO, as on every x86 host: not a failure, and not asked again. */
+        ASSERT_EQ(setenv("SRIOVD_TEST_FAIL_WRITE", "/proc/irq/0/=5", 1), 0);
+        scratch_new(&s, "two-socket", "");
+        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\n[cpus]\nrt = 2-7,18-23\n", s.dir);
+        spill(&s, "/../sriovd.conf", conf);
+        snprintf(path, sizeof(path), "mkdir -p %s/proc/sys/kernel/random && echo boot-one > %s/proc/sys/kernel/random/boot_id",
+                 s.root, s.root);
+        ASSERT_EQ(system(path), 0);
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_failed, 0);
+        ASSERT_EQ(res.n_drift, 0);
+        ASSERT_STREQ(slurp(&s, "/../state/unmanaged-irqs"), "boot boot-one\n0\n");
+        m = manager_free(m);
+
+        /* The next run (--once from a shell) of the same boot does not try again ... */
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_actions, 0);
+        m = manager_free(m);
+
+        /* ... but after a reboot IRQ numbers mean other things: learned again. */
+        spill(&s, "/proc/sys/kernel/random/boot_id", "boot-two\n");
+        ASSERT_EQ(unsetenv("SRIOVD_TEST_FAIL_WRITE"), 0);
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_done, 1);
+        ASSERT_STREQ(slurp(&s, "/proc/irq/0/smp_affinity_list"), "0-1,8-17,24-31");
+        scratch_done(&s);
+}
+
 TEST(error_table) {
         static const struct {
                 ActionKind kind;
@@ -346,6 +386,7 @@ int main(int argc, char **argv) {
         RUN(irqs_pinned_managed_untouched_second_run_writes_nothing);
         RUN(injected_kernel_errors);
         RUN(other_irqs_off_rt);
+        RUN(immovable_irqs_remembered_for_this_boot);
         RUN(error_table);
         RUN(bad_reload_keeps_config);
         return 0;
