@@ -361,6 +361,10 @@ static void manager_log_action(const Action *a, bool drift) {
                 log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, f, "%s%s: %s -> %s%s%s%s",
                                drift ? "Drift repaired: " : "", what, before, after,
                                a->effect[0] ? " (" : "", a->effect, a->effect[0] ? ")" : "");
+        else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
+                 kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                log_full_errno(LOG_NOTICE, a->result, LOG_FIELDS(.irq = (int) a->irq),
+                               "IRQ %u stays where the kernel keeps it (%m); not asked again this boot", a->irq);
         else if (a->result < 0) {
                 ErrorInfo e = kernel_error_classify(a->kind, a->result);
                 log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result,

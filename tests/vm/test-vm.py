@@ -289,38 +289,26 @@ def console_tail(path, n=80):
 # expected failure (XFAIL); once the bug is fixed its signature disappears and the check must
 # pass. SRIOVD_VM_STRICT=1 makes expected failures count as failures.
 
-KNOWN_BUGS = {
-    "stale-pf-irqs": "changing sriov_numvfs makes the PF driver re-request its vectors; the IRQ "
-                     "actions planned before the write then fail (ESRCH on irq-thread, ENOENT on "
-                     "irq-affinity, the latter classified 'unmanaged: left alone from now on')",
-    "host-irq-eio": "keep_irqs_off_rt: IRQs 0 and 2 (timer, cascade) answer EIO to every affinity "
-                    "write; each --once counts them as failed again (exit 1, never idempotent)",
-    "coalesce-unsupported": "coalesce: a parameter the driver does not support (igbvf tx-usecs, "
-                            "shown as n/a) is sent anyway; the kernel refuses the whole request "
-                            "('cannot modify an unsupported parameter'), so rx-usecs is never set",
-    "stale-vf-netdev": "vf_driver = vfio-pci: coalescing planned for the VF netdevs that the same "
-                       "cycle's rebinding removes fails with ENODEV ('no device matches ifindex')",
-    "new-netdev-drift": "vf_driver = host: the VF netdevs that appear when the VFs go back to their "
-                        "driver get no coalescing in that --once, and verify reports them as "
-                        "'Did not stick' (drift) although nothing was tried",
-}
+KNOWN_BUGS = {}
+# Fixed since (kept as history of what this test bed found, each now asserted as correct):
+#   stale-pf-irqs: IRQ actions planned before a VF count change (the PF re-requests its vectors)
+#     failed with ESRCH/ENOENT; now re-planned after the change, and ENOENT is transient.
+#   host-irq-eio: IRQs 0 and 2 (timer, cascade) answer EIO; now best effort (the run succeeds)
+#     and remembered for the boot, so the next --once does not ask again.
+#   coalesce-unsupported: a parameter the driver lacks (igbvf tx-usecs) was sent and the kernel
+#     refused the whole request; now left out (a note says so).
+#   stale-vf-netdev: coalescing was planned for VF netdevs the same cycle rebinds to vfio-pci.
+#   new-netdev-drift: netdevs that appear in a cycle (VFs back on igbvf) were reported as drift;
+#     now configured in a follow-up pass of the same cycle.
+
+
+def best_effort(a):
+    """The kernel keeps some of the host's other IRQs where they are (EIO): not a failure."""
+    return a["action"] == "irq-affinity" and a["target"] == "host" and a.get("errno") == 5
 
 
 def bug_of_action(a, doc=None):
     """The known bug a failed action is the signature of, or None."""
-    if a.get("result") != "failed":
-        return None
-    if a["action"] == "coalesce" and a.get("errno") == 19 and doc and \
-            any(b["action"] == "vf-driver" and b["target"] == a["target"] for b in doc["plan"]["actions"]):
-        return "stale-vf-netdev"
-    if a["action"] == "irq-thread" and a.get("errno") == 3 and a["target"] != "host":
-        return "stale-pf-irqs"
-    if a["action"] == "irq-affinity" and a.get("errno") == 2 and a["target"] != "host":
-        return "stale-pf-irqs"
-    if a["action"] == "irq-affinity" and a["target"] == "host" and a.get("errno") == 5 and a["irq"] in (0, 2):
-        return "host-irq-eio"
-    if a["action"] == "coalesce" and "unsupported parameter" in a.get("kernel_message", ""):
-        return "coalesce-unsupported"
     return None
 
 
@@ -340,15 +328,7 @@ class Checks:
                 self.seen.add(bug)
 
     def note_log(self, text):
-        for line in text.splitlines():
-            if "Failed irq-thread" in line and "No such process" in line:
-                self.seen.add("stale-pf-irqs")
-            if "Failed irq-affinity" in line and "No such file or directory" in line and "host IRQ" not in line:
-                self.seen.add("stale-pf-irqs")
-            if re.search(r"Failed irq-affinity host IRQ [02]: .*Input/output error", line):
-                self.seen.add("host-irq-eio")
-            if "Failed coalesce" in line and "unsupported parameter" in line:
-                self.seen.add("coalesce-unsupported")
+        """No known bugs left to recognise in the daemon's log (see KNOWN_BUGS)."""
 
     def check(self, what, fn, known=()):
         try:
@@ -380,16 +360,7 @@ def actions(doc, kind=None):
 
 def drift_bugs(doc, stderr):
     """For each 'Did not stick' line of a run, the known bug behind it (None: unexplained)."""
-    out = []
-    for kind, target in re.findall(r"Did not stick: (\S+) (\S+)", stderr):
-        acts = [a for a in doc["plan"]["actions"] if a["action"] == kind and a["target"] == target]
-        if kind == "coalesce" and any(bug_of_action(a, doc) == "coalesce-unsupported" for a in acts):
-            out.append("coalesce-unsupported")
-        elif kind == "coalesce" and not acts:
-            out.append("new-netdev-drift")
-        else:
-            out.append(None)
-    return out
+    return [None for _ in re.findall(r"Did not stick: (\S+) (\S+)", stderr)]
 
 
 class Unexplained(AssertionError):
@@ -402,13 +373,13 @@ def once_clean(g, name, want_actions=None):
     expected failure; anything else is Unexplained."""
     rec, doc = g.step(name), g.json(name)
     res = doc["result"]
-    failed = [a for a in actions(doc) if a.get("result") == "failed"]
+    failed = [a for a in actions(doc) if a.get("result") == "failed" and not best_effort(a)]
     known = [a for a in failed if bug_of_action(a, doc)]
     other = [a for a in failed if not bug_of_action(a, doc)]
     drift = drift_bugs(doc, rec["stderr"])
     fmt = lambda a: f"{a['action']} {a['target']} irq={a.get('irq')} vf={a.get('vf')}: {a.get('error')} " \
                     f"{a.get('kernel_message', '')}".strip()
-    acted = [a for a in actions(doc) if a.get("result") != "failed" or not bug_of_action(a, doc)]
+    acted = [a for a in actions(doc) if (a.get("result") != "failed" or not bug_of_action(a, doc)) and not best_effort(a)]
     summary = f"exit {rec['rc']}, result {res}"
     if other or res["policy_errors"] or None in drift or res["drift"] > len(drift) \
             or rec["rc"] not in (0, 1) or (rec["rc"] == 1 and not known and not drift):
