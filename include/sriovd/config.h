@@ -53,6 +53,13 @@ typedef struct TenantClass {
         IrqSpread irq_spread;
         int irq_thread_priority;          /* 0 = leave the kernel default, else 1..99 */
         Tristate offload_tso, offload_gso, offload_gro, offload_lro;
+
+        /* The guest side (libvirt). */
+        int vf_attach_hostdev;            /* 1: plain <hostdev> instead of <interface type='hostdev'> */
+        bool virtio_bridge;               /* virtio_source is a bridge, else a libvirt network */
+        char virtio_source[64];           /* default: the network "default" */
+        int vcpu_pin_rt;                  /* 1: vCPUs on the RT CPUs, the emulator on housekeeping ones */
+        int vcpu_fifo_priority;           /* 0 = leave; SCHED_FIFO for the vCPU threads (next start) */
 } TenantClass;
 
 typedef enum VfMacPolicy {
@@ -106,6 +113,7 @@ typedef struct Config {
         unsigned vf_timeout_sec;           /* default 30: how long new VFs may take to appear */
         unsigned vf_headroom;              /* default 4: free VFs kept for sriov-required arrivals */
         unsigned vf_target_utilization;    /* percent, default 85 */
+        int release_on_stop;               /* a guest that stops gives its NIC back; default no */
         char *access_group;                /* default "sriovd" */
         unsigned max_tenants;              /* default 16384 (STATE_TENANTS_MAX): tenants the D-Bus API admits */
         char *libvirt_uri;                 /* default qemu:///system */

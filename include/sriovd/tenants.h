@@ -35,9 +35,17 @@ typedef struct TenantInfo {
         const char *state;            /* "allocated" or "waiting" */
 } TenantInfo;
 
+/* What a decision's NIC carries besides the VF: where it goes and how it looks. */
+typedef struct TenantNicFacts {
+        const char *class_name;
+        const char *domain;           /* "" = no guest to attach to */
+        char mac[MAC_STR_MAX];
+        int vlan;
+} TenantNicFacts;
+
 /* Told every decision that moves a tenant, and every problem with the saved state. */
 typedef struct TenantsLog {
-        void (*decision)(const AllocDecision *d, void *userdata);
+        void (*decision)(const AllocDecision *d, const TenantNicFacts *nic, void *userdata);
         void (*problem)(int error, const char *tenant, const char *message, void *userdata);
         void *userdata;
 } TenantsLog;

@@ -25,7 +25,7 @@
 #define CONFIG_SECTIONS_MAX 4096
 #define CONFIG_CLASSES_MAX 1024
 /* The most keys any section has; key_lines[] is sized by it. */
-#define SECTION_KEYS_MAX 16
+#define SECTION_KEYS_MAX 24
 /* Further than this and a suggestion is more confusing than helpful. */
 #define SUGGEST_DISTANCE_MAX 3
 /* Values and names are echoed in messages quoted and cut to this length. */
@@ -765,6 +765,31 @@ static int key_class_ref(Parser *p, const KeyDef *k, const char *value, void *da
         return 0;
 }
 
+static const char *const vf_attach_values[] = { "interface", "hostdev" };
+static const char *const vcpu_pinning_values[] = { "none", "rt" };
+
+/* A libvirt network or bridge name: one path component libvirt will take. */
+static int key_virtio_source(Parser *p, const KeyDef *k, const char *value, void *data, bool bridge) {
+        TenantClass *cls = data;
+        size_t n = strlen(value);
+
+        if (n == 0 || n >= (bridge ? 16 : sizeof(cls->virtio_source)) || strspn(value,
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n)
+                return parser_error(p, "%s = \"%s\" is not valid; expected a %s name of [A-Za-z0-9._-], at most %d characters",
+                                    k->name, Q(value), bridge ? "bridge" : "libvirt network", bridge ? 15 : 63);
+        strcpy(cls->virtio_source, value);
+        cls->virtio_bridge = bridge;
+        return 0;
+}
+
+static int key_virtio_network(Parser *p, const KeyDef *k, const char *value, void *data) {
+        return key_virtio_source(p, k, value, data, false);
+}
+
+static int key_virtio_bridge(Parser *p, const KeyDef *k, const char *value, void *data) {
+        return key_virtio_source(p, k, value, data, true);
+}
+
 static const char *const vnic_values[] = {
         [VNIC_SRIOV_REQUIRED] = "sriov-required",
         [VNIC_SRIOV_PREFERRED] = "sriov-preferred",
@@ -791,6 +816,7 @@ static const KeyDef daemon_keys[] = {
         KEY_UNSIGNED("vf_timeout_sec", Config, vf_timeout_sec, 1, 3600),
         KEY_UNSIGNED("vf_headroom", Config, vf_headroom, 0, 4096),
         KEY_UNSIGNED("vf_target_utilization", Config, vf_target_utilization, 1, 100),
+        KEY("release_on_stop", key_bool, Config, release_on_stop),
         KEY("access_group", key_group, Config, access_group),
         KEY_UNSIGNED("max_tenants", Config, max_tenants, 1, 16384),
         KEY("libvirt_uri", key_uri, Config, libvirt_uri),
@@ -867,6 +893,11 @@ static const KeyDef class_keys[] = {
         KEY("offload_gso", key_tristate, TenantClass, offload_gso),
         KEY("offload_gro", key_tristate, TenantClass, offload_gro),
         KEY("offload_lro", key_tristate, TenantClass, offload_lro),
+        KEY_ENUM("vf_attach", TenantClass, vf_attach_hostdev, vf_attach_values),
+        KEY("virtio_network", key_virtio_network, TenantClass, virtio_source),
+        KEY("virtio_bridge", key_virtio_bridge, TenantClass, virtio_source),
+        KEY_ENUM("vcpu_pinning", TenantClass, vcpu_pin_rt, vcpu_pinning_values),
+        KEY_INT("vcpu_fifo_priority", TenantClass, vcpu_fifo_priority, 0, 99),
 };
 
 _Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");
@@ -992,6 +1023,7 @@ static void tenant_class_init(TenantClass *cls) {
                 .offload_gso = TRISTATE_LEAVE,
                 .offload_gro = TRISTATE_LEAVE,
                 .offload_lro = TRISTATE_LEAVE,
+                .virtio_source = "default",
         };
 }
 

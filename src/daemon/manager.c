@@ -255,7 +255,7 @@ static void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
                 m->event_fn(m, e, subject, m->event_userdata);
 }
 
-static void on_tenant_decision(const AllocDecision *d, void *userdata) {
+static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
         Manager *m = userdata;
         const char *vf = d->new_vf[0] ? d->new_vf : d->old_vf[0] ? d->old_vf : NULL;
 

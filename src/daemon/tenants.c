@@ -88,9 +88,21 @@ static void problem(const Tenants *t, int error, const char *tenant, const char 
 }
 
 static void report(const Tenants *t, const AllocDecisions *d) {
-        for (size_t i = 0; i < d->n_decisions; i++)
-                if (t->log.decision)
-                        t->log.decision(&d->decisions[i], t->log.userdata);
+        for (size_t i = 0; i < d->n_decisions && t->log.decision; i++) {
+                const AllocDecision *dec = &d->decisions[i];
+                const Extra *e = extra_find(t, dec->tenant);
+                TenantNicFacts nic = { .domain = e ? e->domain : "", .vlan = e ? e->vlan : -1 };
+                AllocTenant a;
+                uint8_t mac[6];
+
+                nic.class_name = t->alloc && allocator_find_tenant(t->alloc, dec->tenant, &a) >= 0 ? a.class_name : "";
+                if (e)
+                        memcpy(mac, e->mac, sizeof(mac));
+                else
+                        mac_derive(dec->tenant, mac);
+                mac_format(mac, nic.mac);
+                t->log.decision(dec, &nic, t->log.userdata);
+        }
 }
 
 int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
@@ -453,8 +465,8 @@ int tenants_release(Tenants *t, const char *tenant) {
         r = allocator_release(t->alloc, tenant, &d);
         if (r < 0)
                 return r;
+        report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
         extra_remove(t, tenant);
-        report(t, &d);
         return tenants_save(t);
 }
 

@@ -477,7 +477,7 @@ TEST(unknown_key) {
         expect_one_error("[daemon]\nnum_vfs = 8\n", "sriovd.conf:2",
                          "unknown key \"num_vfs\" in [daemon]; it belongs in [match VVVV:DDDD] or [pf DDDD:BB:DD.F]");
         expect_one_error("[daemon]\nfoo = 1\n", "sriovd.conf:2",
-                         "unknown key \"foo\" in [daemon]; expected one of: state_dir, drift_check_sec, vf_timeout_sec, vf_headroom, vf_target_utilization, access_group, max_tenants, libvirt_uri");
+                         "unknown key \"foo\" in [daemon]; expected one of: state_dir, drift_check_sec, vf_timeout_sec, vf_headroom, vf_target_utilization, release_on_stop, access_group, max_tenants, libvirt_uri");
         expect_class_error("[class]\nvnic = virtio\ncoalesce_rx_usec = 0\n", "tenant-classes.d/gold.ini:3",
                            "unknown key \"coalesce_rx_usec\" in [class]; did you mean \"coalesce_rx_usecs\"?");
 }
