@@ -12,6 +12,7 @@
 #define CLASS_NAME_MAX 64
 #define CONFIG_DEFAULT_PATH "/etc/sriovd/sriovd.conf"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/sriovd"
+#define CONFIG_DEFAULT_LIBVIRT_URI "qemu:///system"
 #define COALESCE_DEFAULT_USECS 50
 
 typedef enum VnicKind {

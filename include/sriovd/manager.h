@@ -112,6 +112,12 @@ struct sd_event *manager_event_loop(const Manager *m);
 /* Pick up what a previous sriovd (that crashed) changed on IRQ threads, from $RUNTIME_DIRECTORY. */
 int manager_load_runtime(Manager *m);
 
+/* A re-check cycle soon (10 ms), as after a kernel event. */
+void manager_recheck(Manager *m, const char *why);
+/* Connect to libvirt (config libvirt_uri): 1 connected, 0 not wanted (a fixture without a URI), <0 failed. */
+int manager_connect_guests(Manager *m);
+struct Guests *manager_guests(const Manager *m);
+
 /* Put IRQ threads back to the scheduling sriovd found them with (done at daemon stop). */
 int manager_restore_sched(Manager *m);
 /* Run as a daemon until SIGTERM/SIGINT. */

@@ -35,7 +35,6 @@
 /* mlx5 creates 64 VFs in seconds; igb resets the PF for ~5 s. Slower means something is wrong. */
 #define DEFAULT_VF_TIMEOUT_SEC 30
 #define DEFAULT_ACCESS_GROUP "sriovd"
-#define DEFAULT_LIBVIRT_URI "qemu:///system"
 #define CLASSES_DIR_NAME "tenant-classes.d"
 
 /* ---- error collection --------------------------------------------------- */
@@ -1692,7 +1691,7 @@ static int config_new(const char *path, const char *classes_dir, Config **ret) {
                 .max_tenants = 16384,
                 .vf_target_utilization = 85,
                 .access_group = strdup(DEFAULT_ACCESS_GROUP),
-                .libvirt_uri = strdup(DEFAULT_LIBVIRT_URI),
+                .libvirt_uri = strdup(CONFIG_DEFAULT_LIBVIRT_URI),
                 .rtnet_prio = -1,
                 .keep_irqs_off_rt = true,
         };

@@ -12,6 +12,7 @@
 #include "sriovd-config.h"
 #include "sriovd/apply.h"
 #include "sriovd/bus.h"
+#include "sriovd/guests.h"
 #include "sriovd/kernel.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
@@ -75,6 +76,7 @@ struct Manager {
         ManagerEventFn event_fn;
         void *event_userdata;
         Bus *bus;
+        Guests *guests;
 
         /* VFs asked for and not yet seen. */
         VfWaitList vf_waits;
@@ -146,6 +148,7 @@ Manager *manager_free(Manager *m) {
         free(m->unmanaged);
         free(m->vf_link_unsupported);
         bus_free(m->bus);
+        guests_free(m->guests);
         tenants_free(m->tenants);
         free(m->allocations);
         free(m->force_num_vfs);
@@ -257,6 +260,10 @@ static void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
 
 static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
         Manager *m = userdata;
+
+        /* The decision is saved; now the guest gets (or gives back) its NIC. */
+        if (m->guests)
+                guests_on_decision(m->guests, d, nic);
         const char *vf = d->new_vf[0] ? d->new_vf : d->old_vf[0] ? d->old_vf : NULL;
 
         log_full_errno(d->kind == ALLOC_DECISION_REFUSED ? LOG_WARNING : LOG_INFO, 0,
@@ -295,6 +302,12 @@ static void manager_sync_tenants(Manager *m, const Inventory *inv) {
         r = tenants_plan_allocations(m->tenants, &m->allocations, &m->n_allocations);
         if (r < 0)
                 log_oom();
+        /* Where each running guest's vCPU 0 is, for irq_cpus = vcpu. */
+        for (size_t i = 0; m->guests && i < m->n_allocations; i++) {
+                TenantInfo t;
+                if (tenants_get(m->tenants, inv, m->allocations[i].tenant, &t) >= 0)
+                        m->allocations[i].vcpu0_cpu = guests_vcpu0_cpu(m->guests, t.domain);
+        }
 }
 
 static int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan) {
@@ -1130,6 +1143,11 @@ static void on_kernel_event(const char *what, void *userdata) {
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
 
+void manager_recheck(Manager *m, const char *why) {
+        if (m->event)
+                on_kernel_event(why, m);
+}
+
 static int on_link_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         int r = link_monitor_dispatch(m->link_monitor);
@@ -1212,6 +1230,34 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(m->event, 0);
 }
 
+static int manager_setup_event(Manager *m);
+
+/*
+ * libvirt, for the guests tenants' NICs go into. On the real root always (a
+ * hypervisor without libvirtd still runs: the module keeps trying); under
+ * --root only when the config names a URI (tests use libvirt's test driver).
+ */
+int manager_connect_guests(Manager *m) {
+        int r;
+
+        if (m->guests)
+                return 0;
+        if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
+                return 0;
+        r = manager_setup_event(m);
+        if (r < 0)
+                return r;
+        r = guests_new(m, m->config->libvirt_uri, &m->guests);
+        if (r < 0)
+                return r;
+        guests_reconcile(m->guests);
+        return 1;
+}
+
+struct Guests *manager_guests(const Manager *m) {
+        return m->guests;
+}
+
 /* The event loop and the kernel event sources: the daemon's, and --once's while VFs arrive. */
 static int manager_setup_event(Manager *m) {
         int r;
@@ -1287,6 +1333,11 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the drift timer: %m");
 
+        r = manager_connect_guests(m);
+        if (r < 0)
+                log_warning_errno(r, "libvirt unavailable at %s, tenants' NICs are not attached to guests: %m",
+                                  m->config->libvirt_uri);
+
         /* After the first cycle, so a caller never sees an API before the host is in order. */
         r = bus_new(m, &m->bus);
         if (r < 0)
@@ -1307,8 +1358,7 @@ int manager_run(Manager *m) {
 
 /* A tenant's VF wants its MAC, VLAN and window now, not at the next drift check. */
 static void manager_apply_soon(Manager *m, const char *why) {
-        if (m->event)
-                on_kernel_event(why, m);
+        manager_recheck(m, why);
 }
 
 int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain,

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* guests.h — the libvirt side of tenants: their NICs in their domains, their vCPUs, domain lifecycles */
+#pragma once
+
+#include "sriovd/allocator.h"
+#include "sriovd/tenants.h"
+
+typedef struct Manager Manager;
+typedef struct Guests Guests;
+typedef struct Virt Virt;
+
+/*
+ * Connect to libvirt at uri on the manager's event loop. A connection that
+ * fails now is retried by the libvirt module itself (backoff, then a resync):
+ * the caller logs a failure of this call and runs on.
+ */
+int guests_new(Manager *m, const char *uri, Guests **ret);
+Guests *guests_free(Guests *g);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Guests *, guests_free);
+
+/* Carry an allocator decision out in the tenant's domain: attach, detach, or swap keeping the MAC. */
+void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts *nic);
+/* The host CPU of domain's vCPU 0 while it runs (for irq_cpus = vcpu), -1 when not known. */
+int guests_vcpu0_cpu(const Guests *g, const char *domain);
+/* Compare what libvirt's domains hold with the tenants, and attach what is missing. */
+void guests_reconcile(Guests *g);
+/* The connection, for tests that drive the libvirt test driver in-process. */
+Virt *guests_virt(const Guests *g);

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* guests.c — the libvirt side of tenants: their NICs in their domains, their vCPUs, domain lifecycles */
+
+#include <string.h>
+
+#include "sriovd/guests.h"
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+#include "sriovd/virt.h"
+
+/* What sriovd knows of a running domain: where its vCPU 0 runs. */
+typedef struct Running {
+        char domain[VIRT_DOMAIN_NAME_MAX];
+        int vcpu0_cpu;
+} Running;
+
+struct Guests {
+        Manager *manager;
+        Virt *virt;
+        Running *running;
+        size_t n_running, allocated_running;
+};
+
+Virt *guests_virt(const Guests *g) {
+        return g->virt;
+}
+
+int guests_vcpu0_cpu(const Guests *g, const char *domain) {
+        for (size_t i = 0; g && domain && domain[0] && i < g->n_running; i++)
+                if (streq(g->running[i].domain, domain))
+                        return g->running[i].vcpu0_cpu;
+        return -1;
+}
+
+static void running_set(Guests *g, const char *domain, int cpu) {
+        for (size_t i = 0; i < g->n_running; i++)
+                if (streq(g->running[i].domain, domain)) {
+                        if (cpu < 0)
+                                g->running[i] = g->running[--g->n_running];
+                        else
+                                g->running[i].vcpu0_cpu = cpu;
+                        return;
+                }
+        if (cpu < 0 || GREEDY_REALLOC(g->running, g->allocated_running, g->n_running + 1) < 0)
+                return;
+        g->running[g->n_running] = (Running) { .vcpu0_cpu = cpu };
+        strscpy(g->running[g->n_running++].domain, VIRT_DOMAIN_NAME_MAX, domain);
+}
+
+/* The NIC a tenant of cls has: the VF (as interface or plain hostdev), or virtio-net. */
+static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, const TenantNicFacts *f, VirtNic *ret) {
+        VirtNic n = VIRT_NIC_INIT;
+
+        if (vf && vf[0]) {
+                n.kind = cls && cls->vf_attach_hostdev ? VIRT_NIC_VF_HOSTDEV : VIRT_NIC_VF_INTERFACE;
+                strscpy(n.vf, sizeof(n.vf), vf);
+                n.vlan = f->vlan > 0 ? f->vlan : -1;
+        } else {
+                n.kind = cls && cls->virtio_bridge ? VIRT_NIC_VIRTIO_BRIDGE : VIRT_NIC_VIRTIO_NETWORK;
+                strscpy(n.source, sizeof(n.source), cls ? cls->virtio_source : "default");
+        }
+        strscpy(n.mac, sizeof(n.mac), f->mac);
+        *ret = n;
+        return virt_nic_set_alias(ret, tenant);
+}
+
+void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts *f) {
+        const TenantClass *cls = config_find_class(manager_config(g->manager), f->class_name);
+        VirtNic old_nic, new_nic;
+        bool have_old, have_new;
+        VirtError err = {}, err_back = {};
+        int r = 0;
+
+        if (!g->virt || !f->domain[0] || d->kind == ALLOC_DECISION_REFUSED)
+                return;
+
+        /* Before: its VF, or virtio-net when it is moved up from it. After: its VF, virtio-net, or nothing. */
+        have_old = d->old_vf[0] || d->kind == ALLOC_DECISION_UPGRADE ||
+                   (d->kind == ALLOC_DECISION_RELEASED && !d->old_vf[0]);
+        have_new = d->new_vf[0] || d->kind == ALLOC_DECISION_VIRTIO || d->kind == ALLOC_DECISION_DOWNGRADE;
+        if ((have_old && nic_for(cls, d->tenant, d->old_vf, f, &old_nic) < 0) ||
+            (have_new && nic_for(cls, d->tenant, d->new_vf, f, &new_nic) < 0))
+                return;
+
+        if (have_old && have_new) {
+                VirtSwapResult res;
+
+                r = virt_swap(g->virt, f->domain, &old_nic, &new_nic, &res, &err, &err_back);
+                if (r >= 0 && res != VIRT_SWAP_DONE && res != VIRT_SWAP_PENDING)
+                        log_full_errno(LOG_ERR, err.error, LOG_FIELDS(.tenant = d->tenant),
+                                       "Tenant %s in %s: NIC swap %s: %s%s%s", d->tenant, f->domain,
+                                       virt_swap_result_to_string(res), err.message, err_back.message[0] ? "; " : "",
+                                       err_back.message);
+        } else if (have_new)
+                r = virt_attach(g->virt, f->domain, &new_nic, &err);
+        else if (have_old)
+                r = virt_detach(g->virt, f->domain, &old_nic, &err);
+
+        if (r == -ENOENT)
+                log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = d->tenant),
+                               "Tenant %s: domain %s is not defined (yet); its NIC follows when it is", d->tenant,
+                               f->domain);
+        else if (r < 0)
+                log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = d->tenant, .vf = d->new_vf[0] ? d->new_vf : NULL),
+                               "Tenant %s: failed to change its NIC in %s: %s", d->tenant, f->domain,
+                               err.message[0] ? err.message : strerror(-r));
+        else
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = d->tenant),
+                               "Tenant %s: NIC %s%s%s in domain %s", d->tenant, have_old ? old_nic.alias : "",
+                               have_old && have_new ? " -> " : "", have_new ? new_nic.alias : "", f->domain);
+}
+
+/* The RT CPUs a tenant's guest gets: those of its VF's NUMA node, else all of them. */
+static void rt_cpus_for(Guests *g, const TenantInfo *t, CpuSet *ret_vcpus, CpuSet *ret_emulator) {
+        const Inventory *inv = manager_inventory(g->manager);
+        const Pf *pf = inv && t->pf[0] ? inventory_find_pf(inv, t->pf) : NULL;
+        HostCpus hc;
+
+        host_cpus(inv, manager_config(g->manager), &hc);
+        *ret_vcpus = hc.rt;
+        if (pf && pf->numa_node >= 0 && (unsigned) pf->numa_node < inv->topo.n_nodes)
+                cpuset_and(ret_vcpus, &hc.rt, &inv->topo.node_cpus[pf->numa_node]);
+        *ret_emulator = hc.housekeeping;
+}
+
+/* A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone. */
+static void on_started(Guests *g, const char *domain) {
+        VirtError err = {};
+        int cpu;
+
+        for (size_t i = 0; i < manager_n_tenants(g->manager); i++) {
+                const TenantClass *cls;
+                TenantInfo t;
+                CpuSet vcpus, emulator;
+                int r;
+
+                if (manager_tenant(g->manager, i, &t) < 0 || !streq(t.domain, domain))
+                        continue;
+                cls = config_find_class(manager_config(g->manager), t.class_name);
+                if (!cls || !cls->vcpu_pin_rt || !manager_inventory(g->manager))
+                        continue;
+                rt_cpus_for(g, &t, &vcpus, &emulator);
+                if (cpuset_is_empty(&vcpus))
+                        continue;
+                r = virt_pin_rt(g->virt, domain, &vcpus, &emulator, cls->vcpu_fifo_priority, &err);
+                if (r < 0)
+                        log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t.tenant), "Failed to pin %s's vCPUs: %s",
+                                       domain, err.message);
+                else if (r > 0)
+                        log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = t.tenant),
+                                       "%s: vCPUs pinned to RT CPUs; SCHED_FIFO %d takes effect at its next start",
+                                       domain, cls->vcpu_fifo_priority);
+        }
+
+        cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
+        if (cpu >= 0)
+                running_set(g, domain, cpu);
+        manager_recheck(g->manager, "libvirt domain started");
+}
+
+/* Tenants whose domain is gone (or stopped, by configuration) give their NIC back. */
+static void release_domain(Guests *g, const char *domain, const char *why) {
+        for (size_t i = 0; i < manager_n_tenants(g->manager);) {
+                TenantInfo t;
+
+                if (manager_tenant(g->manager, i, &t) < 0)
+                        break;
+                if (!streq(t.domain, domain)) {
+                        i++;
+                        continue;
+                }
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = t.tenant), "Tenant %s: domain %s %s, released",
+                               t.tenant, domain, why);
+                if (manager_release(g->manager, t.tenant) < 0)
+                        i++;
+        }
+}
+
+static void on_virt_event(const VirtEvent *ev, void *userdata) {
+        Guests *g = userdata;
+
+        switch (ev->kind) {
+        case VIRT_EVENT_STARTED:
+                on_started(g, ev->domain);
+                break;
+        case VIRT_EVENT_STOPPED:
+                running_set(g, ev->domain, -1);
+                if (manager_config(g->manager)->release_on_stop)
+                        release_domain(g, ev->domain, "stopped");
+                manager_recheck(g->manager, "libvirt domain stopped");
+                break;
+        case VIRT_EVENT_UNDEFINED:
+                running_set(g, ev->domain, -1);
+                release_domain(g, ev->domain, "undefined");
+                break;
+        case VIRT_EVENT_DEFINED:
+        case VIRT_EVENT_RECONNECTED:
+                guests_reconcile(g);
+                break;
+        case VIRT_EVENT_DISCONNECTED:
+                log_warning("libvirt connection lost (%s); reconnecting", ev->detail_str ?: "?");
+                break;
+        default:
+                break;
+        }
+}
+
+void guests_reconcile(Guests *g) {
+        _cleanup_free_ VirtExpected *expected = NULL;
+        _cleanup_free_ TenantInfo *infos = NULL;
+        _cleanup_free_ VirtReconcileItem *items = NULL;
+        _cleanup_free_ char (*vfs)[PCI_ADDR_MAX] = NULL;
+        const Inventory *inv = manager_inventory(g->manager);
+        VirtDomainInfo *domains = NULL;
+        size_t n = manager_n_tenants(g->manager), k = 0, n_vfs = 0, n_domains = 0, n_items = 0;
+        VirtError err = {};
+        int r;
+
+        if (!g->virt || !virt_is_connected(g->virt))
+                return;
+        r = virt_list_domains(g->virt, &domains, &n_domains, &err);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to list libvirt domains: %s", err.message);
+                return;
+        }
+        expected = calloc(n ?: 1, sizeof(*expected));
+        infos = calloc(n ?: 1, sizeof(*infos));
+        for (size_t i = 0; inv && i < inv->n_pfs; i++)
+                n_vfs += inv->pfs[i].n_vfs;
+        vfs = calloc(n_vfs ?: 1, sizeof(*vfs));
+        if (!expected || !infos || !vfs)
+                goto finish;
+        for (size_t i = 0; i < n; i++)
+                if (manager_tenant(g->manager, i, &infos[k]) >= 0 && infos[k].domain[0]) {
+                        expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac, infos[k].domain };
+                        k++;
+                }
+        n_vfs = 0;
+        for (size_t i = 0; inv && i < inv->n_pfs; i++)
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                        strscpy(vfs[n_vfs++], PCI_ADDR_MAX, inv->pfs[i].vfs[j].addr);
+
+        r = virt_reconcile(domains, n_domains, expected, k, (const char(*)[PCI_ADDR_MAX]) vfs, n_vfs, &items, &n_items);
+        if (r < 0)
+                goto finish;
+        for (size_t i = 0; i < n_items; i++) {
+                const VirtReconcileItem *it = &items[i];
+
+                if (it->finding == VIRT_FINDING_OK)
+                        continue;
+                if (it->finding == VIRT_FINDING_MISSING) {
+                        /* Decided and saved, but not in the guest (sriovd or libvirt was down): attach now. */
+                        for (size_t j = 0; j < k; j++)
+                                if (streq(infos[j].tenant, it->tenant)) {
+                                        TenantNicFacts f = { infos[j].class_name, infos[j].domain, "", infos[j].vlan };
+                                        AllocDecision d = { .kind = infos[j].vf[0] ? ALLOC_DECISION_VF
+                                                                                   : ALLOC_DECISION_VIRTIO };
+                                        strscpy(f.mac, sizeof(f.mac), infos[j].mac);
+                                        strscpy(d.tenant, sizeof(d.tenant), it->tenant);
+                                        strscpy(d.new_vf, sizeof(d.new_vf), infos[j].vf);
+                                        guests_on_decision(g, &d, &f);
+                                }
+                        continue;
+                }
+                /* The rest needs an operator: said, never resolved by guessing. */
+                log_full_errno(it->finding == VIRT_FINDING_DUPLICATE || it->finding == VIRT_FINDING_ELSEWHERE ? LOG_ERR
+                                                                                                            : LOG_WARNING,
+                               0, LOG_FIELDS(.tenant = it->tenant[0] ? it->tenant : NULL, .vf = it->vf[0] ? it->vf : NULL),
+                               "libvirt reconcile: %s: tenant %s, VF %s, in %s (expected %s)",
+                               virt_finding_to_string(it->finding), it->tenant[0] ? it->tenant : "-",
+                               it->vf[0] ? it->vf : "-", it->domain[0] ? it->domain : "-",
+                               it->expected_domain[0] ? it->expected_domain : "-");
+        }
+finish:
+        virt_domain_list_free(domains, n_domains);
+}
+
+int guests_new(Manager *m, const char *uri, Guests **ret) {
+        _cleanup_(guests_freep) Guests *g = NULL;
+        VirtError err = {};
+        int r;
+
+        g = calloc(1, sizeof(*g));
+        if (!g)
+                return -ENOMEM;
+        g->manager = m;
+        r = virt_event_register(manager_event_loop(m));
+        if (r < 0)
+                return r;
+        r = virt_new(manager_event_loop(m), uri, on_virt_event, g, &g->virt, &err);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to libvirt at %s: %s", uri, err.message);
+        *ret = TAKE_PTR(g);
+        return 0;
+}
+
+Guests *guests_free(Guests *g) {
+        if (!g)
+                return NULL;
+        virt_free(g->virt);
+        free(g->running);
+        free(g);
+        return NULL;
+}

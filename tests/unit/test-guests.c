@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-guests.c — one flow on libvirt's test driver + a fixture host: allocate, attach, start, pin, undefine */
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "sriovd/guests.h"
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+#include "sriovd/virt.h"
+#include "test.h"
+
+static const char node_xml[] =
+        "<node>\n"
+        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
+        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
+        "</node>\n";
+
+/* A latency-critical guest whose vCPU 0 runs on host CPU 3. */
+static const char domain_xml[] =
+        "<domain type='test'>\n"
+        "  <name>vm-trader</name><uuid>2d4b8f1e-7c3a-4e59-9b0d-6f1a2c3e4d5f</uuid>\n"
+        "  <memory>65536</memory><vcpu>2</vcpu><os><type>hvm</type></os>\n"
+        "  <cputune><vcpupin vcpu='0' cpuset='3'/><vcpupin vcpu='1' cpuset='2'/></cputune>\n"
+        "  <devices></devices>\n"
+        "</domain>\n";
+
+static void sh(const char *fmt, ...) _printf_(1, 2);
+static void sh(const char *fmt, ...) {
+        char cmd[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+static void write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        ASSERT(f);
+        fputs(text, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+static char *slurp(const char *path) {
+        static char buf[256];
+        FILE *f = fopen(path, "re");
+        size_t n;
+
+        ASSERT(f);
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        return buf;
+}
+
+/* Run the daemon's loop until pred holds (events, the 10 ms re-check). */
+static bool run_until(Manager *m, bool (*pred)(Manager *m, void *ud), void *ud) {
+        for (unsigned i = 0; i < 200; i++) {
+                if (pred(m, ud))
+                        return true;
+                ASSERT(sd_event_run(manager_event_loop(m), 20 * 1000) >= 0);
+        }
+        return pred(m, ud);
+}
+
+static bool irq_on(Manager *m, void *ud) {
+        return streq(slurp(ud), "3");
+}
+
+static bool no_tenants(Manager *m, void *ud) {
+        return manager_n_tenants(m) == 0;
+}
+
+int main(int argc, char **argv) {
+        char dir[] = "/tmp/sriovd-guests-XXXXXX", path[512], conf[1024], irq_path[512];
+        Manager *m = NULL;
+        TenantInfo t;
+        CycleResult res;
+        VirtError err = {};
+        char *xml = NULL;
+        unsigned first_irq;
+
+        ASSERT(argc == 2);
+        log_setup(LOG_TARGET_STDERR, LOG_WARNING);
+        ASSERT(mkdtemp(dir));
+        sh("cp -a %s/fixture-two-socket %s/root && cp -r %s/conf/tenant-classes.d %s/", argv[1], dir,
+           getenv("SRIOVD_SOURCE_DIR"), dir);
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/lowlat.ini", dir);
+        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n");
+        snprintf(path, sizeof(path), "%s/node.xml", dir);
+        write_file(path, node_xml);
+        snprintf(conf, sizeof(conf),
+                 "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n[cpus]\nkeep_irqs_off_rt = no\n",
+                 dir, dir);
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
+        write_file(path, conf);
+        snprintf(irq_path, sizeof(irq_path), "%s/root", dir);
+
+        ASSERT_EQ(manager_new(irq_path, path, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(manager_connect_guests(m), 1);
+        Virt *v = guests_virt(manager_guests(m));
+        ASSERT_EQ(virt_define_xml(v, domain_xml, &err), 0);
+
+        /* The controller asks: a VF for the trader, in vm-trader. It is decided, saved, and put in the domain. */
+        ASSERT_EQ(manager_allocate(m, "trader", "lowlat", "vm-trader", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
+                                   &t, NULL, 0), 0);
+        ASSERT_STREQ(t.kind, "vf");
+        ASSERT_STREQ(t.pf, "0000:41:00.0");
+        ASSERT_EQ(virt_domain_xml(v, "vm-trader", true, &xml, &err), 0);
+        char bus_slot[64];
+        snprintf(bus_slot, sizeof(bus_slot), "slot='0x%.2s' function='0x%c'", t.vf + 8, t.vf[11]);
+        ASSERT_CONTAINS(xml, "type='hostdev'");
+        ASSERT_CONTAINS(xml, bus_slot);
+        ASSERT_CONTAINS(xml, t.mac);
+        free(xml);
+
+        /* The guest starts: its vCPU 0 runs on CPU 3, and the VF's interrupts go there (seed 000). */
+        const Inventory *inv = manager_inventory(m);
+        first_irq = 0;
+        for (size_t j = 0; j < inv->pfs[0].n_vfs; j++)
+                if (streq(inv->pfs[0].vfs[j].addr, t.vf))
+                        first_irq = inv->pfs[0].vfs[j].irqs[0];
+        ASSERT(first_irq > 0);
+        snprintf(irq_path, sizeof(irq_path), "%s/root/proc/irq/%u/smp_affinity_list", dir, first_irq);
+        ASSERT(!streq(slurp(irq_path), "3"));
+        ASSERT_EQ(virt_domain_start(v, "vm-trader", &err), 0);
+        ASSERT(run_until(m, irq_on, irq_path));
+        ASSERT_EQ(guests_vcpu0_cpu(manager_guests(m), "vm-trader"), 3);
+
+        /* It is stopped (NIC kept: release_on_stop = no), then undefined: the tenant gives its VF back. */
+        ASSERT_EQ(virt_domain_destroy(v, "vm-trader", &err), 0);
+        ASSERT(sd_event_run(manager_event_loop(m), 50 * 1000) >= 0);
+        ASSERT_EQ(manager_n_tenants(m), 1);
+        ASSERT_EQ(guests_vcpu0_cpu(manager_guests(m), "vm-trader"), -1);
+        ASSERT_EQ(virt_domain_undefine(v, "vm-trader", &err), 0);
+        ASSERT(run_until(m, no_tenants, NULL));
+
+        manager_free(m);
+        sh("rm -rf %s", dir);
+        return 0;
+}
