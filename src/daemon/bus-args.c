@@ -43,7 +43,8 @@ bool bus_class_name_valid(const char *s) {
         return true;
 }
 
-static int read_numa_node(sd_bus_message *m, int *ret, sd_bus_error *error) {
+/* An option given as i or u (controllers differ), as one range-checked integer. */
+static int read_integer(sd_bus_message *m, const char *key, int64_t min, int64_t max, int *ret, sd_bus_error *error) {
         const char *contents = NULL;
         char type;
         int64_t v;
@@ -61,12 +62,12 @@ static int read_numa_node(sd_bus_message *m, int *ret, sd_bus_error *error) {
                 r = sd_bus_message_read(m, "v", "u", &u);
                 v = u;
         } else
-                return bus_error_setf(error, -EINVAL, "Option numa_node must be of type i or u, not %s", contents);
+                return bus_error_setf(error, -EINVAL, "Option %s must be of type i or u, not %s", key, contents);
         if (r < 0)
                 return r;
-        if (v < -1 || v >= ALLOC_NODES_MAX)
-                return bus_error_setf(error, -EINVAL, "Option numa_node %lld is out of range -1..%d", (long long) v,
-                                      ALLOC_NODES_MAX - 1);
+        if (v < min || v > max)
+                return bus_error_setf(error, -EINVAL, "Option %s %lld is out of range %lld..%lld", key, (long long) v,
+                                      (long long) min, (long long) max);
         *ret = (int) v;
         return 0;
 }
@@ -82,33 +83,6 @@ static int read_mac(sd_bus_message *m, uint8_t ret[6], sd_bus_error *error) {
         if (!mac_parse(s, mac) || (mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
                 return bus_error_setf(error, -EINVAL, "Option mac \"%.32s\" is not a unicast MAC such as 52:54:00:12:34:56", s);
         memcpy(ret, mac, 6);
-        return 0;
-}
-
-static int read_vlan(sd_bus_message *m, int *ret, sd_bus_error *error) {
-        const char *contents = NULL;
-        char type;
-        int64_t v;
-        int r;
-
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
-                return r;
-        if (streq(contents, "u")) {
-                uint32_t u;
-                r = sd_bus_message_read(m, "v", "u", &u);
-                v = u;
-        } else if (streq(contents, "i")) {
-                int32_t i;
-                r = sd_bus_message_read(m, "v", "i", &i);
-                v = i;
-        } else
-                return bus_error_setf(error, -EINVAL, "Option vlan must be of type u or i, not %s", contents);
-        if (r < 0)
-                return r;
-        if (v < 0 || v > 4094)
-                return bus_error_setf(error, -EINVAL, "Option vlan %lld is out of range 0..4094", (long long) v);
-        *ret = (int) v;
         return 0;
 }
 
@@ -137,7 +111,7 @@ int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_erro
                 if (streq(key, "numa_node")) {
                         if (have_numa)
                                 return bus_error_setf(error, -EINVAL, "Option numa_node given twice");
-                        r = read_numa_node(m, &o.numa_node, error);
+                        r = read_integer(m, "numa_node", -1, ALLOC_NODES_MAX - 1, &o.numa_node, error);
                         have_numa = true;
                 } else if (streq(key, "mac")) {
                         if (o.have_mac)
@@ -147,7 +121,7 @@ int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_erro
                 } else if (streq(key, "vlan")) {
                         if (have_vlan)
                                 return bus_error_setf(error, -EINVAL, "Option vlan given twice");
-                        r = read_vlan(m, &o.vlan, error);
+                        r = read_integer(m, "vlan", 0, 4094, &o.vlan, error);
                         have_vlan = true;
                 } else
                         return bus_error_setf(error, -EINVAL, "Unknown option \"%.64s\"; expected numa_node, mac or vlan", key);
