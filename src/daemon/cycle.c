@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cycle.c — one cycle: observe, plan, apply, and observe again for what did not stick or what is new */
+
+#include "manager-internal.h"
+
+/* The VFs' link settings, from the PF driver over rtnetlink; unknown ones are planned in full. */
+static void manager_read_vf_links(Manager *m, Inventory *inv) {
+        if (!m->kernel.route)
+                return;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                Pf *pf = &inv->pfs[i];
+                NlError err;
+                int r;
+
+                if (pf->ifindex <= 0 || pf->num_vfs == 0)
+                        continue;
+                r = route_nl_read_vfs(m->kernel.route, pf->ifindex, &pf->vf_links, &pf->n_vf_links, &err);
+                if (r < 0)
+                        log_full_errno(LOG_DEBUG, r, LOG_FIELDS(.pf = pf->addr),
+                                       "Failed to read the VF settings of %s (ifindex %d), planning them in full: %m%s%s",
+                                       pf->addr, pf->ifindex, err.message[0] ? ": " : "", err.message);
+                else
+                        pf->vf_links_known = true;
+        }
+}
+
+static void read_tune(Manager *m, int ifindex, NetdevTune *t) {
+        NlError err;
+
+        t->coalesce_error = ethtool_coalesce_get(m->kernel.ethtool, ifindex, &t->coalesce, &err);
+        t->features_error = ethtool_features_get(m->kernel.ethtool, ifindex, &t->features, &err);
+        t->known = true;
+}
+
+/* Coalescing and offloads of the netdevs a class governs: the PF's, and its VFs' on the host. */
+static void manager_read_tune(Manager *m, Inventory *inv) {
+        if (!m->kernel.ethtool)
+                return;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                Pf *pf = &inv->pfs[i];
+                const PfPolicy *pol = config_pf_policy(m->config, pf->addr, pf->vendor, pf->device);
+
+                /* Without a class nothing is wanted: no reason to ask (tenants' VFs come with issue 7). */
+                if (!pol || !pol->class_name[0])
+                        continue;
+                if (pf->ifindex > 0)
+                        read_tune(m, pf->ifindex, &pf->tune);
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        if (pf->vfs[j].ifindex > 0)
+                                read_tune(m, pf->vfs[j].ifindex, &pf->vfs[j].tune);
+        }
+}
+
+
+
+
+
+int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        Scope scope;
+        int r;
+
+        config_scope(m->config, &scope);
+        r = inventory_read(m->root, &scope, &inv);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the host inventory under %s: %m",
+                                       rootfs_path(m->root));
+        manager_read_vf_links(m, inv);
+        manager_read_tune(m, inv);
+        if (sync_tenants)
+                manager_sync_tenants(m, inv);
+        PlanContext ctx = {
+                .allocations = m->allocations,
+                .n_allocations = m->n_allocations,
+                .force_num_vfs = m->force_num_vfs,
+                .n_force_num_vfs = m->n_force_num_vfs,
+                .saved = m->saved,
+                .n_saved = m->n_saved,
+                .unmanaged_irqs = m->unmanaged,
+                .n_unmanaged = m->n_unmanaged,
+                .coalesce_unsupported = m->coalesce_unsupported,
+                .n_coalesce_unsupported = m->n_coalesce_unsupported,
+                .offloads_unsupported = m->offloads_unsupported,
+                .n_offloads_unsupported = m->n_offloads_unsupported,
+                .vf_link_unsupported = m->vf_link_unsupported,
+                .n_vf_link_unsupported = m->n_vf_link_unsupported,
+        };
+        r = plan_build(inv, m->config, &ctx, ret_plan);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the plan: %m");
+        *ret_inv = TAKE_PTR(inv);
+        return 0;
+}
+
+/* "irq-affinity 0000:41:00.2 IRQ 53" */
+static const char *action_describe(const Action *a, char *buf, size_t size) {
+        bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
+        bool vf = a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER;
+
+        if (irq || vf)
+                snprintf(buf, size, "%s %s %s %u", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
+                         irq ? "IRQ" : "VF", irq ? a->irq : a->vf);
+        else
+                snprintf(buf, size, "%s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host");
+        return buf;
+}
+
+static void manager_log_action(const Action *a, bool drift) {
+        bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
+        const LogFields *f = LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .irq = irq ? (int) a->irq : -1,
+                                        .message_id = drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+
+        action_describe(a, what, sizeof(what));
+        action_format_value(a, false, before, sizeof(before));
+        action_format_value(a, true, after, sizeof(after));
+
+        if (a->result > 0)
+                log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, f, "%s%s: %s -> %s%s%s%s",
+                               drift ? "Drift repaired: " : "", what, before, after,
+                               a->effect[0] ? " (" : "", a->effect, a->effect[0] ? ")" : "");
+        else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
+                 kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                log_full_errno(LOG_NOTICE, a->result, LOG_FIELDS(.irq = (int) a->irq),
+                               "IRQ %u stays where the kernel keeps it (%m); not asked again this boot", a->irq);
+        else if (a->result < 0) {
+                ErrorInfo e = kernel_error_classify(a->kind, a->result);
+                log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result,
+                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .irq = irq ? (int) a->irq : -1,
+                                          .message_id = e.class == ERROR_UNMANAGED ? SRIOVD_MESSAGE_UNMANAGED
+                                                                                   : SRIOVD_MESSAGE_ACTION),
+                               "Failed %s: %s -> %s: %m%s%s%s (%s; %s)", what, before, after,
+                               a->kernel_message[0] ? " (kernel: " : "", a->kernel_message,
+                               a->kernel_message[0] ? ")" : "", e.meaning, error_class_to_string(e.class));
+        }
+}
+
+/* "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)", for DriftDetected. */
+static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80], text[CPUSET_LIST_MAX * 2 + 128];
+
+        if (!m->event_fn)
+                return;
+        snprintf(text, sizeof(text), "%s: %s -> %s (%s)", action_describe(a, what, sizeof(what)),
+                 action_format_value(a, false, before, sizeof(before)),
+                 action_format_value(a, true, after, sizeof(after)), outcome);
+        manager_emit(m, MANAGER_EVENT_DRIFT, text);
+}
+
+static bool inventory_has_device(const Inventory *inv, const char *addr) {
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                if (streq(inv->pfs[i].addr, addr))
+                        return true;
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                        if (streq(inv->pfs[i].vfs[j].addr, addr))
+                                return true;
+        }
+        return false;
+}
+
+/* The PFs and VFs of from that to lacks, as events (added: from = new, to = old). */
+static void manager_emit_devices(Manager *m, const Inventory *from, const Inventory *to, ManagerEvent e) {
+        for (size_t i = 0; i < from->n_pfs; i++) {
+                const Pf *pf = &from->pfs[i];
+                if (!inventory_has_device(to, pf->addr))
+                        manager_emit(m, e, pf->addr);
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        if (!inventory_has_device(to, pf->vfs[j].addr))
+                                manager_emit(m, e, pf->vfs[j].addr);
+        }
+}
+
+static int saved_cmp(const void *a, const void *b) {
+        pid_t x = ((const SavedSched *) a)->pid, y = ((const SavedSched *) b)->pid;
+        return (x > y) - (x < y);
+}
+
+/* Remember the first attributes sriovd found on a thread; forget them once restored. */
+static int manager_track_sched(Manager *m, const Action *a) {
+        SavedSched key = { .pid = a->pid };
+        SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_cmp);
+
+        m->saved_dirty = true;
+        if (a->restore) {
+                if (s) {
+                        memmove(s, s + 1, (size_t) (m->saved + m->n_saved - (s + 1)) * sizeof(*s));
+                        m->n_saved--;
+                }
+                return 0;
+        }
+        if (s)
+                return 0;
+        if (GREEDY_REALLOC(m->saved, m->allocated_saved, m->n_saved + 1) < 0)
+                return -ENOMEM;
+        m->saved[m->n_saved++] = (SavedSched) {
+                .pid = a->pid,
+                .irq = a->irq,
+                .policy = a->policy_before,
+                .priority = (int) a->before,
+        };
+        qsort_safe(m->saved, m->n_saved, sizeof(*m->saved), saved_cmp);
+        return 0;
+}
+
+static int unsigned_cmp(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return (x > y) - (x < y);
+}
+
+static int manager_mark_unmanaged(Manager *m, unsigned irq) {
+        if (bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
+                return 0;
+        m->unmanaged_dirty = true;
+        if (GREEDY_REALLOC(m->unmanaged, m->allocated_unmanaged, m->n_unmanaged + 1) < 0)
+                return -ENOMEM;
+        m->unmanaged[m->n_unmanaged++] = irq;
+        qsort_safe(m->unmanaged, m->n_unmanaged, sizeof(*m->unmanaged), unsigned_cmp);
+        return 0;
+}
+
+/* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
+void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr) {
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*list)[i], addr))
+                        return;
+        if (GREEDY_REALLOC(*list, *allocated, *n + 1) < 0) {
+                log_oom();
+                return;
+        }
+        strscpy((*list)[(*n)++], PCI_ADDR_MAX, addr);
+}
+
+static void manager_record_result(Manager *m, const Action *a) {
+        if (a->kind == ACTION_SET_IRQ_THREAD && a->result > 0)
+                (void) manager_track_sched(m, a);
+        if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
+            kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                (void) manager_mark_unmanaged(m, a->irq);
+        if (a->result >= 0 || kernel_error_classify(a->kind, a->result).class != ERROR_UNMANAGED)
+                return;
+        if (a->kind == ACTION_SET_VF_LINK)
+                addr_list_add(&m->vf_link_unsupported, &m->n_vf_link_unsupported, &m->allocated_vf_link_unsupported,
+                              a->target);
+        else if (a->kind == ACTION_SET_COALESCE)
+                addr_list_add(&m->coalesce_unsupported, &m->n_coalesce_unsupported,
+                              &m->allocated_coalesce_unsupported, a->target);
+        else if (a->kind == ACTION_SET_OFFLOADS)
+                addr_list_add(&m->offloads_unsupported, &m->n_offloads_unsupported,
+                              &m->allocated_offloads_unsupported, a->target);
+}
+
+static void fill_saved_sched(FILE *f, const void *userdata) {
+        const Manager *m = userdata;
+        saved_sched_format(f, m->saved, m->n_saved);
+}
+
+/* Kept in /run: a restart after a crash can still put the threads back as sriovd found them. */
+static int manager_write_saved_sched(Manager *m) {
+        return runtime_file_write("saved-sched", 0600, fill_saved_sched, m);
+}
+
+int manager_restore_sched(Manager *m) {
+        int r, ret = 0;
+
+        /* Put every thread back as sriovd found it, newest knowledge first. */
+        while (m->n_saved > 0) {
+                const SavedSched *s = &m->saved[m->n_saved - 1];
+                r = sched_thread_set(m->root, s->pid, s->irq, s->policy, s->priority);
+                if (r < 0 && r != -ESRCH)
+                        ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.irq = (int) s->irq),
+                                             "Failed to restore IRQ %u thread %d to %s/%d: %m", s->irq,
+                                             (int) s->pid, sched_policy_to_string(s->policy), s->priority);
+                else if (r > 0)
+                        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.irq = (int) s->irq),
+                                       "Restored IRQ %u thread %d to %s/%d", s->irq, (int) s->pid,
+                                       sched_policy_to_string(s->policy), s->priority);
+                m->n_saved--;
+        }
+        /* All put back: nothing left for a later sriovd to restore. */
+        (void) manager_write_saved_sched(m);
+        return ret;
+}
+
+static void manager_log_notes(const Plan *p) {
+        for (size_t i = 0; i < p->n_notes; i++) {
+                const PlanNote *n = &p->notes[i];
+                int level = n->level == NOTE_ERROR ? LOG_ERR : n->level == NOTE_WARNING ? LOG_WARNING : LOG_INFO;
+                log_full_errno(level, 0, LOG_FIELDS(.pf = n->target[0] ? n->target : NULL), "%s%s%s",
+                               n->target, n->target[0] ? ": " : "", n->text);
+        }
+}
+
+static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, uint64_t now, void *userdata) {
+        CycleResult *res = userdata;
+        uint64_t ms = (now - w->since) / 1000;
+
+        if (ready) {
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.pf = w->pf, .message_id = SRIOVD_MESSAGE_VFS_READY),
+                               "%u VFs of %s ready after %" PRIu64 " ms", w->want, w->pf, ms);
+                return;
+        }
+        res->n_failed++;
+        log_full_errno(LOG_ERR, 0, LOG_FIELDS(.pf = w->pf, .message_id = SRIOVD_MESSAGE_VFS_MISSING),
+                       "%u VFs of %s not ready after %" PRIu64 " ms: %s", w->want, w->pf, ms, missing);
+}
+
+/* Skipped on purpose, so not drift: fixture PIDs and netdevs are not this host's. */
+static bool manager_action_not_ours(const Manager *m, const Action *a) {
+        return (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root)) ||
+               (a->kind == ACTION_SET_VF_LINK && !m->kernel.route) ||
+               ((a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS) && !m->kernel.ethtool);
+}
+
+/*
+ * What a cycle already tried, so that a follow-up pass does only new work (the
+ * VFs a count change created, the netdevs a rebinding brought) and the verify
+ * can tell "did not stick" (tried, succeeded, still needed) from "new".
+ */
+typedef struct ActionKey {
+        ActionKind kind;
+        char target[PCI_ADDR_MAX];
+        unsigned irq, vf;
+        bool ok;
+} ActionKey;
+
+typedef struct Attempted {
+        ActionKey *keys;
+        size_t n, allocated;
+} Attempted;
+
+static void attempted_done(Attempted *t) {
+        free(t->keys);
+}
+
+static bool action_key_match(const ActionKey *k, const Action *a) {
+        return k->kind == a->kind && k->irq == a->irq && k->vf == a->vf && streq(k->target, a->target);
+}
+
+static const ActionKey *attempted_find(const Attempted *t, const Action *a) {
+        for (size_t i = 0; i < t->n; i++)
+                if (action_key_match(&t->keys[i], a))
+                        return &t->keys[i];
+        return NULL;
+}
+
+static void attempted_add(Attempted *t, const Action *a) {
+        ActionKey *k;
+
+        if (GREEDY_REALLOC(t->keys, t->allocated, t->n + 1) < 0) {
+                log_oom();
+                return;
+        }
+        k = &t->keys[t->n++];
+        *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .ok = a->result >= 0 };
+        strscpy(k->target, sizeof(k->target), a->target);
+}
+
+/* target is pf, or a VF of pf in inv. */
+static bool target_of_pf(const Inventory *inv, const char *pf_addr, const char *target) {
+        const Pf *pf = inventory_find_pf(inv, pf_addr);
+
+        if (streq(pf_addr, target))
+                return true;
+        for (size_t j = 0; pf && j < pf->n_vfs; j++)
+                if (streq(pf->vfs[j].addr, target))
+                        return true;
+        return false;
+}
+
+static void plan_drop(Plan *p, size_t i) {
+        memmove(p->actions + i, p->actions + i + 1, (p->n_actions - i - 1) * sizeof(Action));
+        p->n_actions--;
+}
+
+/*
+ * Apply a plan; every action carried out goes into tried. After a VF count
+ * change the PF itself was reset (its driver re-requests its vectors): what was
+ * planned for it and its VFs from before is stale and dropped from this pass;
+ * the next pass plans it from what the kernel shows then.
+ */
+#define RESET_MAX 16
+static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleResult *res, Attempted *tried) {
+        char reset[RESET_MAX][PCI_ADDR_MAX];
+        size_t n_reset = 0;
+
+        /* A failed action is reported; the independent ones still run. */
+        for (size_t i = 0; i < plan->n_actions; i++) {
+                Action *a = &plan->actions[i];
+                bool stale = false;
+
+                for (size_t k = 0; k < n_reset && !stale; k++)
+                        stale = target_of_pf(inv, reset[k], a->target);
+                if (stale) {
+                        plan_drop(plan, i--);
+                        res->n_actions--;
+                        continue;
+                }
+
+                action_apply(&m->kernel, a);
+                attempted_add(tried, a);
+                manager_log_action(a, !m->expect_changes);
+                if (!m->expect_changes && !a->skipped && a->result != 0)
+                        manager_emit_drift(m, a, a->result > 0 ? "repaired" : "repair failed");
+                manager_record_result(m, a);
+                if (a->skipped)
+                        res->n_skipped++;
+                else if (a->result > 0)
+                        res->n_done++;
+                else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
+                         kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                        /* Keeping the host's other IRQs off RT is best effort: the timer's cannot move. */
+                        res->n_skipped++;
+                else if (a->result < 0) {
+                        res->n_failed++;
+                        res->n_transient += kernel_error_classify(a->kind, a->result).class == ERROR_TRANSIENT;
+                }
+
+                if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
+                        if (m->tenants)
+                                tenants_vfs_recreated(m->tenants, a->target);
+                        /* A forced change is for once, not for good. */
+                        for (size_t j = 0; j < m->n_force_num_vfs; j++)
+                                if (streq(m->force_num_vfs[j], a->target))
+                                        memmove(m->force_num_vfs[j], m->force_num_vfs[--m->n_force_num_vfs],
+                                                PCI_ADDR_MAX);
+                }
+                if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
+                        if (a->after > 0 && vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
+                                                        (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)
+                                log_oom();
+                        if (n_reset < RESET_MAX)
+                                strscpy(reset[n_reset++], PCI_ADDR_MAX, a->target);
+                }
+        }
+}
+
+/*
+ * Sort a later pass's plan: what was tried and succeeded but is still needed did
+ * not stick (drift, reported and dropped); what failed was counted already
+ * (dropped); the rest is new work for this pass. Returns how much is left.
+ */
+static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const Attempted *tried, CycleResult *res) {
+        for (size_t i = 0; i < p->n_actions; i++) {
+                const Action *a = &p->actions[i];
+                const ActionKey *k = attempted_find(tried, a);
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+
+                if (!k)
+                        continue;   /* new: the previous pass made it possible (new VFs, new netdevs) */
+                /* VFs still arriving are configured when they are there, not drift. */
+                if (!k->ok || manager_action_not_ours(m, a) || vf_wait_covers(&m->vf_waits, inv, a->target)) {
+                        plan_drop(p, i--);
+                        continue;
+                }
+                res->n_drift++;
+                log_full_errno(LOG_WARNING, 0,
+                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .message_id = SRIOVD_MESSAGE_DRIFT),
+                               "Did not stick: %s is %s, want %s", action_describe(a, what, sizeof(what)),
+                               action_format_value(a, false, before, sizeof(before)),
+                               action_format_value(a, true, after, sizeof(after)));
+                manager_emit_drift(m, a, "did not stick");
+                plan_drop(p, i--);
+        }
+        return p->n_actions;
+}
+
+/* --once keeps every pass's actions, so the output shows all that was done. */
+static int manager_keep_plan(Manager *m, Plan **plan) {
+        if (m->once && m->plan) {
+                int r = plan_merge(m->plan, *plan);
+                if (r < 0)
+                        return r;
+                *plan = plan_free(*plan);
+                return 0;
+        }
+        plan_free(m->plan);
+        m->plan = TAKE_PTR(*plan);
+        return 0;
+}
+
+/* New VFs are configured in the cycle that created them, if the kernel already shows them. */
+#define CYCLE_PASSES_MAX 3
+
+
+/*
+ * Where what this boot taught sriovd is kept between runs: systemd's
+ * RuntimeDirectory=, else the state directory (--once from a shell), else
+ * nowhere (a fixture without one configured).
+ */
+static const char *manager_memory_dir(const Manager *m) {
+        if (getenv("RUNTIME_DIRECTORY"))
+                return NULL;   /* runtime_file_*_at(NULL) picks it */
+        if (rootfs_is_real(m->root) || !streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR))
+                return m->config->state_dir;
+        return "";
+}
+
+static char *manager_boot_id(Manager *m) {
+        char *id = NULL;
+
+        if (rootfs_read(m->root, &id, "/proc/sys/kernel/random/boot_id") < 0)
+                id = strdup("unknown");
+        return id;
+}
+
+static void fill_unmanaged(FILE *f, const void *userdata) {
+        const Manager *m = userdata;
+        _cleanup_free_ char *boot = manager_boot_id((Manager *) m);
+        unmanaged_irqs_format(f, boot ?: "unknown", m->unmanaged, m->n_unmanaged);
+}
+
+static void manager_save_unmanaged(Manager *m) {
+        const char *dir = manager_memory_dir(m);
+        int r;
+
+        if (!m->unmanaged_dirty || (dir && !dir[0]))
+                return;
+        r = runtime_file_write_at(dir, "unmanaged-irqs", 0644, fill_unmanaged, m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
+        else
+                m->unmanaged_dirty = false;
+}
+
+static void manager_load_unmanaged(Manager *m) {
+        _cleanup_free_ char *text = NULL, *boot = NULL;
+        const char *dir = manager_memory_dir(m);
+        unsigned *irqs = NULL;
+        size_t n = 0;
+        int r;
+
+        m->unmanaged_loaded = true;
+        if (dir && !dir[0])
+                return;
+        r = runtime_file_read_at(dir, "unmanaged-irqs", &text);
+        if (r < 0)
+                return;
+        boot = manager_boot_id(m);
+        if (!boot || unmanaged_irqs_parse(text, boot, &irqs, &n) < 0)
+                return;   /* another boot's numbers, or damaged: learn again */
+        for (size_t i = 0; i < n; i++)
+                (void) manager_mark_unmanaged(m, irqs[i]);
+        m->unmanaged_dirty = false;
+        free(irqs);
+}
+
+int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_(attempted_done) Attempted tried = {};
+        CycleResult res = {};
+        bool notes_changed = false;
+        int r;
+
+        /* A dry run changes nothing, the state directory included. */
+        if (mode == CYCLE_APPLY) {
+                r = manager_open_tenants(m);
+                if (r < 0)
+                        return r;
+                if (!m->unmanaged_loaded)
+                        manager_load_unmanaged(m);
+        }
+
+        /*
+         * Observe, plan, apply; after any write observe again: that is the verify of
+         * what was written, and the next pass for what the writes made possible (the
+         * VFs a count change created, the netdevs a rebinding brought), up to
+         * CYCLE_PASSES_MAX passes.
+         */
+        for (unsigned pass = 0;; pass++) {
+                _cleanup_(plan_freep) Plan *p = NULL;
+                unsigned written = res.n_done + res.n_failed;
+                Inventory *i = NULL;
+
+                r = manager_observe(m, mode == CYCLE_APPLY, &i, &p);
+                if (r < 0)
+                        return r;
+                inventory_free(inv);
+                inv = i;
+                if (mode == CYCLE_APPLY)
+                        vf_wait_check(&m->vf_waits, inv, now_usec(), on_vf_wait_done, &res);
+
+                res.n_policy_errors = 0;
+                for (size_t k = 0; k < p->n_notes; k++)
+                        res.n_policy_errors += p->notes[k].level == NOTE_ERROR;
+                if (pass == 0)
+                        notes_changed = !m->plan || m->plan->n_notes != p->n_notes;
+
+                if (pass > 0 && manager_verify(m, p, inv, &tried, &res) == 0) {
+                        /* Nothing new: keep the latest notes with what was done. */
+                        if (plan_merge(plan, p) < 0)
+                                return log_oom();
+                        break;
+                }
+                res.n_actions += (unsigned) p->n_actions;
+                if (mode == CYCLE_APPLY && pass < CYCLE_PASSES_MAX)
+                        manager_apply(m, inv, p, &res, &tried);
+                if (!plan)
+                        plan = TAKE_PTR(p);
+                else if (plan_merge(plan, p) < 0)
+                        return log_oom();
+                /* Only what was written can have changed what the kernel shows. */
+                if (mode != CYCLE_APPLY || pass >= CYCLE_PASSES_MAX || res.n_done + res.n_failed == written)
+                        break;
+        }
+
+        if (mode == CYCLE_APPLY) {
+                /* Notes repeat every cycle; say them on the first and when they change. */
+                if (m->n_cycles == 0 || notes_changed)
+                        manager_log_notes(plan);
+                manager_save_unmanaged(m);
+                if (m->saved_dirty) {
+                        r = manager_write_saved_sched(m);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to record the IRQ threads' original scheduling, ignoring: %m");
+                        else
+                                m->saved_dirty = false;
+                }
+                m->expect_changes = false;
+        }
+
+        m->n_cycles++;
+        m->last = res;
+        if (m->once) {
+                m->once_total.n_actions += res.n_actions;
+                m->once_total.n_done += res.n_done;
+                m->once_total.n_skipped += res.n_skipped;
+                m->once_total.n_failed += res.n_failed;
+                m->once_total.n_drift = res.n_drift;
+                m->once_total.n_policy_errors = res.n_policy_errors;
+        }
+        _cleanup_(inventory_freep) Inventory *old = m->inventory;
+        m->inventory = TAKE_PTR(inv);
+        r = manager_keep_plan(m, &plan);
+        if (r < 0)
+                return log_oom();
+        /* What the kernel's device events (or a drift check) brought, for DeviceAdded/DeviceRemoved. */
+        if (mode == CYCLE_APPLY && old && m->event_fn) {
+                manager_emit_devices(m, m->inventory, old, MANAGER_EVENT_DEVICE_ADDED);
+                manager_emit_devices(m, old, m->inventory, MANAGER_EVENT_DEVICE_REMOVED);
+        }
+        if (mode == CYCLE_APPLY)
+                manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
+        if (ret)
+                *ret = res;
+        return 0;
+}
+
+/*
+ * Publish the IRQs sriovd pins for sriovd-irqbalance-policy, so irqbalance bans
+ * them. Written whole to a temporary file and renamed: a reader never sees half
+ * a list. Only under systemd's RuntimeDirectory= (or a test's).
+ */
+static void fill_owned_irqs(FILE *f, const void *userdata) {
+        const Manager *m = userdata;
+        const Inventory *inv = m->inventory;
+
+        for (size_t i = 0; i < inv->n_irqs; i++) {
+                unsigned irq = inv->irqs[i].irq;
+                if (inv->irqs[i].writable &&
+                    !bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
+                        fprintf(f, "%u\n", irq);
+        }
+}
+
+int manager_write_owned_irqs(Manager *m) {
+        if (!m->inventory)
+                return 0;
+        return runtime_file_write("owned-irqs", 0644, fill_owned_irqs, m);
+}
+
+int manager_load_runtime(Manager *m) {
+        _cleanup_free_ char *text = NULL;
+        SavedSched *saved = NULL;
+        size_t n = 0;
+        int r;
+
+        r = runtime_file_read("saved-sched", &text);
+        if (r == -ENOENT)
+                return 0;
+        if (r >= 0)
+                r = saved_sched_parse(text, &saved, &n);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
+        /* Each entry is checked again (still that kernel thread?) before anything is restored. */
+        free(m->saved);
+        m->saved = saved;
+        m->n_saved = m->allocated_saved = n;
+        if (n > 0)
+                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", n);
+        return 0;
+}
+

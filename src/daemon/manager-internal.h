@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager-internal.h — the daemon's state, shared by the files that make up the manager */
+#pragma once
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "sriovd-config.h"
+#include "sriovd/apply.h"
+#include "sriovd/bus.h"
+#include "sriovd/guests.h"
+#include "sriovd/kernel.h"
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+#include "sriovd/monitor.h"
+#include "sriovd/runtime.h"
+#include "sriovd/ethtool.h"
+#include "sriovd/netlink.h"
+#include "sriovd/vf-wait.h"
+
+struct Manager {
+        sd_event *event;
+        sd_event_source *drift_timer;
+        sd_event_source *recheck_timer;   /* events coalesced into one cycle */
+        sd_event_source *vf_timer;        /* the next VF creation deadline */
+        sd_event_source *retry_timer;     /* transient failures, retried with backoff */
+        uint64_t retry_usec;              /* the next backoff; 0 = none pending */
+        LinkMonitor *link_monitor;
+        EthtoolMonitor *ethtool_monitor;
+        DeviceMonitor *device_monitor;
+        RootFs *root;
+        Kernel kernel;
+        /* Whether rtnetlink talks about the netdevs the root's sysfs shows (real root, or a test's netns). */
+        bool netlink_live;
+        char *config_path;
+        bool config_optional;    /* default path: absent file = built-in defaults */
+        Config *config;
+        Inventory *inventory;
+        Plan *plan;
+        CycleResult last;
+        unsigned n_cycles;
+        bool ready;
+        /* Changes are expected after start and reload; later ones repair drift. */
+        bool expect_changes;
+
+        /* What sriovd changed on IRQ threads, restored when sriovd stops (sorted by pid). */
+        SavedSched *saved;
+        size_t n_saved, allocated_saved;
+        bool saved_dirty;         /* to be written to $RUNTIME_DIRECTORY/saved-sched */
+        /* IRQs whose affinity the kernel refused for good (sorted); kept across runs of this boot. */
+        unsigned *unmanaged;
+        size_t n_unmanaged, allocated_unmanaged;
+        bool unmanaged_loaded, unmanaged_dirty;
+
+        /* Devices whose netdev refused coalescing / offload changes for good. */
+        char (*coalesce_unsupported)[PCI_ADDR_MAX];
+        size_t n_coalesce_unsupported, allocated_coalesce_unsupported;
+        char (*offloads_unsupported)[PCI_ADDR_MAX];
+        size_t n_offloads_unsupported, allocated_offloads_unsupported;
+
+        /* PFs whose driver does not take VF link settings (sorted). */
+        char (*vf_link_unsupported)[PCI_ADDR_MAX];
+        size_t n_vf_link_unsupported, allocated_vf_link_unsupported;
+
+        /* Who holds which NIC; NULL in dry runs. */
+        Tenants *tenants;
+        bool tenants_configured;          /* placed against this config (reset by reload) */
+        PlanAllocation *allocations;      /* the planner's view of it, for this cycle */
+        size_t n_allocations;
+        char (*force_num_vfs)[PCI_ADDR_MAX];
+        size_t n_force_num_vfs, allocated_force_num_vfs;
+        ManagerEventFn event_fn;
+        void *event_userdata;
+        Bus *bus;
+        Guests *guests;
+
+        /* VFs asked for and not yet seen. */
+        VfWaitList vf_waits;
+        /* --once: plans and results of every cycle add up until the VFs settle. */
+        bool once;
+        CycleResult once_total;
+};
+
+/* manager.c */
+uint64_t now_usec(void);
+
+/* cycle.c */
+/* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
+void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr);
+int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan);
+/* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
+int manager_write_owned_irqs(Manager *m);
+
+/* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
+void manager_emit(Manager *m, ManagerEvent e, const char *subject);
+int manager_open_tenants(Manager *m);
+void manager_sync_tenants(Manager *m, const Inventory *inv);
+/* A re-check cycle soon, when an event loop runs (a tenant's VF wants its MAC, VLAN, window). */
+void manager_apply_soon(Manager *m, const char *why);

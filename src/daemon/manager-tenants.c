@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager-tenants.c — the manager's tenants: placed, saved, decided on, and the API the bus calls */
+
+#include "manager-internal.h"
+
+void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
+        if (m->event_fn)
+                m->event_fn(m, e, subject, m->event_userdata);
+}
+
+static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
+        Manager *m = userdata;
+
+        /* The decision is saved; now the guest gets (or gives back) its NIC. */
+        if (m->guests)
+                guests_on_decision(m->guests, d, nic);
+        const char *vf = d->new_vf[0] ? d->new_vf : d->old_vf[0] ? d->old_vf : NULL;
+
+        log_full_errno(d->kind == ALLOC_DECISION_REFUSED ? LOG_WARNING : LOG_INFO, 0,
+                       LOG_FIELDS(.tenant = d->tenant, .vf = vf, .message_id = SRIOVD_MESSAGE_ALLOCATION),
+                       "Tenant %s: %s: %s -> %s%s (%s)", d->tenant, alloc_decision_kind_to_string(d->kind),
+                       d->old_vf[0] ? d->old_vf : "-", d->new_vf[0] ? d->new_vf : alloc_nic_to_string(d->nic),
+                       d->remote_numa ? ", remote NUMA node" : "", d->reason);
+        manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, d->tenant);
+}
+
+static void on_tenant_problem(int error, const char *tenant, const char *message, void *userdata) {
+        log_full_errno(LOG_ERR, error, LOG_FIELDS(.tenant = tenant, .message_id = SRIOVD_MESSAGE_STATE), "%s", message);
+}
+
+/*
+ * The allocations, placed against this inventory: at the first cycle (from the
+ * state file) and after a reload (new classes), then kept in step with the VFs
+ * that come and go.
+ */
+void manager_sync_tenants(Manager *m, const Inventory *inv) {
+        int r;
+
+        if (!m->tenants)
+                return;
+        if (!m->tenants_configured) {
+                r = tenants_configure(m->tenants, m->config, inv);
+                if (r >= 0)
+                        m->tenants_configured = true;
+        } else
+                r = tenants_update_pool(m->tenants, inv);
+        if (r < 0)
+                log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
+
+        m->allocations = mfree(m->allocations);
+        m->n_allocations = 0;
+        r = tenants_plan_allocations(m->tenants, &m->allocations, &m->n_allocations);
+        if (r < 0)
+                log_oom();
+        /* Where each running guest's vCPU 0 is, for irq_cpus = vcpu. */
+        for (size_t i = 0; m->guests && i < m->n_allocations; i++) {
+                TenantInfo t;
+                if (tenants_get(m->tenants, inv, m->allocations[i].tenant, &t) >= 0)
+                        m->allocations[i].vcpu0_cpu = guests_vcpu0_cpu(m->guests, t.domain);
+        }
+}
+
+/*
+ * The state directory, where allocations survive restarts. Under --root the
+ * default one is not this host's business: kept in memory unless the config
+ * names a directory (tests do).
+ */
+int manager_open_tenants(Manager *m) {
+        const TenantsLog log = { on_tenant_decision, on_tenant_problem, m };
+        bool memory = !rootfs_is_real(m->root) && streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR);
+        int r;
+
+        if (m->tenants)
+                return 0;
+        r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open the allocation state in %s: %m", m->config->state_dir);
+        return 0;
+}
+
+/* A tenant's VF wants its MAC, VLAN and window now, not at the next drift check. */
+void manager_apply_soon(Manager *m, const char *why) {
+        manager_recheck(m, why);
+}
+
+int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain,
+                     const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size) {
+        const TenantOptions none = TENANT_OPTIONS_DEFAULT;
+        int r;
+
+        if (!m->tenants)
+                return -EAGAIN;
+        if (!config_find_class(m->config, class_name))
+                return -ENOENT;
+        r = tenants_allocate(m->tenants, tenant, class_name, domain ?: "", opts ?: &none, reason, reason_size);
+        if (r < 0)
+                return r;
+        manager_apply_soon(m, "allocation");
+        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
+        return ret ? tenants_get(m->tenants, m->inventory, tenant, ret) : 0;
+}
+
+int manager_release(Manager *m, const char *tenant) {
+        int r;
+
+        if (!m->tenants)
+                return -ENOENT;
+        r = tenants_release(m->tenants, tenant);
+        if (r < 0)
+                return r;
+        /* AllocationChanged went out with the allocator's RELEASED decision. */
+        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
+        manager_apply_soon(m, "release");
+        return 0;
+}
+
+int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
+        int r;
+
+        if (!m->tenants)
+                return -ENOENT;
+        r = tenants_set_coalesce(m->tenants, tenant, rx_usecs, tx_usecs);
+        if (r < 0)
+                return r;
+        manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, tenant);
+        manager_apply_soon(m, "coalescing override");
+        return 0;
+}
+
+int manager_get_tenant(const Manager *m, const char *tenant, TenantInfo *ret) {
+        return m->tenants ? tenants_get(m->tenants, m->inventory, tenant, ret) : -ENOENT;
+}
+
+size_t manager_n_tenants(const Manager *m) {
+        return m->tenants ? tenants_count(m->tenants) : 0;
+}
+
+int manager_tenant(const Manager *m, size_t i, TenantInfo *ret) {
+        return m->tenants ? tenants_nth(m->tenants, m->inventory, i, ret) : -ERANGE;
+}
+
+void manager_alloc_summary(const Manager *m, AllocSummary *ret) {
+        AllocStats st = {};
+
+        if (m->tenants)
+                tenants_stats(m->tenants, &st);
+        *ret = (AllocSummary) {
+                .vfs_total = st.n_vfs,
+                .vfs_usable = st.usable,
+                .vfs_allocated = st.allocated,
+                .utilization = st.utilization,
+                .target = m->tenants ? tenants_target(m->tenants) : m->config->vf_target_utilization / 100.0,
+                .tenants = st.tenants,
+        };
+}
+
+int manager_force_num_vfs(Manager *m, const char *pf) {
+        if (!pci_addr_valid(pf))
+                return -EINVAL;
+        if (!m->inventory || !inventory_find_pf(m->inventory, pf))
+                return -ENODEV;
+        addr_list_add(&m->force_num_vfs, &m->n_force_num_vfs, &m->allocated_force_num_vfs, pf);
+        manager_apply_soon(m, "forced VF count change");
+        return 0;
+}
+
