@@ -130,6 +130,16 @@ typedef struct Features {
 } Features;
 
 /*
+ * The six fields of Coalesce and CoalesceChange (the same layout), by index,
+ * named as ethtool -c names them; flags (adaptive-*) are int 0/1, the rest long.
+ */
+#define COALESCE_N_FIELDS 6
+extern const char *const coalesce_field_names[COALESCE_N_FIELDS];
+bool coalesce_field_is_flag(size_t i);
+long coalesce_field_get(const void *c, size_t i);   /* a Coalesce or a CoalesceChange */
+void coalesce_field_set(void *c, size_t i, long v);
+
+/*
  * Pure: fill ret with only what differs between cur and want (-1 where equal
  * or not wanted); a field cur lacks (-1) counts as differing. Returns the
  * count (at most 6).

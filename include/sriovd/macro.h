@@ -87,6 +87,14 @@ static inline int streq_ptr(const char *a, const char *b) {
 
 /* Grow *array so that it holds at least need elements of size bytes each. */
 int greedy_realloc(void **array, size_t *allocated, size_t need, size_t size);
+/*
+ * Append the formatted item to the list in buf ("a, b, c"), ", " first unless
+ * *k is 0; *k is the list's length. Never overruns, always NUL-terminated: a
+ * list that does not fit is cut.
+ */
+void strjoin_appendf(char *buf, size_t size, size_t *k, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* qsort/bsearch comparator for arrays of unsigned (IRQ numbers). */
+int unsigned_cmp(const void *a, const void *b);
 #define GREEDY_REALLOC(array, allocated, need) \
         greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))
 

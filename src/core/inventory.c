@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* inventory.c — the inventory model: scope, lookups and teardown (reading lives in kernel/discover.c) */
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,17 +131,49 @@ void mac_derive(const char *key, uint8_t ret[6]) {
         ret[0] = (uint8_t) ((ret[0] & 0xfc) | 0x02);
 }
 
+static const size_t coalesce_offsets[COALESCE_N_FIELDS] = {
+        offsetof(Coalesce, rx_usecs),    offsetof(Coalesce, tx_usecs),    offsetof(Coalesce, rx_frames),
+        offsetof(Coalesce, tx_frames),   offsetof(Coalesce, adaptive_rx), offsetof(Coalesce, adaptive_tx),
+};
+
+_Static_assert(sizeof(Coalesce) == sizeof(CoalesceChange), "Coalesce and CoalesceChange differ");
+_Static_assert(offsetof(Coalesce, tx_frames) == offsetof(CoalesceChange, tx_frames), "layout");
+_Static_assert(offsetof(Coalesce, adaptive_rx) == offsetof(CoalesceChange, adaptive_rx), "layout");
+_Static_assert(offsetof(Coalesce, adaptive_tx) == offsetof(CoalesceChange, adaptive_tx), "layout");
+
+const char *const coalesce_field_names[COALESCE_N_FIELDS] = {
+        "rx-usecs", "tx-usecs", "rx-frames", "tx-frames", "adaptive-rx", "adaptive-tx",
+};
+
+bool coalesce_field_is_flag(size_t i) {
+        return i >= 4;
+}
+
+long coalesce_field_get(const void *c, size_t i) {
+        const uint8_t *p = (const uint8_t *) c + coalesce_offsets[i];
+        return coalesce_field_is_flag(i) ? *(const int *) p : *(const long *) p;
+}
+
+void coalesce_field_set(void *c, size_t i, long v) {
+        uint8_t *p = (uint8_t *) c + coalesce_offsets[i];
+        if (coalesce_field_is_flag(i))
+                *(int *) p = (int) v;
+        else
+                *(long *) p = v;
+}
+
 unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, CoalesceChange *ret) {
-        const long c[] = { cur->rx_usecs, cur->tx_usecs, cur->rx_frames, cur->tx_frames, cur->adaptive_rx, cur->adaptive_tx };
-        const long w[] = { want->rx_usecs, want->tx_usecs, want->rx_frames, want->tx_frames, want->adaptive_rx, want->adaptive_tx };
-        long d[ELEMENTSOF(c)];
+        CoalesceChange d = COALESCE_CHANGE_NONE;
         unsigned n = 0;
 
         /* An absent field (-1) never equals a wanted value: send it, the kernel says why not. */
-        for (size_t i = 0; i < ELEMENTSOF(c); i++) {
-                d[i] = w[i] >= 0 && c[i] != w[i] ? w[i] : -1;
-                n += d[i] >= 0;
+        for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
+                long w = coalesce_field_get(want, i);
+                if (w < 0 || coalesce_field_get(cur, i) == w)
+                        continue;
+                coalesce_field_set(&d, i, w);
+                n++;
         }
-        *ret = (CoalesceChange) { d[0], d[1], d[2], d[3], (int) d[4], (int) d[5] };
+        *ret = d;
         return n;
 }

@@ -27,6 +27,8 @@ void plan_other_irqs(PlanBuilder *b);
 void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
+/* Whether addr is one of list's n PCI addresses. */
+bool plan_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);
 /* The tenant holding VF vf, NULL when none (allocations are sorted by VF). */
 const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf);
 /* Whether the plan binds VF vf to vfio-pci (its host netdev is going away). */

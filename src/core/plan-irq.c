@@ -84,11 +84,6 @@ static int pid_key_cmp(const void *key, const void *elem) {
         return (k > e) - (k < e);
 }
 
-static int irq_key_cmp(const void *key, const void *elem) {
-        unsigned k = *(const unsigned *) key, e = *(const unsigned *) elem;
-        return (k > e) - (k < e);
-}
-
 static void plan_thread(PlanBuilder *b, const char *addr, const Irq *q, const TenantClass *cls) {
         int want = cls ? cls->irq_thread_priority : 0;
         const SavedSched *saved;
@@ -148,7 +143,7 @@ static void plan_device(PlanBuilder *b, const char *addr, const unsigned *irqs, 
                         continue;
                 }
                 if (bsearch_safe(&q->irq, b->ctx->unmanaged_irqs, b->ctx->n_unmanaged, sizeof(unsigned),
-                                 irq_key_cmp))
+                                 unsigned_cmp))
                         continue;
                 cpuset_add(&want, (unsigned) cpuset_nth(set, (ordinal + (spread == IRQ_SPREAD_SPREAD ? i : 0)) % count));
                 if (cpuset_equal(&want, &q->affinity))
@@ -267,7 +262,7 @@ void plan_other_irqs(PlanBuilder *b) {
                                 strscpy(first, sizeof(first), q->action);
                         continue;
                 }
-                if (bsearch_safe(&q->irq, b->ctx->unmanaged_irqs, b->ctx->n_unmanaged, sizeof(unsigned), irq_key_cmp))
+                if (bsearch_safe(&q->irq, b->ctx->unmanaged_irqs, b->ctx->n_unmanaged, sizeof(unsigned), unsigned_cmp))
                         continue;
                 if (!off_rt(b, &q->affinity, &want))
                         continue;

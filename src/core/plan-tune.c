@@ -9,13 +9,6 @@
 
 static const char *const offload_names[_OFFLOAD_MAX] = { "tso", "gso", "gro", "lro" };
 
-static bool addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {
-        for (size_t i = 0; i < n; i++)
-                if (streq(list[i], addr))
-                        return true;
-        return false;
-}
-
 /* What the class (and the tenant's own override) want; false when nothing. */
 static bool coalesce_want(const TenantClass *cls, const PlanAllocation *alloc, CoalesceChange *ret) {
         *ret = COALESCE_CHANGE_NONE;
@@ -51,7 +44,7 @@ static void plan_coalesce(PlanBuilder *b, const char *addr, int ifindex, const N
 
         if (!coalesce_want(cls, alloc, &want))
                 return;
-        if (addr_in(b->ctx->coalesce_unsupported, b->ctx->n_coalesce_unsupported, addr)) {
+        if (plan_addr_in(b->ctx->coalesce_unsupported, b->ctx->n_coalesce_unsupported, addr)) {
                 plan_add_note(b, NOTE_WARNING, addr, "the driver refused coalescing changes; not tried again "
                               "until reload or the device is re-added");
                 return;
@@ -69,27 +62,14 @@ static void plan_coalesce(PlanBuilder *b, const char *addr, int ifindex, const N
         }
         if (tune->known) {
                 /* A parameter the driver lacks (not reported) would make the kernel refuse the whole request. */
-                static const char *const names[] = { "rx-usecs", "tx-usecs", "rx-frames", "tx-frames", "adaptive-rx",
-                                                     "adaptive-tx" };
-                const Coalesce *c = &tune->coalesce;
-                long *w[] = { &want.rx_usecs, &want.tx_usecs, &want.rx_frames, &want.tx_frames };
-                int *wa[] = { &want.adaptive_rx, &want.adaptive_tx };
-                const long cur[] = { c->rx_usecs, c->tx_usecs, c->rx_frames, c->tx_frames, c->adaptive_rx, c->adaptive_tx };
                 char lacks[96] = "";
                 size_t k = 0;
 
-                for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                        bool wanted = i < 4 ? *w[i] >= 0 : *wa[i - 4] >= 0;
-                        int n;
-
-                        if (!wanted || cur[i] >= 0)
+                for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
+                        if (coalesce_field_get(&want, i) < 0 || coalesce_field_get(&tune->coalesce, i) >= 0)
                                 continue;
-                        if (i < 4)
-                                *w[i] = -1;
-                        else
-                                *wa[i - 4] = -1;
-                        n = snprintf(lacks + k, sizeof(lacks) - k, "%s%s", k ? ", " : "", names[i]);
-                        k += n > 0 && (size_t) n < sizeof(lacks) - k ? (size_t) n : 0;
+                        coalesce_field_set(&want, i, -1);
+                        strjoin_appendf(lacks, sizeof(lacks), &k, "%s", coalesce_field_names[i]);
                 }
                 if (k > 0)
                         plan_add_note(b, NOTE_INFO, addr, "the driver has no %s: left out of class %s's window",
@@ -117,7 +97,7 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
 
         if (!offloads_want(cls, want))
                 return;
-        if (addr_in(b->ctx->offloads_unsupported, b->ctx->n_offloads_unsupported, addr)) {
+        if (plan_addr_in(b->ctx->offloads_unsupported, b->ctx->n_offloads_unsupported, addr)) {
                 plan_add_note(b, NOTE_WARNING, addr, "the driver refused offload changes; not tried again "
                               "until reload or the device is re-added");
                 return;
@@ -209,13 +189,7 @@ void plan_tune(PlanBuilder *b) {
                 }
 }
 
-static size_t append(char *buf, size_t size, size_t k, const char *item) {
-        int w = snprintf(buf + k, k < size ? size - k : 0, "%s%s", k ? ", " : "", item);
-        return k + (w > 0 ? (size_t) w : 0);
-}
-
 char *tune_format(const Action *a, bool after, char *buf, size_t size) {
-        char item[48];
         size_t k = 0;
 
         buf[0] = 0;
@@ -224,24 +198,19 @@ char *tune_format(const Action *a, bool after, char *buf, size_t size) {
                 return buf;
         }
         if (a->kind == ACTION_SET_COALESCE) {
-                const CoalesceChange *c = &a->coalesce_after;
-                const Coalesce *p = &a->coalesce_before;
-                static const char *const names[] = { "rx-usecs", "tx-usecs", "rx-frames", "tx-frames",
-                                                     "adaptive-rx", "adaptive-tx" };
-                const long want[] = { c->rx_usecs, c->tx_usecs, c->rx_frames, c->tx_frames, c->adaptive_rx, c->adaptive_tx };
-                const long cur[] = { p->rx_usecs, p->tx_usecs, p->rx_frames, p->tx_frames, p->adaptive_rx, p->adaptive_tx };
+                for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
+                        long want = coalesce_field_get(&a->coalesce_after, i);
+                        long v = after ? want : coalesce_field_get(&a->coalesce_before, i);
+                        const char *name = coalesce_field_names[i];
 
-                for (size_t i = 0; i < ELEMENTSOF(want); i++) {
-                        long v = after ? want[i] : cur[i];
-                        if (want[i] < 0)
+                        if (want < 0)
                                 continue;
                         if (v < 0)
-                                snprintf(item, sizeof(item), "%s n/a", names[i]);
-                        else if (i >= 4)
-                                snprintf(item, sizeof(item), "%s %s", names[i], v ? "on" : "off");
+                                strjoin_appendf(buf, size, &k, "%s n/a", name);
+                        else if (coalesce_field_is_flag(i))
+                                strjoin_appendf(buf, size, &k, "%s %s", name, v ? "on" : "off");
                         else
-                                snprintf(item, sizeof(item), "%s %ld", names[i], v);
-                        k = append(buf, size, k, item);
+                                strjoin_appendf(buf, size, &k, "%s %ld", name, v);
                 }
                 return buf;
         }
@@ -251,8 +220,7 @@ char *tune_format(const Action *a, bool after, char *buf, size_t size) {
                 if (a->offloads_after[o] < 0)
                         continue;
                 v = after ? a->offloads_after[o] : a->features_before.active[o];
-                snprintf(item, sizeof(item), "%s %s", offload_names[o], v > 0 ? "on" : v == 0 ? "off" : "absent");
-                k = append(buf, size, k, item);
+                strjoin_appendf(buf, size, &k, "%s %s", offload_names[o], v > 0 ? "on" : v == 0 ? "off" : "absent");
         }
         return buf;
 }

@@ -222,13 +222,7 @@ static char *vf_link_format(const Action *a, bool after, char *buf, size_t size)
         char mac[MAC_STR_MAX];
         size_t k = 0;
 
-#define APPEND(...)                                                                  \
-        do {                                                                         \
-                int _w = snprintf(buf + k, k < size ? size - k : 0, "%s", k ? ", " : ""); \
-                k += _w > 0 ? (size_t) _w : 0;                                       \
-                _w = snprintf(buf + k, k < size ? size - k : 0, __VA_ARGS__);        \
-                k += _w > 0 ? (size_t) _w : 0;                                       \
-        } while (0)
+#define APPEND(...) strjoin_appendf(buf, size, &k, __VA_ARGS__)
 
         buf[0] = 0;
         if (!after && !a->link_before_known) {

@@ -1175,11 +1175,8 @@ static int key_unknown(Parser *p, const char *name) {
         if (k > 0)
                 return parser_error(p, "unknown key \"%s\" in %s; it belongs in %s", Q(name), p->section_display, list);
 
-        for (size_t i = 0; i < p->section->n_keys && k < sizeof(list); i++) {
-                int w = snprintf(list + k, sizeof(list) - k, "%s%s", i > 0 ? ", " : "", p->section->keys[i].name);
-                if (w > 0)
-                        k += (size_t) w;
-        }
+        for (size_t i = 0; i < p->section->n_keys; i++)
+                strjoin_appendf(list, sizeof(list), &k, "%s", p->section->keys[i].name);
         return parser_error(p, "unknown key \"%s\" in %s; expected one of: %s", Q(name), p->section_display, list);
 }
 
@@ -1539,11 +1536,8 @@ static void check_class_refs(Config *c, ErrorList *errors, const unsigned *lines
                                   name, c->classes_dir, name);
                 else {
                         list[0] = 0;
-                        for (size_t j = 0; j < c->n_classes && k < sizeof(list); j++) {
-                                int w = snprintf(list + k, sizeof(list) - k, "%s%s", j > 0 ? ", " : "", c->classes[j].name);
-                                if (w > 0)
-                                        k += (size_t) w;
-                        }
+                        for (size_t j = 0; j < c->n_classes; j++)
+                                strjoin_appendf(list, sizeof(list), &k, "%s", c->classes[j].name);
                         error_add(errors, 0, c->path, lines[i], "class \"%s\" is not defined in %s; expected one of: %s",
                                   name, c->classes_dir, list);
                 }

@@ -202,11 +202,6 @@ static int manager_track_sched(Manager *m, const Action *a) {
         return 0;
 }
 
-static int unsigned_cmp(const void *a, const void *b) {
-        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
-        return (x > y) - (x < y);
-}
-
 static int manager_mark_unmanaged(Manager *m, unsigned irq) {
         if (bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
                 return 0;

@@ -104,11 +104,6 @@ void unmanaged_irqs_format(FILE *f, const char *boot_id, const unsigned *irqs, s
                 fprintf(f, "%u\n", irqs[i]);
 }
 
-static int unsigned_cmp(const void *a, const void *b) {
-        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
-        return (x > y) - (x < y);
-}
-
 int unmanaged_irqs_parse(const char *text, const char *boot_id, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ unsigned *irqs = NULL;
         size_t n = 0, allocated = 0, len = strlen(boot_id);

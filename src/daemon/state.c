@@ -399,8 +399,9 @@ static int parse_object(Parser *p, const char *what, const char *const *keys, un
                                         break;
                         if (k == n_keys) {
                                 char list[256] = "";
+                                size_t len = 0;
                                 for (unsigned i = 0; i < n_keys; i++)
-                                        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", keys[i]);
+                                        strjoin_appendf(list, sizeof(list), &len, "%s", keys[i]);
                                 return parser_error(p, key_pos, "unknown key \"%s\" in %s; expected one of: %s", key, what, list);
                         }
                         if (seen & (1u << k))

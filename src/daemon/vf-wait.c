@@ -22,15 +22,8 @@ int vf_wait_add(VfWaitList *l, const char *pf, unsigned want, uint64_t now, uint
         return 0;
 }
 
-/* Appends ", " + text to buf at *k, keeping it NUL-terminated and never overrunning. */
-static void append(char *buf, size_t size, size_t *k, const char *text) {
-        int w = snprintf(buf + *k, *k < size ? size - *k : 0, "%s%s", *k ? ", " : "", text);
-        *k += w > 0 ? (size_t) w : 0;
-}
-
 bool vf_wait_missing(const Pf *pf, unsigned want, char *buf, size_t size) {
         size_t k = 0, j = 0;
-        char part[64];
 
         buf[0] = 0;
         if (!pf) {
@@ -52,17 +45,15 @@ bool vf_wait_missing(const Pf *pf, unsigned want, char *buf, size_t size) {
                 while (i < want && !(j < pf->n_vfs && pf->vfs[j].index == i))
                         i++;
                 if (first == i - 1)
-                        snprintf(part, sizeof(part), "virtfn%u missing", first);
+                        strjoin_appendf(buf, size, &k, "virtfn%u missing", first);
                 else
-                        snprintf(part, sizeof(part), "virtfn%u-%u missing", first, i - 1);
-                append(buf, size, &k, part);
+                        strjoin_appendf(buf, size, &k, "virtfn%u-%u missing", first, i - 1);
         }
 
         if (pf->drivers_autoprobe == 1)
                 for (size_t i = 0; i < pf->n_vfs; i++)
                         if (pf->vfs[i].index < want && !pf->vfs[i].driver[0]) {
-                                snprintf(part, sizeof(part), "%s has no driver", pf->vfs[i].addr);
-                                append(buf, size, &k, part);
+                                strjoin_appendf(buf, size, &k, "%s has no driver", pf->vfs[i].addr);
                         }
         return k > 0;
 }

@@ -5,11 +5,6 @@
 
 #include "sriovd/kernel.h"
 
-static int unsigned_cmp(const void *a, const void *b) {
-        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
-        return (x > y) - (x < y);
-}
-
 static int irq_thread_key_cmp(const void *key, const void *elem) {
         unsigned k = *(const unsigned *) key, e = ((const IrqThread *) elem)->irq;
         return (k > e) - (k < e);

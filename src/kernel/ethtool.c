@@ -55,43 +55,21 @@ const char *offload_feature_name(Offload o) {
         return NULL;
 }
 
-/* --- Coalescing fields: the same layout in Coalesce and CoalesceChange --- */
+/* --- Coalescing fields: inventory.h's order (coalesce_field_get/set), with their attributes --- */
 
-static const struct {
-        uint16_t attr;
-        size_t offset;
-        bool flag;      /* int 0/1 on our side, u8 on the wire; else long / u32 */
-} coalesce_fields[] = {
-        { ETHTOOL_A_COALESCE_RX_USECS, offsetof(Coalesce, rx_usecs), false },
-        { ETHTOOL_A_COALESCE_TX_USECS, offsetof(Coalesce, tx_usecs), false },
-        { ETHTOOL_A_COALESCE_RX_MAX_FRAMES, offsetof(Coalesce, rx_frames), false },
-        { ETHTOOL_A_COALESCE_TX_MAX_FRAMES, offsetof(Coalesce, tx_frames), false },
-        { ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX, offsetof(Coalesce, adaptive_rx), true },
-        { ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX, offsetof(Coalesce, adaptive_tx), true },
+static const uint16_t coalesce_attrs[COALESCE_N_FIELDS] = {
+        ETHTOOL_A_COALESCE_RX_USECS,         ETHTOOL_A_COALESCE_TX_USECS,
+        ETHTOOL_A_COALESCE_RX_MAX_FRAMES,    ETHTOOL_A_COALESCE_TX_MAX_FRAMES,
+        ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX,  ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX,
 };
 
-static_assert(sizeof(Coalesce) == sizeof(CoalesceChange), "Coalesce and CoalesceChange differ");
-static_assert(offsetof(Coalesce, tx_frames) == offsetof(CoalesceChange, tx_frames), "layout");
-static_assert(offsetof(Coalesce, adaptive_rx) == offsetof(CoalesceChange, adaptive_rx), "layout");
-static_assert(offsetof(Coalesce, adaptive_tx) == offsetof(CoalesceChange, adaptive_tx), "layout");
-
-static long field_get(const void *s, size_t i) {
-        const uint8_t *p = (const uint8_t *) s + coalesce_fields[i].offset;
-        return coalesce_fields[i].flag ? *(const int *) p : *(const long *) p;
-}
-
-static void field_set(void *s, size_t i, long v) {
-        uint8_t *p = (uint8_t *) s + coalesce_fields[i].offset;
-        if (coalesce_fields[i].flag)
-                *(int *) p = (int) v;
-        else
-                *(long *) p = v;
-}
+#define field_get coalesce_field_get
+#define field_set coalesce_field_set
 
 static bool field_valid(size_t i, long v) {
         if (v == -1)
                 return true;
-        if (coalesce_fields[i].flag)
+        if (coalesce_field_is_flag(i))
                 return v == 0 || v == 1;
         return v >= 0 && (unsigned long) v <= UINT32_MAX;
 }
@@ -128,7 +106,7 @@ static int request_new(int family, uint8_t cmd, int ifindex, uint32_t flags, str
 static int coalesce_validate(const CoalesceChange *c, unsigned *ret_n) {
         unsigned n = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(coalesce_fields); i++) {
+        for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
                 long v = field_get(c, i);
                 if (!field_valid(i, v))
                         return -EINVAL;
@@ -152,13 +130,13 @@ int ethtool_build_coalesce_set(int family, int ifindex, const CoalesceChange *c,
         if (n == 0)
                 return -ENODATA;
 
-        for (size_t i = 0; i < ELEMENTSOF(coalesce_fields); i++) {
+        for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
                 long v = field_get(c, i);
 
                 if (v < 0)
                         continue;
-                r = coalesce_fields[i].flag ? nla_put_u8(msg, coalesce_fields[i].attr, (uint8_t) v)
-                                            : nla_put_u32(msg, coalesce_fields[i].attr, (uint32_t) v);
+                r = coalesce_field_is_flag(i) ? nla_put_u8(msg, coalesce_attrs[i], (uint8_t) v)
+                                              : nla_put_u32(msg, coalesce_attrs[i], (uint32_t) v);
                 if (r < 0)
                         return -EMSGSIZE;
         }
@@ -280,13 +258,13 @@ int ethtool_coalesce_parse(const struct nlmsghdr *h, Coalesce *ret) {
         if (genlmsg_parse((struct nlmsghdr *) h, 0, tb, ETHTOOL_A_COALESCE_MAX, policy) < 0)
                 return -EBADMSG;
 
-        for (size_t i = 0; i < ELEMENTSOF(coalesce_fields); i++) {
-                struct nlattr *a = tb[coalesce_fields[i].attr];
+        for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
+                struct nlattr *a = tb[coalesce_attrs[i]];
                 uint32_t v;
 
                 if (!a)
                         continue;
-                if (coalesce_fields[i].flag)
+                if (coalesce_field_is_flag(i))
                         v = !!nla_get_u8(a);
                 else {
                         v = nla_get_u32(a);
@@ -570,7 +548,7 @@ int ethtool_coalesce_set(EthtoolNl *e, int ifindex, const CoalesceChange *want, 
                 NlError first = *err;
                 unsigned done = 0;
 
-                for (size_t i = 0; i < 6; i++) {
+                for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
                         _cleanup_(nlmsg_freep) struct nl_msg *one_msg = NULL;
                         CoalesceChange one = COALESCE_CHANGE_NONE;
                         NlError one_err;

@@ -482,11 +482,6 @@ int rootfs_exists(RootFs *r, const char *fmt, ...) {
         return fd < 0 ? fd : 1;
 }
 
-static int unsigned_cmp(const void *a, const void *b) {
-        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
-        return (x > y) - (x < y);
-}
-
 int rootfs_list_numbers(RootFs *r, unsigned **ret, size_t *ret_n, const char *fmt, ...) {
         _cleanup_closedir_ DIR *d = NULL;
         _cleanup_free_ unsigned *nums = NULL;
