@@ -235,6 +235,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
 const Irq *inventory_find_irq(const Inventory *inv, unsigned irq);
 const Pf *inventory_find_pf(const Inventory *inv, const char *addr);
 const VfLink *pf_find_vf_link(const Pf *pf, unsigned vf);
+/* Whether addr is the PF itself or one of its VFs (pf may be NULL: false). */
+bool pf_owns(const Pf *pf, const char *addr);
+/* The PF that addr is, or whose VF it is (the VF in *ret_vf, NULL for the PF itself); NULL: neither. */
+const Pf *inventory_find_function(const Inventory *inv, const char *addr, const Vf **ret_vf);
 
 /* "aa:bb:cc:dd:ee:ff" and back; parse returns false on anything else. */
 #define MAC_STR_MAX 18

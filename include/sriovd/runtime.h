@@ -35,4 +35,6 @@ int unmanaged_irqs_parse(const char *text, const char *boot_id, unsigned **ret, 
  * strict (-EBADMSG on a malformed line); *ret sorted by PID.
  */
 void saved_sched_format(FILE *f, const SavedSched *s, size_t n);
+/* Orders SavedSched by PID (qsort/bsearch). */
+int saved_sched_cmp(const void *a, const void *b);
 int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n);

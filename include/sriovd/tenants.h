@@ -83,8 +83,8 @@ size_t tenants_count(const Tenants *t);
 int tenants_nth(const Tenants *t, const Inventory *inv, size_t i, TenantInfo *ret);
 void tenants_stats(const Tenants *t, AllocStats *ret);
 double tenants_target(const Tenants *t);
-/* Whether pf's VFs are held (the planner refuses to destroy them). */
-bool tenants_hold_vfs_of(const Tenants *t, const Inventory *inv, const char *pf);
+/* The tenant's libvirt domain, "" for none or an unknown tenant. */
+const char *tenants_domain(const Tenants *t, const char *tenant);
 
 /* The VFs tenants hold, with what the planner needs (MAC, VLAN, class, window), sorted by VF. */
 int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret_n);

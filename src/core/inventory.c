@@ -69,6 +69,36 @@ const Pf *inventory_find_pf(const Inventory *inv, const char *addr) {
         return NULL;
 }
 
+bool pf_owns(const Pf *pf, const char *addr) {
+        if (!pf)
+                return false;
+        if (streq(pf->addr, addr))
+                return true;
+        for (size_t j = 0; j < pf->n_vfs; j++)
+                if (streq(pf->vfs[j].addr, addr))
+                        return true;
+        return false;
+}
+
+const Pf *inventory_find_function(const Inventory *inv, const char *addr, const Vf **ret_vf) {
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+
+                if (streq(pf->addr, addr)) {
+                        if (ret_vf)
+                                *ret_vf = NULL;
+                        return pf;
+                }
+                for (size_t j = 0; j < pf->n_vfs; j++)
+                        if (streq(pf->vfs[j].addr, addr)) {
+                                if (ret_vf)
+                                        *ret_vf = &pf->vfs[j];
+                                return pf;
+                        }
+        }
+        return NULL;
+}
+
 const VfLink *pf_find_vf_link(const Pf *pf, unsigned vf) {
         /* Sorted and nearly always dense: index vf is where VF vf usually is. */
         if (vf < pf->n_vf_links && pf->vf_links[vf].vf == vf)

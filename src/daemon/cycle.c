@@ -147,38 +147,22 @@ static void manager_emit_drift(Manager *m, const Action *a, const char *outcome)
         manager_emit(m, MANAGER_EVENT_DRIFT, text);
 }
 
-static bool inventory_has_device(const Inventory *inv, const char *addr) {
-        for (size_t i = 0; i < inv->n_pfs; i++) {
-                if (streq(inv->pfs[i].addr, addr))
-                        return true;
-                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
-                        if (streq(inv->pfs[i].vfs[j].addr, addr))
-                                return true;
-        }
-        return false;
-}
-
 /* The PFs and VFs of from that to lacks, as events (added: from = new, to = old). */
 static void manager_emit_devices(Manager *m, const Inventory *from, const Inventory *to, ManagerEvent e) {
         for (size_t i = 0; i < from->n_pfs; i++) {
                 const Pf *pf = &from->pfs[i];
-                if (!inventory_has_device(to, pf->addr))
+                if (!inventory_find_function(to, pf->addr, NULL))
                         manager_emit(m, e, pf->addr);
                 for (size_t j = 0; j < pf->n_vfs; j++)
-                        if (!inventory_has_device(to, pf->vfs[j].addr))
+                        if (!inventory_find_function(to, pf->vfs[j].addr, NULL))
                                 manager_emit(m, e, pf->vfs[j].addr);
         }
-}
-
-static int saved_cmp(const void *a, const void *b) {
-        pid_t x = ((const SavedSched *) a)->pid, y = ((const SavedSched *) b)->pid;
-        return (x > y) - (x < y);
 }
 
 /* Remember the first attributes sriovd found on a thread; forget them once restored. */
 static int manager_track_sched(Manager *m, const Action *a) {
         SavedSched key = { .pid = a->pid };
-        SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_cmp);
+        SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_sched_cmp);
 
         m->saved_dirty = true;
         if (a->restore) {
@@ -198,7 +182,7 @@ static int manager_track_sched(Manager *m, const Action *a) {
                 .policy = a->policy_before,
                 .priority = (int) a->before,
         };
-        qsort_safe(m->saved, m->n_saved, sizeof(*m->saved), saved_cmp);
+        qsort_safe(m->saved, m->n_saved, sizeof(*m->saved), saved_sched_cmp);
         return 0;
 }
 
@@ -350,18 +334,6 @@ static void attempted_add(Attempted *t, const Action *a) {
         strscpy(k->target, sizeof(k->target), a->target);
 }
 
-/* target is pf, or a VF of pf in inv. */
-static bool target_of_pf(const Inventory *inv, const char *pf_addr, const char *target) {
-        const Pf *pf = inventory_find_pf(inv, pf_addr);
-
-        if (streq(pf_addr, target))
-                return true;
-        for (size_t j = 0; pf && j < pf->n_vfs; j++)
-                if (streq(pf->vfs[j].addr, target))
-                        return true;
-        return false;
-}
-
 static void plan_drop(Plan *p, size_t i) {
         memmove(p->actions + i, p->actions + i + 1, (p->n_actions - i - 1) * sizeof(Action));
         p->n_actions--;
@@ -384,7 +356,7 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 bool stale = false;
 
                 for (size_t k = 0; k < n_reset && !stale; k++)
-                        stale = target_of_pf(inv, reset[k], a->target);
+                        stale = streq(reset[k], a->target) || pf_owns(inventory_find_pf(inv, reset[k]), a->target);
                 if (stale) {
                         plan_drop(plan, i--);
                         res->n_actions--;

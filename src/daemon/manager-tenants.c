@@ -53,11 +53,9 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
         if (r < 0)
                 log_oom();
         /* Where each running guest's vCPU 0 is, for irq_cpus = vcpu. */
-        for (size_t i = 0; m->guests && i < m->n_allocations; i++) {
-                TenantInfo t;
-                if (tenants_get(m->tenants, inv, m->allocations[i].tenant, &t) >= 0)
-                        m->allocations[i].vcpu0_cpu = guests_vcpu0_cpu(m->guests, t.domain);
-        }
+        for (size_t i = 0; m->guests && i < m->n_allocations; i++)
+                m->allocations[i].vcpu0_cpu =
+                        guests_vcpu0_cpu(m->guests, tenants_domain(m->tenants, m->allocations[i].tenant));
 }
 
 /*

@@ -66,7 +66,7 @@ void saved_sched_format(FILE *f, const SavedSched *s, size_t n) {
                 fprintf(f, "%d %u %d %d\n", (int) s[i].pid, s[i].irq, s[i].policy, s[i].priority);
 }
 
-static int saved_pid_cmp(const void *a, const void *b) {
+int saved_sched_cmp(const void *a, const void *b) {
         pid_t x = ((const SavedSched *) a)->pid, y = ((const SavedSched *) b)->pid;
         return (x > y) - (x < y);
 }
@@ -92,7 +92,7 @@ int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n) {
                         return -ENOMEM;
                 s[n++] = (SavedSched) { .pid = pid, .irq = irq, .policy = policy, .priority = priority };
         }
-        qsort_safe(s, n, sizeof(*s), saved_pid_cmp);
+        qsort_safe(s, n, sizeof(*s), saved_sched_cmp);
         *ret = TAKE_PTR(s);
         *ret_n = n;
         return 0;

@@ -507,12 +507,13 @@ static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant 
         mac_format(mac, ret->mac);
         if (a->vf) {
                 strscpy(ret->vf, sizeof(ret->vf), a->vf);
-                for (size_t i = 0; inv && i < inv->n_pfs; i++)
-                        for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
-                                if (streq(inv->pfs[i].vfs[j].addr, a->vf)) {
-                                        strscpy(ret->pf, sizeof(ret->pf), inv->pfs[i].addr);
-                                        strscpy(ret->netdev, sizeof(ret->netdev), inv->pfs[i].vfs[j].netdev);
-                                }
+                const Vf *vf = NULL;
+                const Pf *pf = inv ? inventory_find_function(inv, a->vf, &vf) : NULL;
+
+                if (pf && vf) {
+                        strscpy(ret->pf, sizeof(ret->pf), pf->addr);
+                        strscpy(ret->netdev, sizeof(ret->netdev), vf->netdev);
+                }
         }
 }
 
@@ -553,17 +554,13 @@ void tenants_stats(const Tenants *t, AllocStats *ret) {
                 *ret = (AllocStats) {};
 }
 
-double tenants_target(const Tenants *t) {
-        return t->target;
+const char *tenants_domain(const Tenants *t, const char *tenant) {
+        const Extra *e = extra_find(t, tenant);
+        return e ? e->domain : "";
 }
 
-bool tenants_hold_vfs_of(const Tenants *t, const Inventory *inv, const char *pf_addr) {
-        const Pf *pf = inventory_find_pf(inv, pf_addr);
-
-        for (size_t i = 0; t->alloc && pf && i < pf->n_vfs; i++)
-                if (allocator_vf_holder(t->alloc, pf->vfs[i].addr))
-                        return true;
-        return false;
+double tenants_target(const Tenants *t) {
+        return t->target;
 }
 
 static int plan_allocation_cmp(const void *a, const void *b) {

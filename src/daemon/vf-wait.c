@@ -87,16 +87,9 @@ uint64_t vf_wait_next_deadline(const VfWaitList *l) {
 }
 
 bool vf_wait_covers(const VfWaitList *l, const Inventory *inv, const char *target) {
-        for (size_t i = 0; i < l->n; i++) {
-                const Pf *pf;
-
-                if (streq(l->items[i].pf, target))
+        for (size_t i = 0; i < l->n; i++)
+                if (streq(l->items[i].pf, target) || pf_owns(inventory_find_pf(inv, l->items[i].pf), target))
                         return true;
-                pf = inventory_find_pf(inv, l->items[i].pf);
-                for (size_t j = 0; pf && j < pf->n_vfs; j++)
-                        if (streq(pf->vfs[j].addr, target))
-                                return true;
-        }
         return false;
 }
 
