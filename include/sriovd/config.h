@@ -45,7 +45,7 @@ typedef struct TenantClass {
         char *file;
         VnicKind vnic;
         int rank;
-        bool allow_remote_numa;           /* may get a VF on another NUMA node than the guest's */
+        int allow_remote_numa;            /* 1: may get a VF on another NUMA node than the guest's */
         unsigned coalesce_rx_usecs, coalesce_tx_usecs;
         int coalesce_rx_frames, coalesce_tx_frames;   /* -1 = leave */
         Tristate adaptive_rx, adaptive_tx;

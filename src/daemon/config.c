@@ -575,17 +575,6 @@ static int key_bool(Parser *p, const KeyDef *k, const char *value, void *data) {
         return 0;
 }
 
-/* A bool field (key_bool fills an int: -1 for "leave"). */
-static int key_flag(Parser *p, const KeyDef *k, const char *value, void *data) {
-        int b = parse_boolean(value);
-
-        if (b < 0)
-                return parser_error(p, "%s = \"%s\" is not a boolean; expected yes/no, true/false, on/off or 1/0",
-                                    k->name, Q(value));
-        *(bool *) ((uint8_t *) data + k->offset) = b;
-        return 0;
-}
-
 static int key_tristate(Parser *p, const KeyDef *k, const char *value, void *data) {
         Tristate t;
         int b;
@@ -877,7 +866,7 @@ static const KeyDef class_keys[] = {
         { .name = "vnic", .parse = key_vnic, .offset = offsetof(TenantClass, vnic),
           .values = vnic_values, .n_values = ELEMENTSOF(vnic_values) },
         KEY_INT("rank", TenantClass, rank, -1000, 1000),
-        { .name = "allow_remote_numa", .parse = key_flag, .offset = offsetof(TenantClass, allow_remote_numa) },
+        KEY("allow_remote_numa", key_bool, TenantClass, allow_remote_numa),
         KEY_UNSIGNED("coalesce_rx_usecs", TenantClass, coalesce_rx_usecs, 0, 100000),
         KEY_UNSIGNED("coalesce_tx_usecs", TenantClass, coalesce_tx_usecs, 0, 100000),
         KEY_INT("coalesce_rx_frames", TenantClass, coalesce_rx_frames, 0, 65535),

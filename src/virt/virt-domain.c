@@ -201,15 +201,21 @@ static int define_with_device(virDomainPtr d, const char *dev_xml, VirtError *er
         return 1;
 }
 
+/* The NIC's device XML and the flags the domain's state allows; returns whether it runs, or <0. */
+static int prepare(virDomainPtr d, const VirtNic *nic, char **ret_xml, unsigned *ret_flags, VirtError *err) {
+        int r = virt_nic_xml(nic, ret_xml);
+
+        if (r < 0)
+                return virt_error_set(err, r, "invalid %s NIC description", virt_nic_kind_to_string(nic->kind) ?: "unknown");
+        return modify_flags(d, ret_flags, err);
+}
+
 static int attach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         _cleanup_free_ char *xml = NULL;
         unsigned flags;
         int r, active;
 
-        r = virt_nic_xml(nic, &xml);
-        if (r < 0)
-                return virt_error_set(err, r, "invalid %s NIC description", virt_nic_kind_to_string(nic->kind) ?: "unknown");
-        active = modify_flags(d, &flags, err);
+        active = prepare(d, nic, &xml, &flags, err);
         if (active < 0)
                 return active;
         /* What the guest sees when it runs, else the config. */
@@ -232,10 +238,7 @@ static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         unsigned flags;
         int r, active;
 
-        r = virt_nic_xml(nic, &xml);
-        if (r < 0)
-                return virt_error_set(err, r, "invalid %s NIC description", virt_nic_kind_to_string(nic->kind) ?: "unknown");
-        active = modify_flags(d, &flags, err);
+        active = prepare(d, nic, &xml, &flags, err);
         if (active < 0)
                 return active;
         r = holds_now(d, !active, nic, alias, err);

@@ -27,17 +27,6 @@ static const char domain_xml[] =
         "  <devices></devices>\n"
         "</domain>\n";
 
-static void sh(const char *fmt, ...) _printf_(1, 2);
-static void sh(const char *fmt, ...) {
-        char cmd[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        ASSERT_EQ(system(cmd), 0);
-}
-
 static void write_file(const char *path, const char *text) {
         FILE *f = fopen(path, "we");
         ASSERT(f);

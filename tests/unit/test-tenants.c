@@ -19,17 +19,6 @@ typedef struct Scratch {
         char dir[64], root[96], config[96], state[96];
 } Scratch;
 
-static void sh(const char *fmt, ...) _printf_(1, 2);
-static void sh(const char *fmt, ...) {
-        char cmd[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        ASSERT_EQ(system(cmd), 0);
-}
-
 static void write_config(const Scratch *s, const char *extra) {
         FILE *f = fopen(s->config, "we");
         ASSERT(f);

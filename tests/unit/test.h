@@ -2,6 +2,7 @@
 /* test.h — minimal assertions for the unit tests (exit 77 = skip, as meson expects) */
 #pragma once
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,3 +56,15 @@
                 fprintf(stderr, "== %s\n", #name);                                     \
                 test_##name();                                                         \
         } while (0)
+
+/* Run a shell command built like printf (copying fixtures, cleaning up); it must succeed. */
+static inline void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void sh(const char *fmt, ...) {
+        char cmd[2048];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        ASSERT_EQ(system(cmd), 0);
+}
