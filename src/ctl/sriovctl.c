@@ -213,6 +213,34 @@ static const char *dash(const char *s) {
         return s && *s ? s : "-";
 }
 
+/*
+ * A List* reply: called, its array of rows entered, and with --json the array
+ * opened (the caller prints its table header). 0, or the exit code to return.
+ */
+static int list_begin(sd_bus *bus, const char *method, const char *row, sd_bus_message **reply, JsonWriter *w) {
+        int r = call(bus, method, reply, NULL);
+
+        if (r != 0)
+                return r;
+        r = sd_bus_message_enter_container(*reply, 'a', row);
+        if (r < 0)
+                return parse_failed(r);
+        if (arg_json) {
+                json_init(w, stdout);
+                json_array_begin(w, NULL);
+        }
+        return 0;
+}
+
+/* After the last row: r is the last sd_bus_message_read()'s. */
+static int list_end(int r, JsonWriter *w) {
+        if (r < 0)
+                return parse_failed(r);
+        if (arg_json)
+                json_array_end(w);
+        return EXIT_OK;
+}
+
 static int cmd_devices(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         const char *addr, *kind, *pf, *driver, *netdev, *tenant;
@@ -221,16 +249,10 @@ static int cmd_devices(sd_bus *bus, char **args, int n) {
         JsonWriter w;
         int r;
 
-        r = call(bus, "ListDevices", &reply, NULL);
+        r = list_begin(bus, "ListDevices", "(sssisssuuu)", &reply, &w);
         if (r != 0)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(sssisssuuu)");
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                json_init(&w, stdout);
-                json_array_begin(&w, NULL);
-        } else
+        if (!arg_json)
                 printf("%-14s %-4s %-14s %4s %-10s %-16s %-20s %s\n", "ADDRESS", "KIND", "PF", "NODE", "DRIVER",
                        "NETDEV", "TENANT", "VFS");
         while ((r = sd_bus_message_read(reply, "(sssisssuuu)", &addr, &kind, &pf, &node, &driver, &netdev, &tenant,
@@ -259,11 +281,7 @@ static int cmd_devices(sd_bus *bus, char **args, int n) {
                         printf("%-14s %-4s %-14s %4d %-10s %-16s %-20s #%u\n", addr, kind, pf, node, dash(driver),
                                dash(netdev), dash(tenant), index);
         }
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json)
-                json_array_end(&w);
-        return EXIT_OK;
+        return list_end(r, &w);
 }
 
 static int cmd_irqs(sd_bus *bus, char **args, int n) {
@@ -275,16 +293,10 @@ static int cmd_irqs(sd_bus *bus, char **args, int n) {
         JsonWriter w;
         int r;
 
-        r = call(bus, "ListIrqs", &reply, NULL);
+        r = list_begin(bus, "ListIrqs", "(usssbisi)", &reply, &w);
         if (r != 0)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(usssbisi)");
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                json_init(&w, stdout);
-                json_array_begin(&w, NULL);
-        } else
+        if (!arg_json)
                 printf("%5s %-14s %-20s %-20s %-8s %s\n", "IRQ", "DEVICE", "AFFINITY", "EFFECTIVE", "MANAGED", "THREAD");
         while ((r = sd_bus_message_read(reply, "(usssbisi)", &irq, &device, &aff, &eff, &writable, &pid, &policy,
                                         &prio)) > 0) {
@@ -312,11 +324,7 @@ static int cmd_irqs(sd_bus *bus, char **args, int n) {
                                writable ? "yes" : "kernel", thread);
                 }
         }
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json)
-                json_array_end(&w);
-        return EXIT_OK;
+        return list_end(r, &w);
 }
 
 static int cmd_tenants(sd_bus *bus, char **args, int n) {
@@ -328,16 +336,10 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
         JsonWriter w;
         int r;
 
-        r = call(bus, "ListTenants", &reply, NULL);
+        r = list_begin(bus, "ListTenants", "(ssssssssibuu)", &reply, &w);
         if (r != 0)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssssssibuu)");
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                json_init(&w, stdout);
-                json_array_begin(&w, NULL);
-        } else
+        if (!arg_json)
                 printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %s\n", "TENANT", "CLASS", "KIND", "ADDRESS",
                        "NETDEV", "MAC", "STATE", "DOMAIN", "NODE", "COALESCE");
         while ((r = sd_bus_message_read(reply, "(ssssssssibuu)", &tenant, &cls, &kind, &addr, &netdev, &mac, &state,
@@ -374,11 +376,7 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
                                dash(netdev), mac, state, dash(domain), nodes, co);
                 }
         }
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json)
-                json_array_end(&w);
-        return EXIT_OK;
+        return list_end(r, &w);
 }
 
 static int cmd_tenant(sd_bus *bus, char **args, int n) {
