@@ -10,6 +10,7 @@ typedef struct JsonWriter {
         FILE *f;
         unsigned depth;
         bool need_comma[32];
+        bool compact;   /* one line: no newline or indent inside the document */
 } JsonWriter;
 
 void json_init(JsonWriter *w, FILE *f);

@@ -126,5 +126,61 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
  */
 int state_save(int dir_fd, const char *name, State *s, StateError *ret_error);
 
+/*
+ * The journal beside the file (STATE_JOURNAL_NAME): one line per acknowledged change since the
+ * file was last written whole, each line checksummed on its own:
+ *
+ *   {"format": "sriovd-journal", "base": 42, "set": [ TENANT, ... ], "released": [ "id", ... ], "checksum": "crc32c:..."}
+ *
+ * A change costs one short appended line and one fdatasync() instead of rewriting every tenant;
+ * the owner rewrites the file whole (state_save) now and then and empties the journal. base is
+ * the generation of the file the change applies to: lines of an older base are left over from
+ * a rewrite that crashed before the journal was emptied, and are skipped. Only the last line
+ * can be torn (an append that never completed, so never acknowledged): it is dropped. A whole
+ * line that does not parse, or a change that breaks a rule of the file, is corruption.
+ */
+#define STATE_JOURNAL_NAME "allocations.journal"
+
+typedef struct StateChange {
+        const StateTenant *set;                  /* tenants added or replaced, whole */
+        size_t n_set;
+        const char (*released)[TENANT_ID_MAX];   /* tenants gone */
+        size_t n_released;
+} StateChange;
+
+typedef struct StateReplay {
+        size_t applied, skipped;                 /* lines applied; lines of an older base */
+        bool torn;                               /* the last line was torn and dropped */
+} StateReplay;
+
+/* Pure: the line for change c against a file of generation base, "\n" included. -EINVAL (with
+ * *ret_error) for a tenant that breaks a rule or an invalid id; -ENOMEM. */
+int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t *ret_size, StateError *ret_error);
+
+/*
+ * Pure: apply the journal's bytes to s (the file it belongs to), in O((n + m) log(n + m)).
+ * 0: s updated (in id order now). -EBADMSG: a corrupt line, said in *ret_error (line and column
+ * in the journal); what came before it is applied; -ENOMEM: s unchanged.
+ */
+int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *ret, StateError *ret_error);
+
+/*
+ * Read and replay dir_fd/name onto s. A missing journal is an empty one. -EBADMSG: corrupt;
+ * moved aside as state_load() does with the file (*ret_aside), what came before applied.
+ */
+int state_journal_load(int dir_fd, const char *name, State *s, StateReplay *ret, char **ret_aside,
+                       StateError *ret_error);
+
+/* Move it aside unread (its file was corrupt, so what it changes is unknown): 1 moved, with
+ * *ret_aside; 0 there was none. */
+int state_journal_set_aside(int dir_fd, const char *name, char **ret_aside);
+/* Open (creating it, durably) for appending; *ret_fd is the caller's to close. */
+int state_journal_open(int dir_fd, const char *name, int *ret_fd);
+/* Append one change and fdatasync(): 0 only once it survives a crash. On failure the journal is
+ * cut back to where it was; if even that fails, -EIO: write the file whole before appending again. */
+int state_journal_append(int fd, uint64_t base, const StateChange *c, StateError *ret_error);
+/* Empty it, once the file was written whole. */
+int state_journal_reset(int fd);
+
 /* Free the tenants; s is empty afterwards. */
 void state_done(State *s);

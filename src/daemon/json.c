@@ -109,13 +109,15 @@ static void json_indent(JsonWriter *w) {
                 fputs("  ", w->f);
 }
 
-/* What goes before any value: its separator, newline and indent, and its key. */
+/* What goes before any value: its separator, newline and indent (or a space, compact), and its key. */
 static void json_value_begin(JsonWriter *w, const char *key) {
         if (w->depth > 0) {
                 if (w->need_comma[w->depth])
-                        fputc(',', w->f);
-                fputc('\n', w->f);
-                json_indent(w);
+                        fputs(w->compact ? ", " : ",", w->f);
+                if (!w->compact) {
+                        fputc('\n', w->f);
+                        json_indent(w);
+                }
                 w->need_comma[w->depth] = true;
         }
         if (key) {
@@ -154,7 +156,7 @@ static void json_container_end(JsonWriter *w, char close) {
         /* Empty containers stay on one line, "{}" and "[]", like Python's json.dumps(indent=2). */
         empty = !w->need_comma[w->depth];
         w->depth--;
-        if (!empty) {
+        if (!empty && !w->compact) {
                 fputc('\n', w->f);
                 json_indent(w);
         }

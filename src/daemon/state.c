@@ -16,13 +16,12 @@
 #include "sriovd/kernel.h"
 #include "sriovd/rootfs.h"
 #include "sriovd/state.h"
+#include "state-internal.h"
 
-#define CHECKSUM_PREFIX "crc32c:"
 #define TEMP_INFIX ".tmp-"
-#define ASIDE_INFIX ".corrupt-"
 
 /* CRC32C (Castagnoli, reflected 0x82f63b78), as iSCSI and ext4 use it. */
-static uint32_t crc32c(const void *data, size_t size) {
+uint32_t crc32c(const void *data, size_t size) {
         const uint8_t *p = data;
         uint32_t table[256], crc = UINT32_MAX;
 
@@ -40,7 +39,7 @@ static uint32_t crc32c(const void *data, size_t size) {
 
 /* Field rules, shared by the parser and state_validate(): NULL = valid, else what is expected. */
 
-static const char *tenant_id_check(const char *s) {
+const char *tenant_id_check(const char *s) {
         size_t n = strlen(s);
 
         if (n == 0 || n >= TENANT_ID_MAX)
@@ -137,18 +136,9 @@ _printf_(4, 5) static void error_set(StateError *e, unsigned line, unsigned colu
         va_end(ap);
 }
 
-/* Where each tenant's checked fields are in the file, for messages about duplicates. */
-typedef struct TenantPlace {
-        size_t start, tenant, vf, seq;
-} TenantPlace;
 
-typedef struct Parser {
-        const char *buf;
-        size_t size, pos;
-        StateError *error;
-} Parser;
 
-_printf_(3, 4) static int parser_error(Parser *p, size_t pos, const char *fmt, ...) {
+_printf_(3, 4) int parser_error(Parser *p, size_t pos, const char *fmt, ...) {
         char text[sizeof(p->error->message)];
         unsigned line, column;
         va_list ap;
@@ -175,18 +165,18 @@ static const char *describe_at(const Parser *p, size_t pos, char buf[static 16])
         return buf;
 }
 
-static void skip_ws(Parser *p) {
+void skip_ws(Parser *p) {
         while (p->pos < p->size && strchr(" \t\r\n", p->buf[p->pos]) && p->buf[p->pos])
                 p->pos++;
 }
 
 /* The next non-blank character, not consumed; -1 at the end. */
-static int peek(Parser *p) {
+int peek(Parser *p) {
         skip_ws(p);
         return p->pos < p->size ? (unsigned char) p->buf[p->pos] : -1;
 }
 
-static int expect(Parser *p, char c, const char *what) {
+int expect(Parser *p, char c, const char *what) {
         char d[16];
 
         if (peek(p) != (unsigned char) c)
@@ -214,7 +204,7 @@ static int parse_hex4(Parser *p, size_t at, uint32_t *ret) {
  * A JSON string into dst (cap bytes with the NUL). Escapes decoded; raw bytes must be valid
  * UTF-8; NUL (\u0000) refused, since it would silently cut the value short.
  */
-static int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
+int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
         size_t start, n = 0;
         char d[16];
 
@@ -312,7 +302,7 @@ static int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
 }
 
 /* A JSON integer (no fraction, no exponent) in [min, max]. */
-static int parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret) {
+int parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret) {
         size_t start;
         bool negative = false;
         uint64_t v = 0, limit;
@@ -367,13 +357,12 @@ static int parse_integer_or_null(Parser *p, const char *what, int64_t min, int64
         return parse_integer(p, what, min, max, ret);
 }
 
-typedef int (*MemberFn)(Parser *p, unsigned key, size_t key_pos, void *userdata);
 
 /*
  * An object whose keys are all of keys[] (at most 32), each once, in any order; fn parses
  * each value. what names the object in messages ("tenants[3]").
  */
-static int parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys,
+int parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys,
                         MemberFn fn, void *userdata) {
         uint32_t seen = 0;
         size_t start;
@@ -588,17 +577,8 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
         return -EINVAL;
 }
 
-typedef struct DocCtx {
-        StateTenant *tenants;
-        TenantPlace *places;
-        size_t n, n_alloc, n_places_alloc;
-        uint64_t generation;
-        size_t checksum_key, checksum_value;
-        uint32_t checksum;
-        bool have_checksum;
-} DocCtx;
 
-static int parse_tenants(Parser *p, DocCtx *d) {
+int parse_tenants(Parser *p, DocCtx *d) {
         int r;
 
         r = expect(p, '[', "'[' (the list of tenants)");
@@ -637,6 +617,28 @@ static int parse_tenants(Parser *p, DocCtx *d) {
                 }
                 return expect(p, ']', "',' or ']'");
         }
+}
+
+int parse_checksum(Parser *p, uint32_t *ret) {
+        size_t at = p->pos, lp = strlen(CHECKSUM_PREFIX);
+        char buf[64];
+        uint32_t c = 0;
+        bool ok;
+        int r;
+
+        r = parse_string(p, "checksum", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        ok = strlen(buf) == lp + 8 && strncmp(buf, CHECKSUM_PREFIX, lp) == 0;
+        /* Lowercase only: every single-bit flip, even 'a' -> 'A', must change what is read. */
+        for (size_t i = lp; ok && i < lp + 8; i++) {
+                ok = is_lower_hex(buf[i]);
+                c = c << 4 | (uint32_t) (hex_digit(buf[i]) & 0xf);
+        }
+        if (!ok)
+                return parser_error(p, at, "checksum \"%s\" is not valid; expected \"" CHECKSUM_PREFIX "\" and 8 lowercase hex digits", buf);
+        *ret = c;
+        return 0;
 }
 
 enum { DOC_FORMAT, DOC_VERSION, DOC_GENERATION, DOC_TENANTS, DOC_CHECKSUM };
@@ -682,23 +684,9 @@ static int doc_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
         case DOC_TENANTS:
                 return parse_tenants(p, d);
         case DOC_CHECKSUM:
-                r = parse_string(p, "checksum", buf, sizeof(buf));
+                r = parse_checksum(p, &d->checksum);
                 if (r < 0)
                         return r;
-                {
-                        size_t lp = strlen(CHECKSUM_PREFIX);
-                        uint32_t c = 0;
-                        bool ok = strlen(buf) == lp + 8 && strncmp(buf, CHECKSUM_PREFIX, lp) == 0;
-
-                        /* Lowercase only: every single-bit flip, even 'a' -> 'A', must change what is read. */
-                        for (size_t i = lp; ok && i < lp + 8; i++) {
-                                ok = is_lower_hex(buf[i]);
-                                c = c << 4 | (uint32_t) (hex_digit(buf[i]) & 0xf);
-                        }
-                        if (!ok)
-                                return parser_error(p, at, "checksum \"%s\" is not valid; expected \"" CHECKSUM_PREFIX "\" and 8 lowercase hex digits", buf);
-                        d->checksum = c;
-                }
                 d->have_checksum = true;
                 d->checksum_key = key_pos;
                 d->checksum_value = at;
@@ -894,14 +882,56 @@ int state_validate(const State *s, StateError *ret_error) {
         return check_duplicates(s, NULL, NULL, ret_error);
 }
 
+void state_write_tenant(JsonWriter *w, const StateTenant *t) {
+        char mac[18];
+
+        snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", t->mac[0], t->mac[1], t->mac[2], t->mac[3],
+                 t->mac[4], t->mac[5]);
+        json_object_begin(w, NULL);
+        json_string(w, "tenant", t->tenant);
+        json_string(w, "class", t->class_name);
+        json_string(w, "kind", state_kind_to_string(t->kind));
+        json_string(w, "vf", t->vf[0] ? t->vf : NULL);
+        json_string(w, "mac", mac);
+        if (t->vlan >= 0)
+                json_int(w, "vlan", t->vlan);
+        else
+                json_null(w, "vlan");
+        json_string(w, "domain", t->domain[0] ? t->domain : NULL);
+        if (t->numa_node >= 0)
+                json_int(w, "numa_node", t->numa_node);
+        else
+                json_null(w, "numa_node");
+        if (t->have_coalesce) {
+                json_object_begin(w, "coalesce");
+                json_int(w, "rx_usecs", t->rx_usecs);
+                json_int(w, "tx_usecs", t->tx_usecs);
+                json_object_end(w);
+        } else
+                json_null(w, "coalesce");
+        json_int(w, "seq", (long long) t->seq);
+        json_object_end(w);
+}
+
+/* buf ends with tail, whose "crc32c:00000000" placeholder gets the CRC of everything before tail. */
+int checksum_patch(char *buf, size_t size, const char *tail) {
+        size_t tail_len = strlen(tail);
+        char hex[16];
+
+        /* The writer's layout is fixed: the document ends with the placeholder member. */
+        if (size < tail_len || memcmp(buf + size - tail_len, tail, tail_len) != 0)
+                return -EIO;
+        snprintf(hex, sizeof(hex), "%08x", crc32c(buf, size - tail_len));
+        memcpy(buf + size - tail_len + strlen("\"checksum\": \"" CHECKSUM_PREFIX), hex, 8);
+        return 0;
+}
+
 int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_error) {
         static const char tail[] = "\"checksum\": \"" CHECKSUM_PREFIX "00000000\"\n}\n";
-        const size_t tail_len = sizeof(tail) - 1;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         JsonWriter w;
         FILE *f;
-        char hex[16];
         int r;
 
         r = state_validate(s, ret_error);
@@ -917,37 +947,8 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
         json_int(&w, "version", STATE_FORMAT_VERSION);
         json_int(&w, "generation", (long long) s->generation);
         json_array_begin(&w, "tenants");
-        for (size_t i = 0; i < s->n; i++) {
-                const StateTenant *t = &s->tenants[i];
-                char mac[18];
-
-                snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
-                         t->mac[0], t->mac[1], t->mac[2], t->mac[3], t->mac[4], t->mac[5]);
-                json_object_begin(&w, NULL);
-                json_string(&w, "tenant", t->tenant);
-                json_string(&w, "class", t->class_name);
-                json_string(&w, "kind", state_kind_to_string(t->kind));
-                json_string(&w, "vf", t->vf[0] ? t->vf : NULL);
-                json_string(&w, "mac", mac);
-                if (t->vlan >= 0)
-                        json_int(&w, "vlan", t->vlan);
-                else
-                        json_null(&w, "vlan");
-                json_string(&w, "domain", t->domain[0] ? t->domain : NULL);
-                if (t->numa_node >= 0)
-                        json_int(&w, "numa_node", t->numa_node);
-                else
-                        json_null(&w, "numa_node");
-                if (t->have_coalesce) {
-                        json_object_begin(&w, "coalesce");
-                        json_int(&w, "rx_usecs", t->rx_usecs);
-                        json_int(&w, "tx_usecs", t->tx_usecs);
-                        json_object_end(&w);
-                } else
-                        json_null(&w, "coalesce");
-                json_int(&w, "seq", (long long) t->seq);
-                json_object_end(&w);
-        }
+        for (size_t i = 0; i < s->n; i++)
+                state_write_tenant(&w, &s->tenants[i]);
         json_array_end(&w);
         /* A placeholder, replaced below by the checksum of everything before its key. */
         json_string(&w, "checksum", CHECKSUM_PREFIX "00000000");
@@ -959,12 +960,9 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
         if (fclose(f) != 0)
                 return -ENOMEM;
 
-        /* The writer's layout is fixed: the document ends with the placeholder member. */
-        if (size < tail_len || memcmp(buf + size - tail_len, tail, tail_len) != 0)
-                return -EIO;
-        snprintf(hex, sizeof(hex), "%08x", crc32c(buf, size - tail_len));
-        memcpy(buf + size - tail_len + strlen("\"checksum\": \"" CHECKSUM_PREFIX), hex, 8);
-
+        r = checksum_patch(buf, size, tail);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(buf);
         *ret_size = size;
         return 0;
@@ -976,7 +974,7 @@ void state_done(State *s) {
 }
 
 /* A plain file name of ours: not empty, no '/', not hidden (temporary files are), room for suffixes. */
-static bool name_valid(const char *name) {
+bool name_valid(const char *name) {
         size_t n = name ? strlen(name) : 0;
         return n > 0 && n <= NAME_MAX - 40 && name[0] != '.' && !strchr(name, '/');
 }
@@ -988,7 +986,7 @@ static bool is_temp_name(const char *name, const char *entry) {
 }
 
 /* fsync() the directory itself, whatever kind of fd (O_PATH too) names it. */
-static int dir_sync(int dir_fd) {
+int dir_sync(int dir_fd) {
         _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
@@ -1021,7 +1019,7 @@ static void temp_files_remove(int dir_fd, const char *name) {
  * aside receives the new name as soon as the rename is done, so a failure to sync the
  * directory afterwards can still say where the file went.
  */
-static int move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]) {
+int move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]) {
         char stamp[32];
         struct timespec ts;
         struct tm tm;
@@ -1124,7 +1122,7 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
         return 0;
 }
 
-static int write_all(int fd, const char *buf, size_t size) {
+int write_all(int fd, const char *buf, size_t size) {
         while (size > 0) {
                 ssize_t k = write(fd, buf, size);
                 if (k < 0) {

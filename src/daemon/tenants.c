@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sriovd/kernel.h"
 #include "sriovd/manager.h"
@@ -32,6 +33,9 @@ struct Tenants {
         Allocator *alloc;
         TenantsLog log;
         int dir_fd;                 /* -1: memory only */
+        int journal_fd;             /* appending changes since the file was written whole; -1: not open */
+        size_t journal_lines;       /* in the journal: when it outgrows the file, the file is rewritten */
+        bool must_rewrite;          /* an append failed: the next save writes everything whole */
         State loaded;               /* from disk, until the first tenants_configure() places it */
         bool placed;
         Extra *extras;              /* sorted by tenant */
@@ -127,7 +131,7 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        t->dir_fd = -EBADF;
+        t->dir_fd = t->journal_fd = -EBADF;
         t->log = log ? *log : (TenantsLog) {};
         t->target = ALLOC_TARGET_DEFAULT;
 
@@ -146,6 +150,26 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
                 else if (r < 0 && r != -ENOENT)
                         return r;   /* unreadable: starting empty would overwrite it */
                 t->generation = t->loaded.generation;
+
+                StateReplay rep = {};
+                aside = mfree(aside);
+                if (r == -EBADMSG) {
+                        /* Changes to a file nobody can read any more: kept aside with it, not applied. */
+                        r = state_journal_set_aside(t->dir_fd, STATE_JOURNAL_NAME, &aside);
+                        if (r > 0)
+                                problem(t, -EBADMSG, NULL, "%s/%s holds changes to the corrupt file; moved aside to %s",
+                                        state_dir, STATE_JOURNAL_NAME, aside);
+                        else if (r < 0)
+                                return r;
+                } else
+                        r = state_journal_load(t->dir_fd, STATE_JOURNAL_NAME, &t->loaded, &rep, &aside, &err);
+                if (r == -EBADMSG)
+                        problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, the %zu changes before it kept",
+                                state_dir, STATE_JOURNAL_NAME, err.message, aside ?: "?", rep.applied);
+                else if (r < 0)
+                        return r;
+                /* Whatever it held is written whole at the first placement, which empties it. */
+                t->must_rewrite = rep.applied > 0 || rep.skipped > 0 || rep.torn || r != 0;
         }
         *ret = TAKE_PTR(t);
         return 0;
@@ -161,6 +185,8 @@ Tenants *tenants_free(Tenants *t) {
         free(t->gens);
         if (t->dir_fd >= 0)
                 close(t->dir_fd);
+        if (t->journal_fd >= 0)
+                close(t->journal_fd);
         free(t);
         return NULL;
 }
@@ -256,6 +282,44 @@ static AllocNic alloc_nic_of(int kind) {
         return kind == STATE_KIND_VF ? ALLOC_NIC_VF : kind == STATE_KIND_WAITING ? ALLOC_NIC_NONE : ALLOC_NIC_VIRTIO;
 }
 
+/* One tenant the allocator holds, as the state file holds it. */
+static void tenant_state(const Tenants *t, const AllocTenant *a, StateTenant *ret) {
+        const Extra *e = extra_find(t, a->id);
+
+        *ret = (StateTenant) {
+                .kind = state_kind_of(a->nic),
+                .vlan = e ? e->vlan : -1,
+                .numa_node = a->numa_node,
+                .seq = a->seq,
+        };
+        strscpy(ret->tenant, sizeof(ret->tenant), a->id);
+        strscpy(ret->class_name, sizeof(ret->class_name), a->class_name);
+        if (a->vf)
+                strscpy(ret->vf, sizeof(ret->vf), a->vf);
+        if (e) {
+                memcpy(ret->mac, e->mac, sizeof(ret->mac));
+                strscpy(ret->domain, sizeof(ret->domain), e->domain);
+                ret->have_coalesce = e->have_coalesce;
+                ret->rx_usecs = e->rx_usecs;
+                ret->tx_usecs = e->tx_usecs;
+        } else
+                mac_derive(a->id, ret->mac);
+}
+
+static StateTenant *orphan_find(const Tenants *t, const char *tenant) {
+        for (size_t i = 0; i < t->n_orphans; i++)
+                if (streq(t->orphans[i].tenant, tenant))
+                        return &t->orphans[i];
+        return NULL;
+}
+
+static void orphan_remove(Tenants *t, const char *tenant) {
+        StateTenant *o = orphan_find(t, tenant);
+
+        if (o)
+                *o = t->orphans[--t->n_orphans];
+}
+
 /* Everything sriovd knows, as the state file holds it. */
 static int tenants_snapshot(const Tenants *t, State *ret) {
         size_t n = allocator_n_tenants(t->alloc);
@@ -265,32 +329,11 @@ static int tenants_snapshot(const Tenants *t, State *ret) {
         if (!s.tenants)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                StateTenant *st = &s.tenants[s.n];
-                const Extra *e;
                 AllocTenant a;
 
                 if (allocator_tenant(t->alloc, i, &a) < 0)
                         continue;
-                e = extra_find(t, a.id);
-                *st = (StateTenant) {
-                        .kind = state_kind_of(a.nic),
-                        .vlan = e ? e->vlan : -1,
-                        .numa_node = a.numa_node,
-                        .seq = a.seq,
-                };
-                strscpy(st->tenant, sizeof(st->tenant), a.id);
-                strscpy(st->class_name, sizeof(st->class_name), a.class_name);
-                if (a.vf)
-                        strscpy(st->vf, sizeof(st->vf), a.vf);
-                if (e) {
-                        memcpy(st->mac, e->mac, sizeof(st->mac));
-                        strscpy(st->domain, sizeof(st->domain), e->domain);
-                        st->have_coalesce = e->have_coalesce;
-                        st->rx_usecs = e->rx_usecs;
-                        st->tx_usecs = e->tx_usecs;
-                } else
-                        mac_derive(a.id, st->mac);
-                s.n++;
+                tenant_state(t, &a, &s.tenants[s.n++]);
         }
         /* An orphan asked for again is in the allocator now; until that is saved it is both. */
         for (size_t i = 0; i < t->n_orphans; i++) {
@@ -302,7 +345,7 @@ static int tenants_snapshot(const Tenants *t, State *ret) {
         return 0;
 }
 
-/* Written before the change is acknowledged: temp file, fsync, rename, fsync the directory. */
+/* Written whole: temp file, fsync, rename, fsync the directory; then the journal is emptied. */
 static int tenants_save(Tenants *t) {
         State s = {};
         StateError err = {};
@@ -316,10 +359,82 @@ static int tenants_save(Tenants *t) {
         r = state_save(t->dir_fd, STATE_FILE_NAME, &s, &err);
         if (r >= 0)
                 t->generation = s.generation;
-        else
-                problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
         state_done(&s);
-        return r;
+        if (r < 0) {
+                problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
+                return r;
+        }
+        /* The journal's lines are of the old generation now, skipped if emptying it fails. */
+        if (t->journal_fd >= 0 && state_journal_reset(t->journal_fd) < 0) {
+                close(t->journal_fd);
+                t->journal_fd = -EBADF;
+        }
+        t->journal_lines = 0;
+        t->must_rewrite = false;
+        return 0;
+}
+
+static bool id_seen(char (*ids)[TENANT_ID_MAX], size_t n, const char *id) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(ids[i], id))
+                        return true;
+        return false;
+}
+
+/*
+ * Save a change to tenant (may be NULL) and to every tenant d decided on, before it is
+ * acknowledged: one line appended to the journal, fdatasync()ed, in O(changed tenants). The
+ * file is rewritten whole when the journal grows past a quarter of it (so a change costs
+ * four tenants' worth of writing, amortized), or after an append failed.
+ */
+static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
+        _cleanup_free_ char (*ids)[TENANT_ID_MAX] = NULL;
+        _cleanup_free_ StateTenant *set = NULL;
+        _cleanup_free_ char (*released)[TENANT_ID_MAX] = NULL;
+        size_t n_ids = 0, n_set = 0, n_released = 0, n = (d ? d->n_decisions : 0) + 1;
+        StateError err = {};
+        int r;
+
+        if (t->dir_fd < 0)
+                return 0;
+        if (t->must_rewrite || t->journal_lines >= MAX(256u, allocator_n_tenants(t->alloc) / 4))
+                return tenants_save(t);
+        if (t->journal_fd < 0) {
+                r = state_journal_open(t->dir_fd, STATE_JOURNAL_NAME, &t->journal_fd);
+                if (r < 0)
+                        return tenants_save(t);
+        }
+
+        ids = calloc(n, TENANT_ID_MAX);
+        set = calloc(n, sizeof(StateTenant));
+        released = calloc(n, TENANT_ID_MAX);
+        if (!ids || !set || !released)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const char *id = i + 1 < n ? d->decisions[i].tenant : tenant;
+                const StateTenant *o;
+                AllocTenant a;
+
+                if (!id || id_seen(ids, n_ids, id))
+                        continue;
+                strscpy(ids[n_ids++], TENANT_ID_MAX, id);
+                if (allocator_find_tenant(t->alloc, id, &a) >= 0)
+                        tenant_state(t, &a, &set[n_set++]);
+                else if ((o = orphan_find(t, id)))
+                        set[n_set++] = *o;
+                else
+                        strscpy(released[n_released++], TENANT_ID_MAX, id);
+        }
+        r = state_journal_append(t->journal_fd, t->generation,
+                                 &(StateChange) { set, n_set, (const char (*)[TENANT_ID_MAX]) released, n_released },
+                                 &err);
+        if (r < 0) {
+                problem(t, r, tenant, "could not save the change: %s", err.message[0] ? err.message : strerror(-r));
+                t->must_rewrite = true;
+                return r;
+        }
+        t->journal_lines++;
+        return 0;
 }
 
 static int class_table(const Config *cfg, AllocClass **ret) {
@@ -459,7 +574,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         t->target = pol.target_utilization;
         t->placed = true;
         report(t, &d);
-        if (d.n_decisions > 0)
+        if (d.n_decisions > 0 || t->must_rewrite)
                 (void) tenants_save(t);
         r = 0;
 finish:
@@ -482,21 +597,7 @@ int tenants_update_pool(Tenants *t, const Inventory *inv) {
         if (r < 0)
                 return r;
         report(t, &d);
-        return d.n_decisions > 0 ? tenants_save(t) : 0;
-}
-
-static StateTenant *orphan_find(const Tenants *t, const char *tenant) {
-        for (size_t i = 0; i < t->n_orphans; i++)
-                if (streq(t->orphans[i].tenant, tenant))
-                        return &t->orphans[i];
-        return NULL;
-}
-
-static void orphan_remove(Tenants *t, const char *tenant) {
-        StateTenant *o = orphan_find(t, tenant);
-
-        if (o)
-                *o = t->orphans[--t->n_orphans];
+        return d.n_decisions > 0 ? tenants_commit(t, NULL, &d) : 0;
 }
 
 int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
@@ -550,7 +651,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         /* Any change is acknowledged only once saved: a new class or node that keeps the NIC
          * (no decision), a new domain, MAC or VLAN alone. */
         if (r >= 0 && (!repeat || d.n_decisions > 0 || memcmp(&before, &e, sizeof(e)) != 0))
-                r = tenants_save(t);
+                r = tenants_commit(t, tenant, &d);
         if (r < 0 && is_new) {
                 /* Not saved, so not acknowledged: take it back rather than hold what a restart forgets. */
                 _cleanup_(alloc_decisions_done) AllocDecisions undo = {};
@@ -578,13 +679,13 @@ int tenants_release(Tenants *t, const char *tenant) {
                 /* Kept only because its class was gone: the operator lets it go. */
                 orphan_remove(t, tenant);
                 extra_remove(t, tenant);
-                return tenants_save(t);
+                return tenants_commit(t, tenant, NULL);
         }
         if (r < 0)
                 return r;
         report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
         extra_remove(t, tenant);
-        return tenants_save(t);
+        return tenants_commit(t, tenant, &d);
 }
 
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
@@ -597,7 +698,7 @@ int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsi
         e->have_coalesce = true;
         e->rx_usecs = rx_usecs;
         e->tx_usecs = tx_usecs;
-        return tenants_save(t);
+        return tenants_commit(t, tenant, NULL);
 }
 
 static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant *a, TenantInfo *ret) {

@@ -15,6 +15,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import statefile  # noqa: E402
+
 SRIOVD, SRIOVCTL = sys.argv[1], sys.argv[2]
 SOURCE = os.environ["SRIOVD_SOURCE_DIR"]
 BUILD = os.environ["SRIOVD_BUILD_DIR"]
@@ -93,7 +96,7 @@ class Daemon:
             shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), self.root, symlinks=True)
             shutil.copytree(os.path.join(SOURCE, "conf", "tenant-classes.d"), os.path.join(tmp, "tenant-classes.d"))
             os.mkdir(os.path.join(tmp, "state"))
-        self.state = os.path.join(tmp, "state", "allocations.json")
+        self.state = os.path.join(tmp, "state")
         self.conf = os.path.join(tmp, "sriovd.conf")
         self.write_conf(extra)
         self.start()
@@ -131,8 +134,8 @@ class Daemon:
         return self.log.read()
 
     def state_file(self):
-        with open(self.state) as f:
-            return f.read()
+        """The saved tenants (file and journal together), as a JSON text."""
+        return json.dumps(statefile.saved(self.state))
 
 
 class Monitor:
@@ -427,18 +430,25 @@ def test_capacity_and_limits(env, d, mon):
     env.ctl_error(1, E + "Failed", "reload")
     d.write_conf()
     env.ctl("reload", check=0)
-    # The state cannot be saved: Failed, nothing changes.
+    # The state cannot be saved: Failed, nothing changes. sriovd appends to a journal it holds
+    # open and falls back to rewriting the file in its directory: both made immutable (ext4's
+    # chattr +i stops even root, and an fd opened before).
+    env.ctl("allocate", "opens-journal", "best-effort", check=0)
+    env.ctl("release", "opens-journal", check=0)
     before = snapshot(env, d)
-    aside = d.state + ".aside"
-    os.rename(d.state, aside)
-    os.mkdir(d.state)
-    open(os.path.join(d.state, "x"), "w").close()
+    journal = os.path.join(d.state, "allocations.journal")
+    if subprocess.run(["chattr", "+i", journal, d.state], capture_output=True).returncode != 0:
+        print("note: chattr +i not supported here; the failed-save case is not checked")
+        return
     try:
         env.ctl_error(1, E + "Failed", "allocate", "unsaved", "best-effort")
     finally:
-        shutil.rmtree(d.state)
-        os.rename(aside, d.state)
+        subprocess.run(["chattr", "-i", journal, d.state], check=True)
     assert snapshot(env, d) == before
+    # The next change writes everything whole, and the journal starts again.
+    env.ctl("allocate", "saved-after", "best-effort", check=0)
+    assert "saved-after" in [t["tenant"] for t in statefile.saved(d.state)["tenants"]]
+    env.ctl("release", "saved-after", check=0)
 
 
 def test_sriovctl_exit_codes(env, d, mon):

@@ -928,6 +928,153 @@ TEST(crash_kill9) {
         dir_done(&d);
 }
 
+static char *journal_line(uint64_t base, const StateTenant *set, size_t n_set, const char (*released)[TENANT_ID_MAX],
+                          size_t n_released) {
+        char *line = NULL;
+        size_t size;
+
+        ASSERT_EQ(state_journal_format(base, &(StateChange) { set, n_set, released, n_released }, &line, &size, NULL), 0);
+        ASSERT_EQ(strlen(line), size);
+        ASSERT(size > 0 && line[size - 1] == '\n' && !memchr(line, '\n', size - 1));   /* one line */
+        return line;
+}
+
+static char *concat(const char *a, const char *b) {
+        char *r = NULL;
+        ASSERT(asprintf(&r, "%s%s", a, b) >= 0);
+        return r;
+}
+
+/* The journal: changes against a base, the last one per tenant wins, a torn tail is dropped. */
+TEST(journal_replay) {
+        _cleanup_free_ char *l1 = NULL, *l2 = NULL, *l3 = NULL, *stale = NULL, *buf = NULL, *tmp = NULL;
+        StateTenant a = tenant_vf("a", "0000:41:00.2", 10), b = tenant_virtio("b", 11), c = tenant_virtio("c", 12);
+        StateTenant a2 = tenant_virtio("a", 10), cv = tenant_vf("c", "0000:41:00.2", 12);
+        const char rel_b[][TENANT_ID_MAX] = { "b" };
+        StateTenant base_tenants[2];
+        StateReplay rep;
+        StateError e = {};
+        State s;
+
+        base_tenants[0] = b;
+        base_tenants[1] = a;
+        s = (State) { .tenants = malloc(sizeof(base_tenants)), .n = 2, .generation = 7 };
+        memcpy(s.tenants, base_tenants, sizeof(base_tenants));
+
+        stale = journal_line(6, &c, 1, NULL, 0);             /* before the file was rewritten */
+        l1 = journal_line(7, &a2, 1, rel_b, 1);              /* a leaves its VF, b released */
+        l2 = journal_line(7, (StateTenant[]) { c }, 1, NULL, 0);
+        l3 = journal_line(7, &cv, 1, NULL, 0);               /* c takes the VF a gave back */
+        tmp = concat(stale, l1);
+        free(buf);
+        buf = concat(tmp, l2);
+        free(tmp);
+        tmp = concat(buf, l3);
+        free(buf);
+        /* A torn append: a prefix of a line, without its newline. */
+        buf = concat(tmp, "{\"format\": \"sriovd-journal\", \"base\": 7, \"set\": [");
+
+        ASSERT_EQ(state_journal_replay(buf, strlen(buf), &s, &rep, &e), 0);
+        ASSERT_EQ(rep.applied, 3);
+        ASSERT_EQ(rep.skipped, 1);
+        ASSERT(rep.torn);
+        ASSERT_EQ(s.n, 2);
+        ASSERT_STREQ(s.tenants[0].tenant, "a");
+        ASSERT_EQ(s.tenants[0].kind, STATE_KIND_VIRTIO);
+        ASSERT_STREQ(s.tenants[1].tenant, "c");
+        ASSERT_STREQ(s.tenants[1].vf, "0000:41:00.2");
+        ASSERT_EQ(s.generation, 7);
+        state_done(&s);
+
+        /* A whole line that does not check out is corruption, even with good lines after it; what
+         * came before it is applied. */
+        s = (State) { .tenants = calloc(1, sizeof(StateTenant)), .n = 0, .generation = 7 };
+        free(tmp);
+        tmp = strdup(l2);
+        tmp[strlen(tmp) - 5] ^= 1;   /* inside the checksum */
+        free(buf);
+        buf = concat(l1, tmp);
+        free(tmp);
+        tmp = concat(buf, l3);
+        ASSERT_EQ(state_journal_replay(tmp, strlen(tmp), &s, &rep, &e), -EBADMSG);
+        ASSERT_CONTAINS(e.message, "line 2");
+        ASSERT_CONTAINS(e.message, "checksum mismatch");
+        ASSERT_EQ(rep.applied, 1);
+        ASSERT_EQ(s.n, 1);
+        ASSERT_STREQ(s.tenants[0].tenant, "a");
+
+        /* A line for a newer file than this one: an older file was put back. */
+        state_done(&s);
+        s = (State) { .tenants = calloc(1, sizeof(StateTenant)), .generation = 3 };
+        ASSERT_EQ(state_journal_replay(l1, strlen(l1), &s, &rep, &e), -EBADMSG);
+        ASSERT_CONTAINS(e.message, "generation 7 of the file, which is generation 3");
+        ASSERT_EQ(s.n, 0);
+
+        /* Changes that together break a rule (two tenants on one VF): corrupt, nothing applied. */
+        free(tmp);
+        tmp = journal_line(3, (StateTenant[]) { tenant_vf("x", "0000:41:00.2", 1) }, 1, NULL, 0);
+        free(buf);
+        buf = journal_line(3, (StateTenant[]) { tenant_vf("y", "0000:41:00.2", 2) }, 1, NULL, 0);
+        free(l1);
+        l1 = concat(tmp, buf);
+        ASSERT_EQ(state_journal_replay(l1, strlen(l1), &s, &rep, &e), -EBADMSG);
+        ASSERT_CONTAINS(e.message, "break a rule");
+        ASSERT_EQ(s.n, 0);
+        state_done(&s);
+
+        /* What the file refuses, the journal refuses to write. */
+        StateTenant bad = tenant_virtio("bad id", 1);
+        ASSERT_EQ(state_journal_format(1, &(StateChange) { &bad, 1, NULL, 0 }, &tmp, &(size_t) { 0 }, &e), -EINVAL);
+}
+
+/* Appends through a real file: durable, reset, the whole story read back by state_journal_load(). */
+TEST(journal_files) {
+        char dir[] = "/var/tmp/sriovd-journal-XXXXXX";
+        StateTenant a = tenant_virtio("a", 1), b = tenant_vf("b", "0000:41:00.3", 2);
+        const char rel_a[][TENANT_ID_MAX] = { "a" };
+        _cleanup_free_ char *aside = NULL;
+        StateReplay rep;
+        StateError e = {};
+        State s = {};
+        int dfd, fd;
+
+        ASSERT(mkdtemp(dir));
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT(dfd >= 0);
+        ASSERT_EQ(state_journal_load(dfd, STATE_JOURNAL_NAME, &s, &rep, NULL, &e), 0);   /* none: empty */
+        ASSERT_EQ(rep.applied, 0);
+        ASSERT_EQ(state_journal_open(dfd, STATE_JOURNAL_NAME, &fd), 0);
+        ASSERT_EQ(state_journal_append(fd, 0, &(StateChange) { &a, 1, NULL, 0 }, &e), 0);
+        ASSERT_EQ(state_journal_append(fd, 0, &(StateChange) { &b, 1, rel_a, 1 }, &e), 0);
+        ASSERT_EQ(state_journal_load(dfd, STATE_JOURNAL_NAME, &s, &rep, NULL, &e), 0);
+        ASSERT_EQ(rep.applied, 2);
+        ASSERT_EQ(s.n, 1);
+        ASSERT_STREQ(s.tenants[0].tenant, "b");
+
+        /* Written whole, the journal emptied: the next lines are against the new generation. */
+        ASSERT_EQ(state_save(dfd, STATE_FILE_NAME, &s, &e), 0);
+        ASSERT_EQ(state_journal_reset(fd), 0);
+        ASSERT_EQ(state_journal_append(fd, s.generation, &(StateChange) { &a, 1, NULL, 0 }, &e), 0);
+        state_done(&s);
+        ASSERT_EQ(state_load(dfd, STATE_FILE_NAME, &s, NULL, &e), 0);
+        ASSERT_EQ(state_journal_load(dfd, STATE_JOURNAL_NAME, &s, &rep, NULL, &e), 0);
+        ASSERT_EQ(rep.applied, 1);
+        ASSERT_EQ(s.n, 2);
+        state_done(&s);
+
+        /* Corrupt: moved aside, never read again, never appended after. */
+        ASSERT_EQ(write(fd, "garbage\n", 8), 8);
+        ASSERT_EQ(state_load(dfd, STATE_FILE_NAME, &s, NULL, &e), 0);
+        ASSERT_EQ(state_journal_load(dfd, STATE_JOURNAL_NAME, &s, &rep, &aside, &e), -EBADMSG);
+        ASSERT_EQ(rep.applied, 1);
+        ASSERT(aside && strncmp(aside, "allocations.journal.corrupt-", 28) == 0);
+        ASSERT_EQ(faccessat(dfd, STATE_JOURNAL_NAME, F_OK, 0), -1);
+        state_done(&s);
+        close(fd);
+        close(dfd);
+        sh("rm -rf %s", dir);
+}
+
 int main(void) {
         RUN(crc32c_reference);
         RUN(format_exact);
@@ -944,6 +1091,8 @@ int main(void) {
         RUN(corrupt_flipped_bits);
         RUN(corrupt_kinds);
         RUN(aside_never_overwrites);
+        RUN(journal_replay);
+        RUN(journal_files);
         RUN(crash_kill9);
         return 0;
 }

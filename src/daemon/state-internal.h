@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* state-internal.h — what the state file and its journal share: the strict parser, the writer's pieces */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sriovd/json.h"
+#include "sriovd/state.h"
+
+#define CHECKSUM_PREFIX "crc32c:"
+#define ASIDE_INFIX ".corrupt-"
+
+/* Where each tenant's checked fields are in the file, for messages about duplicates. */
+typedef struct TenantPlace {
+        size_t start, tenant, vf, seq;
+} TenantPlace;
+
+typedef struct Parser {
+        const char *buf;
+        size_t size, pos;
+        StateError *error;
+} Parser;
+
+/* A list of tenants being parsed, and the document around it. */
+typedef struct DocCtx {
+        StateTenant *tenants;
+        TenantPlace *places;
+        size_t n, n_alloc, n_places_alloc;
+        uint64_t generation;
+        size_t checksum_key, checksum_value;
+        uint32_t checksum;
+        bool have_checksum;
+} DocCtx;
+
+typedef int (*MemberFn)(Parser *p, unsigned key, size_t key_pos, void *userdata);
+
+uint32_t crc32c(const void *data, size_t size);
+/* NULL, or why s is not a tenant id. */
+const char *tenant_id_check(const char *s);
+_printf_(3, 4) int parser_error(Parser *p, size_t pos, const char *fmt, ...);
+void skip_ws(Parser *p);
+int peek(Parser *p);
+int expect(Parser *p, char c, const char *what);
+int parse_string(Parser *p, const char *what, char *dst, size_t cap);
+int parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret);
+int parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys, MemberFn fn, void *userdata);
+/* A '[' tenant, ... ']' list appended to d. */
+int parse_tenants(Parser *p, DocCtx *d);
+/* "crc32c:xxxxxxxx", lowercase. */
+int parse_checksum(Parser *p, uint32_t *ret);
+
+void state_write_tenant(JsonWriter *w, const StateTenant *t);
+int checksum_patch(char *buf, size_t size, const char *tail);
+
+bool name_valid(const char *name);
+int dir_sync(int dir_fd);
+int move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]);
+int write_all(int fd, const char *buf, size_t size);

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* state-journal.c — acknowledged changes appended beside the state file, one checksummed line each */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sriovd/rootfs.h"
+#include "sriovd/state.h"
+#include "state-internal.h"
+
+#define JOURNAL_FORMAT "sriovd-journal"
+
+int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t *ret_size, StateError *ret_error) {
+        static const char tail[] = "\"checksum\": \"" CHECKSUM_PREFIX "00000000\"}\n";
+        _cleanup_free_ char *buf = NULL;
+        State check = { .tenants = (StateTenant *) c->set, .n = c->n_set };
+        size_t size = 0;
+        JsonWriter w;
+        FILE *f;
+        int r;
+
+        /* What the file would refuse, the journal refuses too: both are read back the same way. */
+        r = state_validate(&check, ret_error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c->n_released; i++)
+                if (!memchr(c->released[i], 0, TENANT_ID_MAX) || tenant_id_check(c->released[i]))
+                        return -EINVAL;
+        if (base > INT64_MAX)
+                return -EINVAL;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        json_init(&w, f);
+        w.compact = true;
+        json_object_begin(&w, NULL);
+        json_string(&w, "format", JOURNAL_FORMAT);
+        json_int(&w, "base", (long long) base);
+        json_array_begin(&w, "set");
+        for (size_t i = 0; i < c->n_set; i++)
+                state_write_tenant(&w, &c->set[i]);
+        json_array_end(&w);
+        json_array_begin(&w, "released");
+        for (size_t i = 0; i < c->n_released; i++)
+                json_string(&w, NULL, c->released[i]);
+        json_array_end(&w);
+        json_string(&w, "checksum", CHECKSUM_PREFIX "00000000");
+        json_object_end(&w);
+        if (ferror(f)) {
+                fclose(f);
+                return -ENOMEM;
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        r = checksum_patch(buf, size, tail);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+/* One change as read: a tenant set whole, or released (its id alone). */
+typedef struct Op {
+        StateTenant t;
+        bool released;
+        size_t order;
+} Op;
+
+typedef struct LineCtx {
+        DocCtx set;
+        char (*released)[TENANT_ID_MAX];
+        size_t n_released, n_released_alloc;
+        uint64_t base;
+        size_t checksum_key;
+        uint32_t checksum;
+        bool have_checksum;
+} LineCtx;
+
+enum { LINE_FORMAT, LINE_BASE, LINE_SET, LINE_RELEASED, LINE_CHECKSUM };
+static const char *const line_keys[] = {
+        [LINE_FORMAT] = "format",
+        [LINE_BASE] = "base",
+        [LINE_SET] = "set",
+        [LINE_RELEASED] = "released",
+        [LINE_CHECKSUM] = "checksum",
+};
+
+static int parse_released(Parser *p, LineCtx *c) {
+        int r;
+
+        r = expect(p, '[', "'[' (the released tenants)");
+        if (r < 0)
+                return r;
+        if (peek(p) == ']') {
+                p->pos++;
+                return 0;
+        }
+        for (;;) {
+                const char *why;
+                size_t at;
+
+                skip_ws(p);
+                at = p->pos;
+                if (GREEDY_REALLOC(c->released, c->n_released_alloc, c->n_released + 1) < 0)
+                        return -ENOMEM;
+                r = parse_string(p, "a released tenant", c->released[c->n_released], TENANT_ID_MAX);
+                if (r < 0)
+                        return r;
+                why = tenant_id_check(c->released[c->n_released]);
+                if (why)
+                        return parser_error(p, at, "released tenant \"%s\" is not a valid id; %s",
+                                            c->released[c->n_released], why);
+                c->n_released++;
+                if (peek(p) == ',') {
+                        p->pos++;
+                        continue;
+                }
+                return expect(p, ']', "',' or ']'");
+        }
+}
+
+static int line_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
+        LineCtx *c = userdata;
+        size_t at = p->pos;
+        char buf[64];
+        int64_t v;
+        int r;
+
+        if (c->have_checksum)
+                return parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", line_keys[key]);
+        switch (key) {
+        case LINE_FORMAT:
+                r = parse_string(p, "format", buf, sizeof(buf));
+                if (r < 0)
+                        return r;
+                if (!streq(buf, JOURNAL_FORMAT))
+                        return parser_error(p, at, "format \"%s\" is not \"" JOURNAL_FORMAT "\"", buf);
+                return 0;
+        case LINE_BASE:
+                r = parse_integer(p, "base", 0, INT64_MAX, &v);
+                c->base = (uint64_t) v;
+                return r;
+        case LINE_SET:
+                return parse_tenants(p, &c->set);
+        case LINE_RELEASED:
+                return parse_released(p, c);
+        case LINE_CHECKSUM:
+                r = parse_checksum(p, &c->checksum);
+                c->have_checksum = true;
+                c->checksum_key = key_pos;
+                return r;
+        }
+        return -EINVAL;
+}
+
+static void line_done(LineCtx *c) {
+        free(c->set.tenants);
+        free(c->set.places);
+        free(c->released);
+}
+
+/* Parse the line [start, end) of p->buf into *c; its '\n' is at end. */
+static int parse_line(Parser *p, size_t start, size_t end, LineCtx *c) {
+        Parser lp = { .buf = p->buf, .size = end, .pos = start, .error = p->error };
+        uint32_t actual;
+        int r;
+
+        r = parse_object(&lp, "the journal line", line_keys, ELEMENTSOF(line_keys), line_member, c);
+        if (r < 0)
+                return r;
+        skip_ws(&lp);
+        if (lp.pos != end)
+                return parser_error(&lp, lp.pos, "unexpected content after the line's final '}'");
+        actual = crc32c(p->buf + start, c->checksum_key - start);
+        if (actual != c->checksum)
+                return parser_error(&lp, c->checksum_key, "checksum mismatch: the line says " CHECKSUM_PREFIX "%08x, "
+                                    "its content has " CHECKSUM_PREFIX "%08x", c->checksum, actual);
+        return 0;
+}
+
+static int op_cmp(const void *a, const void *b) {
+        const Op *x = a, *y = b;
+        int c = strcmp(x->t.tenant, y->t.tenant);
+        return c ?: (x->order > y->order) - (x->order < y->order);
+}
+
+static int tenant_cmp(const void *a, const void *b) {
+        return strcmp(((const StateTenant *) a)->tenant, ((const StateTenant *) b)->tenant);
+}
+
+/* s, sorted, with the last op of each tenant applied; validated as the file would be. */
+static int merge(State *s, Op *ops, size_t n_ops, StateError *ret_error) {
+        _cleanup_free_ StateTenant *out = NULL;
+        size_t i = 0, j = 0, k = 0;
+        int r;
+
+        qsort_safe(s->tenants, s->n, sizeof(StateTenant), tenant_cmp);
+        qsort_safe(ops, n_ops, sizeof(Op), op_cmp);
+        out = calloc(s->n + n_ops + 1, sizeof(StateTenant));
+        if (!out)
+                return -ENOMEM;
+        while (i < s->n || j < n_ops) {
+                int c;
+
+                if (j < n_ops && j + 1 < n_ops && streq(ops[j].t.tenant, ops[j + 1].t.tenant)) {
+                        j++;   /* a later change of the same tenant supersedes this one */
+                        continue;
+                }
+                c = i == s->n ? 1 : j == n_ops ? -1 : strcmp(s->tenants[i].tenant, ops[j].t.tenant);
+                if (c < 0) {
+                        out[k++] = s->tenants[i++];
+                        continue;
+                }
+                if (c == 0)
+                        i++;
+                if (!ops[j].released)
+                        out[k++] = ops[j].t;
+                j++;
+        }
+        State next = { .tenants = out, .n = k, .generation = s->generation };
+        r = state_validate(&next, ret_error);
+        if (r < 0)
+                return -EBADMSG;
+        free(s->tenants);
+        s->tenants = TAKE_PTR(out);
+        s->n = k;
+        return 0;
+}
+
+int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *ret, StateError *ret_error) {
+        _cleanup_free_ Op *ops = NULL;
+        Parser p = { .buf = buf, .size = size, .error = ret_error };
+        StateReplay rep = {};
+        size_t n_ops = 0, n_ops_alloc = 0, pos = 0;
+        int bad = 0, r;
+
+        while (pos < size) {
+                const char *nl = memchr(buf + pos, '\n', size - pos);
+                LineCtx c = {};
+
+                if (!nl) {
+                        /* An append that never completed, so was never acknowledged. */
+                        rep.torn = true;
+                        break;
+                }
+                r = parse_line(&p, pos, (size_t) (nl - buf), &c);
+                if (r >= 0 && c.base > s->generation)
+                        r = parser_error(&p, pos, "a change to generation %" PRIu64 " of the file, which is generation %"
+                                         PRIu64 " (an older file put back?)", c.base, s->generation);
+                if (r >= 0 && c.base < s->generation)
+                        rep.skipped++;
+                else if (r >= 0) {
+                        if (GREEDY_REALLOC(ops, n_ops_alloc, n_ops + c.set.n + c.n_released) < 0)
+                                r = -ENOMEM;
+                        for (size_t i = 0; r >= 0 && i < c.set.n; i++, n_ops++)
+                                ops[n_ops] = (Op) { .t = c.set.tenants[i], .order = n_ops };
+                        for (size_t i = 0; r >= 0 && i < c.n_released; i++, n_ops++) {
+                                ops[n_ops] = (Op) { .released = true, .order = n_ops };
+                                strscpy(ops[n_ops].t.tenant, TENANT_ID_MAX, c.released[i]);
+                        }
+                        rep.applied++;
+                }
+                line_done(&c);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        bad = r;
+                        break;
+                }
+                pos = (size_t) (nl - buf) + 1;
+        }
+
+        if (n_ops > 0) {
+                StateError e = {};
+                r = merge(s, ops, n_ops, &e);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && !bad) {
+                        if (ret_error)
+                                snprintf(ret_error->message, sizeof(ret_error->message),
+                                         "the changes of the journal break a rule of the file: %.300s", e.message);
+                        bad = r;
+                        rep.applied = 0;
+                }
+        }
+        if (ret)
+                *ret = rep;
+        return bad;
+}
+
+int state_journal_load(int dir_fd, const char *name, State *s, StateReplay *ret, char **ret_aside,
+                       StateError *ret_error) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t size;
+        int r;
+
+        if (ret)
+                *ret = (StateReplay) {};
+        if (!name_valid(name))
+                return -EINVAL;
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        r = read_fd_full(fd, STATE_FILE_SIZE_MAX, &buf, &size);
+        if (r == -EFBIG) {
+                if (ret_error)
+                        snprintf(ret_error->message, sizeof(ret_error->message),
+                                 "the journal is larger than %u bytes; expected at most that", STATE_FILE_SIZE_MAX);
+                r = -EBADMSG;
+        } else if (r < 0)
+                return r;
+        else
+                r = state_journal_replay(buf, size, s, ret, ret_error);
+        if (r != -EBADMSG)
+                return r;
+
+        r = state_journal_set_aside(dir_fd, name, ret_aside);
+        return r < 0 ? r : -EBADMSG;
+}
+
+int state_journal_set_aside(int dir_fd, const char *name, char **ret_aside) {
+        _cleanup_free_ char *aside = NULL;
+        int r;
+
+        if (!name_valid(name))
+                return -EINVAL;
+        if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        aside = malloc(NAME_MAX + 1);
+        if (!aside)
+                return -ENOMEM;
+        r = move_aside(dir_fd, name, aside);
+        if (r < 0)
+                return r;   /* not moved: nothing may be appended after what it holds */
+        if (ret_aside)
+                *ret_aside = TAKE_PTR(aside);
+        return 1;
+}
+
+int state_journal_open(int dir_fd, const char *name, int *ret_fd) {
+        int fd, r;
+
+        if (!name_valid(name))
+                return -EINVAL;
+        fd = openat(dir_fd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+        if (fd < 0)
+                return negative_errno();
+        /* The first append's fdatasync() covers the file, not its name: sync the directory once. */
+        r = dir_sync(dir_fd);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+int state_journal_append(int fd, uint64_t base, const StateChange *c, StateError *ret_error) {
+        _cleanup_free_ char *line = NULL;
+        size_t size;
+        off_t end;
+        int r;
+
+        r = state_journal_format(base, c, &line, &size, ret_error);
+        if (r < 0)
+                return r;
+        end = lseek(fd, 0, SEEK_END);
+        if (end < 0)
+                return negative_errno();
+        r = write_all(fd, line, size);
+        if (r >= 0 && fdatasync(fd) < 0)
+                r = negative_errno();
+        if (r < 0 && ftruncate(fd, end) < 0)
+                return -EIO;   /* a torn line would stay in the middle: no append may follow it */
+        return r;
+}
+
+int state_journal_reset(int fd) {
+        /* fsync, not fdatasync: the new length must be durable before lines of the new base follow. */
+        if (ftruncate(fd, 0) < 0 || fsync(fd) < 0)
+                return negative_errno();
+        return 0;
+}
