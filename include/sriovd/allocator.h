@@ -145,6 +145,9 @@ bool tenant_id_valid(const char *id);
 int allocator_new(const AllocPolicy *policy, Allocator **ret);
 Allocator *allocator_free(Allocator *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Allocator *, allocator_free);
+/* An independent copy, making the same decisions from here on: what a change that may have to
+ * be taken back (it could not be saved) starts from. -ENOMEM. */
+int allocator_clone(const Allocator *a, Allocator **ret);
 
 /*
  * Replace the pool (copied; any order) and reconcile: tenants on a VF that

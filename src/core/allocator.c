@@ -699,6 +699,50 @@ Allocator *allocator_free(Allocator *a) {
         return NULL;
 }
 
+/* n elements of src into a new array with room for capacity (>= n). */
+static int dup_array(void *dst, const void *src, size_t n, size_t capacity, size_t size) {
+        void *p;
+
+        if (!src) {
+                *(void **) dst = NULL;
+                return 0;
+        }
+        p = calloc(capacity ?: 1, size);
+        if (!p)
+                return -ENOMEM;
+        memcpy_safe(p, src, n * size);
+        *(void **) dst = p;
+        return 0;
+}
+
+int allocator_clone(const Allocator *a, Allocator **ret) {
+        _cleanup_(allocator_freep) Allocator *c = NULL;
+
+        if (!a || !ret)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        *c = *a;
+        c->classes = NULL;
+        c->pool = NULL;
+        c->slots = NULL;
+        c->free_slots = c->by_id = c->waiting = NULL;
+        /* The capacities the indexes rely on without growing: a freed slot for every slot, a place
+         * in the waiting list for every tenant. */
+        c->n_slots_allocated = c->n_free_slots_allocated = a->n_slots;
+        c->n_by_id_allocated = c->n_waiting_allocated = a->n_tenants;
+        if (dup_array(&c->classes, a->classes, a->n_classes, a->n_classes, sizeof(AllocClass)) < 0 ||
+            dup_array(&c->pool, a->pool, a->n_pool, a->n_pool, sizeof(PoolVf)) < 0 ||
+            dup_array(&c->slots, a->slots, a->n_slots, a->n_slots, sizeof(Tenant)) < 0 ||
+            dup_array(&c->free_slots, a->free_slots, a->n_free_slots, a->n_slots, sizeof(uint32_t)) < 0 ||
+            dup_array(&c->by_id, a->by_id, a->n_tenants, a->n_tenants, sizeof(uint32_t)) < 0 ||
+            dup_array(&c->waiting, a->waiting, a->n_waiting, a->n_tenants, sizeof(uint32_t)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
 /* Room for one more tenant in every array, so that creating it cannot fail halfway. */
 static int tenants_reserve(Allocator *a) {
         size_t need = a->n_tenants + 1;

@@ -364,13 +364,14 @@ static int tenants_save(Tenants *t) {
                 problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
                 return r;
         }
-        /* The journal's lines are of the old generation now, skipped if emptying it fails. */
+        /* The journal's lines are of the old generation now: skipped at load, emptied before the
+         * next append (reopened and emptied then, if emptying fails now). */
+        t->journal_lines = 0;
+        t->must_rewrite = false;
         if (t->journal_fd >= 0 && state_journal_reset(t->journal_fd) < 0) {
                 close(t->journal_fd);
                 t->journal_fd = -EBADF;
         }
-        t->journal_lines = 0;
-        t->must_rewrite = false;
         return 0;
 }
 
@@ -400,7 +401,14 @@ static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *
         if (t->must_rewrite || t->journal_lines >= MAX(256u, allocator_n_tenants(t->alloc) / 4))
                 return tenants_save(t);
         if (t->journal_fd < 0) {
+                /* Opened only after the file was written whole, so whatever it holds is in the
+                 * file already (or a torn line no append may follow): emptied first. */
                 r = state_journal_open(t->dir_fd, STATE_JOURNAL_NAME, &t->journal_fd);
+                if (r >= 0 && state_journal_reset(t->journal_fd) < 0) {
+                        close(t->journal_fd);
+                        t->journal_fd = -EBADF;
+                        r = -EIO;
+                }
                 if (r < 0)
                         return tenants_save(t);
         }
@@ -600,10 +608,18 @@ int tenants_update_pool(Tenants *t, const Inventory *inv) {
         return d.n_decisions > 0 ? tenants_commit(t, NULL, &d) : 0;
 }
 
+/* The allocator as it was before a change that could not be saved. */
+static void allocator_swap(Allocator **a, Allocator **b) {
+        Allocator *x = *a;
+        *a = *b;
+        *b = x;
+}
+
 int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, char *reason, size_t reason_size) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = opts->numa_node };
+        _cleanup_(allocator_freep) Allocator *saved = NULL;
         Extra e = { .vlan = -1 }, before;
         bool is_new, repeat, had_extra;
         AllocTenant cur;
@@ -623,8 +639,14 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         if (is_new && !orphan_find(t, tenant) && allocator_n_tenants(t->alloc) + t->n_orphans >= STATE_TENANTS_MAX)
                 return -EUSERS;
 
-        /* A repeat of the tenant's class and node changes nothing in the allocator. */
+        /* A repeat of the tenant's class and node changes nothing in the allocator. Anything else
+         * works on a copy, taken back whole if the change cannot be saved. */
         repeat = !is_new && streq(cur.class_name, class_name) && cur.numa_node == opts->numa_node;
+        if (!repeat) {
+                r = allocator_clone(t->alloc, &saved);
+                if (r < 0)
+                        return r;
+        }
         r = allocator_request(t->alloc, &req, &d);
         if (r == ALLOCATOR_REFUSED) {
                 if (reason)
@@ -652,53 +674,74 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
          * (no decision), a new domain, MAC or VLAN alone. */
         if (r >= 0 && (!repeat || d.n_decisions > 0 || memcmp(&before, &e, sizeof(e)) != 0))
                 r = tenants_commit(t, tenant, &d);
-        if (r < 0 && is_new) {
-                /* Not saved, so not acknowledged: take it back rather than hold what a restart forgets. */
-                _cleanup_(alloc_decisions_done) AllocDecisions undo = {};
-                (void) allocator_release(t->alloc, tenant, &undo);
+        if (r < 0) {
+                /* Not saved, so not acknowledged: nothing of it stays, in this tenant or any other. */
+                if (saved)
+                        allocator_swap(&t->alloc, &saved);
                 if (had_extra)
                         (void) extra_add(t, &before);
                 else
                         extra_remove(t, tenant);
                 return r;
         }
-        if (r >= 0)
-                orphan_remove(t, tenant);
+        orphan_remove(t, tenant);
         report(t, &d);
-        return r;
+        return 0;
 }
 
 int tenants_release(Tenants *t, const char *tenant) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        _cleanup_(allocator_freep) Allocator *saved = NULL;
+        const StateTenant *o;
         int r;
 
         if (!t->alloc)
                 return -EAGAIN;
-        r = allocator_release(t->alloc, tenant, &d);
-        if (r == -ENOENT && orphan_find(t, tenant)) {
+        if ((o = orphan_find(t, tenant)) && allocator_find_tenant(t->alloc, tenant, &(AllocTenant) {}) < 0) {
                 /* Kept only because its class was gone: the operator lets it go. */
+                StateTenant keep = *o;
+
                 orphan_remove(t, tenant);
+                r = tenants_commit(t, tenant, NULL);
+                if (r < 0) {
+                        (void) orphan_add(&t->orphans, &t->n_orphans, &keep);
+                        return r;
+                }
                 extra_remove(t, tenant);
-                return tenants_commit(t, tenant, NULL);
+                return 0;
         }
+        r = allocator_clone(t->alloc, &saved);
         if (r < 0)
                 return r;
+        r = allocator_release(t->alloc, tenant, &d);
+        if (r < 0)
+                return r;
+        r = tenants_commit(t, tenant, &d);
+        if (r < 0) {
+                allocator_swap(&t->alloc, &saved);
+                return r;
+        }
         report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
         extra_remove(t, tenant);
-        return tenants_commit(t, tenant, &d);
+        return 0;
 }
 
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
         Extra *e = extra_find(t, tenant);
+        int r;
 
         if (!e)
                 return -ENOENT;
         if (rx_usecs > STATE_COALESCE_USECS_MAX || tx_usecs > STATE_COALESCE_USECS_MAX)
                 return -EINVAL;
+        Extra before = *e;
         e->have_coalesce = true;
         e->rx_usecs = rx_usecs;
         e->tx_usecs = tx_usecs;
-        return tenants_commit(t, tenant, NULL);
+        r = tenants_commit(t, tenant, NULL);
+        if (r < 0)
+                *extra_find(t, tenant) = before;   /* not saved: not changed */
+        return r;
 }
 
 static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant *a, TenantInfo *ret) {

@@ -384,6 +384,53 @@ TEST(restart_restores_before_it_replaces) {
         sh("rm -rf %s", s.dir);
 }
 
+/* A change that cannot be saved is answered with an error and leaves nothing behind: not in
+ * the tenant, not in any other tenant it would have moved, not later in the file. */
+TEST(unsaved_change_leaves_nothing) {
+        TenantInfo t;
+        Manager *m;
+        Scratch s;
+        char vf[PCI_ADDR_MAX], cmd[300];
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", NODE(0), &t, NULL, 0), 0);
+        strscpy(vf, sizeof(vf), t.vf);
+        ASSERT_EQ(manager_allocate(m, "t0", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+
+        /* ext4's immutable flag stops even root, and the journal fd sriovd already holds. */
+        snprintf(cmd, sizeof(cmd), "chattr +i %s/allocations.journal %s 2>/dev/null", s.state, s.state);
+        if (system(cmd) != 0) {
+                fprintf(stderr, "note: chattr +i not supported here; not checked\n");
+                manager_free(m);
+                sh("rm -rf %s", s.dir);
+                return;
+        }
+        ASSERT(manager_allocate(m, "t1", "latency-critical", "", &(TenantOptions) { .numa_node = 0, .vlan = 5 }, NULL,
+                                NULL, 0) < 0);
+        ASSERT(manager_release(m, "t0") < 0);
+        ASSERT(manager_allocate(m, "t9", "latency-critical", "", NODE(0), NULL, NULL, 0) < 0);
+        ASSERT(manager_set_coalesce(m, "t1", 1, 2) < 0);
+        sh("chattr -i %s/allocations.journal %s", s.state, s.state);
+
+        expect_tenant(m, "t1", "throughput", 0, "vf", vf);
+        ASSERT_EQ(manager_get_tenant(m, "t1", &t), 0);
+        ASSERT_EQ(t.vlan, -1);
+        ASSERT(!t.have_coalesce);
+        expect_tenant(m, "t0", "best-effort", -1, "virtio", "");
+        ASSERT_EQ(manager_get_tenant(m, "t9", &t), -ENOENT);
+        /* The next change that is saved carries none of them either. */
+        ASSERT_EQ(manager_allocate(m, "t2", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "t1", "throughput", 0, "vf", vf);
+        expect_tenant(m, "t0", "best-effort", -1, "virtio", "");
+        expect_tenant(m, "t2", "best-effort", -1, "virtio", "");
+        ASSERT_EQ(manager_n_tenants(m), 3);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 int main(int argc, char **argv) {
         ASSERT(argc == 2);
         fixtures_dir = argv[1];
@@ -393,5 +440,6 @@ int main(int argc, char **argv) {
         RUN(tenant_of_a_removed_class_is_kept);
         RUN(every_acknowledged_change_is_saved);
         RUN(restart_restores_before_it_replaces);
+        RUN(unsaved_change_leaves_nothing);
         return 0;
 }
