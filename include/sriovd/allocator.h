@@ -171,12 +171,14 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
 int allocator_release(Allocator *a, const char *tenant, AllocDecisions *ret);
 
 /*
- * Load a saved placement without decisions (daemon start). The VF must be
- * in the pool and not held; a NIC contradicting the class (virtio-class on a
- * VF, sriov-required on virtio, a NIC-less tenant not sriov-required) is
- * -EINVAL, so the caller requests that tenant anew. -EEXIST, -ENOENT (class),
- * -ENXIO (VF not in the pool), -EBUSY (VF held). Call allocator_reconcile()
- * after the last one: a restored VF may be unusable by now.
+ * Load a saved placement without decisions (daemon start), never refusing a tenant for
+ * what the host or its class became meanwhile: a saved VF that is not in the pool (or is
+ * held already) is not kept, and a NIC its class no longer allows (a virtio class on a
+ * VF) is not either; allocator_reconcile(), called after the last restore, re-places those
+ * tenants with a REPLACED decision that says why, preferring free VFs. A tenant saved
+ * without a VF waits as its class waits now (sriov-required: no NIC; else virtio-net).
+ * Since no restore takes another tenant's VF, the order of the calls does not matter.
+ * -EINVAL (id, node or NIC invalid), -EEXIST, -ENOENT (class), -ENOSPC, -ENOMEM.
  */
 int allocator_restore_tenant(Allocator *a, const AllocTenant *t);
 

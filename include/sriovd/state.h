@@ -41,7 +41,11 @@
 typedef enum StateKind {
         STATE_KIND_VIRTIO = 0,
         STATE_KIND_VF = 1,
+        STATE_KIND_WAITING = 2,            /* sriov-required, no NIC until a VF is free: "waiting" */
 } StateKind;
+
+/* "virtio", "vf", "waiting"; NULL for anything else. */
+const char *state_kind_to_string(int kind);
 
 /* One tenant's allocation as persisted; independent of the allocator's internals. */
 typedef struct StateTenant {

@@ -58,8 +58,10 @@ typedef struct Tenant {
         bool remote;
         bool used;
         uint64_t seq;
-        /* Set by allocator_set_pool() for the reconcile that follows it. */
+        /* Set by allocator_set_pool() and allocator_restore_tenant() for the reconcile that
+         * follows: the VF it held is gone (or, restored, held by another tenant). */
         char gone_vf[PCI_ADDR_MAX];
+        bool gone_held;
         bool recreated;
 } Tenant;
 
@@ -561,6 +563,7 @@ static int evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
         tenant_unlist(a, victim);
         vf_drop(a, victim);
         v->gone_vf[0] = 0;
+        v->gone_held = false;
         v->recreated = false;
         if (move)
                 vf_take(a, victim, p.vf);
@@ -946,11 +949,14 @@ static const char *replace_reason(const Allocator *a, const Tenant *t, char *buf
         const PoolVf *p;
 
         if (t->gone_vf[0]) {
-                snprintf(buf, size, "VF %s vanished", t->gone_vf);
+                snprintf(buf, size, t->gone_held ? "saved VF %s is held by another tenant" : "VF %s vanished",
+                         t->gone_vf);
                 return buf;
         }
         p = &a->pool[t->vf];
-        if (p->vf.reserved)
+        if (tenant_class(a, t)->vnic == VNIC_VIRTIO)
+                snprintf(buf, size, "class %s is virtio-net now", tenant_class(a, t)->name);
+        else if (p->vf.reserved)
                 snprintf(buf, size, "VF %s reserved by the operator", p->vf.addr);
         else if (!p->vf.healthy)
                 snprintf(buf, size, "VF %s unhealthy", p->vf.addr);
@@ -1006,6 +1012,7 @@ static int reconcile(Allocator *a, uint32_t *order, AllocDecisions *d) {
                 if (!t->gone_vf[0])
                         vf_drop(a, s);
                 t->gone_vf[0] = 0;
+                t->gone_held = false;
                 t->recreated = false;
                 t->vf = NO_VF;
                 t->nic = ALLOC_NIC_NONE;
@@ -1025,8 +1032,8 @@ static int reconcile(Allocator *a, uint32_t *order, AllocDecisions *d) {
                         r = decide(d, ALLOC_DECISION_REPLACED, t, old, vf_addr(a, t), "%s; %s", because, why);
                 } else {
                         t->nic = ALLOC_NIC_VIRTIO;
-                        r = decide(d, ALLOC_DECISION_REPLACED, t, old, NULL, "%s; virtio-net until a VF frees",
-                                   because);
+                        r = decide(d, ALLOC_DECISION_REPLACED, t, old, NULL, "%s%s", because,
+                                   c->vnic == VNIC_VIRTIO ? "" : "; virtio-net until a VF frees");
                 }
                 tenant_relist(a, s);
                 if (r < 0)
@@ -1119,42 +1126,46 @@ int allocator_reconcile(Allocator *a, AllocDecisions *ret) {
 
 int allocator_restore_tenant(Allocator *a, const AllocTenant *t) {
         uint32_t cls, v = NO_VF, s;
+        AllocNic nic;
         VnicKind k;
         int r;
 
         if (!a || !t || !tenant_id_valid(t->id) || t->numa_node < -1 || t->numa_node >= ALLOC_NODES_MAX)
                 return -EINVAL;
+        if (t->nic != ALLOC_NIC_NONE && t->nic != ALLOC_NIC_VF && t->nic != ALLOC_NIC_VIRTIO)
+                return -EINVAL;
+        if (t->nic == ALLOC_NIC_VF && !t->vf)
+                return -EINVAL;
         r = class_find(a, t->class_name, &cls);
         if (r < 0)
                 return r;
-        k = a->classes[cls].vnic;
-        if (t->nic == ALLOC_NIC_VF ? k == VNIC_VIRTIO
-            : t->nic == ALLOC_NIC_VIRTIO ? k == VNIC_SRIOV_REQUIRED
-            : t->nic == ALLOC_NIC_NONE ? k != VNIC_SRIOV_REQUIRED
-                                       : true)
-                return -EINVAL;
         if (tenant_find(a, t->id) != NO_SLOT)
                 return -EEXIST;
         if (a->n_tenants >= a->max_tenants)
                 return -ENOSPC;
-        if (t->nic == ALLOC_NIC_VF) {
-                if (!t->vf)
-                        return -EINVAL;
-                v = pool_find(a, t->vf);
-                if (v == NO_VF)
-                        return -ENXIO;
-                if (a->pool[v].holder != NO_SLOT)
-                        return -EBUSY;
-        }
         r = tenants_reserve(a);
         if (r < 0)
                 return r;
 
-        s = tenant_create(a, t->id, cls, t->numa_node, t->seq);
-        if (v != NO_VF)
-                vf_take(a, s, v);
+        /* Without a VF, a tenant waits the way its class waits (its class may have changed kind). */
+        k = a->classes[cls].vnic;
+        nic = t->nic;
+        if (nic != ALLOC_NIC_VF)
+                nic = k == VNIC_SRIOV_REQUIRED ? ALLOC_NIC_NONE : ALLOC_NIC_VIRTIO;
         else
-                a->slots[s].nic = t->nic;
+                v = pool_find(a, t->vf);
+
+        s = tenant_create(a, t->id, cls, t->numa_node, t->seq);
+        if (v != NO_VF && a->pool[v].holder == NO_SLOT)
+                vf_take(a, s, v);
+        else if (nic == ALLOC_NIC_VF) {
+                /* Its VF is gone (or taken): held by nothing, re-placed by the reconcile that follows. */
+                Tenant *n = &a->slots[s];
+                n->nic = ALLOC_NIC_VF;
+                strscpy(n->gone_vf, sizeof(n->gone_vf), t->vf);
+                n->gone_held = v != NO_VF;
+        } else
+                a->slots[s].nic = nic;
         tenant_relist(a, s);
         return 0;
 }
@@ -1307,7 +1318,7 @@ int allocator_verify(const Allocator *a) {
                         waiting++;
                         waiting_required += k == VNIC_SRIOV_REQUIRED;
                 }
-                if (t->gone_vf[0] || t->recreated)
+                if (t->gone_vf[0] || t->gone_held || t->recreated)
                         return -EUCLEAN;
         }
         if (used != a->n_tenants || a->n_tenants > a->max_tenants || waiting != a->n_waiting ||

@@ -103,8 +103,9 @@ static const char *mac_check(const uint8_t mac[static 6]) {
         return (mac[0] & 1) ? "expected a unicast MAC address" : NULL;
 }
 
-static const char *kind_to_string(int kind) {
-        return kind == STATE_KIND_VF ? "vf" : kind == STATE_KIND_VIRTIO ? "virtio" : NULL;
+const char *state_kind_to_string(int kind) {
+        return kind == STATE_KIND_VF ? "vf" : kind == STATE_KIND_VIRTIO ? "virtio"
+               : kind == STATE_KIND_WAITING ? "waiting" : NULL;
 }
 
 /* Location of pos in buf, 1-based. */
@@ -522,8 +523,11 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
                         t->kind = STATE_KIND_VF;
                 else if (streq(buf, "virtio"))
                         t->kind = STATE_KIND_VIRTIO;
+                else if (streq(buf, "waiting"))
+                        t->kind = STATE_KIND_WAITING;
                 else
-                        return parser_error(p, at, "%s \"%s\" is not valid; expected \"vf\" or \"virtio\"", what, buf);
+                        return parser_error(p, at, "%s \"%s\" is not valid; expected \"vf\", \"virtio\" or \"waiting\"",
+                                            what, buf);
                 return 0;
         case TENANT_VF:
                 c->place->vf = at;
@@ -622,8 +626,9 @@ static int parse_tenants(Parser *p, DocCtx *d) {
                         return r;
                 if (c.t->kind == STATE_KIND_VF && !c.t->vf[0])
                         return parser_error(p, c.place->vf, "%s is of kind \"vf\" but its vf is null; expected its PCI address", c.what);
-                if (c.t->kind == STATE_KIND_VIRTIO && c.t->vf[0])
-                        return parser_error(p, c.place->vf, "%s is of kind \"virtio\" but has vf \"%s\"; expected null", c.what, c.t->vf);
+                if (c.t->kind != STATE_KIND_VF && c.t->vf[0])
+                        return parser_error(p, c.place->vf, "%s is of kind \"%s\" but has vf \"%s\"; expected null", c.what,
+                                            state_kind_to_string(c.t->kind), c.t->vf);
                 d->n++;
 
                 if (peek(p) == ',') {
@@ -863,12 +868,12 @@ int state_validate(const State *s, StateError *ret_error) {
                         field = "tenant id";
                 else if ((why = class_name_check(t->class_name)))
                         field = "class";
-                else if (!kind_to_string(t->kind))
-                        field = "kind", why = "expected 0 (virtio) or 1 (vf)";
+                else if (!state_kind_to_string(t->kind))
+                        field = "kind", why = "expected 0 (virtio), 1 (vf) or 2 (waiting)";
                 else if (t->kind == STATE_KIND_VF && (why = pci_addr_check(t->vf)))
                         field = "vf";
-                else if (t->kind == STATE_KIND_VIRTIO && t->vf[0])
-                        field = "vf", why = "expected none for kind virtio";
+                else if (t->kind != STATE_KIND_VF && t->vf[0])
+                        field = "vf", why = "expected none unless kind is vf";
                 else if ((why = mac_check(t->mac)))
                         field = "mac";
                 else if (t->vlan < -1 || t->vlan > STATE_VLAN_MAX)
@@ -921,7 +926,7 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
                 json_object_begin(&w, NULL);
                 json_string(&w, "tenant", t->tenant);
                 json_string(&w, "class", t->class_name);
-                json_string(&w, "kind", kind_to_string(t->kind));
+                json_string(&w, "kind", state_kind_to_string(t->kind));
                 json_string(&w, "vf", t->vf[0] ? t->vf : NULL);
                 json_string(&w, "mac", mac);
                 if (t->vlan >= 0)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sriovd/kernel.h"
 #include "sriovd/manager.h"
 #include "sriovd/state.h"
 #include "sriovd/tenants.h"
@@ -41,29 +42,41 @@ struct Tenants {
         size_t n_gens, allocated_gens;
         uint64_t generation;
         double target;
+        size_t n_left_out;          /* VFs the allocator cannot hold, as last reported */
 };
 
-static int extra_cmp(const void *a, const void *b) {
-        return strcmp(((const Extra *) a)->tenant, ((const Extra *) b)->tenant);
+/* Index in extras where tenant is or would go. */
+static size_t extra_lower_bound(const Tenants *t, const char *tenant) {
+        size_t lo = 0, hi = t->n_extras;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(t->extras[mid].tenant, tenant) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
 }
 
 static Extra *extra_find(const Tenants *t, const char *tenant) {
-        Extra key = {};
-        strscpy(key.tenant, sizeof(key.tenant), tenant);
-        return bsearch_safe(&key, t->extras, t->n_extras, sizeof(Extra), extra_cmp);
+        size_t i = extra_lower_bound(t, tenant);
+        return i < t->n_extras && streq(t->extras[i].tenant, tenant) ? &t->extras[i] : NULL;
 }
 
+/* In id order: restoring a saved file (sorted first) appends, so a start is O(n log n). */
 static int extra_add(Tenants *t, const Extra *e) {
-        Extra *cur = extra_find(t, e->tenant);
+        size_t i = extra_lower_bound(t, e->tenant);
 
-        if (cur) {
-                *cur = *e;
+        if (i < t->n_extras && streq(t->extras[i].tenant, e->tenant)) {
+                t->extras[i] = *e;
                 return 0;
         }
         if (GREEDY_REALLOC(t->extras, t->allocated_extras, t->n_extras + 1) < 0)
                 return -ENOMEM;
-        t->extras[t->n_extras++] = *e;
-        qsort_safe(t->extras, t->n_extras, sizeof(Extra), extra_cmp);
+        memmove(t->extras + i + 1, t->extras + i, (t->n_extras - i) * sizeof(Extra));
+        t->extras[i] = *e;
+        t->n_extras++;
         return 0;
 }
 
@@ -171,8 +184,20 @@ void tenants_vfs_recreated(Tenants *t, const char *pf) {
         strscpy(t->gens[t->n_gens++].pf, PCI_ADDR_MAX, pf);
 }
 
-static int pool_from_inventory(const Tenants *t, const Inventory *inv, AllocVf **ret, size_t *ret_n) {
-        size_t n = 0, k = 0;
+/* By address, then PF: of a VF claimed twice, the one under the lower PF is kept. */
+static int alloc_vf_cmp(const void *a, const void *b) {
+        const AllocVf *x = a, *y = b;
+        return strcmp(x->addr, y->addr) ?: strcmp(x->pf, y->pf);
+}
+
+/*
+ * The VF pool, less what the allocator cannot hold: a VF claimed by two PFs, or on a NUMA
+ * node past ALLOC_NODES_MAX. One such function is reported (when the set of them changes)
+ * and left out; the rest of the host is still served.
+ */
+static int pool_from_inventory(Tenants *t, const Inventory *inv, AllocVf **ret, size_t *ret_n) {
+        char first[256] = "";
+        size_t n = 0, k = 0, out = 0;
         AllocVf *vfs;
 
         for (size_t i = 0; i < inv->n_pfs; i++)
@@ -183,7 +208,7 @@ static int pool_from_inventory(const Tenants *t, const Inventory *inv, AllocVf *
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
                 for (size_t j = 0; j < pf->n_vfs; j++) {
-                        AllocVf *v = &vfs[k++];
+                        AllocVf *v = &vfs[k];
                         *v = (AllocVf) {
                                 .numa_node = pf->numa_node,
                                 /* A VF a driver holds is a working function; an unbound one is not yet. */
@@ -192,11 +217,43 @@ static int pool_from_inventory(const Tenants *t, const Inventory *inv, AllocVf *
                         };
                         strscpy(v->addr, sizeof(v->addr), pf->vfs[j].addr);
                         strscpy(v->pf, sizeof(v->pf), pf->addr);
+                        if (!pci_addr_valid(v->addr) || !pci_addr_valid(v->pf) || v->numa_node < -1 ||
+                            v->numa_node >= ALLOC_NODES_MAX) {
+                                if (out++ == 0)
+                                        snprintf(first, sizeof(first), "VF %s of PF %s on NUMA node %d", v->addr,
+                                                 v->pf, v->numa_node);
+                                continue;
+                        }
+                        k++;
                 }
         }
+        qsort_safe(vfs, k, sizeof(AllocVf), alloc_vf_cmp);
+        n = k;
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (k > 0 && streq(vfs[k - 1].addr, vfs[i].addr)) {
+                        if (out++ == 0)
+                                snprintf(first, sizeof(first), "VF %s listed under PF %s and PF %s", vfs[i].addr,
+                                         vfs[k - 1].pf, vfs[i].pf);
+                        continue;
+                }
+                vfs[k++] = vfs[i];
+        }
+        if (out != t->n_left_out && out > 0)
+                problem(t, -EINVAL, NULL, "%zu VF%s cannot be handed out and %s left out of the pool (first: %s)",
+                        out, out == 1 ? "" : "s", out == 1 ? "is" : "are", first);
+        t->n_left_out = out;
         *ret = vfs;
         *ret_n = k;
         return 0;
+}
+
+static StateKind state_kind_of(AllocNic nic) {
+        return nic == ALLOC_NIC_VF ? STATE_KIND_VF : nic == ALLOC_NIC_NONE ? STATE_KIND_WAITING : STATE_KIND_VIRTIO;
+}
+
+static AllocNic alloc_nic_of(int kind) {
+        return kind == STATE_KIND_VF ? ALLOC_NIC_VF : kind == STATE_KIND_WAITING ? ALLOC_NIC_NONE : ALLOC_NIC_VIRTIO;
 }
 
 /* Everything sriovd knows, as the state file holds it. */
@@ -216,7 +273,7 @@ static int tenants_snapshot(const Tenants *t, State *ret) {
                         continue;
                 e = extra_find(t, a.id);
                 *st = (StateTenant) {
-                        .kind = a.nic == ALLOC_NIC_VF ? STATE_KIND_VF : STATE_KIND_VIRTIO,
+                        .kind = state_kind_of(a.nic),
                         .vlan = e ? e->vlan : -1,
                         .numa_node = a.numa_node,
                         .seq = a.seq,
@@ -235,8 +292,12 @@ static int tenants_snapshot(const Tenants *t, State *ret) {
                         mac_derive(a.id, st->mac);
                 s.n++;
         }
-        memcpy_safe(s.tenants + s.n, t->orphans, t->n_orphans * sizeof(StateTenant));
-        s.n += t->n_orphans;
+        /* An orphan asked for again is in the allocator now; until that is saved it is both. */
+        for (size_t i = 0; i < t->n_orphans; i++) {
+                AllocTenant a;
+                if (allocator_find_tenant(t->alloc, t->orphans[i].tenant, &a) < 0)
+                        s.tenants[s.n++] = t->orphans[i];
+        }
         *ret = s;
         return 0;
 }
@@ -276,38 +337,60 @@ static int class_table(const Config *cfg, AllocClass **ret) {
         return 0;
 }
 
-/* Place one known tenant in the new allocator: as it was, or anew; orphaned if its class is gone. */
-static int place(Tenants *t, Allocator *a, const StateTenant *st, AllocDecisions *d, StateTenant **orphans,
-                 size_t *n_orphans) {
+static int state_tenant_cmp(const void *a, const void *b) {
+        return strcmp(((const StateTenant *) a)->tenant, ((const StateTenant *) b)->tenant);
+}
+
+static int orphan_add(StateTenant **orphans, size_t *n_orphans, const StateTenant *st) {
+        StateTenant *o = reallocarray(*orphans, *n_orphans + 1, sizeof(StateTenant));
+
+        if (!o)
+                return -ENOMEM;
+        *orphans = o;
+        o[(*n_orphans)++] = *st;
+        return 0;
+}
+
+/*
+ * Restore one known tenant in the new allocator, as it was. Whatever no longer holds (its VF
+ * gone, its class another kind) is re-placed by the reconcile after the last one, so no
+ * tenant takes another's VF first. One the allocator cannot hold is kept as saved (an
+ * orphan, written back), never dropped.
+ */
+static int place(Tenants *t, Allocator *a, const StateTenant *st, StateTenant **orphans, size_t *n_orphans) {
         AllocTenant at = {
                 .id = st->tenant,
                 .class_name = st->class_name,
                 .numa_node = st->numa_node,
-                .nic = st->kind == STATE_KIND_VF ? ALLOC_NIC_VF : ALLOC_NIC_VIRTIO,
+                .nic = alloc_nic_of(st->kind),
                 .vf = st->kind == STATE_KIND_VF ? st->vf : NULL,
                 .seq = st->seq,
         };
-        AllocRequest req = { .tenant = st->tenant, .class_name = st->class_name, .numa_node = st->numa_node };
+        AllocTenant now;
         int r;
 
         r = allocator_restore_tenant(a, &at);
-        if (r >= 0)
-                return 0;
-        if (r == -ENOENT) {
-                StateTenant *o = reallocarray(*orphans, *n_orphans + 1, sizeof(StateTenant));
-                if (!o)
-                        return -ENOMEM;
-                *orphans = o;
-                o[(*n_orphans)++] = *st;
-                allocator_reserve_seq(a, st->seq);
-                problem(t, r, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
-                        "(%s%s), not managed until the class is back", st->tenant, st->class_name,
-                        st->kind == STATE_KIND_VF ? "VF " : "virtio", st->vf);
+        if (r >= 0) {
+                if (at.nic != ALLOC_NIC_VF && allocator_find_tenant(a, st->tenant, &now) >= 0 && now.nic != at.nic)
+                        problem(t, 0, st->tenant, "tenant %s was saved %s; its class %s is %s now, so it %s",
+                                st->tenant, st->kind == STATE_KIND_WAITING ? "waiting for a VF" : "on virtio-net",
+                                st->class_name, now.nic == ALLOC_NIC_NONE ? "sriov-required" : "not",
+                                now.nic == ALLOC_NIC_NONE ? "waits for a VF" : "goes on virtio-net");
                 return 0;
         }
-        /* The saved NIC no longer holds (VF gone, taken, or against its class): decided again, said so. */
-        r = allocator_request(a, &req, d);
-        return r < 0 ? r : 0;
+        if (r == -ENOMEM)
+                return r;
+        if (orphan_add(orphans, n_orphans, st) < 0)
+                return -ENOMEM;
+        allocator_reserve_seq(a, st->seq);
+        if (r == -ENOENT)
+                problem(t, r, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
+                        "(%s %s), not managed until the class is back", st->tenant, st->class_name,
+                        state_kind_to_string(st->kind), st->vf);
+        else
+                problem(t, r, st->tenant, "tenant %s cannot be placed as saved (%s); kept as it was saved (%s %s), "
+                        "not managed", st->tenant, strerror(-r), state_kind_to_string(st->kind), st->vf);
+        return 0;
 }
 
 int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
@@ -341,6 +424,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         if (!t->placed) {
                 known = t->loaded;
                 t->loaded = (State) {};
+                qsort_safe(known.tenants, known.n, sizeof(StateTenant), state_tenant_cmp);
                 for (size_t i = 0; i < known.n; i++) {
                         const StateTenant *st = &known.tenants[i];
                         Extra e = { .vlan = st->vlan, .have_coalesce = st->have_coalesce, .rx_usecs = st->rx_usecs,
@@ -359,7 +443,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         }
 
         for (size_t i = 0; i < known.n; i++) {
-                r = place(t, a, &known.tenants[i], &d, &orphans, &n_orphans);
+                r = place(t, a, &known.tenants[i], &orphans, &n_orphans);
                 if (r < 0)
                         goto finish;
         }
@@ -401,12 +485,27 @@ int tenants_update_pool(Tenants *t, const Inventory *inv) {
         return d.n_decisions > 0 ? tenants_save(t) : 0;
 }
 
+static StateTenant *orphan_find(const Tenants *t, const char *tenant) {
+        for (size_t i = 0; i < t->n_orphans; i++)
+                if (streq(t->orphans[i].tenant, tenant))
+                        return &t->orphans[i];
+        return NULL;
+}
+
+static void orphan_remove(Tenants *t, const char *tenant) {
+        StateTenant *o = orphan_find(t, tenant);
+
+        if (o)
+                *o = t->orphans[--t->n_orphans];
+}
+
 int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, char *reason, size_t reason_size) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = opts->numa_node };
-        bool is_new = !extra_find(t, tenant);
-        Extra e = { .vlan = -1 };
+        Extra e = { .vlan = -1 }, before;
+        bool is_new, repeat, had_extra;
+        AllocTenant cur;
         int r;
 
         if (!t->alloc)
@@ -418,9 +517,13 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         /* A MAC the state file would refuse to hold: multicast, or outside 802.1Q. */
         if ((opts->have_mac && (opts->mac[0] & 1)) || opts->vlan < -1 || opts->vlan > STATE_VLAN_MAX)
                 return -EINVAL;
-        if (is_new && allocator_n_tenants(t->alloc) + t->n_orphans >= STATE_TENANTS_MAX)
+        is_new = allocator_find_tenant(t->alloc, tenant, &cur) < 0;
+        /* An orphan (saved, class gone) asked for again is replaced, so it is no new entry. */
+        if (is_new && !orphan_find(t, tenant) && allocator_n_tenants(t->alloc) + t->n_orphans >= STATE_TENANTS_MAX)
                 return -EUSERS;
 
+        /* A repeat of the tenant's class and node changes nothing in the allocator. */
+        repeat = !is_new && streq(cur.class_name, class_name) && cur.numa_node == opts->numa_node;
         r = allocator_request(t->alloc, &req, &d);
         if (r == ALLOCATOR_REFUSED) {
                 if (reason)
@@ -431,27 +534,35 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         if (r < 0)
                 return r;
 
-        if (is_new) {
+        had_extra = extra_find(t, tenant);
+        if (had_extra)
+                e = *extra_find(t, tenant);
+        else {
                 strscpy(e.tenant, sizeof(e.tenant), tenant);
                 mac_derive(tenant, e.mac);
-        } else
-                e = *extra_find(t, tenant);
-        Extra before = e;
+        }
+        before = e;
         strscpy(e.domain, sizeof(e.domain), domain);
         if (opts->have_mac)
                 memcpy(e.mac, opts->mac, sizeof(e.mac));
         e.vlan = opts->vlan;
         r = extra_add(t, &e);
-        /* A new domain, MAC or VLAN alone is a change too: acknowledged only once saved. */
-        if (r >= 0 && (d.n_decisions > 0 || is_new || memcmp(&before, &e, sizeof(e)) != 0))
+        /* Any change is acknowledged only once saved: a new class or node that keeps the NIC
+         * (no decision), a new domain, MAC or VLAN alone. */
+        if (r >= 0 && (!repeat || d.n_decisions > 0 || memcmp(&before, &e, sizeof(e)) != 0))
                 r = tenants_save(t);
         if (r < 0 && is_new) {
                 /* Not saved, so not acknowledged: take it back rather than hold what a restart forgets. */
                 _cleanup_(alloc_decisions_done) AllocDecisions undo = {};
                 (void) allocator_release(t->alloc, tenant, &undo);
-                extra_remove(t, tenant);
+                if (had_extra)
+                        (void) extra_add(t, &before);
+                else
+                        extra_remove(t, tenant);
                 return r;
         }
+        if (r >= 0)
+                orphan_remove(t, tenant);
         report(t, &d);
         return r;
 }
@@ -463,6 +574,12 @@ int tenants_release(Tenants *t, const char *tenant) {
         if (!t->alloc)
                 return -EAGAIN;
         r = allocator_release(t->alloc, tenant, &d);
+        if (r == -ENOENT && orphan_find(t, tenant)) {
+                /* Kept only because its class was gone: the operator lets it go. */
+                orphan_remove(t, tenant);
+                extra_remove(t, tenant);
+                return tenants_save(t);
+        }
         if (r < 0)
                 return r;
         report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */

@@ -503,14 +503,14 @@ TEST(restore) {
 
         ASSERT_EQ(allocator_find_tenant(a, "r", &t), 0);
         ASSERT_EQ(allocator_restore_tenant(b, &t), -EEXIST);
-        t.id = "r2";
-        ASSERT_EQ(allocator_restore_tenant(b, &t), -EBUSY);
-        t.vf = "0000:99:01.0";
-        ASSERT_EQ(allocator_restore_tenant(b, &t), -ENXIO);
-        t.nic = ALLOC_NIC_VIRTIO;   /* sriov-required on virtio-net */
-        ASSERT_EQ(allocator_restore_tenant(b, &t), -EINVAL);
         t.class_name = "gone";
         ASSERT_EQ(allocator_restore_tenant(b, &t), -ENOENT);
+        t.class_name = "trading";
+        t.id = "bad/id";
+        ASSERT_EQ(allocator_restore_tenant(b, &t), -EINVAL);
+        t.id = "r2";
+        t.numa_node = ALLOC_NODES_MAX;
+        ASSERT_EQ(allocator_restore_tenant(b, &t), -EINVAL);
         ASSERT_EQ(allocator_verify(b), 0);
 
         /* Restored onto a VF that is unusable by now: the reconcile moves it. */
@@ -528,6 +528,58 @@ TEST(restore) {
         allocator_stats(b, &st);
         ASSERT_EQ(st.held_unusable, 0);
         alloc_decisions_done(&d);
+}
+
+/* What a restart finds: saved VFs gone, a class of another kind now; nobody refused, nobody moved
+ * but those who must, each with its reason; free VFs before anyone's. */
+TEST(restore_before_replace) {
+        _cleanup_(allocator_freep) Allocator *b = NULL;
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        AllocVf vfs[4];
+        size_t n = mkpool(vfs, 2, 2);   /* node 0: 0000:41:01.0, .1; node 1: 0000:81:01.0, .1 */
+        AllocTenant t;
+
+        /* r1's VF 41:01.0 is gone; r2 is restored after r1 on its own VF 41:01.1; a second
+         * sriov-required tenant r3 saved on the missing 41:05.0; p on virtio would take a free VF. */
+        b = mkalloc(0, 1.0, vfs + 1, n - 1);
+        AllocTenant saved[] = {
+                { .id = "r1", .class_name = "trading", .numa_node = 0, .nic = ALLOC_NIC_VF, .vf = "0000:41:01.0", .seq = 1 },
+                { .id = "r2", .class_name = "trading", .numa_node = 0, .nic = ALLOC_NIC_VF, .vf = "0000:41:01.1", .seq = 2 },
+                { .id = "r3", .class_name = "trading", .numa_node = 0, .nic = ALLOC_NIC_VF, .vf = "0000:41:05.0", .seq = 3 },
+                { .id = "w", .class_name = "trading", .numa_node = 1, .nic = ALLOC_NIC_NONE, .seq = 4 },
+                { .id = "x", .class_name = "web", .numa_node = -1, .nic = ALLOC_NIC_VF, .vf = "0000:81:01.1", .seq = 5 },
+                { .id = "y", .class_name = "trading", .numa_node = 1, .nic = ALLOC_NIC_VIRTIO, .seq = 6 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(saved); i++)
+                ASSERT_EQ(allocator_restore_tenant(b, &saved[i]), 0);
+        ASSERT_EQ(allocator_n_tenants(b), ELEMENTSOF(saved));
+        /* Restored: r2 kept its VF although r1, before it, lost its own. */
+        ASSERT_STREQ(allocator_vf_holder(b, "0000:41:01.1"), "r2");
+        ASSERT_EQ(allocator_find_tenant(b, "w", &t), 0);
+        ASSERT_EQ(t.nic, ALLOC_NIC_NONE);
+        ASSERT_EQ(allocator_find_tenant(b, "y", &t), 0);
+        ASSERT_EQ(t.nic, ALLOC_NIC_NONE);   /* sriov-required saved on virtio-net: waits for a VF */
+
+        ASSERT_EQ(allocator_reconcile(b, &d), 0);
+        ASSERT_EQ(allocator_verify(b), 0);
+        /* r1 and r3 lost theirs; node 0 has nothing free (r2 is required), so they wait, kept. */
+        ASSERT_STREQ(allocator_vf_holder(b, "0000:41:01.1"), "r2");
+        for (size_t i = 0; i < d.n_decisions; i++)
+                ASSERT(!streq(d.decisions[i].tenant, "r2"));
+        ASSERT_EQ(allocator_find_tenant(b, "r1", &t), 0);
+        ASSERT_EQ(t.nic, ALLOC_NIC_NONE);
+        ASSERT_EQ(allocator_find_tenant(b, "r3", &t), 0);
+        ASSERT_EQ(t.nic, ALLOC_NIC_NONE);
+        expect(&d, 0, ALLOC_DECISION_REPLACED, "r1", "0000:41:01.0", "");
+        ASSERT(strstr(d.decisions[0].reason, "VF 0000:41:01.0 vanished"));
+        expect(&d, 1, ALLOC_DECISION_REPLACED, "r3", "0000:41:05.0", "");
+        /* x's class is virtio-net: it leaves its VF, saying why. */
+        expect(&d, 2, ALLOC_DECISION_REPLACED, "x", "0000:81:01.1", "");
+        ASSERT(strstr(d.decisions[2].reason, "class web is virtio-net"));
+        /* Then the waiting, in service order: w and y get node 1's two free VFs. */
+        expect(&d, 3, ALLOC_DECISION_VF, "w", "", "0000:81:01.0");
+        expect(&d, 4, ALLOC_DECISION_VF, "y", "", "0000:81:01.1");
+        ASSERT_EQ(d.n_decisions, 5);
 }
 
 /* ---- the randomized property test ---- */
@@ -849,6 +901,7 @@ int main(void) {
         RUN(tenant_limit);
         RUN(reconcile);
         RUN(restore);
+        RUN(restore_before_replace);
         RUN(property);
         return 0;
 }

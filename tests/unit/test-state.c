@@ -208,6 +208,8 @@ TEST(round_trip) {
                 snprintf(id, sizeof(id), "t%zu", i);
                 snprintf(vf, sizeof(vf), "0000:%02zx:%02zx.%zx", 0x41 + i / 64, (i / 8) % 32, i % 8);
                 many[i] = i % 3 ? tenant_vf(id, vf, INT64_MAX - i) : tenant_virtio(id, INT64_MAX - i);
+                if (i % 7 == 0 && i % 3 == 0)
+                        many[i].kind = STATE_KIND_WAITING;   /* a sriov-required tenant without a VF */
         }
         /* Every character a domain may hold, through the writer's escapes and back. */
         strscpy(many[1].domain, sizeof(many[1].domain), "tab-free \"q\" \\ é 中 😀 ~");
@@ -288,7 +290,7 @@ TEST(parse_rules) {
                   "\"tenant\": \"a234567890123456789012345678901234567890123456789012345678901234\"", false, 34,
                   "tenants[2].tenant is longer than 63 bytes" },
                 { "\"class\": \"best-effort\"", "\"class\": \"Best\"", false, 23, "tenants[1].class \"Best\" is not a valid class name" },
-                { "\"kind\": \"virtio\"", "\"kind\": \"sriov\"", false, 24, "expected \"vf\" or \"virtio\"" },
+                { "\"kind\": \"virtio\"", "\"kind\": \"sriov\"", false, 24, "expected \"vf\", \"virtio\" or \"waiting\"" },
                 { "\"kind\": \"virtio\"", "\"kind\": \"vf\"", false, 25, "tenants[1] is of kind \"vf\" but its vf is null" },
                 { "\"vf\": null", "\"vf\": \"0000:41:00.5\"", false, 25, "tenants[1] is of kind \"virtio\" but has vf \"0000:41:00.5\"" },
                 { "\"0000:41:00.2\"", "\"0000:41:00.A\"", false, 10, "tenants[0].vf \"0000:41:00.A\" is not valid" },
@@ -395,9 +397,9 @@ static const char *validate_edit(unsigned i, StateTenant *t) {
         switch (i) {
         case 0: strcpy(t[2].tenant, "a b"); return "tenants[2] \"a b\": tenant id is not valid";
         case 1: strcpy(t[2].class_name, ""); return "class is not valid";
-        case 2: t[2].kind = 2; return "kind is not valid";
+        case 2: t[2].kind = 3; return "kind is not valid";
         case 3: strcpy(t[2].vf, ""); return "vf is not valid";
-        case 4: strcpy(t[1].vf, "0000:41:00.3"); return "vf is not valid; expected none for kind virtio";
+        case 4: strcpy(t[1].vf, "0000:41:00.3"); return "vf is not valid; expected none unless kind is vf";
         case 5: t[2].mac[0] = 0xff; return "mac is not valid";
         case 6: t[2].vlan = 4095; return "vlan is not valid";
         case 7: t[2].vlan = -2; return "vlan is not valid";

@@ -211,6 +211,177 @@ TEST(tenant_of_a_removed_class_is_kept) {
         sh("rm -rf %s", s.dir);
 }
 
+static uint64_t saved_generation(const Scratch *s) {
+        char path[160], buf[256] = "";
+        const char *g;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/allocations.json", s->state);
+        f = fopen(path, "re");
+        ASSERT(f);
+        ASSERT(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+        fclose(f);
+        g = strstr(buf, "\"generation\": ");
+        ASSERT(g);
+        return strtoull(g + strlen("\"generation\": "), NULL, 10);
+}
+
+/* The VF leaves the fixture (its PF's virtfn link goes, as on a hot-unplug); the link is kept in
+ * DIR/LINK-ADDR to put it back. */
+static void vf_unplug(const Scratch *s, const char *pf, const char *vf) {
+        sh("cd %s/sys/bus/pci/devices/%s && for l in virtfn*; do [ \"$(basename $(readlink $l))\" = %s ] && "
+           "echo $l > %s/unplugged-%s && rm $l; done; true", s->root, pf, vf, s->dir, vf);
+}
+
+static void vf_replug(const Scratch *s, const char *pf, const char *vf) {
+        sh("cd %s/sys/bus/pci/devices/%s && ln -s ../%s $(cat %s/unplugged-%s)", s->root, pf, vf, s->dir, vf);
+}
+
+static void expect_tenant(Manager *m, const char *id, const char *class_name, int node, const char *kind,
+                          const char *vf) {
+        TenantInfo t;
+
+        ASSERT_EQ(manager_get_tenant(m, id, &t), 0);
+        ASSERT_STREQ(t.class_name, class_name);
+        ASSERT_EQ(t.numa_node, node);
+        ASSERT_STREQ(t.kind, kind);
+        if (vf)
+                ASSERT_STREQ(t.vf, vf);
+}
+
+/* Whatever was acknowledged is what a restart finds, even when the tenant kept its NIC. */
+TEST(every_acknowledged_change_is_saved) {
+        TenantOptions own = { .numa_node = 0, .have_mac = true, .vlan = 7 };
+        TenantInfo t;
+        uint64_t gen;
+        Manager *m;
+        Scratch s;
+        char vf[PCI_ADDR_MAX];
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", NODE(0), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.kind, "vf");
+        strscpy(vf, sizeof(vf), t.vf);
+
+        /* sriov-preferred -> sriov-required on the same VF: no move, but a change. */
+        ASSERT_EQ(manager_allocate(m, "t1", "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.vf, vf);
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "t1", "latency-critical", 0, "vf", vf);
+
+        /* A new NUMA preference the VF still meets. */
+        ASSERT_EQ(manager_allocate(m, "t1", "latency-critical", "", NODE(-1), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.vf, vf);
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "t1", "latency-critical", -1, "vf", vf);
+
+        /* best-effort <-> throughput on virtio-net: every VF held, so it stays there either way. */
+        for (int i = 0; i < 15; i++) {
+                char id[16];
+                snprintf(id, sizeof(id), "q%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "latency-critical", "", NODE(i < 7 ? 0 : 1), NULL, NULL, 0), 0);
+        }
+        ASSERT_EQ(manager_allocate(m, "w1", "best-effort", "", NODE(-1), &t, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "w1", "throughput", "", NODE(-1), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.kind, "virtio");
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "w1", "throughput", -1, "virtio", "");
+        ASSERT_EQ(manager_allocate(m, "w1", "best-effort", "", NODE(-1), &t, NULL, 0), 0);
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "w1", "best-effort", -1, "virtio", "");
+
+        /* MAC and VLAN alone. */
+        ASSERT(mac_parse("52:54:00:00:00:42", own.mac));
+        own.numa_node = -1;
+        ASSERT_EQ(manager_allocate(m, "t1", "latency-critical", "", &own, &t, NULL, 0), 0);
+        manager_free(m);
+        m = start(&s);
+        ASSERT_EQ(manager_get_tenant(m, "t1", &t), 0);
+        ASSERT_STREQ(t.mac, "52:54:00:00:00:42");
+        ASSERT_EQ(t.vlan, 7);
+
+        /* A true repeat writes nothing. */
+        gen = saved_generation(&s);
+        ASSERT_EQ(manager_allocate(m, "w1", "best-effort", "", NODE(-1), &t, NULL, 0), 0);
+        ASSERT_EQ(saved_generation(&s), gen);
+        ASSERT_EQ(manager_allocate(m, "w1", "best-effort", "", NODE(1), &t, NULL, 0), 0);
+        ASSERT_EQ(saved_generation(&s), gen + 1);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
+/*
+ * One saved VF gone while sriovd was down: every other tenant keeps its own, the one that lost
+ * its VF takes a free one; with none free, a sriov-required tenant waits and is kept, saved as
+ * waiting, through any number of restarts, until a VF comes back.
+ */
+TEST(restart_restores_before_it_replaces) {
+        char vfs[8][PCI_ADDR_MAX], id[16];
+        TenantInfo t;
+        Manager *m;
+        Scratch s;
+
+        scratch_new(&s);
+        m = start(&s);
+        for (int i = 0; i < 3; i++) {
+                snprintf(id, sizeof(id), "r%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+                ASSERT_STREQ(t.pf, "0000:41:00.0");
+                strscpy(vfs[i], PCI_ADDR_MAX, t.vf);
+        }
+        manager_free(m);
+
+        /* r0 holds the lowest VF; the next free one is r1's neighbour: a file-order re-request shifted all. */
+        vf_unplug(&s, "0000:41:00.0", vfs[0]);
+        m = start(&s);
+        expect_tenant(m, "r1", "latency-critical", 0, "vf", vfs[1]);
+        expect_tenant(m, "r2", "latency-critical", 0, "vf", vfs[2]);
+        ASSERT_EQ(manager_get_tenant(m, "r0", &t), 0);
+        ASSERT_STREQ(t.kind, "vf");
+        ASSERT_STREQ(t.pf, "0000:41:00.0");
+        ASSERT(!streq(t.vf, vfs[0]) && !streq(t.vf, vfs[1]) && !streq(t.vf, vfs[2]));
+        strscpy(vfs[0], PCI_ADDR_MAX, t.vf);
+
+        /* Node 0's VFs all held by sriov-required tenants (7 left of 8), then one more goes. */
+        for (int i = 3; i < 7; i++) {
+                snprintf(id, sizeof(id), "r%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+                strscpy(vfs[i], PCI_ADDR_MAX, t.vf);
+        }
+        manager_free(m);
+        vf_unplug(&s, "0000:41:00.0", vfs[6]);
+        m = start(&s);
+        for (int i = 0; i < 6; i++) {
+                snprintf(id, sizeof(id), "r%d", i);
+                expect_tenant(m, id, "latency-critical", 0, "vf", vfs[i]);
+        }
+        expect_tenant(m, "r6", "latency-critical", 0, "none", "");
+        ASSERT_EQ(manager_get_tenant(m, "r6", &t), 0);
+        ASSERT_STREQ(t.state, "waiting");
+        manager_free(m);
+        sh("grep -q '\"kind\": \"waiting\"' %s/allocations.json", s.state);
+
+        /* Kept through a restart with nothing to give it, then served when its VF is back. */
+        m = start(&s);
+        ASSERT_EQ(manager_n_tenants(m), 7);
+        expect_tenant(m, "r6", "latency-critical", 0, "none", "");
+        manager_free(m);
+        vf_replug(&s, "0000:41:00.0", vfs[6]);
+        m = start(&s);
+        expect_tenant(m, "r6", "latency-critical", 0, "vf", vfs[6]);
+        for (int i = 0; i < 6; i++) {
+                snprintf(id, sizeof(id), "r%d", i);
+                expect_tenant(m, id, "latency-critical", 0, "vf", vfs[i]);
+        }
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 int main(int argc, char **argv) {
         ASSERT(argc == 2);
         fixtures_dir = argv[1];
@@ -218,5 +389,7 @@ int main(int argc, char **argv) {
         RUN(allocate_save_restore);
         RUN(corrupt_state_is_kept_aside);
         RUN(tenant_of_a_removed_class_is_kept);
+        RUN(every_acknowledged_change_is_saved);
+        RUN(restart_restores_before_it_replaces);
         return 0;
 }
