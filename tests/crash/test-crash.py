@@ -25,7 +25,8 @@
 #
 # Environment: SRIOVD_CRASH_KILLS (200), SRIOVD_CRASH_SECONDS (time bound, 200),
 # SRIOVD_CRASH_SEED (13), SRIOVD_CRASH_CLIENTS (6, 4-8 sensible), SRIOVD_CRASH_KEEP=1 keeps the
-# work directory (logs of every sriovd instance), SRIOVD_CRASH_VERBOSE=1 prints every epoch.
+# work directory (logs of every sriovd instance), SRIOVD_CRASH_VERBOSE=1 prints every epoch,
+# SRIOVD_CRASH_SAVE_FAULTS=1 adds bursts of calls while the state cannot be saved.
 import collections
 import glob
 import json
@@ -58,6 +59,9 @@ SEED = int(os.environ.get("SRIOVD_CRASH_SEED", "13"))
 CLIENTS = int(os.environ.get("SRIOVD_CRASH_CLIENTS", "6"))
 KEEP = os.environ.get("SRIOVD_CRASH_KEEP") == "1"
 VERBOSE = os.environ.get("SRIOVD_CRASH_VERBOSE") == "1"
+# Opt-in: some epochs run with the state file unsaveable for a burst of calls; the refused calls
+# (org.sriovd.Error.Failed, "nothing changed") must then change nothing, in memory or in later saves.
+SAVE_FAULTS = os.environ.get("SRIOVD_CRASH_SAVE_FAULTS") == "1"
 OWN_TENANTS = 4          # per client
 SHARED_TENANTS = 6       # touched by every client
 READY_TIMEOUT = 60.0     # seconds for a restart to answer (ASan builds are slow)
@@ -492,6 +496,7 @@ class Run:
         self.fig = collections.Counter()
         self.errors = collections.Counter()
         self.violations = []
+        self.fault = False
 
     def violation(self, kind, text):
         self.fig[kind] += 1
@@ -532,6 +537,7 @@ class Run:
         """Apply this epoch's replies in sriovd's order; return the in-flight calls per tenant."""
         evs, self.coord.events = self.coord.events, []
         inflight = collections.defaultdict(list)
+        refused = collections.defaultdict(list)
         for ev in sorted(evs, key=lambda e: (e.get("serial") is None, e.get("serial") or 0)):
             t = ev["tenant"]
             self.history[t].append(ev)
@@ -543,7 +549,9 @@ class Run:
                 inflight[t].append(ev)
             elif o == "error":
                 self.errors[ev["error"]] += 1
-                if ev["error"] not in EXPECTED_ERRORS:
+                if ev["error"] == "org.sriovd.Error.Failed" and self.fault:
+                    refused[t].append(ev)
+                elif ev["error"] not in EXPECTED_ERRORS:
                     self.violation("unexpected errors", f"{ev['op']} {t} {ev['args']}: {ev['error']}: "
                                    f"{ev.get('message')}")
             elif ev["op"] == "release":
@@ -564,7 +572,8 @@ class Run:
                 self.model[t] = {"class": a["class"], "numa_node": a["numa_node"], "mac": mac, "vlan": a["vlan"],
                                  "domain": a["domain"]}
                 self.source[t] = "ack"
-        return inflight
+        self.fault = False
+        return inflight, refused
 
     @staticmethod
     def matches(s, cand):
@@ -595,7 +604,7 @@ class Run:
 
     # -- the checks --
 
-    def check_saved(self, k, inflight):
+    def check_saved(self, k, inflight, refused=None):
         saved, problem = read_state(self.d.state)
         if problem:
             self.violation("corrupt saved file", f"kill {k}: {problem}")
@@ -606,7 +615,12 @@ class Run:
             ok = [i for i, c in enumerate(cands) if self.matches(got, c)]
             if inflight.get(t) and ok and 0 not in ok:
                 self.fig["in flight, took effect"] += 1
-            if not ok:
+            if not ok and any(self.matches(got, c) for c in self.candidates(t, (refused or {}).get(t, []))[1:]):
+                self.violation("refused changes saved",
+                               f"kill {k}: tenant {t}: last acknowledged {fmt_settings(self.model.get(t))}, saved "
+                               f"{fmt_settings(got)}, which a call answered org.sriovd.Error.Failed "
+                               f"(nothing changed) asked for\n    its calls:\n" + self.describe(t))
+            elif not ok:
                 # The model holds the last acknowledged state, or what the last restart showed live when no
                 # call acknowledged since: a difference then is a saved file that no call explains.
                 acked = self.source.get(t, "ack") == "ack"
@@ -672,6 +686,26 @@ class Run:
             self.fig["VF restores"] += 1
             if VERBOSE:
                 log(f"  kill {k}: VFs of {pf} restored: {back}")
+
+    def save_fault(self, budgets):
+        """A burst of calls while the state file cannot be replaced (a directory in its place), then
+        the file back as it was, before the epoch's ordinary calls save again."""
+        st = self.d.state
+        aside = st + ".aside"
+        had = os.path.exists(st)
+        if had:
+            os.rename(st, aside)
+        os.mkdir(st)
+        open(os.path.join(st, "x"), "w").close()
+        self.fault = True
+        self.fig["save faults"] += 1
+        self.coord.release(budgets)
+        if not self.coord.idle():
+            raise RuntimeError("clients did not finish their calls within 60 s")
+        self.coord.pause()
+        shutil.rmtree(st)
+        if had:
+            os.rename(aside, st)
 
     def remove_live(self, k, rows):
         """A VF vanishes while sriovd runs (seen at the next cycle, forced by Verify): its holder is
@@ -799,6 +833,8 @@ class Run:
                 k += 1
                 if self.rng.random() < 0.06 and len(self.host.removed) < 6:
                     self.remove_live(k, rows)
+                if SAVE_FAULTS and self.rng.random() < 0.1:
+                    self.save_fault({c.i: self.rng.randint(1, 4) for c in clients})
                 budgets = {c.i: self.rng.randint(1, 12) for c in clients}
                 self.coord.release(budgets)
                 if self.rng.random() < 0.4:
@@ -819,8 +855,8 @@ class Run:
                     if c.error:
                         raise RuntimeError(f"client {c.i} failed:\n{c.error}")
                 self.check_asan(k)
-                inflight = self.settle_epoch()
-                saved = self.check_saved(k, inflight)
+                inflight, refused = self.settle_epoch()
+                saved = self.check_saved(k, inflight, refused)
                 self.wait_name_gone()
                 self.mutate_host(k, saved)
                 if self.rng.random() < 0.05:
@@ -861,7 +897,7 @@ class Run:
         self.coord.release(budgets)
         self.coord.idle()
         self.coord.pause()
-        inflight = self.settle_epoch()
+        inflight, _ = self.settle_epoch()
         assert not inflight, inflight
         rows = self.query()
         if SRIOVCTL:
@@ -930,6 +966,8 @@ def main():
         f"{f['sriov-required saved as virtio']})")
     log(f"moved: {f['moved']} of {f['kept-VF checks']} tenants whose saved VF was still there; "
         f"with a logged cause: {f['moved with a logged cause']}; without: {f['moved without cause']}")
+    if SAVE_FAULTS:
+        log(f"save faults: {f['save faults']} bursts; refused changes saved later: {f['refused changes saved']}")
     other = {k: f[k] for k in ("unexplained saved changes", "restored differently", "tenants from nowhere", "inconsistent answers", "bad replies",
                                "unexpected errors", "corrupt saved file") if f[k]}
     if other:
