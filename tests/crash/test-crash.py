@@ -859,7 +859,7 @@ class Run:
                 saved = self.check_saved(k, inflight, refused)
                 self.wait_name_gone()
                 self.mutate_host(k, saved)
-                if self.rng.random() < 0.05:
+                if self.rng.random() < 0.05 and self.fig["kills"] < KILLS:
                     # A kill while sriovd starts: restoring, re-placing, saving.
                     self.d.spawn()
                     time.sleep(self.rng.uniform(0, 0.05))
@@ -914,7 +914,7 @@ class Run:
             self.d.kill()
             rc = "hung"
         if rc != 0:
-            self.violation("failed restarts", f"SIGTERM at the end: exit status {rc}:\n{self.d.log_text()[-3000:]}")
+            self.violation("unclean stops", f"SIGTERM at the end: exit status {rc}:\n{self.d.log_text()[-3000:]}")
         self.check_asan("end")
         self.check_saved("end (SIGTERM)", {})
 
@@ -960,6 +960,7 @@ def main():
         f"({', '.join(f'{k[6:]} {v}' for k, v in sorted(f.items()) if k.startswith('lost: ')) or '-'})")
     log(f"VFs held twice: {f['VFs held twice']}")
     log(f"failed restarts: {f['failed restarts']}; daemon crashes: {f['daemon crashes']}; "
+        f"unclean stops (SIGTERM at the end): {f['unclean stops']}; "
         f"sanitizer reports: {f['sanitizer reports']}")
     log(f"tenants lost at restart: {f['tenants lost at restart']}, on a VF removal while running: "
         f"{f['tenants lost on a VF removal']} (sriov-required tenants saved as virtio: "
