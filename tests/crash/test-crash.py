@@ -26,7 +26,8 @@
 # Environment: SRIOVD_CRASH_KILLS (200), SRIOVD_CRASH_SECONDS (time bound, 200),
 # SRIOVD_CRASH_SEED (13), SRIOVD_CRASH_CLIENTS (6, 4-8 sensible), SRIOVD_CRASH_KEEP=1 keeps the
 # work directory (logs of every sriovd instance), SRIOVD_CRASH_VERBOSE=1 prints every epoch,
-# SRIOVD_CRASH_SAVE_FAULTS=1 adds bursts of calls while the state cannot be saved.
+# SRIOVD_CRASH_SAVE_FAULTS (1; 0 = off): bursts of calls while the state cannot be saved
+# (chattr +i on the journal and the state directory): refused, and nothing of them saved later.
 import collections
 import glob
 import json
@@ -44,7 +45,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dbus"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import minibus  # noqa: E402
+import statefile  # noqa: E402
 
 SRIOVD = sys.argv[1]
 SRIOVCTL = sys.argv[2] if len(sys.argv) > 2 else None
@@ -61,7 +64,7 @@ KEEP = os.environ.get("SRIOVD_CRASH_KEEP") == "1"
 VERBOSE = os.environ.get("SRIOVD_CRASH_VERBOSE") == "1"
 # Opt-in: some epochs run with the state file unsaveable for a burst of calls; the refused calls
 # (org.sriovd.Error.Failed, "nothing changed") must then change nothing, in memory or in later saves.
-SAVE_FAULTS = os.environ.get("SRIOVD_CRASH_SAVE_FAULTS") == "1"
+SAVE_FAULTS = os.environ.get("SRIOVD_CRASH_SAVE_FAULTS", "1") == "1"
 OWN_TENANTS = 4          # per client
 SHARED_TENANTS = 6       # touched by every client
 READY_TIMEOUT = 60.0     # seconds for a restart to answer (ASan builds are slow)
@@ -94,21 +97,6 @@ def mac_derive(key):
     return ":".join("%02x" % x for x in b)
 
 
-_CRC_TABLE = []
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82f63b78 if _c & 1 else _c >> 1
-    _CRC_TABLE.append(_c)
-
-
-def crc32c(data):
-    crc = 0xffffffff
-    for b in data:
-        crc = _CRC_TABLE[(crc ^ b) & 0xff] ^ (crc >> 8)
-    return crc ^ 0xffffffff
-
-
 def class_kinds():
     """Shipped tenant classes: name -> vnic (sriov-required | sriov-preferred | virtio)."""
     kinds = {}
@@ -119,31 +107,14 @@ def class_kinds():
     return kinds
 
 
-def read_state(path):
-    """The saved tenants: {tenant: entry}, plus a problem string (None when the file is sound)."""
+def read_state(state_dir):
+    """The saved tenants, file and journal together: {tenant: entry}, plus a problem string (None
+    when both are sound)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        return {}, None
-    try:
-        doc = json.loads(raw)
-    except ValueError as e:
-        return {}, f"not JSON: {e}"
-    problem = None
-    i = raw.rfind(b'"checksum": "crc32c:')
-    if i < 0:
-        problem = "no crc32c checksum"
-    else:
-        want = raw[i + len(b'"checksum": "crc32c:'):i + len(b'"checksum": "crc32c:') + 8].decode()
-        if "%08x" % crc32c(raw[:i]) != want:
-            problem = f"checksum {want} does not match the content"
-    out = {}
-    for t in doc.get("tenants", []):
-        if t["tenant"] in out:
-            problem = f"tenant {t['tenant']} saved twice"
-        out[t["tenant"]] = t
-    return out, problem
+        doc = statefile.saved(state_dir)
+    except (ValueError, KeyError) as e:
+        return {}, str(e)
+    return {t["tenant"]: t for t in doc["tenants"]}, None
 
 
 def norm_saved(e):
@@ -277,7 +248,7 @@ class Daemon:
     def __init__(self, tmp, bus, root):
         self.tmp, self.bus, self.root = tmp, bus, root
         self.state_dir = os.path.join(tmp, "state")
-        self.state = os.path.join(self.state_dir, "allocations.json")
+        self.state = self.state_dir
         os.mkdir(self.state_dir)
         os.mkdir(os.path.join(tmp, "logs"))
         shutil.copytree(os.path.join(SOURCE, "conf", "tenant-classes.d"), os.path.join(tmp, "tenant-classes.d"))
@@ -688,24 +659,24 @@ class Run:
                 log(f"  kill {k}: VFs of {pf} restored: {back}")
 
     def save_fault(self, budgets):
-        """A burst of calls while the state file cannot be replaced (a directory in its place), then
-        the file back as it was, before the epoch's ordinary calls save again."""
-        st = self.d.state
-        aside = st + ".aside"
-        had = os.path.exists(st)
-        if had:
-            os.rename(st, aside)
-        os.mkdir(st)
-        open(os.path.join(st, "x"), "w").close()
+        """A burst of calls while the state cannot be saved (the journal sriovd appends to and the
+        directory it would rewrite the file in, immutable: ext4's chattr +i stops root and the fd
+        sriovd holds), then writable again before the epoch's ordinary calls save again."""
+        st = self.d.state_dir
+        journal = os.path.join(st, "allocations.journal")
+        if not os.path.exists(journal):
+            open(journal, "a").close()
+        if subprocess.run(["chattr", "+i", journal, st], capture_output=True).returncode != 0:
+            return
         self.fault = True
         self.fig["save faults"] += 1
-        self.coord.release(budgets)
-        if not self.coord.idle():
-            raise RuntimeError("clients did not finish their calls within 60 s")
-        self.coord.pause()
-        shutil.rmtree(st)
-        if had:
-            os.rename(aside, st)
+        try:
+            self.coord.release(budgets)
+            if not self.coord.idle():
+                raise RuntimeError("clients did not finish their calls within 60 s")
+            self.coord.pause()
+        finally:
+            subprocess.run(["chattr", "-i", journal, st], check=True)
 
     def remove_live(self, k, rows):
         """A VF vanishes while sriovd runs (seen at the next cycle, forced by Verify): its holder is
@@ -811,7 +782,7 @@ class Run:
         for t in list(self.model):
             if t not in rows and self.model[t] is not None:
                 self.model[t], self.source[t] = None, f"restart {k}"
-        stale = [n for n in os.listdir(self.d.state_dir) if n != "allocations.json"]
+        stale = [n for n in os.listdir(self.d.state_dir) if n not in ("allocations.json", "allocations.journal")]
         if stale:
             self.fig["stray files in the state dir (max)"] = max(self.fig["stray files in the state dir (max)"],
                                                                  len(stale))
