@@ -450,6 +450,26 @@ TEST(unsaved_change_leaves_nothing) {
         sh("rm -rf %s", s.dir);
 }
 
+/* A function the allocator cannot hold (a PF on NUMA node 70) is left out; the rest is served. */
+TEST(unplaceable_vfs_left_out) {
+        AllocSummary sum;
+        TenantInfo t;
+        Manager *m;
+        Scratch s;
+
+        scratch_new(&s);
+        sh("echo 70 > %s/sys/bus/pci/devices/0000:c1:00.0/numa_node", s.root);
+        m = start(&s);
+        manager_alloc_summary(m, &sum);
+        ASSERT_EQ(sum.vfs_total, 8);   /* node 0's PF only */
+        ASSERT_EQ(manager_allocate(m, "t1", "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.pf, "0000:41:00.0");
+        ASSERT_EQ(manager_allocate(m, "t2", "throughput", "", NODE(-1), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.pf, "0000:41:00.0");
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 int main(int argc, char **argv) {
         ASSERT(argc == 2);
         fixtures_dir = argv[1];
@@ -460,5 +480,6 @@ int main(int argc, char **argv) {
         RUN(every_acknowledged_change_is_saved);
         RUN(restart_restores_before_it_replaces);
         RUN(unsaved_change_leaves_nothing);
+        RUN(unplaceable_vfs_left_out);
         return 0;
 }
