@@ -178,6 +178,11 @@ static void pci_lookup_names(PciFunction *fns, size_t n) {
         a->error = pci_error_cb;
         a->warning = pci_quiet_cb;
         a->debug = pci_quiet_cb;
+        /*
+         * pci.ids only: where udev's hwdb.bin is missing, libpci 3.9 makes a new udev
+         * context for every name pci.ids lacks and leaks the one before.
+         */
+        pci_set_param(a, "hwdb.disable", "1");
 
         pci_error_jmp = &jmp;
         if (sigsetjmp(jmp, 0) == 0)
