@@ -193,6 +193,33 @@ typedef struct Pf {
         bool vf_links_known;
 } Pf;
 
+/*
+ * What a tree showed that no kernel would (a VF two PFs claim, sriov_numvfs beyond
+ * sriov_totalvfs, a NUMA node the host does not have, a FIFO where an attribute belongs, a
+ * link too long to be one): said once per cycle in the plan's notes, with what was done
+ * about it (the function left out, or the value taken as unknown). At most
+ * HOST_PROBLEMS_MAX are kept; the rest are counted in n_dropped.
+ */
+#define HOST_PROBLEMS_MAX 64
+typedef struct HostProblem {
+        char target[PCI_ADDR_MAX];  /* the PCI function; "" for the host */
+        char text[224];
+} HostProblem;
+
+typedef struct HostProblems {
+        HostProblem *items;
+        size_t n, allocated;
+        size_t n_dropped;
+} HostProblems;
+
+/*
+ * Record a problem; errno_value (a negative errno, or 0) is what "%m" in fmt prints.
+ * Returns 0, or -ENOMEM (nothing recorded).
+ */
+int host_problem_add(HostProblems *p, const char *target, int errno_value, const char *fmt, ...)
+        _printf_(4, 5);
+void host_problems_done(HostProblems *p);
+
 typedef struct Inventory {
         Topology topo;
         KernelCaps caps;
@@ -204,6 +231,7 @@ typedef struct Inventory {
         size_t n_other_irqs;
         CpuSet default_affinity;    /* /proc/irq/default_smp_affinity */
         bool have_default_affinity;
+        HostProblems problems;      /* what the tree got wrong, and what was left out for it */
 } Inventory;
 
 /* Which PCI functions sriovd manages. */
@@ -225,11 +253,15 @@ bool scope_contains(const Scope *s, uint16_t vendor, uint16_t device, const char
 
 /*
  * Read the whole inventory in one pass. The result owns all its memory and is
- * freed with inventory_free(). Fails only when the tree is unusable (no
- * /sys/bus/pci); a single unreadable attribute is recorded as unknown.
+ * freed with inventory_free(). Fails only when the host itself cannot be read
+ * (no /sys/bus/pci, no online CPUs, an unparsable CPU or node list) or on
+ * -ENOMEM; a PCI function or IRQ whose attributes are not what a kernel writes
+ * is left out (or the attribute taken as unknown) and recorded in problems.
  */
 int inventory_read(RootFs *root, const Scope *scope, Inventory **ret);
 Inventory *inventory_free(Inventory *inv);
+/* Free what a Pf owns (VFs, their vectors, netdevs, VF links), not the Pf itself. */
+void pf_done(Pf *pf);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
 
 const Irq *inventory_find_irq(const Inventory *inv, unsigned irq);

@@ -20,16 +20,43 @@ typedef struct PciFunction {
         int iommu_group;
 } PciFunction;
 
-/* Every PCI function under ROOT/sys/bus/pci, sorted by address. */
-int pci_scan(RootFs *root, PciFunction **ret, size_t *ret_n);
+/* The kernel's MAX_NUMNODES (NODES_SHIFT 10): a numa_node at or beyond it is not one. */
+#define KERNEL_MAX_NUMNODES 1024
+/* PCI's limit on VFs per PF (TotalVFs is a 16-bit register). */
+#define PCI_MAX_VFS 65535
+
+/*
+ * Every PCI function under ROOT/sys/bus/pci/devices, sorted by address. A function
+ * whose vendor, device or class is unreadable, or whose driver or iommu_group is not a
+ * link the kernel would write, is left out and recorded in problems; an unreadable or
+ * impossible numa_node is recorded and taken as -1. Fails only without
+ * /sys/bus/pci/devices, or on -ENOMEM.
+ */
+int pci_scan(RootFs *root, HostProblems *problems, PciFunction **ret, size_t *ret_n);
+/*
+ * The name a function's link ("driver", "iommu_group") points at into buf: "" when
+ * there is no link; 1 when it is not a link, longer than PATH_MAX, or its name does not
+ * fit (recorded in problems: the caller leaves the function out); -ENOMEM.
+ */
+int pci_read_link_name(RootFs *root, const char *addr, const char *link, HostProblems *problems, char *buf,
+                       size_t size);
+/* The function's IOMMU group, -1 for none; 1 and -ENOMEM as pci_read_link_name(). */
+int pci_read_iommu_group(RootFs *root, const char *addr, HostProblems *problems, int *ret);
 
 /* sriov.c — SR-IOV and device attributes in sysfs. */
 /* MSI/MSI-X vectors of a function (msi_irqs/), sorted; none is not an error. */
 int pci_read_irqs(RootFs *root, const char *addr, unsigned **ret, size_t *ret_n);
 /* Names in the function's net/ directory, sorted. */
 int pci_read_netdevs(RootFs *root, const char *addr, char (**ret)[IF_NAMESIZE], size_t *ret_n);
-/* Fill the SR-IOV fields of pf (addr must be set) and read its VFs. */
-int sriov_read_pf(RootFs *root, Pf *pf);
+/*
+ * Fill the SR-IOV fields of pf (addr must be set) and read its VFs. -ENOENT: not SR-IOV
+ * capable. 1: left out, recorded in problems (an unreadable or impossible
+ * sriov_totalvfs or sriov_numvfs, netdevs or vectors unreadable). A VF is kept only when
+ * its physfn link names this PF and no other virtfn link of the PF named it first;
+ * sriov_numvfs beyond sriov_totalvfs is taken as sriov_totalvfs; each is recorded.
+ * Other negative errno (-ENOMEM) is fatal. pf_done() frees what was filled either way.
+ */
+int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems);
 /* Returns 1 when written, 0 when already at n; writes 0 first when changing a non-zero count. */
 int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n);
 int sriov_set_drivers_autoprobe(RootFs *root, const char *addr, bool on);

@@ -33,14 +33,19 @@ bool rootfs_sched_live(const RootFs *r);
 
 /* Open a path beneath the root; returns an fd or negative errno. */
 int rootfs_open(RootFs *r, int flags, const char *fmt, ...) _printf_(3, 4);
-/* Whole file, trailing newlines stripped; *ret is freed by the caller. */
+/*
+ * Whole file, trailing newlines stripped; *ret is freed by the caller. Only a regular
+ * file is read (sysfs and procfs attributes are): -EISDIR for a directory, -EBADF for a
+ * FIFO, socket or device, which are opened O_NONBLOCK and never read.
+ */
 int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
 /* Same, and the file's fstat() from the same open (mode bits tell read-only knobs). */
 int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) _printf_(4, 5);
 /* Read and parse one integer (decimal or 0x hex). */
 int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
 /*
- * Write value with O_WRONLY|O_TRUNC in a single write(); returns 0 or -errno.
+ * Write value with O_WRONLY|O_TRUNC in a single write(); returns 0 or -errno; only to a
+ * regular file (-EISDIR, -EBADF as for reads; a FIFO without a reader: -ENXIO).
  *
  * Two test-only hooks, read by rootfs_new() and never active on the real root:
  * SRIOVD_TEST_FAIL_WRITE="SUBSTRING=ERRNO,..." fails matching writes with that
@@ -54,7 +59,7 @@ int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
  * tested. A lost connection fails that write and reconnects on the next.
  */
 int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) _printf_(3, 4);
-/* Target of a symlink, as stored; *ret freed by the caller. */
+/* Target of a symlink, as stored; *ret freed by the caller. -ENAMETOOLONG beyond PATH_MAX - 1. */
 int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
 /* Last component of a symlink's target ("../../bus/pci/drivers/mlx5_core" -> "mlx5_core"). */
 int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);

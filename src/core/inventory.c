@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* inventory.c — the inventory model: scope, lookups and teardown (reading lives in kernel/discover.c) */
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,18 +35,52 @@ bool scope_contains(const Scope *s, uint16_t vendor, uint16_t device, const char
         return false;
 }
 
+int host_problem_add(HostProblems *p, const char *target, int errno_value, const char *fmt, ...) {
+        HostProblem *h;
+        va_list ap;
+
+        /* A tree with thousands of broken functions must not make thousands of notes. */
+        if (p->n >= HOST_PROBLEMS_MAX) {
+                p->n_dropped++;
+                return 0;
+        }
+        if (GREEDY_REALLOC(p->items, p->allocated, p->n + 1) < 0)
+                return -ENOMEM;
+        h = &p->items[p->n++];
+        *h = (HostProblem) {};
+        strscpy(h->target, sizeof(h->target), target ?: "");
+        errno = -errno_value;
+        va_start(ap, fmt);
+        vsnprintf(h->text, sizeof(h->text), fmt, ap);
+        va_end(ap);
+        return 0;
+}
+
+void host_problems_done(HostProblems *p) {
+        free(p->items);
+        *p = (HostProblems) {};
+}
+
+void pf_done(Pf *pf) {
+        for (size_t j = 0; j < pf->n_vfs; j++)
+                free(pf->vfs[j].irqs);
+        free(pf->vfs);
+        free(pf->irqs);
+        free(pf->netdevs);
+        free(pf->vf_links);
+        pf->vfs = NULL;
+        pf->irqs = NULL;
+        pf->netdevs = NULL;
+        pf->vf_links = NULL;
+        pf->n_vfs = pf->n_irqs = pf->n_netdevs = pf->n_vf_links = 0;
+}
+
 Inventory *inventory_free(Inventory *inv) {
         if (!inv)
                 return NULL;
-        for (size_t i = 0; i < inv->n_pfs; i++) {
-                Pf *pf = &inv->pfs[i];
-                for (size_t j = 0; j < pf->n_vfs; j++)
-                        free(pf->vfs[j].irqs);
-                free(pf->vfs);
-                free(pf->irqs);
-                free(pf->netdevs);
-                free(pf->vf_links);
-        }
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                pf_done(&inv->pfs[i]);
+        host_problems_done(&inv->problems);
         free(inv->pfs);
         free(inv->irqs);
         free(inv->other_irqs);

@@ -189,11 +189,14 @@ unsigned vf_link_diff(const VfLink *cur, const VfLinkChange *want, VfLinkChange 
         return n;
 }
 
+static int vf_index_cmp(const void *key, const void *elem) {
+        unsigned k = *(const unsigned *) key, e = ((const Vf *) elem)->index;
+        return (k > e) - (k < e);
+}
+
+/* pf->vfs is sorted by index: up to 65535 VFs each looked up by index must not be quadratic. */
 static const Vf *pf_find_vf(const Pf *pf, unsigned index) {
-        for (size_t i = 0; i < pf->n_vfs; i++)
-                if (pf->vfs[i].index == index)
-                        return &pf->vfs[i];
-        return NULL;
+        return bsearch_safe(&index, pf->vfs, pf->n_vfs, sizeof(*pf->vfs), vf_index_cmp);
 }
 
 void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {

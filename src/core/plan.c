@@ -72,6 +72,13 @@ static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
                               "through; enable VT-d and boot with intel_iommu=on");
         if (inv->n_pfs == 0)
                 plan_add_note(b, NOTE_INFO, "", "no SR-IOV NIC in scope on this host");
+
+        /* What the tree got wrong: said every cycle while it lasts, never acted on. */
+        for (size_t i = 0; i < inv->problems.n; i++)
+                plan_add_note(b, NOTE_WARNING, inv->problems.items[i].target, "%s", inv->problems.items[i].text);
+        if (inv->problems.n_dropped > 0)
+                plan_add_note(b, NOTE_WARNING, "", "%zu more problems in the host's sysfs/procfs not shown",
+                              inv->problems.n_dropped);
 }
 
 void host_cpus(const Inventory *inv, const Config *cfg, HostCpus *ret) {

@@ -63,8 +63,16 @@ static int read_irqs(RootFs *root, Inventory *inv, const IrqThread *threads, siz
                 r = irq_read(root, nums[i], q);
                 if (r == -ENOENT)
                         continue;
-                if (r < 0)
+                if (r == -ENOMEM)
                         return r;
+                if (r < 0) {
+                        /* Not one we can pin or verify; the other vectors still are. */
+                        r = host_problem_add(&inv->problems, "", r,
+                                             "IRQ %u: smp_affinity_list unreadable (%m): left alone", nums[i]);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 t = bsearch_safe(&nums[i], threads, n_threads, sizeof(*threads), irq_thread_key_cmp);
                 if (t) {
                         q->thread = t->pid;
@@ -112,6 +120,7 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ PciFunction *fns = NULL;
         _cleanup_free_ IrqThread *threads = NULL;
+        _cleanup_free_ char *physfn = NULL;
         size_t n_fns = 0, n_threads = 0, allocated = 0;
         bool irqbalance = false;
         int r;
@@ -131,7 +140,7 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
         if (r < 0)
                 return r;
 
-        r = pci_scan(root, &fns, &n_fns);
+        r = pci_scan(root, &inv->problems, &fns, &n_fns);
         if (r < 0)
                 return r;
 
@@ -141,8 +150,18 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
 
                 if (!scope_contains(scope, f->vendor, f->device, f->addr))
                         continue;
-                /* A VF of an in-scope PF has its own ID; skip one that matches anyway. */
-                if (rootfs_exists(root, "/sys/bus/pci/devices/%s/physfn", f->addr) > 0)
+                /*
+                 * A VF of an in-scope PF has its own ID; skip one that matches anyway. The
+                 * link itself counts, not its target: a VF with a dangling physfn is no PF.
+                 */
+                r = rootfs_readlink(root, &physfn, "/sys/bus/pci/devices/%s/physfn", f->addr);
+                physfn = mfree(physfn);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && r != -ENOENT &&
+                    host_problem_add(&inv->problems, f->addr, r, "physfn is not a readable link (%m): left out") < 0)
+                        return -ENOMEM;
+                if (r != -ENOENT)
                         continue;
 
                 if (GREEDY_REALLOC(inv->pfs, allocated, inv->n_pfs + 1) < 0)
@@ -158,16 +177,25 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
                 strscpy(pf->name, sizeof(pf->name), f->name);
                 strscpy(pf->driver, sizeof(pf->driver), f->driver);
 
-                r = sriov_read_pf(root, pf);
-                if (r == -ENOENT) {
-                        /* Not SR-IOV capable (or not yet bound): nothing for us to manage. */
-                        free(pf->netdevs);
-                        free(pf->irqs);
+                /* A node the host does not have would index past the topology's nodes. */
+                if (pf->numa_node >= 0 && (unsigned) pf->numa_node >= inv->topo.n_nodes) {
+                        r = host_problem_add(&inv->problems, pf->addr, 0,
+                                             "numa_node %d is not a node of this host (%u): taken as unknown",
+                                             pf->numa_node, inv->topo.n_nodes);
+                        if (r < 0)
+                                return r;
+                        pf->numa_node = -1;
+                }
+
+                /* -ENOENT: not SR-IOV capable (or not yet bound), nothing for us; 1: left out, said why. */
+                r = sriov_read_pf(root, pf, &inv->problems);
+                if (r != 0) {
+                        pf_done(pf);
+                        if (r < 0 && r != -ENOENT)
+                                return r;
                         continue;
                 }
                 inv->n_pfs++;
-                if (r < 0)
-                        return r;
         }
 
         r = read_irqs(root, inv, threads, n_threads);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pci.c — PCI functions and their names through libpci, on the RootFs root */
+/* pci.c — PCI functions from sysfs through the RootFs, their names from libpci's ID database */
 
+#include <ctype.h>
 #include <pci/pci.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,10 +9,24 @@
 
 #include "sriovd/kernel.h"
 
+#define PCI_DEV "/sys/bus/pci/devices/%s"
+
 /*
- * libpci's error callback must not return (it is declared noreturn and its
- * default calls exit()). We jump back to the scan that called libpci instead;
- * the jump buffer is per thread because the callback takes no user data.
+ * Why sriovd reads the functions' attributes itself and asks libpci only for names:
+ * libpci's sysfs back end opens paths with plain open() and realpath(), so a symlink in
+ * the tree (numa_node -> /etc/...) is followed out of --root; its sysfs_deref_link()
+ * overflows a stack buffer on a driver or iommu_group link of 1024 bytes or more (3.9);
+ * and it reports a malformed tree through the error callback, which must not return, from
+ * places that hold an open DIR or FILE our longjmp can never release. The rooted reads
+ * below stay beneath the root (RESOLVE_IN_ROOT), refuse FIFOs and directories, and fail
+ * one function, not the scan.
+ */
+
+/*
+ * libpci's error callback must not return (it is declared noreturn and its default
+ * calls exit()). Name lookups reach it only when pci.ids itself is broken or memory runs
+ * out: we jump back and keep the numeric names. The jump buffer is per thread because
+ * the callback takes no user data.
  */
 static __thread sigjmp_buf *pci_error_jmp;
 
@@ -26,91 +41,195 @@ static int pci_function_cmp(const void *a, const void *b) {
         return strcmp(((const PciFunction *) a)->addr, ((const PciFunction *) b)->addr);
 }
 
-/* Held by the caller: a longjmp out of libpci must not leak what was collected so far. */
-typedef struct PciScan {
-        PciFunction *fns;
-        size_t n, allocated;
-} PciScan;
+/* An ID attribute ("0x15b3"): required, at most max. */
+static int read_id(RootFs *root, const char *addr, const char *attr, long max, HostProblems *problems,
+                   uint32_t *ret) {
+        long v;
+        int r;
 
-static int pci_scan_access(struct pci_access *a, PciScan *scan) {
-        pci_init(a);
-        pci_scan_bus(a);
-
-        for (struct pci_dev *d = a->devices; d; d = d->next) {
-                PciFunction *f;
-                const char *s;
-
-                pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_NUMA_NODE |
-                                         PCI_FILL_DRIVER | PCI_FILL_IOMMU_GROUP);
-
-                if (GREEDY_REALLOC(scan->fns, scan->allocated, scan->n + 1) < 0)
-                        return -ENOMEM;
-                f = &scan->fns[scan->n++];
-                *f = (PciFunction) { .iommu_group = -1 };
-                snprintf(f->addr, sizeof(f->addr), "%04x:%02x:%02x.%d", d->domain, d->bus,
-                         d->dev, d->func);
-                f->vendor = d->vendor_id;
-                f->device = d->device_id;
-                f->class = d->device_class;
-                f->numa_node = d->numa_node;
-                s = pci_get_string_property(d, PCI_FILL_DRIVER);
-                if (s)
-                        strscpy(f->driver, sizeof(f->driver), s);
-                s = pci_get_string_property(d, PCI_FILL_IOMMU_GROUP);
-                if (s)
-                        f->iommu_group = atoi(s);
-                if (!pci_lookup_name(a, f->name, sizeof(f->name),
-                                     PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE, d->vendor_id,
-                                     d->device_id))
-                        snprintf(f->name, sizeof(f->name), "%04x:%04x", f->vendor, f->device);
-        }
-
-        qsort_safe(scan->fns, scan->n, sizeof(*scan->fns), pci_function_cmp);
+        r = rootfs_read_long(root, &v, PCI_DEV "/%s", addr, attr);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return host_problem_add(problems, addr, r, "%s unreadable (%m): function left out", attr) ?: 1;
+        if (v < 0 || v > max)
+                return host_problem_add(problems, addr, 0, "%s 0x%lx is out of range: function left out", attr, v)
+                               ?: 1;
+        *ret = (uint32_t) v;
         return 0;
 }
 
-static int pci_scan_once(RootFs *root, PciFunction **ret, size_t *ret_n) {
-        _cleanup_free_ char *sysfs = NULL;
-        PciScan scan = {};
-        struct pci_access *a;
-        sigjmp_buf jmp;
+/*
+ * The last component of a link the kernel writes as "../../../bus/pci/drivers/NAME" or
+ * "../../../kernel/iommu_groups/N": "" when absent; 1 (reported) when it is not a link, is
+ * too long to be one, or its name does not fit. The target is only read, never followed.
+ */
+int pci_read_link_name(RootFs *root, const char *addr, const char *link, HostProblems *problems, char *buf,
+                       size_t size) {
+        _cleanup_free_ char *s = NULL;
         int r;
 
-        if (asprintf(&sysfs, "%s/sys/bus/pci", rootfs_is_real(root) ? "" : rootfs_path(root)) < 0)
-                return -ENOMEM;
+        buf[0] = 0;
+        r = rootfs_readlink_base(root, &s, PCI_DEV "/%s", addr, link);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return host_problem_add(problems, addr, r, "%s is not a readable link (%m): function left out", link)
+                               ?: 1;
+        if (!path_component_valid(s) || strlen(s) >= size)
+                return host_problem_add(problems, addr, 0,
+                                        "%s link names \"%.32s%s\", not a %s: function left out", link, s,
+                                        strlen(s) > 32 ? "..." : "", link) ?: 1;
+        strscpy(buf, size, s);
+        return 0;
+}
+
+int pci_read_iommu_group(RootFs *root, const char *addr, HostProblems *problems, int *ret) {
+        char buf[16], *end;
+        long g;
+        int r;
+
+        r = pci_read_link_name(root, addr, "iommu_group", problems, buf, sizeof(buf));
+        if (r != 0)
+                return r;
+        if (!buf[0]) {
+                *ret = -1;
+                return 0;
+        }
+        errno = 0;
+        g = strtol(buf, &end, 10);
+        if (errno || *end || !isdigit((unsigned char) buf[0]) || g > INT32_MAX)
+                return host_problem_add(problems, addr, 0,
+                                        "iommu_group link names \"%s\", not a group number: function left out",
+                                        buf) ?: 1;
+        *ret = (int) g;
+        return 0;
+}
+
+static int pci_read_numa_node(RootFs *root, const char *addr, HostProblems *problems, int *ret) {
+        long v;
+        int r;
+
+        *ret = -1;
+        r = rootfs_read_long(root, &v, PCI_DEV "/numa_node", addr);
+        if (r == -ENOENT)
+                return 0;   /* a kernel without NUMA */
+        if (r == -ENOMEM)
+                return r;
+        /* The node only places IRQs and VFs; unknown is a state every user already handles. */
+        if (r < 0)
+                return host_problem_add(problems, addr, r, "numa_node unreadable (%m): taken as unknown");
+        if (v < -1 || v >= KERNEL_MAX_NUMNODES)
+                return host_problem_add(problems, addr, 0,
+                                        "numa_node %ld is beyond the kernel's %d nodes: taken as unknown", v,
+                                        KERNEL_MAX_NUMNODES);
+        *ret = (int) v;
+        return 0;
+}
+
+/* 0 read, 1 left out (reported), or negative errno (-ENOMEM). */
+static int pci_read_function(RootFs *root, const char *addr, HostProblems *problems, PciFunction *f) {
+        uint32_t vendor, device, class;
+        int r;
+
+        *f = (PciFunction) { .iommu_group = -1, .numa_node = -1 };
+        strscpy(f->addr, sizeof(f->addr), addr);
+
+        r = read_id(root, addr, "vendor", 0xffff, problems, &vendor);
+        if (r != 0)
+                return r;
+        r = read_id(root, addr, "device", 0xffff, problems, &device);
+        if (r != 0)
+                return r;
+        r = read_id(root, addr, "class", 0xffffff, problems, &class);
+        if (r != 0)
+                return r;
+        f->vendor = (uint16_t) vendor;
+        f->device = (uint16_t) device;
+        f->class = class >> 8;
+
+        r = pci_read_numa_node(root, addr, problems, &f->numa_node);
+        if (r < 0)
+                return r;
+        r = pci_read_link_name(root, addr, "driver", problems, f->driver, sizeof(f->driver));
+        if (r != 0)
+                return r;
+        return pci_read_iommu_group(root, addr, problems, &f->iommu_group);
+}
+
+/* Names from pci.ids (or udev's hwdb), numeric where there is none. */
+static void pci_lookup_names(PciFunction *fns, size_t n) {
+        struct pci_access *a;
+        sigjmp_buf jmp;
+        /* volatile: read after a longjmp out of libpci */
+        volatile size_t i = 0;
+
+        for (size_t k = 0; k < n; k++)
+                snprintf(fns[k].name, sizeof(fns[k].name), "%04x:%04x", fns[k].vendor, fns[k].device);
+        if (n == 0)
+                return;
 
         a = pci_alloc();
         if (!a)
-                return -ENOMEM;
-        /* Forced: the automatic method silently falls back to the host's /proc/bus/pci. */
-        a->method = PCI_ACCESS_SYS_BUS_PCI;
+                return;
+        /* No pci_init(): no access method, so libpci itself never touches sysfs. */
         a->error = pci_error_cb;
         a->warning = pci_quiet_cb;
         a->debug = pci_quiet_cb;
-        pci_set_param(a, "sysfs.path", sysfs);
+        /*
+         * pci.ids only: where udev's hwdb.bin is missing, libpci 3.9 makes a new udev
+         * context for every name pci.ids lacks and leaks the one before.
+         */
+        pci_set_param(a, "hwdb.disable", "1");
 
         pci_error_jmp = &jmp;
         if (sigsetjmp(jmp, 0) == 0)
-                r = pci_scan_access(a, &scan);
-        else
-                r = -EIO;   /* libpci gave up on the tree (unreadable, malformed, or a device left mid-scan) */
-        pci_error_jmp = NULL;
+                for (; i < n; i++) {
+                        PciFunction *f = &fns[i];
+                        char name[PCI_NAME_MAX];
 
+                        if (pci_lookup_name(a, name, sizeof(name), PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE, f->vendor,
+                                            f->device))
+                                strscpy(f->name, sizeof(f->name), name);
+                }
+        /* else: pci.ids is broken or memory ran out; the rest keep their numeric names */
+        pci_error_jmp = NULL;
         pci_cleanup(a);
-        if (r < 0) {
-                free(scan.fns);
-                return r;
-        }
-        *ret = scan.fns;
-        *ret_n = scan.n;
-        return 0;
 }
 
-int pci_scan(RootFs *root, PciFunction **ret, size_t *ret_n) {
-        int r = -EIO;
+int pci_scan(RootFs *root, HostProblems *problems, PciFunction **ret, size_t *ret_n) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ PciFunction *fns = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        int r;
 
-        /* A driver reload removes dozens of VFs while we read: what vanished mid-scan is a retry. */
-        for (unsigned i = 0; i < 3 && r == -EIO; i++)
-                r = pci_scan_once(root, ret, ret_n);
-        return r;
+        r = rootfs_opendir(root, &d, "/sys/bus/pci/devices");
+        if (r < 0)
+                return r;   /* no PCI bus: not a host we can read */
+
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                /*
+                 * Not a function sriovd can name: junk, or a VMD domain (5 hex digits), which
+                 * holds NVMe drives, never SR-IOV NICs. Left out without a word.
+                 */
+                if (!pci_addr_valid(de->d_name))
+                        continue;
+                if (GREEDY_REALLOC(fns, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                r = pci_read_function(root, de->d_name, problems, &fns[n]);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        n++;
+        }
+        qsort_safe(fns, n, sizeof(*fns), pci_function_cmp);
+        pci_lookup_names(fns, n);
+        *ret = TAKE_PTR(fns);
+        *ret_n = n;
+        return 0;
 }

@@ -194,15 +194,37 @@ static int read_fd_all(int fd, char **ret) {
         return 0;
 }
 
-/* Open, optionally fstat() the same fd, and read: the one path all readers take. */
+/*
+ * Every sysfs and procfs attribute is a regular file (st_size 0, so the size says
+ * nothing). Anything else where one belongs is a broken or hostile tree: a FIFO would
+ * block open() and read() forever, a directory or socket has nothing to read.
+ */
+static int check_regular(int fd, struct stat *ret_st) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EBADF;
+        if (ret_st)
+                *ret_st = st;
+        return 0;
+}
+
+/* Open, fstat() the same fd, and read: the one path all readers take. */
 static int rootfs_readv(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, va_list ap) {
         _cleanup_close_ int fd = -EBADF;
+        int k;
 
-        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY, fmt, ap);
+        /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it. */
+        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY | O_NONBLOCK, fmt, ap);
         if (fd < 0)
                 return fd;
-        if (ret_st && fstat(fd, ret_st) < 0)
-                return negative_errno();
+        k = check_regular(fd, ret_st);
+        if (k < 0)
+                return k;
         return read_fd_all(fd, ret);
 }
 
@@ -330,10 +352,10 @@ int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
         size_t len = strlen(value);
         va_list ap;
         ssize_t k;
+        int e;
 
         if (r->fail_writes || r->test_kernel) {
                 char path[PATH_MAX];
-                int e;
 
                 va_start(ap, fmt);
                 e = rootfs_format(path, sizeof(path), fmt, ap);
@@ -348,11 +370,17 @@ int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
         }
 
         va_start(ap, fmt);
-        /* O_TRUNC matters on fixture trees: a shorter value must not keep old bytes. */
-        fd = rootfs_openv(r, O_WRONLY | O_NOCTTY | (r->real ? 0 : O_TRUNC), fmt, ap);
+        /*
+         * O_TRUNC matters on fixture trees: a shorter value must not keep old bytes.
+         * O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking.
+         */
+        fd = rootfs_openv(r, O_WRONLY | O_NOCTTY | O_NONBLOCK | (r->real ? 0 : O_TRUNC), fmt, ap);
         va_end(ap);
         if (fd < 0)
                 return fd;
+        e = check_regular(fd, NULL);
+        if (e < 0)
+                return e;
 
         /* sysfs takes one write() per value; a short write is a failure. */
         k = write(fd, value, len);
@@ -394,9 +422,12 @@ static int rootfs_readlinkv(RootFs *r, char *buf, const char *fmt, va_list ap) {
         dfd = rootfs_parentv(r, &base, fmt, ap);
         if (dfd < 0)
                 return dfd;
-        n = readlinkat(dfd, base, buf, PATH_MAX - 1);
+        n = readlinkat(dfd, base, buf, PATH_MAX);
         if (n < 0)
                 return negative_errno();
+        /* readlinkat() truncates silently: a target that fills the buffer is not the whole one. */
+        if (n >= PATH_MAX)
+                return -ENAMETOOLONG;
         buf[n] = 0;
         return 0;
 }
@@ -431,7 +462,7 @@ int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) {
 }
 
 static int rootfs_opendirv(RootFs *r, DIR **ret, const char *fmt, va_list ap) {
-        int fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY, fmt, ap);
+        int fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY | O_NONBLOCK, fmt, ap);
         DIR *d;
 
         if (fd < 0)

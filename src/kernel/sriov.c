@@ -70,40 +70,37 @@ int pci_read_netdevs(RootFs *root, const char *addr, char (**ret)[IF_NAMESIZE], 
         return 0;
 }
 
-static void read_link_base(RootFs *root, const char *addr, const char *link, char *buf, size_t size) {
-        _cleanup_free_ char *s = NULL;
-
-        buf[0] = 0;
-        if (rootfs_readlink_base(root, &s, PCI_DEV "/%s", addr, link) >= 0)
-                strscpy(buf, size, s);
-}
-
-static int read_iommu_group(RootFs *root, const char *addr) {
-        char buf[32];
-        char *end;
-        long g;
-
-        read_link_base(root, addr, "iommu_group", buf, sizeof(buf));
-        g = strtol(buf, &end, 10);
-        return buf[0] && !*end && g >= 0 && g <= INT32_MAX ? (int) g : -1;
-}
-
 static int vf_cmp(const void *a, const void *b) {
         const Vf *x = a, *y = b;
         return (x->index > y->index) - (x->index < y->index);
 }
 
-static int sriov_read_vf(RootFs *root, Vf *vf) {
+/* By address, then index: duplicates next to each other, the lowest index first. */
+static int vf_addr_cmp(const void *a, const void *b) {
+        const Vf *x = a, *y = b;
+        int c = strcmp(x->addr, y->addr);
+        return c ?: vf_cmp(a, b);
+}
+
+/* 0 read, 1 left out (reported), or negative errno (-ENOMEM). */
+static int sriov_read_vf(RootFs *root, const char *pf_addr, HostProblems *problems, Vf *vf) {
         _cleanup_free_ char(*netdevs)[IF_NAMESIZE] = NULL;
         size_t n_netdevs = 0;
         int r;
 
-        read_link_base(root, vf->addr, "driver", vf->driver, sizeof(vf->driver));
-        vf->iommu_group = read_iommu_group(root, vf->addr);
+        r = pci_read_link_name(root, vf->addr, "driver", problems, vf->driver, sizeof(vf->driver));
+        if (r != 0)
+                return r;
+        r = pci_read_iommu_group(root, vf->addr, problems, &vf->iommu_group);
+        if (r != 0)
+                return r;
 
         r = pci_read_netdevs(root, vf->addr, &netdevs, &n_netdevs);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0)
+                return host_problem_add(problems, pf_addr, r, "VF %u (%s): net/ unreadable (%m): VF left out",
+                                        vf->index, vf->addr) ?: 1;
         if (n_netdevs > 0) {
                 long v;
 
@@ -113,12 +110,62 @@ static int sriov_read_vf(RootFs *root, Vf *vf) {
                         vf->ifindex = (int) v;
         }
 
-        return pci_read_irqs(root, vf->addr, &vf->irqs, &vf->n_irqs);
+        r = pci_read_irqs(root, vf->addr, &vf->irqs, &vf->n_irqs);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return host_problem_add(problems, pf_addr, r, "VF %u (%s): msi_irqs unreadable (%m): VF left out",
+                                        vf->index, vf->addr) ?: 1;
+        return 0;
 }
 
-static int sriov_read_vfs(RootFs *root, Pf *pf) {
+/* "virtfnN" as the kernel names it (no sign, no leading zeros), N < total; or -1. */
+static long virtfn_index(const char *name, unsigned total) {
+        const char *p = name + 6;
+        unsigned long index;
+        char *end;
+
+        if (strncmp(name, "virtfn", 6) != 0 || !isdigit((unsigned char) *p) || (p[0] == '0' && p[1]))
+                return -1;
+        errno = 0;
+        index = strtoul(p, &end, 10);
+        if (errno || *end || index >= total)
+                return -1;
+        return (long) index;
+}
+
+/*
+ * Whether virtfnN of pf names a VF of it. The kernel links both ways (virtfnN ->
+ * VF, VF/physfn -> PF); a link one way only is a tree gone wrong, and a VF it would
+ * put under two PFs, or the PF under itself, would be handed out twice.
+ */
+static int sriov_check_vf_link(RootFs *root, const Pf *pf, const char *link, const char *target,
+                               HostProblems *problems) {
+        _cleanup_free_ char *physfn = NULL;
+        int r;
+
+        if (!pci_addr_valid(target))
+                return host_problem_add(problems, pf->addr, 0, "%s does not point at a PCI function: left out", link)
+                               ?: 1;
+        if (streq(target, pf->addr))
+                return host_problem_add(problems, pf->addr, 0, "%s points at the PF itself: left out", link) ?: 1;
+        r = rootfs_readlink_base(root, &physfn, PCI_DEV "/physfn", target);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return host_problem_add(problems, pf->addr, r,
+                                        "%s points at %s, which has no physfn link (%m): not a VF, left out", link,
+                                        target) ?: 1;
+        if (!streq(physfn, pf->addr))
+                return host_problem_add(problems, pf->addr, 0,
+                                        "%s points at %s, whose physfn names %.16s: kept only under that PF", link,
+                                        target, physfn) ?: 1;
+        return 0;
+}
+
+static int sriov_read_vfs(RootFs *root, Pf *pf, HostProblems *problems) {
         _cleanup_closedir_ DIR *d = NULL;
-        size_t allocated = 0;
+        size_t allocated = 0, k;
         struct dirent *de;
         int r;
 
@@ -128,59 +175,115 @@ static int sriov_read_vfs(RootFs *root, Pf *pf) {
 
         while ((de = readdir(d))) {
                 _cleanup_free_ char *target = NULL;
-                unsigned long index;
-                char *end;
+                long index;
                 Vf *vf;
 
-                if (strncmp(de->d_name, "virtfn", 6) != 0 || !isdigit((unsigned char) de->d_name[6]))
+                if (strncmp(de->d_name, "virtfn", 6) != 0)
                         continue;
-                index = strtoul(de->d_name + 6, &end, 10);
-                if (*end || index > 65535)
+                index = virtfn_index(de->d_name, pf->total_vfs);
+                if (index < 0) {
+                        r = host_problem_add(problems, pf->addr, 0,
+                                             "%.32s is not a virtfn link of a PF with %u VFs at most: left out",
+                                             de->d_name, pf->total_vfs);
+                        if (r < 0)
+                                return r;
                         continue;
+                }
 
                 /* sd-device does not expose virtfnN: it is a symlink to ../ADDR. */
                 r = rootfs_readlink_base(root, &target, PCI_DEV "/%s", pf->addr, de->d_name);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0)
+                        r = sriov_check_vf_link(root, pf, de->d_name, target, problems);
+                else
+                        r = host_problem_add(problems, pf->addr, r, "%s is not a readable link (%m): left out",
+                                             de->d_name) ?: 1;
                 if (r < 0)
                         return r;
-                if (!pci_addr_valid(target))
+                if (r > 0)
                         continue;
 
                 if (GREEDY_REALLOC(pf->vfs, allocated, pf->n_vfs + 1) < 0)
                         return -ENOMEM;
-                vf = &pf->vfs[pf->n_vfs++];
+                vf = &pf->vfs[pf->n_vfs];
                 *vf = (Vf) { .index = (unsigned) index, .iommu_group = -1 };
                 strscpy(vf->addr, sizeof(vf->addr), target);
-                r = sriov_read_vf(root, vf);
-                if (r < 0)
-                        return r;
+                r = sriov_read_vf(root, pf->addr, problems, vf);
+                if (r != 0) {
+                        free(vf->irqs);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                pf->n_vfs++;
         }
+
+        /* Two virtfn links to one VF: the lowest index keeps it (a VF address is handed out once). */
+        qsort_safe(pf->vfs, pf->n_vfs, sizeof(*pf->vfs), vf_addr_cmp);
+        k = 0;
+        r = 0;
+        for (size_t i = 0; i < pf->n_vfs; i++) {
+                if (k > 0 && streq(pf->vfs[k - 1].addr, pf->vfs[i].addr)) {
+                        if (r == 0)
+                                r = host_problem_add(problems, pf->addr, 0, "virtfn%u and virtfn%u both name %s: "
+                                                     "virtfn%u left out", pf->vfs[k - 1].index, pf->vfs[i].index,
+                                                     pf->vfs[i].addr, pf->vfs[i].index);
+                        free(pf->vfs[i].irqs);
+                        continue;
+                }
+                pf->vfs[k++] = pf->vfs[i];
+        }
+        pf->n_vfs = k;
         qsort_safe(pf->vfs, pf->n_vfs, sizeof(*pf->vfs), vf_cmp);
-        return 0;
+        return r;
 }
 
-int sriov_read_pf(RootFs *root, Pf *pf) {
+int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
         _cleanup_free_ char *cpus = NULL;
         long v;
         int r;
 
         r = rootfs_read_long(root, &v, PCI_DEV "/sriov_totalvfs", pf->addr);
+        if (r == -ENOENT || r == -ENOMEM)
+                return r;   /* -ENOENT: not SR-IOV capable, the caller skips it */
         if (r < 0)
-                return r;   /* not SR-IOV capable: the caller skips it */
-        pf->total_vfs = v > 0 ? (unsigned) v : 0;
+                return host_problem_add(problems, pf->addr, r, "sriov_totalvfs unreadable (%m): PF left out") ?: 1;
+        if (v < 0 || v > PCI_MAX_VFS)
+                return host_problem_add(problems, pf->addr, 0,
+                                        "sriov_totalvfs %ld is beyond PCI's 0-%d: PF left out", v, PCI_MAX_VFS) ?: 1;
+        pf->total_vfs = (unsigned) v;
 
+        /* Never act on a VF count that cannot be read: changing it destroys every VF. */
         r = rootfs_read_long(root, &v, PCI_DEV "/sriov_numvfs", pf->addr);
-        pf->num_vfs = r >= 0 && v > 0 ? (unsigned) v : 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return host_problem_add(problems, pf->addr, r, "sriov_numvfs unreadable (%m): PF left out") ?: 1;
+        if (v < 0)
+                return host_problem_add(problems, pf->addr, 0, "sriov_numvfs %ld is negative: PF left out", v) ?: 1;
+        if (v > (long) pf->total_vfs) {
+                /* The kernel refuses more than sriov_totalvfs; every loop over the VFs is bounded by it. */
+                r = host_problem_add(problems, pf->addr, 0, "sriov_numvfs %ld is beyond sriov_totalvfs %u: taken as %u",
+                                     v, pf->total_vfs, pf->total_vfs);
+                if (r < 0)
+                        return r;
+                v = pf->total_vfs;
+        }
+        pf->num_vfs = (unsigned) v;
 
         r = rootfs_read_long(root, &v, PCI_DEV "/sriov_drivers_autoprobe", pf->addr);
-        pf->drivers_autoprobe = r >= 0 ? v != 0 : -1;
+        pf->drivers_autoprobe = r >= 0 && (v == 0 || v == 1) ? (int) v : -1;
 
         cpuset_clear(&pf->local_cpus);
         if (rootfs_read(root, &cpus, PCI_DEV "/local_cpulist", pf->addr) >= 0)
                 (void) cpuset_parse_list(cpus, &pf->local_cpus);
 
         r = pci_read_netdevs(root, pf->addr, &pf->netdevs, &pf->n_netdevs);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0)
+                return host_problem_add(problems, pf->addr, r, "net/ unreadable (%m): PF left out") ?: 1;
         if (pf->n_netdevs > 0) {
                 _cleanup_free_ char *mac = NULL;
 
@@ -192,9 +295,16 @@ int sriov_read_pf(RootFs *root, Pf *pf) {
                         pf->have_mac = mac_parse(mac, pf->mac);
         }
         r = pci_read_irqs(root, pf->addr, &pf->irqs, &pf->n_irqs);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
-        return sriov_read_vfs(root, pf);
+        if (r < 0)
+                return host_problem_add(problems, pf->addr, r, "msi_irqs unreadable (%m): PF left out") ?: 1;
+        r = sriov_read_vfs(root, pf, problems);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return host_problem_add(problems, pf->addr, r, "its directory unreadable (%m): PF left out") ?: 1;
+        return 0;
 }
 
 int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n) {

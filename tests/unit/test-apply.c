@@ -129,23 +129,23 @@ TEST(apply_verify_idempotent) {
 
 TEST(failure_is_isolated) {
         _cleanup_(manager_freep) Manager *m = NULL;
-        char path[512];
         CycleResult res;
         Scratch s;
 
+        /*
+         * A knob that refuses the write (root ignores 0444; one that cannot be read is
+         * not acted on at all, so the kernel's refusal is injected: EISDIR).
+         */
+        ASSERT_EQ(setenv("SRIOVD_TEST_FAIL_WRITE", "0000:41:00.0/sriov_numvfs=21", 1), 0);
         scratch_new(&s, "two-socket", "[match 15b3:101d]\nnum_vfs = 4\n\n[rt]\nrtnet_prio = 50\n");
         ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(unsetenv("SRIOVD_TEST_FAIL_WRITE"), 0);
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
         ASSERT_EQ(res.n_actions, 3 + 82);
 
-        /* A knob that refuses the write (root ignores 0444, so make it a directory: EISDIR). */
-        snprintf(path, sizeof(path), "%s%s/sriov_numvfs", s.root, PF0);
-        ASSERT_EQ(unlink(path), 0);
-        ASSERT_EQ(mkdir(path, 0755), 0);
-
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
-        /* PF0 now reads as having 0 VFs and its write fails; PF1 and the sysctl still go through. */
+        /* PF0's write fails; PF1 and the sysctl still go through. */
         ASSERT_EQ(res.n_failed, 1);
         ASSERT_EQ(res.n_done, 2 + 82);
         ASSERT_EQ(res.n_drift, 0);   /* a failure is a failure, counted once; not also drift */
