@@ -450,8 +450,9 @@ TEST(unsaved_change_leaves_nothing) {
         sh("rm -rf %s", s.dir);
 }
 
-/* A function the allocator cannot hold (a PF on NUMA node 70) is left out; the rest is served. */
-TEST(unplaceable_vfs_left_out) {
+/* A PF that claims NUMA node 70 on a two-node host: taken as node-unknown, and the allocator
+ * still serves the whole host (it once refused every request for such a pool). */
+TEST(unknown_node_still_served) {
         AllocSummary sum;
         TenantInfo t;
         Manager *m;
@@ -461,11 +462,22 @@ TEST(unplaceable_vfs_left_out) {
         sh("echo 70 > %s/sys/bus/pci/devices/0000:c1:00.0/numa_node", s.root);
         m = start(&s);
         manager_alloc_summary(m, &sum);
-        ASSERT_EQ(sum.vfs_total, 8);   /* node 0's PF only */
+        ASSERT_EQ(sum.vfs_total, 16);
         ASSERT_EQ(manager_allocate(m, "t1", "latency-critical", "", NODE(0), &t, NULL, 0), 0);
         ASSERT_STREQ(t.pf, "0000:41:00.0");
         ASSERT_EQ(manager_allocate(m, "t2", "throughput", "", NODE(-1), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.kind, "vf");
+        manager_free(m);
+
+        /* Node 70 is this host's own (a CPU-less node), but past what the allocator holds: those VFs
+         * are left out and said so, the rest served. */
+        sh("cd %s/sys/devices/system/node && echo 0-1,70 > online && mkdir -p node70 && echo > node70/cpulist", s.root);
+        m = start(&s);
+        manager_alloc_summary(m, &sum);
+        ASSERT_EQ(sum.vfs_total, 8);
+        ASSERT_EQ(manager_get_tenant(m, "t1", &t), 0);
         ASSERT_STREQ(t.pf, "0000:41:00.0");
+        ASSERT_EQ(manager_allocate(m, "t3", "latency-critical", "", NODE(0), &t, NULL, 0), 0);
         manager_free(m);
         sh("rm -rf %s", s.dir);
 }
@@ -480,6 +492,6 @@ int main(int argc, char **argv) {
         RUN(every_acknowledged_change_is_saved);
         RUN(restart_restores_before_it_replaces);
         RUN(unsaved_change_leaves_nothing);
-        RUN(unplaceable_vfs_left_out);
+        RUN(unknown_node_still_served);
         return 0;
 }
