@@ -75,6 +75,8 @@ int manager_allocate(Manager *m, const char *tenant, const char *class_name, con
                      const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size);
 /* -ENOENT unknown tenant; state errors as above. */
 int manager_release(Manager *m, const char *tenant);
+/* Rewrite the state file whole if its journal has grown enough (the daemon does it after replies). */
+int manager_save_state(Manager *m);
 /* The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us. */
 int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
 int manager_get_tenant(const Manager *m, const char *tenant, TenantInfo *ret);

@@ -130,7 +130,8 @@ int state_save(int dir_fd, const char *name, State *s, StateError *ret_error);
  * The journal beside the file (STATE_JOURNAL_NAME): one line per acknowledged change since the
  * file was last written whole, each line checksummed on its own:
  *
- *   {"format": "sriovd-journal", "base": 42, "set": [ TENANT, ... ], "released": [ "id", ... ], "checksum": "crc32c:..."}
+ *   {"format": "sriovd-journal", "version": 1, "base": 42, "set": [ TENANT, ... ], "released": [ "id", ... ],
+ *    "checksum": "crc32c:..."}   (one line)
  *
  * A change costs one short appended line and one fdatasync() instead of rewriting every tenant;
  * the owner rewrites the file whole (state_save) now and then and empties the journal. base is
@@ -160,7 +161,8 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
 /*
  * Pure: apply the journal's bytes to s (the file it belongs to), in O((n + m) log(n + m)).
  * 0: s updated (in id order now). -EBADMSG: a corrupt line, said in *ret_error (line and column
- * in the journal); what came before it is applied; -ENOMEM: s unchanged.
+ * in the journal), or changes that together break a rule of the file; the longest run of lines
+ * before it that keeps the rules is applied (ret->applied); -ENOMEM: s unchanged.
  */
 int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *ret, StateError *ret_error);
 

@@ -77,6 +77,11 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
 int tenants_release(Tenants *t, const char *tenant);
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
 
+/* Each change above is one line appended to the journal. Once it has grown enough, the file is to
+ * be rewritten whole, which empties it: after the reply, from the event loop, not in it. */
+bool tenants_want_rewrite(const Tenants *t);
+int tenants_rewrite(Tenants *t);
+
 /* What a tenant has; inv fills in the VF's PF and host netdev. -ENOENT when unknown. */
 int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, TenantInfo *ret);
 size_t tenants_count(const Tenants *t);

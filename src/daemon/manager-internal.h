@@ -29,6 +29,7 @@ struct Manager {
         sd_event_source *recheck_timer;   /* events coalesced into one cycle */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
         sd_event_source *retry_timer;     /* transient failures, retried with backoff */
+        sd_event_source *rewrite_defer;   /* the state file rewritten whole, after the reply */
         uint64_t retry_usec;              /* the next backoff; 0 = none pending */
         LinkMonitor *link_monitor;
         EthtoolMonitor *ethtool_monitor;

@@ -51,6 +51,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->recheck_timer);
         sd_event_source_unref(m->vf_timer);
         sd_event_source_unref(m->retry_timer);
+        sd_event_source_unref(m->rewrite_defer);
         vf_wait_list_done(&m->vf_waits);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);

@@ -37,25 +37,25 @@ typedef struct DocCtx {
 
 typedef int (*MemberFn)(Parser *p, unsigned key, size_t key_pos, void *userdata);
 
-uint32_t crc32c(const void *data, size_t size);
+uint32_t state_crc32c(const void *data, size_t size);
 /* NULL, or why s is not a tenant id. */
-const char *tenant_id_check(const char *s);
-_printf_(3, 4) int parser_error(Parser *p, size_t pos, const char *fmt, ...);
-void skip_ws(Parser *p);
-int peek(Parser *p);
-int expect(Parser *p, char c, const char *what);
-int parse_string(Parser *p, const char *what, char *dst, size_t cap);
-int parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret);
-int parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys, MemberFn fn, void *userdata);
+const char *state_tenant_id_check(const char *s);
+_printf_(3, 4) int state_parser_error(Parser *p, size_t pos, const char *fmt, ...);
+void state_skip_ws(Parser *p);
+int state_peek(Parser *p);
+int state_expect(Parser *p, char c, const char *what);
+int state_parse_string(Parser *p, const char *what, char *dst, size_t cap);
+int state_parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret);
+int state_parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys, MemberFn fn, void *userdata);
 /* A '[' tenant, ... ']' list appended to d. */
-int parse_tenants(Parser *p, DocCtx *d);
+int state_parse_tenants(Parser *p, DocCtx *d);
 /* "crc32c:xxxxxxxx", lowercase. */
-int parse_checksum(Parser *p, uint32_t *ret);
+int state_parse_checksum(Parser *p, uint32_t *ret);
 
 void state_write_tenant(JsonWriter *w, const StateTenant *t);
-int checksum_patch(char *buf, size_t size, const char *tail);
+int state_checksum_patch(char *buf, size_t size, const char *tail);
 
-bool name_valid(const char *name);
-int dir_sync(int dir_fd);
-int move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]);
-int write_all(int fd, const char *buf, size_t size);
+bool state_name_valid(const char *name);
+int state_dir_sync(int dir_fd);
+int state_move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]);
+int state_write_all(int fd, const char *buf, size_t size);

@@ -14,6 +14,7 @@
 #include "state-internal.h"
 
 #define JOURNAL_FORMAT "sriovd-journal"
+#define JOURNAL_VERSION 1
 
 int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t *ret_size, StateError *ret_error) {
         static const char tail[] = "\"checksum\": \"" CHECKSUM_PREFIX "00000000\"}\n";
@@ -29,10 +30,17 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
         if (r < 0)
                 return r;
         for (size_t i = 0; i < c->n_released; i++)
-                if (!memchr(c->released[i], 0, TENANT_ID_MAX) || tenant_id_check(c->released[i]))
+                if (!memchr(c->released[i], 0, TENANT_ID_MAX) || state_tenant_id_check(c->released[i])) {
+                        if (ret_error)
+                                snprintf(ret_error->message, sizeof(ret_error->message),
+                                         "released[%zu] is not a valid tenant id", i);
                         return -EINVAL;
-        if (base > INT64_MAX)
+                }
+        if (base > INT64_MAX) {
+                if (ret_error)
+                        snprintf(ret_error->message, sizeof(ret_error->message), "base %" PRIu64 " is out of range", base);
                 return -EINVAL;
+        }
 
         f = open_memstream(&buf, &size);
         if (!f)
@@ -41,6 +49,7 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
         w.compact = true;
         json_object_begin(&w, NULL);
         json_string(&w, "format", JOURNAL_FORMAT);
+        json_int(&w, "version", JOURNAL_VERSION);
         json_int(&w, "base", (long long) base);
         json_array_begin(&w, "set");
         for (size_t i = 0; i < c->n_set; i++)
@@ -58,7 +67,7 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
         }
         if (fclose(f) != 0)
                 return -ENOMEM;
-        r = checksum_patch(buf, size, tail);
+        r = state_checksum_patch(buf, size, tail);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(buf);
@@ -71,6 +80,7 @@ typedef struct Op {
         StateTenant t;
         bool released;
         size_t order;
+        size_t line;             /* which applied line it came from, 0-based */
 } Op;
 
 typedef struct LineCtx {
@@ -83,9 +93,10 @@ typedef struct LineCtx {
         bool have_checksum;
 } LineCtx;
 
-enum { LINE_FORMAT, LINE_BASE, LINE_SET, LINE_RELEASED, LINE_CHECKSUM };
+enum { LINE_FORMAT, LINE_VERSION, LINE_BASE, LINE_SET, LINE_RELEASED, LINE_CHECKSUM };
 static const char *const line_keys[] = {
         [LINE_FORMAT] = "format",
+        [LINE_VERSION] = "version",
         [LINE_BASE] = "base",
         [LINE_SET] = "set",
         [LINE_RELEASED] = "released",
@@ -95,10 +106,10 @@ static const char *const line_keys[] = {
 static int parse_released(Parser *p, LineCtx *c) {
         int r;
 
-        r = expect(p, '[', "'[' (the released tenants)");
+        r = state_expect(p, '[', "'[' (the released tenants)");
         if (r < 0)
                 return r;
-        if (peek(p) == ']') {
+        if (state_peek(p) == ']') {
                 p->pos++;
                 return 0;
         }
@@ -106,23 +117,23 @@ static int parse_released(Parser *p, LineCtx *c) {
                 const char *why;
                 size_t at;
 
-                skip_ws(p);
+                state_skip_ws(p);
                 at = p->pos;
                 if (GREEDY_REALLOC(c->released, c->n_released_alloc, c->n_released + 1) < 0)
                         return -ENOMEM;
-                r = parse_string(p, "a released tenant", c->released[c->n_released], TENANT_ID_MAX);
+                r = state_parse_string(p, "a released tenant", c->released[c->n_released], TENANT_ID_MAX);
                 if (r < 0)
                         return r;
-                why = tenant_id_check(c->released[c->n_released]);
+                why = state_tenant_id_check(c->released[c->n_released]);
                 if (why)
-                        return parser_error(p, at, "released tenant \"%s\" is not a valid id; %s",
+                        return state_parser_error(p, at, "released tenant \"%s\" is not a valid id; %s",
                                             c->released[c->n_released], why);
                 c->n_released++;
-                if (peek(p) == ',') {
+                if (state_peek(p) == ',') {
                         p->pos++;
                         continue;
                 }
-                return expect(p, ']', "',' or ']'");
+                return state_expect(p, ']', "',' or ']'");
         }
 }
 
@@ -134,25 +145,33 @@ static int line_member(Parser *p, unsigned key, size_t key_pos, void *userdata) 
         int r;
 
         if (c->have_checksum)
-                return parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", line_keys[key]);
+                return state_parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", line_keys[key]);
         switch (key) {
         case LINE_FORMAT:
-                r = parse_string(p, "format", buf, sizeof(buf));
+                r = state_parse_string(p, "format", buf, sizeof(buf));
                 if (r < 0)
                         return r;
                 if (!streq(buf, JOURNAL_FORMAT))
-                        return parser_error(p, at, "format \"%s\" is not \"" JOURNAL_FORMAT "\"", buf);
+                        return state_parser_error(p, at, "format \"%s\" is not \"" JOURNAL_FORMAT "\"", buf);
+                return 0;
+        case LINE_VERSION:
+                r = state_parse_integer(p, "version", INT64_MIN, INT64_MAX, &v);
+                if (r < 0)
+                        return r;
+                if (v != JOURNAL_VERSION)
+                        return state_parser_error(p, at, "version %" PRId64 " is not supported; this sriovd reads version %d",
+                                                  v, JOURNAL_VERSION);
                 return 0;
         case LINE_BASE:
-                r = parse_integer(p, "base", 0, INT64_MAX, &v);
+                r = state_parse_integer(p, "base", 0, INT64_MAX, &v);
                 c->base = (uint64_t) v;
                 return r;
         case LINE_SET:
-                return parse_tenants(p, &c->set);
+                return state_parse_tenants(p, &c->set);
         case LINE_RELEASED:
                 return parse_released(p, c);
         case LINE_CHECKSUM:
-                r = parse_checksum(p, &c->checksum);
+                r = state_parse_checksum(p, &c->checksum);
                 c->have_checksum = true;
                 c->checksum_key = key_pos;
                 return r;
@@ -172,15 +191,15 @@ static int parse_line(Parser *p, size_t start, size_t end, LineCtx *c) {
         uint32_t actual;
         int r;
 
-        r = parse_object(&lp, "the journal line", line_keys, ELEMENTSOF(line_keys), line_member, c);
+        r = state_parse_object(&lp, "the journal line", line_keys, ELEMENTSOF(line_keys), line_member, c);
         if (r < 0)
                 return r;
-        skip_ws(&lp);
+        state_skip_ws(&lp);
         if (lp.pos != end)
-                return parser_error(&lp, lp.pos, "unexpected content after the line's final '}'");
-        actual = crc32c(p->buf + start, c->checksum_key - start);
+                return state_parser_error(&lp, lp.pos, "unexpected content after the line's final '}'");
+        actual = state_crc32c(p->buf + start, c->checksum_key - start);
         if (actual != c->checksum)
-                return parser_error(&lp, c->checksum_key, "checksum mismatch: the line says " CHECKSUM_PREFIX "%08x, "
+                return state_parser_error(&lp, c->checksum_key, "checksum mismatch: the line says " CHECKSUM_PREFIX "%08x, "
                                     "its content has " CHECKSUM_PREFIX "%08x", c->checksum, actual);
         return 0;
 }
@@ -195,21 +214,28 @@ static int tenant_cmp(const void *a, const void *b) {
         return strcmp(((const StateTenant *) a)->tenant, ((const StateTenant *) b)->tenant);
 }
 
-/* s, sorted, with the last op of each tenant applied; validated as the file would be. */
-static int merge(State *s, Op *ops, size_t n_ops, StateError *ret_error) {
+/*
+ * s with the last op of each tenant among the first lines journal lines applied, validated as
+ * the file would be; s changes only when commit is set and the result is valid. ops are sorted
+ * by op_cmp, s by id.
+ */
+static int merge(State *s, const Op *ops, size_t n_ops, size_t lines, bool commit, StateError *ret_error) {
         _cleanup_free_ StateTenant *out = NULL;
         size_t i = 0, j = 0, k = 0;
         int r;
 
-        qsort_safe(s->tenants, s->n, sizeof(StateTenant), tenant_cmp);
-        qsort_safe(ops, n_ops, sizeof(Op), op_cmp);
         out = calloc(s->n + n_ops + 1, sizeof(StateTenant));
         if (!out)
                 return -ENOMEM;
         while (i < s->n || j < n_ops) {
                 int c;
 
-                if (j < n_ops && j + 1 < n_ops && streq(ops[j].t.tenant, ops[j + 1].t.tenant)) {
+                if (j < n_ops && ops[j].line >= lines) {
+                        j++;   /* a change past the lines taken */
+                        continue;
+                }
+                /* Lines are in order, so a tenant's taken changes come first in its group. */
+                if (j + 1 < n_ops && ops[j + 1].line < lines && streq(ops[j].t.tenant, ops[j + 1].t.tenant)) {
                         j++;   /* a later change of the same tenant supersedes this one */
                         continue;
                 }
@@ -228,10 +254,42 @@ static int merge(State *s, Op *ops, size_t n_ops, StateError *ret_error) {
         r = state_validate(&next, ret_error);
         if (r < 0)
                 return -EBADMSG;
-        free(s->tenants);
-        s->tenants = TAKE_PTR(out);
-        s->n = k;
+        if (commit) {
+                free(s->tenants);
+                s->tenants = TAKE_PTR(out);
+                s->n = k;
+        }
         return 0;
+}
+
+/* The most lines whose changes together keep the file's rules; all of them when they do. */
+static int merge_longest(State *s, Op *ops, size_t n_ops, size_t lines, size_t *ret_lines, StateError *ret_error) {
+        size_t lo = 0, hi = lines;
+        int r;
+
+        qsort_safe(s->tenants, s->n, sizeof(StateTenant), tenant_cmp);
+        qsort_safe(ops, n_ops, sizeof(Op), op_cmp);
+        r = merge(s, ops, n_ops, lines, true, ret_error);
+        if (r != -EBADMSG) {
+                *ret_lines = lines;
+                return r;
+        }
+        /* lo lines are known to be fine (none are), hi are not. */
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                r = merge(s, ops, n_ops, mid, false, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        r = merge(s, ops, n_ops, lo, true, NULL);
+        if (r < 0)
+                return r;
+        *ret_lines = lo;
+        return -EBADMSG;
 }
 
 int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *ret, StateError *ret_error) {
@@ -252,7 +310,7 @@ int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *re
                 }
                 r = parse_line(&p, pos, (size_t) (nl - buf), &c);
                 if (r >= 0 && c.base > s->generation)
-                        r = parser_error(&p, pos, "a change to generation %" PRIu64 " of the file, which is generation %"
+                        r = state_parser_error(&p, pos, "a change to generation %" PRIu64 " of the file, which is generation %"
                                          PRIu64 " (an older file put back?)", c.base, s->generation);
                 if (r >= 0 && c.base < s->generation)
                         rep.skipped++;
@@ -260,9 +318,9 @@ int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *re
                         if (GREEDY_REALLOC(ops, n_ops_alloc, n_ops + c.set.n + c.n_released) < 0)
                                 r = -ENOMEM;
                         for (size_t i = 0; r >= 0 && i < c.set.n; i++, n_ops++)
-                                ops[n_ops] = (Op) { .t = c.set.tenants[i], .order = n_ops };
+                                ops[n_ops] = (Op) { .t = c.set.tenants[i], .order = n_ops, .line = rep.applied };
                         for (size_t i = 0; r >= 0 && i < c.n_released; i++, n_ops++) {
-                                ops[n_ops] = (Op) { .released = true, .order = n_ops };
+                                ops[n_ops] = (Op) { .released = true, .order = n_ops, .line = rep.applied };
                                 strscpy(ops[n_ops].t.tenant, TENANT_ID_MAX, c.released[i]);
                         }
                         rep.applied++;
@@ -279,15 +337,21 @@ int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *re
 
         if (n_ops > 0) {
                 StateError e = {};
-                r = merge(s, ops, n_ops, &e);
+                size_t kept = 0;
+
+                r = merge_longest(s, ops, n_ops, rep.applied, &kept, &e);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0 && !bad) {
-                        if (ret_error)
+                if (r < 0) {
+                        /* A corrupt line found first is the better story; either way, what is kept is said. */
+                        if (!bad && ret_error) {
+                                *ret_error = (StateError) {};
                                 snprintf(ret_error->message, sizeof(ret_error->message),
-                                         "the changes of the journal break a rule of the file: %.300s", e.message);
+                                         "change %zu of the journal breaks a rule of the file: %.300s", kept + 1,
+                                         e.message);
+                        }
                         bad = r;
-                        rep.applied = 0;
+                        rep.applied = kept;
                 }
         }
         if (ret)
@@ -305,7 +369,7 @@ int state_journal_load(int dir_fd, const char *name, State *s, StateReplay *ret,
 
         if (ret)
                 *ret = (StateReplay) {};
-        if (!name_valid(name))
+        if (!state_name_valid(name))
                 return -EINVAL;
         fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
@@ -335,14 +399,14 @@ int state_journal_set_aside(int dir_fd, const char *name, char **ret_aside) {
         _cleanup_free_ char *aside = NULL;
         int r;
 
-        if (!name_valid(name))
+        if (!state_name_valid(name))
                 return -EINVAL;
         if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : negative_errno();
         aside = malloc(NAME_MAX + 1);
         if (!aside)
                 return -ENOMEM;
-        r = move_aside(dir_fd, name, aside);
+        r = state_move_aside(dir_fd, name, aside);
         if (r < 0)
                 return r;   /* not moved: nothing may be appended after what it holds */
         if (ret_aside)
@@ -353,13 +417,13 @@ int state_journal_set_aside(int dir_fd, const char *name, char **ret_aside) {
 int state_journal_open(int dir_fd, const char *name, int *ret_fd) {
         int fd, r;
 
-        if (!name_valid(name))
+        if (!state_name_valid(name))
                 return -EINVAL;
         fd = openat(dir_fd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)
                 return negative_errno();
         /* The first append's fdatasync() covers the file, not its name: sync the directory once. */
-        r = dir_sync(dir_fd);
+        r = state_dir_sync(dir_fd);
         if (r < 0) {
                 close(fd);
                 return r;
@@ -380,11 +444,12 @@ int state_journal_append(int fd, uint64_t base, const StateChange *c, StateError
         end = lseek(fd, 0, SEEK_END);
         if (end < 0)
                 return negative_errno();
-        r = write_all(fd, line, size);
+        r = state_write_all(fd, line, size);
         if (r >= 0 && fdatasync(fd) < 0)
                 r = negative_errno();
-        if (r < 0 && ftruncate(fd, end) < 0)
-                return -EIO;   /* a torn line would stay in the middle: no append may follow it */
+        /* Cut back durably, or a refused line could come back after a crash. */
+        if (r < 0 && (ftruncate(fd, end) < 0 || fdatasync(fd) < 0))
+                return -EIO;   /* a torn or refused line would stay: no append may follow it */
         return r;
 }
 

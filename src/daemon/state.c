@@ -21,7 +21,7 @@
 #define TEMP_INFIX ".tmp-"
 
 /* CRC32C (Castagnoli, reflected 0x82f63b78), as iSCSI and ext4 use it. */
-uint32_t crc32c(const void *data, size_t size) {
+uint32_t state_crc32c(const void *data, size_t size) {
         const uint8_t *p = data;
         uint32_t table[256], crc = UINT32_MAX;
 
@@ -39,7 +39,7 @@ uint32_t crc32c(const void *data, size_t size) {
 
 /* Field rules, shared by the parser and state_validate(): NULL = valid, else what is expected. */
 
-const char *tenant_id_check(const char *s) {
+const char *state_tenant_id_check(const char *s) {
         size_t n = strlen(s);
 
         if (n == 0 || n >= TENANT_ID_MAX)
@@ -138,7 +138,7 @@ _printf_(4, 5) static void error_set(StateError *e, unsigned line, unsigned colu
 
 
 
-_printf_(3, 4) int parser_error(Parser *p, size_t pos, const char *fmt, ...) {
+_printf_(3, 4) int state_parser_error(Parser *p, size_t pos, const char *fmt, ...) {
         char text[sizeof(p->error->message)];
         unsigned line, column;
         va_list ap;
@@ -165,22 +165,22 @@ static const char *describe_at(const Parser *p, size_t pos, char buf[static 16])
         return buf;
 }
 
-void skip_ws(Parser *p) {
+void state_skip_ws(Parser *p) {
         while (p->pos < p->size && strchr(" \t\r\n", p->buf[p->pos]) && p->buf[p->pos])
                 p->pos++;
 }
 
 /* The next non-blank character, not consumed; -1 at the end. */
-int peek(Parser *p) {
-        skip_ws(p);
+int state_peek(Parser *p) {
+        state_skip_ws(p);
         return p->pos < p->size ? (unsigned char) p->buf[p->pos] : -1;
 }
 
-int expect(Parser *p, char c, const char *what) {
+int state_expect(Parser *p, char c, const char *what) {
         char d[16];
 
-        if (peek(p) != (unsigned char) c)
-                return parser_error(p, p->pos, "expected %s, found %s", what, describe_at(p, p->pos, d));
+        if (state_peek(p) != (unsigned char) c)
+                return state_parser_error(p, p->pos, "expected %s, found %s", what, describe_at(p, p->pos, d));
         p->pos++;
         return 0;
 }
@@ -189,11 +189,11 @@ static int parse_hex4(Parser *p, size_t at, uint32_t *ret) {
         uint32_t v = 0;
 
         if (p->size - at < 4)
-                return parser_error(p, p->size, "unexpected end of file in a \\u escape (truncated?)");
+                return state_parser_error(p, p->size, "unexpected end of file in a \\u escape (truncated?)");
         for (size_t i = 0; i < 4; i++) {
                 int d = hex_digit(p->buf[at + i]);
                 if (d < 0)
-                        return parser_error(p, at + i, "expected 4 hex digits after \\u");
+                        return state_parser_error(p, at + i, "expected 4 hex digits after \\u");
                 v = v << 4 | (uint32_t) d;
         }
         *ret = v;
@@ -204,12 +204,12 @@ static int parse_hex4(Parser *p, size_t at, uint32_t *ret) {
  * A JSON string into dst (cap bytes with the NUL). Escapes decoded; raw bytes must be valid
  * UTF-8; NUL (\u0000) refused, since it would silently cut the value short.
  */
-int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
+int state_parse_string(Parser *p, const char *what, char *dst, size_t cap) {
         size_t start, n = 0;
         char d[16];
 
-        if (peek(p) != '"')
-                return parser_error(p, p->pos, "expected a string for %s, found %s", what, describe_at(p, p->pos, d));
+        if (state_peek(p) != '"')
+                return state_parser_error(p, p->pos, "expected a string for %s, found %s", what, describe_at(p, p->pos, d));
         start = p->pos++;
         for (;;) {
                 unsigned char c;
@@ -217,19 +217,19 @@ int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
                 size_t len;
 
                 if (p->pos >= p->size)
-                        return parser_error(p, p->pos, "unexpected end of file in %s (truncated?)", what);
+                        return state_parser_error(p, p->pos, "unexpected end of file in %s (truncated?)", what);
                 c = (unsigned char) p->buf[p->pos];
                 if (c == '"') {
                         p->pos++;
                         break;
                 }
                 if (c < 0x20)
-                        return parser_error(p, p->pos, "control character 0x%02x in %s; expected it escaped", c, what);
+                        return state_parser_error(p, p->pos, "control character 0x%02x in %s; expected it escaped", c, what);
                 if (c == '\\') {
                         uint32_t cp;
 
                         if (p->pos + 1 >= p->size)
-                                return parser_error(p, p->size, "unexpected end of file in %s (truncated?)", what);
+                                return state_parser_error(p, p->size, "unexpected end of file in %s (truncated?)", what);
                         switch (p->buf[p->pos + 1]) {
                         case '"': case '\\': case '/':
                                 cp = (unsigned char) p->buf[p->pos + 1];
@@ -246,24 +246,24 @@ int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
                                         return -EBADMSG;
                                 p->pos += 6;
                                 if (cp >= 0xdc00 && cp <= 0xdfff)
-                                        return parser_error(p, at, "lone low surrogate \\u%04x in %s", cp, what);
+                                        return state_parser_error(p, at, "lone low surrogate \\u%04x in %s", cp, what);
                                 if (cp >= 0xd800 && cp <= 0xdbff) {
                                         uint32_t lo;
                                         if (p->size - p->pos < 2 || p->buf[p->pos] != '\\' || p->buf[p->pos + 1] != 'u')
-                                                return parser_error(p, at, "high surrogate \\u%04x without its low half in %s", cp, what);
+                                                return state_parser_error(p, at, "high surrogate \\u%04x without its low half in %s", cp, what);
                                         if (parse_hex4(p, p->pos + 2, &lo) < 0)
                                                 return -EBADMSG;
                                         if (lo < 0xdc00 || lo > 0xdfff)
-                                                return parser_error(p, at, "high surrogate \\u%04x without its low half in %s", cp, what);
+                                                return state_parser_error(p, at, "high surrogate \\u%04x without its low half in %s", cp, what);
                                         p->pos += 6;
                                         cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                                 }
                                 if (cp == 0)
-                                        return parser_error(p, at, "\\u0000 in %s; NUL characters are not allowed", what);
+                                        return state_parser_error(p, at, "\\u0000 in %s; NUL characters are not allowed", what);
                                 break;
                         }
                         default:
-                                return parser_error(p, p->pos, "invalid escape in %s; expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", what);
+                                return state_parser_error(p, p->pos, "invalid escape in %s; expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", what);
                         }
                         /* UTF-8 encode cp */
                         if (cp < 0x80) {
@@ -288,12 +288,12 @@ int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
                 } else {
                         len = utf8_sequence_len((const unsigned char *) p->buf + p->pos, p->size - p->pos);
                         if (len == 0)
-                                return parser_error(p, p->pos, "invalid UTF-8 in %s", what);
+                                return state_parser_error(p, p->pos, "invalid UTF-8 in %s", what);
                         memcpy(out, p->buf + p->pos, len);
                         p->pos += len;
                 }
                 if (n + len >= cap)
-                        return parser_error(p, start, "%s is longer than %zu bytes", what, cap - 1);
+                        return state_parser_error(p, start, "%s is longer than %zu bytes", what, cap - 1);
                 memcpy(dst + n, out, len);
                 n += len;
         }
@@ -302,46 +302,46 @@ int parse_string(Parser *p, const char *what, char *dst, size_t cap) {
 }
 
 /* A JSON integer (no fraction, no exponent) in [min, max]. */
-int parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret) {
+int state_parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret) {
         size_t start;
         bool negative = false;
         uint64_t v = 0, limit;
         char d[16];
 
-        skip_ws(p);
+        state_skip_ws(p);
         start = p->pos;
         if (p->pos < p->size && p->buf[p->pos] == '-') {
                 negative = true;
                 p->pos++;
         }
         if (p->pos >= p->size || p->buf[p->pos] < '0' || p->buf[p->pos] > '9')
-                return parser_error(p, start, "expected an integer for %s, found %s", what, describe_at(p, start, d));
+                return state_parser_error(p, start, "expected an integer for %s, found %s", what, describe_at(p, start, d));
         if (p->buf[p->pos] == '0' && p->pos + 1 < p->size && p->buf[p->pos + 1] >= '0' && p->buf[p->pos + 1] <= '9')
-                return parser_error(p, start, "%s has a leading zero, which JSON does not allow", what);
+                return state_parser_error(p, start, "%s has a leading zero, which JSON does not allow", what);
         limit = negative ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX;
         while (p->pos < p->size && p->buf[p->pos] >= '0' && p->buf[p->pos] <= '9') {
                 unsigned digit = (unsigned) (p->buf[p->pos] - '0');
                 if (v > (limit - digit) / 10)
-                        return parser_error(p, start, "%s is out of range; expected %" PRId64 "..%" PRId64, what, min, max);
+                        return state_parser_error(p, start, "%s is out of range; expected %" PRId64 "..%" PRId64, what, min, max);
                 v = v * 10 + digit;
                 p->pos++;
         }
         if (p->pos < p->size && strchr(".eE", p->buf[p->pos]) && p->buf[p->pos])
-                return parser_error(p, start, "%s must be a whole number", what);
+                return state_parser_error(p, start, "%s must be a whole number", what);
 
         int64_t r = negative ? (v == (uint64_t) INT64_MAX + 1 ? INT64_MIN : -(int64_t) v) : (int64_t) v;
         if (r < min || r > max)
-                return parser_error(p, start, "%s = %" PRId64 " is out of range; expected %" PRId64 "..%" PRId64, what, r, min, max);
+                return state_parser_error(p, start, "%s = %" PRId64 " is out of range; expected %" PRId64 "..%" PRId64, what, r, min, max);
         *ret = r;
         return 0;
 }
 
 /* 1 and consumed if the next value is null, 0 if it is something else. */
 static int parse_null(Parser *p) {
-        if (peek(p) != 'n')
+        if (state_peek(p) != 'n')
                 return 0;
         if (p->size - p->pos < 4 || memcmp(p->buf + p->pos, "null", 4) != 0)
-                return parser_error(p, p->pos, "expected null");
+                return state_parser_error(p, p->pos, "expected null");
         p->pos += 4;
         return 1;
 }
@@ -354,7 +354,7 @@ static int parse_integer_or_null(Parser *p, const char *what, int64_t min, int64
                 *ret = -1;
                 return 0;
         }
-        return parse_integer(p, what, min, max, ret);
+        return state_parse_integer(p, what, min, max, ret);
 }
 
 
@@ -362,26 +362,26 @@ static int parse_integer_or_null(Parser *p, const char *what, int64_t min, int64
  * An object whose keys are all of keys[] (at most 32), each once, in any order; fn parses
  * each value. what names the object in messages ("tenants[3]").
  */
-int parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys,
+int state_parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys,
                         MemberFn fn, void *userdata) {
         uint32_t seen = 0;
         size_t start;
         int r;
 
-        skip_ws(p);
+        state_skip_ws(p);
         start = p->pos;
-        r = expect(p, '{', "'{'");
+        r = state_expect(p, '{', "'{'");
         if (r < 0)
                 return r;
-        if (peek(p) != '}')
+        if (state_peek(p) != '}')
                 for (;;) {
                         char key[40];
                         size_t key_pos;
                         unsigned k;
 
-                        skip_ws(p);
+                        state_skip_ws(p);
                         key_pos = p->pos;
-                        r = parse_string(p, "a key", key, sizeof(key));
+                        r = state_parse_string(p, "a key", key, sizeof(key));
                         if (r < 0)
                                 return r;
                         for (k = 0; k < n_keys; k++)
@@ -392,32 +392,32 @@ int parse_object(Parser *p, const char *what, const char *const *keys, unsigned 
                                 size_t len = 0;
                                 for (unsigned i = 0; i < n_keys; i++)
                                         strjoin_appendf(list, sizeof(list), &len, "%s", keys[i]);
-                                return parser_error(p, key_pos, "unknown key \"%s\" in %s; expected one of: %s", key, what, list);
+                                return state_parser_error(p, key_pos, "unknown key \"%s\" in %s; expected one of: %s", key, what, list);
                         }
                         if (seen & (1u << k))
-                                return parser_error(p, key_pos, "key \"%s\" appears twice in %s", key, what);
+                                return state_parser_error(p, key_pos, "key \"%s\" appears twice in %s", key, what);
                         seen |= 1u << k;
-                        r = expect(p, ':', "':' after the key");
+                        r = state_expect(p, ':', "':' after the key");
                         if (r < 0)
                                 return r;
-                        skip_ws(p);
+                        state_skip_ws(p);
                         r = fn(p, k, key_pos, userdata);
                         if (r < 0)
                                 return r;
-                        if (peek(p) == ',') {
+                        if (state_peek(p) == ',') {
                                 p->pos++;
-                                if (peek(p) == '}')
-                                        return parser_error(p, p->pos, "trailing comma in %s", what);
+                                if (state_peek(p) == '}')
+                                        return state_parser_error(p, p->pos, "trailing comma in %s", what);
                                 continue;
                         }
                         break;
                 }
-        r = expect(p, '}', "',' or '}'");
+        r = state_expect(p, '}', "',' or '}'");
         if (r < 0)
                 return r;
         for (unsigned k = 0; k < n_keys; k++)
                 if (!(seen & (1u << k)))
-                        return parser_error(p, start, "%s has no \"%s\" key", what, keys[k]);
+                        return state_parser_error(p, start, "%s has no \"%s\" key", what, keys[k]);
         return 0;
 }
 
@@ -437,7 +437,7 @@ static int coalesce_member(Parser *p, unsigned key, size_t key_pos, void *userda
         int r;
 
         snprintf(what, sizeof(what), "%s.coalesce.%s", c->what, coalesce_keys[key]);
-        r = parse_integer(p, what, 0, STATE_COALESCE_USECS_MAX, &v);
+        r = state_parse_integer(p, what, 0, STATE_COALESCE_USECS_MAX, &v);
         if (r < 0)
                 return r;
         if (key == COALESCE_RX)
@@ -489,23 +489,23 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
         switch (key) {
         case TENANT_ID:
                 c->place->tenant = at;
-                r = parse_string(p, what, t->tenant, sizeof(t->tenant));
+                r = state_parse_string(p, what, t->tenant, sizeof(t->tenant));
                 if (r < 0)
                         return r;
-                why = tenant_id_check(t->tenant);
+                why = state_tenant_id_check(t->tenant);
                 if (why)
-                        return parser_error(p, at, "%s \"%s\" is not a valid tenant id; %s", what, t->tenant, why);
+                        return state_parser_error(p, at, "%s \"%s\" is not a valid tenant id; %s", what, t->tenant, why);
                 return 0;
         case TENANT_CLASS:
-                r = parse_string(p, what, t->class_name, sizeof(t->class_name));
+                r = state_parse_string(p, what, t->class_name, sizeof(t->class_name));
                 if (r < 0)
                         return r;
                 why = class_name_check(t->class_name);
                 if (why)
-                        return parser_error(p, at, "%s \"%s\" is not a valid class name; %s", what, t->class_name, why);
+                        return state_parser_error(p, at, "%s \"%s\" is not a valid class name; %s", what, t->class_name, why);
                 return 0;
         case TENANT_KIND:
-                r = parse_string(p, what, buf, 16);
+                r = state_parse_string(p, what, buf, 16);
                 if (r < 0)
                         return r;
                 if (streq(buf, "vf"))
@@ -515,7 +515,7 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
                 else if (streq(buf, "waiting"))
                         t->kind = STATE_KIND_WAITING;
                 else
-                        return parser_error(p, at, "%s \"%s\" is not valid; expected \"vf\", \"virtio\" or \"waiting\"",
+                        return state_parser_error(p, at, "%s \"%s\" is not valid; expected \"vf\", \"virtio\" or \"waiting\"",
                                             what, buf);
                 return 0;
         case TENANT_VF:
@@ -523,22 +523,22 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
                 r = parse_null(p);
                 if (r != 0)
                         return r < 0 ? r : 0;
-                r = parse_string(p, what, t->vf, sizeof(t->vf));
+                r = state_parse_string(p, what, t->vf, sizeof(t->vf));
                 if (r < 0)
                         return r;
                 why = pci_addr_check(t->vf);
                 if (why)
-                        return parser_error(p, at, "%s \"%s\" is not valid; %s", what, t->vf, why);
+                        return state_parser_error(p, at, "%s \"%s\" is not valid; %s", what, t->vf, why);
                 return 0;
         case TENANT_MAC:
-                r = parse_string(p, what, buf, 20);
+                r = state_parse_string(p, what, buf, 20);
                 if (r < 0)
                         return r;
                 if (parse_mac(buf, t->mac) < 0)
-                        return parser_error(p, at, "%s \"%s\" is not valid; expected a MAC address such as 52:54:00:12:34:56", what, buf);
+                        return state_parser_error(p, at, "%s \"%s\" is not valid; expected a MAC address such as 52:54:00:12:34:56", what, buf);
                 why = mac_check(t->mac);
                 if (why)
-                        return parser_error(p, at, "%s \"%s\" is not valid; %s", what, buf, why);
+                        return state_parser_error(p, at, "%s \"%s\" is not valid; %s", what, buf, why);
                 return 0;
         case TENANT_VLAN:
                 r = parse_integer_or_null(p, what, 0, STATE_VLAN_MAX, &v);
@@ -548,14 +548,14 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
                 r = parse_null(p);
                 if (r != 0)
                         return r < 0 ? r : 0;
-                r = parse_string(p, what, t->domain, sizeof(t->domain));
+                r = state_parse_string(p, what, t->domain, sizeof(t->domain));
                 if (r < 0)
                         return r;
                 if (!t->domain[0])
-                        return parser_error(p, at, "%s is empty; expected a libvirt domain name, or null for none", what);
+                        return state_parser_error(p, at, "%s is empty; expected a libvirt domain name, or null for none", what);
                 why = domain_check(t->domain);
                 if (why)
-                        return parser_error(p, at, "%s is not a valid domain name; %s", what, why);
+                        return state_parser_error(p, at, "%s is not a valid domain name; %s", what, why);
                 return 0;
         case TENANT_NUMA:
                 r = parse_integer_or_null(p, what, 0, STATE_NUMA_NODE_MAX, &v);
@@ -567,10 +567,10 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
                         return r < 0 ? r : 0;
                 snprintf(what, sizeof(what), "%s.coalesce", c->what);
                 t->have_coalesce = true;
-                return parse_object(p, what, coalesce_keys, ELEMENTSOF(coalesce_keys), coalesce_member, c);
+                return state_parse_object(p, what, coalesce_keys, ELEMENTSOF(coalesce_keys), coalesce_member, c);
         case TENANT_SEQ:
                 c->place->seq = at;
-                r = parse_integer(p, what, 0, INT64_MAX, &v);
+                r = state_parse_integer(p, what, 0, INT64_MAX, &v);
                 t->seq = (uint64_t) v;
                 return r;
         }
@@ -578,22 +578,22 @@ static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata
 }
 
 
-int parse_tenants(Parser *p, DocCtx *d) {
+int state_parse_tenants(Parser *p, DocCtx *d) {
         int r;
 
-        r = expect(p, '[', "'[' (the list of tenants)");
+        r = state_expect(p, '[', "'[' (the list of tenants)");
         if (r < 0)
                 return r;
-        if (peek(p) == ']') {
+        if (state_peek(p) == ']') {
                 p->pos++;
                 return 0;
         }
         for (;;) {
                 TenantCtx c;
 
-                skip_ws(p);
+                state_skip_ws(p);
                 if (d->n >= STATE_TENANTS_MAX)
-                        return parser_error(p, p->pos, "more than %d tenants; expected at most that many", STATE_TENANTS_MAX);
+                        return state_parser_error(p, p->pos, "more than %d tenants; expected at most that many", STATE_TENANTS_MAX);
                 if (GREEDY_REALLOC(d->tenants, d->n_alloc, d->n + 1) < 0 ||
                     GREEDY_REALLOC(d->places, d->n_places_alloc, d->n + 1) < 0)
                         return -ENOMEM;
@@ -601,32 +601,32 @@ int parse_tenants(Parser *p, DocCtx *d) {
                 d->places[d->n] = (TenantPlace) { .start = p->pos };
                 c = (TenantCtx) { .t = &d->tenants[d->n], .place = &d->places[d->n] };
                 snprintf(c.what, sizeof(c.what), "tenants[%zu]", d->n);
-                r = parse_object(p, c.what, tenant_keys, ELEMENTSOF(tenant_keys), tenant_member, &c);
+                r = state_parse_object(p, c.what, tenant_keys, ELEMENTSOF(tenant_keys), tenant_member, &c);
                 if (r < 0)
                         return r;
                 if (c.t->kind == STATE_KIND_VF && !c.t->vf[0])
-                        return parser_error(p, c.place->vf, "%s is of kind \"vf\" but its vf is null; expected its PCI address", c.what);
+                        return state_parser_error(p, c.place->vf, "%s is of kind \"vf\" but its vf is null; expected its PCI address", c.what);
                 if (c.t->kind != STATE_KIND_VF && c.t->vf[0])
-                        return parser_error(p, c.place->vf, "%s is of kind \"%s\" but has vf \"%s\"; expected null", c.what,
+                        return state_parser_error(p, c.place->vf, "%s is of kind \"%s\" but has vf \"%s\"; expected null", c.what,
                                             state_kind_to_string(c.t->kind), c.t->vf);
                 d->n++;
 
-                if (peek(p) == ',') {
+                if (state_peek(p) == ',') {
                         p->pos++;
                         continue;
                 }
-                return expect(p, ']', "',' or ']'");
+                return state_expect(p, ']', "',' or ']'");
         }
 }
 
-int parse_checksum(Parser *p, uint32_t *ret) {
+int state_parse_checksum(Parser *p, uint32_t *ret) {
         size_t at = p->pos, lp = strlen(CHECKSUM_PREFIX);
         char buf[64];
         uint32_t c = 0;
         bool ok;
         int r;
 
-        r = parse_string(p, "checksum", buf, sizeof(buf));
+        r = state_parse_string(p, "checksum", buf, sizeof(buf));
         if (r < 0)
                 return r;
         ok = strlen(buf) == lp + 8 && strncmp(buf, CHECKSUM_PREFIX, lp) == 0;
@@ -636,7 +636,7 @@ int parse_checksum(Parser *p, uint32_t *ret) {
                 c = c << 4 | (uint32_t) (hex_digit(buf[i]) & 0xf);
         }
         if (!ok)
-                return parser_error(p, at, "checksum \"%s\" is not valid; expected \"" CHECKSUM_PREFIX "\" and 8 lowercase hex digits", buf);
+                return state_parser_error(p, at, "checksum \"%s\" is not valid; expected \"" CHECKSUM_PREFIX "\" and 8 lowercase hex digits", buf);
         *ret = c;
         return 0;
 }
@@ -659,32 +659,32 @@ static int doc_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
 
         /* Anything after the checksum would not be covered by it. */
         if (d->have_checksum)
-                return parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", doc_keys[key]);
+                return state_parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", doc_keys[key]);
 
         switch (key) {
         case DOC_FORMAT:
-                r = parse_string(p, "format", buf, sizeof(buf));
+                r = state_parse_string(p, "format", buf, sizeof(buf));
                 if (r < 0)
                         return r;
                 if (!streq(buf, STATE_FORMAT))
-                        return parser_error(p, at, "format \"%s\" is not \"" STATE_FORMAT "\"; not a sriovd state file?", buf);
+                        return state_parser_error(p, at, "format \"%s\" is not \"" STATE_FORMAT "\"; not a sriovd state file?", buf);
                 return 0;
         case DOC_VERSION:
-                r = parse_integer(p, "version", INT64_MIN, INT64_MAX, &v);
+                r = state_parse_integer(p, "version", INT64_MIN, INT64_MAX, &v);
                 if (r < 0)
                         return r;
                 if (v != STATE_FORMAT_VERSION)
-                        return parser_error(p, at, "version %" PRId64 " is not supported; this sriovd reads version %d%s",
+                        return state_parser_error(p, at, "version %" PRId64 " is not supported; this sriovd reads version %d%s",
                                             v, STATE_FORMAT_VERSION, v > STATE_FORMAT_VERSION ? " (written by a newer sriovd?)" : "");
                 return 0;
         case DOC_GENERATION:
-                r = parse_integer(p, "generation", 0, INT64_MAX, &v);
+                r = state_parse_integer(p, "generation", 0, INT64_MAX, &v);
                 d->generation = (uint64_t) v;
                 return r;
         case DOC_TENANTS:
-                return parse_tenants(p, d);
+                return state_parse_tenants(p, d);
         case DOC_CHECKSUM:
-                r = parse_checksum(p, &d->checksum);
+                r = state_parse_checksum(p, &d->checksum);
                 if (r < 0)
                         return r;
                 d->have_checksum = true;
@@ -788,17 +788,17 @@ int state_parse(const char *buf, size_t size, State *ret, StateError *ret_error)
                 return -EBADMSG;
         }
 
-        r = parse_object(&p, "the file", doc_keys, ELEMENTSOF(doc_keys), doc_member, &d);
+        r = state_parse_object(&p, "the file", doc_keys, ELEMENTSOF(doc_keys), doc_member, &d);
         if (r < 0)
                 goto fail;
 
         /* The writer ends the file with "}\n"; anything else is a torn write or an edit. */
         if (p.pos == size) {
-                r = parser_error(&p, p.pos, "the file ends without a newline after the final '}' (truncated?)");
+                r = state_parser_error(&p, p.pos, "the file ends without a newline after the final '}' (truncated?)");
                 goto fail;
         }
         if (p.buf[p.pos] != '\n' || p.pos + 1 != size) {
-                r = parser_error(&p, p.pos + (p.buf[p.pos] == '\n'), "unexpected content after the final '}'; expected the file to end with \"}\\n\"");
+                r = state_parser_error(&p, p.pos + (p.buf[p.pos] == '\n'), "unexpected content after the final '}'; expected the file to end with \"}\\n\"");
                 goto fail;
         }
 
@@ -807,9 +807,9 @@ int state_parse(const char *buf, size_t size, State *ret, StateError *ret_error)
         if (r < 0)
                 goto fail;
 
-        actual = crc32c(buf, d.checksum_key);
+        actual = state_crc32c(buf, d.checksum_key);
         if (actual != d.checksum) {
-                r = parser_error(&p, d.checksum_value,
+                r = state_parser_error(&p, d.checksum_value,
                                  "checksum mismatch: the file says " CHECKSUM_PREFIX "%08x, its content has " CHECKSUM_PREFIX "%08x "
                                  "(torn write, disk corruption, or edited by hand)", d.checksum, actual);
                 goto fail;
@@ -852,7 +852,7 @@ int state_validate(const State *s, StateError *ret_error) {
                         return -EINVAL;
                 }
 
-                if ((why = tenant_id_check(t->tenant)))
+                if ((why = state_tenant_id_check(t->tenant)))
                         field = "tenant id";
                 else if ((why = class_name_check(t->class_name)))
                         field = "class";
@@ -914,14 +914,14 @@ void state_write_tenant(JsonWriter *w, const StateTenant *t) {
 }
 
 /* buf ends with tail, whose "crc32c:00000000" placeholder gets the CRC of everything before tail. */
-int checksum_patch(char *buf, size_t size, const char *tail) {
+int state_checksum_patch(char *buf, size_t size, const char *tail) {
         size_t tail_len = strlen(tail);
         char hex[16];
 
         /* The writer's layout is fixed: the document ends with the placeholder member. */
         if (size < tail_len || memcmp(buf + size - tail_len, tail, tail_len) != 0)
                 return -EIO;
-        snprintf(hex, sizeof(hex), "%08x", crc32c(buf, size - tail_len));
+        snprintf(hex, sizeof(hex), "%08x", state_crc32c(buf, size - tail_len));
         memcpy(buf + size - tail_len + strlen("\"checksum\": \"" CHECKSUM_PREFIX), hex, 8);
         return 0;
 }
@@ -960,7 +960,7 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
         if (fclose(f) != 0)
                 return -ENOMEM;
 
-        r = checksum_patch(buf, size, tail);
+        r = state_checksum_patch(buf, size, tail);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(buf);
@@ -974,7 +974,7 @@ void state_done(State *s) {
 }
 
 /* A plain file name of ours: not empty, no '/', not hidden (temporary files are), room for suffixes. */
-bool name_valid(const char *name) {
+bool state_name_valid(const char *name) {
         size_t n = name ? strlen(name) : 0;
         return n > 0 && n <= NAME_MAX - 40 && name[0] != '.' && !strchr(name, '/');
 }
@@ -986,7 +986,7 @@ static bool is_temp_name(const char *name, const char *entry) {
 }
 
 /* fsync() the directory itself, whatever kind of fd (O_PATH too) names it. */
-int dir_sync(int dir_fd) {
+int state_dir_sync(int dir_fd) {
         _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
@@ -1019,7 +1019,7 @@ static void temp_files_remove(int dir_fd, const char *name) {
  * aside receives the new name as soon as the rename is done, so a failure to sync the
  * directory afterwards can still say where the file went.
  */
-int move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]) {
+int state_move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]) {
         char stamp[32];
         struct timespec ts;
         struct tm tm;
@@ -1056,7 +1056,7 @@ int move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 1]) {
                 strcpy(aside, try);
                 break;
         }
-        return dir_sync(dir_fd);
+        return state_dir_sync(dir_fd);
 }
 
 int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, StateError *ret_error) {
@@ -1068,7 +1068,7 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
         State s;
         int r;
 
-        if (!name_valid(name))
+        if (!state_name_valid(name))
                 return -EINVAL;
 
         temp_files_remove(dir_fd, name);
@@ -1097,7 +1097,7 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
                 aside = malloc(NAME_MAX + 1);
                 if (!aside)
                         return -ENOMEM;
-                int k = move_aside(dir_fd, name, aside);
+                int k = state_move_aside(dir_fd, name, aside);
                 if (k < 0) {
                         /* Keep the corruption's description, cut if need be, and say what happened to the file. */
                         size_t n = strnlen(e.message, sizeof(e.message) - 200);
@@ -1122,7 +1122,7 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
         return 0;
 }
 
-int write_all(int fd, const char *buf, size_t size) {
+int state_write_all(int fd, const char *buf, size_t size) {
         while (size > 0) {
                 ssize_t k = write(fd, buf, size);
                 if (k < 0) {
@@ -1162,7 +1162,7 @@ int state_save(int dir_fd, const char *name, State *s, StateError *ret_error) {
         size_t size;
         int r;
 
-        if (!name_valid(name))
+        if (!state_name_valid(name))
                 return -EINVAL;
         if (s->generation >= INT64_MAX)
                 return -EOVERFLOW;
@@ -1182,7 +1182,7 @@ int state_save(int dir_fd, const char *name, State *s, StateError *ret_error) {
         if (fd < 0)
                 return fd;
 
-        r = write_all(fd, buf, size);
+        r = state_write_all(fd, buf, size);
         if (r >= 0 && fsync(fd) < 0)
                 r = negative_errno();
         if (r >= 0) {

@@ -35,6 +35,7 @@ struct Tenants {
         int dir_fd;                 /* -1: memory only */
         int journal_fd;             /* appending changes since the file was written whole; -1: not open */
         size_t journal_lines;       /* in the journal: when it outgrows the file, the file is rewritten */
+        uint64_t journal_bytes;
         bool must_rewrite;          /* an append failed: the next save writes everything whole */
         State loaded;               /* from disk, until the first tenants_configure() places it */
         bool placed;
@@ -210,6 +211,13 @@ void tenants_vfs_recreated(Tenants *t, const char *pf) {
         strscpy(t->gens[t->n_gens++].pf, PCI_ADDR_MAX, pf);
 }
 
+static bool orphan_holds(const StateTenant *orphans, size_t n, const char *vf) {
+        for (size_t i = 0; i < n; i++)
+                if (orphans[i].kind == STATE_KIND_VF && streq(orphans[i].vf, vf))
+                        return true;
+        return false;
+}
+
 /* By address, then PF: of a VF claimed twice, the one under the lower PF is kept. */
 static int alloc_vf_cmp(const void *a, const void *b) {
         const AllocVf *x = a, *y = b;
@@ -218,10 +226,12 @@ static int alloc_vf_cmp(const void *a, const void *b) {
 
 /*
  * The VF pool, less what the allocator cannot hold: a VF claimed by two PFs, or on a NUMA
- * node past ALLOC_NODES_MAX. One such function is reported (when the set of them changes)
- * and left out; the rest of the host is still served.
+ * node past ALLOC_NODES_MAX. Such functions are left out and reported when their number
+ * changes; the rest of the host is still served. The VF
+ * an orphan was saved on is held back: it is that tenant's until it is released.
  */
-static int pool_from_inventory(Tenants *t, const Inventory *inv, AllocVf **ret, size_t *ret_n) {
+static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_orphans, const Inventory *inv,
+                               AllocVf **ret, size_t *ret_n) {
         char first[256] = "";
         size_t n = 0, k = 0, out = 0;
         AllocVf *vfs;
@@ -239,6 +249,7 @@ static int pool_from_inventory(Tenants *t, const Inventory *inv, AllocVf **ret, 
                                 .numa_node = pf->numa_node,
                                 /* A VF a driver holds is a working function; an unbound one is not yet. */
                                 .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0,
+                                .reserved = orphan_holds(orphans, n_orphans, pf->vfs[j].addr),
                                 .generation = pf_generation(t, pf->addr),
                         };
                         strscpy(v->addr, sizeof(v->addr), pf->vfs[j].addr);
@@ -313,11 +324,20 @@ static StateTenant *orphan_find(const Tenants *t, const char *tenant) {
         return NULL;
 }
 
-static void orphan_remove(Tenants *t, const char *tenant) {
-        StateTenant *o = orphan_find(t, tenant);
+/* Out of the list, kept just past its end: orphan_unremove() puts it back without allocating. */
+static bool orphan_remove(Tenants *t, const char *tenant) {
+        StateTenant *o = orphan_find(t, tenant), tmp;
 
-        if (o)
-                *o = t->orphans[--t->n_orphans];
+        if (!o)
+                return false;
+        tmp = *o;
+        *o = t->orphans[t->n_orphans - 1];
+        t->orphans[--t->n_orphans] = tmp;
+        return true;
+}
+
+static void orphan_unremove(Tenants *t) {
+        t->n_orphans++;
 }
 
 /* Everything sriovd knows, as the state file holds it. */
@@ -361,12 +381,16 @@ static int tenants_save(Tenants *t) {
                 t->generation = s.generation;
         state_done(&s);
         if (r < 0) {
+                /* The file may hold the new generation already (its directory fsync failed): until a
+                 * rewrite succeeds, no line may be appended against either. */
+                t->must_rewrite = true;
                 problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
                 return r;
         }
         /* The journal's lines are of the old generation now: skipped at load, emptied before the
          * next append (reopened and emptied then, if emptying fails now). */
         t->journal_lines = 0;
+        t->journal_bytes = 0;
         t->must_rewrite = false;
         if (t->journal_fd >= 0 && state_journal_reset(t->journal_fd) < 0) {
                 close(t->journal_fd);
@@ -375,18 +399,26 @@ static int tenants_save(Tenants *t) {
         return 0;
 }
 
-static bool id_seen(char (*ids)[TENANT_ID_MAX], size_t n, const char *id) {
-        for (size_t i = 0; i < n; i++)
-                if (streq(ids[i], id))
-                        return true;
-        return false;
+/* Rewrite the file once the journal holds a quarter of the tenants' worth of lines, or 4 MiB:
+ * a change then costs four tenants' worth of writing, amortized, and a start replays little. */
+bool tenants_want_rewrite(const Tenants *t) {
+        return t->dir_fd >= 0 && (t->must_rewrite || t->journal_lines >= MAX(256u, allocator_n_tenants(t->alloc) / 4) ||
+                                  t->journal_bytes >= 4u << 20);
+}
+
+int tenants_rewrite(Tenants *t) {
+        return tenants_want_rewrite(t) ? tenants_save(t) : 0;
+}
+
+static int id_cmp(const void *a, const void *b) {
+        return strcmp(a, b);
 }
 
 /*
  * Save a change to tenant (may be NULL) and to every tenant d decided on, before it is
- * acknowledged: one line appended to the journal, fdatasync()ed, in O(changed tenants). The
- * file is rewritten whole when the journal grows past a quarter of it (so a change costs
- * four tenants' worth of writing, amortized), or after an append failed.
+ * acknowledged: one line appended to the journal, fdatasync()ed, in O(k log k) for k changed
+ * tenants. The rewrite that keeps the journal short is the caller's to run after the reply
+ * (tenants_rewrite()); here only when an append failed, or the change is most of the file.
  */
 static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
         _cleanup_free_ char (*ids)[TENANT_ID_MAX] = NULL;
@@ -394,11 +426,14 @@ static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *
         _cleanup_free_ char (*released)[TENANT_ID_MAX] = NULL;
         size_t n_ids = 0, n_set = 0, n_released = 0, n = (d ? d->n_decisions : 0) + 1;
         StateError err = {};
+        struct stat st;
         int r;
 
         if (t->dir_fd < 0)
                 return 0;
-        if (t->must_rewrite || t->journal_lines >= MAX(256u, allocator_n_tenants(t->alloc) / 4))
+        /* Lines are read back whole at start: one past 8 MiB, or past an eighth of the tenants, is
+         * cheaper written whole (a pool change that re-places thousands). */
+        if (t->must_rewrite || t->journal_bytes >= 8u << 20 || (n > 64 && n > allocator_n_tenants(t->alloc) / 8))
                 return tenants_save(t);
         if (t->journal_fd < 0) {
                 /* Opened only after the file was written whole, so whatever it holds is in the
@@ -420,18 +455,22 @@ static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 const char *id = i + 1 < n ? d->decisions[i].tenant : tenant;
+                if (id)
+                        strscpy(ids[n_ids++], TENANT_ID_MAX, id);
+        }
+        qsort_safe(ids, n_ids, TENANT_ID_MAX, id_cmp);
+        for (size_t i = 0; i < n_ids; i++) {
                 const StateTenant *o;
                 AllocTenant a;
 
-                if (!id || id_seen(ids, n_ids, id))
+                if (i > 0 && streq(ids[i - 1], ids[i]))
                         continue;
-                strscpy(ids[n_ids++], TENANT_ID_MAX, id);
-                if (allocator_find_tenant(t->alloc, id, &a) >= 0)
+                if (allocator_find_tenant(t->alloc, ids[i], &a) >= 0)
                         tenant_state(t, &a, &set[n_set++]);
-                else if ((o = orphan_find(t, id)))
+                else if ((o = orphan_find(t, ids[i])))
                         set[n_set++] = *o;
                 else
-                        strscpy(released[n_released++], TENANT_ID_MAX, id);
+                        strscpy(released[n_released++], TENANT_ID_MAX, ids[i]);
         }
         r = state_journal_append(t->journal_fd, t->generation,
                                  &(StateChange) { set, n_set, (const char (*)[TENANT_ID_MAX]) released, n_released },
@@ -442,6 +481,8 @@ static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *
                 return r;
         }
         t->journal_lines++;
+        if (fstat(t->journal_fd, &st) >= 0)
+                t->journal_bytes = (uint64_t) st.st_size;
         return 0;
 }
 
@@ -474,6 +515,22 @@ static int orphan_add(StateTenant **orphans, size_t *n_orphans, const StateTenan
         return 0;
 }
 
+/* A tenant the allocator cannot hold (error: why) is kept as saved, written back, never dropped. */
+static int place_orphan(Tenants *t, Allocator *a, const StateTenant *st, int error, StateTenant **orphans,
+                        size_t *n_orphans) {
+        if (orphan_add(orphans, n_orphans, st) < 0)
+                return -ENOMEM;
+        allocator_reserve_seq(a, st->seq);
+        if (error == -ENOENT)
+                problem(t, error, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
+                        "(%s %s), not managed until the class is back", st->tenant, st->class_name,
+                        state_kind_to_string(st->kind), st->vf);
+        else
+                problem(t, error, st->tenant, "tenant %s cannot be placed as saved (%s); kept as it was saved (%s %s), "
+                        "not managed", st->tenant, strerror(-error), state_kind_to_string(st->kind), st->vf);
+        return 0;
+}
+
 /*
  * Restore one known tenant in the new allocator, as it was. Whatever no longer holds (its VF
  * gone, its class another kind) is re-placed by the reconcile after the last one, so no
@@ -503,17 +560,7 @@ static int place(Tenants *t, Allocator *a, const StateTenant *st, StateTenant **
         }
         if (r == -ENOMEM)
                 return r;
-        if (orphan_add(orphans, n_orphans, st) < 0)
-                return -ENOMEM;
-        allocator_reserve_seq(a, st->seq);
-        if (r == -ENOENT)
-                problem(t, r, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
-                        "(%s %s), not managed until the class is back", st->tenant, st->class_name,
-                        state_kind_to_string(st->kind), st->vf);
-        else
-                problem(t, r, st->tenant, "tenant %s cannot be placed as saved (%s); kept as it was saved (%s %s), "
-                        "not managed", st->tenant, strerror(-r), state_kind_to_string(st->kind), st->vf);
-        return 0;
+        return place_orphan(t, a, st, r, orphans, n_orphans);
 }
 
 int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
@@ -522,8 +569,9 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         _cleanup_free_ AllocVf *vfs = NULL;
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         _cleanup_free_ StateTenant *orphans = NULL;
-        State known = {};
-        size_t n_vfs, n_orphans = 0;
+        _cleanup_(state_done) State snapshot = {};
+        const State *known;
+        size_t n_vfs, n_orphans = 0, n_placed_orphans;
         AllocPolicy pol;
         int r;
 
@@ -536,20 +584,13 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         r = allocator_new(&pol, &a);
         if (r < 0)
                 return r;
-        r = pool_from_inventory(t, inv, &vfs, &n_vfs);
-        if (r < 0)
-                return r;
-        r = allocator_set_pool(a, vfs, n_vfs, &d);
-        if (r < 0)
-                return r;
 
-        /* Who to place: the saved file at start, what the old allocator held on reload. */
+        /* Who to place: the saved file at start (kept until placed, so a failure can retry), what
+         * the old allocator held on reload. */
         if (!t->placed) {
-                known = t->loaded;
-                t->loaded = (State) {};
-                qsort_safe(known.tenants, known.n, sizeof(StateTenant), state_tenant_cmp);
-                for (size_t i = 0; i < known.n; i++) {
-                        const StateTenant *st = &known.tenants[i];
+                qsort_safe(t->loaded.tenants, t->loaded.n, sizeof(StateTenant), state_tenant_cmp);
+                for (size_t i = 0; i < t->loaded.n; i++) {
+                        const StateTenant *st = &t->loaded.tenants[i];
                         Extra e = { .vlan = st->vlan, .have_coalesce = st->have_coalesce, .rx_usecs = st->rx_usecs,
                                     .tx_usecs = st->tx_usecs };
                         strscpy(e.tenant, sizeof(e.tenant), st->tenant);
@@ -557,22 +598,49 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
                         memcpy(e.mac, st->mac, sizeof(e.mac));
                         r = extra_add(t, &e);
                         if (r < 0)
-                                goto finish;
+                                return r;
                 }
+                known = &t->loaded;
         } else {
-                r = tenants_snapshot(t, &known);
+                r = tenants_snapshot(t, &snapshot);
+                if (r < 0)
+                        return r;
+                known = &snapshot;
+        }
+
+        /* Tenants whose class is gone first: the VFs they were saved on are not anyone else's. */
+        for (size_t i = 0; i < known->n; i++)
+                if (!config_find_class(cfg, known->tenants[i].class_name)) {
+                        r = place_orphan(t, a, &known->tenants[i], -ENOENT, &orphans, &n_orphans);
+                        if (r < 0)
+                                return r;
+                }
+        n_placed_orphans = n_orphans;
+        r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
+        if (r < 0)
+                return r;
+        r = allocator_set_pool(a, vfs, n_vfs, &d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < known->n; i++) {
+                if (!config_find_class(cfg, known->tenants[i].class_name))
+                        continue;
+                r = place(t, a, &known->tenants[i], &orphans, &n_orphans);
                 if (r < 0)
                         return r;
         }
-
-        for (size_t i = 0; i < known.n; i++) {
-                r = place(t, a, &known.tenants[i], &orphans, &n_orphans);
+        if (n_orphans > n_placed_orphans) {
+                /* Some could not be restored after all: their VFs are held back too. */
+                vfs = mfree(vfs);
+                r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
+                if (r >= 0)
+                        r = allocator_set_pool(a, vfs, n_vfs, &d);
                 if (r < 0)
-                        goto finish;
+                        return r;
         }
         r = allocator_reconcile(a, &d);
         if (r < 0)
-                goto finish;
+                return r;
 
         allocator_free(t->alloc);
         t->alloc = TAKE_PTR(a);
@@ -580,14 +648,13 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         t->orphans = TAKE_PTR(orphans);
         t->n_orphans = n_orphans;
         t->target = pol.target_utilization;
+        if (!t->placed)
+                state_done(&t->loaded);
         t->placed = true;
         report(t, &d);
         if (d.n_decisions > 0 || t->must_rewrite)
                 (void) tenants_save(t);
-        r = 0;
-finish:
-        state_done(&known);
-        return r;
+        return 0;
 }
 
 int tenants_update_pool(Tenants *t, const Inventory *inv) {
@@ -598,7 +665,7 @@ int tenants_update_pool(Tenants *t, const Inventory *inv) {
 
         if (!t->alloc)
                 return 0;
-        r = pool_from_inventory(t, inv, &vfs, &n);
+        r = pool_from_inventory(t, t->orphans, t->n_orphans, inv, &vfs, &n);
         if (r < 0)
                 return r;
         r = allocator_set_pool(t->alloc, vfs, n, &d);
@@ -609,7 +676,7 @@ int tenants_update_pool(Tenants *t, const Inventory *inv) {
 }
 
 /* The allocator as it was before a change that could not be saved. */
-static void allocator_swap(Allocator **a, Allocator **b) {
+static void swap_allocators(Allocator **a, Allocator **b) {
         Allocator *x = *a;
         *a = *b;
         *b = x;
@@ -654,8 +721,11 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                                  d.n_decisions ? d.decisions[d.n_decisions - 1].reason : "refused");
                 return -ENOSPC;
         }
-        if (r < 0)
+        if (r < 0) {
+                if (saved)
+                        swap_allocators(&t->alloc, &saved);   /* promised unchanged; not relied on */
                 return r;
+        }
 
         had_extra = extra_find(t, tenant);
         if (had_extra)
@@ -677,7 +747,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         if (r < 0) {
                 /* Not saved, so not acknowledged: nothing of it stays, in this tenant or any other. */
                 if (saved)
-                        allocator_swap(&t->alloc, &saved);
+                        swap_allocators(&t->alloc, &saved);
                 if (had_extra)
                         (void) extra_add(t, &before);
                 else
@@ -692,19 +762,16 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
 int tenants_release(Tenants *t, const char *tenant) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         _cleanup_(allocator_freep) Allocator *saved = NULL;
-        const StateTenant *o;
         int r;
 
         if (!t->alloc)
                 return -EAGAIN;
-        if ((o = orphan_find(t, tenant)) && allocator_find_tenant(t->alloc, tenant, &(AllocTenant) {}) < 0) {
+        if (orphan_find(t, tenant) && allocator_find_tenant(t->alloc, tenant, &(AllocTenant) {}) < 0) {
                 /* Kept only because its class was gone: the operator lets it go. */
-                StateTenant keep = *o;
-
                 orphan_remove(t, tenant);
                 r = tenants_commit(t, tenant, NULL);
                 if (r < 0) {
-                        (void) orphan_add(&t->orphans, &t->n_orphans, &keep);
+                        orphan_unremove(t);
                         return r;
                 }
                 extra_remove(t, tenant);
@@ -718,7 +785,7 @@ int tenants_release(Tenants *t, const char *tenant) {
                 return r;
         r = tenants_commit(t, tenant, &d);
         if (r < 0) {
-                allocator_swap(&t->alloc, &saved);
+                swap_allocators(&t->alloc, &saved);
                 return r;
         }
         report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
@@ -730,7 +797,8 @@ int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsi
         Extra *e = extra_find(t, tenant);
         int r;
 
-        if (!e)
+        /* An orphan (its class gone) is kept as saved, not managed: nothing to tune. */
+        if (!e || !t->alloc || allocator_find_tenant(t->alloc, tenant, &(AllocTenant) {}) < 0)
                 return -ENOENT;
         if (rx_usecs > STATE_COALESCE_USECS_MAX || tx_usecs > STATE_COALESCE_USECS_MAX)
                 return -EINVAL;

@@ -67,5 +67,11 @@ def saved(state_dir):
             for tid in line["released"]:
                 tenants.pop(tid, None)
             lines += 1
+    # What the file promises of itself holds for file and journal together too.
+    for key in ("vf", "seq"):
+        values = [t[key] for t in tenants.values() if t[key] is not None]
+        if len(values) != len(set(values)):
+            dup = sorted(v for v in set(values) if values.count(v) > 1)
+            raise ValueError("%s: %s %s held by two tenants" % (state_dir, key, dup))
     return {"generation": doc["generation"], "tenants": [tenants[k] for k in sorted(tenants)],
             "journal_lines": lines}

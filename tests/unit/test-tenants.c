@@ -194,14 +194,34 @@ TEST(corrupt_state_is_kept_aside) {
         sh("rm -rf %s", s.dir);
 }
 
+/* A tenant's NUMA node as the state directory holds it right now, read as a restart would. */
+static int saved_node(const Scratch *s, const char *tenant) {
+        State st = {};
+        int dfd = open(s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), node = INT_MIN;
+
+        ASSERT(dfd >= 0);
+        ASSERT_EQ(state_load(dfd, STATE_FILE_NAME, &st, NULL, NULL), 0);
+        ASSERT_EQ(state_journal_load(dfd, STATE_JOURNAL_NAME, &st, NULL, NULL, NULL), 0);
+        for (size_t i = 0; i < st.n; i++)
+                if (streq(st.tenants[i].tenant, tenant))
+                        node = st.tenants[i].numa_node;
+        state_done(&st);
+        close(dfd);
+        return node;
+}
+
 TEST(tenant_of_a_removed_class_is_kept) {
         Manager *m;
         Scratch s;
         char path[256];
 
+        TenantInfo t;
+        char vf[PCI_ADDR_MAX], id[16];
+
         scratch_new(&s);
         m = start(&s);
-        ASSERT_EQ(manager_allocate(m, "bulk-1", "throughput", "", NODE(1), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "bulk-1", "throughput", "", NODE(1), &t, NULL, 0), 0);
+        strscpy(vf, sizeof(vf), t.vf);
         manager_free(m);
 
         snprintf(path, sizeof(path), "%s/tenant-classes.d/throughput.ini", s.dir);
@@ -209,9 +229,25 @@ TEST(tenant_of_a_removed_class_is_kept) {
         m = start(&s);
         ASSERT_EQ(manager_n_tenants(m), 0);   /* not managed without its class ... */
         ASSERT_EQ(manager_allocate(m, "other", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_set_coalesce(m, "bulk-1", 1, 2), -ENOENT);
+        /* ... nor is the VF it was saved on anyone else's: node 1 has 7 VFs left to give. */
+        for (int i = 0; i < 7; i++) {
+                snprintf(id, sizeof(id), "n1-%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "latency-critical", "", NODE(1), &t, NULL, 0), 0);
+                ASSERT(!streq(t.vf, vf));
+        }
+        ASSERT_EQ(manager_allocate(m, "n1-7", "latency-critical", "", NODE(1), &t, NULL, 0), -ENOSPC);
         manager_free(m);
-        /* ... but never dropped from the state file. */
-        sh("grep -q '\"bulk-1\"' %s/allocations.json", s.state);
+        /* ... and it is never dropped from the state file. */
+        m = start(&s);
+        ASSERT_EQ(saved_node(&s, "bulk-1"), 1);
+        /* Released by the operator, its VF is free again. */
+        ASSERT_EQ(manager_release(m, "bulk-1"), 0);
+        ASSERT_EQ(saved_node(&s, "bulk-1"), INT_MIN);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &(CycleResult) {}), 0);
+        ASSERT_EQ(manager_allocate(m, "n1-7", "latency-critical", "", NODE(1), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.vf, vf);
+        manager_free(m);
         sh("rm -rf %s", s.dir);
 }
 
@@ -229,22 +265,6 @@ static uint64_t saved_bytes(const Scratch *s) {
                         n += (uint64_t) st.st_size;
         }
         return n;
-}
-
-/* A tenant's NUMA node as the state directory holds it right now, read as a restart would. */
-static int saved_node(const Scratch *s, const char *tenant) {
-        State st = {};
-        int dfd = open(s->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC), node = INT_MIN;
-
-        ASSERT(dfd >= 0);
-        ASSERT_EQ(state_load(dfd, STATE_FILE_NAME, &st, NULL, NULL), 0);
-        ASSERT_EQ(state_journal_load(dfd, STATE_JOURNAL_NAME, &st, NULL, NULL, NULL), 0);
-        for (size_t i = 0; i < st.n; i++)
-                if (streq(st.tenants[i].tenant, tenant))
-                        node = st.tenants[i].numa_node;
-        state_done(&st);
-        close(dfd);
-        return node;
 }
 
 /* The VF leaves the fixture (its PF's virtfn link goes, as on a hot-unplug); the link is kept in
@@ -416,6 +436,12 @@ TEST(unsaved_change_leaves_nothing) {
         ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", NODE(0), &t, NULL, 0), 0);
         strscpy(vf, sizeof(vf), t.vf);
         ASSERT_EQ(manager_allocate(m, "t0", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        /* Node 0 full: t1 (sriov-preferred) is the one a new sriov-required arrival would downgrade. */
+        for (int i = 0; i < 7; i++) {
+                char id[16];
+                snprintf(id, sizeof(id), "r%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "latency-critical", "", NODE(0), NULL, NULL, 0), 0);
+        }
 
         /* ext4's immutable flag stops even root, and the journal fd sriovd already holds. */
         snprintf(cmd, sizeof(cmd), "chattr +i %s/allocations.journal %s 2>/dev/null", s.state, s.state);
@@ -428,6 +454,8 @@ TEST(unsaved_change_leaves_nothing) {
         ASSERT(manager_allocate(m, "t1", "latency-critical", "", &(TenantOptions) { .numa_node = 0, .vlan = 5 }, NULL,
                                 NULL, 0) < 0);
         ASSERT(manager_release(m, "t0") < 0);
+        ASSERT(manager_release(m, "r0") < 0);
+        /* t9 would take t1's VF, t1 going to virtio-net: refused, t1 keeps it. */
         ASSERT(manager_allocate(m, "t9", "latency-critical", "", NODE(0), NULL, NULL, 0) < 0);
         ASSERT(manager_set_coalesce(m, "t1", 1, 2) < 0);
         sh("chattr -i %s/allocations.journal %s", s.state, s.state);
@@ -437,6 +465,7 @@ TEST(unsaved_change_leaves_nothing) {
         ASSERT_EQ(t.vlan, -1);
         ASSERT(!t.have_coalesce);
         expect_tenant(m, "t0", "best-effort", -1, "virtio", "");
+        expect_tenant(m, "r0", "latency-critical", 0, "vf", NULL);
         ASSERT_EQ(manager_get_tenant(m, "t9", &t), -ENOENT);
         /* The next change that is saved carries none of them either. */
         ASSERT_EQ(manager_allocate(m, "t2", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
@@ -445,7 +474,8 @@ TEST(unsaved_change_leaves_nothing) {
         expect_tenant(m, "t1", "throughput", 0, "vf", vf);
         expect_tenant(m, "t0", "best-effort", -1, "virtio", "");
         expect_tenant(m, "t2", "best-effort", -1, "virtio", "");
-        ASSERT_EQ(manager_n_tenants(m), 3);
+        expect_tenant(m, "r0", "latency-critical", 0, "vf", NULL);
+        ASSERT_EQ(manager_n_tenants(m), 10);
         manager_free(m);
         sh("rm -rf %s", s.dir);
 }
