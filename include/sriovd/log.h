@@ -48,7 +48,7 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 /*
  * MESSAGE_IDs of key events (journalctl MESSAGE_ID=...), made with `systemd-id128 new`: never
  * reuse or edit one, make a new one. Each has an entry in catalog/sriovd.catalog (journalctl -x);
- * tests/test-catalog.py fails when the two disagree.
+ * tests/docs/test-catalog.py fails when the two disagree.
  */
 #define SRIOVD_MESSAGE_STARTED     "65c74e1faf954daf96962a3b3ea2873d"
 #define SRIOVD_MESSAGE_CYCLE       "63f2ee92601f45a1a2101a9c886789d8"
