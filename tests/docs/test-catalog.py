@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-catalog.py — every MESSAGE_ID in log.h has a journal catalog entry, and every entry an ID
 #
-# usage: test-catalog.py include/sriovd/log.h BUILT_CATALOG
+# usage: test-catalog.py include/sriovd/log.h BUILT_CATALOG [man/sriovd.8.scd]
 # Checks the entries' fields and, where journalctl exists, that journalctl itself compiles the
 # catalog (--update-catalog into a private --root) and lists every ID. Exit 77 only when
 # journalctl is missing, after the parsing checks passed.
@@ -72,6 +72,7 @@ def catalog_entries(path):
 
 def main():
     log_h, catalog = sys.argv[1], sys.argv[2]
+    man = sys.argv[3] if len(sys.argv) > 3 else None
     problems = []
 
     ids = log_h_ids(log_h)
@@ -112,6 +113,16 @@ def main():
             problems.append(f'{catalog}:{line}: entry {mid}: Support: %SUPPORT_URL% was not filled in by the build')
         if len(body) < 80:
             problems.append(f'{catalog}:{line}: entry {mid}: the body says too little (what happened, what to do)')
+
+    # sriovd(8) lists the IDs too: the same set, no stale one.
+    if man:
+        with open(man, encoding='utf-8') as f:
+            quoted = set(re.findall(r'(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])', f.read()))
+        for mid, (name, line) in ids.items():
+            if mid not in quoted:
+                problems.append(f'{log_h}:{line}: {name} = {mid} is not listed in {man} (LOGGING)')
+        for mid in sorted(quoted - set(ids)):
+            problems.append(f'{man}: {mid} looks like a MESSAGE_ID but is not one in {log_h}')
 
     if problems:
         print('\n'.join(problems))
