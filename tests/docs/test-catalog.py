@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-catalog.py — every MESSAGE_ID in log.h has a journal catalog entry, and every entry an ID
 #
-# usage: test-catalog.py include/sriovd/log.h BUILT_CATALOG [man/sriovd.8.scd]
+# usage: test-catalog.py include/sriovd/log.h BUILT_CATALOG [man/sriovd.8.scd [DOC...]]
+# (a DOC such as README.md may quote MESSAGE_ID=..., only ones that exist)
 # Checks the entries' fields and, where journalctl exists, that journalctl itself compiles the
 # catalog (--update-catalog into a private --root) and lists every ID. Exit 77 only when
 # journalctl is missing, after the parsing checks passed.
@@ -73,6 +74,7 @@ def catalog_entries(path):
 def main():
     log_h, catalog = sys.argv[1], sys.argv[2]
     man = sys.argv[3] if len(sys.argv) > 3 else None
+    docs = sys.argv[4:]
     problems = []
 
     ids = log_h_ids(log_h)
@@ -123,6 +125,13 @@ def main():
                 problems.append(f'{log_h}:{line}: {name} = {mid} is not listed in {man} (LOGGING)')
         for mid in sorted(quoted - set(ids)):
             problems.append(f'{man}: {mid} looks like a MESSAGE_ID but is not one in {log_h}')
+
+    for doc in docs:
+        with open(doc, encoding='utf-8') as f:
+            for n, line in enumerate(f, 1):
+                for mid in re.findall(r'MESSAGE_ID=([0-9a-fA-F]+)', line):
+                    if mid not in ids:
+                        problems.append(f'{doc}:{n}: MESSAGE_ID={mid} is not one in {log_h}')
 
     if problems:
         print('\n'.join(problems))
