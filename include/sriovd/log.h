@@ -45,14 +45,18 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define log_error_errno(r, ...) log_full_errno(LOG_ERR, r, NULL, __VA_ARGS__)
 #define log_oom() log_error_errno(-ENOMEM, "Out of memory")
 
-/* MESSAGE_IDs of key events (journalctl MESSAGE_ID=...). */
-#define SRIOVD_MESSAGE_STARTED     "5f2e6c1e0b3a4d6f9a51c2d7e8b40a11"
-#define SRIOVD_MESSAGE_CYCLE       "8c1d2a7f4e5b46b3a9d0e1f2c3b4a512"
-#define SRIOVD_MESSAGE_ACTION      "a3b9d1e7c2f04a58b6e1d2c3f4a5b613"
-#define SRIOVD_MESSAGE_DRIFT       "d4e1f2a3b5c64d7e8f9a0b1c2d3e4f14"
-#define SRIOVD_MESSAGE_UNMANAGED   "b7c8d9e0f1a24b3c9d4e5f6a7b8c9016"
-#define SRIOVD_MESSAGE_RELOAD      "e6f7a8b9c0d14e2f8a3b4c5d6e7f8015"
-#define SRIOVD_MESSAGE_VFS_READY   "1a2b3c4d5e6f47a8b9c0d1e2f3a4b517"
-#define SRIOVD_MESSAGE_VFS_MISSING "9f8e7d6c5b4a43928170f6e5d4c3b218"
-#define SRIOVD_MESSAGE_ALLOCATION  "3c4d5e6f708142a3b4c5d6e7f8091a19"
-#define SRIOVD_MESSAGE_STATE       "7a6b5c4d3e2f41a0b9c8d7e6f5a4b320"
+/*
+ * MESSAGE_IDs of key events (journalctl MESSAGE_ID=...), made with `systemd-id128 new`: never
+ * reuse or edit one, make a new one. Each has an entry in catalog/sriovd.catalog (journalctl -x);
+ * tests/docs/test-catalog.py fails when the two disagree.
+ */
+#define SRIOVD_MESSAGE_STARTED     "65c74e1faf954daf96962a3b3ea2873d"
+#define SRIOVD_MESSAGE_CYCLE       "63f2ee92601f45a1a2101a9c886789d8"
+#define SRIOVD_MESSAGE_ACTION      "d5ae6d281ede495f8855c9a76519fbb5"
+#define SRIOVD_MESSAGE_DRIFT       "2a96e7343e7742c2aa1b981aec955101"
+#define SRIOVD_MESSAGE_UNMANAGED   "01d2013ad5004443bf64906983c2ec3d"
+#define SRIOVD_MESSAGE_RELOAD      "0c4f75ce4bcd408e99b9cac91b5daae2"
+#define SRIOVD_MESSAGE_VFS_READY   "4e604473ead84fb1aeb66100380b564d"
+#define SRIOVD_MESSAGE_VFS_MISSING "e2aae87d1cf941db9cb7c9201e288640"
+#define SRIOVD_MESSAGE_ALLOCATION  "fc781dbc665c49a18dd8c18baaaf914d"
+#define SRIOVD_MESSAGE_STATE       "78df8c09e7624d0c8354330a6f5a18e3"
