@@ -768,7 +768,10 @@ static void check_invariants(Allocator *a, const AllocPolicy *pol, const AllocVf
 }
 
 /* One randomized run; every decision appended to *log (kind, tenant, VFs, reason). */
-static void property_run(uint64_t seed, unsigned steps, bool shuffle_pool, char **log, size_t *log_size) {
+/* clone_every: every that many steps the allocator is replaced by its allocator_clone(), which
+ * must then decide exactly as the original would have (0: never). */
+static void property_run(uint64_t seed, unsigned steps, bool shuffle_pool, unsigned clone_every, char **log,
+                         size_t *log_size) {
         AllocPolicy pol = ALLOC_POLICY_INIT(classes, ELEMENTSOF(classes));
         _cleanup_(allocator_freep) Allocator *a = NULL;
         _cleanup_fclose_ FILE *f = open_memstream(log, log_size);
@@ -788,6 +791,14 @@ static void property_run(uint64_t seed, unsigned steps, bool shuffle_pool, char 
 
         for (unsigned step = 0; step < steps; step++) {
                 unsigned op = rng(&s, 100);
+
+                if (clone_every > 0 && step % clone_every == clone_every - 1) {
+                        Allocator *c = NULL;
+                        ASSERT_EQ(allocator_clone(a, &c), 0);
+                        ASSERT_EQ(allocator_verify(c), 0);
+                        allocator_free(a);
+                        a = c;
+                }
                 const char *cls;
                 char id[8];
                 int r;
@@ -878,11 +889,19 @@ TEST(property) {
                 _cleanup_free_ char *log1 = NULL, *log2 = NULL;
                 size_t n1 = 0, n2 = 0;
 
-                property_run(seed, steps, false, &log1, &n1);
+                property_run(seed, steps, false, 0, &log1, &n1);
                 /* Determinism: again, with the pool handed over in another order each time. */
-                property_run(seed, steps, true, &log2, &n2);
+                property_run(seed, steps, true, 0, &log2, &n2);
                 if (n1 != n2 || memcmp(log1, log2, n1) != 0) {
                         fprintf(stderr, "seed %llu: decisions differ between two runs\n", (unsigned long long) seed);
+                        abort();
+                }
+                /* And with the allocator cloned every few steps: a clone is the same allocator. */
+                free(log2);
+                log2 = NULL;
+                property_run(seed, steps, false, 1 + seed % 7, &log2, &n2);
+                if (n1 != n2 || memcmp(log1, log2, n1) != 0) {
+                        fprintf(stderr, "seed %llu: a clone decides differently\n", (unsigned long long) seed);
                         abort();
                 }
         }
