@@ -49,6 +49,9 @@ int state_parse_integer(Parser *p, const char *what, int64_t min, int64_t max, i
 int state_parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys, MemberFn fn, void *userdata);
 /* A '[' tenant, ... ']' list appended to d. */
 int state_parse_tenants(Parser *p, DocCtx *d);
+/* The "format" and "version" members every document of ours opens with. */
+int state_parse_format(Parser *p, const char *want);
+int state_parse_version(Parser *p, int version);
 /* "crc32c:xxxxxxxx", lowercase. */
 int state_parse_checksum(Parser *p, uint32_t *ret);
 

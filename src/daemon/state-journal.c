@@ -139,8 +139,6 @@ static int parse_released(Parser *p, LineCtx *c) {
 
 static int line_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
         LineCtx *c = userdata;
-        size_t at = p->pos;
-        char buf[64];
         int64_t v;
         int r;
 
@@ -148,20 +146,9 @@ static int line_member(Parser *p, unsigned key, size_t key_pos, void *userdata) 
                 return state_parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", line_keys[key]);
         switch (key) {
         case LINE_FORMAT:
-                r = state_parse_string(p, "format", buf, sizeof(buf));
-                if (r < 0)
-                        return r;
-                if (!streq(buf, JOURNAL_FORMAT))
-                        return state_parser_error(p, at, "format \"%s\" is not \"" JOURNAL_FORMAT "\"", buf);
-                return 0;
+                return state_parse_format(p, JOURNAL_FORMAT);
         case LINE_VERSION:
-                r = state_parse_integer(p, "version", INT64_MIN, INT64_MAX, &v);
-                if (r < 0)
-                        return r;
-                if (v != JOURNAL_VERSION)
-                        return state_parser_error(p, at, "version %" PRId64 " is not supported; this sriovd reads version %d",
-                                                  v, JOURNAL_VERSION);
-                return 0;
+                return state_parse_version(p, JOURNAL_VERSION);
         case LINE_BASE:
                 r = state_parse_integer(p, "base", 0, INT64_MAX, &v);
                 c->base = (uint64_t) v;

@@ -641,6 +641,33 @@ int state_parse_checksum(Parser *p, uint32_t *ret) {
         return 0;
 }
 
+int state_parse_format(Parser *p, const char *want) {
+        size_t at = p->pos;
+        char buf[64];
+        int r;
+
+        r = state_parse_string(p, "format", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        if (!streq(buf, want))
+                return state_parser_error(p, at, "format \"%s\" is not \"%s\"; not a sriovd state file?", buf, want);
+        return 0;
+}
+
+int state_parse_version(Parser *p, int version) {
+        size_t at = p->pos;
+        int64_t v;
+        int r;
+
+        r = state_parse_integer(p, "version", INT64_MIN, INT64_MAX, &v);
+        if (r < 0)
+                return r;
+        if (v != version)
+                return state_parser_error(p, at, "version %" PRId64 " is not supported; this sriovd reads version %d%s", v,
+                                          version, v > version ? " (written by a newer sriovd?)" : "");
+        return 0;
+}
+
 enum { DOC_FORMAT, DOC_VERSION, DOC_GENERATION, DOC_TENANTS, DOC_CHECKSUM };
 static const char *const doc_keys[] = {
         [DOC_FORMAT] = "format",
@@ -653,7 +680,6 @@ static const char *const doc_keys[] = {
 static int doc_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
         DocCtx *d = userdata;
         size_t at = p->pos;
-        char buf[64];
         int64_t v;
         int r;
 
@@ -663,20 +689,9 @@ static int doc_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
 
         switch (key) {
         case DOC_FORMAT:
-                r = state_parse_string(p, "format", buf, sizeof(buf));
-                if (r < 0)
-                        return r;
-                if (!streq(buf, STATE_FORMAT))
-                        return state_parser_error(p, at, "format \"%s\" is not \"" STATE_FORMAT "\"; not a sriovd state file?", buf);
-                return 0;
+                return state_parse_format(p, STATE_FORMAT);
         case DOC_VERSION:
-                r = state_parse_integer(p, "version", INT64_MIN, INT64_MAX, &v);
-                if (r < 0)
-                        return r;
-                if (v != STATE_FORMAT_VERSION)
-                        return state_parser_error(p, at, "version %" PRId64 " is not supported; this sriovd reads version %d%s",
-                                            v, STATE_FORMAT_VERSION, v > STATE_FORMAT_VERSION ? " (written by a newer sriovd?)" : "");
-                return 0;
+                return state_parse_version(p, STATE_FORMAT_VERSION);
         case DOC_GENERATION:
                 r = state_parse_integer(p, "generation", 0, INT64_MAX, &v);
                 d->generation = (uint64_t) v;

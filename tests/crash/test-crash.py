@@ -81,22 +81,6 @@ def log(*a):
 
 # ---- what sriovd computes that the test must know ----
 
-def mac_derive(key):
-    """src/core/inventory.c mac_derive(): the MAC of a tenant that never got one."""
-    m = (1 << 64) - 1
-    h = 0xcbf29ce484222325
-    for c in b"sriovd:" + key.encode():
-        h = ((h ^ c) * 0x100000001b3) & m
-    h ^= h >> 33
-    h = (h * 0xff51afd7ed558ccd) & m
-    h ^= h >> 33
-    h = (h * 0xc4ceb9fe1a85ec53) & m
-    h ^= h >> 33
-    b = [(h >> (8 * i)) & 0xff for i in range(6)]
-    b[0] = (b[0] & 0xfc) | 0x02
-    return ":".join("%02x" % x for x in b)
-
-
 def class_kinds():
     """Shipped tenant classes: name -> vnic (sriov-required | sriov-preferred | virtio)."""
     kinds = {}
@@ -534,7 +518,7 @@ class Run:
                 a = ev["args"]
                 kind, vf, netdev, mac = ev["reply"]
                 prev = self.model.get(t)
-                want_mac = a["mac"] or (prev["mac"] if prev else mac_derive(t))
+                want_mac = a["mac"] or (prev["mac"] if prev else statefile.mac_derive(t))
                 if mac != want_mac:
                     self.violation("bad replies", f"Allocate {t} {a} answered MAC {mac}, expected {want_mac}")
                 vnic = self.kinds[a["class"]]
@@ -557,7 +541,7 @@ class Run:
         """What the file may hold for t: the last acknowledged state, or what an in-flight call made."""
         acked = self.model.get(t)
         out = [acked]
-        macs = {mac_derive(t)} | ({acked["mac"]} if acked else set()) | \
+        macs = {statefile.mac_derive(t)} | ({acked["mac"]} if acked else set()) | \
             {e["args"]["mac"] for e in flights if e["op"] == "allocate" and e["args"]["mac"]}
         for e in flights:
             if e["op"] == "release":

@@ -6,21 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-util.h"
 #include "sriovd/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Independent of the library's: a bug in one does not hide in the other. */
-static uint32_t crc32c_bitwise(const uint8_t *p, size_t size) {
-        uint32_t crc = UINT32_MAX;
-
-        for (size_t i = 0; i < size; i++) {
-                crc ^= p[i];
-                for (int k = 0; k < 8; k++)
-                        crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1)));
-        }
-        return ~crc;
-}
 
 /* The file the journal changes: generation 3, two tenants. */
 static State base(void) {

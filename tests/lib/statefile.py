@@ -75,3 +75,20 @@ def saved(state_dir):
             raise ValueError("%s: %s %s held by two tenants" % (state_dir, key, dup))
     return {"generation": doc["generation"], "tenants": [tenants[k] for k in sorted(tenants)],
             "journal_lines": lines}
+
+
+def mac_derive(key):
+    """src/core/inventory.c mac_derive(), written again: the MAC sriovd gives a tenant (or a VF)
+    that was given none."""
+    m = (1 << 64) - 1
+    h = 0xcbf29ce484222325
+    for c in b"sriovd:" + key.encode():
+        h = ((h ^ c) * 0x100000001b3) & m
+    h ^= h >> 33
+    h = (h * 0xff51afd7ed558ccd) & m
+    h ^= h >> 33
+    h = (h * 0xc4ceb9fe1a85ec53) & m
+    h ^= h >> 33
+    b = [(h >> (8 * i)) & 0xff for i in range(6)]
+    b[0] = (b[0] & 0xfc) | 0x02
+    return ":".join("%02x" % x for x in b)

@@ -19,7 +19,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mkinitramfs  # noqa: E402
+import statefile  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.environ.get("SRIOVD_VM_CACHE", "/var/cache/sriovd-vm")
@@ -74,15 +76,6 @@ vf_trust = on
     return text
 
 
-def crc32c(data):
-    crc = 0xffffffff
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x82f63b78 if crc & 1 else crc >> 1
-    return crc ^ 0xffffffff
-
-
 def state_file(tenants):
     """allocations.json as sriovd writes it (include/sriovd/state.h): the checksum is the CRC32C
     of every byte before its key."""
@@ -90,23 +83,7 @@ def state_file(tenants):
            "checksum": "crc32c:00000000"}
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     head = text[:text.index('"checksum"')].encode()
-    return text.replace("crc32c:00000000", "crc32c:%08x" % crc32c(head)).encode()
-
-
-def mac_derive(key):
-    """src/core/inventory.c mac_derive(), written again: the MAC sriovd must give a VF."""
-    m = (1 << 64) - 1
-    h = 0xcbf29ce484222325
-    for c in ("sriovd:" + key).encode():
-        h = ((h ^ c) * 0x100000001b3) & m
-    h ^= h >> 33
-    h = (h * 0xff51afd7ed558ccd) & m
-    h ^= h >> 33
-    h = (h * 0xc4ceb9fe1a85ec53) & m
-    h ^= h >> 33
-    mac = [(h >> (8 * i)) & 0xff for i in range(6)]
-    mac[0] = (mac[0] & 0xfc) | 0x02
-    return ":".join("%02x" % b for b in mac)
+    return text.replace("crc32c:00000000", "crc32c:%08x" % statefile.crc32c(head)).encode()
 
 
 GUESTS = {
@@ -394,7 +371,7 @@ def once_clean(g, name, want_actions=None):
 def vf_links(snap):
     for i in range(NUM_VFS):
         line = snap.vf_link.get(i, "")
-        want_mac = mac_derive(f"{PF_MAC}/vf{i}")
+        want_mac = statefile.mac_derive(f"{PF_MAC}/vf{i}")
         assert f"link/ether {want_mac}" in line, f"VF {i} MAC, want {want_mac}: {line!r}"
         assert f"vlan {VLAN}" in line, f"VF {i} VLAN: {line!r}"
         assert "spoof checking off" in line, f"VF {i} spoofchk: {line!r}"
