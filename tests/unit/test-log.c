@@ -282,6 +282,15 @@ TEST(auto_target) {
         ASSERT(forced_journal);
 }
 
+/* Occurrences of needle in haystack. */
+static unsigned count(const char *haystack, const char *needle) {
+        unsigned n = 0;
+
+        for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
 /*
  * Journal mode, checked on the wire: a child gets a private mount namespace with a tmpfs on
  * /run and binds its own datagram socket where journald's would be. The host's /run and
@@ -323,8 +332,13 @@ static void journal_child(void) {
         ASSERT_CONTAINS(buf, "PRIORITY=3\n");
         ASSERT_CONTAINS(buf, "SYSLOG_IDENTIFIER=sriovd\n");
         ASSERT_CONTAINS(buf, "ERRNO=16\n");
+        /* The caller's location, once: not log.c's beside it (sd-journal.h's macros add theirs). */
         ASSERT_CONTAINS(buf, "CODE_FILE=" __FILE__ "\n");
-        ASSERT_CONTAINS(buf, "CODE_LINE=");
+        ASSERT_EQ(count(buf, "CODE_FILE="), 1);
+        ASSERT_EQ(count(buf, "CODE_LINE="), 1);
+        ASSERT_EQ(count(buf, "CODE_FUNC="), 1);
+        ASSERT_CONTAINS(buf, "\nCODE_FUNC=journal_child\n");
+        ASSERT_EQ(count(buf, "daemon/log.c"), 0);
         ASSERT_CONTAINS(buf, "SRIOVD_PF=0000:41:00.0\n");
         ASSERT_CONTAINS(buf, "SRIOVD_VF=3\n");
         ASSERT_CONTAINS(buf, "SRIOVD_TENANT=acme\n");
@@ -338,6 +352,9 @@ static void journal_child(void) {
         ASSERT(n > 0);
         buf[n] = '\0';
         ASSERT(strncmp(buf, "MESSAGE=plain\n", 14) == 0);
+        ASSERT_EQ(count(buf, "CODE_FILE="), 1);
+        ASSERT_EQ(count(buf, "CODE_FUNC="), 1);
+        ASSERT_CONTAINS(buf, "\nCODE_FUNC=journal_child\n");
         ASSERT(!strstr(buf, "ERRNO="));
         ASSERT(!strstr(buf, "SRIOVD_"));
         ASSERT(!strstr(buf, "MESSAGE_ID="));
