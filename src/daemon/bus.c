@@ -379,6 +379,7 @@ static int bus_connect(Bus *b);
 
 static void bus_disconnect(Bus *b) {
         b->vtable_slot = sd_bus_slot_unref(b->vtable_slot);
+        b->log_control_slot = sd_bus_slot_unref(b->log_control_slot);
         b->disconnect_slot = sd_bus_slot_unref(b->disconnect_slot);
         b->bus = sd_bus_flush_close_unref(b->bus);
 }
@@ -435,6 +436,10 @@ static int bus_connect(Bus *b) {
         if (r < 0)
                 return r;
         r = sd_bus_add_object_vtable(b->bus, &b->vtable_slot, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, manager_vtable, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(b->bus, &b->log_control_slot, BUS_LOG_CONTROL_PATH, BUS_LOG_CONTROL_INTERFACE,
+                                     bus_log_control_vtable, b);
         if (r < 0)
                 return r;
         r = sd_bus_match_signal(b->bus, &b->disconnect_slot, "org.freedesktop.DBus.Local",
