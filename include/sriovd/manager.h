@@ -92,8 +92,14 @@ int manager_run_cycle_now(Manager *m, CycleResult *ret);
  * *ret with plan_free().
  */
 int manager_plan_now(Manager *m, Plan **ret);
-/* Reload the configuration and run a cycle; the running one stays on errors (returned). */
-int manager_reload(Manager *m);
+/*
+ * Reload the configuration and run a cycle, then return: the new policy is in force when this
+ * returns 0. On errors the running one stays and the error is returned; ret_errors (may be
+ * NULL) gets the "FILE:LINE: ..." lines, one per line, for the caller to hand on (the caller
+ * frees them). SIGHUP and the D-Bus Reload both come here; both tell systemd RELOADING=1 and
+ * READY=1 around it.
+ */
+int manager_reload(Manager *m, char **ret_errors);
 
 typedef enum ManagerEvent {
         MANAGER_EVENT_ALLOCATION_CHANGED,   /* subject: tenant id */

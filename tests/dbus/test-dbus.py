@@ -427,12 +427,26 @@ def test_capacity_and_limits(env, d, mon):
     env.ctl("allocate", "t-vf", "latency-critical", check=0)
     d.write_conf()
     env.ctl("reload", check=0)
-    # A broken configuration: Failed, the running one stays.
+    # A broken configuration: Failed, with every FILE:LINE: mistake in the reply and on sriovctl's
+    # stderr (ExecReload= shows it), exit 1; the running one stays.
     with open(d.conf, "a") as f:
-        f.write("[daemon]\nno_such_key = 1\n")
-    env.ctl_error(1, E + "Failed", "reload")
+        f.write("[daemon]\nno_such_key = 1\n[cpus]\nrt = x\n")
+    lines = open(d.conf).read().splitlines()
+    key_line, rt_line = lines.index("no_such_key = 1") + 1, lines.index("rt = x") + 1
+    doc = env.ctl_error(1, E + "Failed", "reload")
+    assert f"{d.conf}:{key_line}: " in doc["message"], doc
+    r = env.ctl("reload", check=1)
+    err = r.stderr.splitlines()
+    assert any(ln.startswith(f"{d.conf}:{key_line}: unknown key") for ln in err), r.stderr
+    assert any(ln.startswith(f"{d.conf}:{rt_line}: ") for ln in err), r.stderr
+    assert env.prop("VfTarget") == 0.85
+    # A good one is in force when Reload returns: VfTarget follows vf_target_utilization at once.
+    d.write_conf("vf_target_utilization = 70\n")
+    env.ctl("reload", check=0)
+    assert env.prop("VfTarget") == 0.7
     d.write_conf()
     env.ctl("reload", check=0)
+    assert env.prop("VfTarget") == 0.85
     # The state cannot be saved: Failed, nothing changes. sriovd appends to a journal it holds
     # open and falls back to rewriting the file in its directory: both made immutable (ext4's
     # chattr +i stops even root, and an fd opened before).
