@@ -124,7 +124,21 @@ void manager_recheck(Manager *m, const char *why);
 int manager_connect_guests(Manager *m);
 struct Guests *manager_guests(const Manager *m);
 
-/* Put IRQ threads back to the scheduling sriovd found them with (done at daemon stop). */
+/* Put IRQ threads back to the scheduling sriovd found them with, and forget them. */
 int manager_restore_sched(Manager *m);
+/*
+ * What a stopping daemon does to the host: with restore_on_stop = yes, manager_restore_sched();
+ * by default nothing, so a restart or an upgrade does not drop RT NIC threads from SCHED_FIFO
+ * meanwhile. What sriovd found stays in $RUNTIME_DIRECTORY/saved-sched either way, for the next
+ * sriovd or for manager_restore().
+ */
+int manager_stop(Manager *m);
+/*
+ * sriovd --restore, with no daemon running: undo what sriovd remembers changing — every IRQ
+ * thread in $RUNTIME_DIRECTORY/saved-sched put back (each checked to still be that IRQ's kernel
+ * thread), and owned-irqs removed so irqbalance may move those IRQs again. -EBUSY while a
+ * daemon holds the runtime directory's lock. Returns the number of threads changed.
+ */
+int manager_restore(Manager *m);
 /* Run as a daemon until SIGTERM/SIGINT. */
 int manager_run(Manager *m);

@@ -272,7 +272,7 @@ static int manager_write_saved_sched(Manager *m) {
 }
 
 int manager_restore_sched(Manager *m) {
-        int r, ret = 0;
+        int r, ret = 0, n_changed = 0;
 
         /* Put every thread back as sriovd found it, newest knowledge first. */
         while (m->n_saved > 0) {
@@ -282,15 +282,50 @@ int manager_restore_sched(Manager *m) {
                         ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.irq = (int) s->irq),
                                              "Failed to restore IRQ %u thread %d to %s/%d: %m", s->irq,
                                              (int) s->pid, sched_policy_to_string(s->policy), s->priority);
-                else if (r > 0)
+                else if (r > 0) {
+                        n_changed++;
                         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.irq = (int) s->irq),
                                        "Restored IRQ %u thread %d to %s/%d", s->irq, (int) s->pid,
                                        sched_policy_to_string(s->policy), s->priority);
+                }
                 m->n_saved--;
         }
         /* All put back: nothing left for a later sriovd to restore. */
         (void) manager_write_saved_sched(m);
-        return ret;
+        return ret < 0 ? ret : n_changed;
+}
+
+int manager_stop(Manager *m) {
+        if (m->config && m->config->restore_on_stop)
+                return manager_restore_sched(m);
+        if (m->n_saved > 0)
+                log_info("Stopping with %zu IRQ threads left as sriovd set them (restore_on_stop = no); "
+                         "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
+                         m->n_saved);
+        return 0;
+}
+
+int manager_restore(Manager *m) {
+        int r;
+
+        r = runtime_lock(&m->runtime_lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "sriovd is running (it holds %s/lock): stop it first "
+                                       "(systemctl stop sriovd), or its next cycle would redo what --restore undoes",
+                                       getenv("RUNTIME_DIRECTORY"));
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
+        r = manager_load_runtime(m);
+        if (r < 0)
+                return r;
+        r = manager_restore_sched(m);
+        if (r < 0)
+                return r;
+        /* sriovd owns these IRQs no more: irqbalance may move them again (at its next rescan). */
+        int k = runtime_file_remove("owned-irqs");
+        if (k < 0)
+                return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
+        return r;
 }
 
 static void manager_log_notes(const Inventory *inv, const Plan *p) {

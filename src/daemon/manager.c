@@ -34,6 +34,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                         log_warning_errno(r, "Failed to open ethtool netlink, coalescing and offloads are not managed: %m");
         }
 
+        m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
         m->expect_changes = true;
         m->config_path = strdup(config_path ?: CONFIG_DEFAULT_PATH);
@@ -64,6 +65,8 @@ Manager *manager_free(Manager *m) {
         plan_free(m->plan);
         free(m->config_path);
         free(m->config_errors);
+        if (m->runtime_lock_fd >= 0)
+                close(m->runtime_lock_fd);
         free(m->saved);
         free(m->unmanaged);
         free(m->vf_link_unsupported);
@@ -460,6 +463,14 @@ int manager_run(Manager *m) {
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(negative_errno(), "Failed to block signals: %m");
 
+        /* One daemon per runtime directory, and no sriovd --restore while it runs. */
+        r = runtime_lock(&m->runtime_lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "Another sriovd, or sriovd --restore, holds %s/lock: %m",
+                                       getenv("RUNTIME_DIRECTORY"));
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
+
         r = manager_setup_event(m);
         if (r < 0)
                 return r;
@@ -501,7 +512,7 @@ int manager_run(Manager *m) {
         manager_notify_status(m, "READY=1\n");
 
         r = sd_event_loop(m->event);
-        (void) manager_restore_sched(m);
+        (void) manager_stop(m);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;

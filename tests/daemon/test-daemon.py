@@ -160,6 +160,67 @@ def test_sigint_exits_cleanly(tmp):
         d.stop()
 
 
+def test_stop_keeps_tuning_restore_undoes(tmp):
+    """Stopping leaves the host tuned by default; sriovd --restore undoes, never under a running daemon."""
+    run = os.path.join(tmp, "run")
+    saved = os.path.join(run, "saved-sched")
+    # What a previous sriovd found on a thread (a PID the fixture does not have: nothing to change).
+    entry = "999999 44 0 0\n"
+
+    def seed(root):
+        with open(saved, "w") as f:
+            f.write(entry)
+
+    d = Daemon(tmp, "[daemon]\ndrift_check_sec = 0\n", prepare=seed)
+    env = dict(os.environ, RUNTIME_DIRECTORY=run)
+    try:
+        d.wait_for("READY")
+        assert os.path.exists(os.path.join(run, "owned-irqs"))
+        # Not while it runs: its next cycle would redo it.
+        r = subprocess.run([SRIOVD, "--root", d.root, "--restore"], capture_output=True, text=True, env=env,
+                           timeout=30)
+        assert r.returncode == 2 and "sriovd is running" in r.stderr, (r.returncode, r.stdout, r.stderr)
+        with open(saved) as f:
+            assert f.read() == entry
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=10) == 0
+        assert "restore_on_stop = no" in d.stderr(), d.stderr()
+        assert "Restored IRQ" not in d.stderr()
+        with open(saved) as f:
+            assert f.read() == entry, "the originals must outlive a stop"
+    finally:
+        d.stop()
+
+    # Stopped: --restore puts back what is on record (here: a thread long gone, dropped) and
+    # gives the IRQs back to irqbalance. No configuration needed, even a broken one.
+    d.write_conf("[deamon]\n")
+    r = subprocess.run([SRIOVD, "--root", d.root, "--config", d.conf, "--restore"], capture_output=True, text=True,
+                       env=env, timeout=30)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert "Restored 0 IRQ threads" in r.stdout, r.stdout
+    with open(saved) as f:
+        assert f.read() == ""
+    assert not os.path.exists(os.path.join(run, "owned-irqs"))
+
+
+def test_restore_on_stop(tmp):
+    run = os.path.join(tmp, "run")
+
+    def seed(root):
+        with open(os.path.join(run, "saved-sched"), "w") as f:
+            f.write("999999 44 0 0\n")
+
+    d = Daemon(tmp, "[daemon]\ndrift_check_sec = 0\nrestore_on_stop = yes\n", prepare=seed)
+    try:
+        d.wait_for("READY")
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=10) == 0
+        with open(os.path.join(run, "saved-sched")) as f:
+            assert f.read() == "", "restore_on_stop = yes: put back and forgotten at stop"
+    finally:
+        d.stop()
+
+
 def run_cli(*args):
     return subprocess.run([SRIOVD, *args], capture_output=True, text=True, timeout=30)
 
@@ -378,7 +439,7 @@ def test_transient_errors_retried_with_backoff(tmp):
 
 
 def main():
-    tests = [test_transient_errors_retried_with_backoff, test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly]
+    tests = [test_transient_errors_retried_with_backoff, test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sriovd-daemon-") as tmp:
             print("==", t.__name__, flush=True)
