@@ -124,6 +124,13 @@ void manager_recheck(Manager *m, const char *why);
 int manager_connect_guests(Manager *m);
 struct Guests *manager_guests(const Manager *m);
 
+/*
+ * --check-config against the host (check-host.c), after a config that loaded: num_vfs above a
+ * PF's sriov_totalvfs and an access_group that does not exist, as "FILE:LINE: error: ..." lines
+ * on f (warnings too). Returns the number of errors, -ENODEV when the host cannot be read.
+ */
+int manager_check_host(Manager *m, FILE *f);
+
 /* Put IRQ threads back to the scheduling sriovd found them with, and forget them. */
 int manager_restore_sched(Manager *m);
 /*

@@ -187,10 +187,24 @@ int main(int argc, char **argv) {
 
         r = manager_load_config(m);
         if (o.check_config) {
-                if (r >= 0)
-                        printf("%s: configuration is valid (%zu tenant classes)\n",
-                               o.config ?: CONFIG_DEFAULT_PATH, manager_config(m)->n_classes);
-                return r < 0 ? EXIT_INCOMPLETE : EXIT_OK;
+                const char *path = o.config ?: CONFIG_DEFAULT_PATH;
+                if (r < 0)
+                        return EXIT_INCOMPLETE;
+                /* The file is sound; what only the host can tell, where it can be read (or --root). */
+                r = manager_check_host(m, stderr);
+                if (r == -ENODEV) {
+                        printf("%s: configuration is valid (%zu tenant classes); checked the file only: "
+                               "the host's PCI devices under %s cannot be read\n",
+                               path, manager_config(m)->n_classes, o.root ?: "/");
+                        return EXIT_OK;
+                }
+                if (r > 0) {
+                        printf("%s: %d errors against this host\n", path, r);
+                        return EXIT_INCOMPLETE;
+                }
+                printf("%s: configuration is valid (%zu tenant classes), checked against the host at %s\n",
+                       path, manager_config(m)->n_classes, o.root ?: "/");
+                return EXIT_OK;
         }
         if (r < 0)
                 return EXIT_UNUSABLE;

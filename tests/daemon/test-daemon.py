@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-daemon.py — the real sriovd binary on a fixture host: READY/STATUS/WATCHDOG, SIGHUP, SIGTERM
+import grp
 import json
 import os
 import shutil
@@ -292,6 +293,28 @@ def test_cli(tmp):
     r = run_cli("--check-config", "--config", conf)
     assert r.returncode == 1
     assert f'{conf}:2: unknown key "num_vf" in [pf 0000:41:00.0]; did you mean "num_vfs"?' in r.stderr, r.stderr
+
+    # --check-config against the host (here the fixture, by --root): num_vfs beyond sriov_totalvfs
+    # (16 on both PFs) and an access_group that does not exist are errors at their lines.
+    with open(conf, "w") as f:
+        f.write("[daemon]\naccess_group = no-such-group-sriovd\n\n[match 15b3:101d]\nnum_vfs = 17\n")
+    r = run_cli("--check-config", "--config", conf, "--root", root)
+    assert r.returncode == 1, r
+    assert f"{conf}:5: error: num_vfs = 17 exceeds sriov_totalvfs = 16 of PF 0000:41:00.0" in r.stderr, r.stderr
+    assert f"{conf}:5: error: num_vfs = 17 exceeds sriov_totalvfs = 16 of PF 0000:c1:00.0" in r.stderr, r.stderr
+    assert f"{conf}:2: error: access_group = no-such-group-sriovd: no such group" in r.stderr, r.stderr
+    assert "3 errors against this host" in r.stdout, r.stdout
+    # Within the limit and an existing group: valid, and it says the host was consulted.
+    group = grp.getgrgid(os.getgid()).gr_name
+    with open(conf, "w") as f:
+        f.write(f"[daemon]\naccess_group = {group}\n\n[match 15b3:101d]\nnum_vfs = 16\n")
+    r = run_cli("--check-config", "--config", conf, "--root", root)
+    assert r.returncode == 0 and f"checked against the host at {root}" in r.stdout, r
+    # No readable host: the file alone, and it says so.
+    with open(conf, "w") as f:
+        f.write("[match 15b3:101d]\nnum_vfs = 4000\n")
+    r = run_cli("--check-config", "--config", conf, "--root", tmp)
+    assert r.returncode == 0 and "checked the file only" in r.stdout, r
 
     # Usage errors are exit status 2.
     assert run_cli("--bogus").returncode == 2
