@@ -324,9 +324,6 @@ def test_cli(tmp):
 
 def test_link_up_rechecks(tmp):
     """A link coming up (drivers re-request IRQs on open) makes sriovd re-check at once."""
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        print("   skipped: needs root and iproute2 for a network namespace")
-        return
     ns = f"sriovd-test-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
@@ -350,9 +347,6 @@ def test_link_up_rechecks(tmp):
 
 def test_vf_link_errors_reach_the_log(tmp):
     """VF settings go over real rtnetlink to the PF netdev, found by ifindex; the kernel's answer is logged."""
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        print("   skipped: needs root and iproute2 for a network namespace")
-        return
     ns = f"sriovd-test-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
@@ -396,9 +390,6 @@ def test_vf_link_errors_reach_the_log(tmp):
 
 def test_coalescing_and_offloads_in_netns(tmp):
     """Class coalescing and offloads go over real ethtool netlink to the PF netdev (a veth here)."""
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        print("   skipped: needs root and iproute2 for a network namespace")
-        return
     ns = f"sriovd-test-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
@@ -461,8 +452,35 @@ def test_transient_errors_retried_with_backoff(tmp):
         d.stop()
 
 
+def netns_unavailable():
+    """Why network namespaces cannot be made here (a package build's chroot), or None."""
+    if os.geteuid() != 0:
+        return "needs root for network namespaces (ip netns)"
+    if not shutil.which("ip"):
+        return "needs iproute2's ip for network namespaces"
+    ns = f"sriovd-probe-{os.getpid()}"
+    r = subprocess.run(["ip", "netns", "add", ns], capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"cannot make a network namespace: ip netns add: {r.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    return None
+
+
+# The ones that need a network namespace are their own meson test (daemon-netns): where it
+# cannot be made they skip (77) as a whole, instead of passing without having run.
+NETNS_TESTS = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns]
+TESTS = [test_transient_errors_retried_with_backoff, test_cli, test_lifecycle, test_bad_config_at_start,
+         test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
+
+
 def main():
-    tests = [test_transient_errors_retried_with_backoff, test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns, test_cli, test_lifecycle, test_bad_config_at_start, test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
+    tests = TESTS
+    if len(sys.argv) > 2 and sys.argv[2] == "--netns":
+        why = netns_unavailable()
+        if why:
+            print(f"SKIP: {why}")
+            sys.exit(77)
+        tests = NETNS_TESTS
     for t in tests:
         with tempfile.TemporaryDirectory(prefix="sriovd-daemon-") as tmp:
             print("==", t.__name__, flush=True)

@@ -161,10 +161,8 @@ TEST(shipped) {
         const PfPolicy *pf;
         Scope scope;
 
-        if (!shipped_conf) {
-                fprintf(stderr, "no conf/sriovd.conf given, skipping\n");
-                return;
-        }
+        /* meson always passes it: without it this test would pass having checked nothing. */
+        ASSERT(shipped_conf);
 
         ASSERT_EQ(config_load(shipped_conf, &c, &errors), 0);
         ASSERT(!errors);
