@@ -99,6 +99,7 @@ typedef struct PfPolicy {
         VfDriverPolicy vf_driver;
 
         unsigned line;                     /* where the section starts */
+        unsigned num_vfs_line;             /* where num_vfs was set, 0 = not set */
 } PfPolicy;
 
 /* A PF without a section: everything left as found. */
@@ -115,7 +116,9 @@ typedef struct Config {
         unsigned vf_headroom;              /* default 4: free VFs kept for sriov-required arrivals */
         unsigned vf_target_utilization;    /* percent, default 85 */
         int release_on_stop;               /* a guest that stops gives its NIC back; default no */
+        int restore_on_stop;               /* sriovd stopping puts IRQ threads back; default no: they keep it */
         char *access_group;                /* default "sriovd" */
+        unsigned access_group_line;        /* where access_group was set, 0 = the default */
         unsigned max_tenants;              /* default 16384 (STATE_TENANTS_MAX): tenants the D-Bus API admits */
         char *libvirt_uri;                 /* default qemu:///system */
 

@@ -26,16 +26,25 @@ typedef enum LogTarget {
 
 void log_setup(LogTarget target, int max_level);
 int log_get_max_level(void);
+/* At runtime (org.freedesktop.LogControl1): the level alone, the target alone. */
+void log_set_max_level(int max_level);
+void log_set_target(LogTarget target);
+LogTarget log_get_target(void);
+/* syslog's names, as systemd spells them: "err", not "error". NULL when out of range. */
+const char *log_level_to_string(int level);
 bool log_to_journal(void);
 /* "debug", "info", "notice", "warning", "err"/"error", "crit", or 0-7. */
 int log_level_from_string(const char *s);
 
-/* Returns -abs(error) so callers can "return log_error_errno(r, ...)"; 0 when error is 0. */
-int log_emit(int level, int error, const LogFields *f, const char *file, int line,
-             const char *fmt, ...) _printf_(6, 7);
+/*
+ * Returns -abs(error) so callers can "return log_error_errno(r, ...)"; 0 when error is 0.
+ * file, line and func are the caller's: the journal entry's CODE_FILE, CODE_LINE, CODE_FUNC.
+ */
+int log_emit(int level, int error, const LogFields *f, const char *file, int line, const char *func,
+             const char *fmt, ...) _printf_(7, 8);
 
 #define log_full_errno(level, error, fields, ...) \
-        log_emit(level, error, fields, __FILE__, __LINE__, __VA_ARGS__)
+        log_emit(level, error, fields, __FILE__, __LINE__, __func__, __VA_ARGS__)
 #define log_debug(...) log_full_errno(LOG_DEBUG, 0, NULL, __VA_ARGS__)
 #define log_info(...) log_full_errno(LOG_INFO, 0, NULL, __VA_ARGS__)
 #define log_notice(...) log_full_errno(LOG_NOTICE, 0, NULL, __VA_ARGS__)

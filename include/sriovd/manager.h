@@ -94,8 +94,14 @@ int manager_run_cycle_now(Manager *m, CycleResult *ret);
  * *ret with plan_free().
  */
 int manager_plan_now(Manager *m, Plan **ret);
-/* Reload the configuration and run a cycle; the running one stays on errors (returned). */
-int manager_reload(Manager *m);
+/*
+ * Reload the configuration and run a cycle, then return: the new policy is in force when this
+ * returns 0. On errors the running one stays and the error is returned; ret_errors (may be
+ * NULL) gets the "FILE:LINE: ..." lines, one per line, for the caller to hand on (the caller
+ * frees them). SIGHUP and the D-Bus Reload both come here; both tell systemd RELOADING=1 and
+ * READY=1 around it.
+ */
+int manager_reload(Manager *m, char **ret_errors);
 
 typedef enum ManagerEvent {
         MANAGER_EVENT_ALLOCATION_CHANGED,   /* subject: tenant id */
@@ -120,7 +126,28 @@ void manager_recheck(Manager *m, const char *why);
 int manager_connect_guests(Manager *m);
 struct Guests *manager_guests(const Manager *m);
 
-/* Put IRQ threads back to the scheduling sriovd found them with (done at daemon stop). */
+/*
+ * --check-config against the host (check-host.c), after a config that loaded: num_vfs above a
+ * PF's sriov_totalvfs and an access_group that does not exist, as "FILE:LINE: error: ..." lines
+ * on f (warnings too). Returns the number of errors, -ENODEV when the host cannot be read.
+ */
+int manager_check_host(Manager *m, FILE *f);
+
+/* Put IRQ threads back to the scheduling sriovd found them with, and forget them. */
 int manager_restore_sched(Manager *m);
+/*
+ * What a stopping daemon does to the host: with restore_on_stop = yes, manager_restore_sched();
+ * by default nothing, so a restart or an upgrade does not drop RT NIC threads from SCHED_FIFO
+ * meanwhile. What sriovd found stays in $RUNTIME_DIRECTORY/saved-sched either way, for the next
+ * sriovd or for manager_restore().
+ */
+int manager_stop(Manager *m);
+/*
+ * sriovd --restore, with no daemon running: undo what sriovd remembers changing — every IRQ
+ * thread in $RUNTIME_DIRECTORY/saved-sched put back (each checked to still be that IRQ's kernel
+ * thread), and owned-irqs removed so irqbalance may move those IRQs again. -EBUSY while a
+ * daemon holds the runtime directory's lock. Returns the number of threads changed.
+ */
+int manager_restore(Manager *m);
 /* Run as a daemon until SIGTERM/SIGINT. */
 int manager_run(Manager *m);

@@ -20,6 +20,18 @@ int runtime_file_read(const char *name, char **ret);
 int runtime_file_write_at(const char *dir, const char *name, mode_t mode, RuntimeFill fill, const void *userdata);
 int runtime_file_read_at(const char *dir, const char *name, char **ret);
 
+/* Where systemd's RuntimeDirectory=sriovd puts it; sriovd --restore looks here without RUNTIME_DIRECTORY. */
+#define RUNTIME_DIR_DEFAULT "/run/sriovd"
+
+/*
+ * Hold $RUNTIME_DIRECTORY/lock (flock) for the life of the process: one sriovd daemon, and no
+ * sriovd --restore undoing what a running daemon would only redo. 0 with *ret_fd set (-1
+ * without RUNTIME_DIRECTORY: nothing to guard), -EBUSY when another process holds it.
+ */
+int runtime_lock(int *ret_fd);
+/* Remove $RUNTIME_DIRECTORY/name; 0 also when it was not there. */
+int runtime_file_remove(const char *name);
+
 /*
  * IRQs the kernel will not move (EIO: the timer, the cascade, no-balancing
  * ones), so a later run does not ask again: "boot BOOT_ID" then one number per

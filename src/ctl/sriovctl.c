@@ -500,6 +500,10 @@ static int cmd_force_num_vfs(sd_bus *bus, char **args, int n) {
         return cmd_simple(bus, "ForceNumVfs", "s", args[0]);
 }
 
+/*
+ * Returns when sriovd has loaded the new policy and applied it, or fails (exit 1) with its
+ * FILE:LINE: mistakes on stderr, one per line: what ExecReload= shows in `systemctl reload`.
+ */
 static int cmd_reload(sd_bus *bus, char **args, int n) {
         if (n != 0)
                 return usage_error("%s", "reload takes no arguments");
@@ -670,7 +674,8 @@ static void help(void) {
                "  coalesce TENANT RX TX          the tenant's coalescing window, in microseconds\n"
                "  plan                           what a cycle would change now (dry run)\n"
                "  verify                         run a cycle now; report and repair drift\n"
-               "  reload                         re-read the configuration\n"
+               "  reload                         re-read the configuration and apply it; fails,\n"
+               "                                 with the FILE:LINE: errors, on a broken one\n"
                "  force-num-vfs PF               let the next cycle change PF's VF count although\n"
                "                                 tenants hold its VFs\n\n"
                "Options:\n"

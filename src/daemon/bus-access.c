@@ -7,6 +7,7 @@
 #include "bus-internal.h"
 #include "sriovd/bus-error.h"
 #include "sriovd/config.h"
+#include "sriovd/log.h"
 
 static void creds_unrefp(sd_bus_creds **c) {
         sd_bus_creds_unref(*c);
@@ -66,5 +67,8 @@ int bus_check_change(Bus *b, sd_bus_message *m, sd_bus_error *error) {
         if (r == 0)
                 return bus_error_setf(error, -EPERM, "%s() changes state: it needs root or membership of group %s",
                                       sd_bus_message_get_member(m), manager_config(b->manager)->access_group);
+        /* Who asked for a change, for an operator who turned debug on to find out. */
+        log_debug("D-Bus: %s.%s() from %s allowed", sd_bus_message_get_interface(m) ?: "?",
+                  sd_bus_message_get_member(m) ?: "?", sd_bus_message_get_sender(m) ?: "?");
         return 0;
 }

@@ -45,12 +45,14 @@ int bus_error_errno_from_name(const char *name) {
 }
 
 int bus_error_setf(sd_bus_error *e, int error, const char *fmt, ...) {
-        char message[512];
+        _cleanup_free_ char *message = NULL;
         va_list ap;
 
+        /* Allocated: a failed Reload carries every FILE:LINE: mistake, more than a line's worth. */
         va_start(ap, fmt);
-        vsnprintf(message, sizeof(message), fmt, ap);
+        if (vasprintf(&message, fmt, ap) < 0)
+                message = NULL;
         va_end(ap);
         /* sd_bus_error_set() returns the errno of the name: the API's, as the caller returns it. */
-        return sd_bus_error_set(e, bus_error_name_from_errno(error), message);
+        return sd_bus_error_set(e, bus_error_name_from_errno(error), message ?: "Out of memory");
 }

@@ -34,6 +34,7 @@ struct Bus {
         Manager *manager;
         sd_bus *bus;
         sd_bus_slot *vtable_slot;
+        sd_bus_slot *log_control_slot;
         sd_bus_slot *disconnect_slot;
         sd_event_source *reconnect_timer;   /* the bus daemon went away: try again, backing off */
         uint64_t reconnect_usec;
@@ -53,6 +54,11 @@ bool bus_domain_valid(const char *s);
 bool bus_class_name_valid(const char *s);
 /* Read Allocate's a{sv}; InvalidArgument (set in error) on an unknown key, a wrong type or a bad value. */
 int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_error *error);
+
+/* bus-logcontrol.c: org.freedesktop.LogControl1 on BUS_LOG_CONTROL_PATH; userdata is the Bus. */
+#define BUS_LOG_CONTROL_PATH "/org/freedesktop/LogControl1"
+#define BUS_LOG_CONTROL_INTERFACE "org.freedesktop.LogControl1"
+extern const sd_bus_vtable bus_log_control_vtable[];
 
 /* bus-read.c: the read-only methods. */
 int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error);

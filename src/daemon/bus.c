@@ -311,17 +311,33 @@ static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* A reply carries at most this much of the FILE:LINE list; the journal has all of it. */
+#define RELOAD_ERRORS_MAX 8192
+
+/*
+ * Synchronous: the reply comes after the new policy is loaded and a cycle has applied it, or
+ * with Failed and every FILE:LINE: mistake, so `sriovctl reload` (ExecReload=) can show them and
+ * fail the reload instead of the operator digging in the journal.
+ */
 static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *errors = NULL;
         Bus *b = userdata;
         int r;
 
         r = bus_check_change(b, m, error);
         if (r < 0)
                 return r;
-        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_RELOAD), "D-Bus: reloading configuration");
-        r = manager_reload(b->manager);
-        if (r < 0)
-                return bus_error_setf(error, -EIO, "The configuration has errors (see the log); the running one stays");
+        log_info("D-Bus: reload requested by %s", sd_bus_message_get_sender(m) ?: "?");
+        r = manager_reload(b->manager, &errors);
+        if (r < 0) {
+                size_t n = errors ? strlen(errors) : 0;
+                if (n == 0)
+                        return bus_error_setf(error, -EIO, "The configuration could not be loaded (%s); "
+                                              "the running one stays", strerror(-r));
+                return bus_error_setf(error, -EIO, "The configuration has errors; the running one stays:\n%.*s%s",
+                                      (int) MIN(n, (size_t) RELOAD_ERRORS_MAX), errors,
+                                      n > RELOAD_ERRORS_MAX ? "\n... (the rest in the journal)" : "");
+        }
         return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -379,6 +395,7 @@ static int bus_connect(Bus *b);
 
 static void bus_disconnect(Bus *b) {
         b->vtable_slot = sd_bus_slot_unref(b->vtable_slot);
+        b->log_control_slot = sd_bus_slot_unref(b->log_control_slot);
         b->disconnect_slot = sd_bus_slot_unref(b->disconnect_slot);
         b->bus = sd_bus_flush_close_unref(b->bus);
 }
@@ -435,6 +452,10 @@ static int bus_connect(Bus *b) {
         if (r < 0)
                 return r;
         r = sd_bus_add_object_vtable(b->bus, &b->vtable_slot, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, manager_vtable, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(b->bus, &b->log_control_slot, BUS_LOG_CONTROL_PATH, BUS_LOG_CONTROL_INTERFACE,
+                                     bus_log_control_vtable, b);
         if (r < 0)
                 return r;
         r = sd_bus_match_signal(b->bus, &b->disconnect_slot, "org.freedesktop.DBus.Local",

@@ -545,6 +545,16 @@ static int key_rtnet_prio(Parser *p, const KeyDef *k, const char *value, void *d
         return r;
 }
 
+/* --check-config compares num_vfs with the host's sriov_totalvfs and reports at this line. */
+static int key_num_vfs(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0)
+                ((PfPolicy *) data)->num_vfs_line = p->line;
+        return r;
+}
+
 static int key_irq_thread_priority(Parser *p, const KeyDef *k, const char *value, void *data) {
         int r;
 
@@ -645,6 +655,16 @@ static int key_group(Parser *p, const KeyDef *k, const char *value, void *data) 
                 return parser_error(p, "%s = \"%s\" is not a valid group name; expected [a-z_][a-z0-9_-]*, at most 32 characters",
                                     k->name, Q(value));
         return set_string(p, (char **) ((uint8_t *) data + k->offset), value);
+}
+
+/* --check-config looks the group up and reports at this line. */
+static int key_group_line(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_group(p, k, value, data);
+        if (r >= 0)
+                ((Config *) data)->access_group_line = p->line;
+        return r;
 }
 
 static int key_uri(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -805,7 +825,8 @@ static const KeyDef daemon_keys[] = {
         KEY_UNSIGNED("vf_headroom", Config, vf_headroom, 0, 4096),
         KEY_UNSIGNED("vf_target_utilization", Config, vf_target_utilization, 1, 100),
         KEY("release_on_stop", key_bool, Config, release_on_stop),
-        KEY("access_group", key_group, Config, access_group),
+        KEY("restore_on_stop", key_bool, Config, restore_on_stop),
+        KEY("access_group", key_group_line, Config, access_group),
         KEY_UNSIGNED("max_tenants", Config, max_tenants, 1, 16384),
         KEY("libvirt_uri", key_uri, Config, libvirt_uri),
 };
@@ -845,7 +866,7 @@ static const char *const vf_driver_values[] = {
 #define VF_RATE_MAX 400000
 
 static const KeyDef pf_keys[] = {
-        KEY_INT("num_vfs", PfPolicy, num_vfs, 0, 4096),
+        { .name = "num_vfs", .parse = key_num_vfs, .offset = offsetof(PfPolicy, num_vfs), .min = 0, .max = 4096 },
         KEY("drivers_autoprobe", key_bool, PfPolicy, drivers_autoprobe),
         KEY("class", key_class_ref, PfPolicy, class_name),
         KEY_ENUM("vf_mac", PfPolicy, vf_mac, vf_mac_values),

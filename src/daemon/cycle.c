@@ -105,10 +105,44 @@ static const char *action_describe(const Action *a, char *buf, size_t size) {
         return buf;
 }
 
-static void manager_log_action(const Action *a, bool drift) {
+/*
+ * SRIOVD_PF= names a PF only: an event about a VF carries the VF in SRIOVD_VF= and its PF in
+ * SRIOVD_PF=, so "journalctl SRIOVD_PF=X" finds everything of one NIC and SRIOVD_VF= one VF.
+ * VF link actions target the PF and name the VF by index. An address the inventory does not
+ * know is a configured PF that is missing (VFs are only ever found through their PF).
+ */
+static LogFields device_fields(const Inventory *inv, const char *addr, int vf_index, int irq, const char *message_id) {
+        LogFields f = { .irq = irq, .message_id = message_id };
+        const Vf *vf = NULL;
+        const Pf *pf;
+
+        if (!addr || !addr[0])
+                return f;
+        pf = inv ? inventory_find_function(inv, addr, &vf) : NULL;
+        if (!pf) {
+                f.pf = addr;
+                return f;
+        }
+        f.pf = pf->addr;
+        if (!vf && vf_index >= 0)
+                for (size_t i = 0; i < pf->n_vfs && !vf; i++)
+                        if (pf->vfs[i].index == (unsigned) vf_index)
+                                vf = &pf->vfs[i];
+        if (vf)
+                f.vf = vf->addr;
+        return f;
+}
+
+static LogFields action_fields(const Inventory *inv, const Action *a, const char *message_id) {
         bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
-        const LogFields *f = LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .irq = irq ? (int) a->irq : -1,
-                                        .message_id = drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
+        bool vf = a->kind == ACTION_SET_VF_LINK;
+
+        return device_fields(inv, a->target, vf ? (int) a->vf : -1, irq ? (int) a->irq : -1, message_id);
+}
+
+static void manager_log_action(const Inventory *inv, const Action *a, bool drift) {
+        LogFields fields = action_fields(inv, a, drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
+        const LogFields *f = &fields;
         char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
 
         action_describe(a, what, sizeof(what));
@@ -125,10 +159,9 @@ static void manager_log_action(const Action *a, bool drift) {
                                "IRQ %u stays where the kernel keeps it (%m); not asked again this boot", a->irq);
         else if (a->result < 0) {
                 ErrorInfo e = kernel_error_classify(a->kind, a->result);
-                log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result,
-                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .irq = irq ? (int) a->irq : -1,
-                                          .message_id = e.class == ERROR_UNMANAGED ? SRIOVD_MESSAGE_UNMANAGED
-                                                                                   : SRIOVD_MESSAGE_ACTION),
+                LogFields ef = action_fields(inv, a, e.class == ERROR_UNMANAGED ? SRIOVD_MESSAGE_UNMANAGED
+                                                                                : SRIOVD_MESSAGE_ACTION);
+                log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result, &ef,
                                "Failed %s: %s -> %s: %m%s%s%s (%s; %s)", what, before, after,
                                a->kernel_message[0] ? " (kernel: " : "", a->kernel_message,
                                a->kernel_message[0] ? ")" : "", e.meaning, error_class_to_string(e.class));
@@ -239,7 +272,7 @@ static int manager_write_saved_sched(Manager *m) {
 }
 
 int manager_restore_sched(Manager *m) {
-        int r, ret = 0;
+        int r, ret = 0, n_changed = 0;
 
         /* Put every thread back as sriovd found it, newest knowledge first. */
         while (m->n_saved > 0) {
@@ -249,23 +282,58 @@ int manager_restore_sched(Manager *m) {
                         ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.irq = (int) s->irq),
                                              "Failed to restore IRQ %u thread %d to %s/%d: %m", s->irq,
                                              (int) s->pid, sched_policy_to_string(s->policy), s->priority);
-                else if (r > 0)
+                else if (r > 0) {
+                        n_changed++;
                         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.irq = (int) s->irq),
                                        "Restored IRQ %u thread %d to %s/%d", s->irq, (int) s->pid,
                                        sched_policy_to_string(s->policy), s->priority);
+                }
                 m->n_saved--;
         }
         /* All put back: nothing left for a later sriovd to restore. */
         (void) manager_write_saved_sched(m);
-        return ret;
+        return ret < 0 ? ret : n_changed;
 }
 
-static void manager_log_notes(const Plan *p) {
+int manager_stop(Manager *m) {
+        if (m->config && m->config->restore_on_stop)
+                return manager_restore_sched(m);
+        if (m->n_saved > 0)
+                log_info("Stopping with %zu IRQ threads left as sriovd set them (restore_on_stop = no); "
+                         "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
+                         m->n_saved);
+        return 0;
+}
+
+int manager_restore(Manager *m) {
+        int r;
+
+        r = runtime_lock(&m->runtime_lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "sriovd is running (it holds %s/lock): stop it first "
+                                       "(systemctl stop sriovd), or its next cycle would redo what --restore undoes",
+                                       getenv("RUNTIME_DIRECTORY"));
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
+        r = manager_load_runtime(m);
+        if (r < 0)
+                return r;
+        r = manager_restore_sched(m);
+        if (r < 0)
+                return r;
+        /* sriovd owns these IRQs no more: irqbalance may move them again (at its next rescan). */
+        int k = runtime_file_remove("owned-irqs");
+        if (k < 0)
+                return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
+        return r;
+}
+
+static void manager_log_notes(const Inventory *inv, const Plan *p) {
         for (size_t i = 0; i < p->n_notes; i++) {
                 const PlanNote *n = &p->notes[i];
                 int level = n->level == NOTE_ERROR ? LOG_ERR : n->level == NOTE_WARNING ? LOG_WARNING : LOG_INFO;
-                log_full_errno(level, 0, LOG_FIELDS(.pf = n->target[0] ? n->target : NULL), "%s%s%s",
-                               n->target, n->target[0] ? ": " : "", n->text);
+                LogFields f = device_fields(inv, n->target, -1, -1, NULL);
+                log_full_errno(level, 0, &f, "%s%s%s", n->target, n->target[0] ? ": " : "", n->text);
         }
 }
 
@@ -365,7 +433,7 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
 
                 action_apply(&m->kernel, a);
                 attempted_add(tried, a);
-                manager_log_action(a, !m->expect_changes);
+                manager_log_action(inv, a, !m->expect_changes);
                 if (!m->expect_changes && !a->skipped && a->result != 0)
                         manager_emit_drift(m, a, a->result > 0 ? "repaired" : "repair failed");
                 manager_record_result(m, a);
@@ -420,8 +488,8 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
                         continue;
                 }
                 res->n_drift++;
-                log_full_errno(LOG_WARNING, 0,
-                               LOG_FIELDS(.pf = a->target[0] ? a->target : NULL, .message_id = SRIOVD_MESSAGE_DRIFT),
+                LogFields f = action_fields(inv, a, SRIOVD_MESSAGE_DRIFT);
+                log_full_errno(LOG_WARNING, 0, &f,
                                "Did not stick: %s is %s, want %s", action_describe(a, what, sizeof(what)),
                                action_format_value(a, false, before, sizeof(before)),
                                action_format_value(a, true, after, sizeof(after)));
@@ -574,7 +642,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         if (mode == CYCLE_APPLY) {
                 /* Notes repeat every cycle; say them on the first and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
-                        manager_log_notes(plan);
+                        manager_log_notes(inv, plan);
                 manager_save_unmanaged(m);
                 if (m->saved_dirty) {
                         r = manager_write_saved_sched(m);

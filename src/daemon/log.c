@@ -13,13 +13,20 @@
 #include <syslog.h>
 #include <unistd.h>
 
+/*
+ * Without this, sd-journal.h turns sd_journal_sendv() into a macro that adds log.c's own
+ * CODE_FILE/CODE_LINE/CODE_FUNC to every entry, beside the caller's: two of each, and a
+ * CODE_FUNC that always says log_journal. The caller's location is sent as fields instead.
+ */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "sriovd/log.h"
 
 /*
  * Logging is process-wide by nature (one stderr, one journal connection), so this is the one
- * module allowed static state. It is set once at startup by log_setup() and only read after.
+ * module allowed static state. It is set at startup by log_setup(), and changed later only
+ * from the event loop's thread (org.freedesktop.LogControl1): sriovd logs from no other.
  */
 static LogTarget log_target = LOG_TARGET_AUTO;
 static int log_max_level = LOG_INFO;
@@ -79,9 +86,13 @@ static bool stderr_is_journal(void) {
         return (uint64_t) st.st_dev == dev && (uint64_t) st.st_ino == ino;
 }
 
+void log_set_max_level(int max_level) {
+        log_max_level = max_level < LOG_EMERG ? LOG_EMERG : max_level > LOG_DEBUG ? LOG_DEBUG : max_level;
+}
+
 void log_setup(LogTarget target, int max_level) {
         log_target = target;
-        log_max_level = max_level < LOG_EMERG ? LOG_EMERG : max_level > LOG_DEBUG ? LOG_DEBUG : max_level;
+        log_set_max_level(max_level);
 
         /* Decide now, not per message: the environment and stderr are fixed after startup. */
         switch (target) {
@@ -100,6 +111,20 @@ void log_setup(LogTarget target, int max_level) {
 
 int log_get_max_level(void) {
         return log_max_level;
+}
+
+void log_set_target(LogTarget target) {
+        log_setup(target, log_max_level);
+}
+
+LogTarget log_get_target(void) {
+        return log_target;
+}
+
+const char *log_level_to_string(int level) {
+        if (level < 0 || (size_t) level >= ELEMENTSOF(level_names))
+                return NULL;
+        return level == LOG_ERR ? "err" : level_names[level];
 }
 
 bool log_to_journal(void) {
@@ -142,14 +167,14 @@ static void iov_add(struct iovec *iov, size_t *n, const char *s) {
 }
 
 static int log_journal(int level, int error, const LogFields *f, const char *file, int line,
-                       const char *message) {
+                       const char *func, const char *message) {
         char prio[sizeof("PRIORITY=") + 1];
         char line_buf[sizeof("CODE_LINE=") + 12];
         char errno_buf[sizeof("ERRNO=") + 12];
         char irq_buf[sizeof("SRIOVD_IRQ=") + 12];
-        _cleanup_free_ char *msg = NULL, *code_file = NULL, *pf = NULL, *vf = NULL,
+        _cleanup_free_ char *msg = NULL, *code_file = NULL, *code_func = NULL, *pf = NULL, *vf = NULL,
                             *tenant = NULL, *message_id = NULL;
-        struct iovec iov[11];
+        struct iovec iov[12];
         size_t n = 0;
 
         msg = field_new("MESSAGE", message);
@@ -169,6 +194,10 @@ static int log_journal(int level, int error, const LogFields *f, const char *fil
         if (line > 0) {
                 snprintf(line_buf, sizeof(line_buf), "CODE_LINE=%d", line);
                 iov_add(iov, &n, line_buf);
+        }
+        if (func) {
+                code_func = field_new("CODE_FUNC", func);
+                iov_add(iov, &n, code_func);
         }
         if (error != 0) {
                 snprintf(errno_buf, sizeof(errno_buf), "ERRNO=%d", error);
@@ -249,7 +278,7 @@ static void log_stderr(int level, const LogFields *f, const char *message) {
         (void) writev(STDERR_FILENO, iov, (int) n);
 }
 
-int log_emit(int level, int error, const LogFields *f, const char *file, int line,
+int log_emit(int level, int error, const LogFields *f, const char *file, int line, const char *func,
              const char *fmt, ...) {
         char message[LINE_MAX];
         int saved_errno = errno;
@@ -276,7 +305,7 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
          * ECONNREFUSED and stderr still reaches the operator. With no socket at all it returns
          * 0 and the message is lost: that is why AUTO checks JOURNAL_STREAM instead.
          */
-        if (!log_to_journal() || log_journal(level, error, f, file, line, message) < 0)
+        if (!log_to_journal() || log_journal(level, error, f, file, line, func, message) < 0)
                 log_stderr(level, f, message);
 
         /* Callers log between syscalls and then inspect errno; do not clobber it. */

@@ -9,6 +9,7 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/output.h"
+#include "sriovd/runtime.h"
 
 /* Exit codes scripts can rely on. */
 enum {
@@ -20,7 +21,7 @@ enum {
 typedef struct Options {
         const char *config;
         const char *root;
-        bool dry_run, once, json, check_config;
+        bool dry_run, once, json, check_config, restore;
 } Options;
 
 static void help(void) {
@@ -32,16 +33,20 @@ static void help(void) {
                "  --dry-run          print the inventory and the plan, change nothing\n"
                "  --once             run one observe/plan/apply/verify cycle and exit\n"
                "  --json             machine-readable output for --dry-run and --once\n"
-               "  --check-config     validate the configuration and exit 0 (valid) or 1\n"
+               "  --check-config     validate the configuration (and, where the host is readable,\n"
+               "                     against it) and exit 0 (valid) or 1\n"
+               "  --restore          with sriovd stopped: put back the IRQ threads' scheduling\n"
+               "                     sriovd changed (kept in %s/saved-sched), then exit\n"
                "  --log-level LEVEL  debug, info, notice, warning, err (default info)\n"
                "  --version          print the version\n\n"
                "Exit status: 0 all in place, 1 some action failed or policy cannot be met,\n"
                "2 bad usage or configuration, or the host could not be read.\n",
-               CONFIG_DEFAULT_PATH);
+               CONFIG_DEFAULT_PATH, RUNTIME_DIR_DEFAULT);
 }
 
 static int parse_argv(int argc, char **argv, Options *o) {
-        enum { ARG_CONFIG = 0x100, ARG_ROOT, ARG_DRY_RUN, ARG_ONCE, ARG_JSON, ARG_CHECK, ARG_LEVEL, ARG_VERSION };
+        enum { ARG_CONFIG = 0x100, ARG_ROOT, ARG_DRY_RUN, ARG_ONCE, ARG_JSON, ARG_CHECK, ARG_RESTORE, ARG_LEVEL,
+               ARG_VERSION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "root", required_argument, NULL, ARG_ROOT },
@@ -49,6 +54,7 @@ static int parse_argv(int argc, char **argv, Options *o) {
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "check-config", no_argument, NULL, ARG_CHECK },
+                { "restore", no_argument, NULL, ARG_RESTORE },
                 { "log-level", required_argument, NULL, ARG_LEVEL },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -76,6 +82,9 @@ static int parse_argv(int argc, char **argv, Options *o) {
                 case ARG_CHECK:
                         o->check_config = true;
                         break;
+                case ARG_RESTORE:
+                        o->restore = true;
+                        break;
                 case ARG_LEVEL:
                         level = log_level_from_string(optarg);
                         if (level < 0) {
@@ -98,8 +107,8 @@ static int parse_argv(int argc, char **argv, Options *o) {
                 fprintf(stderr, "sriovd: unexpected argument \"%s\" (see --help)\n", argv[optind]);
                 return -EINVAL;
         }
-        if (o->dry_run + o->once + o->check_config > 1) {
-                fprintf(stderr, "sriovd: --dry-run, --once and --check-config exclude each other\n");
+        if (o->dry_run + o->once + o->check_config + o->restore > 1) {
+                fprintf(stderr, "sriovd: --dry-run, --once, --check-config and --restore exclude each other\n");
                 return -EINVAL;
         }
         if (o->json && !o->dry_run && !o->once) {
@@ -159,12 +168,43 @@ int main(int argc, char **argv) {
         if (r < 0)
                 return EXIT_UNUSABLE;
 
+        /*
+         * No configuration needed, on purpose: undoing must work with a broken one too. By hand
+         * there is no RUNTIME_DIRECTORY; the service's is RuntimeDirectory=sriovd.
+         */
+        if (o.restore) {
+                if (!getenv("RUNTIME_DIRECTORY") && setenv("RUNTIME_DIRECTORY", RUNTIME_DIR_DEFAULT, 1) < 0)
+                        return EXIT_UNUSABLE;
+                r = manager_restore(m);
+                if (r == -EBUSY)
+                        return EXIT_UNUSABLE;
+                if (r < 0)
+                        return EXIT_INCOMPLETE;
+                printf("Restored %d IRQ threads to the scheduling sriovd found them with. IRQ affinities, VF counts, "
+                       "VF settings, coalescing and offloads stay as they are.\n", r);
+                return EXIT_OK;
+        }
+
         r = manager_load_config(m);
         if (o.check_config) {
-                if (r >= 0)
-                        printf("%s: configuration is valid (%zu tenant classes)\n",
-                               o.config ?: CONFIG_DEFAULT_PATH, manager_config(m)->n_classes);
-                return r < 0 ? EXIT_INCOMPLETE : EXIT_OK;
+                const char *path = o.config ?: CONFIG_DEFAULT_PATH;
+                if (r < 0)
+                        return EXIT_INCOMPLETE;
+                /* The file is sound; what only the host can tell, where it can be read (or --root). */
+                r = manager_check_host(m, stderr);
+                if (r == -ENODEV) {
+                        printf("%s: configuration is valid (%zu tenant classes); checked the file only: "
+                               "the host's PCI devices under %s cannot be read\n",
+                               path, manager_config(m)->n_classes, o.root ?: "/");
+                        return EXIT_OK;
+                }
+                if (r > 0) {
+                        printf("%s: %d errors against this host\n", path, r);
+                        return EXIT_INCOMPLETE;
+                }
+                printf("%s: configuration is valid (%zu tenant classes), checked against the host at %s\n",
+                       path, manager_config(m)->n_classes, o.root ?: "/");
+                return EXIT_OK;
         }
         if (r < 0)
                 return EXIT_UNUSABLE;

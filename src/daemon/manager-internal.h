@@ -39,6 +39,8 @@ struct Manager {
         /* Whether rtnetlink talks about the netdevs the root's sysfs shows (real root, or a test's netns). */
         bool netlink_live;
         char *config_path;
+        int runtime_lock_fd;      /* $RUNTIME_DIRECTORY/lock, held while the daemon or --restore runs */
+        char *config_errors;      /* the last failed load's "FILE:LINE: ..." lines, NULL after a good one */
         bool config_optional;    /* default path: absent file = built-in defaults */
         Config *config;
         Inventory *inventory;

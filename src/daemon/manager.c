@@ -34,6 +34,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                         log_warning_errno(r, "Failed to open ethtool netlink, coalescing and offloads are not managed: %m");
         }
 
+        m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
         m->expect_changes = true;
         m->config_path = strdup(config_path ?: CONFIG_DEFAULT_PATH);
@@ -64,6 +65,9 @@ Manager *manager_free(Manager *m) {
         inventory_free(m->inventory);
         plan_free(m->plan);
         free(m->config_path);
+        free(m->config_errors);
+        if (m->runtime_lock_fd >= 0)
+                close(m->runtime_lock_fd);
         free(m->saved);
         free(m->unmanaged);
         free(m->vf_link_unsupported);
@@ -89,7 +93,11 @@ int manager_load_config(Manager *m) {
                         log_notice("%s does not exist, running with built-in defaults", m->config_path);
         } else
                 r = config_load(m->config_path, &c, &errors);
+        free(m->config_errors);
+        m->config_errors = NULL;
         if (r < 0) {
+                /* Kept whole for a D-Bus Reload's error reply. */
+                m->config_errors = errors ? strdup(errors) : NULL;
                 /* Each line already says FILE:LINE: what was wrong. */
                 for (char *line = errors, *next; line && *line; line = next) {
                         next = strchr(line, '\n');
@@ -367,20 +375,7 @@ static void manager_add_monitors(Manager *m) {
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
-        int r;
-
-        sd_notify(false, "RELOADING=1\nSTATUS=Reloading configuration");
-        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_RELOAD),
-                       "Reloading configuration %s", m->config_path);
-        r = manager_load_config(m);
-        if (r >= 0) {
-                (void) manager_run_cycle(m);
-                r = manager_arm_drift_timer(m);
-                if (r < 0)
-                        log_error_errno(r, "Failed to set up the drift timer: %m");
-        }
-        manager_notify_status(m, "READY=1\n");
+        (void) manager_reload(userdata, NULL);
         return 0;
 }
 
@@ -469,6 +464,14 @@ int manager_run(Manager *m) {
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(negative_errno(), "Failed to block signals: %m");
 
+        /* One daemon per runtime directory, and no sriovd --restore while it runs. */
+        r = runtime_lock(&m->runtime_lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "Another sriovd, or sriovd --restore, holds %s/lock: %m",
+                                       getenv("RUNTIME_DIRECTORY"));
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
+
         r = manager_setup_event(m);
         if (r < 0)
                 return r;
@@ -510,7 +513,7 @@ int manager_run(Manager *m) {
         manager_notify_status(m, "READY=1\n");
 
         r = sd_event_loop(m->event);
-        (void) manager_restore_sched(m);
+        (void) manager_stop(m);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;
@@ -541,15 +544,30 @@ int manager_plan_now(Manager *m, Plan **ret) {
         return manager_observe(m, false, &inv, ret);
 }
 
-int manager_reload(Manager *m) {
-        int r = manager_load_config(m);
-        if (r < 0)
+int manager_reload(Manager *m, char **ret_errors) {
+        int r;
+
+        /* MONOTONIC_USEC: what Type=notify-reload units want; older systemd ignores it. */
+        sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading configuration", now_usec());
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_RELOAD),
+                       "Reloading configuration %s", m->config_path);
+        r = manager_load_config(m);
+        if (r < 0) {
+                manager_notify_status(m, "READY=1\n");
+                if (ret_errors)
+                        *ret_errors = m->config_errors ? strdup(m->config_errors) : NULL;
                 return r;
+        }
+        /* The reply waits for the cycle: the new policy is in force, not merely read. */
         (void) manager_run_cycle(m);
-        r = manager_arm_drift_timer(m);
-        if (r < 0)
-                log_error_errno(r, "Failed to set up the drift timer: %m");
-        manager_notify_status(m, "");
+        if (m->event) {
+                r = manager_arm_drift_timer(m);
+                if (r < 0)
+                        log_error_errno(r, "Failed to set up the drift timer: %m");
+        }
+        manager_notify_status(m, "READY=1\n");
+        if (ret_errors)
+                *ret_errors = NULL;
         return 0;
 }
 

@@ -5,7 +5,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sriovd/rootfs.h"
 #include "sriovd/runtime.h"
@@ -16,6 +18,39 @@ int runtime_file_write(const char *name, mode_t mode, RuntimeFill fill, const vo
 
 int runtime_file_read(const char *name, char **ret) {
         return runtime_file_read_at(NULL, name, ret);
+}
+
+int runtime_lock(int *ret_fd) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+
+        if (!dir) {
+                *ret_fd = -EBADF;
+                return 0;
+        }
+        if (asprintf(&path, "%s/lock", dir) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return negative_errno();
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int runtime_file_remove(const char *name) {
+        _cleanup_free_ char *path = NULL;
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+
+        if (!dir)
+                return 0;
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        if (unlink(path) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
 }
 
 int runtime_file_write_at(const char *dir, const char *name, mode_t mode, RuntimeFill fill, const void *userdata) {

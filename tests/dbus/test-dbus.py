@@ -19,6 +19,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import statefile  # noqa: E402
 import minibus  # noqa: E402  (beside this file)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import minibus  # noqa: E402
+
 SRIOVD, SRIOVCTL = sys.argv[1], sys.argv[2]
 SOURCE = os.environ["SRIOVD_SOURCE_DIR"]
 BUILD = os.environ["SRIOVD_BUILD_DIR"]
@@ -398,12 +401,26 @@ def test_capacity_and_limits(env, d, mon):
     env.ctl("allocate", "t-vf", "latency-critical", check=0)
     d.write_conf()
     env.ctl("reload", check=0)
-    # A broken configuration: Failed, the running one stays.
+    # A broken configuration: Failed, with every FILE:LINE: mistake in the reply and on sriovctl's
+    # stderr (ExecReload= shows it), exit 1; the running one stays.
     with open(d.conf, "a") as f:
-        f.write("[daemon]\nno_such_key = 1\n")
-    env.ctl_error(1, E + "Failed", "reload")
+        f.write("[daemon]\nno_such_key = 1\n[cpus]\nrt = x\n")
+    lines = open(d.conf).read().splitlines()
+    key_line, rt_line = lines.index("no_such_key = 1") + 1, lines.index("rt = x") + 1
+    doc = env.ctl_error(1, E + "Failed", "reload")
+    assert f"{d.conf}:{key_line}: " in doc["message"], doc
+    r = env.ctl("reload", check=1)
+    err = r.stderr.splitlines()
+    assert any(ln.startswith(f"{d.conf}:{key_line}: unknown key") for ln in err), r.stderr
+    assert any(ln.startswith(f"{d.conf}:{rt_line}: ") for ln in err), r.stderr
+    assert env.prop("VfTarget") == 0.85
+    # A good one is in force when Reload returns: VfTarget follows vf_target_utilization at once.
+    d.write_conf("vf_target_utilization = 70\n")
+    env.ctl("reload", check=0)
+    assert env.prop("VfTarget") == 0.7
     d.write_conf()
     env.ctl("reload", check=0)
+    assert env.prop("VfTarget") == 0.85
     # The state cannot be saved: Failed, nothing changes. sriovd appends to a journal it holds
     # open and falls back to rewriting the file in its directory: both made immutable (ext4's
     # chattr +i stops even root, and an fd opened before).
@@ -486,9 +503,60 @@ def test_bus_daemon_restart(env, d, mon):
     assert env.tenants() == before
 
 
+LOGCTL = ["org.sriovd.Manager1", "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1"]
+
+
+def test_log_control(env, d, mon):
+    """org.freedesktop.LogControl1, what systemctl service-log-level calls: read open, write privileged."""
+    def get(name, user=None):
+        return env.busctl("get-property", *LOGCTL, name, user=user)["data"]
+
+    assert get("LogLevel") == "info"
+    assert get("SyslogIdentifier") == "sriovd"
+    assert get("LogTarget") == "auto"
+    # Debug messages appear only after the switch (a change call logs its caller at debug level).
+    env.busctl("set-property", *LOGCTL, "LogLevel", "s", "debug")
+    assert get("LogLevel") == "debug"
+    assert get("LogLevel", user=NOBODY) == "debug"
+    assert "Log level set to debug over D-Bus" in d.stderr()
+    mark = len(d.stderr())
+    env.call("Verify")
+    assert "debug: " in d.stderr()[mark:], d.stderr()[mark:][-2000:]
+    # syslog's spelling back, whatever was written: systemctl compares against these names.
+    env.busctl("set-property", *LOGCTL, "LogLevel", "s", "3")
+    assert get("LogLevel") == "err"
+    env.busctl("set-property", *LOGCTL, "LogLevel", "s", "info")
+    mark = len(d.stderr())
+    env.call("Verify")
+    assert "debug: " not in d.stderr()[mark:]
+    # An invalid level: InvalidArgs (the error name, read off the wire), nothing changed.
+    r = env.busctl("set-property", *LOGCTL, "LogLevel", "s", "verbose", check=False)
+    assert r.returncode != 0 and "Invalid log level" in r.stderr, r.stderr
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call(LOGCTL[0], LOGCTL[1], "org.freedesktop.DBus.Properties", "Set", "ssv", LOGCTL[2], "LogLevel",
+                  ("s", "verbose"))
+        raise AssertionError("LogLevel = verbose accepted")
+    except minibus.Error as e:
+        assert e.name == "org.freedesktop.DBus.Error.InvalidArgs", e.name
+    finally:
+        conn.close()
+    assert get("LogLevel") == "info"
+    r = env.busctl("set-property", *LOGCTL, "LogTarget", "s", "kmsg", check=False)
+    assert r.returncode != 0 and "unsupported log target" in r.stderr, r.stderr
+    assert get("LogTarget") == "auto"
+    # Unprivileged writers: refused with NotPermitted, nothing changed.
+    r = env.busctl("set-property", *LOGCTL, "LogLevel", "s", "debug", user=NOBODY, check=False)
+    assert r.returncode != 0 and "needs root" in r.stderr, r.stderr
+    assert get("LogLevel") == "info"
+    r = env.busctl("set-property", *LOGCTL, "LogTarget", "s", "console", user=NOBODY, check=False)
+    assert r.returncode != 0
+    assert get("LogTarget") == "auto"
+
+
 TESTS = [test_introspection, test_properties, test_allocate, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
-         test_sriovctl_exit_codes, test_concurrency, test_restart, test_bus_daemon_restart]
+         test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
 ALL_ERRORS = {E + n for n in ["NoCapacity", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",
                               "Busy", "NotPermitted", "TooManyTenants", "Failed"]}
 
@@ -498,6 +566,10 @@ def main():
         if not shutil.which(tool):
             print(f"SKIP: {tool} missing")
             return 77
+    # The clients act as root (changes) and as nobody (refusals): setpriv needs root for that.
+    if os.geteuid() != 0:
+        print("SKIP: needs root: clients run as root and, through setpriv, as nobody")
+        return 77
     passed = failed = 0
     tmp = tempfile.mkdtemp(prefix="sriovd-dbus-")
     os.chmod(tmp, 0o755)    # the unprivileged client reaches the bus socket

@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sriovd/apply.h"
 #include "sriovd/log.h"
@@ -377,6 +378,62 @@ TEST(bad_reload_keeps_config) {
         scratch_done(&s);
 }
 
+/*
+ * An event about a VF names it in SRIOVD_VF= and its PF in SRIOVD_PF= (here as stderr's
+ * "[pf=... vf=...]", the same LogFields the journal gets); a VF address never sits in pf=.
+ */
+TEST(vf_events_name_the_vf) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        char path[] = "/tmp/test-apply-log-XXXXXX", *out, *line;
+        CycleResult res;
+        struct stat st;
+        int fd, saved;
+        Scratch s;
+
+        scratch_new(&s, "two-socket", "");
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+
+        fd = mkstemp(path);
+        ASSERT(fd >= 0);
+        ASSERT_EQ(unlink(path), 0);
+        saved = dup(STDERR_FILENO);
+        ASSERT(saved >= 0);
+        ASSERT_EQ(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        log_setup(LOG_TARGET_STDERR, LOG_INFO);
+        int r = manager_cycle(m, CYCLE_APPLY, &res);
+        log_setup(LOG_TARGET_STDERR, LOG_WARNING);
+        ASSERT_EQ(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        close(saved);
+        ASSERT_EQ(r, 0);
+
+        ASSERT_EQ(fstat(fd, &st), 0);
+        out = calloc(1, (size_t) st.st_size + 1);
+        ASSERT(out);
+        ASSERT_EQ(pread(fd, out, (size_t) st.st_size, 0), st.st_size);
+        close(fd);
+
+        /* A VF's vector: both fields. */
+        line = strstr(out, "irq-affinity 0000:41:00.2 IRQ ");
+        ASSERT(line);
+        *strchrnul(line, '\n') = 0;
+        ASSERT_CONTAINS(line, "[pf=0000:41:00.0 vf=0000:41:00.2 irq=");
+        line[strlen(line)] = '\n';
+        /* The PF's own vector: no VF. */
+        line = strstr(out, "irq-affinity 0000:41:00.0 IRQ ");
+        ASSERT(line);
+        *strchrnul(line, '\n') = 0;
+        ASSERT_CONTAINS(line, "[pf=0000:41:00.0 irq=");
+        ASSERT(!strstr(line, "vf="));
+        line[strlen(line)] = '\n';
+        /* No VF in pf=, anywhere: the fixture's VFs are 0000:41:00.2-01.1 and 0000:c1:00.2-01.1. */
+        for (const char *p = out; (p = strstr(p, "pf=")); p += 3)
+                ASSERT(strncmp(p, "pf=0000:41:00.0", 15) == 0 || strncmp(p, "pf=0000:c1:00.0", 15) == 0 ||
+                       strncmp(p, "pf=0000:01:00.0", 15) == 0);
+        free(out);
+        scratch_done(&s);
+}
+
 int main(int argc, char **argv) {
         ASSERT(argc == 2);
         fixtures_dir = argv[1];
@@ -389,5 +446,6 @@ int main(int argc, char **argv) {
         RUN(immovable_irqs_remembered_for_this_boot);
         RUN(error_table);
         RUN(bad_reload_keeps_config);
+        RUN(vf_events_name_the_vf);
         return 0;
 }

@@ -150,16 +150,39 @@ int main(int argc, char **argv) {
         ASSERT_EQ(manager_load_runtime(m), 0);
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
         expect_sched(tids[0], SCHED_FIFO, 70);   /* nothing to change while the class says RT */
-        ASSERT_EQ(manager_restore_sched(m), 0);
+        ASSERT_EQ(manager_restore_sched(m), 2);
         expect_sched(tids[0], SCHED_OTHER, 0);
         expect_sched(tids[1], SCHED_OTHER, 0);
 
-        /* And back; then sriovd stops and restores them. */
+        /*
+         * And back; then sriovd stops, by default keeping the host tuned (a restart or an
+         * upgrade must not drop RT threads from FIFO), what it found still on record...
+         */
         write_file(dir, "sriovd.conf", "[pf 0000:41:00.0]\nclass = rt\n");
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
         expect_sched(tids[0], SCHED_FIFO, 70);
-        ASSERT_EQ(manager_restore_sched(m), 0);
+        ASSERT_EQ(manager_stop(m), 0);
+        expect_sched(tids[0], SCHED_FIFO, 70);
+        expect_sched(tids[1], SCHED_FIFO, 70);
+        manager_free(m);
+        /* ... so sriovd --restore, later, puts both back, and a second one has nothing to do. */
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_restore(m), 2);
+        expect_sched(tids[0], SCHED_OTHER, 0);
+        expect_sched(tids[1], SCHED_OTHER, 0);
+        manager_free(m);
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_restore(m), 0);
+        manager_free(m);
+
+        /* restore_on_stop = yes: stopping restores them. */
+        write_file(dir, "sriovd.conf", "[daemon]\nrestore_on_stop = yes\n[pf 0000:41:00.0]\nclass = rt\n");
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        expect_sched(tids[0], SCHED_FIFO, 70);
+        ASSERT_EQ(manager_stop(m), 2);
         expect_sched(tids[0], SCHED_OTHER, 0);
         expect_sched(tids[1], SCHED_OTHER, 0);
 

@@ -421,6 +421,11 @@ def main():
         if not shutil.which(tool):
             skip(f"{tool} not installed (tools/install-deps)")
     helper = os.path.abspath(sys.argv[1])
+    # A package build's chroot, whose / is no mount point, cannot make / private (EINVAL).
+    probe = subprocess.run(["unshare", "-m", "-n", "--propagation", "private", "true"], capture_output=True,
+                           text=True)
+    if probe.returncode != 0:
+        skip(f"cannot make private mount and network namespaces: {probe.stderr.strip()}")
     r = subprocess.run(["unshare", "-m", "-n", "--propagation", "private", sys.executable,
                         os.path.abspath(__file__), "--inner", helper], timeout=220)
     sys.exit(r.returncode)
