@@ -94,6 +94,8 @@ int manager_run_cycle_now(Manager *m, CycleResult *ret);
 int manager_plan_now(Manager *m, Plan **ret);
 /* Reload the configuration and run a cycle; the running one stays on errors (returned). */
 int manager_reload(Manager *m);
+/* The FILE:LINE lines of the last load that failed, NULL after one that worked; owned by m. */
+const char *manager_config_errors(const Manager *m);
 
 typedef enum ManagerEvent {
         MANAGER_EVENT_ALLOCATION_CHANGED,   /* subject: tenant id */

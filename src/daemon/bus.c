@@ -311,6 +311,33 @@ static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* The FILE:LINE lines in the error itself (bus_error_setf's 512 bytes would cut them), at most
+ * RELOAD_ERRORS_MAX of them: sriovctl prints the message, so "systemctl reload" shows what is wrong. */
+#define RELOAD_ERRORS_MAX 20
+static int reload_error(const char *errors, sd_bus_error *error) {
+        _cleanup_free_ char *message = NULL;
+        const char *s = errors ?: "", *end = s;
+        unsigned total = 0;
+        int r;
+
+        for (const char *p = s; *p;) {
+                const char *eol = strchrnul(p, '\n');
+                if (++total <= RELOAD_ERRORS_MAX)
+                        end = eol;
+                p = *eol ? eol + 1 : eol;
+        }
+        if (total == 0)
+                r = asprintf(&message, "The configuration could not be loaded (see the journal); the running one stays");
+        else if (total <= RELOAD_ERRORS_MAX)
+                r = asprintf(&message, "The configuration has errors; the running one stays:\n%.*s", (int) (end - s), s);
+        else
+                r = asprintf(&message, "The configuration has errors; the running one stays:\n%.*s\n(%u more in the journal)",
+                             (int) (end - s), s, total - RELOAD_ERRORS_MAX);
+        if (r < 0)
+                return -ENOMEM;
+        return sd_bus_error_set(error, bus_error_name_from_errno(-EIO), message);
+}
+
 static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         int r;
@@ -321,7 +348,7 @@ static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error)
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_RELOAD), "D-Bus: reloading configuration");
         r = manager_reload(b->manager);
         if (r < 0)
-                return bus_error_setf(error, -EIO, "The configuration has errors (see the log); the running one stays");
+                return reload_error(manager_config_errors(b->manager), error);
         return sd_bus_reply_method_return(m, NULL);
 }
 

@@ -39,6 +39,7 @@ struct Manager {
         bool netlink_live;
         char *config_path;
         bool config_optional;    /* default path: absent file = built-in defaults */
+        char *config_errors;     /* the last failed load's FILE:LINE lines, for the Reload reply */
         Config *config;
         Inventory *inventory;
         Plan *plan;

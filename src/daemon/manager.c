@@ -63,6 +63,7 @@ Manager *manager_free(Manager *m) {
         inventory_free(m->inventory);
         plan_free(m->plan);
         free(m->config_path);
+        free(m->config_errors);
         free(m->saved);
         free(m->unmanaged);
         free(m->vf_link_unsupported);
@@ -88,7 +89,11 @@ int manager_load_config(Manager *m) {
                         log_notice("%s does not exist, running with built-in defaults", m->config_path);
         } else
                 r = config_load(m->config_path, &c, &errors);
+        free(m->config_errors);
+        m->config_errors = NULL;
         if (r < 0) {
+                /* Kept for the Reload reply, so "systemctl reload" can say what was wrong. */
+                m->config_errors = errors ? strdup(errors) : NULL;
                 /* Each line already says FILE:LINE: what was wrong. */
                 for (char *line = errors, *next; line && *line; line = next) {
                         next = strchr(line, '\n');
@@ -110,6 +115,10 @@ int manager_load_config(Manager *m) {
         /* Classes may have changed: tenants are placed again against the new ones. */
         m->tenants_configured = false;
         return 0;
+}
+
+const char *manager_config_errors(const Manager *m) {
+        return m->config_errors;
 }
 
 const Inventory *manager_inventory(const Manager *m) {

@@ -427,7 +427,12 @@ def test_capacity_and_limits(env, d, mon):
     # A broken configuration: Failed, the running one stays.
     with open(d.conf, "a") as f:
         f.write("[daemon]\nno_such_key = 1\n")
-    env.ctl_error(1, E + "Failed", "reload")
+    doc = env.ctl_error(1, E + "Failed", "reload")
+    # The FILE:LINE errors are in the reply, so the unit's ExecReload=sriovctl reload prints them
+    # and "systemctl reload" fails with them (in systemctl status and the journal).
+    assert re.search(re.escape(d.conf) + r":\d+: .*no_such_key", doc["message"]), doc
+    r = env.ctl("reload", check=1)
+    assert re.search(re.escape(d.conf) + r":\d+: .*no_such_key", r.stderr), r.stderr
     d.write_conf()
     env.ctl("reload", check=0)
     # The state cannot be saved: Failed, nothing changes. sriovd appends to a journal it holds
