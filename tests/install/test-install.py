@@ -106,7 +106,9 @@ def main():
         for name, args in [("--prefix=/usr", ["--prefix=/usr"]), ("default prefix", [])]:
             build = os.path.join(scratch, "build" + str(len(args)))
             dest = os.path.join(scratch, "dest" + str(len(args)))
-            run("meson", "setup", build, SRC, *args)
+            # -Dwerror=false: CFLAGS from the environment (a package build's _FORTIFY_SOURCE) may
+            # warn where the project's own flags do not; warnings are not what this test is about.
+            run("meson", "setup", build, SRC, "-Dwerror=false", *args)
             run("ninja", "-C", build)
             env = dict(os.environ, DESTDIR=dest)
             run("meson", "install", "-C", build, "--no-rebuild", env=env)
