@@ -8,9 +8,12 @@
 #include "sriovd/cpuset.h"
 #include "sriovd/inventory.h"
 #include "sriovd/macro.h"
+#include "sriovd-config.h"
 
 #define CLASS_NAME_MAX 64
-#define CONFIG_DEFAULT_PATH "/etc/sriovd/sriovd.conf"
+/* From meson's sysconfdir, so the binary reads where meson install and the package put it. */
+#define CONFIG_DEFAULT_PATH SRIOVD_SYSCONFDIR "/sriovd.conf"
+/* Fixed, not localstatedir: the unit's StateDirectory=sriovd is always /var/lib/sriovd. */
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/sriovd"
 #define CONFIG_DEFAULT_LIBVIRT_URI "qemu:///system"
 #define COALESCE_DEFAULT_USECS 50
