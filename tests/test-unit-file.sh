@@ -14,7 +14,7 @@ grep -q '@[a-z]*@' "$unit" && fail "unsubstituted @...@ left: $(grep '@[a-z]*@' 
 need 'Type=notify'
 need 'BusName=org.sriovd.Manager1'
 need 'RestartPreventExitStatus=2'
-need 'RuntimeDirectoryPreserve=restart'
+need 'RuntimeDirectoryPreserve=yes'
 need 'StateDirectory=sriovd'
 grep -q '^WatchdogSec=' "$unit" || fail "no WatchdogSec="
 grep -q '^Documentation=man:sriovd(8)' "$unit" || fail "Documentation= does not start with man:sriovd(8)"
