@@ -322,19 +322,29 @@ def test_cli(tmp):
     assert run_cli("--root", "/nonexistent/sriovd", "--dry-run").returncode == 2
 
 
+def in_netns(ns):
+    """The command prefix that runs a program in network namespace ns (made by ip netns add).
+
+    nsenter joins the network namespace only. ip netns exec and ip -n would also unshare a mount
+    namespace and mount --make-rslave / there, which fails (EINVAL) in a chroot whose / is no
+    mount point, as a package build's is; sriovd reads the fixture's sysfs through --root, and
+    ip link needs no remounted /sys either."""
+    return ("nsenter", f"--net=/run/netns/{ns}", "--")
+
+
 def test_link_up_rechecks(tmp):
     """A link coming up (drivers re-request IRQs on open) makes sriovd re-check at once."""
     ns = f"sriovd-test-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         # No drift timer: only an event can cause a second cycle.
-        d = Daemon(tmp, "[daemon]\ndrift_check_sec = 0\n", prefix=("ip", "netns", "exec", ns))
+        d = Daemon(tmp, "[daemon]\ndrift_check_sec = 0\n", prefix=in_netns(ns))
         try:
             d.wait_for("READY")
             d.write("proc/irq/60/smp_affinity_list", "2-7")
-            subprocess.run(["ip", "-n", ns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
+            subprocess.run([*in_netns(ns), "ip", "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
                            check=True)
-            subprocess.run(["ip", "-n", ns, "link", "set", "veth0", "up"], check=True)
+            subprocess.run([*in_netns(ns), "ip", "link", "set", "veth0", "up"], check=True)
             assert wait_until(lambda: "Re-checking after kernel event: link ifindex" in d.stderr()), d.stderr()
             assert wait_until(lambda: d.read("proc/irq/60/smp_affinity_list") != "2-7"), d.stderr()
             d.proc.send_signal(signal.SIGTERM)
@@ -351,8 +361,9 @@ def test_vf_link_errors_reach_the_log(tmp):
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         # The PF's netdev is a veth in the namespace: real rtnetlink, no VFs behind it (no ndo_set_vf_*).
-        subprocess.run(["ip", "-n", ns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"], check=True)
-        link = lambda: json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show", "veth0"], check=True,
+        subprocess.run([*in_netns(ns), "ip", "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
+                       check=True)
+        link = lambda: json.loads(subprocess.run([*in_netns(ns), "ip", "-j", "link", "show", "veth0"], check=True,
                                                  capture_output=True, text=True).stdout)[0]
         before = link()
 
@@ -364,7 +375,7 @@ def test_vf_link_errors_reach_the_log(tmp):
                 f.write(f"{before['ifindex']}\n")
 
         conf = "[daemon]\ndrift_check_sec = 1\n\n[pf 0000:41:00.0]\nvf_spoofchk = on\nvf_vlan = 100\n"
-        d = Daemon(tmp, conf, env_extra={"SRIOVD_TEST_LIVE_NETLINK": "1"}, prefix=("ip", "netns", "exec", ns),
+        d = Daemon(tmp, conf, env_extra={"SRIOVD_TEST_LIVE_NETLINK": "1"}, prefix=in_netns(ns),
                    prepare=prepare)
         try:
             d.wait_for("READY")
@@ -393,9 +404,9 @@ def test_coalescing_and_offloads_in_netns(tmp):
     ns = f"sriovd-test-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
-        subprocess.run(["ip", "-n", ns, "link", "add", "veth0", "numtxqueues", "4", "numrxqueues", "4",
+        subprocess.run([*in_netns(ns), "ip", "link", "add", "veth0", "numtxqueues", "4", "numrxqueues", "4",
                         "type", "veth", "peer", "name", "veth1"], check=True)
-        ifindex = json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show", "veth0"], check=True,
+        ifindex = json.loads(subprocess.run([*in_netns(ns), "ip", "-j", "link", "show", "veth0"], check=True,
                                             capture_output=True, text=True).stdout)[0]["ifindex"]
         root = os.path.join(tmp, "root")
         shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), root, symlinks=True)
@@ -410,7 +421,7 @@ def test_coalescing_and_offloads_in_netns(tmp):
             f.write("[cpus]\nkeep_irqs_off_rt = no\n\n[pf 0000:41:00.0]\nclass = bulk\n")
 
         def once():
-            r = subprocess.run(["ip", "netns", "exec", ns, SRIOVD, "--root", root, "--config", conf, "--once",
+            r = subprocess.run([*in_netns(ns), SRIOVD, "--root", root, "--config", conf, "--once",
                                 "--json"], capture_output=True, text=True, timeout=60,
                                env=dict(os.environ, SRIOVD_TEST_LIVE_NETLINK="1"))
             doc = json.loads(r.stdout)
@@ -456,13 +467,21 @@ def netns_unavailable():
     """Why network namespaces cannot be made here (a package build's chroot), or None."""
     if os.geteuid() != 0:
         return "needs root for network namespaces (ip netns)"
-    if not shutil.which("ip"):
-        return "needs iproute2's ip for network namespaces"
+    for tool, package in (("ip", "iproute2"), ("nsenter", "util-linux")):
+        if not shutil.which(tool):
+            return f"needs {package}'s {tool} for network namespaces"
+    # What the tests do with one: make it, and enter it to put a veth pair there.
     ns = f"sriovd-probe-{os.getpid()}"
     r = subprocess.run(["ip", "netns", "add", ns], capture_output=True, text=True)
     if r.returncode != 0:
         return f"cannot make a network namespace: ip netns add: {r.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    try:
+        cmd = [*in_netns(ns), "ip", "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            return f"cannot use a network namespace: {' '.join(cmd)}: {r.stderr.strip()}"
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     return None
 
 

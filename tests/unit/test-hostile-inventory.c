@@ -43,10 +43,21 @@ static const char *at(const Scratch *s, const char *rel) {
 }
 
 static void put(const Scratch *s, const char *rel, const char *value) {
-        FILE *f = fopen(at(s, rel), "we");
+        const char *path = at(s, rel);
+        struct stat st;
+        bool had = stat(path, &st) == 0;
+        FILE *f;
+
+        /* Fixture files are 0444 like sysfs's: root writes them anyway, a build user needs the w bit
+         * for a moment; the mode sriovd sees is the fixture's. */
+        if (had)
+                ASSERT_EQ(chmod(path, st.st_mode | S_IWUSR), 0);
+        f = fopen(path, "we");
         ASSERT(f);
         fputs(value, f);
         ASSERT_EQ(fclose(f), 0);
+        if (had)
+                ASSERT_EQ(chmod(path, st.st_mode & 07777), 0);
 }
 
 static void relink(const Scratch *s, const char *rel, const char *target) {
