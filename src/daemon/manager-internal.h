@@ -50,6 +50,12 @@ struct Manager {
         bool ready;
         /* Changes are expected after start and reload; later ones repair drift. */
         bool expect_changes;
+        /*
+         * VFs whose tenant changed since the last cycle: what sriovd plans for them (their IRQs,
+         * link, driver, coalescing) follows the allocation and is not drift either.
+         */
+        char (*expect_vfs)[PCI_ADDR_MAX];
+        size_t n_expect_vfs, allocated_expect_vfs;
 
         /* What sriovd changed on IRQ threads, restored when sriovd stops (sorted by pid). */
         SavedSched *saved;

@@ -8,8 +8,26 @@ void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
                 m->event_fn(m, e, subject, m->event_userdata);
 }
 
+/* What the next cycle changes on vf is sriovd's own doing, not drift. */
+static void manager_expect_vf(Manager *m, const char *vf) {
+        if (!vf[0])
+                return;
+        for (size_t i = 0; i < m->n_expect_vfs; i++)
+                if (streq(m->expect_vfs[i], vf))
+                        return;
+        if (GREEDY_REALLOC(m->expect_vfs, m->allocated_expect_vfs, m->n_expect_vfs + 1) < 0) {
+                /* Without the list, the next cycle may call the change drift: say nothing rather. */
+                m->expect_changes = true;
+                return;
+        }
+        strscpy(m->expect_vfs[m->n_expect_vfs++], PCI_ADDR_MAX, vf);
+}
+
 static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
         Manager *m = userdata;
+
+        manager_expect_vf(m, d->old_vf);
+        manager_expect_vf(m, d->new_vf);
 
         /* The decision is saved; now the guest gets (or gives back) its NIC. */
         if (m->guests)

@@ -75,6 +75,7 @@ Manager *manager_free(Manager *m) {
         guests_free(m->guests);
         tenants_free(m->tenants);
         free(m->allocations);
+        free(m->expect_vfs);
         free(m->force_num_vfs);
         free(m->coalesce_unsupported);
         free(m->offloads_unsupported);
