@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
@@ -430,7 +431,13 @@ static void guests_attempt(Guests *g) {
                 return;
         }
         if (pid == 0) {
-                /* The child only asks whether libvirt answers; its alarm is the bound. */
+                /*
+                 * The child only asks whether libvirt answers; its alarm is the bound. It must not
+                 * keep the daemon's lock (a crash restart would find it held), bus or netlink
+                 * sockets, nor outlive the daemon.
+                 */
+                (void) close_range(3, ~0U, 0);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 sigemptyset(&all);
                 (void) sigprocmask(SIG_SETMASK, &all, NULL);
                 (void) signal(SIGALRM, SIG_DFL);
