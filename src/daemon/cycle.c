@@ -609,14 +609,12 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         bool notes_changed = false;
         int r;
 
-        /* A dry run changes nothing, the state directory included. */
-        if (mode == CYCLE_APPLY) {
-                r = manager_open_tenants(m);
-                if (r < 0)
-                        return r;
-                if (!m->unmanaged_loaded)
-                        manager_load_unmanaged(m);
-        }
+        /* A dry run changes nothing, the state directory included: it reads the saved tenants only. */
+        r = manager_open_tenants(m, mode != CYCLE_APPLY);
+        if (r < 0)
+                return r;
+        if (mode == CYCLE_APPLY && !m->unmanaged_loaded)
+                manager_load_unmanaged(m);
 
         /*
          * Observe, plan, apply; after any write observe again: that is the verify of
@@ -629,7 +627,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 unsigned written = res.n_done + res.n_failed;
                 Inventory *i = NULL;
 
-                r = manager_observe(m, mode == CYCLE_APPLY, &i, &p);
+                r = manager_observe(m, true, &i, &p);
                 if (r < 0)
                         return r;
                 inventory_free(inv);

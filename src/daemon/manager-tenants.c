@@ -84,14 +84,20 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
  * default one is not this host's business: kept in memory unless the config
  * names a directory (tests do).
  */
-int manager_open_tenants(Manager *m) {
+int manager_open_tenants(Manager *m, bool read_only) {
         const TenantsLog log = { on_tenant_decision, on_tenant_problem, m };
+        /* A dry run plans the saved tenants as the daemon does, and says nothing of their placement. */
+        const TenantsLog quiet = { NULL, on_tenant_problem, m };
         bool memory = !rootfs_is_real(m->root) && streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR);
         int r;
 
         if (m->tenants)
                 return 0;
-        r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
+        if (read_only)
+                r = memory ? tenants_new(NULL, &quiet, &m->tenants)
+                           : tenants_new_readonly(m->config->state_dir, &quiet, &m->tenants);
+        else
+                r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
         if (r < 0)
                 return log_error_errno(r, "Failed to open the allocation state in %s: %m", m->config->state_dir);
         return 0;
