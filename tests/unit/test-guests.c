@@ -61,11 +61,15 @@ static bool irq_on(Manager *m, void *ud) {
         return streq(slurp(ud), "3");
 }
 
+static bool irq_on_2(Manager *m, void *ud) {
+        return streq(slurp(ud), "2");
+}
+
 static bool no_tenants(Manager *m, void *ud) {
         return manager_n_tenants(m) == 0;
 }
 
-/* A node with two guests already defined: vm-late shut off, vm-running running with vCPU 0 on CPU 3. */
+/* A node with two guests already defined: vm-late shut off, vm-running running with vCPU 0 pinned to CPU 3. */
 static const char node_with_domains_xml[] =
         "<node>\n"
         "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
@@ -100,8 +104,9 @@ static unsigned first_irq_of(Manager *m, const char *vf) {
 /*
  * libvirt is not there when the daemon starts: tenants are allocated meanwhile. When it comes
  * (here: the configuration names a reachable URI at the next attempt), sriovd connects on its
- * own backoff, attaches the pending NIC, and learns vCPU 0 of a guest that was already running
- * (no STARTED event ever came): irq_cpus = vcpu puts the VF's IRQ there.
+ * own backoff, attaches the pending NIC, re-pins the RT tenant's vCPUs of a guest that was
+ * already running (no STARTED event ever came) and learns its vCPU 0: irq_cpus = vcpu puts the
+ * VF's IRQ there.
  */
 static void test_libvirt_late(const char *fixtures) {
         char dir[] = "/tmp/sriovd-guests-late-XXXXXX", path[512], conf[1024], root[512], irq_path[512];
@@ -116,6 +121,9 @@ static void test_libvirt_late(const char *fixtures) {
            getenv("SRIOVD_SOURCE_DIR"), dir);
         snprintf(path, sizeof(path), "%s/tenant-classes.d/lowlat.ini", dir);
         write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n");
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/rtpin.ini", dir);
+        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
+                         "vcpu_pinning = rt\n");
         snprintf(path, sizeof(path), "%s/node.xml", dir);
         write_file(path, node_with_domains_xml);
         snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
@@ -136,10 +144,10 @@ static void test_libvirt_late(const char *fixtures) {
 
         ASSERT_EQ(manager_allocate(m, "late", "lowlat", "vm-late", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
                                    &late, NULL, 0), 0);
-        ASSERT_EQ(manager_allocate(m, "rt", "lowlat", "vm-running", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
+        ASSERT_EQ(manager_allocate(m, "rt", "rtpin", "vm-running", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
                                    &rt, NULL, 0), 0);
         snprintf(irq_path, sizeof(irq_path), "%s/root/proc/irq/%u/smp_affinity_list", dir, first_irq_of(m, rt.vf));
-        ASSERT(!streq(slurp(irq_path), "3"));
+        ASSERT(!streq(slurp(irq_path), "2"));
 
         /* libvirt appears: the next attempt (1 s, then 2 s) connects. */
         snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
@@ -156,9 +164,15 @@ static void test_libvirt_late(const char *fixtures) {
         ASSERT_CONTAINS(xml, late.mac);
         free(xml);
 
-        /* vm-running was running before sriovd connected: vCPU 0's CPU learnt at connect, IRQ follows. */
-        ASSERT_EQ(guests_vcpu0_cpu(manager_guests(m), "vm-running"), 3);
-        ASSERT(run_until(m, irq_on, irq_path));
+        /*
+         * vm-running was running before sriovd connected (no STARTED event): its RT tenant's vCPUs
+         * are pinned at connect, and vCPU 0's CPU, now that pinning's, learnt; the IRQ follows it.
+         */
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='2'/>");   /* was 3: not an RT CPU of the test node */
+        free(xml);
+        ASSERT_EQ(guests_vcpu0_cpu(manager_guests(m), "vm-running"), 2);
+        ASSERT(run_until(m, irq_on_2, irq_path));
 
         manager_free(m);
         sh("rm -rf %s", dir);
