@@ -418,6 +418,14 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
         for (size_t i = 0; i < m->n_expect_vfs; i++)
                 if (streq(m->expect_vfs[i], a->target))
                         return true;
+        /* The PF's link goes up for the first tenant of its VFs (pf_link = auto). */
+        if (a->kind == ACTION_SET_PF_LINK) {
+                pf = inventory_find_pf(inv, a->target);
+                for (size_t i = 0; pf && i < m->n_expect_vfs; i++)
+                        if (pf_owns(pf, m->expect_vfs[i]))
+                                return true;
+                return false;
+        }
         /* VF link settings are the PF's actions, on the VF's index. */
         pf = a->kind == ACTION_SET_VF_LINK ? inventory_find_pf(inv, a->target) : NULL;
         for (size_t j = 0; pf && j < pf->n_vfs; j++)
