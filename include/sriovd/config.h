@@ -84,6 +84,14 @@ typedef enum VfDriverPolicy {
         VF_DRIVER_HOST,         /* the VF's native driver, chosen by the kernel */
 } VfDriverPolicy;
 
+/* pf_link: libvirt refuses <interface type='hostdev'> while the PF's link is down. */
+typedef enum PfLinkPolicy {
+        PF_LINK_AUTO,                      /* up while tenants hold VFs of it (the default) */
+        PF_LINK_UP,                        /* always up */
+        PF_LINK_LEAVE,                     /* never touched */
+        _PF_LINK_MAX,
+} PfLinkPolicy;
+
 /* A [match VVVV:DDDD] or [pf DDDD:BB:DD.F] section. */
 typedef struct PfPolicy {
         bool by_addr;
@@ -91,6 +99,7 @@ typedef struct PfPolicy {
         char addr[PCI_ADDR_MAX];           /* by_addr */
         int num_vfs;                       /* -1 = leave as found */
         int drivers_autoprobe;             /* -1 = leave, 0/1 */
+        PfLinkPolicy pf_link;              /* the PF netdev's administrative state */
         char class_name[CLASS_NAME_MAX];   /* "" = none */
 
         /* Every VF of the PF, over rtnetlink on the PF; -1 / LEAVE = not touched. */

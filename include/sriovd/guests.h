@@ -10,11 +10,24 @@ typedef struct Guests Guests;
 typedef struct Virt Virt;
 
 /*
- * Connect to libvirt at uri on the manager's event loop. A connection that
- * fails now is retried by the libvirt module itself (backoff, then a resync):
- * the caller logs a failure of this call and runs on.
+ * Connect to libvirt at uri on the manager's event loop, now (blocking: for
+ * in-process drivers and tests). Once connected, a connection that drops is
+ * reopened by the libvirt module itself (backoff, then a resync).
  */
 int guests_new(Manager *m, const char *uri, Guests **ret);
+/*
+ * The daemon's way: connect from the event loop, never blocking it. Each
+ * attempt is tried by a child process first (killed after 15 s without an
+ * answer), then opened; failures are retried after 1 s, doubling to 30 s,
+ * with the URI the configuration names at that time. Once connected: the
+ * NICs reconciled (attached where missing) and the running domains' vCPU 0
+ * CPUs and RT pinning learnt (guests_resync()). SIGCHLD must be blocked.
+ */
+int guests_start(Manager *m, Guests **ret);
+/* Whether the libvirt connection is open now. */
+bool guests_connected_now(const Guests *g);
+/* After a (re)connection: reconcile, and learn the running domains' vCPU 0 CPUs, pin their RT tenants. */
+void guests_resync(Guests *g);
 Guests *guests_free(Guests *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Guests *, guests_free);
 

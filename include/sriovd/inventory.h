@@ -179,6 +179,7 @@ typedef struct Pf {
         int ifindex;                /* of netdevs[0], the one VFs are configured through; 0 = none */
         uint8_t mac[6];             /* netdevs[0]'s address, seed of derived VF MACs */
         bool have_mac;
+        bool admin_down;            /* netdevs[0] read without IFF_UP (false also when unknown) */
         NetdevTune tune;            /* of netdevs[0] */
         unsigned total_vfs, num_vfs;
         int drivers_autoprobe;      /* -1 = file absent */

@@ -124,6 +124,8 @@ int manager_load_runtime(Manager *m);
 void manager_recheck(Manager *m, const char *why);
 /* Connect to libvirt (config libvirt_uri): 1 connected, 0 not wanted (a fixture without a URI), <0 failed. */
 int manager_connect_guests(Manager *m);
+/* The daemon's: connect from the event loop, never blocking it, retried with backoff (guests_start()). */
+int manager_start_guests(Manager *m);
 struct Guests *manager_guests(const Manager *m);
 
 /*

@@ -109,3 +109,8 @@ int route_nl_set_vf(RouteNl *nl, int ifindex, const VfLinkChange *c, NlError *er
  */
 int route_nl_build_set_vf(int ifindex, const VfLinkChange *c, struct nl_msg **ret);
 
+/* RTM_SETLINK setting (up) or clearing IFF_UP of ifindex only; 0 or negative errno (+ extack in err). */
+int route_nl_set_link_up(RouteNl *nl, int ifindex, bool up, NlError *err);
+/* The request route_nl_set_link_up() sends, for message-level tests; -EINVAL for ifindex <= 0. */
+int route_nl_build_set_link_up(int ifindex, bool up, struct nl_msg **ret);
+

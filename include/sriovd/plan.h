@@ -20,6 +20,7 @@ typedef enum ActionKind {
         ACTION_SET_IRQ_DEFAULT,     /* /proc/irq/default_smp_affinity: IRQs requested later */
         ACTION_SET_IRQ_AFFINITY,    /* /proc/irq/N/smp_affinity_list */
         ACTION_SET_IRQ_THREAD,      /* sched_setscheduler() of the irq/N- thread */
+        ACTION_SET_PF_LINK,         /* the PF netdev's IFF_UP (rtnetlink): libvirt needs it for VF interfaces */
         _ACTION_KIND_MAX,
 } ActionKind;
 

@@ -29,6 +29,11 @@ int runtime_file_read_at(const char *dir, const char *name, char **ret);
  * without RUNTIME_DIRECTORY: nothing to guard), -EBUSY when another process holds it.
  */
 int runtime_lock(int *ret_fd);
+/*
+ * The same in dir (NULL: nothing to guard). create false: only an existing lock file is tried,
+ * nothing is written (sriovd --dry-run); -ENOENT when there is none (no daemon ran since boot).
+ */
+int runtime_lock_at(const char *dir, bool create, int *ret_fd);
 /* Remove $RUNTIME_DIRECTORY/name; 0 also when it was not there. */
 int runtime_file_remove(const char *name);
 

@@ -57,6 +57,13 @@ typedef struct TenantsLog {
  * through log->problem, then sriovd starts empty rather than not at all.
  */
 int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret);
+/*
+ * The saved allocations of state_dir, read only (sriovd --dry-run beside a running daemon):
+ * nothing in the directory is created, removed or moved aside, and every later change stays in
+ * memory. A missing directory or file reads as no allocations; a corrupt one is reported through
+ * log->problem and read as none.
+ */
+int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants **ret);
 Tenants *tenants_free(Tenants *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Tenants *, tenants_free);
 

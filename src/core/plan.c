@@ -50,6 +50,27 @@ static void plan_pf_autoprobe(PlanBuilder *b, const Pf *pf, const PfPolicy *pol)
                                 pol->drivers_autoprobe);
 }
 
+/* Whether a tenant holds one of pf's VFs. */
+static bool pf_has_tenants(const PlanBuilder *b, const Pf *pf) {
+        for (size_t i = 0; i < b->ctx->n_allocations; i++)
+                if (pf_owns(pf, b->ctx->allocations[i].vf))
+                        return true;
+        return false;
+}
+
+static void plan_pf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
+        PfLinkPolicy want = pol ? pol->pf_link : PF_LINK_AUTO;
+        Action *a;
+
+        if (want == PF_LINK_LEAVE || !pf->admin_down || pf->ifindex <= 0)
+                return;
+        if (want == PF_LINK_AUTO && !pf_has_tenants(b, pf))
+                return;
+        a = plan_add_action(b, ACTION_SET_PF_LINK, pf->addr, 0, 1);
+        if (a)
+                a->ifindex = pf->ifindex;
+}
+
 static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
         if (cfg->rtnet_prio >= 0) {
                 if (!inv->caps.rtnet_prio_present)
@@ -111,6 +132,10 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
                 plan_pf_num_vfs(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
+        }
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                plan_pf_link(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
         }
         /* Tenants' VFs get their MAC and VLAN whether or not the PF has a policy of its own. */
         for (size_t i = 0; i < inv->n_pfs; i++) {
@@ -189,6 +214,7 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_IRQ_DEFAULT] = "irq-default",
                 [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
                 [ACTION_SET_IRQ_THREAD] = "irq-thread",
+                [ACTION_SET_PF_LINK] = "pf-link",
         };
         return (unsigned) k < _ACTION_KIND_MAX ? table[k] : "unknown";
 }
@@ -269,6 +295,9 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
         case ACTION_SET_IRQ_DEFAULT:
         case ACTION_SET_IRQ_AFFINITY:
                 return cpuset_format_list(after ? &a->cpus_after : &a->cpus_before, buf, size);
+        case ACTION_SET_PF_LINK:
+                snprintf(buf, size, "%s", (after ? a->after : a->before) ? "up" : "down");
+                return buf;
         case ACTION_SET_IRQ_THREAD:
                 snprintf(buf, size, "%s/%ld", sched_policy_to_string(after ? a->policy_after : a->policy_before),
                          after ? a->after : a->before);

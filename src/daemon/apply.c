@@ -194,6 +194,21 @@ int action_apply(Kernel *k, Action *a) {
                         strscpy(a->kernel_message, sizeof(a->kernel_message), err.message);
                 break;
         }
+        case ACTION_SET_PF_LINK: {
+                NlError err;
+
+                if (!k->route) {
+                        action_skip(a, "netdevs under --root are not this host's");
+                        return 0;
+                }
+                /* Planned from a fresh read that said down: a success changed it. */
+                r = route_nl_set_link_up(k->route, a->ifindex, a->after != 0, &err);
+                if (r >= 0)
+                        r = 1;
+                else
+                        strscpy(a->kernel_message, sizeof(a->kernel_message), err.message);
+                break;
+        }
         case ACTION_SET_VF_DRIVER:
                 r = a->driver_after[0] ? pci_driver_bind(root, a->target, a->driver_after)
                                        : pci_driver_restore(root, a->target, "");

@@ -841,6 +841,12 @@ static const KeyDef rt_keys[] = {
         { .name = "rtnet_prio", .parse = key_rtnet_prio, .offset = offsetof(Config, rtnet_prio), .min = 0, .max = 99 },
 };
 
+static const char *const pf_link_values[] = {
+        [PF_LINK_AUTO] = "auto",
+        [PF_LINK_UP] = "up",
+        [PF_LINK_LEAVE] = "leave",
+};
+
 static const char *const vf_mac_values[] = {
         [VF_MAC_LEAVE] = "leave",
         [VF_MAC_DERIVE] = "derive",
@@ -868,6 +874,7 @@ static const char *const vf_driver_values[] = {
 static const KeyDef pf_keys[] = {
         { .name = "num_vfs", .parse = key_num_vfs, .offset = offsetof(PfPolicy, num_vfs), .min = 0, .max = 4096 },
         KEY("drivers_autoprobe", key_bool, PfPolicy, drivers_autoprobe),
+        KEY_ENUM("pf_link", PfPolicy, pf_link, pf_link_values),
         KEY("class", key_class_ref, PfPolicy, class_name),
         KEY_ENUM("vf_mac", PfPolicy, vf_mac, vf_mac_values),
         KEY_INT("vf_vlan", PfPolicy, vf_vlan, 0, 4094),

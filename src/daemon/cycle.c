@@ -407,6 +407,35 @@ static void plan_drop(Plan *p, size_t i) {
         p->n_actions--;
 }
 
+/* Whether a is sriovd's own planned change (start, reload, a tenant's VF changed) rather than drift. */
+static bool action_expected(const Manager *m, const Inventory *inv, const Action *a) {
+        const Pf *pf;
+
+        if (m->expect_changes)
+                return true;
+        if (m->n_expect_vfs == 0 || !a->target[0])
+                return false;
+        for (size_t i = 0; i < m->n_expect_vfs; i++)
+                if (streq(m->expect_vfs[i], a->target))
+                        return true;
+        /* The PF's link goes up for the first tenant of its VFs (pf_link = auto). */
+        if (a->kind == ACTION_SET_PF_LINK) {
+                pf = inventory_find_pf(inv, a->target);
+                for (size_t i = 0; pf && i < m->n_expect_vfs; i++)
+                        if (pf_owns(pf, m->expect_vfs[i]))
+                                return true;
+                return false;
+        }
+        /* VF link settings are the PF's actions, on the VF's index. */
+        pf = a->kind == ACTION_SET_VF_LINK ? inventory_find_pf(inv, a->target) : NULL;
+        for (size_t j = 0; pf && j < pf->n_vfs; j++)
+                if (pf->vfs[j].index == a->vf)
+                        for (size_t i = 0; i < m->n_expect_vfs; i++)
+                                if (streq(m->expect_vfs[i], pf->vfs[j].addr))
+                                        return true;
+        return false;
+}
+
 /*
  * Apply a plan; every action carried out goes into tried. After a VF count
  * change the PF itself was reset (its driver re-requests its vectors): what was
@@ -421,7 +450,7 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
         /* A failed action is reported; the independent ones still run. */
         for (size_t i = 0; i < plan->n_actions; i++) {
                 Action *a = &plan->actions[i];
-                bool stale = false;
+                bool stale = false, expected;
 
                 for (size_t k = 0; k < n_reset && !stale; k++)
                         stale = streq(reset[k], a->target) || pf_owns(inventory_find_pf(inv, reset[k]), a->target);
@@ -433,8 +462,9 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
 
                 action_apply(&m->kernel, a);
                 attempted_add(tried, a);
-                manager_log_action(inv, a, !m->expect_changes);
-                if (!m->expect_changes && !a->skipped && a->result != 0)
+                expected = action_expected(m, inv, a);
+                manager_log_action(inv, a, !expected);
+                if (!expected && !a->skipped && a->result != 0)
                         manager_emit_drift(m, a, a->result > 0 ? "repaired" : "repair failed");
                 manager_record_result(m, a);
                 if (a->skipped)
@@ -587,14 +617,12 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         bool notes_changed = false;
         int r;
 
-        /* A dry run changes nothing, the state directory included. */
-        if (mode == CYCLE_APPLY) {
-                r = manager_open_tenants(m);
-                if (r < 0)
-                        return r;
-                if (!m->unmanaged_loaded)
-                        manager_load_unmanaged(m);
-        }
+        /* A dry run changes nothing, the state directory included: it reads the saved tenants only. */
+        r = manager_open_tenants(m, mode != CYCLE_APPLY);
+        if (r < 0)
+                return r;
+        if (mode == CYCLE_APPLY && !m->unmanaged_loaded)
+                manager_load_unmanaged(m);
 
         /*
          * Observe, plan, apply; after any write observe again: that is the verify of
@@ -607,7 +635,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 unsigned written = res.n_done + res.n_failed;
                 Inventory *i = NULL;
 
-                r = manager_observe(m, mode == CYCLE_APPLY, &i, &p);
+                r = manager_observe(m, true, &i, &p);
                 if (r < 0)
                         return r;
                 inventory_free(inv);
@@ -652,6 +680,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                                 m->saved_dirty = false;
                 }
                 m->expect_changes = false;
+                m->n_expect_vfs = 0;
         }
 
         m->n_cycles++;

@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* guests.c — the libvirt side of tenants: their NICs in their domains, their vCPUs, domain lifecycles */
 
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 
 #include "sriovd/guests.h"
 #include "sriovd/log.h"
@@ -14,9 +22,25 @@ typedef struct Running {
         int vcpu0_cpu;
 } Running;
 
+/*
+ * The first connection is made off the event loop's back: virConnectOpen() on a socket nobody
+ * answers blocks without a bound (at boot systemd holds libvirt's socket until sriovd is ready,
+ * and libvirt's answer may take its start-up time). A child process tries the URI first, killed by
+ * its own alarm after PROBE_TIMEOUT_SEC; only when it got through does the daemon open its own
+ * connection, which is then the libvirt module's to keep (it reconnects by itself).
+ */
+#define PROBE_TIMEOUT_SEC 15
+#define CONNECT_BACKOFF_MIN_USEC (1000u * 1000u)
+#define CONNECT_BACKOFF_MAX_USEC (30u * 1000u * 1000u)
+
 struct Guests {
         Manager *manager;
         Virt *virt;
+        sd_event_source *connect_timer;   /* the next connection attempt */
+        sd_event_source *probe;           /* the child trying the URI */
+        pid_t probe_pid;
+        uint64_t backoff;                 /* the last wait between attempts; 0 = none yet */
+        unsigned n_attempts;
         Running *running;
         size_t n_running, allocated_running;
 };
@@ -123,8 +147,8 @@ static void rt_cpus_for(Guests *g, const TenantInfo *t, CpuSet *ret_vcpus, CpuSe
         *ret_emulator = hc.housekeeping;
 }
 
-/* A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone. */
-static void on_started(Guests *g, const char *domain) {
+/* domain runs: its RT tenants' vCPUs pinned (again: pinning is idempotent), vCPU 0's CPU learned. */
+static void learn_running(Guests *g, const char *domain) {
         VirtError err = {};
         int cpu;
 
@@ -155,6 +179,11 @@ static void on_started(Guests *g, const char *domain) {
         cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
         if (cpu >= 0)
                 running_set(g, domain, cpu);
+}
+
+/* A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone. */
+static void on_started(Guests *g, const char *domain) {
+        learn_running(g, domain);
         manager_recheck(g->manager, "libvirt domain started");
 }
 
@@ -194,8 +223,11 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 release_domain(g, ev->domain, "undefined");
                 break;
         case VIRT_EVENT_DEFINED:
-        case VIRT_EVENT_RECONNECTED:
                 guests_reconcile(g);
+                break;
+        case VIRT_EVENT_RECONNECTED:
+                /* Events were missed while down: domains may have started, stopped, or been given NICs. */
+                guests_resync(g);
                 break;
         case VIRT_EVENT_DISCONNECTED:
                 log_warning("libvirt connection lost (%s); reconnecting", ev->detail_str ?: "?");
@@ -275,28 +307,214 @@ finish:
         virt_domain_list_free(domains, n_domains);
 }
 
+/*
+ * After a (re)connection nothing sriovd learnt from events can be trusted: the NICs are
+ * reconciled, and the running domains' vCPU 0 CPUs and RT pinning taken from libvirt itself
+ * (a restarted sriovd saw no STARTED event for guests that were already running).
+ */
+void guests_resync(Guests *g) {
+        VirtDomainInfo *domains = NULL;
+        size_t n_domains = 0;
+        VirtError err = {};
+        int r;
+
+        if (!g->virt || !virt_is_connected(g->virt))
+                return;
+        guests_reconcile(g);
+        r = virt_list_domains(g->virt, &domains, &n_domains, &err);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to list libvirt domains: %s", err.message);
+                return;
+        }
+        g->n_running = 0;
+        for (size_t i = 0; i < n_domains; i++)
+                if (domains[i].active)
+                        learn_running(g, domains[i].name);
+        virt_domain_list_free(domains, n_domains);
+        manager_recheck(g->manager, "libvirt connected");
+}
+
+static int guests_open(Guests *g, const char *uri) {
+        VirtError err = {};
+        int r;
+
+        r = virt_new(manager_event_loop(g->manager), uri, on_virt_event, g, &g->virt, &err);
+        if (r < 0)
+                return log_full_errno(g->n_attempts > 1 ? LOG_DEBUG : LOG_WARNING, r,
+                                      LOG_FIELDS(), "Failed to connect to libvirt at %s: %s", uri, err.message);
+        return 0;
+}
+
 int guests_new(Manager *m, const char *uri, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
-        VirtError err = {};
         int r;
 
         g = calloc(1, sizeof(*g));
         if (!g)
                 return -ENOMEM;
         g->manager = m;
+        g->probe_pid = -1;
         r = virt_event_register(manager_event_loop(m));
         if (r < 0)
                 return r;
-        r = virt_new(manager_event_loop(m), uri, on_virt_event, g, &g->virt, &err);
+        g->n_attempts = 1;
+        r = guests_open(g, uri);
         if (r < 0)
-                return log_error_errno(r, "Failed to connect to libvirt at %s: %s", uri, err.message);
+                return r;
         *ret = TAKE_PTR(g);
         return 0;
+}
+
+static void guests_schedule_attempt(Guests *g);
+
+/* Connected at last: say so once, and catch up with what happened meanwhile. */
+static void guests_connected(Guests *g, const char *uri) {
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "Connected to libvirt at %s%s", uri,
+                       g->n_attempts > 1 ? " after retrying" : "");
+        g->backoff = 0;
+        guests_resync(g);
+}
+
+static void guests_attempt_open(Guests *g) {
+        const char *uri = manager_config(g->manager)->libvirt_uri;
+
+        if (guests_open(g, uri) < 0) {
+                guests_schedule_attempt(g);
+                return;
+        }
+        guests_connected(g, uri);
+}
+
+static int on_probe_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Guests *g = userdata;
+        const char *uri = manager_config(g->manager)->libvirt_uri;
+
+        g->probe = sd_event_source_unref(g->probe);
+        g->probe_pid = -1;
+        if (si->si_code == CLD_EXITED && si->si_status == 0) {
+                guests_attempt_open(g);
+                return 0;
+        }
+        log_full_errno(g->n_attempts > 1 ? LOG_DEBUG : LOG_WARNING, 0, LOG_FIELDS(),
+                       "libvirt at %s %s; tenants' NICs are attached once it is", uri,
+                       si->si_code == CLD_KILLED && si->si_status == SIGALRM
+                               ? "did not answer in time"
+                               : "is not reachable");
+        guests_schedule_attempt(g);
+        return 0;
+}
+
+static void silence(void *userdata, virErrorPtr e) {
+}
+
+/* Local drivers (test://) run in this process and never wait on a socket: no probe needed. */
+static bool uri_is_in_process(const char *uri) {
+        return strncmp(uri, "test:", 5) == 0;
+}
+
+static void guests_attempt(Guests *g) {
+        const char *uri = manager_config(g->manager)->libvirt_uri;
+        sigset_t all;
+        pid_t pid;
+        int r;
+
+        g->n_attempts++;
+        if (uri_is_in_process(uri)) {
+                guests_attempt_open(g);
+                return;
+        }
+
+        pid = fork();
+        if (pid < 0) {
+                log_warning_errno(negative_errno(), "Failed to fork the libvirt probe, retrying: %m");
+                guests_schedule_attempt(g);
+                return;
+        }
+        if (pid == 0) {
+                /*
+                 * The child only asks whether libvirt answers; its alarm is the bound. It must not
+                 * keep the daemon's lock (a crash restart would find it held), bus or netlink
+                 * sockets, nor outlive the daemon.
+                 */
+                (void) close_range(3, ~0U, 0);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                sigemptyset(&all);
+                (void) sigprocmask(SIG_SETMASK, &all, NULL);
+                (void) signal(SIGALRM, SIG_DFL);
+                alarm(PROBE_TIMEOUT_SEC);
+                virSetErrorFunc(NULL, silence);
+                _exit(virConnectOpen(uri) ? 0 : 1);
+        }
+        g->probe_pid = pid;
+        r = sd_event_add_child(manager_event_loop(g->manager), &g->probe, pid, WEXITED, on_probe_exit, g);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to watch the libvirt probe, retrying: %m");
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                g->probe_pid = -1;
+                guests_schedule_attempt(g);
+        }
+}
+
+static int on_connect_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        guests_attempt(userdata);
+        return 0;
+}
+
+/* Backoff like the D-Bus reconnect: 1 s, doubling, at most 30 s. */
+static void guests_schedule_attempt(Guests *g) {
+        sd_event *e = manager_event_loop(g->manager);
+        int r;
+
+        g->backoff = g->backoff ? MIN(g->backoff * 2, (uint64_t) CONNECT_BACKOFF_MAX_USEC) : CONNECT_BACKOFF_MIN_USEC;
+        if (!g->connect_timer)
+                r = sd_event_add_time_relative(e, &g->connect_timer, CLOCK_MONOTONIC, g->backoff, 10 * 1000,
+                                               on_connect_timer, g);
+        else {
+                r = sd_event_source_set_time_relative(g->connect_timer, g->backoff);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(g->connect_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_error_errno(r, "Failed to schedule a libvirt connection attempt, tenants' NICs stay unattached: %m");
+        else
+                log_debug("Next libvirt connection attempt in %" PRIu64 " ms", g->backoff / 1000);
+}
+
+int guests_start(Manager *m, Guests **ret) {
+        _cleanup_(guests_freep) Guests *g = NULL;
+        int r;
+
+        g = calloc(1, sizeof(*g));
+        if (!g)
+                return -ENOMEM;
+        g->manager = m;
+        g->probe_pid = -1;
+        r = virt_event_register(manager_event_loop(m));
+        if (r < 0)
+                return r;
+        /* From the loop, not from here: the caller's own start-up (READY=1) comes first. */
+        r = sd_event_add_time_relative(manager_event_loop(m), &g->connect_timer, CLOCK_MONOTONIC, 0, 0,
+                                       on_connect_timer, g);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(g);
+        return 0;
+}
+
+bool guests_connected_now(const Guests *g) {
+        return g && g->virt && virt_is_connected(g->virt);
 }
 
 Guests *guests_free(Guests *g) {
         if (!g)
                 return NULL;
+        sd_event_source_disable_unref(g->connect_timer);
+        sd_event_source_disable_unref(g->probe);
+        if (g->probe_pid > 0) {
+                (void) kill(g->probe_pid, SIGKILL);
+                (void) waitpid(g->probe_pid, NULL, 0);
+        }
         virt_free(g->virt);
         free(g->running);
         free(g);

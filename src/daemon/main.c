@@ -118,7 +118,7 @@ static int parse_argv(int argc, char **argv, Options *o) {
         return 1;
 }
 
-static void print_result(const Manager *m, const Options *o, const CycleResult *res) {
+static void print_result(const Manager *m, const Options *o, const CycleResult *res, bool daemon_running) {
         const Inventory *inv = manager_inventory(m);
         const Plan *plan = manager_plan(m);
 
@@ -127,6 +127,8 @@ static void print_result(const Manager *m, const Options *o, const CycleResult *
                 json_init(&w, stdout);
                 json_object_begin(&w, NULL);
                 json_string(&w, "mode", o->dry_run ? "dry-run" : "once");
+                if (o->dry_run)
+                        json_bool(&w, "daemon_running", daemon_running);
                 output_inventory_json(&w, inv);
                 output_plan_json(&w, plan);
                 if (o->once) {
@@ -150,13 +152,17 @@ static void print_result(const Manager *m, const Options *o, const CycleResult *
                        "%u policy errors\n", res->n_actions, res->n_done, res->n_skipped, res->n_failed,
                        res->n_drift, res->n_policy_errors);
         else
-                printf("\nDry run: nothing was changed.\n");
+                printf("\nDry run: nothing was changed.%s\n",
+                       daemon_running ? " sriovd is running: this plan read its saved tenants (read only)." : "");
 }
 
 int main(int argc, char **argv) {
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_close_ int lock_fd = -EBADF;
         Options o = {};
         CycleResult res = {};
+        bool daemon_running = false;
+        const char *lock_dir;
         int r;
 
         log_setup(LOG_TARGET_AUTO, LOG_INFO);
@@ -212,10 +218,33 @@ int main(int argc, char **argv) {
         if (!o.dry_run && !o.once)
                 return manager_run(m) < 0 ? EXIT_INCOMPLETE : EXIT_OK;
 
+        /*
+         * The daemon's lock: --once must not race a running daemon (both would write the same
+         * settings and state); a dry run changes nothing and may run beside it, saying whose
+         * saved tenants it planned. Held for the whole --once, so no daemon starts under it.
+         */
+        /* A fixture (--root) is no host a daemon runs on, unless the caller names its RUNTIME_DIRECTORY. */
+        lock_dir = getenv("RUNTIME_DIRECTORY") ?: o.root ? NULL : RUNTIME_DIR_DEFAULT;
+        r = runtime_lock_at(lock_dir, o.once, &lock_fd);
+        if (r == -EBUSY && o.once) {
+                fprintf(stderr, "sriovd: a running sriovd (or sriovd --restore) holds %s/lock; --once would race it. "
+                        "Use sriovctl verify, or stop the daemon first.\n", lock_dir);
+                return EXIT_UNUSABLE;
+        }
+        daemon_running = r == -EBUSY;
+        if (r < 0 && r != -EBUSY && r != -ENOENT && o.once) {
+                log_error_errno(r, "Failed to lock %s/lock: %m", lock_dir);
+                return EXIT_UNUSABLE;
+        }
+        if (o.dry_run && lock_fd >= 0) {
+                close(lock_fd);
+                lock_fd = -EBADF;
+        }
+
         r = o.dry_run ? manager_cycle(m, CYCLE_DRY_RUN, &res) : manager_once(m, &res);
         if (r < 0)
                 return EXIT_UNUSABLE;
-        print_result(m, &o, &res);
+        print_result(m, &o, &res, daemon_running);
         fflush(stdout);
 
         if (o.dry_run)

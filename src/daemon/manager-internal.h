@@ -50,6 +50,12 @@ struct Manager {
         bool ready;
         /* Changes are expected after start and reload; later ones repair drift. */
         bool expect_changes;
+        /*
+         * VFs whose tenant changed since the last cycle: what sriovd plans for them (their IRQs,
+         * link, driver, coalescing) follows the allocation and is not drift either.
+         */
+        char (*expect_vfs)[PCI_ADDR_MAX];
+        size_t n_expect_vfs, allocated_expect_vfs;
 
         /* What sriovd changed on IRQ threads, restored when sriovd stops (sorted by pid). */
         SavedSched *saved;
@@ -101,7 +107,8 @@ int manager_write_owned_irqs(Manager *m);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);
-int manager_open_tenants(Manager *m);
+/* read_only: sriovd --dry-run, reading the state directory and never writing it. */
+int manager_open_tenants(Manager *m, bool read_only);
 void manager_sync_tenants(Manager *m, const Inventory *inv);
 /* A re-check cycle soon, when an event loop runs (a tenant's VF wants its MAC, VLAN, window). */
 void manager_apply_soon(Manager *m, const char *why);

@@ -8,8 +8,26 @@ void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
                 m->event_fn(m, e, subject, m->event_userdata);
 }
 
+/* What the next cycle changes on vf is sriovd's own doing, not drift. */
+static void manager_expect_vf(Manager *m, const char *vf) {
+        if (!vf[0])
+                return;
+        for (size_t i = 0; i < m->n_expect_vfs; i++)
+                if (streq(m->expect_vfs[i], vf))
+                        return;
+        if (GREEDY_REALLOC(m->expect_vfs, m->allocated_expect_vfs, m->n_expect_vfs + 1) < 0) {
+                /* Without the list, the next cycle may call the change drift: say nothing rather. */
+                m->expect_changes = true;
+                return;
+        }
+        strscpy(m->expect_vfs[m->n_expect_vfs++], PCI_ADDR_MAX, vf);
+}
+
 static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
         Manager *m = userdata;
+
+        manager_expect_vf(m, d->old_vf);
+        manager_expect_vf(m, d->new_vf);
 
         /* The decision is saved; now the guest gets (or gives back) its NIC. */
         if (m->guests)
@@ -66,14 +84,20 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
  * default one is not this host's business: kept in memory unless the config
  * names a directory (tests do).
  */
-int manager_open_tenants(Manager *m) {
+int manager_open_tenants(Manager *m, bool read_only) {
         const TenantsLog log = { on_tenant_decision, on_tenant_problem, m };
+        /* A dry run plans the saved tenants as the daemon does, and says nothing of their placement. */
+        const TenantsLog quiet = { NULL, on_tenant_problem, m };
         bool memory = !rootfs_is_real(m->root) && streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR);
         int r;
 
         if (m->tenants)
                 return 0;
-        r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
+        if (read_only)
+                r = memory ? tenants_new(NULL, &quiet, &m->tenants)
+                           : tenants_new_readonly(m->config->state_dir, &quiet, &m->tenants);
+        else
+                r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
         if (r < 0)
                 return log_error_errno(r, "Failed to open the allocation state in %s: %m", m->config->state_dir);
         return 0;

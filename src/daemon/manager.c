@@ -75,6 +75,7 @@ Manager *manager_free(Manager *m) {
         guests_free(m->guests);
         tenants_free(m->tenants);
         free(m->allocations);
+        free(m->expect_vfs);
         free(m->force_num_vfs);
         free(m->coalesce_unsupported);
         free(m->offloads_unsupported);
@@ -407,7 +408,27 @@ int manager_connect_guests(Manager *m) {
         r = guests_new(m, m->config->libvirt_uri, &m->guests);
         if (r < 0)
                 return r;
-        guests_reconcile(m->guests);
+        guests_resync(m->guests);
+        return 1;
+}
+
+/*
+ * The daemon's: the same, from the event loop and without ever blocking it (at boot libvirt's
+ * socket is held by systemd until sriovd is ready); retried with backoff until it connects.
+ */
+int manager_start_guests(Manager *m) {
+        int r;
+
+        if (m->guests)
+                return 0;
+        if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
+                return 0;
+        r = manager_setup_event(m);
+        if (r < 0)
+                return r;
+        r = guests_start(m, &m->guests);
+        if (r < 0)
+                return r;
         return 1;
 }
 
@@ -461,6 +482,7 @@ int manager_run(Manager *m) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGCHLD);   /* the libvirt probe's exit, through sd-event */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(negative_errno(), "Failed to block signals: %m");
 
@@ -498,11 +520,6 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the drift timer: %m");
 
-        r = manager_connect_guests(m);
-        if (r < 0)
-                log_warning_errno(r, "libvirt unavailable at %s, tenants' NICs are not attached to guests: %m",
-                                  m->config->libvirt_uri);
-
         /* After the first cycle, so a caller never sees an API before the host is in order. */
         r = bus_new(m, &m->bus);
         if (r < 0)
@@ -511,6 +528,11 @@ int manager_run(Manager *m) {
         m->ready = true;
         manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
         manager_notify_status(m, "READY=1\n");
+
+        /* After READY=1: the unit is ordered before libvirtd, which systemd starts only then. */
+        r = manager_start_guests(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to set up the libvirt connection, tenants' NICs are not attached to guests: %m");
 
         r = sd_event_loop(m->event);
         (void) manager_stop(m);

@@ -21,9 +21,12 @@ int runtime_file_read(const char *name, char **ret) {
 }
 
 int runtime_lock(int *ret_fd) {
+        return runtime_lock_at(getenv("RUNTIME_DIRECTORY"), true, ret_fd);
+}
+
+int runtime_lock_at(const char *dir, bool create, int *ret_fd) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -EBADF;
-        const char *dir = getenv("RUNTIME_DIRECTORY");
 
         if (!dir) {
                 *ret_fd = -EBADF;
@@ -31,7 +34,7 @@ int runtime_lock(int *ret_fd) {
         }
         if (asprintf(&path, "%s/lock", dir) < 0)
                 return -ENOMEM;
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        fd = open(path, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return negative_errno();
         if (flock(fd, LOCK_EX | LOCK_NB) < 0)

@@ -176,6 +176,69 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
         return 0;
 }
 
+/* name's bytes in dir_fd, or -ENOENT; nothing is created, removed or moved. */
+static int read_only(int dir_fd, const char *name, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        return read_fd_full(fd, STATE_FILE_SIZE_MAX, ret, ret_size);
+}
+
+int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants **ret) {
+        _cleanup_(tenants_freep) Tenants *t = NULL;
+        _cleanup_close_ int dir_fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        StateError err = {};
+        size_t size;
+        int r;
+
+        r = tenants_new(NULL, log, &t);
+        if (r < 0)
+                return r;
+        dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+                *ret = TAKE_PTR(t);
+                return 0;
+        }
+        r = read_only(dir_fd, STATE_FILE_NAME, &buf, &size);
+        if (r >= 0) {
+                r = state_parse(buf, size, &t->loaded, &err);
+                if (r < 0) {
+                        problem(t, r, NULL, "%s/%s is corrupt (%s); reading no allocations", state_dir,
+                                STATE_FILE_NAME, err.message);
+                        *ret = TAKE_PTR(t);
+                        return 0;
+                }
+        } else if (r != -ENOENT)
+                return r;
+        buf = mfree(buf);
+        r = read_only(dir_fd, STATE_JOURNAL_NAME, &buf, &size);
+        if (r >= 0) {
+                StateReplay rep = {};
+
+                /* The longest valid run of lines is applied; what follows a torn line is not. */
+                r = state_journal_replay(buf, size, &t->loaded, &rep, &err);
+                if (r < 0 && r != -EBADMSG)
+                        return r;
+                if (r == -EBADMSG)
+                        problem(t, r, NULL, "%s/%s is corrupt (%s); the %zu changes before it read", state_dir,
+                                STATE_JOURNAL_NAME, err.message, rep.applied);
+        } else if (r != -ENOENT)
+                return r;
+        t->generation = t->loaded.generation;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
 Tenants *tenants_free(Tenants *t) {
         if (!t)
                 return NULL;

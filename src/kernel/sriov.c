@@ -294,6 +294,20 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
                 if (rootfs_read(root, &mac, PCI_DEV "/net/%s/address", pf->addr, pf->netdevs[0]) >= 0)
                         pf->have_mac = mac_parse(mac, pf->mac);
         }
+        pf->admin_down = false;
+        if (pf->n_netdevs > 0) {
+                _cleanup_free_ char *flags = NULL;
+                char *end;
+                unsigned long f;
+
+                /* "0x1003": the netdev's flags, IFF_UP = 0x1. */
+                if (rootfs_read(root, &flags, PCI_DEV "/net/%s/flags", pf->addr, pf->netdevs[0]) >= 0) {
+                        errno = 0;
+                        f = strtoul(flags, &end, 16);
+                        if (errno == 0 && end != flags)
+                                pf->admin_down = !(f & 0x1);
+                }
+        }
         r = pci_read_irqs(root, pf->addr, &pf->irqs, &pf->n_irqs);
         if (r == -ENOMEM)
                 return r;

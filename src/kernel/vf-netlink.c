@@ -291,3 +291,31 @@ int route_nl_set_vf(RouteNl *nl, int ifindex, const VfLinkChange *c, NlError *er
                 return r;
         return netlink_transact(nl->sk, msg, NULL, NULL, err);
 }
+
+int route_nl_build_set_link_up(int ifindex, bool up, struct nl_msg **ret) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct ifinfomsg ifi = {
+                .ifi_family = AF_UNSPEC, .ifi_index = ifindex, .ifi_flags = up ? IFF_UP : 0, .ifi_change = IFF_UP,
+        };
+
+        if (ifindex <= 0)
+                return -EINVAL;
+        msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK);
+        if (!msg)
+                return -ENOMEM;
+        if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0)
+                return -EMSGSIZE;
+        *ret = TAKE_PTR(msg);
+        return 0;
+}
+
+int route_nl_set_link_up(RouteNl *nl, int ifindex, bool up, NlError *err) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        int r;
+
+        nl_error_clear(err);
+        r = route_nl_build_set_link_up(ifindex, up, &msg);
+        if (r < 0)
+                return r;
+        return netlink_transact(nl->sk, msg, NULL, NULL, err);
+}

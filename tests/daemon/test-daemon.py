@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SRIOVD = sys.argv[1]
@@ -139,6 +140,40 @@ def test_lifecycle(tmp):
         d.wait_for("STOPPING")
     finally:
         d.stop()
+
+
+def test_libvirt_that_never_answers(tmp):
+    """At boot systemd holds libvirt's socket until sriovd is ready: READY=1 must not wait on it."""
+    path = os.path.join(tmp, "libvirt-sock")
+    hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    hung.bind(path)
+    hung.listen(16)
+    held = []   # accepted and never answered (a bare backlog gets a reset from libvirt's client)
+
+    def accept():
+        try:
+            while True:
+                held.append(hung.accept()[0])
+        except OSError:
+            pass
+    threading.Thread(target=accept, daemon=True).start()
+    start = time.monotonic()
+    d = Daemon(tmp, f"[daemon]\ndrift_check_sec = 0\nlibvirt_uri = qemu+unix:///system?socket={path}\n")
+    try:
+        d.wait_for("READY", timeout=5)
+        # The first cycle on the fixture takes well under a second; 5 s leaves room for ASan.
+        assert time.monotonic() - start < 5, time.monotonic() - start
+        time.sleep(0.5)   # the probe is now waiting on the socket
+        t = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=3) == 0, d.stderr()
+        assert time.monotonic() - t < 3
+        assert "Received SIGTERM" in d.stderr(), d.stderr()
+        assert held, "sriovd never tried libvirt's socket"
+    finally:
+        d.stop()
+        hung.shutdown(socket.SHUT_RDWR)
+        hung.close()
 
 
 def test_bad_config_at_start(tmp):
@@ -488,7 +523,7 @@ def netns_unavailable():
 # The ones that need a network namespace are their own meson test (daemon-netns): where it
 # cannot be made they skip (77) as a whole, instead of passing without having run.
 NETNS_TESTS = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns]
-TESTS = [test_transient_errors_retried_with_backoff, test_cli, test_lifecycle, test_bad_config_at_start,
+TESTS = [test_libvirt_that_never_answers, test_transient_errors_retried_with_backoff, test_cli, test_lifecycle, test_bad_config_at_start,
          test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
 
 

@@ -12,8 +12,8 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import statefile  # noqa: E402
@@ -90,7 +90,10 @@ class Daemon:
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(notify)
         self.notify.settimeout(30)
-        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address)
+        self.run = os.path.join(self.tmp, "run")
+        os.makedirs(self.run, exist_ok=True)
+        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address,
+                   RUNTIME_DIRECTORY=self.run)
         env.pop("JOURNAL_STREAM", None)
         self.log = open(os.path.join(self.tmp, "stderr"), "a+")
         self.proc = subprocess.Popen([SRIOVD, "--root", self.root, "--config", self.conf], env=env,
@@ -261,6 +264,73 @@ def test_allocate(env, d, mon):
     # Release, then it is gone.
     env.ctl("release", "t-virtio", check=0)
     env.ctl_error(1, E + "UnknownTenant", "tenant", "t-virtio")
+
+
+def test_allocation_is_no_drift(env, d, mon):
+    """What sriovd changes for an allocation is its own plan; only a change behind its back is drift."""
+    def drifts():
+        return [x for m, x in mon.signals() if m == "DriftDetected"]
+    before = len(drifts())
+    vfs = []
+    for t in ["t-nodrift-1", "t-nodrift-2"]:
+        vfs.append(env.call("Allocate", "sssa{sv}", t, "latency-critical", "", 1, "numa_node", "i", 1)["data"][1])
+    # The tenants' VF IRQs move to their class's CPUs in the cycle that follows; run one more to be sure.
+    env.ctl_json("verify")
+    time.sleep(0.3)
+    assert len(drifts()) == before, drifts()[before:]
+    assert "Drift repaired" not in d.stderr(), d.stderr()[-3000:]
+    # An owned IRQ of the tenant's VF changed from outside: that is drift.
+    irq = [i for i in env.call("ListIrqs")["data"][0] if i[1] == vfs[0]][0][0]
+    path = os.path.join(d.root, f"proc/irq/{irq}/smp_affinity_list")
+    with open(path, "w") as f:
+        f.write("2-7")
+    v = env.ctl_json("verify")
+    assert v["found"] >= 1, v
+    mon.wait("DriftDetected", lambda data: f"IRQ {irq}: 2-7" in data[0])
+    for t in ["t-nodrift-1", "t-nodrift-2"]:
+        env.call("Release", "s", t)
+
+
+def test_dry_run_and_once_beside_the_daemon(env, d, mon):
+    """--dry-run plans the daemon's saved tenants, read only; --once refuses while the daemon runs."""
+    vf = env.call("Allocate", "sssa{sv}", "t-dry", "latency-critical", "", 1, "numa_node", "i", 1)["data"][1]
+    env.ctl_json("verify")
+    irqs = {i[0] for i in env.call("ListIrqs")["data"][0] if i[1] == vf}
+    assert irqs
+
+    def snapshot():
+        out = {}
+        for name in sorted(os.listdir(d.state)):
+            st = os.stat(os.path.join(d.state, name))
+            with open(os.path.join(d.state, name), "rb") as f:
+                out[name] = (st.st_mtime_ns, f.read())
+        return out, os.stat(d.state).st_mtime_ns
+
+    def dry_run(conf):
+        r = subprocess.run([SRIOVD, "--dry-run", "--json", "--root", d.root, "--config", conf], capture_output=True,
+                           text=True, timeout=60, env=dict(os.environ, RUNTIME_DIRECTORY=d.run))
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        doc = json.loads(r.stdout)
+        return doc, {a.get("irq") for a in doc["plan"]["actions"] if a["action"] == "irq-affinity"}
+
+    before = snapshot()
+    doc, moved = dry_run(d.conf)
+    assert doc["daemon_running"] is True, doc.keys()
+    assert not moved & irqs, (sorted(moved & irqs), doc["plan"]["actions"][:5])
+    assert snapshot() == before, "the dry run wrote the state directory"
+    # Without the tenants (an empty state directory) the same dry run would move them back.
+    other = os.path.join(d.tmp, "sriovd-empty.conf")
+    os.makedirs(os.path.join(d.tmp, "state-empty"), exist_ok=True)
+    with open(d.conf) as f, open(other, "w") as g:
+        g.write(f.read().replace(f"state_dir = {d.tmp}/state\n", f"state_dir = {d.tmp}/state-empty\n"))
+    _, moved = dry_run(other)
+    assert moved & irqs, "the control dry run should plan the tenant's IRQs back"
+    os.unlink(other)
+
+    r = subprocess.run([SRIOVD, "--once", "--root", d.root, "--config", d.conf], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, RUNTIME_DIRECTORY=d.run))
+    assert r.returncode == 2 and "holds" in r.stderr and "--once would race it" in r.stderr, (r.returncode, r.stderr)
+    env.call("Release", "s", "t-dry")
 
 
 def test_plan_verify_drift(env, d, mon):
@@ -554,7 +624,8 @@ def test_log_control(env, d, mon):
     assert get("LogTarget") == "auto"
 
 
-TESTS = [test_introspection, test_properties, test_allocate, test_plan_verify_drift, test_devices_come_and_go,
+TESTS = [test_introspection, test_properties, test_allocation_is_no_drift, test_allocate,
+         test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
 ALL_ERRORS = {E + n for n in ["NoCapacity", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",

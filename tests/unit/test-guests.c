@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* test-guests.c — one flow on libvirt's test driver + a fixture host: allocate, attach, start, pin, undefine */
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +61,121 @@ static bool irq_on(Manager *m, void *ud) {
         return streq(slurp(ud), "3");
 }
 
+static bool irq_on_2(Manager *m, void *ud) {
+        return streq(slurp(ud), "2");
+}
+
 static bool no_tenants(Manager *m, void *ud) {
         return manager_n_tenants(m) == 0;
+}
+
+/* A node with two guests already defined: vm-late shut off, vm-running running with vCPU 0 pinned to CPU 3. */
+static const char node_with_domains_xml[] =
+        "<node>\n"
+        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
+        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
+        "  <domain type='test' xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>\n"
+        "    <name>vm-late</name><uuid>6a1c4e2b-0d3f-4b8a-9e7c-1f2a3b4c5d6e</uuid>\n"
+        "    <memory>65536</memory><vcpu>1</vcpu><os><type>hvm</type></os><devices></devices>\n"
+        "    <test:runstate>5</test:runstate>\n"
+        "  </domain>\n"
+        "  <domain type='test'>\n"
+        "    <name>vm-running</name><uuid>9b2d5f3c-1e4a-4c9b-8f0d-2a3b4c5d6e7f</uuid>\n"
+        "    <memory>65536</memory><vcpu>2</vcpu><os><type>hvm</type></os>\n"
+        "    <cputune><vcpupin vcpu='0' cpuset='3'/><vcpupin vcpu='1' cpuset='2'/></cputune>\n"
+        "    <devices></devices>\n"
+        "  </domain>\n"
+        "</node>\n";
+
+static bool connected(Manager *m, void *ud) {
+        return guests_connected_now(manager_guests(m));
+}
+
+static unsigned first_irq_of(Manager *m, const char *vf) {
+        const Inventory *inv = manager_inventory(m);
+
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                        if (streq(inv->pfs[i].vfs[j].addr, vf))
+                                return inv->pfs[i].vfs[j].irqs[0];
+        return 0;
+}
+
+/*
+ * libvirt is not there when the daemon starts: tenants are allocated meanwhile. When it comes
+ * (here: the configuration names a reachable URI at the next attempt), sriovd connects on its
+ * own backoff, attaches the pending NIC, re-pins the RT tenant's vCPUs of a guest that was
+ * already running (no STARTED event ever came) and learns its vCPU 0: irq_cpus = vcpu puts the
+ * VF's IRQ there.
+ */
+static void test_libvirt_late(const char *fixtures) {
+        char dir[] = "/tmp/sriovd-guests-late-XXXXXX", path[512], conf[1024], root[512], irq_path[512];
+        Manager *m = NULL;
+        TenantInfo late, rt;
+        VirtError err = {};
+        CycleResult res;
+        char *xml = NULL;
+
+        ASSERT(mkdtemp(dir));
+        sh("cp -a %s/fixture-two-socket %s/root && cp -r %s/conf/tenant-classes.d %s/", fixtures, dir,
+           getenv("SRIOVD_SOURCE_DIR"), dir);
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/lowlat.ini", dir);
+        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n");
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/rtpin.ini", dir);
+        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
+                         "vcpu_pinning = rt\n");
+        snprintf(path, sizeof(path), "%s/node.xml", dir);
+        write_file(path, node_with_domains_xml);
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
+        snprintf(conf, sizeof(conf),
+                 "[daemon]\nstate_dir = %s/state\nlibvirt_uri = qemu+unix:///system?socket=%s/no-libvirt\n\n"
+                 "[cpus]\nkeep_irqs_off_rt = no\n", dir, dir);
+        write_file(path, conf);
+        snprintf(root, sizeof(root), "%s/root", dir);
+
+        ASSERT_EQ(manager_new(root, path, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(manager_start_guests(m), 1);
+        /* The first attempt (a probe child) fails: no socket. */
+        for (unsigned i = 0; i < 20; i++)
+                ASSERT(sd_event_run(manager_event_loop(m), 20 * 1000) >= 0);
+        ASSERT(!connected(m, NULL));
+
+        ASSERT_EQ(manager_allocate(m, "late", "lowlat", "vm-late", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
+                                   &late, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "rt", "rtpin", "vm-running", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
+                                   &rt, NULL, 0), 0);
+        snprintf(irq_path, sizeof(irq_path), "%s/root/proc/irq/%u/smp_affinity_list", dir, first_irq_of(m, rt.vf));
+        ASSERT(!streq(slurp(irq_path), "2"));
+
+        /* libvirt appears: the next attempt (1 s, then 2 s) connects. */
+        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
+                 "[cpus]\nkeep_irqs_off_rt = no\n", dir, dir);
+        write_file(path, conf);
+        ASSERT_EQ(manager_load_config(m), 0);
+        for (unsigned i = 0; i < 300 && !connected(m, NULL); i++)
+                ASSERT(sd_event_run(manager_event_loop(m), 20 * 1000) >= 0);
+        ASSERT(connected(m, NULL));
+
+        /* The pending NIC is in the guest now. */
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-late", true, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "type='hostdev'");
+        ASSERT_CONTAINS(xml, late.mac);
+        free(xml);
+
+        /*
+         * vm-running was running before sriovd connected (no STARTED event): its RT tenant's vCPUs
+         * are pinned at connect, and vCPU 0's CPU, now that pinning's, learnt; the IRQ follows it.
+         */
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='2'/>");   /* was 3: not an RT CPU of the test node */
+        free(xml);
+        ASSERT_EQ(guests_vcpu0_cpu(manager_guests(m), "vm-running"), 2);
+        ASSERT(run_until(m, irq_on_2, irq_path));
+
+        manager_free(m);
+        sh("rm -rf %s", dir);
 }
 
 int main(int argc, char **argv) {
@@ -75,6 +189,11 @@ int main(int argc, char **argv) {
 
         ASSERT(argc == 2);
         log_setup(LOG_TARGET_STDERR, LOG_WARNING);
+        /* As the daemon has it: the libvirt probe's exit comes through sd-event. */
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        ASSERT(sigprocmask(SIG_BLOCK, &mask, NULL) == 0);
         ASSERT(mkdtemp(dir));
         sh("cp -a %s/fixture-two-socket %s/root && cp -r %s/conf/tenant-classes.d %s/", argv[1], dir,
            getenv("SRIOVD_SOURCE_DIR"), dir);
@@ -132,5 +251,7 @@ int main(int argc, char **argv) {
 
         manager_free(m);
         sh("rm -rf %s", dir);
+
+        test_libvirt_late(argv[1]);
         return 0;
 }

@@ -207,6 +207,51 @@ TEST(only_what_differs_is_sent) {
         ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
 }
 
+/* libvirt refuses <interface type='hostdev'> while the PF is down: up for tenants, per pf_link. */
+TEST(pf_link) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        PlanAllocation allocs[] = { allocation("0000:41:00.3", "tenant-a") };
+        PlanContext with = { .allocations = allocs, .n_allocations = 1 }, without = {};
+        const struct {
+                const char *conf;
+                const PlanContext *ctx;
+                bool down;
+                size_t want;
+        } cases[] = {
+                { "", &with, true, 1 },                                 /* auto: a tenant's VF on it */
+                { "", &without, true, 0 },                              /* auto: nobody needs it up */
+                { "[pf 0000:41:00.0]\npf_link = auto\n", &with, true, 1 },
+                { "[pf 0000:41:00.0]\npf_link = up\n", &without, true, 1 },
+                { "[pf 0000:41:00.0]\npf_link = leave\n", &with, true, 0 },
+                { "", &with, false, 0 },                                /* up already (or unknown) */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(config_freep) Config *c = config(cases[i].conf);
+                _cleanup_(plan_freep) Plan *p = NULL;
+
+                inv->pfs[0].admin_down = cases[i].down;
+                ASSERT_EQ(plan_build(inv, c, cases[i].ctx, &p), 0);
+                ASSERT_EQ(count_actions(p, ACTION_SET_PF_LINK), cases[i].want);
+                for (size_t j = 0; j < p->n_actions; j++)
+                        if (p->actions[j].kind == ACTION_SET_PF_LINK) {
+                                char b[16], a[16];
+                                ASSERT_STREQ(p->actions[j].target, "0000:41:00.0");
+                                ASSERT_EQ(p->actions[j].ifindex, inv->pfs[0].ifindex);
+                                ASSERT_STREQ(action_format_value(&p->actions[j], false, b, sizeof(b)), "down");
+                                ASSERT_STREQ(action_format_value(&p->actions[j], true, a, sizeof(a)), "up");
+                                ASSERT_STREQ(action_kind_to_string(p->actions[j].kind), "pf-link");
+                        }
+        }
+        /* A bad value is the config's error, with its line. */
+        {
+                _cleanup_(config_freep) Config *bad = NULL;
+                _cleanup_free_ char *errors = NULL;
+                ASSERT(config_load_string("t.conf", "[pf 0000:41:00.0]\npf_link = down\n", NULL, &bad, &errors) < 0);
+                ASSERT_CONTAINS(errors, "t.conf:2:");
+        }
+}
+
 TEST(derived_macs) {
         _cleanup_(inventory_freep) Inventory *inv = host(4);
         _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_mac = derive\n");
@@ -397,6 +442,7 @@ int main(int argc, char **argv) {
         RUN(creation_then_configuration_in_order);
         RUN(only_what_differs_is_sent);
         RUN(derived_macs);
+        RUN(pf_link);
         RUN(no_pf_netdev_waits);
         RUN(vfio_binding);
         RUN(host_driver_leaves_tenants_alone);

@@ -605,6 +605,34 @@ TEST(kernel_veth) {
         ASSERT(memcmp(before.mac, after.mac, 6) == 0);
         ASSERT_EQ(after.flags, before.flags);
         ASSERT_EQ(after.mtu, before.mtu);
+
+        /* pf_link: the link set up (a new veth is down), and only IFF_UP changed; again is a no-op. */
+        ASSERT(!(before.flags & IFF_UP));
+        ASSERT_EQ(route_nl_set_link_up(nl, ifindex, true, &e), 0);
+        snap(sk, ifindex, &after);
+        ASSERT(after.flags & IFF_UP);
+        ASSERT_EQ(after.flags & ~(unsigned) (IFF_UP | IFF_RUNNING | 0x10000 /* IFF_LOWER_UP */), before.flags);
+        ASSERT_EQ(route_nl_set_link_up(nl, ifindex, true, &e), 0);
+        ASSERT_EQ(route_nl_set_link_up(nl, 999999, true, &e), -ENODEV);
+}
+
+TEST(build_set_link_up) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct nlmsghdr *h;
+        struct ifinfomsg *ifi;
+
+        ASSERT_EQ(route_nl_build_set_link_up(7, true, &msg), 0);
+        h = nlmsg_hdr(msg);
+        ASSERT_EQ(h->nlmsg_type, RTM_SETLINK);
+        ASSERT(h->nlmsg_flags & NLM_F_ACK);
+        ifi = nlmsg_data(h);
+        ASSERT_EQ(ifi->ifi_index, 7);
+        ASSERT_EQ(ifi->ifi_flags, (unsigned) IFF_UP);
+        /* Only IFF_UP is changed: the kernel keeps every other flag as it is. */
+        ASSERT_EQ(ifi->ifi_change, (unsigned) IFF_UP);
+        /* No attributes: nothing else of the link is touched. */
+        ASSERT_EQ(nlmsg_datalen(h), (int) sizeof(*ifi));
+        ASSERT_EQ(route_nl_build_set_link_up(0, true, &msg), -EINVAL);
 }
 
 int main(int argc, char **argv) {
@@ -616,6 +644,7 @@ int main(int argc, char **argv) {
         RUN(build_set_vf);
         RUN(build_set_vf_invalid);
         RUN(build_get_request);
+        RUN(build_set_link_up);
         RUN(parse_vfs);
         RUN(parse_vfs_none_and_bad);
         RUN(error_parse);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-virt-live.py — src/virt/ against a real libvirtd + QEMU (TCG) in private mount and network
 # namespaces: hot-plug of virtio-net (ethernet tap, bridge) with device events, swap and its rollback,
-# the hostdev error as errno + message, vCPU pinning and SCHED_FIFO vcpusched, reconnect.
+# the hostdev error as errno + message, vCPU pinning and SCHED_FIFO vcpusched, reconnect; the sriovd
+# daemon started while libvirtd is down connects once it is back.
 #
 #   test-virt-live.py VIRT_LIVE_HELPER
 #
@@ -173,6 +174,35 @@ class Helper:
 def nics(h):
     _, extra = h.ok(f"nics {DOM}")
     return [x.split()[1:] for x in extra if x.startswith("nic ")]
+
+
+# ---- the daemon, on a fixture host, against this libvirtd ----
+
+def start_sriovd(tmp, uri):
+    build = os.environ["SRIOVD_BUILD_DIR"]
+    root = f"{tmp}/host"
+    if not os.path.exists(root):
+        shutil.copytree(f"{build}/tests/fixture-two-socket", root, symlinks=True)
+    os.makedirs(f"{tmp}/run", exist_ok=True)
+    with open(f"{tmp}/sriovd.conf", "w") as f:
+        f.write(f"[daemon]\nstate_dir = {tmp}/state\ndrift_check_sec = 0\nlibvirt_uri = {uri}\n")
+    env = dict(os.environ, RUNTIME_DIRECTORY=f"{tmp}/run")
+    env.pop("NOTIFY_SOCKET", None)
+    log_f = open(f"{tmp}/sriovd.log", "ab")
+    return subprocess.Popen([f"{build}/sriovd", "--root", root, "--config", f"{tmp}/sriovd.conf"], env=env,
+                            stdout=log_f, stderr=log_f)
+
+
+def wait_log(path, text, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(path, errors="replace") as f:
+            if text in f.read():
+                return True
+        time.sleep(0.2)
+    with open(path, errors="replace") as f:
+        sys.stdout.write(f.read()[-3000:])
+    return False
 
 
 # ---- libvirtd in this namespace ----
@@ -377,7 +407,13 @@ def inner(helper_exe):
         h.ok("wait disconnected - - 20")
         ans, _ = h.cmd(f"nics {DOM}")
         check(ans.startswith("err -107"), "calls meanwhile: -ENOTCONN")
+        # The daemon itself, started while libvirtd is down: READY=1 at once, then connected
+        # through its probe child once libvirtd is back, on its own backoff.
+        daemon = start_sriovd(tmp, uri)
         libvirtd = start_libvirtd(tmp)
+        check(wait_log(f"{tmp}/sriovd.log", "Connected to libvirt at", 40), "sriovd connected after libvirtd came")
+        daemon.send_signal(signal.SIGTERM)
+        check(daemon.wait(timeout=10) == 0, "sriovd exits 0 on SIGTERM")
         h.ok("wait reconnected - - 60")
         r, _ = h.ok("connected")
         check(r == 1, "connected again")
