@@ -104,11 +104,20 @@ def qemu(run_dir, image, name, timeout):
            "-serial", f"file:{console}", "-serial", f"file:{out}"]
     log(f"boot {name} (timeout {timeout} s)")
     t = time.monotonic()
-    try:
-        subprocess.run(cmd, timeout=timeout, stdin=subprocess.DEVNULL)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    # Guarded: killed at the timeout, and 60 s after the guest said END if it has not powered off.
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+    timed_out, ended = False, None
+    while proc.poll() is None:
+        time.sleep(1)
+        now = time.monotonic()
+        if ended is None and os.path.exists(out) and re.search(r"^END", open(out, errors="replace").read(), re.M):
+            ended = now
+        if now - t > timeout or (ended is not None and now - ended > 60):
+            timed_out = ended is None
+            if ended is not None:
+                log(f"boot {name}: no power-off 60 s after END; killing QEMU")
+            proc.kill()
+            proc.wait()
     log(f"boot {name}: {'TIMED OUT' if timed_out else 'powered off'} after {time.monotonic() - t:.0f} s")
     text = open(out, errors="replace").read() if os.path.exists(out) else ""
     return text, timed_out, console

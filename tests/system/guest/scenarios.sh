@@ -39,8 +39,7 @@ NUM_VFS=$(sed -n 's/^num_vfs *= *//p' /etc/sriovd/sriovd.conf)
 RT_CPU=1
 vf_addr() { basename "$(readlink $PFDEV/virtfn$1)"; }
 vf_irqs() { ls /sys/bus/pci/devices/$1/msi_irqs 2>/dev/null; }
-irq_threads() { for t in /proc/[0-9]*/task/[0-9]*; do
-        case $(cat $t/comm 2>/dev/null) in irq/$1-*) basename $t ;; esac; done; }
+irq_threads() { ps -eLo lwp=,comm= | awk -v p="irq/$1-" 'index($2, p) == 1 {print $1}'; }
 # policy and rt_priority of a thread: fields 41 and 40 of /proc/TID/stat (after the comm)
 sched_of() { local s; s=$(cat /proc/$1/stat 2>/dev/null) || return 1; s=${s##*) }; set -- $s; echo "${39}:${38}"; }
 
@@ -60,10 +59,16 @@ else fail $S-order "sriovd active at ${s_active}us, libvirtd started at ${l_star
 # The bound: VF creation under TCG takes ~5 s (a PF reset); the boot deadlock waits for
 # TimeoutStartSec=5min. 60 s is 12x the work and a fifth of the deadlock.
 took=$(( (s_active - s_start) / 1000 ))
+# A restart resets the timestamps above: count from the boot's first "Starting sriovd.service".
+first=$(journalctl -b -u sriovd -o short-monotonic --no-pager | grep -m1 'Starting sriovd.service' | sed 's/^\[ *\([0-9]*\)\.\([0-9]*\)\].*/\1\2/')
+[ -n "$first" ] && took=$(( s_active / 1000 - first / 1000 ))
+nr=$(prop sriovd NRestarts)
+[ "$nr" = 0 ] && pass $S-no-restart "sriovd was not restarted during boot" ||
+        fail $S-no-restart "sriovd was restarted $nr times during boot: $(journalctl -b -u sriovd -o cat --no-pager | grep -m1 -iE 'watchdog|failed with result')"
 blame=$(systemd-analyze blame 2>/dev/null | grep -m1 ' sriovd.service' | sed 's/^ *//')
 if [ "$s_active" -gt 0 ] && [ $took -le 60000 ]; then pass $S-time "sriovd started in ${took} ms (systemd-analyze blame: $blame; bound 60 s)"
 else fail $S-time "sriovd took ${took} ms to start (systemd-analyze blame: $blame; bound 60 s)"; fi
-timeouts=$(journalctl -b --no-pager -o cat | grep -iE 'timed out|start operation timed|job .* running' | head -n 3)
+timeouts=$(journalctl -b --no-pager -o cat | grep -iE 'timed out|timeout|job .* running' | grep -v sriovd-test-hook | head -n 3)
 if [ -z "$timeouts" ]; then pass $S-timeouts "no unit waited on a timeout"
 else fail $S-timeouts "the boot's journal: $(echo "$timeouts" | tr '\n' ' ')"; fi
 n=$(cat $PFDEV/sriov_numvfs)
@@ -74,16 +79,30 @@ for i in $(seq 0 $((NUM_VFS - 1))); do
         [ -n "$(ls /sys/bus/pci/devices/$a/net 2>/dev/null)" ] || bad="$bad VF$i($a):no-netdev"
         mac=$(ip link show $PFNET | sed -n "s/^ *vf $i .*link\/ether \([0-9a-f:]*\).*/\1/p")
         [ -n "$mac" ] && [ "$mac" != 00:00:00:00:00:00 ] || bad="$bad VF$i:mac=$mac"
-        for q in $(vf_irqs $a); do
+done
+if [ -z "$bad" ]; then pass $S-vf-settings "every VF has a netdev and a derived MAC"
+else fail $S-vf-settings "$bad"; fi
+# A VF's IRQs exist once its netdev is up (igbvf requests them at open): an operator uses the last
+# VF on the host. sriovd must pin them to the RT CPU at the class's FIFO priority.
+LAST_VF=$(vf_addr $((NUM_VFS - 1)))
+LAST_NET=$(ls /sys/bus/pci/devices/$LAST_VF/net | head -n1)
+ip link set "$LAST_NET" up
+want_prio=$(sed -n 's/^irq_thread_priority *= *//p' /etc/sriovd/tenant-classes.d/latency-critical.ini)
+vf_pinned() {   # vf_pinned ADDR: every requested IRQ of the VF on the RT CPU, its threads FIFO want_prio
+        local q t n=0; bad=
+        for q in $(vf_irqs $1); do
+                [ -e /proc/irq/$q/smp_affinity_list ] || continue
+                n=$((n + 1))
                 aff=$(cat /proc/irq/$q/smp_affinity_list)
-                [ "$aff" = $RT_CPU ] || bad="$bad VF$i:irq$q-affinity=$aff"
+                [ "$aff" = $RT_CPU ] || bad="$bad irq$q-affinity=$aff"
                 for t in $(irq_threads $q); do
-                        case $(sched_of $t) in 1:*) ;; *) bad="$bad VF$i:irq$q-thread$t=$(sched_of $t)" ;; esac
+                        [ "$(sched_of $t)" = "1:$want_prio" ] || bad="$bad irq$q-thread$t=$(sched_of $t)"
                 done
         done
-done
-if [ -z "$bad" ]; then pass $S-configured "every VF has a netdev, a derived MAC, IRQs on RT CPU $RT_CPU, FIFO threads"
-else fail $S-configured "$bad"; fi
+        [ $n -gt 0 ] && [ -z "$bad" ]
+}
+if wait_for 20 vf_pinned $LAST_VF; then pass $S-irqs "$LAST_NET up: its IRQs $(vf_irqs $LAST_VF | tr '\n' ' ')on RT CPU $RT_CPU, threads FIFO $want_prio"
+else fail $S-irqs "$LAST_NET up, after 20 s: ${bad:-no IRQ requested}"; fi
 
 # ===== 8. Access
 S=access
@@ -128,8 +147,8 @@ qpid=$(cat /run/libvirt/qemu/l2-a.pid 2>/dev/null)
 group=$(basename "$(readlink /sys/bus/pci/devices/$VF/iommu_group 2>/dev/null)")
 drv=$(basename "$(readlink /sys/bus/pci/devices/$VF/driver 2>/dev/null)")
 if [ -n "$qpid" ] && [ -n "$group" ] && ls -l /proc/$qpid/fd 2>/dev/null | grep -q "/dev/vfio/$group\$"; then
-        pass $S-vfio "l2-a's QEMU ($qpid) holds /dev/vfio/$group; $VF bound to $drv"
-else fail $S-vfio "QEMU '$qpid' does not hold /dev/vfio/'$group' ($VF bound to '$drv')"; fi
+        pass $S-vfio "l2-a's QEMU ($qpid) holds /dev/vfio/$group; $VF bound to $drv"; vfio_ok=1
+else vfio_ok=; fail $S-vfio "QEMU '$qpid' does not hold /dev/vfio/'$group' ($VF bound to '$drv')"; fi
 out=$(sriovctl allocate t-virtio virtio-bridge --domain l2-c 2>&1); rc=$?
 if [ $rc = 0 ] && wait_for 20 sh -c "$V dumpxml l2-c | grep -q \"<source bridge='br0'/>\"" &&
         $V dumpxml l2-c | grep -q "<model type='virtio'/>"; then pass $S-virtio "l2-c has a virtio-net NIC on br0"
@@ -149,7 +168,7 @@ nd=$(journalctl -u sriovd --since "@$t_alloc" MESSAGE_ID=$MID_DRIFT -o cat --no-
 # The VF's MSI-X vectors appear once l2-a's igbvf enables them (no uevent): wait for them.
 vfio_irqs() { grep "vfio-msix.*($VF)" /proc/interrupts | sed 's/^ *\([0-9]*\):.*/\1/'; }
 vcpu0_cpu() { $V vcpuinfo l2-a | awk '/^CPU:/ {print $2; exit}'; }
-if [ -n "$VF" ] && wait_for 240 sh -c "grep -q 'vfio-msix.*($VF)' /proc/interrupts"; then
+if [ -n "$vfio_ok" ] && wait_for 240 sh -c "grep -q 'vfio-msix.*($VF)' /proc/interrupts"; then
         say "INFO vcpu: l2-a's vfio-msix IRQs: $(vfio_irqs | tr '\n' ' ')"
 else say "INFO vcpu: no vfio-msix IRQ of '$VF' appeared in 240 s"; fi
 irqs_on() {     # irqs_on CPU: every vfio-msix IRQ of the VF has affinity CPU
@@ -177,22 +196,21 @@ else fail $S-rt-pinning "l2-b's vCPU 0 pinned to '$(pin_b)' after the restart, w
 
 # ===== 3. Restart and upgrade
 S=restart
-free_vf=
-for i in $(seq 0 $((NUM_VFS - 1))); do a=$(vf_addr $i); [ "$a" != "$VF" ] && [ -n "$(vf_irqs $a)" ] && free_vf=$a; done
-rt_threads=; for q in $(vf_irqs $free_vf); do rt_threads="$rt_threads $(irq_threads $q)"; done
-want_prio=$(sed -n 's/^irq_thread_priority *= *//p' /etc/sriovd/tenant-classes.d/latency-critical.ini)
+free_vf=$LAST_VF
+rt_threads=; for q in $(vf_irqs $free_vf); do [ -e /proc/irq/$q ] && rt_threads="$rt_threads $(irq_threads $q)"; done
 say "INFO $S: RT IRQ threads of unallocated $free_vf:$rt_threads (want FIFO $want_prio)"
 tenants_before=$(sriovctl tenants 2>&1 | sort)
 sample() {      # sample FILE: policy:prio of the RT threads, in a tight loop until FILE.stop exists
         : > "$1"; while [ ! -e "$1.stop" ]; do for t in $rt_threads; do sched_of $t; done >> "$1"; done
 }
 during() {      # during NAME COMMAND...: run COMMAND while sampling; check the samples
-        local f=/tmp/sample-$1; rm -f $f.stop; sample $f & local sp=$!
+        local name=$1 f=/tmp/sample-$1; shift
+        rm -f $f.stop; sample $f & local sp=$!
         sleep 0.2; "$@"; sleep 1; touch $f.stop; wait $sp
         local total bad; total=$(wc -l < $f); bad=$(grep -cv "^1:$want_prio\$" $f)
         if [ -n "$rt_threads" ] && [ "$total" -gt 0 ] && [ "$bad" = 0 ]; then
-                pass $1-fifo "$total samples, all SCHED_FIFO $want_prio"
-        else fail $1-fifo "threads '$rt_threads': $bad of $total samples not FIFO $want_prio ($(grep -v "^1:$want_prio\$" $f | sort | uniq -c | head -n 3 | tr '\n' ' '))"; fi
+                pass $name-fifo "$total samples, all SCHED_FIFO $want_prio"
+        else fail $name-fifo "threads '$rt_threads': $bad of $total samples not FIFO $want_prio ($(grep -v "^1:$want_prio\$" $f | sort | uniq -c | head -n 3 | tr '\n' ' '))"; fi
 }
 during $S systemctl restart sriovd
 [ "$(systemctl is-active sriovd)" = active ] && pass $S-active "active after restart" || fail $S-active "$(systemctl is-active sriovd) after restart"
@@ -272,7 +290,8 @@ S=release
 out=$(sriovctl release t-vf 2>&1); rc=$?
 wait_for 20 sh -c "! $V dumpxml l2-a | grep -q \"type='hostdev'\""
 drv=$(basename "$(readlink /sys/bus/pci/devices/$VF/driver 2>/dev/null)")
-if [ $rc = 0 ] && ! $V dumpxml l2-a | grep -q "type='hostdev'" && wait_for 20 sh -c "[ \"\$(basename \"\$(readlink /sys/bus/pci/devices/$VF/driver)\")\" = igbvf ]"; then
+if [ -z "$vfio_ok" ]; then fail $S "nothing to give back: $VF was never passed through (passthrough-vfio)"
+elif [ $rc = 0 ] && ! $V dumpxml l2-a | grep -q "type='hostdev'" && wait_for 20 sh -c "[ \"\$(basename \"\$(readlink /sys/bus/pci/devices/$VF/driver)\")\" = igbvf ]"; then
         pass $S "the hostdev is gone from l2-a, $VF back on igbvf"
 else fail $S "release exit $rc: $out; $VF on '$drv'" libvirt; fi
 out=$(sriovctl allocate t-next vcpu-irq --domain l2-a 2>&1); rc=$?
