@@ -45,8 +45,8 @@ sched_of() { local s; s=$(cat /proc/$1/stat 2>/dev/null) || return 1; s=${s##*) 
 
 # ===== 1. Boot
 S=boot
-if [ "$(systemctl is-active sriovd)" = active ]; then pass $S "sriovd.service active at multi-user"
-else fail $S "sriovd.service is $(systemctl is-active sriovd) at multi-user"; fi
+if [ "$(systemctl is-active sriovd)" = active ]; then pass $S "sriovd.service active when boot finished"
+else fail $S "sriovd.service is $(systemctl is-active sriovd) when boot finished"; fi
 $V version > /dev/null 2>&1 || sleep 5
 if v=$($V version 2>&1); then pass $S-libvirt "virsh -c qemu:///system answers: $(echo $v | tr '\n' ' ')"
 else fail $S-libvirt "virsh version: $v" libvirt; fi
@@ -56,8 +56,9 @@ l_start=$(prop libvirtd ExecMainStartTimestampMonotonic)
 if [ "${s_active:-0}" -gt 0 ] && [ "${l_start:-0}" -gt 0 ] && [ "$s_active" -le "$l_start" ]; then
         pass $S-order "sriovd active at ${s_active}us, libvirtd started at ${l_start}us"
 else fail $S-order "sriovd active at ${s_active}us, libvirtd started at ${l_start}us (want sriovd first)" libvirt; fi
-# The bound: VF creation under TCG takes ~5 s (a PF reset); the boot deadlock waits for
-# TimeoutStartSec=5min. 60 s is 12x the work and a fifth of the deadlock.
+# The bound: creating the VFs under TCG takes ~5 s (a PF reset) and a cycle ~1 s; 20 s is 3x that
+# and below the unit's WatchdogSec=30, so a start that only ends through the watchdog (the boot
+# deadlock before READY=1, then a restart) or TimeoutStartSec=5min always exceeds it.
 took=$(( (s_active - s_start) / 1000 ))
 # A restart resets the timestamps above: count from the boot's first "Starting sriovd.service".
 first=$(journalctl -b -u sriovd -o short-monotonic --no-pager | grep -m1 'Starting sriovd.service' | sed 's/^\[ *\([0-9]*\)\.\([0-9]*\)\].*/\1\2/')
@@ -66,9 +67,9 @@ nr=$(prop sriovd NRestarts)
 [ "$nr" = 0 ] && pass $S-no-restart "sriovd was not restarted during boot" ||
         fail $S-no-restart "sriovd was restarted $nr times during boot: $(journalctl -b -u sriovd -o cat --no-pager | grep -m1 -iE 'watchdog|failed with result')"
 blame=$(systemd-analyze blame 2>/dev/null | grep -m1 ' sriovd.service' | sed 's/^ *//')
-if [ "$s_active" -gt 0 ] && [ $took -le 60000 ]; then pass $S-time "sriovd started in ${took} ms (systemd-analyze blame: $blame; bound 60 s)"
-else fail $S-time "sriovd took ${took} ms to start (systemd-analyze blame: $blame; bound 60 s)"; fi
-timeouts=$(journalctl -b --no-pager -o cat | grep -iE 'timed out|timeout|job .* running' | grep -v sriovd-test-hook | head -n 3)
+if [ "$s_active" -gt 0 ] && [ $took -le 20000 ]; then pass $S-time "sriovd started in ${took} ms (systemd-analyze blame: $blame; bound 20 s)"
+else fail $S-time "sriovd took ${took} ms from its first start to active (systemd-analyze blame: $blame; bound 20 s)"; fi
+timeouts=$(journalctl -b _PID=1 --no-pager -o cat | grep -iE 'timed out|timeout' | head -n 3)
 if [ -z "$timeouts" ]; then pass $S-timeouts "no unit waited on a timeout"
 else fail $S-timeouts "the boot's journal: $(echo "$timeouts" | tr '\n' ' ')"; fi
 n=$(cat $PFDEV/sriov_numvfs)
@@ -133,6 +134,16 @@ say "INFO domains: $($V list --name | tr '\n' ' ')"
 
 # ===== 7. Passthrough for real (and the virtio-net tenant)
 S=passthrough
+# libvirt refuses an <interface type='hostdev'> while the PF is down, and nothing on this host
+# brings it up but sriovd's policy. If sriovd did not, that fails here; then the operator's
+# workaround (ip link set up) lets the rest of the scenario test what it tests.
+pf_up() { ip -o link show "$PFNET" | grep -q '[<,]UP[,>]'; }
+if pf_up; then pass $S-pf-link "$PFNET is up (sriovd's policy)"
+else
+        fail $S-pf-link "$PFNET is down: nothing but sriovd brings it up here, and libvirt refuses a VF of a PF that is not online"
+        ip link set "$PFNET" up; wait_for 10 pf_up
+        say "INFO $S: workaround: ip link set $PFNET up, so the rest of the scenario runs"
+fi
 t_alloc=$(date +%s)
 sleep 1
 out=$(sriovctl allocate t-vf vcpu-irq --domain l2-a 2>&1); rc=$?
