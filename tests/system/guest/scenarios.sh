@@ -233,8 +233,8 @@ during $S sh -c "dpkg -i $T/sriovd-newer.deb > /tmp/upgrade.log 2>&1"
 new=$(dpkg-query -W -f '${Version}' sriovd)
 [ "$new" != "$old" ] && pass $S-version "$old -> $new" || fail $S-version "still $old: $(tail -n 3 /tmp/upgrade.log | tr '\n' ' ')"
 wait_for 20 sh -c '[ "$(systemctl is-active sriovd)" = active ]'
-[ "$(prop sriovd MainPID)" != "$pid_before" ] && pass $S-restarted "try-restart: MainPID $pid_before -> $(prop sriovd MainPID)" ||
-        fail $S-restarted "MainPID still $pid_before after the upgrade ($(systemctl is-active sriovd))"
+[ "$(systemctl is-active sriovd)" = active ] && [ "$(prop sriovd MainPID)" != 0 ] && [ "$(prop sriovd MainPID)" != "$pid_before" ] && pass $S-restarted "try-restart: MainPID $pid_before -> $(prop sriovd MainPID)" ||
+        fail $S-restarted "after the upgrade: $(systemctl is-active sriovd), MainPID $pid_before -> $(prop sriovd MainPID); dpkg: $(tail -n 3 /tmp/upgrade.log | tr "\n" " ")"
 grep -q '^# operator edit kept' /etc/sriovd/tenant-classes.d/latency-critical.ini && cmp -s $T/conf/sriovd.conf /etc/sriovd/sriovd.conf &&
         pass $S-conffiles "edited sriovd.conf and latency-critical.ini kept" || fail $S-conffiles "an edited conffile was replaced"
 [ "$(sriovctl tenants 2>&1 | sort)" = "$tenants_before" ] && pass $S-tenants "tenants kept" ||
