@@ -45,8 +45,9 @@ sched_of() { local s; s=$(cat /proc/$1/stat 2>/dev/null) || return 1; s=${s##*) 
 
 # ===== 1. Boot
 S=boot
-if [ "$(systemctl is-active sriovd)" = active ]; then pass $S "sriovd.service active when boot finished"
-else fail $S "sriovd.service is $(systemctl is-active sriovd) when boot finished"; fi
+st=$(systemctl is-active sriovd)
+if [ "$st" = active ]; then pass $S "sriovd.service active when boot finished"
+else fail $S "sriovd.service is $st when boot finished"; fi
 $V version > /dev/null 2>&1 || sleep 5
 if v=$($V version 2>&1); then pass $S-libvirt "virsh -c qemu:///system answers: $(echo $v | tr '\n' ' ')"
 else fail $S-libvirt "virsh version: $v" libvirt; fi
