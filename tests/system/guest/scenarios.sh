@@ -144,6 +144,8 @@ else
         fail $S-pf-link "$PFNET is down: nothing but sriovd brings it up here, and libvirt refuses a VF of a PF that is not online"
         ip link set "$PFNET" up; wait_for 10 pf_up
         say "INFO $S: workaround: ip link set $PFNET up, so the rest of the scenario runs"
+        # The PF's vectors appear at open; let sriovd place them before the drift count starts.
+        sleep 8
 fi
 t_alloc=$(date +%s)
 sleep 1
