@@ -23,8 +23,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vm"))
+import mkinitramfs  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.environ.get("SRIOVD_SYSTEM_CACHE", "/var/cache/sriovd-system")
+VM_CACHE = os.environ.get("SRIOVD_VM_CACHE", "/var/cache/sriovd-vm")
 REQUIRED = os.environ.get("SRIOVD_SYSTEM_REQUIRED") == "1"
 QEMU = shutil.which("qemu-system-x86_64")
 INSTALL_TIMEOUT = 300
@@ -135,6 +139,8 @@ def main():
     image = os.path.join(CACHE, "current")
     if not os.path.exists(os.path.join(image, ".done")):
         skip(f"no system image in {CACHE} (run tools/system-setup as root)")
+    if not os.path.exists(os.path.join(VM_CACHE, "kernel-std", "vmlinux")):
+        skip(f"no kernel-std/vmlinux in {VM_CACHE} (run tools/vm-setup as root)")
     if not QEMU or b'"igb"' not in subprocess.run([QEMU, "-device", "help"], capture_output=True).stdout:
         skip("no QEMU with the igb device (run tools/vm-setup as root)")
     for tool in ("mkfs.ext4", "dpkg-deb"):
@@ -157,7 +163,15 @@ def main():
     newer_deb(deb, run_dir)
     shutil.move(os.path.join(run_dir, "sriovd-newer.deb"), os.path.join(disk, "sriovd-newer.deb"))
     shutil.rmtree(os.path.join(run_dir, "newer"))
-    run(["mkfs.ext4", "-q", "-F", "-L", "sriovd-test", "-d", disk, os.path.join(run_dir, "test.img"), "64M"])
+    # The second-level domain l2-a: the vm suite's uncompressed std kernel (PVH: no decompression
+    # under nested TCG) and a busybox initramfs that loads igbvf for its passed-through VF.
+    shutil.copy(os.path.join(VM_CACHE, "kernel-std", "vmlinux"), os.path.join(disk, "l2-vmlinux"))
+    mkinitramfs.build(os.path.join(disk, "l2-initrd"), VM_CACHE, "kernel-std", ["igbvf"],
+                      {"/init": open(os.path.join(HERE, "guest", "l2-init"), "rb").read()},
+                      {"/usr/bin/ip": shutil.which("ip")})
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(disk) for f in fs)
+    run(["mkfs.ext4", "-q", "-F", "-L", "sriovd-test", "-d", disk, os.path.join(run_dir, "test.img"),
+         f"{size // 2**20 + 64}M"])
     # A sparse copy of the cached image (under a second): both boots write it, the cache stays clean.
     run(["cp", "--sparse=always", os.path.join(image, "disk.raw"), os.path.join(run_dir, "root.raw")])
 

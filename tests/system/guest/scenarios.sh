@@ -121,11 +121,11 @@ else fail $S-allowed "bob's allocate: exit $rc: $out"; fi
 out=$(runuser -u bob -- sriovctl release t-bob 2>&1); rc=$?
 [ $rc = 0 ] && pass $S-allowed-release "bob releases" || fail $S-allowed-release "bob's release: exit $rc: $out"
 
-# ===== Second-level domains (TCG): l2-a boots Debian's kernel and initramfs (whose udev loads
-# igbvf, so the VF's MSI-X vectors appear), vCPU 0 pinned to CPU 0; l2-b and l2-c have no OS.
+# ===== Second-level domains (TCG): l2-a boots Debian's std kernel with a busybox initramfs that
+# loads igbvf (so the VF's MSI-X vectors appear), vCPU 0 pinned to CPU 0; the others have no OS.
 mkdir -p /var/lib/libvirt/images
-cp /boot/vmlinuz-* /var/lib/libvirt/images/vmlinuz
-cp /boot/initrd.img-* /var/lib/libvirt/images/initrd.img
+cp $T/l2-vmlinux /var/lib/libvirt/images/vmlinux
+cp $T/l2-initrd /var/lib/libvirt/images/initrd.img
 ip link add br0 type bridge 2>/dev/null; ip link set br0 up
 for d in l2-a l2-b l2-c l2-d; do
         sed "s/@NAME@/$d/" $T/domain-$([ $d = l2-a ] && echo os || echo noos).xml > /tmp/$d.xml
@@ -184,7 +184,7 @@ vfio_irqs() { grep "vfio-msix.*($VF)" /proc/interrupts | sed 's/^ *\([0-9]*\):.*
 vcpu0_cpu() { $V vcpuinfo l2-a | awk '/^CPU:/ {print $2; exit}'; }
 if [ -n "$vfio_ok" ] && wait_for 240 sh -c "grep -q 'vfio-msix.*($VF)' /proc/interrupts"; then
         say "INFO vcpu: l2-a's vfio-msix IRQs: $(vfio_irqs | tr '\n' ' ')"
-else say "INFO vcpu: no vfio-msix IRQ of '$VF' appeared in 240 s"; fi
+else say "INFO vcpu: no vfio-msix IRQ of '$VF' appeared in 240 s; l2-a's console: $(tail -n 3 /var/log/libvirt/qemu/l2-a.console 2>&1 | tr '\n' ' ')"; fi
 irqs_on() {     # irqs_on CPU: every vfio-msix IRQ of the VF has affinity CPU
         local q; [ -n "$(vfio_irqs)" ] || return 1
         for q in $(vfio_irqs); do [ "$(cat /proc/irq/$q/smp_affinity_list)" = "$1" ] || return 1; done
