@@ -58,13 +58,18 @@ static bool pf_has_tenants(const PlanBuilder *b, const Pf *pf) {
         return false;
 }
 
+/*
+ * auto: up while the PF has VFs to hand out, not only once a tenant holds one: the allocation's
+ * attach goes to libvirt at once, before the next cycle could bring the link up, and libvirt
+ * refuses a VF of a PF that is not online.
+ */
 static void plan_pf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
         PfLinkPolicy want = pol ? pol->pf_link : PF_LINK_AUTO;
         Action *a;
 
         if (want == PF_LINK_LEAVE || !pf->admin_down || pf->ifindex <= 0)
                 return;
-        if (want == PF_LINK_AUTO && !pf_has_tenants(b, pf))
+        if (want == PF_LINK_AUTO && pf->n_vfs == 0 && !pf_has_tenants(b, pf))
                 return;
         a = plan_add_action(b, ACTION_SET_PF_LINK, pf->addr, 0, 1);
         if (a)

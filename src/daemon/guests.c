@@ -88,6 +88,8 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
         return virt_nic_set_alias(ret, tenant);
 }
 
+static void learn_running(Guests *g, const char *domain);
+
 void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts *f) {
         const TenantClass *cls = config_find_class(manager_config(g->manager), f->class_name);
         VirtNic old_nic, new_nic;
@@ -128,10 +130,15 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = d->tenant, .vf = d->new_vf[0] ? d->new_vf : NULL),
                                "Tenant %s: failed to change its NIC in %s: %s", d->tenant, f->domain,
                                err.message[0] ? err.message : strerror(-r));
-        else
+        else {
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = d->tenant),
                                "Tenant %s: NIC %s%s%s in domain %s", d->tenant, have_old ? old_nic.alias : "",
                                have_old && have_new ? " -> " : "", have_new ? new_nic.alias : "", f->domain);
+                /* A guest that runs already gets no STARTED event: its RT tenants are pinned, and
+                 * vCPU 0 learned, now. */
+                if (have_new)
+                        learn_running(g, f->domain);
+        }
 }
 
 /* The RT CPUs a tenant's guest gets: those of its VF's NUMA node, else all of them. */

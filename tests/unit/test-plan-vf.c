@@ -207,7 +207,8 @@ TEST(only_what_differs_is_sent) {
         ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
 }
 
-/* libvirt refuses <interface type='hostdev'> while the PF is down: up for tenants, per pf_link. */
+/* libvirt refuses <interface type='hostdev'> while the PF is down: up while it has VFs to hand
+ * out (an allocation's attach comes before the next cycle), per pf_link. */
 TEST(pf_link) {
         _cleanup_(inventory_freep) Inventory *inv = host(4);
         PlanAllocation allocs[] = { allocation("0000:41:00.3", "tenant-a") };
@@ -216,14 +217,16 @@ TEST(pf_link) {
                 const char *conf;
                 const PlanContext *ctx;
                 bool down;
+                size_t vfs;
                 size_t want;
         } cases[] = {
-                { "", &with, true, 1 },                                 /* auto: a tenant's VF on it */
-                { "", &without, true, 0 },                              /* auto: nobody needs it up */
-                { "[pf 0000:41:00.0]\npf_link = auto\n", &with, true, 1 },
-                { "[pf 0000:41:00.0]\npf_link = up\n", &without, true, 1 },
-                { "[pf 0000:41:00.0]\npf_link = leave\n", &with, true, 0 },
-                { "", &with, false, 0 },                                /* up already (or unknown) */
+                { "", &with, true, 4, 1 },                              /* auto: a tenant's VF on it */
+                { "", &without, true, 4, 1 },                           /* auto: VFs to hand out */
+                { "", &without, true, 0, 0 },                           /* auto: nobody needs it up */
+                { "[pf 0000:41:00.0]\npf_link = auto\n", &with, true, 4, 1 },
+                { "[pf 0000:41:00.0]\npf_link = up\n", &without, true, 0, 1 },
+                { "[pf 0000:41:00.0]\npf_link = leave\n", &with, true, 4, 0 },
+                { "", &with, false, 4, 0 },                             /* up already (or unknown) */
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -231,6 +234,7 @@ TEST(pf_link) {
                 _cleanup_(plan_freep) Plan *p = NULL;
 
                 inv->pfs[0].admin_down = cases[i].down;
+                inv->pfs[0].n_vfs = cases[i].vfs;
                 ASSERT_EQ(plan_build(inv, c, cases[i].ctx, &p), 0);
                 ASSERT_EQ(count_actions(p, ACTION_SET_PF_LINK), cases[i].want);
                 for (size_t j = 0; j < p->n_actions; j++)
