@@ -114,8 +114,10 @@ class Daemon:
         return self.log.read()
 
     def state_file(self):
-        """The saved tenants (file and journal together), as a JSON text."""
-        return json.dumps(statefile.saved(self.state))
+        """The saved tenants (file and journal together), as a JSON text: the tenants only, since
+        the file's generation and the journal's length change whenever sriovd rewrites the file
+        after a reply, which changes nothing that is saved."""
+        return json.dumps({"tenants": statefile.saved(self.state)["tenants"]})
 
 
 class Monitor:
