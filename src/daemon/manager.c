@@ -395,7 +395,9 @@ static int manager_setup_event(Manager *m);
  * hypervisor without libvirtd still runs: the module keeps trying); under
  * --root only when the config names a URI (tests use libvirt's test driver).
  */
-int manager_connect_guests(Manager *m) {
+/* 1: guests are to be connected, the event loop is ready; 0: not (already, or a fixture root
+ * without a URI of its own). */
+static int guests_wanted(Manager *m) {
         int r;
 
         if (m->guests)
@@ -403,7 +405,14 @@ int manager_connect_guests(Manager *m) {
         if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
                 return 0;
         r = manager_setup_event(m);
-        if (r < 0)
+        return r < 0 ? r : 1;
+}
+
+int manager_connect_guests(Manager *m) {
+        int r;
+
+        r = guests_wanted(m);
+        if (r <= 0)
                 return r;
         r = guests_new(m, m->config->libvirt_uri, &m->guests);
         if (r < 0)
@@ -419,12 +428,8 @@ int manager_connect_guests(Manager *m) {
 int manager_start_guests(Manager *m) {
         int r;
 
-        if (m->guests)
-                return 0;
-        if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
-                return 0;
-        r = manager_setup_event(m);
-        if (r < 0)
+        r = guests_wanted(m);
+        if (r <= 0)
                 return r;
         r = guests_start(m, &m->guests);
         if (r < 0)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sriovd/json.h"
 #include "sriovd/state.h"
@@ -57,6 +58,9 @@ int state_parse_checksum(Parser *p, uint32_t *ret);
 
 void state_write_tenant(JsonWriter *w, const StateTenant *t);
 int state_checksum_patch(char *buf, size_t size, const char *tail);
+/* Close the memstream f writing *buf (whose document ends with tail, the checksum placeholder)
+ * and put the checksum in: the document moves to *ret, *ret_size. */
+int state_document_finish(FILE *f, char **buf, const size_t *size, const char *tail, char **ret, size_t *ret_size);
 
 bool state_name_valid(const char *name);
 int state_dir_sync(int dir_fd);

@@ -61,18 +61,7 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
         json_array_end(&w);
         json_string(&w, "checksum", CHECKSUM_PREFIX "00000000");
         json_object_end(&w);
-        if (ferror(f)) {
-                fclose(f);
-                return -ENOMEM;
-        }
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        r = state_checksum_patch(buf, size, tail);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(buf);
-        *ret_size = size;
-        return 0;
+        return state_document_finish(f, &buf, &size, tail, ret, ret_size);
 }
 
 /* One change as read: a tenant set whole, or released (its id alone). */

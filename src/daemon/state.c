@@ -968,18 +968,23 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
         /* A placeholder, replaced below by the checksum of everything before its key. */
         json_string(&w, "checksum", CHECKSUM_PREFIX "00000000");
         json_object_end(&w);
+        return state_document_finish(f, &buf, &size, tail, ret, ret_size);
+}
+
+int state_document_finish(FILE *f, char **buf, const size_t *size, const char *tail, char **ret, size_t *ret_size) {
+        int r;
+
         if (ferror(f)) {
                 fclose(f);
                 return -ENOMEM;
         }
-        if (fclose(f) != 0)
+        if (fclose(f) != 0)   /* sets *buf and *size */
                 return -ENOMEM;
-
-        r = state_checksum_patch(buf, size, tail);
+        r = state_checksum_patch(*buf, *size, tail);
         if (r < 0)
                 return r;
-        *ret = TAKE_PTR(buf);
-        *ret_size = size;
+        *ret = TAKE_PTR(*buf);
+        *ret_size = *size;
         return 0;
 }
 
