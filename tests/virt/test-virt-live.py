@@ -291,6 +291,32 @@ def wait_guest(tmp, timeout):
     return False
 
 
+def diagnose(tmp):
+    # What a failure needs to be understood from CI's log alone: libvirtd's and QEMU's own words, the
+    # guest's console, and whether QEMU ran at all (its CPU time) on how loaded a machine.
+    for name, path, lines in (("libvirtd.log", f"{tmp}/libvirtd.log", 30),
+                              ("QEMU's log", f"/var/log/libvirt/qemu/{DOM}.log", 20),
+                              ("guest console", f"{tmp}/console.log", 20)):
+        try:
+            with open(path, errors="replace") as f:
+                text = f.readlines()
+            log(f"--- {name} ({len(text)} lines, last {lines}):")
+            sys.stdout.write("".join(text[-lines:]))
+        except OSError as e:
+            log(f"--- {name}: {e}")
+    try:
+        with open("/proc/loadavg") as f:
+            log(f"--- load average: {f.read().strip()}")
+        with open(f"/run/libvirt/qemu/{DOM}.pid") as f:
+            pid = int(f.read())
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        log(f"--- QEMU pid {pid}: state {fields[0]}, CPU {(int(fields[11]) + int(fields[12])) / tick:.1f} s")
+    except (OSError, ValueError) as e:
+        log(f"--- QEMU process: {e}")
+
+
 def inner(helper_exe):
     tmp = tempfile.mkdtemp(prefix="sriovd-virt-live-")
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", tmp], check=True)
@@ -327,7 +353,10 @@ def inner(helper_exe):
         h.ok(f"start {DOM}")
         h.ok(f"wait started {DOM} - 30")
         if guest:
-            check(wait_guest(tmp, 90), "the guest OS is up")
+            # TCG on a loaded 2-CPU machine (the vm suite's guests beside it): seconds here, but give it time.
+            t = time.monotonic()
+            check(wait_guest(tmp, 240), "the guest OS is up")
+            log(f"  guest up in {time.monotonic() - t:.1f} s")
 
         log("== hot-plug virtio-net on a tap (type ethernet)")
         t = time.monotonic()
@@ -423,11 +452,7 @@ def inner(helper_exe):
         return 0
     except Fail as e:
         log(f"FAIL: {e}")
-        try:
-            with open(f"{tmp}/libvirtd.log", errors="replace") as f:
-                sys.stdout.write("".join(f.readlines()[-30:]))
-        except OSError:
-            pass
+        diagnose(tmp)
         return 1
     finally:
         if h:
