@@ -25,13 +25,15 @@
 
 #define VIRT_URI_DEFAULT "qemu:///system"
 #define VIRT_DOMAIN_NAME_MAX 256
-#define VIRT_ALIAS_MAX 96
+#define VIRT_ALIAS_MAX 176           /* fits VIRT_ALIAS_PREFIX + a tenant id spelled for an alias + "_" + suffix */
 #define VIRT_ERROR_MESSAGE_MAX 512
 #define VIRT_SOURCE_MAX 64            /* a libvirt network or a bridge / tap name */
 #define VIRT_QUEUES_MAX 256
 #define VIRT_VCPUS_MAX 4096
 /* Prefix of the user aliases sriovd gives its NICs: "ua-sriovd-TENANT_SUFFIX", see virt_nic_set_alias(). */
 #define VIRT_ALIAS_PREFIX "ua-sriovd-"
+/* Suffixes are at most 31 characters ("vf-0000-41-00-2", "virtio-ethernet"); ids double at most. */
+_Static_assert(sizeof(VIRT_ALIAS_PREFIX) + 2 * (TENANT_ID_MAX - 1) + 1 + 31 <= VIRT_ALIAS_MAX, "alias fits");
 
 /* errno + libvirt's message; error 0 = no error. */
 typedef struct VirtError {
@@ -77,16 +79,17 @@ typedef struct VirtNic {
         char source[VIRT_SOURCE_MAX]; /* virtio: network / bridge / tap name */
         unsigned queues;              /* virtio: 0 or 1 = libvirt's single queue, up to VIRT_QUEUES_MAX */
         VirtNicDriver driver;         /* virtio only */
-        char alias[VIRT_ALIAS_MAX];   /* "" = none; else a user alias "ua-..." ([A-Za-z0-9._-]) */
+        char alias[VIRT_ALIAS_MAX];   /* "" = none; else a user alias "ua-..." ([A-Za-z0-9_-], libvirt's set) */
 } VirtNic;
 
 #define VIRT_NIC_INIT ((VirtNic) { .vlan = -1 })
 
 /*
  * The user alias for tenant's nic, set into nic->alias: VIRT_ALIAS_PREFIX +
- * tenant + "_" + what the NIC is ("vf.0000.41.00.2", "virtio-bridge", ...),
- * so that a swap's new NIC never takes the alias of an old one whose live
- * detach is still pending. -EINVAL when the tenant id is not valid.
+ * tenant ('_' as "__", '.' as "_-") + "_" + what the NIC is ("vf-0000-41-00-2",
+ * "virtio-bridge", ...), in the only characters libvirt keeps in a user alias.
+ * The suffix keeps a swap's new NIC from taking the alias of an old one whose
+ * live detach is still pending. -EINVAL when the tenant id is not valid.
  */
 int virt_nic_set_alias(VirtNic *nic, const char *tenant);
 /* The tenant id in one of our aliases (a device event's); -EINVAL when the alias is not ours. */

@@ -262,8 +262,20 @@ static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
          */
         if (alias[0] && (strncmp(alias, "ua-", 3) == 0 || flags == VIR_DOMAIN_AFFECT_LIVE))
                 r = virDomainDetachDeviceAlias(d, alias, flags);
-        else
+        else {
+                /*
+                 * By XML the alias must match too, and the device has not ours (libvirt dropped an
+                 * alias it did not take, as it did those of sriovd 0.1's VFs): match without one.
+                 */
+                VirtNic bare = *nic;
+
+                bare.alias[0] = 0;
+                xml = mfree(xml);
+                r = virt_nic_xml(&bare, &xml);
+                if (r < 0)
+                        return virt_error_set(err, r, "invalid %s NIC description", virt_nic_kind_to_string(nic->kind));
                 r = virDomainDetachDeviceFlags(d, xml, flags);
+        }
         if (r < 0)
                 return virt_error_last(err, -EIO);
         if (!active)

@@ -77,50 +77,78 @@ static bool ifname_valid(const char *s) {
         return true;
 }
 
-/* libvirt user aliases: "ua-" then what QEMU takes as a device id. */
+/*
+ * libvirt keeps a user alias only when it is "ua-" and then [A-Za-z0-9_-]: any other alias is dropped
+ * without a word when it parses a domain's config (so the live NIC gets "hostdev0" and a detach by
+ * our alias finds nothing). Tenant ids and PCI addresses have '.', so both are spelled to fit.
+ */
 static bool alias_valid(const char *s) {
         if (strncmp(s, "ua-", 3) != 0 || !s[3] || strlen(s) >= VIRT_ALIAS_MAX)
                 return false;
         for (const char *c = s + 3; *c; c++)
-                if (!isalnum((unsigned char) *c) && !strchr("._-", *c))
+                if (!isalnum((unsigned char) *c) && *c != '_' && *c != '-')
                         return false;
         return true;
 }
 
+/*
+ * A tenant id in an alias: '_' as "__" and '.' as "_-", everything else as it is. Prefix-free, so it
+ * reads back unambiguously, and the separator before the suffix (which has no '_') is the last '_'.
+ */
+static char *alias_put_tenant(char *p, const char *tenant) {
+        for (const char *c = tenant; *c; c++) {
+                if (*c == '_' || *c == '.') {
+                        *p++ = '_';
+                        *p++ = *c == '_' ? '_' : '-';
+                } else
+                        *p++ = *c;
+        }
+        return p;
+}
+
 int virt_nic_set_alias(VirtNic *nic, const char *tenant) {
-        char what[32];
+        char what[32], *p;
 
         if (!tenant_id_valid(tenant) || nic->kind < 0 || nic->kind >= _VIRT_NIC_KIND_MAX)
                 return -EINVAL;
         if (nic->kind == VIRT_NIC_VF_INTERFACE || nic->kind == VIRT_NIC_VF_HOSTDEV) {
                 if (!pci_addr_valid(nic->vf))
                         return -EINVAL;
-                /* QEMU ids take no ':'. */
-                snprintf(what, sizeof(what), "vf.%s", nic->vf);
-                for (char *p = what; *p; p++)
-                        if (*p == ':')
-                                *p = '.';
+                snprintf(what, sizeof(what), "vf-%s", nic->vf);
+                for (p = what; *p; p++)
+                        if (*p == ':' || *p == '.')
+                                *p = '-';
         } else
                 strscpy(what, sizeof(what), virt_nic_kind_to_string(nic->kind));
-        snprintf(nic->alias, sizeof(nic->alias), "%s%s_%s", VIRT_ALIAS_PREFIX, tenant, what);
+        /* Fits: prefix + twice the longest id + '_' + what < VIRT_ALIAS_MAX (static_assert in virt.h). */
+        p = stpcpy(nic->alias, VIRT_ALIAS_PREFIX);
+        p = alias_put_tenant(p, tenant);
+        *p++ = '_';
+        strcpy(p, what);
         return 0;
 }
 
 int virt_alias_tenant(const char *alias, char ret[static TENANT_ID_MAX]) {
         const char *t, *sep;
-        size_t n;
+        size_t n = 0;
 
         if (!alias || strncmp(alias, VIRT_ALIAS_PREFIX, strlen(VIRT_ALIAS_PREFIX)) != 0)
                 return -EINVAL;
         t = alias + strlen(VIRT_ALIAS_PREFIX);
-        /* The suffix has no '_', a tenant id may: split at the last one. */
         sep = strrchr(t, '_');
         if (!sep || sep == t || !sep[1])
                 return -EINVAL;
-        n = (size_t) (sep - t);
-        if (n >= TENANT_ID_MAX)
-                return -EINVAL;
-        memcpy(ret, t, n);
+        for (const char *c = t; c < sep; c++) {
+                char out = *c;
+                if (*c == '_') {
+                        if (c + 1 >= sep || (c[1] != '_' && c[1] != '-'))
+                                return -EINVAL;
+                        out = *++c == '_' ? '_' : '.';
+                }
+                if (n + 1 >= TENANT_ID_MAX)
+                        return -EINVAL;
+                ret[n++] = out;
+        }
         ret[n] = 0;
         return tenant_id_valid(ret) ? 0 : -EINVAL;
 }

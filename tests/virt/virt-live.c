@@ -148,9 +148,9 @@ int main(int argc, char **argv) {
                         r = virt_domain_undefine(v, w[1], &err);
                 else if (streq(w[0], "connected"))
                         r = virt_is_connected(v);
-                else if ((streq(w[0], "attach") && n == 6) || (streq(w[0], "detach") && n == 5)) {
+                else if ((streq(w[0], "attach") && n == 6) || (streq(w[0], "detach") && (n == 5 || n == 6))) {
                         VirtNic nic;
-                        r = parse_nic(w[2], w[3], w[4], n == 6 ? w[5] : NULL, &nic);
+                        r = parse_nic(w[2], w[3], w[4], n == 6 && !streq(w[5], "-") ? w[5] : NULL, &nic);
                         if (r >= 0)
                                 r = streq(w[0], "attach") ? virt_attach(v, w[1], &nic, &err) : virt_detach(v, w[1], &nic, &err);
                 } else if (streq(w[0], "swap") && n == 8) {
