@@ -59,6 +59,9 @@ typedef struct AllocVf {
         int numa_node;                /* -1 = the kernel does not know */
         bool healthy;
         bool reserved;                /* held back by the operator */
+        /* Still in a guest although no tenant holds it any more (a live detach the guest has not
+         * finished, a domain outside sriovd): given to no one until it is out. */
+        bool in_guest;
         /* Bumped by the daemon when the PF's VFs were destroyed and created again:
          * a tenant on a VF whose generation changed is re-placed (re-attached). */
         uint32_t generation;
@@ -119,10 +122,11 @@ typedef struct AllocTenant {
         uint64_t seq;                 /* arrival sequence, the tie-break after rank */
 } AllocTenant;
 
-/* Every VF counts once: n_vfs = usable + unhealthy + reserved (reserved wins over unhealthy);
- * usable = allocated + free; tenants = on_vf + on_virtio + waiting. */
+/* Every VF counts once: n_vfs = usable + unhealthy + reserved + in_guest (in that order of
+ * precedence: reserved, unhealthy, in_guest); usable = allocated + free; tenants = on_vf +
+ * on_virtio + waiting. */
 typedef struct AllocStats {
-        unsigned n_vfs, usable, unhealthy, reserved;
+        unsigned n_vfs, usable, unhealthy, reserved, in_guest;
         unsigned allocated, free;     /* of the usable ones */
         unsigned held_unusable;       /* held but not usable: only between restore and reconcile */
         size_t tenants, on_vf, on_virtio, waiting;
@@ -172,6 +176,13 @@ int allocator_reconcile(Allocator *a, AllocDecisions *ret);
 int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret);
 /* The tenant is gone: RELEASED, then upgrades into its VF. -ENOENT when unknown (no change). */
 int allocator_release(Allocator *a, const char *tenant, AllocDecisions *ret);
+/*
+ * Mark vf as still in a guest, or out of it again. Marked, it is not usable: no one is given it (a
+ * tenant that holds it keeps it: release it next, as a release whose guest has yet to let go does).
+ * Out again, waiting tenants are served from it (decisions appended). -ENOENT: not in the pool;
+ * -EINVAL, -ENOMEM (nothing changed).
+ */
+int allocator_set_vf_in_guest(Allocator *a, const char *vf, bool in_guest, AllocDecisions *ret);
 
 /*
  * Load a saved placement without decisions (daemon start), never refusing a tenant for

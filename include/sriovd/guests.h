@@ -37,5 +37,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
 int guests_vcpu0_cpu(const Guests *g, const char *domain);
 /* Compare what libvirt's domains hold with the tenants, and attach what is missing. */
 void guests_reconcile(Guests *g);
+/* Whether domain runs (true when libvirt cannot be asked now: the reconcile at connection tells). */
+bool guests_domain_running(Guests *g, const char *domain);
 /* The connection, for tests that drive the libvirt test driver in-process. */
 Virt *guests_virt(const Guests *g);

@@ -75,6 +75,8 @@ int manager_allocate(Manager *m, const char *tenant, const char *class_name, con
                      const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size);
 /* -ENOENT unknown tenant; state errors as above. */
 int manager_release(Manager *m, const char *tenant);
+/* The VFs libvirt's domains have that no tenant holds (guests_reconcile()): given to no one. */
+void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_t n);
 /* Rewrite the state file whole if its journal has grown enough (the daemon does it after replies). */
 int manager_save_state(Manager *m);
 /* The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us. */

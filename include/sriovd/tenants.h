@@ -81,7 +81,16 @@ void tenants_vfs_recreated(Tenants *t, const char *pf);
 
 int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, char *reason, size_t reason_size);
-int tenants_release(Tenants *t, const char *tenant);
+/* vf_stays_in_guest: its guest has the VF until a live detach completes; the VF is given to no one
+ * until tenants_set_vfs_in_guest() no longer lists it. */
+int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest);
+/*
+ * The VFs libvirt's domains have although no tenant holds them (a release whose guest has not let go
+ * yet, a domain outside sriovd): given to no one. A VF no longer listed serves waiting tenants
+ * (saved first). 1 when the set changed, 0 when not; <0: nothing changed.
+ */
+int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t n);
+size_t tenants_vfs_in_guest(const Tenants *t, const char (**ret)[PCI_ADDR_MAX]);
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
 
 /* Each change above is one line appended to the journal. Once it has grown enough, the file is to

@@ -156,7 +156,7 @@ void alloc_decisions_done(AllocDecisions *d) {
 /* ---- small accessors ---- */
 
 static bool vf_usable(const AllocVf *v) {
-        return v->healthy && !v->reserved;
+        return v->healthy && !v->reserved && !v->in_guest;
 }
 
 static unsigned bucket(int node) {
@@ -965,6 +965,27 @@ int allocator_release(Allocator *a, const char *tenant, AllocDecisions *ret) {
 
 /* ---- pool changes ---- */
 
+static void pool_recount(Allocator *a);
+
+int allocator_set_vf_in_guest(Allocator *a, const char *vf, bool in_guest, AllocDecisions *ret) {
+        uint32_t v;
+        int r;
+
+        if (!a || !ret || !vf)
+                return -EINVAL;
+        v = pool_find(a, vf);
+        if (v == NO_VF)
+                return -ENOENT;
+        r = decisions_reserve(ret, decisions_bound(a));
+        if (r < 0)
+                return r;
+        if (a->pool[v].vf.in_guest == in_guest)
+                return 0;
+        a->pool[v].vf.in_guest = in_guest;
+        pool_recount(a);
+        return in_guest ? 0 : fill(a, ret);
+}
+
 static void pool_recount(Allocator *a) {
         a->n_usable = a->n_free = a->pref_on_vf = 0;
         memset(a->usable_by_node, 0, sizeof(a->usable_by_node));
@@ -1002,6 +1023,8 @@ static const char *replace_reason(const Allocator *a, const Tenant *t, char *buf
                 snprintf(buf, size, "class %s is virtio-net now", tenant_class(a, t)->name);
         else if (p->vf.reserved)
                 snprintf(buf, size, "VF %s reserved by the operator", p->vf.addr);
+        else if (p->vf.in_guest)
+                snprintf(buf, size, "VF %s is still in a guest", p->vf.addr);
         else if (!p->vf.healthy)
                 snprintf(buf, size, "VF %s unhealthy", p->vf.addr);
         else if (t->recreated)
@@ -1275,6 +1298,8 @@ void allocator_stats(const Allocator *a, AllocStats *ret) {
                         st.reserved++;
                 else if (!p->vf.healthy)
                         st.unhealthy++;
+                else if (p->vf.in_guest)
+                        st.in_guest++;
                 else if (p->holder != NO_SLOT)
                         st.allocated++;
                 else

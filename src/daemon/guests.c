@@ -43,6 +43,7 @@ struct Guests {
         unsigned n_attempts;
         Running *running;
         size_t n_running, allocated_running;
+        sd_event_source *reconcile_defer; /* a NIC left a guest (or may have): see who has what */
 };
 
 Virt *guests_virt(const Guests *g) {
@@ -90,6 +91,35 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
 
 static void learn_running(Guests *g, const char *domain);
 
+static int on_reconcile_defer(sd_event_source *s, void *userdata) {
+        guests_reconcile(userdata);
+        return 0;
+}
+
+/* From the loop, not from inside the decision or event being handled: the reconcile may decide more. */
+static void reconcile_soon(Guests *g) {
+        sd_event *e = manager_event_loop(g->manager);
+
+        if (!e) {
+                guests_reconcile(g);
+                return;
+        }
+        if (!g->reconcile_defer && sd_event_add_defer(e, &g->reconcile_defer, on_reconcile_defer, g) < 0)
+                return;
+        (void) sd_event_source_set_enabled(g->reconcile_defer, SD_EVENT_ONESHOT);
+}
+
+bool guests_domain_running(Guests *g, const char *domain) {
+        VirtError err = {};
+
+        /* Not known (libvirt away): as if it runs; the reconcile at connection tells. */
+        if (!g || !domain || !domain[0])
+                return false;
+        if (!g->virt || !virt_is_connected(g->virt))
+                return true;
+        return virt_domain_is_active(g->virt, domain, &err) != 0;
+}
+
 void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts *f) {
         const TenantClass *cls = config_find_class(manager_config(g->manager), f->class_name);
         VirtNic old_nic, new_nic;
@@ -121,6 +151,9 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 r = virt_attach(g->virt, f->domain, &new_nic, &err);
         else if (have_old)
                 r = virt_detach(g->virt, f->domain, &old_nic, &err);
+        /* A VF released from a running guest is no one's until the guest has let go: look again. */
+        if (d->kind == ALLOC_DECISION_RELEASED && d->old_vf[0])
+                reconcile_soon(g);
 
         if (r == -ENOENT)
                 log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = d->tenant),
@@ -223,14 +256,20 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 running_set(g, ev->domain, -1);
                 if (manager_config(g->manager)->release_on_stop)
                         release_domain(g, ev->domain, "stopped");
+                reconcile_soon(g);
                 manager_recheck(g->manager, "libvirt domain stopped");
                 break;
         case VIRT_EVENT_UNDEFINED:
                 running_set(g, ev->domain, -1);
                 release_domain(g, ev->domain, "undefined");
+                reconcile_soon(g);
                 break;
         case VIRT_EVENT_DEFINED:
                 guests_reconcile(g);
+                break;
+        case VIRT_EVENT_DEVICE_REMOVED:
+                /* A guest let go of a device: if it was a VF no tenant holds, it can be given out now. */
+                reconcile_soon(g);
                 break;
         case VIRT_EVENT_RECONNECTED:
                 /* Events were missed while down: domains may have started, stopped, or been given NICs. */
@@ -251,7 +290,7 @@ void guests_reconcile(Guests *g) {
         _cleanup_free_ char (*vfs)[PCI_ADDR_MAX] = NULL;
         const Inventory *inv = manager_inventory(g->manager);
         VirtDomainInfo *domains = NULL;
-        size_t n = manager_n_tenants(g->manager), k = 0, n_vfs = 0, n_domains = 0, n_items = 0;
+        size_t n = manager_n_tenants(g->manager), k = 0, n_vfs = 0, n_domains = 0, n_items = 0, n_foreign = 0;
         VirtError err = {};
         int r;
 
@@ -287,6 +326,15 @@ void guests_reconcile(Guests *g) {
 
                 if (it->finding == VIRT_FINDING_OK)
                         continue;
+                if (it->finding == VIRT_FINDING_FOREIGN) {
+                        /* Still in a guest (a release it has not let go of yet, or not sriovd's): no one's. */
+                        if (n_foreign < n_vfs)
+                                strscpy(vfs[n_foreign++], PCI_ADDR_MAX, it->vf);
+                        log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.vf = it->vf),
+                                       "VF %s is in domain %s and no tenant's: given to no one while it is there",
+                                       it->vf, it->domain);
+                        continue;
+                }
                 if (it->finding == VIRT_FINDING_MISSING) {
                         /* Decided and saved, but not in the guest (sriovd or libvirt was down): attach now. */
                         for (size_t j = 0; j < k; j++)
@@ -310,6 +358,8 @@ void guests_reconcile(Guests *g) {
                                it->vf[0] ? it->vf : "-", it->domain[0] ? it->domain : "-",
                                it->expected_domain[0] ? it->expected_domain : "-");
         }
+        /* vfs is done with as the inventory's list: it holds the foreign ones now. */
+        manager_set_vfs_in_guest(g->manager, (const char(*)[PCI_ADDR_MAX]) vfs, n_foreign);
 finish:
         virt_domain_list_free(domains, n_domains);
 }
@@ -518,6 +568,7 @@ Guests *guests_free(Guests *g) {
                 return NULL;
         sd_event_source_disable_unref(g->connect_timer);
         sd_event_source_disable_unref(g->probe);
+        sd_event_source_disable_unref(g->reconcile_defer);
         if (g->probe_pid > 0) {
                 (void) kill(g->probe_pid, SIGKILL);
                 (void) waitpid(g->probe_pid, NULL, 0);

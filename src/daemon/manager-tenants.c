@@ -157,7 +157,8 @@ int manager_release(Manager *m, const char *tenant) {
 
         if (!m->tenants)
                 return -ENOENT;
-        r = tenants_release(m->tenants, tenant);
+        /* A running guest gives the VF back when its OS lets go of it (a live detach), not now. */
+        r = tenants_release(m->tenants, tenant, guests_domain_running(m->guests, tenants_domain(m->tenants, tenant)));
         if (r < 0)
                 return r;
         rewrite_soon(m);
@@ -165,6 +166,21 @@ int manager_release(Manager *m, const char *tenant) {
         manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
         manager_apply_soon(m, "release");
         return 0;
+}
+
+void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_t n) {
+        int r;
+
+        if (!m->tenants)
+                return;
+        r = tenants_set_vfs_in_guest(m->tenants, vfs, n);
+        if (r < 0)
+                log_error_errno(r, "Failed to save the tenants served from VFs that left their guests: %m");
+        if (r <= 0)
+                return;
+        rewrite_soon(m);
+        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
+        manager_apply_soon(m, "VFs in guests");
 }
 
 int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {

@@ -45,6 +45,8 @@ struct Tenants {
         size_t n_orphans;
         PfGeneration *gens;
         size_t n_gens, allocated_gens;
+        char (*in_guest)[PCI_ADDR_MAX];   /* VFs a guest still has though no tenant holds them: given to no one */
+        size_t n_in_guest, allocated_in_guest;
         uint64_t generation;
         double target;
         size_t n_left_out;          /* VFs the allocator cannot hold, as last reported */
@@ -247,12 +249,20 @@ Tenants *tenants_free(Tenants *t) {
         free(t->extras);
         free(t->orphans);
         free(t->gens);
+        free(t->in_guest);
         if (t->dir_fd >= 0)
                 close(t->dir_fd);
         if (t->journal_fd >= 0)
                 close(t->journal_fd);
         free(t);
         return NULL;
+}
+
+static bool vf_in_guest(const Tenants *t, const char *vf) {
+        for (size_t i = 0; i < t->n_in_guest; i++)
+                if (streq(t->in_guest[i], vf))
+                        return true;
+        return false;
 }
 
 static uint32_t pf_generation(const Tenants *t, const char *pf) {
@@ -313,6 +323,7 @@ static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_
                                 /* A VF a driver holds is a working function; an unbound one is not yet. */
                                 .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0,
                                 .reserved = orphan_holds(orphans, n_orphans, pf->vfs[j].addr),
+                                .in_guest = vf_in_guest(t, pf->vfs[j].addr),
                                 .generation = pf_generation(t, pf->addr),
                         };
                         strscpy(v->addr, sizeof(v->addr), pf->vfs[j].addr);
@@ -822,9 +833,11 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         return 0;
 }
 
-int tenants_release(Tenants *t, const char *tenant) {
+int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         _cleanup_(allocator_freep) Allocator *saved = NULL;
+        char held[PCI_ADDR_MAX] = "";
+        AllocTenant cur;
         int r;
 
         if (!t->alloc)
@@ -843,17 +856,100 @@ int tenants_release(Tenants *t, const char *tenant) {
         r = allocator_clone(t->alloc, &saved);
         if (r < 0)
                 return r;
+        /* Its guest lets go of the VF in its own time (a live detach): until then the VF is no one's. */
+        if (vf_stays_in_guest && allocator_find_tenant(t->alloc, tenant, &cur) >= 0 && cur.vf) {
+                strscpy(held, sizeof(held), cur.vf);
+                if (GREEDY_REALLOC(t->in_guest, t->allocated_in_guest, t->n_in_guest + 1) < 0)
+                        return -ENOMEM;
+                r = allocator_set_vf_in_guest(t->alloc, held, true, &d);
+                if (r < 0) {
+                        swap_allocators(&t->alloc, &saved);
+                        return r;
+                }
+        }
         r = allocator_release(t->alloc, tenant, &d);
-        if (r < 0)
+        if (r < 0) {
+                swap_allocators(&t->alloc, &saved);
                 return r;
+        }
         r = tenants_commit(t, tenant, &d);
         if (r < 0) {
                 swap_allocators(&t->alloc, &saved);
                 return r;
         }
+        if (held[0])
+                strscpy(t->in_guest[t->n_in_guest++], PCI_ADDR_MAX, held);
         report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
         extra_remove(t, tenant);
         return 0;
+}
+
+static bool listed(const char (*vfs)[PCI_ADDR_MAX], size_t n, const char *vf) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(vfs[i], vf))
+                        return true;
+        return false;
+}
+
+int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t n) {
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        _cleanup_(allocator_freep) Allocator *saved = NULL;
+        _cleanup_free_ char (*now)[PCI_ADDR_MAX] = NULL;
+        size_t n_now = 0;
+        bool changed = false;
+        int r;
+
+        if (!t->alloc)
+                return -EAGAIN;
+        now = calloc(n ?: 1, PCI_ADDR_MAX);
+        if (!now)
+                return -ENOMEM;
+        r = allocator_clone(t->alloc, &saved);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < t->n_in_guest; i++)
+                if (!listed(vfs, n, t->in_guest[i])) {
+                        r = allocator_set_vf_in_guest(t->alloc, t->in_guest[i], false, &d);
+                        if (r < 0 && r != -ENOENT)
+                                goto fail;
+                        changed = true;
+                }
+        for (size_t i = 0; i < n; i++) {
+                if (listed((const char(*)[PCI_ADDR_MAX]) now, n_now, vfs[i]))
+                        continue;
+                /* Only a VF no tenant holds: one a tenant holds is where reconcile says it is. */
+                if (allocator_vf_holder(t->alloc, vfs[i]))
+                        continue;
+                r = allocator_set_vf_in_guest(t->alloc, vfs[i], true, &d);
+                if (r == -ENOENT)
+                        continue;   /* not one of the pool's */
+                if (r < 0)
+                        goto fail;
+                changed = changed || !vf_in_guest(t, vfs[i]);
+                strscpy(now[n_now++], PCI_ADDR_MAX, vfs[i]);
+        }
+        if (!changed && n_now == t->n_in_guest)
+                return 0;
+        /* VFs out of their guest serve the tenants that wait: saved before anyone is told. */
+        if (d.n_decisions > 0) {
+                r = tenants_commit(t, NULL, &d);
+                if (r < 0)
+                        goto fail;
+        }
+        free(t->in_guest);
+        t->in_guest = TAKE_PTR(now);
+        t->n_in_guest = t->allocated_in_guest = n_now;
+        report(t, &d);
+        return 1;
+
+fail:
+        swap_allocators(&t->alloc, &saved);
+        return r;
+}
+
+size_t tenants_vfs_in_guest(const Tenants *t, const char (**ret)[PCI_ADDR_MAX]) {
+        *ret = (const char(*)[PCI_ADDR_MAX]) t->in_guest;
+        return t->n_in_guest;
 }
 
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {

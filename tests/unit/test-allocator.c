@@ -319,6 +319,55 @@ TEST(upgrade) {
         alloc_decisions_done(&d);
 }
 
+/* A VF still in a guest (its live detach pending) is given to no one until it is out. */
+TEST(vf_in_guest) {
+        _cleanup_(allocator_freep) Allocator *a = NULL;
+        AllocDecisions d = {};
+        AllocStats st;
+        AllocVf vfs[2];
+
+        a = mkalloc(0, 0.85, vfs, mkpool(vfs, 1, 2));
+        ASSERT_EQ(req(a, "a", "trading", 0, &d), 0);
+        ASSERT_EQ(req(a, "b", "trading", 0, &d), 0);
+        ASSERT_EQ(req(a, "w-batch", "batch", 0, &d), 0);
+        ASSERT_EQ(nic_of(a, "w-batch"), ALLOC_NIC_VIRTIO);
+
+        /* Marked while a holds it: a keeps it, nothing moves. */
+        alloc_decisions_clear(&d);
+        ASSERT_EQ(allocator_set_vf_in_guest(a, "0000:41:01.0", true, &d), 0);
+        ASSERT_EQ(d.n_decisions, 0);
+        ASSERT_STREQ(vf_of(a, "a"), "0000:41:01.0");
+        ASSERT_EQ(allocator_verify(a), 0);
+        /* Released: no one is served from it. */
+        ASSERT_EQ(rel(a, "a", &d), 0);
+        ASSERT_EQ(d.n_decisions, 1);
+        expect(&d, 0, ALLOC_DECISION_RELEASED, "a", "0000:41:01.0", "");
+        ASSERT_EQ(nic_of(a, "w-batch"), ALLOC_NIC_VIRTIO);
+        allocator_stats(a, &st);
+        ASSERT_EQ(st.in_guest, 1u);
+        ASSERT_EQ(st.free, 0u);
+        ASSERT_EQ(st.n_vfs, st.usable + st.unhealthy + st.reserved + st.in_guest);
+        ASSERT_EQ(allocator_verify(a), 0);
+        /* A pool rebuild that carries the mark keeps it held. */
+        vfs[0].in_guest = true;
+        ASSERT_EQ(setpool(a, vfs, 2, &d), 0);
+        ASSERT_EQ(d.n_decisions, 0);
+        ASSERT_EQ(nic_of(a, "w-batch"), ALLOC_NIC_VIRTIO);
+        /* A required arrival is refused rather than given it. */
+        ASSERT_EQ(req(a, "c", "trading", 0, &d), ALLOCATOR_REFUSED);
+        /* Out of the guest: the waiting tenant gets it. */
+        alloc_decisions_clear(&d);
+        ASSERT_EQ(allocator_set_vf_in_guest(a, "0000:41:01.0", false, &d), 0);
+        ASSERT_EQ(d.n_decisions, 1);
+        expect(&d, 0, ALLOC_DECISION_UPGRADE, "w-batch", "", "0000:41:01.0");
+        alloc_decisions_clear(&d);
+        ASSERT_EQ(allocator_set_vf_in_guest(a, "0000:41:01.0", false, &d), 0);   /* a repeat: nothing */
+        ASSERT_EQ(d.n_decisions, 0);
+        ASSERT_EQ(allocator_set_vf_in_guest(a, "0000:99:00.1", true, &d), -ENOENT);
+        ASSERT_EQ(allocator_verify(a), 0);
+        alloc_decisions_done(&d);
+}
+
 TEST(idempotent_and_reclass) {
         _cleanup_(allocator_freep) Allocator *a = NULL;
         AllocDecisions d = {};
@@ -916,6 +965,7 @@ int main(void) {
         RUN(headroom);
         RUN(downgrade);
         RUN(upgrade);
+        RUN(vf_in_guest);
         RUN(idempotent_and_reclass);
         RUN(tenant_limit);
         RUN(reconcile);

@@ -482,6 +482,41 @@ TEST(unsaved_change_leaves_nothing) {
         sh("rm -rf %s", s.dir);
 }
 
+/* A VF a guest still has (libvirt's reconcile says so) is given to no one, across cycles, until it is out. */
+TEST(vf_in_guest_is_no_ones) {
+        char vf[1][PCI_ADDR_MAX];
+        TenantInfo t;
+        CycleResult res;
+        Manager *m;
+        Scratch s;
+
+        scratch_new(&s);
+        m = start(&s);
+        /* Node 0 full, then one VF free again: the one r7 had. */
+        for (int i = 0; i < 8; i++) {
+                char id[16];
+                snprintf(id, sizeof(id), "r%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+        }
+        strscpy(vf[0], sizeof(vf[0]), t.vf);
+        ASSERT_EQ(manager_release(m, "r7"), 0);
+
+        manager_set_vfs_in_guest(m, (const char(*)[PCI_ADDR_MAX]) vf, 1);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);   /* the pool rebuilt: still held */
+        ASSERT_EQ(manager_allocate(m, "r8", "latency-critical", "", NODE(0), NULL, NULL, 0), -ENOSPC);
+        ASSERT_EQ(manager_get_tenant(m, "r8", &t), -ENOENT);
+
+        /* Out of the guest: given again. */
+        manager_set_vfs_in_guest(m, NULL, 0);
+        ASSERT_EQ(manager_allocate(m, "r8", "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.vf, vf[0]);
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "r8", "latency-critical", 0, "vf", vf[0]);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 /* A PF that claims NUMA node 70 on a two-node host: taken as node-unknown, and the allocator
  * still serves the whole host (it once refused every request for such a pool). */
 TEST(unknown_node_still_served) {
@@ -531,5 +566,6 @@ int main(int argc, char **argv) {
         RUN(every_acknowledged_change_is_saved);
         RUN(restart_restores_before_it_replaces);
         RUN(unknown_node_still_served);
+        RUN(vf_in_guest_is_no_ones);
         return 0;
 }

@@ -57,9 +57,10 @@ l_start=$(prop libvirtd ExecMainStartTimestampMonotonic)
 if [ "${s_active:-0}" -gt 0 ] && [ "${l_start:-0}" -gt 0 ] && [ "$s_active" -le "$l_start" ]; then
         pass $S-order "sriovd active at ${s_active}us, libvirtd started at ${l_start}us"
 else fail $S-order "sriovd active at ${s_active}us, libvirtd started at ${l_start}us (want sriovd first)" libvirt; fi
-# The bound: creating the VFs under TCG takes ~5 s (a PF reset) and a cycle ~1 s; 20 s is 3x that
-# and below the unit's WatchdogSec=30, so a start that only ends through the watchdog (the boot
-# deadlock before READY=1, then a restart) or TimeoutStartSec=5min always exceeds it.
+# The bound: creating the VFs under TCG takes ~5 s (a PF reset) and a cycle ~1 s, 8 s in all on an
+# idle machine (21.6 s seen with the host's two CPUs shared by other work). 28 s is just below the
+# unit's WatchdogSec=30, so a start that only ends through the watchdog (the boot deadlock before
+# READY=1, then a restart) or TimeoutStartSec=5min always exceeds it.
 took=$(( (s_active - s_start) / 1000 ))
 # A restart resets the timestamps above: count from the boot's first "Starting sriovd.service".
 first=$(journalctl -b -u sriovd -o short-monotonic --no-pager | grep -m1 'Starting sriovd.service' | sed 's/^\[ *\([0-9]*\)\.\([0-9]*\)\].*/\1\2/')
@@ -68,8 +69,8 @@ nr=$(prop sriovd NRestarts)
 [ "$nr" = 0 ] && pass $S-no-restart "sriovd was not restarted during boot" ||
         fail $S-no-restart "sriovd was restarted $nr times during boot: $(journalctl -b -u sriovd -o cat --no-pager | grep -m1 -iE 'watchdog|failed with result')"
 blame=$(systemd-analyze blame 2>/dev/null | grep -m1 ' sriovd.service' | sed 's/^ *//')
-if [ "$s_active" -gt 0 ] && [ $took -le 20000 ]; then pass $S-time "sriovd started in ${took} ms (systemd-analyze blame: $blame; bound 20 s)"
-else fail $S-time "sriovd took ${took} ms from its first start to active (systemd-analyze blame: $blame; bound 20 s)"; fi
+if [ "$s_active" -gt 0 ] && [ $took -le 28000 ]; then pass $S-time "sriovd started in ${took} ms (systemd-analyze blame: $blame; bound 28 s)"
+else fail $S-time "sriovd took ${took} ms from its first start to active (systemd-analyze blame: $blame; bound 28 s)"; fi
 timeouts=$(journalctl -b _PID=1 --no-pager -o cat | grep -iE 'timed out|timeout' | head -n 3)
 if [ -z "$timeouts" ]; then pass $S-timeouts "no unit waited on a timeout"
 else fail $S-timeouts "the boot's journal: $(echo "$timeouts" | tr '\n' ' ')"; fi
@@ -308,17 +309,45 @@ else fail $S-attached "l2-d has no NIC on br0 90 s after libvirtd started; t-lat
 
 # ===== 7 (end). Release gives the VF back, clean for the next tenant
 S=release
+# The VF's source address as libvirt writes it, to tell whether l2-a still has it.
+IFS=':.' read -r _d vbus vslot vfn <<EOF_VF
+$VF
+EOF_VF
+in_l2a() { $V dumpxml l2-a | grep -q "bus='0x$vbus' slot='0x$vslot' function='0x$vfn'"; }
+out_of_l2a() { ! in_l2a; }
+t0=$(date +%s%N)
 out=$(sriovctl release t-vf 2>&1); rc=$?
-wait_for 20 sh -c "! $V dumpxml l2-a | grep -q \"type='hostdev'\""
+# While the guest has not let go (a PCIe hot-unplug the guest's OS completes in its own time), the VF
+# is no one's: a tenant asking now gets another VF, and one asking when none is left is refused.
+out_next=$(sriovctl allocate t-next vcpu-irq --domain l2-a 2>&1); rc_next=$?
+out_wait=$(sriovctl allocate t-wait vcpu-irq 2>&1); rc_wait=$?
+if in_l2a; then
+        if [ $rc_wait != 0 ] && ! sriovctl tenant t-next 2>/dev/null | grep -q "$VF"; then
+                pass $S-held "$VF still in l2-a: given to no one (t-next: $(echo $out_next | head -c 80); t-wait refused: $(echo $out_wait | head -c 120))"
+        else fail $S-held "$VF still in l2-a but handed out: t-next: $out_next; t-wait: exit $rc_wait: $out_wait"; fi
+else say "INFO $S-held: l2-a let go of $VF before the check (t-wait: exit $rc_wait)"; fi
+# The guest must let go first (PCIe hot-unplug in a TCG guest inside a TCG guest: seconds, not ms).
+wait_for 90 out_of_l2a
+gone=$?
+wait_for 20 sh -c "[ \"\$(basename \"\$(readlink /sys/bus/pci/devices/$VF/driver)\")\" = igbvf ]"
 drv=$(basename "$(readlink /sys/bus/pci/devices/$VF/driver 2>/dev/null)")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 if [ -z "$vfio_ok" ]; then fail $S "nothing to give back: $VF was never passed through (passthrough-vfio)"
-elif [ $rc = 0 ] && ! $V dumpxml l2-a | grep -q "type='hostdev'" && wait_for 20 sh -c "[ \"\$(basename \"\$(readlink /sys/bus/pci/devices/$VF/driver)\")\" = igbvf ]"; then
-        pass $S "the hostdev is gone from l2-a, $VF back on igbvf"
-else fail $S "release exit $rc: $out; $VF on '$drv'" libvirt; fi
-out=$(sriovctl allocate t-next vcpu-irq --domain l2-a 2>&1); rc=$?
-VF2=$(sriovctl --json tenant t-next 2>/dev/null | grep -o '"address": *"[^"]*"' | head -n1 | sed 's/.*"\([^"]*\)"$/\1/')
-[ $rc = 0 ] && $V dumpxml l2-a | grep -q "type='hostdev'" && pass $S-next "the next tenant gets a VF ($VF2)" ||
-        fail $S-next "allocate t-next: exit $rc: $out" libvirt
+elif [ $rc = 0 ] && [ $gone = 0 ] && [ "$drv" = igbvf ]; then
+        pass $S "l2-a let go of $VF, back on igbvf (${ms} ms)"
+else
+        fail $S "release exit $rc: $out; $VF $([ $gone = 0 ] && echo 'gone from l2-a' || echo 'still in l2-a'); on '$drv' after ${ms} ms" libvirt
+        tail -n 15 /var/log/libvirt/qemu/l2-a.console 2>&1 | sed 's/^/| l2-a: /' >&3
+fi
+[ $rc_next = 0 ] && $V dumpxml l2-a | grep -q "type='hostdev'" && pass $S-next "the next tenant gets a VF: $(echo $out_next | head -c 100)" ||
+        fail $S-next "allocate t-next: exit $rc_next: $out_next" libvirt
+# Out of the guest, the VF serves again.
+if [ $rc_wait != 0 ]; then
+        out_wait=$(sriovctl allocate t-wait vcpu-irq 2>&1); rc_wait=$?
+        sriovctl tenant t-wait 2>/dev/null | grep -q "$VF" && pass $S-reused "once l2-a let go, $VF is given again (t-wait)" ||
+                fail $S-reused "after l2-a let go: t-wait: exit $rc_wait: $out_wait"
+fi
+sriovctl release t-wait > /dev/null 2>&1
 
 # ===== 9. Journal
 S=journal
