@@ -602,6 +602,11 @@ def test_unprivileged(env, d, mon):
                          ("ListIrqs", None, []), ("Plan", None, []), ("Ping", None, [])]:
         env.call(m, sig, *args, user=NOBODY)
     assert env.prop("State", user=NOBODY) == "running"
+    # The objects too: GetManagedObjects (the bus policy lets everyone call the ObjectManager) and properties.
+    objs = env.busctl("call", *DEST, OBJMGR, "GetManagedObjects", user=NOBODY)["data"][0]
+    assert tenant_path("t-vf") in objs and pf_path(PF0) in objs, sorted(objs)
+    assert env.busctl("get-property", DEST[0], tenant_path("t-vf"), TENANT1, "Class",
+                      user=NOBODY)["data"] == "latency-critical"
     assert env.busctl("introspect", *DEST, user=NOBODY, check=False).returncode == 0
     # The access group may change things.
     try:
@@ -750,6 +755,18 @@ def test_bus_daemon_restart(env, d, mon):
     assert wait_until(lambda: env.call("Ping", check=False).returncode == 0, timeout=20), d.stderr()[-3000:]
     assert "Lost the system bus" in d.stderr() and "back on the bus" in d.stderr()
     assert env.tenants() == before
+    # The objects are back with the connection: what a reconnecting controller reads first.
+    assert {p for p in env.managed_objects() if "/tenant/" in p} == {t["path"] for t in before}
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-after-bus", "best-effort", "", {})
+        conn.call(*DEST, IFACE, "Release", "s", "t-after-bus")
+        members = [m for m, p, v in conn.signals if p == DEST[1] and v and v[0] == tenant_path("t-after-bus")]
+        assert members == ["InterfacesAdded", "InterfacesRemoved"], conn.signals
+    finally:
+        conn.close()
 
 
 LOGCTL = ["org.sriovd.Manager1", "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1"]
