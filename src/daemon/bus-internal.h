@@ -125,6 +125,28 @@ int bus_objects_reset(Bus *b);
 void bus_objects_mark_tenant(Bus *b, const char *tenant);
 void bus_objects_flush(Bus *b);
 void bus_objects_free(Bus *b);
+/* Shared by the object files: FNV-1a (the NUL too), and the signals, logged on failure. */
+#define BUS_HASH_INIT 14695981039346656037ULL
+uint64_t bus_hash_str(uint64_t h, const char *s);
+void bus_emit_added(Bus *b, const char *path);
+void bus_emit_removed(Bus *b, const char *path);
+void bus_emit_changed(Bus *b, const char *path, const char *interface, const char **changed);
+
+/* bus-object-tenant.c: fallback vtable, its find and enumerator; what became of one tenant
+ * (now NULL: gone) or of all (announce false: take the picture, say nothing). */
+extern const sd_bus_vtable bus_tenant_vtable[];
+int bus_tenant_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **ret_found,
+                    sd_bus_error *error);
+int bus_tenant_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes, sd_bus_error *error);
+int bus_sync_tenant(Bus *b, const char *id, const TenantInfo *now);
+int bus_sync_all_tenants(Bus *b, bool announce);
+
+/* bus-object-device.c: the same for PFs (a few: all of them each time). */
+extern const sd_bus_vtable bus_device_vtable[];
+int bus_device_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **ret_found,
+                    sd_bus_error *error);
+int bus_device_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes, sd_bus_error *error);
+int bus_sync_devices(Bus *b, bool announce);
 
 /* bus-read.c: the read-only methods. */
 int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error);

@@ -280,6 +280,12 @@ def test_introspection(env, d, mon):
                 "device", "affinity", "effective", "writable", "thread", "action", "target", "vf", "before",
                 "after", "effect", "level", "text"]:
         assert re.search(r"^\s+%s\s+\(?[a-z{}()]+" % key, shipped_text, re.M), f"record key {key} undocumented"
+    # ... and every key bus-protocol.h names (nested ones such as rx_usecs inside their record's line).
+    with open(os.path.join(SOURCE, "include", "sriovd", "bus-protocol.h")) as f:
+        header_keys = re.findall(r'#define SRIOVD_(?:KEY|OPTION)_\w+ "(\w+)"', f.read())
+    assert len(header_keys) > 30, header_keys
+    for key in header_keys:
+        assert re.search(r"\b%s\b" % key, shipped_text), f"bus-protocol.h key {key} not in the shipped XML"
     for m in ["Allocate", "Release", "SetCoalesce", "GetTenant", "ListDevices", "ListTenants", "ListIrqs", "Plan",
               "Verify", "Reload", "ForceNumVfs", "Ping"]:
         assert f'<method name="{m}">' in live or f'<method name="{m}"/>' in live, m
