@@ -11,7 +11,7 @@
 #include <systemd/sd-bus.h>
 #include <time.h>
 
-#include "sriovd/bus-error.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/macro.h"
 
 static uint64_t now_ns(void) {

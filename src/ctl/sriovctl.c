@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sriovctl — the operator's CLI over org.sriovd.Manager1: tables for people, --json for scripts */
 
+#include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 
 #include "sriovd-config.h"
-#include "sriovd/bus-error.h"
-#include "sriovd/json.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/macro.h"
 
 /* Exit codes scripts may rely on (README, "D-Bus API"). */
@@ -37,8 +39,181 @@ static void bus_unrefp(sd_bus **b) {
 static void message_unrefp(sd_bus_message **m) {
         sd_bus_message_unref(*m);
 }
+static void json_putp(json_object **o) {
+        json_object_put(*o);
+}
 #define _cleanup_bus_ __attribute__((cleanup(bus_unrefp)))
 #define _cleanup_message_ __attribute__((cleanup(message_unrefp)))
+#define _cleanup_json_ __attribute__((cleanup(json_putp)))
+
+/* ---- JSON out (json-c) ---- */
+
+static void json_print(json_object *o) {
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* A double as people write it (0.85, not json-c's 0.84999999999999998); still a JSON number. */
+static json_object *json_double(double d) {
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%.15g", d);
+        if (!strpbrk(buf, ".eEn"))
+                strcat(buf, ".0");
+        return json_object_new_double_s(d, buf);
+}
+
+static void json_set(json_object *o, const char *key, json_object *value) {
+        json_object_object_add(o, key, value);   /* NULL is JSON null */
+}
+
+/* ---- records: a{sv} from sriovd, read generically into JSON values ---- */
+
+static int read_value(sd_bus_message *m, json_object **ret);
+
+/* The container m is in, element by element, into an array (or, for dict entries, an object). */
+static int read_elements(sd_bus_message *m, bool dict, json_object **ret) {
+        _cleanup_json_ json_object *o = dict ? json_object_new_object() : json_object_new_array();
+        char type;
+        const char *contents;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        while ((r = sd_bus_message_peek_type(m, &type, &contents)) > 0) {
+                _cleanup_json_ json_object *key = NULL, *value = NULL;
+
+                if (!dict) {
+                        r = read_value(m, &value);
+                        if (r < 0)
+                                return r;
+                        json_object_array_add(o, TAKE_PTR(value));
+                        continue;
+                }
+                r = sd_bus_message_enter_container(m, 'e', contents);
+                if (r < 0)
+                        return r;
+                r = read_value(m, &key);
+                if (r >= 0)
+                        r = read_value(m, &value);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+                /* Keys are strings in sriovd's records; any other basic type as its JSON text. */
+                json_object_object_add(o, json_object_get_type(key) == json_type_string ? json_object_get_string(key)
+                                                                                       : json_object_to_json_string(key),
+                                       TAKE_PTR(value));
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* One value of any type: what sriovd sends today and what a later sriovd may add. */
+static int read_value(sd_bus_message *m, json_object **ret) {
+        const char *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r <= 0)
+                return r < 0 ? r : -EBADMSG;
+        if (type == 'v' || type == 'a' || type == 'r') {
+                bool dict = type == 'a' && contents[0] == '{';
+                r = sd_bus_message_enter_container(m, type, contents);
+                if (r < 0)
+                        return r;
+                if (type == 'v')
+                        r = read_value(m, ret);
+                else
+                        r = read_elements(m, dict, ret);
+                if (r < 0)
+                        return r;
+                return sd_bus_message_exit_container(m);
+        }
+        union {
+                uint8_t y;
+                int i;            /* b */
+                int16_t n;
+                uint16_t q;
+                int32_t i32;
+                uint32_t u;
+                int64_t x;
+                uint64_t t;
+                double d;
+                const char *s;
+        } v;
+        r = sd_bus_message_read_basic(m, type, &v);
+        if (r < 0)
+                return r;
+        switch (type) {
+        case 'y': *ret = json_object_new_int(v.y); break;
+        case 'b': *ret = json_object_new_boolean(v.i); break;
+        case 'n': *ret = json_object_new_int(v.n); break;
+        case 'q': *ret = json_object_new_int(v.q); break;
+        case 'i': *ret = json_object_new_int(v.i32); break;
+        case 'h': *ret = json_object_new_int(v.i32); break;
+        case 'u': *ret = json_object_new_int64(v.u); break;
+        case 'x': *ret = json_object_new_int64(v.x); break;
+        case 't': *ret = json_object_new_uint64(v.t); break;
+        case 'd': *ret = json_double(v.d); break;
+        default: *ret = json_object_new_string(v.s); break;   /* s, o, g */
+        }
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* A record's value, or NULL when the key is absent (or of another type: a later API's). */
+static const char *rec_str(json_object *rec, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(rec, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static bool rec_int(json_object *rec, const char *key, int64_t *ret) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(rec, key, &v) || !json_object_is_type(v, json_type_int))
+                return false;
+        *ret = json_object_get_int64(v);
+        return true;
+}
+
+static bool rec_bool(json_object *rec, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(rec, key, &v) && json_object_get_boolean(v);
+}
+
+static json_object *rec_get(json_object *rec, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(rec, key, &v) ? v : NULL;
+}
+
+/* A copy of rec's key for a JSON document (a new reference; JSON null when absent). */
+static json_object *rec_ref(json_object *rec, const char *key) {
+        return json_object_get(rec_get(rec, key));
+}
+
+/* The record as sriovd sent it, with null for each listed key it does not hold: what scripts index. */
+static json_object *rec_mirror(json_object *rec, const char *const *keys) {
+        json_object *o = json_object_get(rec);
+
+        for (; *keys; keys++)
+                if (!rec_get(o, *keys))
+                        json_set(o, *keys, NULL);
+        return o;
+}
+
+static const char *dash(const char *s) {
+        return s && *s ? s : "-";
+}
+
+/* ---- calls ---- */
 
 static int exit_code_for(const sd_bus_error *e, int r) {
         if (e && e->name) {
@@ -58,20 +233,22 @@ static int exit_code_for(const sd_bus_error *e, int r) {
         return EXIT_FAILED;
 }
 
+static void json_error(const char *name, const char *message) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        json_set(o, "error", json_object_new_string(name));
+        json_set(o, "message", json_object_new_string(message));
+        json_print(o);
+}
+
 /* Errors: one line on stderr; with --json also {"error": name, "message": text} on stdout. */
 static int fail(const char *what, const sd_bus_error *e, int r) {
         const char *name = e && e->name ? e->name : NULL;
         const char *message = e && e->message ? e->message : strerror(r < 0 ? -r : r);
 
         fprintf(stderr, "sriovctl: %s: %s%s%s\n", what, name ? name : "", name ? ": " : "", message);
-        if (arg_json) {
-                JsonWriter w;
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_string(&w, "error", name ? name : "org.sriovd.Error.Failed");
-                json_string(&w, "message", message);
-                json_object_end(&w);
-        }
+        if (arg_json)
+                json_error(name ? name : SRIOVD_ERROR_FAILED, message);
         return exit_code_for(e, r);
 }
 
@@ -131,15 +308,39 @@ static int parse_failed(int r) {
         return EXIT_FAILED;
 }
 
+/* The next value of a reply, as JSON (a record is an object, a list of records an array). */
+static int reply_read(sd_bus_message *reply, json_object **ret) {
+        int r = read_value(reply, ret);
+
+        return r < 0 ? parse_failed(r) : 0;
+}
+
+/* A method whose reply is one list of records. 0 with *ret, or the exit code to return. */
+static int call_list(sd_bus *bus, const char *method, json_object **ret) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        int r = call(bus, method, &reply, NULL);
+
+        if (r != 0)
+                return r;
+        r = reply_read(reply, ret);
+        if (r == 0 && !json_object_is_type(*ret, json_type_array)) {
+                json_object_put(*ret);
+                return parse_failed(-EBADMSG);
+        }
+        return r;
+}
+
 /* ---- status ---- */
 
 static int cmd_status(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
+        _cleanup_json_ json_object *props = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        const char *version = "", *state = "";
-        uint32_t total = 0, usable = 0, allocated = 0, tenants = 0;
+        int64_t total = 0, usable = 0, allocated = 0, tenants = 0, api = 1;
         double util = 0, target = 0;
-        int rt = 0, thr = 0, rtnet = 0, iommu = 0, r;
+        const char *version, *state;
+        json_object *v;
+        int r;
 
         r = sd_bus_call_method(bus, SRIOVD_BUS_NAME, SRIOVD_BUS_PATH, "org.freedesktop.DBus.Properties", "GetAll", &e,
                                &reply, "s", SRIOVD_BUS_INTERFACE);
@@ -148,60 +349,48 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                 sd_bus_error_free(&e);
                 return code;
         }
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                const char *name;
-                r = sd_bus_message_read(reply, "s", &name);
-                if (r < 0)
-                        break;
-#define P(n, t, v) else if (streq(name, n)) r = sd_bus_message_read(reply, "v", t, v)
-                if (false) {}
-                P("Version", "s", &version);
-                P("State", "s", &state);
-                P("VfTotal", "u", &total);
-                P("VfUsable", "u", &usable);
-                P("VfAllocated", "u", &allocated);
-                P("Tenants", "u", &tenants);
-                P("VfUtilization", "d", &util);
-                P("VfTarget", "d", &target);
-                P("RealTime", "b", &rt);
-                P("ThreadedIrqs", "b", &thr);
-                P("RtnetPrio", "b", &rtnet);
-                P("Iommu", "b", &iommu);
-                else
-                        r = sd_bus_message_skip(reply, "v");
-#undef P
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
-        if (r < 0)
-                return parse_failed(r);
+        r = reply_read(reply, &props);
+        if (r != 0)
+                return r;
+        version = rec_str(props, "Version") ?: "";
+        state = rec_str(props, "State") ?: "";
+        rec_int(props, "VfTotal", &total);
+        rec_int(props, "VfUsable", &usable);
+        rec_int(props, "VfAllocated", &allocated);
+        rec_int(props, "Tenants", &tenants);
+        rec_int(props, "ApiVersion", &api);   /* absent: sriovd 0.1, the positional API */
+        if ((v = rec_get(props, "VfUtilization")))
+                util = json_object_get_double(v);
+        if ((v = rec_get(props, "VfTarget")))
+                target = json_object_get_double(v);
+        bool rt = rec_bool(props, "RealTime"), thr = rec_bool(props, "ThreadedIrqs"),
+             rtnet = rec_bool(props, "RtnetPrio"), iommu = rec_bool(props, "Iommu");
 
         if (arg_json) {
-                JsonWriter w;
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_string(&w, "version", version);
-                json_string(&w, "state", state);
-                json_int(&w, "vf_total", total);
-                json_int(&w, "vf_usable", usable);
-                json_int(&w, "vf_allocated", allocated);
-                json_double(&w, "vf_utilization", util);
-                json_double(&w, "vf_target", target);
-                json_int(&w, "tenants", tenants);
-                json_object_begin(&w, "kernel");
-                json_bool(&w, "real_time", rt);
-                json_bool(&w, "threaded_irqs", thr);
-                json_bool(&w, "rtnet_prio", rtnet);
-                json_bool(&w, "iommu", iommu);
-                json_object_end(&w);
-                json_object_end(&w);
+                _cleanup_json_ json_object *o = json_object_new_object();
+                json_object *kernel = json_object_new_object();
+
+                json_set(o, "version", json_object_new_string(version));
+                json_set(o, "api_version", json_object_new_int64(api));
+                json_set(o, "state", json_object_new_string(state));
+                json_set(o, "vf_total", json_object_new_int64(total));
+                json_set(o, "vf_usable", json_object_new_int64(usable));
+                json_set(o, "vf_allocated", json_object_new_int64(allocated));
+                json_set(o, "vf_utilization", json_double(util));
+                json_set(o, "vf_target", json_double(target));
+                json_set(o, "tenants", json_object_new_int64(tenants));
+                json_set(kernel, "real_time", json_object_new_boolean(rt));
+                json_set(kernel, "threaded_irqs", json_object_new_boolean(thr));
+                json_set(kernel, "rtnet_prio", json_object_new_boolean(rtnet));
+                json_set(kernel, "iommu", json_object_new_boolean(iommu));
+                json_set(o, "kernel", kernel);
+                json_print(o);
                 return EXIT_OK;
         }
         printf("sriovd %s: %s\n", version, state);
-        printf("VFs:         %u total, %u usable, %u allocated (%.1f%%, target %.0f%%)\n", total, usable, allocated,
-               util * 100, target * 100);
-        printf("Tenants:     %u\n", tenants);
+        printf("VFs:         %u total, %u usable, %u allocated (%.1f%%, target %.0f%%)\n", (unsigned) total,
+               (unsigned) usable, (unsigned) allocated, util * 100, target * 100);
+        printf("Tenants:     %u\n", (unsigned) tenants);
         printf("Kernel:      PREEMPT_RT %s, threaded IRQs %s, rtnet_prio %s, IOMMU %s\n", rt ? "yes" : "no",
                thr ? "yes" : "no", rtnet ? "yes" : "no", iommu ? "yes" : "no");
         return EXIT_OK;
@@ -209,179 +398,174 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
 
 /* ---- lists ---- */
 
-static const char *dash(const char *s) {
-        return s && *s ? s : "-";
-}
+static int cmd_devices(sd_bus *bus, char **args, int n) {
+        _cleanup_json_ json_object *rows = NULL, *out = NULL;
+        int r;
 
-/*
- * A List* reply: called, its array of rows entered, and with --json the array
- * opened (the caller prints its table header). 0, or the exit code to return.
- */
-static int list_begin(sd_bus *bus, const char *method, const char *row, sd_bus_message **reply, JsonWriter *w) {
-        int r = call(bus, method, reply, NULL);
-
+        r = call_list(bus, "ListDevices", &rows);
         if (r != 0)
                 return r;
-        r = sd_bus_message_enter_container(*reply, 'a', row);
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                json_init(w, stdout);
-                json_array_begin(w, NULL);
-        }
-        return 0;
-}
-
-/* After the last row: r is the last sd_bus_message_read()'s. */
-static int list_end(int r, JsonWriter *w) {
-        if (r < 0)
-                return parse_failed(r);
         if (arg_json)
-                json_array_end(w);
+                out = json_object_new_array();
+        else
+                printf("%-14s %-4s %-14s %4s %-10s %-16s %-20s %s\n", "ADDRESS", "KIND", "PF", "NODE", "DRIVER",
+                       "NETDEV", "TENANT", "VFS");
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *d = json_object_array_get_idx(rows, i);
+                const char *kind = rec_str(d, SRIOVD_KEY_KIND) ?: "";
+                bool is_pf = streq(kind, "pf");
+                int64_t node = -1, num_vfs = 0, total_vfs = 0, index = 0;
+                char nodes[16] = "-";
+
+                if (rec_int(d, SRIOVD_KEY_NUMA_NODE, &node))
+                        snprintf(nodes, sizeof(nodes), "%d", (int) node);
+                rec_int(d, SRIOVD_KEY_NUM_VFS, &num_vfs);
+                rec_int(d, SRIOVD_KEY_TOTAL_VFS, &total_vfs);
+                rec_int(d, SRIOVD_KEY_VF_INDEX, &index);
+                if (arg_json) {
+                        json_object *o = json_object_new_object();
+                        json_set(o, "address", rec_ref(d, SRIOVD_KEY_ADDRESS));
+                        json_set(o, "kind", rec_ref(d, SRIOVD_KEY_KIND));
+                        json_set(o, "pf", is_pf ? NULL : rec_ref(d, SRIOVD_KEY_PF));
+                        json_set(o, "numa_node", rec_ref(d, SRIOVD_KEY_NUMA_NODE));
+                        json_set(o, "driver", rec_ref(d, SRIOVD_KEY_DRIVER));
+                        json_set(o, "netdev", rec_ref(d, SRIOVD_KEY_NETDEV));
+                        if (is_pf) {
+                                json_set(o, "num_vfs", rec_ref(d, SRIOVD_KEY_NUM_VFS));
+                                json_set(o, "total_vfs", rec_ref(d, SRIOVD_KEY_TOTAL_VFS));
+                        } else {
+                                json_set(o, "vf_index", rec_ref(d, SRIOVD_KEY_VF_INDEX));
+                                json_set(o, "tenant", rec_ref(d, SRIOVD_KEY_TENANT));
+                        }
+                        json_object_array_add(out, o);
+                } else if (is_pf)
+                        printf("%-14s %-4s %-14s %4s %-10s %-16s %-20s %u/%u\n", dash(rec_str(d, SRIOVD_KEY_ADDRESS)),
+                               kind, "-", nodes, dash(rec_str(d, SRIOVD_KEY_DRIVER)),
+                               dash(rec_str(d, SRIOVD_KEY_NETDEV)), "-", (unsigned) num_vfs, (unsigned) total_vfs);
+                else
+                        printf("%-14s %-4s %-14s %4s %-10s %-16s %-20s #%u\n", dash(rec_str(d, SRIOVD_KEY_ADDRESS)),
+                               dash(kind), dash(rec_str(d, SRIOVD_KEY_PF)), nodes, dash(rec_str(d, SRIOVD_KEY_DRIVER)),
+                               dash(rec_str(d, SRIOVD_KEY_NETDEV)), dash(rec_str(d, SRIOVD_KEY_TENANT)),
+                               (unsigned) index);
+        }
+        if (arg_json)
+                json_print(out);
         return EXIT_OK;
 }
 
-static int cmd_devices(sd_bus *bus, char **args, int n) {
-        _cleanup_message_ sd_bus_message *reply = NULL;
-        const char *addr, *kind, *pf, *driver, *netdev, *tenant;
-        int32_t node;
-        uint32_t index, num_vfs, total_vfs;
-        JsonWriter w;
+static int cmd_irqs(sd_bus *bus, char **args, int n) {
+        static const char *const keys[] = { SRIOVD_KEY_DEVICE, SRIOVD_KEY_EFFECTIVE, SRIOVD_KEY_THREAD, NULL };
+        _cleanup_json_ json_object *rows = NULL, *out = NULL;
         int r;
 
-        r = list_begin(bus, "ListDevices", "(sssisssuuu)", &reply, &w);
+        r = call_list(bus, "ListIrqs", &rows);
         if (r != 0)
                 return r;
-        if (!arg_json)
-                printf("%-14s %-4s %-14s %4s %-10s %-16s %-20s %s\n", "ADDRESS", "KIND", "PF", "NODE", "DRIVER",
-                       "NETDEV", "TENANT", "VFS");
-        while ((r = sd_bus_message_read(reply, "(sssisssuuu)", &addr, &kind, &pf, &node, &driver, &netdev, &tenant,
-                                        &index, &num_vfs, &total_vfs)) > 0) {
-                bool is_pf = streq(kind, "pf");
+        if (arg_json)
+                out = json_object_new_array();
+        else
+                printf("%5s %-14s %-20s %-20s %-8s %s\n", "IRQ", "DEVICE", "AFFINITY", "EFFECTIVE", "MANAGED", "THREAD");
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *q = json_object_array_get_idx(rows, i), *th = rec_get(q, SRIOVD_KEY_THREAD);
+                int64_t irq = 0, pid = 0, prio = 0;
+                char thread[64] = "-";
+
                 if (arg_json) {
-                        json_object_begin(&w, NULL);
-                        json_string(&w, "address", addr);
-                        json_string(&w, "kind", kind);
-                        json_string(&w, "pf", is_pf ? NULL : pf);
-                        json_int(&w, "numa_node", node);
-                        json_string(&w, "driver", driver[0] ? driver : NULL);
-                        json_string(&w, "netdev", netdev[0] ? netdev : NULL);
-                        if (is_pf) {
-                                json_int(&w, "num_vfs", num_vfs);
-                                json_int(&w, "total_vfs", total_vfs);
-                        } else {
-                                json_int(&w, "vf_index", index);
-                                json_string(&w, "tenant", tenant[0] ? tenant : NULL);
-                        }
-                        json_object_end(&w);
-                } else if (is_pf)
-                        printf("%-14s %-4s %-14s %4d %-10s %-16s %-20s %u/%u\n", addr, kind, "-", node, dash(driver),
-                               dash(netdev), "-", num_vfs, total_vfs);
-                else
-                        printf("%-14s %-4s %-14s %4d %-10s %-16s %-20s #%u\n", addr, kind, pf, node, dash(driver),
-                               dash(netdev), dash(tenant), index);
+                        json_object_array_add(out, rec_mirror(q, keys));
+                        continue;
+                }
+                rec_int(q, SRIOVD_KEY_IRQ, &irq);
+                if (th && rec_int(th, SRIOVD_KEY_PID, &pid) && pid > 0) {
+                        rec_int(th, SRIOVD_KEY_PRIORITY, &prio);
+                        snprintf(thread, sizeof(thread), "%d %s/%d", (int) pid, dash(rec_str(th, SRIOVD_KEY_POLICY)),
+                                 (int) prio);
+                }
+                printf("%5u %-14s %-20s %-20s %-8s %s\n", (unsigned) irq, dash(rec_str(q, SRIOVD_KEY_DEVICE)),
+                       dash(rec_str(q, SRIOVD_KEY_AFFINITY)), dash(rec_str(q, SRIOVD_KEY_EFFECTIVE)),
+                       rec_bool(q, SRIOVD_KEY_WRITABLE) ? "yes" : "kernel", thread);
         }
-        return list_end(r, &w);
+        if (arg_json)
+                json_print(out);
+        return EXIT_OK;
 }
 
-static int cmd_irqs(sd_bus *bus, char **args, int n) {
-        _cleanup_message_ sd_bus_message *reply = NULL;
-        const char *device, *aff, *eff, *policy;
-        uint32_t irq;
-        int writable;
-        int32_t pid, prio;
-        JsonWriter w;
-        int r;
+/* The keys a tenant's JSON always has (null when sriovd sent none); any other sriovd sends is there too. */
+static const char *const tenant_keys[] = {
+        SRIOVD_KEY_TENANT, SRIOVD_KEY_CLASS,  SRIOVD_KEY_KIND,      SRIOVD_KEY_ADDRESS,
+        SRIOVD_KEY_NETDEV, SRIOVD_KEY_MAC,    SRIOVD_KEY_STATE,     SRIOVD_KEY_DOMAIN,
+        SRIOVD_KEY_NUMA_NODE, SRIOVD_KEY_COALESCE, NULL,
+};
 
-        r = list_begin(bus, "ListIrqs", "(usssbisi)", &reply, &w);
-        if (r != 0)
-                return r;
-        if (!arg_json)
-                printf("%5s %-14s %-20s %-20s %-8s %s\n", "IRQ", "DEVICE", "AFFINITY", "EFFECTIVE", "MANAGED", "THREAD");
-        while ((r = sd_bus_message_read(reply, "(usssbisi)", &irq, &device, &aff, &eff, &writable, &pid, &policy,
-                                        &prio)) > 0) {
-                if (arg_json) {
-                        json_object_begin(&w, NULL);
-                        json_int(&w, "irq", irq);
-                        json_string(&w, "device", device[0] ? device : NULL);
-                        json_string(&w, "affinity", aff);
-                        json_string(&w, "effective", eff[0] ? eff : NULL);
-                        json_bool(&w, "writable", writable);
-                        if (pid > 0) {
-                                json_object_begin(&w, "thread");
-                                json_int(&w, "pid", pid);
-                                json_string(&w, "policy", policy);
-                                json_int(&w, "priority", prio);
-                                json_object_end(&w);
-                        } else
-                                json_null(&w, "thread");
-                        json_object_end(&w);
-                } else {
-                        char thread[64] = "-";
-                        if (pid > 0)
-                                snprintf(thread, sizeof(thread), "%d %s/%d", pid, policy, prio);
-                        printf("%5u %-14s %-20s %-20s %-8s %s\n", irq, dash(device), dash(aff), dash(eff),
-                               writable ? "yes" : "kernel", thread);
-                }
+static void tenant_print_row(json_object *t) {
+        json_object *co = rec_get(t, SRIOVD_KEY_COALESCE);
+        char nodes[16] = "-", coalesce[32] = "class";
+        int64_t node, rx = 0, tx = 0;
+
+        if (rec_int(t, SRIOVD_KEY_NUMA_NODE, &node))
+                snprintf(nodes, sizeof(nodes), "%d", (int) node);
+        if (co) {
+                rec_int(co, SRIOVD_KEY_RX_USECS, &rx);
+                rec_int(co, SRIOVD_KEY_TX_USECS, &tx);
+                snprintf(coalesce, sizeof(coalesce), "%u/%u us", (unsigned) rx, (unsigned) tx);
         }
-        return list_end(r, &w);
+        printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
+               dash(rec_str(t, SRIOVD_KEY_CLASS)), dash(rec_str(t, SRIOVD_KEY_KIND)),
+               dash(rec_str(t, SRIOVD_KEY_ADDRESS)), dash(rec_str(t, SRIOVD_KEY_NETDEV)),
+               dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)),
+               dash(rec_str(t, SRIOVD_KEY_DOMAIN)), nodes, coalesce);
 }
 
 static int cmd_tenants(sd_bus *bus, char **args, int n) {
-        _cleanup_message_ sd_bus_message *reply = NULL;
-        const char *tenant, *cls, *kind, *addr, *netdev, *mac, *state, *domain;
-        int32_t node;
-        int have_coalesce;
-        uint32_t rx, tx;
-        JsonWriter w;
+        _cleanup_json_ json_object *rows = NULL, *out = NULL;
         int r;
 
-        r = list_begin(bus, "ListTenants", "(ssssssssibuu)", &reply, &w);
+        r = call_list(bus, "ListTenants", &rows);
         if (r != 0)
                 return r;
-        if (!arg_json)
+        if (arg_json)
+                out = json_object_new_array();
+        else
                 printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %s\n", "TENANT", "CLASS", "KIND", "ADDRESS",
                        "NETDEV", "MAC", "STATE", "DOMAIN", "NODE", "COALESCE");
-        while ((r = sd_bus_message_read(reply, "(ssssssssibuu)", &tenant, &cls, &kind, &addr, &netdev, &mac, &state,
-                                        &domain, &node, &have_coalesce, &rx, &tx)) > 0) {
-                if (arg_json) {
-                        json_object_begin(&w, NULL);
-                        json_string(&w, "tenant", tenant);
-                        json_string(&w, "class", cls);
-                        json_string(&w, "kind", kind);
-                        json_string(&w, "address", addr[0] ? addr : NULL);
-                        json_string(&w, "netdev", netdev[0] ? netdev : NULL);
-                        json_string(&w, "mac", mac);
-                        json_string(&w, "state", state);
-                        json_string(&w, "domain", domain[0] ? domain : NULL);
-                        if (node >= 0)
-                                json_int(&w, "numa_node", node);
-                        else
-                                json_null(&w, "numa_node");
-                        if (have_coalesce) {
-                                json_object_begin(&w, "coalesce");
-                                json_int(&w, "rx_usecs", rx);
-                                json_int(&w, "tx_usecs", tx);
-                                json_object_end(&w);
-                        } else
-                                json_null(&w, "coalesce");
-                        json_object_end(&w);
-                } else {
-                        char nodes[16] = "-", co[32] = "class";
-                        if (node >= 0)
-                                snprintf(nodes, sizeof(nodes), "%d", node);
-                        if (have_coalesce)
-                                snprintf(co, sizeof(co), "%u/%u us", rx, tx);
-                        printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %s\n", tenant, cls, kind, dash(addr),
-                               dash(netdev), mac, state, dash(domain), nodes, co);
-                }
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *t = json_object_array_get_idx(rows, i);
+                if (arg_json)
+                        json_object_array_add(out, rec_mirror(t, tenant_keys));
+                else
+                        tenant_print_row(t);
         }
-        return list_end(r, &w);
+        if (arg_json)
+                json_print(out);
+        return EXIT_OK;
+}
+
+/* A reply of one tenant record: JSON, or the one line `tenant` and `allocate` print. */
+static int tenant_reply(sd_bus_message *reply, bool with_class) {
+        _cleanup_json_ json_object *t = NULL;
+        int r;
+
+        r = reply_read(reply, &t);
+        if (r != 0)
+                return r;
+        if (!json_object_is_type(t, json_type_object))
+                return parse_failed(-EBADMSG);
+        if (arg_json) {
+                _cleanup_json_ json_object *o = rec_mirror(t, tenant_keys);
+                json_print(o);
+        } else if (with_class)
+                printf("%s: %s %s, class %s, netdev %s, MAC %s, %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
+                       dash(rec_str(t, SRIOVD_KEY_KIND)), dash(rec_str(t, SRIOVD_KEY_ADDRESS)),
+                       dash(rec_str(t, SRIOVD_KEY_CLASS)), dash(rec_str(t, SRIOVD_KEY_NETDEV)),
+                       dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)));
+        else
+                printf("%s: %s %s, netdev %s, MAC %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
+                       dash(rec_str(t, SRIOVD_KEY_KIND)), dash(rec_str(t, SRIOVD_KEY_ADDRESS)),
+                       dash(rec_str(t, SRIOVD_KEY_NETDEV)), dash(rec_str(t, SRIOVD_KEY_MAC)));
+        return EXIT_OK;
 }
 
 static int cmd_tenant(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
-        const char *kind, *addr, *netdev, *mac, *cls, *state;
         int r;
 
         if (n != 1)
@@ -389,25 +573,7 @@ static int cmd_tenant(sd_bus *bus, char **args, int n) {
         r = call(bus, "GetTenant", &reply, "s", args[0]);
         if (r != 0)
                 return r;
-        r = sd_bus_message_read(reply, "ssssss", &kind, &addr, &netdev, &mac, &cls, &state);
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                JsonWriter w;
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_string(&w, "tenant", args[0]);
-                json_string(&w, "class", cls);
-                json_string(&w, "kind", kind);
-                json_string(&w, "address", addr[0] ? addr : NULL);
-                json_string(&w, "netdev", netdev[0] ? netdev : NULL);
-                json_string(&w, "mac", mac);
-                json_string(&w, "state", state);
-                json_object_end(&w);
-        } else
-                printf("%s: %s %s, class %s, netdev %s, MAC %s, %s\n", args[0], kind, dash(addr), cls, dash(netdev),
-                       mac, state);
-        return EXIT_OK;
+        return tenant_reply(reply, true);
 }
 
 /* ---- changes ---- */
@@ -415,7 +581,6 @@ static int cmd_tenant(sd_bus *bus, char **args, int n) {
 static int cmd_allocate(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *m = NULL, *reply = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        const char *kind, *addr, *netdev, *mac;
         int r;
 
         if (n != 2)
@@ -426,11 +591,11 @@ static int cmd_allocate(sd_bus *bus, char **args, int n) {
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0 && arg_have_numa_node)
-                r = sd_bus_message_append(m, "{sv}", "numa_node", "i", (int32_t) arg_numa_node);
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_NUMA_NODE, "i", (int32_t) arg_numa_node);
         if (r >= 0 && arg_mac)
-                r = sd_bus_message_append(m, "{sv}", "mac", "s", arg_mac);
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_MAC, "s", arg_mac);
         if (r >= 0 && arg_vlan >= 0)
-                r = sd_bus_message_append(m, "{sv}", "vlan", "u", (uint32_t) arg_vlan);
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_VLAN, "u", (uint32_t) arg_vlan);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
@@ -440,22 +605,7 @@ static int cmd_allocate(sd_bus *bus, char **args, int n) {
                 sd_bus_error_free(&e);
                 return code;
         }
-        r = sd_bus_message_read(reply, "ssss", &kind, &addr, &netdev, &mac);
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                JsonWriter w;
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_string(&w, "tenant", args[0]);
-                json_string(&w, "kind", kind);
-                json_string(&w, "address", addr[0] ? addr : NULL);
-                json_string(&w, "netdev", netdev[0] ? netdev : NULL);
-                json_string(&w, "mac", mac);
-                json_object_end(&w);
-        } else
-                printf("%s: %s %s, netdev %s, MAC %s\n", args[0], kind, dash(addr), dash(netdev), mac);
-        return EXIT_OK;
+        return tenant_reply(reply, false);
 }
 
 static int parse_uint(const char *s, uint32_t *ret) {
@@ -472,19 +622,21 @@ static int parse_uint(const char *s, uint32_t *ret) {
         return 0;
 }
 
+static void print_ok(void) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        json_set(o, "ok", json_object_new_boolean(true));
+        json_print(o);
+}
+
 static int cmd_simple(sd_bus *bus, const char *method, const char *types, const char *arg) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         int r = call(bus, method, &reply, types, arg);
 
         if (r != 0)
                 return r;
-        if (arg_json) {
-                JsonWriter w;
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_bool(&w, "ok", true);
-                json_object_end(&w);
-        }
+        if (arg_json)
+                print_ok();
         return EXIT_OK;
 }
 
@@ -523,120 +675,104 @@ static int cmd_coalesce(sd_bus *bus, char **args, int n) {
         if (r != 0)
                 return r;
         if (arg_json)
-                printf("{\n  \"ok\": true\n}\n");
+                print_ok();
         return EXIT_OK;
 }
 
 static int cmd_plan(sd_bus *bus, char **args, int n) {
+        static const char *const note_keys[] = { SRIOVD_KEY_TARGET, NULL };
         _cleanup_message_ sd_bus_message *reply = NULL;
-        const char *action, *target, *before, *after, *effect, *level, *text;
-        uint32_t irq, vf;
-        JsonWriter w;
-        size_t count = 0;
+        _cleanup_json_ json_object *actions = NULL, *notes = NULL, *out = NULL, *out_actions = NULL;
         int r;
 
         r = call(bus, "Plan", &reply, NULL);
         if (r != 0)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(ssuusss)");
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_array_begin(&w, "actions");
-        }
-        while ((r = sd_bus_message_read(reply, "(ssuusss)", &action, &target, &irq, &vf, &before, &after, &effect)) > 0) {
-                bool is_irq = streq(action, "irq-affinity") || streq(action, "irq-thread");
-                count++;
+        r = reply_read(reply, &actions);
+        if (r == 0)
+                r = reply_read(reply, &notes);
+        if (r != 0)
+                return r;
+        if (!json_object_is_type(actions, json_type_array) || !json_object_is_type(notes, json_type_array))
+                return parse_failed(-EBADMSG);
+        if (arg_json)
+                out_actions = json_object_new_array();
+        for (size_t i = 0; i < json_object_array_length(actions); i++) {
+                json_object *a = json_object_array_get_idx(actions, i);
+                const char *target = rec_str(a, SRIOVD_KEY_TARGET) ?: "host", *effect = rec_str(a, SRIOVD_KEY_EFFECT);
+                int64_t irq;
+                bool is_irq = rec_int(a, SRIOVD_KEY_IRQ, &irq);
+
                 if (arg_json) {
-                        json_object_begin(&w, NULL);
-                        json_string(&w, "action", action);
-                        json_string(&w, "target", target[0] ? target : "host");
-                        if (is_irq)
-                                json_int(&w, "irq", irq);
-                        json_string(&w, "before", before);
-                        json_string(&w, "after", after);
-                        json_string(&w, "effect", effect[0] ? effect : NULL);
-                        json_object_end(&w);
+                        json_object *o = json_object_get(a);
+                        json_set(o, SRIOVD_KEY_TARGET, json_object_new_string(target));
+                        if (!effect)
+                                json_set(o, SRIOVD_KEY_EFFECT, NULL);
+                        json_object_array_add(out_actions, o);
                 } else {
                         char where[32] = "";
                         if (is_irq)
-                                snprintf(where, sizeof(where), " IRQ %u", irq);
-                        printf("%-14s %s%s: %s -> %s%s%s%s\n", action, target[0] ? target : "host", where, before,
-                               after, effect[0] ? " (" : "", effect, effect[0] ? ")" : "");
+                                snprintf(where, sizeof(where), " IRQ %u", (unsigned) irq);
+                        printf("%-14s %s%s: %s -> %s%s%s%s\n", dash(rec_str(a, SRIOVD_KEY_ACTION)), target, where,
+                               rec_str(a, SRIOVD_KEY_BEFORE) ?: "", rec_str(a, SRIOVD_KEY_AFTER) ?: "",
+                               effect ? " (" : "", effect ?: "", effect ? ")" : "");
                 }
         }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(sss)");
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                json_array_end(&w);
-                json_array_begin(&w, "notes");
-        } else if (count == 0)
+        if (!arg_json && json_object_array_length(actions) == 0)
                 printf("Nothing to do.\n");
-        while ((r = sd_bus_message_read(reply, "(sss)", &level, &target, &text)) > 0) {
-                if (arg_json) {
-                        json_object_begin(&w, NULL);
-                        json_string(&w, "level", level);
-                        json_string(&w, "target", target[0] ? target : NULL);
-                        json_string(&w, "text", text);
-                        json_object_end(&w);
-                } else
-                        printf("%s: %s%s%s\n", level, target, target[0] ? ": " : "", text);
-        }
-        if (r < 0)
-                return parse_failed(r);
         if (arg_json) {
-                json_array_end(&w);
-                json_object_end(&w);
+                json_object *out_notes = json_object_new_array();
+                out = json_object_new_object();
+                for (size_t i = 0; i < json_object_array_length(notes); i++)
+                        json_object_array_add(out_notes, rec_mirror(json_object_array_get_idx(notes, i), note_keys));
+                json_set(out, "actions", TAKE_PTR(out_actions));
+                json_set(out, "notes", out_notes);
+                json_print(out);
+                return EXIT_OK;
+        }
+        for (size_t i = 0; i < json_object_array_length(notes); i++) {
+                json_object *no = json_object_array_get_idx(notes, i);
+                const char *target = rec_str(no, SRIOVD_KEY_TARGET);
+                printf("%s: %s%s%s\n", dash(rec_str(no, SRIOVD_KEY_LEVEL)), target ?: "", target ? ": " : "",
+                       rec_str(no, SRIOVD_KEY_TEXT) ?: "");
         }
         return EXIT_OK;
 }
 
 static int cmd_verify(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
+        _cleanup_json_ json_object *what = NULL;
         uint32_t found, repaired, failed, remaining;
-        const char *what;
-        JsonWriter w;
         int r;
 
         r = call(bus, "Verify", &reply, NULL);
         if (r != 0)
                 return r;
         r = sd_bus_message_read(reply, "uuuu", &found, &repaired, &failed, &remaining);
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "s");
         if (r < 0)
                 return parse_failed(r);
+        r = reply_read(reply, &what);
+        if (r != 0)
+                return r;
+        if (!json_object_is_type(what, json_type_array))
+                return parse_failed(-EBADMSG);
         if (arg_json) {
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_int(&w, "found", found);
-                json_int(&w, "repaired", repaired);
-                json_int(&w, "failed", failed);
-                json_int(&w, "remaining", remaining);
-                json_array_begin(&w, "drift");
-        } else
+                _cleanup_json_ json_object *o = json_object_new_object();
+                json_set(o, "found", json_object_new_int64(found));
+                json_set(o, "repaired", json_object_new_int64(repaired));
+                json_set(o, "failed", json_object_new_int64(failed));
+                json_set(o, "remaining", json_object_new_int64(remaining));
+                json_set(o, "drift", json_object_get(what));
+                json_print(o);
+        } else {
                 printf("%u found, %u repaired, %u failed, %u still differ\n", found, repaired, failed, remaining);
-        while ((r = sd_bus_message_read(reply, "s", &what)) > 0) {
-                if (arg_json)
-                        json_string(&w, NULL, what);
-                else
-                        printf("  %s\n", what);
-        }
-        if (r < 0)
-                return parse_failed(r);
-        if (arg_json) {
-                json_array_end(&w);
-                json_object_end(&w);
+                for (size_t i = 0; i < json_object_array_length(what); i++)
+                        printf("  %s\n", json_object_get_string(json_object_array_get_idx(what, i)));
         }
         /* Drift that could not be repaired is a failure a script should see. */
         return failed || remaining ? EXIT_FAILED : EXIT_OK;
 }
+
 
 typedef struct Command {
         const char *name;
@@ -766,7 +902,7 @@ int main(int argc, char **argv) {
         if (r < 0) {
                 fprintf(stderr, "sriovctl: cannot connect to %s: %s\n", arg_address ?: "the system bus", strerror(-r));
                 if (arg_json)
-                        printf("{\n  \"error\": \"org.freedesktop.DBus.Error.NoServer\",\n  \"message\": \"cannot connect to the bus\"\n}\n");
+                        json_error(SD_BUS_ERROR_NO_SERVER, "cannot connect to the bus");
                 return EXIT_UNREACHABLE;
         }
         return cmd->run(bus, argv + optind + 1, argc - optind - 1);

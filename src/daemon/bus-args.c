@@ -5,7 +5,7 @@
 
 #include "bus-internal.h"
 #include "sriovd/allocator.h"
-#include "sriovd/bus-error.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/config.h"
 #include "sriovd/state.h"
 
@@ -108,17 +108,17 @@ int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_erro
                 r = sd_bus_message_read(m, "s", &key);
                 if (r < 0)
                         return r;
-                if (streq(key, "numa_node")) {
+                if (streq(key, SRIOVD_OPTION_NUMA_NODE)) {
                         if (have_numa)
                                 return bus_error_setf(error, -EINVAL, "Option numa_node given twice");
                         r = read_integer(m, "numa_node", -1, ALLOC_NODES_MAX - 1, &o.numa_node, error);
                         have_numa = true;
-                } else if (streq(key, "mac")) {
+                } else if (streq(key, SRIOVD_OPTION_MAC)) {
                         if (o.have_mac)
                                 return bus_error_setf(error, -EINVAL, "Option mac given twice");
                         r = read_mac(m, o.mac, error);
                         o.have_mac = true;
-                } else if (streq(key, "vlan")) {
+                } else if (streq(key, SRIOVD_OPTION_VLAN)) {
                         if (have_vlan)
                                 return bus_error_setf(error, -EINVAL, "Option vlan given twice");
                         r = read_integer(m, "vlan", 0, 4094, &o.vlan, error);

@@ -8,6 +8,7 @@
 
 #include "sriovd/bus.h"
 #include "sriovd/manager.h"
+#include "sriovd/plan.h"
 
 /* Dry-run plans (a full observe each) for callers who may not change anything: burst, then per second. */
 #define BUS_PLAN_BURST 20
@@ -30,10 +31,49 @@ typedef struct BusProps {
         const char *state;
 } BusProps;
 
+/* A tenant as last announced (InterfacesAdded / PropertiesChanged), to say only what changed. */
+typedef struct BusTenantSnap {
+        char id[TENANT_ID_MAX];
+        char class_name[CLASS_NAME_MAX];
+        const char *kind, *state;         /* static strings */
+        char vf[PCI_ADDR_MAX], pf[PCI_ADDR_MAX];
+        char netdev[IF_NAMESIZE];
+        char mac[MAC_STR_MAX];
+        int vlan, numa_node;
+        uint64_t domain_hash;             /* the domain is up to 255 bytes: a hash of it is enough here */
+        bool remote_numa, have_coalesce;
+        unsigned rx_usecs, tx_usecs;
+        unsigned seen;                    /* the sweep that last found it */
+} BusTenantSnap;
+
+/* A PF as last announced. */
+typedef struct BusDeviceSnap {
+        char addr[PCI_ADDR_MAX];
+        char driver[DRIVER_MAX];
+        char netdev[IF_NAMESIZE];
+        int numa_node;
+        unsigned total_vfs, num_vfs;
+        uint64_t vfs_hash;
+} BusDeviceSnap;
+
 struct Bus {
         Manager *manager;
         sd_bus *bus;
         sd_bus_slot *vtable_slot;
+        sd_bus_slot *object_manager_slot;
+        sd_bus_slot *tenant_slot, *tenant_enum_slot;
+        sd_bus_slot *device_slot, *device_enum_slot;
+        sd_event_source *flush_defer;       /* announce the tenants and PFs that changed */
+        BusTenantSnap *tenants;             /* sorted by id */
+        size_t n_tenants, allocated_tenants;
+        unsigned sweep;
+        BusDeviceSnap *devices;
+        size_t n_devices;
+        uint64_t inventory_hash;            /* of what tenants' records take from the inventory */
+        char (*dirty)[TENANT_ID_MAX];       /* tenants a decision changed, not announced yet */
+        size_t n_dirty, allocated_dirty;
+        bool dirty_all;
+        const char *removing;               /* the path InterfacesRemoved is being sent for */
         sd_bus_slot *log_control_slot;
         sd_bus_slot *disconnect_slot;
         sd_event_source *reconnect_timer;   /* the bus daemon went away: try again, backing off */
@@ -59,6 +99,54 @@ int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_erro
 #define BUS_LOG_CONTROL_PATH "/org/freedesktop/LogControl1"
 #define BUS_LOG_CONTROL_INTERFACE "org.freedesktop.LogControl1"
 extern const sd_bus_vtable bus_log_control_vtable[];
+
+/* bus-record.c: the API's a{sv} records (keys in sriovd/bus-protocol.h) and object paths. */
+int bus_tenant_path(const char *tenant, char **ret);
+int bus_device_path(const char *addr, char **ret);
+int bus_append_tenant_record(sd_bus_message *m, const TenantInfo *t);
+/* A method return with one tenant record, sent. */
+int bus_reply_tenant_record(sd_bus_message *call, const TenantInfo *t);
+int bus_append_pf_record(sd_bus_message *m, const Pf *pf);
+int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const char *tenant);
+int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device);
+int bus_append_action_record(sd_bus_message *m, const Action *a);
+int bus_append_note_record(sd_bus_message *m, const PlanNote *n);
+
+/*
+ * bus-objects.c: /org/sriovd/Manager1/tenant/ID (org.sriovd.Tenant1) and .../pf/ADDRESS
+ * (org.sriovd.Device1) under the ObjectManager at /org/sriovd/Manager1.
+ * register: on a new connection, with what is there now as announced (a reconnecting client
+ * calls GetManagedObjects). mark_tenant: a decision changed it. flush: InterfacesAdded,
+ * InterfacesRemoved and PropertiesChanged for what differs from the last announcement.
+ */
+int bus_objects_register(Bus *b);
+void bus_objects_unregister(Bus *b);
+int bus_objects_reset(Bus *b);
+void bus_objects_mark_tenant(Bus *b, const char *tenant);
+void bus_objects_flush(Bus *b);
+void bus_objects_free(Bus *b);
+/* Shared by the object files: FNV-1a (the NUL too), and the signals, logged on failure. */
+#define BUS_HASH_INIT 14695981039346656037ULL
+uint64_t bus_hash_str(uint64_t h, const char *s);
+void bus_emit_added(Bus *b, const char *path);
+void bus_emit_removed(Bus *b, const char *path);
+void bus_emit_changed(Bus *b, const char *path, const char *interface, const char **changed);
+
+/* bus-object-tenant.c: fallback vtable, its find and enumerator; what became of one tenant
+ * (now NULL: gone) or of all (announce false: take the picture, say nothing). */
+extern const sd_bus_vtable bus_tenant_vtable[];
+int bus_tenant_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **ret_found,
+                    sd_bus_error *error);
+int bus_tenant_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes, sd_bus_error *error);
+int bus_sync_tenant(Bus *b, const char *id, const TenantInfo *now);
+int bus_sync_all_tenants(Bus *b, bool announce);
+
+/* bus-object-device.c: the same for PFs (a few: all of them each time). */
+extern const sd_bus_vtable bus_device_vtable[];
+int bus_device_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **ret_found,
+                    sd_bus_error *error);
+int bus_device_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes, sd_bus_error *error);
+int bus_sync_devices(Bus *b, bool announce);
 
 /* bus-read.c: the read-only methods. */
 int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error);

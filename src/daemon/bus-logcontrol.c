@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bus-internal.h"
-#include "sriovd/bus-error.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/log.h"
 
 /*

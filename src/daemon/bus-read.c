@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-read.c — org.sriovd.Manager1's read-only methods: tenants, devices, IRQs, the dry-run plan */
+/* bus-read.c — org.sriovd.Manager1's read-only methods: tenants, devices, IRQs, the dry-run plan, as a{sv} records */
 
 #include <string.h>
 #include <time.h>
 
 #include "bus-internal.h"
 #include "sriovd/allocator.h"
-#include "sriovd/bus-error.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/kernel.h"
 #include "sriovd/plan.h"
 
@@ -34,7 +34,7 @@ int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error
                 return bus_error_setf(error, -ESRCH, "No tenant \"%s\"", tenant);
         if (r < 0)
                 return bus_error_setf(error, r, "Failed to look up tenant %s: %s", tenant, strerror(-r));
-        return sd_bus_reply_method_return(m, "ssssss", t.kind, t.vf, t.netdev, t.mac, t.class_name, t.state);
+        return bus_reply_tenant_record(m, &t);
 }
 
 int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -46,7 +46,7 @@ int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *err
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssssssssibuu)");
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
@@ -55,9 +55,7 @@ int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *err
                 r = manager_tenant(b->manager, i, &t);
                 if (r < 0)
                         return r;
-                r = sd_bus_message_append(reply, "(ssssssssibuu)", t.tenant, t.class_name, t.kind, t.vf, t.netdev,
-                                          t.mac, t.state, t.domain, (int32_t) t.numa_node, (int) t.have_coalesce,
-                                          (uint32_t) t.rx_usecs, (uint32_t) t.tx_usecs);
+                r = bus_append_tenant_record(reply, &t);
                 if (r < 0)
                         return r;
         }
@@ -111,16 +109,13 @@ int bus_method_list_devices(sd_bus_message *m, void *userdata, sd_bus_error *err
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
-        /* address, kind, pf, numa_node, driver, netdev, tenant, vf_index, num_vfs, total_vfs */
-        r = sd_bus_message_open_container(reply, 'a', "(sssisssuuu)");
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         if (r < 0)
                 return r;
         for (size_t i = 0; inv && i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
 
-                r = sd_bus_message_append(reply, "(sssisssuuu)", pf->addr, "pf", "", (int32_t) pf->numa_node,
-                                          pf->driver, pf->n_netdevs ? pf->netdevs[0] : "", "", 0u,
-                                          (uint32_t) pf->num_vfs, (uint32_t) pf->total_vfs);
+                r = bus_append_pf_record(reply, pf);
                 if (r < 0)
                         return r;
                 for (size_t j = 0; j < pf->n_vfs; j++) {
@@ -130,9 +125,7 @@ int bus_method_list_devices(sd_bus_message *m, void *userdata, sd_bus_error *err
 
                         strscpy(key.vf, sizeof(key.vf), vf->addr);
                         h = bsearch_safe(&key, holders, n_holders, sizeof(key), holder_cmp);
-                        r = sd_bus_message_append(reply, "(sssisssuuu)", vf->addr, "vf", pf->addr,
-                                                  (int32_t) pf->numa_node, vf->driver, vf->netdev,
-                                                  h ? h->tenant : "", (uint32_t) vf->index, 0u, 0u);
+                        r = bus_append_vf_record(reply, pf, vf, h ? h->tenant : NULL);
                         if (r < 0)
                                 return r;
                 }
@@ -176,23 +169,11 @@ int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error)
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
-        /* irq, device, affinity, effective ("" = unknown), writable, thread pid (0 = none), policy, priority */
-        r = sd_bus_message_open_container(reply, 'a', "(usssbisi)");
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                const Irq *q = &inv->irqs[i];
-                char aff[CPUSET_LIST_MAX], eff[CPUSET_LIST_MAX];
-
-                cpuset_format_list(&q->affinity, aff, sizeof(aff));
-                if (q->has_effective)
-                        cpuset_format_list(&q->effective, eff, sizeof(eff));
-                else
-                        eff[0] = 0;
-                r = sd_bus_message_append(reply, "(usssbisi)", (uint32_t) q->irq, owner[i] ?: "", aff, eff,
-                                          (int) q->writable, (int32_t) q->thread,
-                                          q->thread ? sched_policy_to_string(q->thread_policy) : "",
-                                          (int32_t) q->thread_priority);
+                r = bus_append_irq_record(reply, &inv->irqs[i], owner[i]);
                 if (r < 0)
                         return r;
         }
@@ -244,31 +225,22 @@ int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
-        /* action, target, irq, vf, before, after, effect */
-        r = sd_bus_message_open_container(reply, 'a', "(ssuusss)");
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         if (r < 0)
                 return r;
         for (size_t i = 0; i < plan->n_actions; i++) {
-                const Action *a = &plan->actions[i];
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
-
-                r = sd_bus_message_append(reply, "(ssuusss)", action_kind_to_string(a->kind), a->target,
-                                          (uint32_t) a->irq, (uint32_t) a->vf,
-                                          action_format_value(a, false, before, sizeof(before)),
-                                          action_format_value(a, true, after, sizeof(after)), a->effect);
+                r = bus_append_action_record(reply, &plan->actions[i]);
                 if (r < 0)
                         return r;
         }
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        /* level, target, text */
-        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         if (r < 0)
                 return r;
         for (size_t i = 0; i < plan->n_notes; i++) {
-                const PlanNote *n = &plan->notes[i];
-                r = sd_bus_message_append(reply, "(sss)", note_level_to_string(n->level), n->target, n->text);
+                r = bus_append_note_record(reply, &plan->notes[i]);
                 if (r < 0)
                         return r;
         }

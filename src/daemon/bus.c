@@ -7,7 +7,7 @@
 #include "bus-internal.h"
 #include "sriovd-config.h"
 #include "sriovd/allocator.h"
-#include "sriovd/bus-error.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/kernel.h"
 #include "sriovd/log.h"
 
@@ -39,6 +39,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         bus_props_read(b, &p);
         if (streq(property, "Version"))
                 return sd_bus_message_append(reply, "s", SRIOVD_VERSION);
+        if (streq(property, "ApiVersion"))
+                return sd_bus_message_append(reply, "u", (uint32_t) SRIOVD_API_VERSION);
         if (streq(property, "VfTotal"))
                 return sd_bus_message_append(reply, "u", p.vf_total);
         if (streq(property, "VfUsable"))
@@ -97,6 +99,32 @@ static void bus_announce_properties(Bus *b) {
                 log_warning_errno(r, "Failed to emit PropertiesChanged on D-Bus, ignoring: %m");
 }
 
+static int on_flush(sd_event_source *s, void *userdata) {
+        bus_objects_flush(userdata);
+        return 0;
+}
+
+/* The objects' signals soon, from the loop: a decision for one tenant may change others. */
+static void bus_flush_soon(Bus *b) {
+        int r;
+
+        if (!b->flush_defer) {
+                r = sd_event_add_defer(manager_event_loop(b->manager), &b->flush_defer, on_flush, b);
+                if (r < 0) {
+                        bus_objects_flush(b);   /* now, then */
+                        return;
+                }
+        }
+        (void) sd_event_source_set_enabled(b->flush_defer, SD_EVENT_ONESHOT);
+}
+
+/* Before a change's reply: its signals first, so a client following them is never behind the reply. */
+static void bus_flush_now(Bus *b) {
+        bus_objects_flush(b);
+        if (b->flush_defer)
+                (void) sd_event_source_set_enabled(b->flush_defer, SD_EVENT_OFF);
+}
+
 static void on_manager_event(Manager *m, ManagerEvent e, const char *subject, void *userdata) {
         static const char *const signals[] = {
                 [MANAGER_EVENT_ALLOCATION_CHANGED] = "AllocationChanged",
@@ -110,6 +138,9 @@ static void on_manager_event(Manager *m, ManagerEvent e, const char *subject, vo
         if (!b->bus)
                 return;   /* off the bus until it is back: nobody to tell */
 
+        if (e == MANAGER_EVENT_ALLOCATION_CHANGED && subject)
+                bus_objects_mark_tenant(b, subject);
+        bus_flush_soon(b);
         if (e == MANAGER_EVENT_STATE_CHANGED) {
                 bus_announce_properties(b);
                 return;
@@ -170,7 +201,7 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == opts.numa_node &&
             t.vlan == opts.vlan && (!opts.have_mac || streq(t.mac, mac_format(opts.mac, mac))) &&
             streq(t.state, "allocated"))
-                return sd_bus_reply_method_return(m, "ssss", t.kind, t.vf, t.netdev, t.mac);
+                return bus_reply_tenant_record(m, &t);
 
         r = manager_allocate(b->manager, tenant, class_name, domain, &opts, &t, reason, sizeof(reason));
         switch (r) {
@@ -191,7 +222,10 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         }
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = tenant, .vf = t.vf[0] ? t.vf : NULL),
                        "D-Bus: allocated %s to tenant %s (class %s)", t.vf[0] ? t.vf : t.kind, tenant, class_name);
-        return sd_bus_reply_method_return(m, "ssss", t.kind, t.vf, t.netdev, t.mac);
+        /* A new domain or MAC is no allocator decision: this tenant is looked at in any case. */
+        bus_objects_mark_tenant(b, tenant);
+        bus_flush_now(b);
+        return bus_reply_tenant_record(m, &t);
 }
 
 static int method_release(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -214,6 +248,8 @@ static int method_release(sd_bus_message *m, void *userdata, sd_bus_error *error
         if (r < 0)
                 return bus_error_setf(error, -EIO, "Release of %s not saved: %s", tenant, strerror(-r));
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = tenant), "D-Bus: released tenant %s", tenant);
+        bus_objects_mark_tenant(b, tenant);
+        bus_flush_now(b);
         return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -239,6 +275,7 @@ static int method_set_coalesce(sd_bus_message *m, void *userdata, sd_bus_error *
                 return bus_error_setf(error, -EINVAL, "Coalescing %u/%u us out of range 0..100000", rx, tx);
         if (r < 0)
                 return bus_error_setf(error, -EIO, "Coalescing of %s not saved: %s", tenant, strerror(-r));
+        bus_flush_now(b);
         return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -344,6 +381,7 @@ static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error)
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ApiVersion", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("VfTotal", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfUsable", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfAllocated", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -360,22 +398,22 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Ping", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_ping, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Allocate",
                                 SD_BUS_ARGS("s", tenant, "s", class, "s", domain, "a{sv}", options),
-                                SD_BUS_RESULT("s", kind, "s", address, "s", netdev, "s", mac),
+                                SD_BUS_RESULT("a{sv}", tenant_record),
                                 method_allocate, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Release", SD_BUS_ARGS("s", tenant), SD_BUS_NO_RESULT, method_release,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetCoalesce", SD_BUS_ARGS("s", tenant, "u", rx_usecs, "u", tx_usecs),
                                 SD_BUS_NO_RESULT, method_set_coalesce, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetTenant", SD_BUS_ARGS("s", tenant),
-                                SD_BUS_RESULT("s", kind, "s", address, "s", netdev, "s", mac, "s", class, "s", state),
+                                SD_BUS_RESULT("a{sv}", tenant_record),
                                 bus_method_get_tenant, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListTenants", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssssssssibuu)", tenants),
+        SD_BUS_METHOD_WITH_ARGS("ListTenants", SD_BUS_NO_ARGS, SD_BUS_RESULT("aa{sv}", tenants),
                                 bus_method_list_tenants, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssisssuuu)", devices),
+        SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("aa{sv}", devices),
                                 bus_method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListIrqs", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(usssbisi)", irqs),
+        SD_BUS_METHOD_WITH_ARGS("ListIrqs", SD_BUS_NO_ARGS, SD_BUS_RESULT("aa{sv}", irqs),
                                 bus_method_list_irqs, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Plan", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuusss)", actions, "a(sss)", notes),
+        SD_BUS_METHOD_WITH_ARGS("Plan", SD_BUS_NO_ARGS, SD_BUS_RESULT("aa{sv}", actions, "aa{sv}", notes),
                                 bus_method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Verify", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("u", found, "u", repaired, "u", failed, "u", remaining, "as", what),
@@ -394,6 +432,7 @@ static const sd_bus_vtable manager_vtable[] = {
 static int bus_connect(Bus *b);
 
 static void bus_disconnect(Bus *b) {
+        bus_objects_unregister(b);
         b->vtable_slot = sd_bus_slot_unref(b->vtable_slot);
         b->log_control_slot = sd_bus_slot_unref(b->log_control_slot);
         b->disconnect_slot = sd_bus_slot_unref(b->disconnect_slot);
@@ -454,6 +493,9 @@ static int bus_connect(Bus *b) {
         r = sd_bus_add_object_vtable(b->bus, &b->vtable_slot, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, manager_vtable, b);
         if (r < 0)
                 return r;
+        r = bus_objects_register(b);
+        if (r < 0)
+                return r;
         r = sd_bus_add_object_vtable(b->bus, &b->log_control_slot, BUS_LOG_CONTROL_PATH, BUS_LOG_CONTROL_INTERFACE,
                                      bus_log_control_vtable, b);
         if (r < 0)
@@ -500,7 +542,9 @@ Bus *bus_free(Bus *b) {
         if (b->manager)
                 manager_set_event_fn(b->manager, NULL, NULL);
         sd_event_source_unref(b->reconnect_timer);
+        sd_event_source_unref(b->flush_defer);
         bus_disconnect(b);
+        bus_objects_free(b);
         free(b);
         return NULL;
 }

@@ -516,7 +516,8 @@ class Run:
             else:
                 self.fig["acknowledged"] += 1
                 a = ev["args"]
-                kind, vf, netdev, mac = ev["reply"]
+                rec = ev["reply"][0]   # the tenant record (a{sv}): no address or netdev key when there is none
+                kind, vf, netdev, mac = rec["kind"], rec.get("address", ""), rec.get("netdev", ""), rec["mac"]
                 prev = self.model.get(t)
                 want_mac = a["mac"] or (prev["mac"] if prev else statefile.mac_derive(t))
                 if mac != want_mac:
@@ -695,18 +696,27 @@ class Run:
         if VERBOSE:
             log(f"  before kill {k}: while running, removed {gone} (held by {[holder]})")
 
+    @staticmethod
+    def row(rec):
+        """A tenant record (a{sv}, absent keys absent) in the positional layout the checks index: tenant,
+        class, kind, address, netdev, mac, state, domain, numa_node, has coalescing, rx_usecs, tx_usecs."""
+        co = rec.get("coalesce")
+        return (rec["tenant"], rec["class"], rec["kind"], rec.get("address", ""), rec.get("netdev", ""), rec["mac"],
+                rec["state"], rec.get("domain", ""), rec.get("numa_node", -1), co is not None,
+                co["rx_usecs"] if co else 0, co["tx_usecs"] if co else 0)
+
     def query(self):
-        rows = {r[0]: r for r in self.conn.call(*DEST, "ListTenants")[0][0]}
-        for t in sorted(set(self.model) | set(rows)):
+        records = {r["tenant"]: r for r in self.conn.call(*DEST, "ListTenants")[0][0]}
+        for t in sorted(set(self.model) | set(records)):
             try:
-                g = self.conn.call(*DEST, "GetTenant", "s", t)[0]
-                if t not in rows or tuple(g) != (rows[t][2], rows[t][3], rows[t][4], rows[t][5], rows[t][1], rows[t][6]):
+                g = self.conn.call(*DEST, "GetTenant", "s", t)[0][0]
+                if t not in records or g != records[t]:
                     self.violation("inconsistent answers", f"GetTenant {t} = {g}, ListTenants row "
-                                   f"{rows.get(t)}")
+                                   f"{records.get(t)}")
             except minibus.Error as e:
-                if e.name != "org.sriovd.Error.UnknownTenant" or t in rows:
-                    self.violation("inconsistent answers", f"GetTenant {t}: {e}; ListTenants row {rows.get(t)}")
-        return rows
+                if e.name != "org.sriovd.Error.UnknownTenant" or t in records:
+                    self.violation("inconsistent answers", f"GetTenant {t}: {e}; ListTenants row {records.get(t)}")
+        return {t: self.row(r) for t, r in records.items()}
 
     def check_live(self, k, saved, rows):
         text = self.d.log_text()

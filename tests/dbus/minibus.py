@@ -6,7 +6,8 @@
 # synchronous method calls: one connection per thread. A call returns the reply's values and
 # the reply's header serial (the sender's own serial: dbus-daemon forwards it unchanged, so the
 # replies of one sriovd instance are totally ordered by it), or raises Error with the D-Bus
-# error name, or Disconnected.
+# error name, or Disconnected. Signals that arrive meanwhile (after an AddMatch) are kept in
+# Connection.signals, in order.
 import os
 import socket
 import struct
@@ -219,6 +220,7 @@ class Connection:
         self.sock.connect(address[len("unix:path="):])
         self.rbuf = bytearray()
         self.serial = 0
+        self.signals = []   # (member, path, values) of the signals received while waiting for replies
         uid = str(os.geteuid()).encode().hex()
         self.sock.sendall(b"\0AUTH EXTERNAL " + uid.encode() + b"\r\n")
         line = self._line()
@@ -292,8 +294,12 @@ class Connection:
             raise Disconnected(str(e))
         while True:
             mtype, rserial, f, values = self._message()
+            if mtype == SIGNAL:
+                # In the order the bus delivered them, before this call's reply or after.
+                self.signals.append((f.get(3), f.get(1), values))
+                continue
             if mtype not in (METHOD_RETURN, ERROR) or f.get(5) != serial:
-                continue   # signals (NameAcquired), or anything else
+                continue   # anything else
             if mtype == ERROR:
                 raise Error(f.get(4, "?"), values[0] if values and isinstance(values[0], str) else "", rserial)
             return values, rserial

@@ -27,12 +27,55 @@ SOURCE = os.environ["SRIOVD_SOURCE_DIR"]
 BUILD = os.environ["SRIOVD_BUILD_DIR"]
 DEST = ["org.sriovd.Manager1", "/org/sriovd/Manager1"]
 IFACE = "org.sriovd.Manager1"
+TENANT1, DEVICE1 = "org.sriovd.Tenant1", "org.sriovd.Device1"
+OBJMGR = "org.freedesktop.DBus.ObjectManager"
+PF0 = "0000:41:00.0"
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 E = "org.sriovd.Error."
 
 BUS_CONF = minibus.BUS_CONF
 
 SEEN_ERRORS = set()
+
+
+def plain(sig, data):
+    """busctl --json's {"type", "data"} of a signature, as plain Python values (a{sv} as a dict)."""
+    types = minibus._split(sig)
+    if len(types) > 1:
+        return [plain(t, x) for t, x in zip(types, data)]
+    t = types[0]
+    if t == "v":
+        return plain(data["type"], data["data"])
+    if t.startswith("a{"):
+        k, v = minibus._split(t[2:-1])
+        return {key: plain(v, val) for key, val in data.items()}
+    if t.startswith("a"):
+        return [plain(t[1:], x) for x in data]
+    if t.startswith("("):
+        return [plain(x, y) for x, y in zip(minibus._split(t[1:-1]), data)]
+    return data
+
+
+def path_encode(prefix, s):
+    """sd_bus_path_encode(): every byte but [A-Za-z0-9] as _XX, and a leading digit too."""
+    return prefix + "/" + "".join(c if c.isascii() and (c.isalpha() or (c.isdigit() and i > 0)) else "_%02x" % ord(c)
+                                  for i, c in enumerate(s))
+
+
+def tenant_path(t):
+    return path_encode("/org/sriovd/Manager1/tenant", t)
+
+
+def pf_path(a):
+    return path_encode("/org/sriovd/Manager1/pf", a)
+
+
+def no_placeholders(rec):
+    """A record holds what exists: no "" and no -1 standing for "none"."""
+    for k, v in rec.items():
+        assert v != "" and v != -1, (k, rec)
+        if isinstance(v, dict):
+            no_placeholders(v)
 
 
 def wait_until(pred, timeout=10.0):
@@ -130,7 +173,7 @@ class Monitor:
                                       "org.sriovd.Manager1"], stdout=self.out, stderr=subprocess.DEVNULL)
         time.sleep(0.3)
 
-    def signals(self):
+    def signals(self, path="/org/sriovd/Manager1"):
         self.out.flush()
         res = []
         with open(self.path) as f:
@@ -139,13 +182,13 @@ class Monitor:
                     msg = json.loads(line)
                 except ValueError:
                     continue
-                if msg.get("type") == "signal" and msg.get("path") == "/org/sriovd/Manager1":
+                if msg.get("type") == "signal" and msg.get("path") == path:
                     res.append((msg["member"], msg["payload"]["data"]))
         return res
 
-    def wait(self, member, pred=lambda data: True, timeout=10):
-        ok = wait_until(lambda: any(m == member and pred(d) for m, d in self.signals()), timeout)
-        assert ok, f"no {member} signal; got {self.signals()}"
+    def wait(self, member, pred=lambda data: True, timeout=10, path="/org/sriovd/Manager1"):
+        ok = wait_until(lambda: any(m == member and pred(d) for m, d in self.signals(path)), timeout)
+        assert ok, f"no {member} signal on {path}; got {self.signals(path)}"
 
     def stop(self):
         self.proc.kill()
@@ -191,18 +234,58 @@ class Env:
     def prop(self, name, user=None):
         return self.busctl("get-property", *DEST, IFACE, name, user=user)["data"]
 
+    def rec(self, method, sig=None, *args, user=None):
+        """A method's reply as plain values: a record is a dict, a list of records a list of dicts."""
+        r = self.call(method, sig, *args, user=user)
+        vals = [plain(t, x) for t, x in zip(minibus._split(r["type"]), r["data"])]
+        return vals[0] if len(vals) == 1 else vals
+
     def tenants(self):
-        return self.call("ListTenants")["data"][0]
+        return self.rec("ListTenants")
+
+    def managed_objects(self):
+        r = self.busctl("call", *DEST, OBJMGR, "GetManagedObjects")
+        return plain(r["type"], r["data"][0])
+
+    def obj_props(self, path, iface):
+        r = self.busctl("call", DEST[0], path, "org.freedesktop.DBus.Properties", "GetAll", "s", iface)
+        return plain(r["type"], r["data"][0])
 
 
 # ---- the tests ----
 
+def interface_xml(text, name):
+    """One interface's element, without the XML comments that document the shipped file's record keys."""
+    text = re.sub(r"[ \t]*<!--.*?-->\n?", "", text, flags=re.S)
+    m = re.search(r'<interface name="%s">.*?</interface>' % re.escape(name), text, re.S)
+    assert m, f"no interface {name}"
+    return m.group(0)
+
+
 def test_introspection(env, d, mon):
-    xml = env.busctl("introspect", "--xml-interface", *DEST, check=False).stdout
-    live = re.search(r'<interface name="org.sriovd.Manager1">.*?</interface>', xml, re.S).group(0)
     with open(os.path.join(SOURCE, "conf", "org.sriovd.Manager1.xml")) as f:
-        shipped = re.search(r'<interface name="org.sriovd.Manager1">.*?</interface>', f.read(), re.S).group(0)
-    assert live == shipped, "conf/org.sriovd.Manager1.xml differs from the live introspection"
+        shipped_text = f.read()
+    env.call("Allocate", "sssa{sv}", "t-introspect", "best-effort", "", 0)
+    try:
+        for path, name in [(DEST[1], IFACE), (tenant_path("t-introspect"), TENANT1), (pf_path(PF0), DEVICE1)]:
+            xml = env.busctl("introspect", "--xml-interface", DEST[0], path, check=False).stdout
+            live, shipped = interface_xml(xml, name), interface_xml(shipped_text, name)
+            assert live == shipped, f"conf/org.sriovd.Manager1.xml's {name} differs from the live introspection"
+    finally:
+        env.call("Release", "s", "t-introspect")
+    live = interface_xml(env.busctl("introspect", "--xml-interface", *DEST, check=False).stdout, IFACE)
+    # Every record key sriovd sends is documented in the shipped file (a comment per key).
+    for key in ["tenant", "path", "class", "kind", "state", "mac", "address", "pf", "netdev", "vlan", "domain",
+                "numa_node", "remote_numa", "coalesce", "driver", "num_vfs", "total_vfs", "vf_index", "irq",
+                "device", "affinity", "effective", "writable", "thread", "action", "target", "vf", "before",
+                "after", "effect", "level", "text"]:
+        assert re.search(r"^\s+%s\s+\(?[a-z{}()]+" % key, shipped_text, re.M), f"record key {key} undocumented"
+    # ... and every key bus-protocol.h names (nested ones such as rx_usecs inside their record's line).
+    with open(os.path.join(SOURCE, "include", "sriovd", "bus-protocol.h")) as f:
+        header_keys = re.findall(r'#define SRIOVD_(?:KEY|OPTION)_\w+ "(\w+)"', f.read())
+    assert len(header_keys) > 30, header_keys
+    for key in header_keys:
+        assert re.search(r"\b%s\b" % key, shipped_text), f"bus-protocol.h key {key} not in the shipped XML"
     for m in ["Allocate", "Release", "SetCoalesce", "GetTenant", "ListDevices", "ListTenants", "ListIrqs", "Plan",
               "Verify", "Reload", "ForceNumVfs", "Ping"]:
         assert f'<method name="{m}">' in live or f'<method name="{m}"/>' in live, m
@@ -212,6 +295,8 @@ def test_introspection(env, d, mon):
 
 def test_properties(env, d, mon):
     assert env.prop("Version") == "0.1.0"
+    assert env.prop("ApiVersion") == 2
+    assert env.ctl_json("status")["api_version"] == 2
     assert env.prop("VfTotal") == 16 and env.prop("VfAllocated") == 0
     assert env.prop("VfUtilization") == 0.0 and abs(env.prop("VfTarget") - 0.85) < 1e-9
     assert env.prop("State") == "running"
@@ -223,49 +308,136 @@ def test_properties(env, d, mon):
 
 
 def test_allocate(env, d, mon):
-    r = env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)["data"]
-    kind, addr, netdev, mac = r
+    r = env.rec("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)
+    kind, addr, netdev, mac = r["kind"], r["address"], r["netdev"], r["mac"]
     assert kind == "vf" and addr.startswith("0000:c1:") and netdev and re.fullmatch(r"([0-9a-f]{2}:){5}[0-9a-f]{2}", mac), r
+    # The reply is the tenant's record: every key that has a value, none that has not.
+    assert r["tenant"] == "t-vf" and r["class"] == "latency-critical" and r["state"] == "allocated", r
+    assert r["domain"] == "vm-1" and r["numa_node"] == 1 and r["pf"] == "0000:c1:00.0", r
+    assert r["path"] == tenant_path("t-vf") and r["remote_numa"] is False, r
+    assert "vlan" not in r and "coalesce" not in r, r
+    no_placeholders(r)
     # Idempotent: the same answer, no new decision.
-    again = env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "u", 1)["data"]
+    again = env.rec("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "u", 1)
     assert again == r, (again, r)
-    assert env.call("GetTenant", "s", "t-vf")["data"] == [kind, addr, netdev, mac, "latency-critical", "allocated"]
+    assert env.rec("GetTenant", "s", "t-vf") == r
     # Another domain for the same tenant: kept, and saved.
     env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-2", 1, "numa_node", "i", 1)
     assert [t["domain"] for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-vf"] == ["vm-2"]
     env.call("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)
     # The controller's own MAC and VLAN for a tenant: answered, and saved with it.
-    own = env.call("Allocate", "sssa{sv}", "t-own", "throughput", "", 2, "mac", "s", "52:54:00:ab:cd:ef",
-                   "vlan", "u", 100)["data"]
-    assert own[0] == "vf" and own[3] == "52:54:00:ab:cd:ef", own
+    own = env.rec("Allocate", "sssa{sv}", "t-own", "throughput", "", 2, "mac", "s", "52:54:00:ab:cd:ef",
+                  "vlan", "u", 100)
+    assert own["kind"] == "vf" and own["mac"] == "52:54:00:ab:cd:ef" and own["vlan"] == 100, own
+    assert "domain" not in own and "numa_node" not in own, own
     saved = [t for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-own"][0]
     assert saved["mac"] == "52:54:00:ab:cd:ef" and saved["vlan"] == 100, saved
     env.call("Release", "s", "t-own")
     v = env.ctl_json("allocate", "t-virtio", "best-effort")
     assert v["kind"] == "virtio" and v["address"] is None and v["netdev"] is None
     assert env.ctl_json("tenant", "t-virtio")["state"] == "allocated"
+    # On the bus, a virtio tenant has no VF keys at all (sriovctl --json shows them as null).
+    virtio = env.rec("GetTenant", "s", "t-virtio")
+    assert not {"address", "pf", "netdev", "remote_numa", "domain", "numa_node", "vlan"} & set(virtio), virtio
+    no_placeholders(virtio)
+    # sriovctl's tenant JSON is the record: the same keys and values, plus null for the absent ones.
+    assert {k: x for k, x in env.ctl_json("tenant", "t-vf").items() if x is not None} == r
     mon.wait("AllocationChanged", lambda data: data == ["t-vf"])
     mon.wait("AllocationChanged", lambda data: data == ["t-virtio"])
     mon.wait("PropertiesChanged", lambda data: "VfAllocated" in data[1] and data[1]["VfAllocated"]["data"] == 1)
     assert env.prop("VfAllocated") == 1 and env.prop("Tenants") == 2
-    rows = {t[0]: t for t in env.tenants()}
-    assert rows["t-vf"][1:9] == ["latency-critical", "vf", addr, netdev, mac, "allocated", "vm-1", 1], rows["t-vf"]
-    devs = {x[0]: x for x in env.call("ListDevices")["data"][0]}
-    assert devs[addr][1] == "vf" and devs[addr][6] == "t-vf" and devs["0000:41:00.0"][8] == 8
+    rows = {t["tenant"]: t for t in env.tenants()}
+    assert rows["t-vf"] == r, rows["t-vf"]
+    for t in rows.values():
+        no_placeholders(t)
+    devs = {x["address"]: x for x in env.rec("ListDevices")}
+    assert devs[addr]["kind"] == "vf" and devs[addr]["tenant"] == "t-vf" and devs[addr]["pf"] == "0000:c1:00.0"
+    assert devs[PF0]["kind"] == "pf" and devs[PF0]["num_vfs"] == 8 and devs[PF0]["total_vfs"] >= 8
+    assert not {"pf", "tenant", "vf_index"} & set(devs[PF0]), devs[PF0]
+    free = [x for x in devs.values() if x["kind"] == "vf" and x["pf"] == PF0 and x["vf_index"] == 0][0]
+    assert "tenant" not in free, free
     assert len(devs) == 18
-    irqs = env.call("ListIrqs")["data"][0]
-    assert len(irqs) == 82 and irqs[0][0] == 44 and irqs[0][1] == "0000:41:00.0"
+    for x in devs.values():
+        no_placeholders(x)
+    irqs = env.rec("ListIrqs")
+    assert len(irqs) == 82 and irqs[0]["irq"] == 44 and irqs[0]["device"] == PF0, irqs[0]
+    assert all(isinstance(q["writable"], bool) and "affinity" in q for q in irqs)
     assert env.ctl("devices", check=0).stdout.count(" vf ") == 16
     assert len(env.ctl_json("irqs")) == 82
     # SetCoalesce: the per-guest window, shown by ListTenants.
     env.ctl("coalesce", "t-vf", "0", "8", check=0)
-    row = [t for t in env.tenants() if t[0] == "t-vf"][0]
-    assert row[9:] == [True, 0, 8], row
+    row = [t for t in env.tenants() if t["tenant"] == "t-vf"][0]
+    assert row["coalesce"] == {"rx_usecs": 0, "tx_usecs": 8}, row
     saved = [t for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-vf"][0]
     assert saved["coalesce"] == {"rx_usecs": 0, "tx_usecs": 8}, saved
     # Release, then it is gone.
     env.ctl("release", "t-virtio", check=0)
     env.ctl_error(1, E + "UnknownTenant", "tenant", "t-virtio")
+
+
+def test_object_manager(env, d, mon):
+    """One object per tenant and PF under the ObjectManager; signals for what comes, goes and changes."""
+    objs = env.managed_objects()
+    tenants = {t["tenant"]: t for t in env.tenants()}
+    assert {p for p in objs if "/tenant/" in p} == {tenant_path(t) for t in tenants}, sorted(objs)
+    for t, rec in tenants.items():
+        props = objs[tenant_path(t)][TENANT1]
+        assert props["Id"] == t and props["Class"] == rec["class"] and props["Kind"] == rec["kind"], props
+        assert props["Address"] == rec.get("address", "") and props["Mac"] == rec["mac"], props
+        assert props["NumaNode"] == rec.get("numa_node", -1) and props["State"] == rec["state"], props
+    pfs = {x["address"]: x for x in env.rec("ListDevices") if x["kind"] == "pf"}
+    assert {p for p in objs if "/pf/" in p} == {pf_path(a) for a in pfs}, sorted(objs)
+    dev = objs[pf_path(PF0)][DEVICE1]
+    assert dev["Address"] == PF0 and dev["NumVfs"] == 8 and dev["TotalVfs"] == pfs[PF0]["total_vfs"], dev
+    assert len(dev["Vfs"]) == 8 and dev["Driver"] == pfs[PF0]["driver"], dev
+    assert pfs[PF0]["path"] == pf_path(PF0)
+
+    # A controller's connection that follows the signals: each change's signals come before its reply.
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        path = tenant_path("t-om.1")
+        (rec,), _ = conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-om.1", "throughput", "vm-om",
+                              {"numa_node": ("i", 0)})
+        # Acknowledged means saved: the state file has the tenant when the reply is here.
+        assert "t-om.1" in [t["tenant"] for t in statefile.saved(d.state)["tenants"]]
+        assert rec["path"] == path, rec
+        added = [v for m, p, v in conn.signals if m == "InterfacesAdded" and v[0] == path]
+        assert added, conn.signals
+        props = added[0][1][TENANT1]
+        assert props["Id"] == "t-om.1" and props["Class"] == "throughput" and props["Domain"] == "vm-om", props
+        assert props["Address"] == rec["address"] and props["NumaNode"] == 0, props
+        assert env.obj_props(path, TENANT1) == props
+        # A class change: PropertiesChanged on the tenant's object, naming what changed.
+        del conn.signals[:]
+        conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-om.1", "best-effort", "vm-om", {"numa_node": ("i", 0)})
+        changed = [v for m, p, v in conn.signals if m == "PropertiesChanged" and p == path]
+        assert changed and changed[0][0] == TENANT1, conn.signals
+        assert changed[0][1]["Class"] == "best-effort" and changed[0][1]["Kind"] == "virtio", changed
+        assert "Id" not in changed[0][1] and "Mac" not in changed[0][1], changed
+        del conn.signals[:]
+        conn.call(*DEST, IFACE, "SetCoalesce", "suu", "t-om.1", 7, 9)
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == path]
+        assert changed and changed[0]["Coalescing"] is True and changed[0]["CoalesceRxUsecs"] == 7, changed
+        # Release: InterfacesRemoved naming the interface; the object is gone.
+        del conn.signals[:]
+        conn.call(*DEST, IFACE, "Release", "s", "t-om.1")
+        removed = [v for m, p, v in conn.signals if m == "InterfacesRemoved" and v[0] == path]
+        assert removed and TENANT1 in removed[0][1], conn.signals
+        assert path not in env.managed_objects()
+        try:
+            conn.call(DEST[0], path, "org.freedesktop.DBus.Properties", "Get", "ss", TENANT1, "Id")
+            raise AssertionError("a released tenant's object still answers")
+        except minibus.Error as e:
+            assert e.name in ("org.freedesktop.DBus.Error.UnknownObject",
+                              "org.freedesktop.DBus.Error.UnknownInterface"), e.name
+    finally:
+        conn.close()
+    # busctl monitor saw the same on the ObjectManager's path.
+    mon.wait("InterfacesAdded", lambda data: data[0] == path)
+    mon.wait("InterfacesRemoved", lambda data: data[0] == path)
+    mon.wait("PropertiesChanged", lambda data: "Class" in data[1], path=path)
 
 
 def test_allocation_is_no_drift(env, d, mon):
@@ -275,14 +447,14 @@ def test_allocation_is_no_drift(env, d, mon):
     before = len(drifts())
     vfs = []
     for t in ["t-nodrift-1", "t-nodrift-2"]:
-        vfs.append(env.call("Allocate", "sssa{sv}", t, "latency-critical", "", 1, "numa_node", "i", 1)["data"][1])
+        vfs.append(env.rec("Allocate", "sssa{sv}", t, "latency-critical", "", 1, "numa_node", "i", 1)["address"])
     # The tenants' VF IRQs move to their class's CPUs in the cycle that follows; run one more to be sure.
     env.ctl_json("verify")
     time.sleep(0.3)
     assert len(drifts()) == before, drifts()[before:]
     assert "Drift repaired" not in d.stderr(), d.stderr()[-3000:]
     # An owned IRQ of the tenant's VF changed from outside: that is drift.
-    irq = [i for i in env.call("ListIrqs")["data"][0] if i[1] == vfs[0]][0][0]
+    irq = [i for i in env.rec("ListIrqs") if i.get("device") == vfs[0]][0]["irq"]
     path = os.path.join(d.root, f"proc/irq/{irq}/smp_affinity_list")
     with open(path, "w") as f:
         f.write("2-7")
@@ -295,9 +467,9 @@ def test_allocation_is_no_drift(env, d, mon):
 
 def test_dry_run_and_once_beside_the_daemon(env, d, mon):
     """--dry-run plans the daemon's saved tenants, read only; --once refuses while the daemon runs."""
-    vf = env.call("Allocate", "sssa{sv}", "t-dry", "latency-critical", "", 1, "numa_node", "i", 1)["data"][1]
+    vf = env.rec("Allocate", "sssa{sv}", "t-dry", "latency-critical", "", 1, "numa_node", "i", 1)["address"]
     env.ctl_json("verify")
-    irqs = {i[0] for i in env.call("ListIrqs")["data"][0] if i[1] == vf}
+    irqs = {i["irq"] for i in env.rec("ListIrqs") if i.get("device") == vf}
     assert irqs
 
     def snapshot():
@@ -338,8 +510,13 @@ def test_dry_run_and_once_beside_the_daemon(env, d, mon):
 def test_plan_verify_drift(env, d, mon):
     plan = env.ctl_json("plan")
     assert set(plan) == {"actions", "notes"}
-    raw = env.call("Plan")["data"]
+    raw = env.rec("Plan")
     assert len(raw) == 2
+    for rec in raw[0] + raw[1]:
+        no_placeholders(rec)
+    assert all({"action", "before", "after"} <= set(a) for a in raw[0]), raw[0][:3]
+    assert all("vf" in a for a in raw[0] if a["action"] == "vf-link")
+    assert all("irq" in a for a in raw[0] if a["action"] in ("irq-affinity", "irq-thread"))
     # Someone moves an IRQ: a dry run sees it and changes nothing; Verify repairs and signals it.
     path = os.path.join(d.root, "proc/irq/60/smp_affinity_list")
     with open(path, "w") as f:
@@ -361,9 +538,14 @@ def test_devices_come_and_go(env, d, mon):
     os.unlink(link)
     env.ctl("verify")
     mon.wait("DeviceRemoved", lambda data: data == [vf])
+    # The PF's object says it too: its Vfs property changed.
+    mon.wait("PropertiesChanged", lambda data: "Vfs" in data[1] and vf not in data[1]["Vfs"]["data"],
+             path=pf_path(PF0))
     os.symlink(target, link)
     env.ctl("verify")
     mon.wait("DeviceAdded", lambda data: data == [vf])
+    mon.wait("PropertiesChanged", lambda data: "Vfs" in data[1] and vf in data[1]["Vfs"]["data"],
+             path=pf_path(PF0))
 
 
 def test_force_num_vfs(env, d, mon):
@@ -426,6 +608,11 @@ def test_unprivileged(env, d, mon):
                          ("ListIrqs", None, []), ("Plan", None, []), ("Ping", None, [])]:
         env.call(m, sig, *args, user=NOBODY)
     assert env.prop("State", user=NOBODY) == "running"
+    # The objects too: GetManagedObjects (the bus policy lets everyone call the ObjectManager) and properties.
+    objs = env.busctl("call", *DEST, OBJMGR, "GetManagedObjects", user=NOBODY)["data"][0]
+    assert tenant_path("t-vf") in objs and pf_path(PF0) in objs, sorted(objs)
+    assert env.busctl("get-property", DEST[0], tenant_path("t-vf"), TENANT1, "Class",
+                      user=NOBODY)["data"] == "latency-critical"
     assert env.busctl("introspect", *DEST, user=NOBODY, check=False).returncode == 0
     # The access group may change things.
     try:
@@ -543,12 +730,12 @@ def test_concurrency(env, d, mon):
     with concurrent.futures.ThreadPoolExecutor(16) as ex:
         list(ex.map(client, range(16)))
     rows = env.tenants()
-    vfs = [r[3] for r in rows if r[3]]
+    vfs = [r["address"] for r in rows if "address" in r]
     assert len(vfs) == len(set(vfs)), "a VF is held twice"
-    assert all(r[2] == "vf" for r in rows if r[3])
+    assert all(r["kind"] == "vf" for r in rows if "address" in r)
     state = json.loads(d.state_file())
     saved = {t["tenant"]: (t["class"], t["kind"], t["vf"] or "", t["mac"]) for t in state["tenants"]}
-    listed = {r[0]: (r[1], r[2] if r[2] != "none" else "none", r[3], r[5]) for r in rows}
+    listed = {r["tenant"]: (r["class"], r["kind"], r.get("address", ""), r["mac"]) for r in rows}
     assert saved == listed, (saved, listed)
     assert env.prop("VfAllocated") == len(vfs)
 
@@ -559,7 +746,8 @@ def test_restart(env, d, mon):
     assert d.stop(signal.SIGTERM) == 0
     d.start()
     assert env.tenants() == before
-    assert env.call("GetTenant", "s", before[0][0])["data"][0] == before[0][2]
+    assert env.rec("GetTenant", "s", before[0]["tenant"]) == before[0]
+    assert {p for p in env.managed_objects() if "/tenant/" in p} == {t["path"] for t in before}
     d.stop(signal.SIGKILL)
     d.start()
     assert env.tenants() == before
@@ -573,6 +761,18 @@ def test_bus_daemon_restart(env, d, mon):
     assert wait_until(lambda: env.call("Ping", check=False).returncode == 0, timeout=20), d.stderr()[-3000:]
     assert "Lost the system bus" in d.stderr() and "back on the bus" in d.stderr()
     assert env.tenants() == before
+    # The objects are back with the connection: what a reconnecting controller reads first.
+    assert {p for p in env.managed_objects() if "/tenant/" in p} == {t["path"] for t in before}
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-after-bus", "best-effort", "", {})
+        conn.call(*DEST, IFACE, "Release", "s", "t-after-bus")
+        members = [m for m, p, v in conn.signals if p == DEST[1] and v and v[0] == tenant_path("t-after-bus")]
+        assert members == ["InterfacesAdded", "InterfacesRemoved"], conn.signals
+    finally:
+        conn.close()
 
 
 LOGCTL = ["org.sriovd.Manager1", "/org/freedesktop/LogControl1", "org.freedesktop.LogControl1"]
@@ -626,7 +826,7 @@ def test_log_control(env, d, mon):
     assert get("LogTarget") == "auto"
 
 
-TESTS = [test_introspection, test_properties, test_allocation_is_no_drift, test_allocate,
+TESTS = [test_introspection, test_properties, test_allocation_is_no_drift, test_allocate, test_object_manager,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]

@@ -361,3 +361,11 @@ journalctl -b -x -u sriovd MESSAGE_ID=$MID_STARTED --no-pager | grep -q 'Subject
 # The bus: a controller's view (busctl on the real system bus).
 out=$(busctl get-property org.sriovd.Manager1 /org/sriovd/Manager1 org.sriovd.Manager1 State 2>&1) &&
         pass bus "busctl State: $out" || fail bus "busctl get-property State: $out"
+out=$(busctl get-property org.sriovd.Manager1 /org/sriovd/Manager1 org.sriovd.Manager1 ApiVersion 2>&1)
+[ "$out" = "u 2" ] && pass bus-api "busctl ApiVersion: $out" || fail bus-api "busctl get-property ApiVersion: $out"
+# A reconnecting controller's first call: every tenant's object (t-next's as sd_bus_path_encode() spells it).
+out=$(busctl call org.sriovd.Manager1 /org/sriovd/Manager1 org.freedesktop.DBus.ObjectManager GetManagedObjects 2>&1)
+case $out in
+*'"/org/sriovd/Manager1/tenant/t_2dnext"'*) pass bus-objects "GetManagedObjects lists t-next's object" ;;
+*) fail bus-objects "GetManagedObjects: $(echo "$out" | head -c 300)" ;;
+esac

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-error.c — the one table of org.sriovd.Error.* names and the errno each stands for */
+/* bus-protocol.c — the API's one table of org.sriovd.Error.* names and the errno each stands for */
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "sriovd/bus-error.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/macro.h"
 
 /* The first row of a name is what the name maps back to. */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bus-protocol.h — the D-Bus API as sriovd and its clients both spell it: names, paths, keys, errors */
+#pragma once
+
+/*
+ * The one header sriovd's bus code and sriovctl share (sriovctl includes nothing else of the
+ * daemon's). conf/org.sriovd.Manager1.xml documents every name here; README's "D-Bus API" says
+ * how to use them. Names are append-only: a client written against ApiVersion N keeps working
+ * against N+1, which may add keys, properties, methods and objects, never rename or retype.
+ */
+
+#include <systemd/sd-bus.h>
+
+#define SRIOVD_BUS_NAME "org.sriovd.Manager1"
+#define SRIOVD_BUS_PATH "/org/sriovd/Manager1"
+#define SRIOVD_BUS_INTERFACE "org.sriovd.Manager1"
+
+/*
+ * The Manager1 property ApiVersion: 1 was the positional-struct API of 0.1 (never announced
+ * as such), 2 the a{sv} records, the per-tenant and per-PF objects and the ObjectManager.
+ */
+#define SRIOVD_API_VERSION 2
+
+/* One object per tenant and per managed PF, children of SRIOVD_BUS_PATH (its ObjectManager). */
+#define SRIOVD_BUS_TENANT_PREFIX SRIOVD_BUS_PATH "/tenant"   /* + sd_bus_path_encode()d tenant id */
+#define SRIOVD_BUS_TENANT_INTERFACE "org.sriovd.Tenant1"
+#define SRIOVD_BUS_DEVICE_PREFIX SRIOVD_BUS_PATH "/pf"       /* + sd_bus_path_encode()d PCI address */
+#define SRIOVD_BUS_DEVICE_INTERFACE "org.sriovd.Device1"
+
+/*
+ * Record keys (a{sv}): GetTenant, Allocate's reply and ListTenants' rows are tenant records;
+ * ListDevices, ListIrqs and Plan have their own. A key whose value does not exist is absent,
+ * never a placeholder. The type and when each key is there: conf/org.sriovd.Manager1.xml.
+ */
+/* Tenant records */
+#define SRIOVD_KEY_TENANT "tenant"            /* s, always */
+#define SRIOVD_KEY_PATH "path"                /* o, always: the tenant's (or PF's) object */
+#define SRIOVD_KEY_CLASS "class"              /* s, always */
+#define SRIOVD_KEY_KIND "kind"                /* s, always: vf | virtio | none (tenants); pf | vf (devices) */
+#define SRIOVD_KEY_STATE "state"              /* s, always: allocated | waiting */
+#define SRIOVD_KEY_MAC "mac"                  /* s, always */
+#define SRIOVD_KEY_ADDRESS "address"          /* s: the VF (tenants, kind vf); the function (devices) */
+#define SRIOVD_KEY_PF "pf"                    /* s: the VF's PF, when the VF is on the host */
+#define SRIOVD_KEY_NETDEV "netdev"            /* s: the host netdev, when there is one */
+#define SRIOVD_KEY_VLAN "vlan"                /* u: when one was asked for */
+#define SRIOVD_KEY_DOMAIN "domain"            /* s: the libvirt domain, when given */
+#define SRIOVD_KEY_NUMA_NODE "numa_node"      /* i: the guest's node (tenants) or the device's, when known */
+#define SRIOVD_KEY_REMOTE_NUMA "remote_numa"  /* b: with address: the VF is not on the guest's node */
+#define SRIOVD_KEY_COALESCE "coalesce"        /* a{sv} {rx_usecs u, tx_usecs u}: a per-guest override */
+#define SRIOVD_KEY_RX_USECS "rx_usecs"
+#define SRIOVD_KEY_TX_USECS "tx_usecs"
+/* Device records (besides address, kind, pf, netdev, numa_node, path, tenant) */
+#define SRIOVD_KEY_DRIVER "driver"            /* s: when bound */
+#define SRIOVD_KEY_NUM_VFS "num_vfs"          /* u, PFs */
+#define SRIOVD_KEY_TOTAL_VFS "total_vfs"      /* u, PFs */
+#define SRIOVD_KEY_VF_INDEX "vf_index"        /* u, VFs */
+/* IRQ records */
+#define SRIOVD_KEY_IRQ "irq"                  /* u, always (also Plan actions on an IRQ) */
+#define SRIOVD_KEY_DEVICE "device"            /* s: the PCI function that owns it, when managed */
+#define SRIOVD_KEY_AFFINITY "affinity"        /* s, always: a CPU list */
+#define SRIOVD_KEY_EFFECTIVE "effective"      /* s: when the kernel says */
+#define SRIOVD_KEY_WRITABLE "writable"        /* b, always */
+#define SRIOVD_KEY_THREAD "thread"            /* a{sv} {pid i, policy s, priority i}: threaded IRQs */
+#define SRIOVD_KEY_PID "pid"
+#define SRIOVD_KEY_POLICY "policy"
+#define SRIOVD_KEY_PRIORITY "priority"
+/* Plan actions and notes */
+#define SRIOVD_KEY_ACTION "action"            /* s, always */
+#define SRIOVD_KEY_TARGET "target"            /* s: the PCI function; absent for the host */
+#define SRIOVD_KEY_VF "vf"                    /* u: VF actions on a PF (vf-link): the VF's index */
+#define SRIOVD_KEY_BEFORE "before"            /* s, always */
+#define SRIOVD_KEY_AFTER "after"              /* s, always */
+#define SRIOVD_KEY_EFFECT "effect"            /* s: what else it does, when anything */
+#define SRIOVD_KEY_LEVEL "level"              /* s, always (notes) */
+#define SRIOVD_KEY_TEXT "text"                /* s, always (notes) */
+
+/* Allocate's option keys */
+#define SRIOVD_OPTION_NUMA_NODE "numa_node"   /* i or u, -1 = any */
+#define SRIOVD_OPTION_MAC "mac"               /* s */
+#define SRIOVD_OPTION_VLAN "vlan"             /* i or u, 0-4094 */
+
+#define SRIOVD_ERROR_NO_CAPACITY "org.sriovd.Error.NoCapacity"
+#define SRIOVD_ERROR_UNKNOWN_TENANT "org.sriovd.Error.UnknownTenant"
+#define SRIOVD_ERROR_UNKNOWN_CLASS "org.sriovd.Error.UnknownClass"
+#define SRIOVD_ERROR_UNKNOWN_DEVICE "org.sriovd.Error.UnknownDevice"
+#define SRIOVD_ERROR_INVALID_ARGUMENT "org.sriovd.Error.InvalidArgument"
+#define SRIOVD_ERROR_BUSY "org.sriovd.Error.Busy"
+#define SRIOVD_ERROR_NOT_PERMITTED "org.sriovd.Error.NotPermitted"
+#define SRIOVD_ERROR_TOO_MANY_TENANTS "org.sriovd.Error.TooManyTenants"
+#define SRIOVD_ERROR_FAILED "org.sriovd.Error.Failed"
+
+/*
+ * name <-> errno (src/protocol/bus-protocol.c, linked by sriovd and sriovctl). Several errnos
+ * may share a name (EPERM and EACCES are both NotPermitted); a name maps back to the first
+ * errno listed for it. Registered with sd_bus_error_add_map(), so sd_bus_error_get_errno() on
+ * a client gives these errnos too. Terminated by SD_BUS_ERROR_MAP_END.
+ */
+extern const sd_bus_error_map sriovd_bus_errors[];
+
+/* The org.sriovd.Error name for a negative errno; anything unlisted is Failed. */
+const char *bus_error_name_from_errno(int error);
+/* The errno (positive) of an org.sriovd.Error name; 0 when it is not one. */
+int bus_error_errno_from_name(const char *name);
+/* Set e from a negative errno with the API's name and message (printf-style). */
+int bus_error_setf(sd_bus_error *e, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bus-object-device.c — org.sriovd.Device1 at /org/sriovd/Manager1/pf/ADDRESS, one per managed PF */
+
+#include <string.h>
+
+#include "bus-internal.h"
+#include "sriovd/bus-protocol.h"
+#include "sriovd/kernel.h"
+
+static uint64_t pf_vfs_hash(const Pf *pf) {
+        uint64_t h = BUS_HASH_INIT;
+
+        for (size_t j = 0; j < pf->n_vfs; j++)
+                h = bus_hash_str(h, pf->vfs[j].addr);
+        return h;
+}
+
+static void device_snap(const Pf *pf, BusDeviceSnap *ret) {
+        *ret = (BusDeviceSnap) {
+                .numa_node = pf->numa_node,
+                .total_vfs = pf->total_vfs,
+                .num_vfs = pf->num_vfs,
+                .vfs_hash = pf_vfs_hash(pf),
+        };
+        strscpy(ret->addr, sizeof(ret->addr), pf->addr);
+        strscpy(ret->driver, sizeof(ret->driver), pf->driver);
+        strscpy(ret->netdev, sizeof(ret->netdev), pf->n_netdevs ? pf->netdevs[0] : "");
+}
+
+static const Pf *device_lookup(Bus *b, const char *path) {
+        const Inventory *inv = manager_inventory(b->manager);
+        _cleanup_free_ char *addr = NULL;
+
+        if (!inv || sd_bus_path_decode(path, SRIOVD_BUS_DEVICE_PREFIX, &addr) <= 0 || !pci_addr_valid(addr))
+                return NULL;
+        return inventory_find_pf(inv, addr);
+}
+
+int bus_device_find(sd_bus *bus, const char *path, const char *interface, void *userdata, void **ret_found,
+                    sd_bus_error *error) {
+        Bus *b = userdata;
+
+        if ((b->removing && streq(path, b->removing)) || device_lookup(b, path)) {
+                *ret_found = b;
+                return 1;
+        }
+        return 0;
+}
+
+static int device_property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Pf *pf = device_lookup(userdata, path);
+        int r;
+
+        if (!pf)
+                return bus_error_setf(error, -ENODEV, "No managed PF at %s", path);
+        if (streq(property, "Address"))
+                return sd_bus_message_append(reply, "s", pf->addr);
+        if (streq(property, "Name"))
+                return sd_bus_message_append(reply, "s", pf->name);
+        if (streq(property, "Driver"))
+                return sd_bus_message_append(reply, "s", pf->driver);
+        if (streq(property, "Netdev"))
+                return sd_bus_message_append(reply, "s", pf->n_netdevs ? pf->netdevs[0] : "");
+        if (streq(property, "NumaNode"))
+                return sd_bus_message_append(reply, "i", (int32_t) pf->numa_node);
+        if (streq(property, "TotalVfs"))
+                return sd_bus_message_append(reply, "u", (uint32_t) pf->total_vfs);
+        if (streq(property, "NumVfs"))
+                return sd_bus_message_append(reply, "u", (uint32_t) pf->num_vfs);
+        if (streq(property, "Vfs")) {
+                r = sd_bus_message_open_container(reply, 'a', "s");
+                for (size_t j = 0; r >= 0 && j < pf->n_vfs; j++)
+                        r = sd_bus_message_append(reply, "s", pf->vfs[j].addr);
+                return r < 0 ? r : sd_bus_message_close_container(reply);
+        }
+        return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property %s", property);
+}
+
+#define DEVICE_PROPERTY(name, type) \
+        SD_BUS_PROPERTY(name, type, device_property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE)
+
+const sd_bus_vtable bus_device_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Address", "s", device_property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Name", "s", device_property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        DEVICE_PROPERTY("Driver", "s"),
+        DEVICE_PROPERTY("Netdev", "s"),
+        DEVICE_PROPERTY("NumaNode", "i"),
+        DEVICE_PROPERTY("TotalVfs", "u"),
+        DEVICE_PROPERTY("NumVfs", "u"),
+        DEVICE_PROPERTY("Vfs", "as"),
+        SD_BUS_VTABLE_END
+};
+
+int bus_device_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes, sd_bus_error *error) {
+        Bus *b = userdata;
+        const Inventory *inv = manager_inventory(b->manager);
+        size_t n = inv ? inv->n_pfs : 0;
+        char **nodes = calloc(n + 1, sizeof(char *));
+        int r = 0;
+
+        if (!nodes)
+                return -ENOMEM;
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = bus_device_path(inv->pfs[i].addr, &nodes[i]);
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        free(nodes[i]);
+                free(nodes);
+                return r;
+        }
+        *ret_nodes = nodes;
+        return 1;
+}
+
+/* The PFs as they are now against the last announcement; the inventory is small (a few PFs). */
+int bus_sync_devices(Bus *b, bool announce) {
+        const Inventory *inv = manager_inventory(b->manager);
+        size_t n = inv ? inv->n_pfs : 0;
+        _cleanup_free_ BusDeviceSnap *next = calloc(n ? n : 1, sizeof(*next));
+        int r;
+
+        if (!next)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                device_snap(&inv->pfs[i], &next[i]);
+        for (size_t i = 0; announce && i < b->n_devices; i++) {
+                const BusDeviceSnap *o = &b->devices[i];
+                const BusDeviceSnap *p = NULL;
+                _cleanup_free_ char *path = NULL;
+
+                for (size_t j = 0; j < n && !p; j++)
+                        if (streq(next[j].addr, o->addr))
+                                p = &next[j];
+                r = bus_device_path(o->addr, &path);
+                if (r < 0)
+                        return r;
+                if (!p) {
+                        bus_emit_removed(b, path);
+                        continue;
+                }
+                const char *changed[8];
+                size_t k = 0;
+                if (!streq(o->driver, p->driver))
+                        changed[k++] = "Driver";
+                if (!streq(o->netdev, p->netdev))
+                        changed[k++] = "Netdev";
+                if (o->numa_node != p->numa_node)
+                        changed[k++] = "NumaNode";
+                if (o->total_vfs != p->total_vfs)
+                        changed[k++] = "TotalVfs";
+                if (o->num_vfs != p->num_vfs)
+                        changed[k++] = "NumVfs";
+                if (o->vfs_hash != p->vfs_hash)
+                        changed[k++] = "Vfs";
+                changed[k] = NULL;
+                if (k > 0)
+                        bus_emit_changed(b, path, SRIOVD_BUS_DEVICE_INTERFACE, changed);
+        }
+        for (size_t j = 0; announce && j < n; j++) {
+                bool known = false;
+                _cleanup_free_ char *path = NULL;
+
+                for (size_t i = 0; i < b->n_devices && !known; i++)
+                        known = streq(b->devices[i].addr, next[j].addr);
+                if (known)
+                        continue;
+                r = bus_device_path(next[j].addr, &path);
+                if (r < 0)
+                        return r;
+                bus_emit_added(b, path);
+        }
+        free(b->devices);
+        b->devices = TAKE_PTR(next);
+        b->n_devices = n;
+        return 0;
+}
