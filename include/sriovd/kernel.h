@@ -8,6 +8,7 @@
 
 #include "sriovd/inventory.h"
 #include "sriovd/rootfs.h"
+#include "sriovd/util.h"
 
 /* pci.c — libpci on the same root as RootFs. */
 typedef struct PciFunction {
@@ -60,8 +61,6 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems);
 /* Returns 1 when written, 0 when already at n; writes 0 first when changing a non-zero count. */
 int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n);
 int sriov_set_drivers_autoprobe(RootFs *root, const char *addr, bool on);
-/* "0000:41:00.0"-style: 4:2:2.1 lowercase hex. */
-bool pci_addr_valid(const char *s);
 
 /* irq.c — /proc/irq and the IRQ handler threads. */
 typedef struct ProcStat {

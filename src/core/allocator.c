@@ -43,7 +43,7 @@
 #include <string.h>
 
 #include "sriovd/allocator.h"
-#include "sriovd/kernel.h"
+#include "sriovd/util.h"
 
 #define NO_VF UINT32_MAX
 #define NO_SLOT UINT32_MAX
