@@ -62,7 +62,7 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems);
 int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n);
 int sriov_set_drivers_autoprobe(RootFs *root, const char *addr, bool on);
 
-/* irq.c — /proc/irq and the IRQ handler threads. */
+/* proc-stat.c — /proc/PID/stat and IRQ thread names, parsed. */
 typedef struct ProcStat {
         pid_t pid;
         char comm[64];
@@ -76,6 +76,8 @@ typedef struct ProcStat {
 int proc_stat_parse(const char *buf, ProcStat *ret);
 /* IRQ number of a thread named "irq/N-...", or -EINVAL. */
 int irq_thread_name_parse(const char *comm);
+
+/* irq.c — /proc/irq and the IRQ handler threads. */
 /* Affinity, effective affinity and writability of one IRQ; thread fields left 0. */
 int irq_read(RootFs *root, unsigned irq, Irq *ret);
 
