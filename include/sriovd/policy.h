@@ -2,7 +2,8 @@
 /*
  * policy.h — the policy model: tenant classes, PF policies, the daemon's settings, their
  * defaults and lookups. No I/O: src/daemon/config*.c fills a Config from the INI files, the
- * planner and the allocator read it.
+ * planner and the allocator read it. The object and its lookups keep the config_ names they
+ * had when the INI reader held them: a Config is the policy as loaded, path included.
  */
 #pragma once
 
