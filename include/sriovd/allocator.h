@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sriovd/config.h"
+#include "sriovd/policy.h"
 #include "sriovd/inventory.h"
 #include "sriovd/macro.h"
 

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "sriovd/util.h"   /* utf8_sequence_len(), which the writer's users share */
+
 /* Nesting is tracked so commas are placed automatically. */
 typedef struct JsonWriter {
         FILE *f;
@@ -23,6 +25,3 @@ void json_int(JsonWriter *w, const char *key, long long value);
 void json_bool(JsonWriter *w, const char *key, bool value);
 void json_null(JsonWriter *w, const char *key);
 void json_double(JsonWriter *w, const char *key, double value);  /* NaN/inf -> null */
-
-/* Length (1-4) of the valid, strict UTF-8 sequence at s within avail bytes; 0 if invalid. */
-size_t utf8_sequence_len(const unsigned char *s, size_t avail);

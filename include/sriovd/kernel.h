@@ -8,6 +8,7 @@
 
 #include "sriovd/inventory.h"
 #include "sriovd/rootfs.h"
+#include "sriovd/util.h"
 
 /* pci.c — libpci on the same root as RootFs. */
 typedef struct PciFunction {
@@ -60,10 +61,8 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems);
 /* Returns 1 when written, 0 when already at n; writes 0 first when changing a non-zero count. */
 int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n);
 int sriov_set_drivers_autoprobe(RootFs *root, const char *addr, bool on);
-/* "0000:41:00.0"-style: 4:2:2.1 lowercase hex. */
-bool pci_addr_valid(const char *s);
 
-/* irq.c — /proc/irq and the IRQ handler threads. */
+/* proc-stat.c — /proc/PID/stat and IRQ thread names, parsed. */
 typedef struct ProcStat {
         pid_t pid;
         char comm[64];
@@ -77,6 +76,8 @@ typedef struct ProcStat {
 int proc_stat_parse(const char *buf, ProcStat *ret);
 /* IRQ number of a thread named "irq/N-...", or -EINVAL. */
 int irq_thread_name_parse(const char *comm);
+
+/* irq.c — /proc/irq and the IRQ handler threads. */
 /* Affinity, effective affinity and writability of one IRQ; thread fields left 0. */
 int irq_read(RootFs *root, unsigned irq, Irq *ret);
 

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "sriovd/config.h"
+#include "sriovd/policy.h"
 #include "sriovd/inventory.h"
 #include "sriovd/macro.h"
 

@@ -90,7 +90,6 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest);
  * (saved first). 1 when the set changed, 0 when not; <0: nothing changed.
  */
 int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t n);
-size_t tenants_vfs_in_guest(const Tenants *t, const char (**ret)[PCI_ADDR_MAX]);
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
 
 /* Each change above is one line appended to the journal. Once it has grown enough, the file is to

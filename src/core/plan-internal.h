@@ -14,8 +14,24 @@ typedef struct PlanBuilder {
         HostCpus cpus;
 } PlanBuilder;
 
+/* plan-builder.c: the plan under construction, and what the parts below ask of it. */
 Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *target, long before, long after);
 _printf_(4, 5) void plan_add_note(PlanBuilder *b, NoteLevel level, const char *target, const char *fmt, ...);
+/* Whether addr is one of list's n PCI addresses. */
+bool plan_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);
+/* The tenant holding VF vf, NULL when none (allocations are sorted by VF). */
+const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf);
+/* Whether the plan binds VF vf to vfio-pci (its host netdev is going away). */
+bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf);
+/* Whether the plan already changes the PF's VF count, i.e. its present VFs are going away. */
+bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf);
+/* The class of a PF (its [pf]/[match] class), NULL for none. */
+const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf);
+
+/*
+ * The planner's parts: each adds through the builder above and calls no other part; plan.c
+ * runs them in order (VF counts before the IRQs and tuning that depend on them).
+ */
 
 /* plan-irq.c: affinities and handler threads of every in-scope PF and VF. */
 void plan_irqs(PlanBuilder *b);
@@ -27,17 +43,7 @@ void plan_other_irqs(PlanBuilder *b);
 void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
-/* Whether addr is one of list's n PCI addresses. */
-bool plan_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);
-/* The tenant holding VF vf, NULL when none (allocations are sorted by VF). */
-const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf);
-/* Whether the plan binds VF vf to vfio-pci (its host netdev is going away). */
-bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf);
-/* Whether the plan already changes the PF's VF count, i.e. its present VFs are going away. */
-bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf);
 
 /* plan-tune.c: coalescing and offloads of every PF and VF netdev. */
 void plan_tune(PlanBuilder *b);
 char *tune_format(const Action *a, bool after, char *buf, size_t size);
-/* plan-irq.c: the class of a PF (its [pf]/[match] class), NULL for none. */
-const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf);

@@ -6,11 +6,6 @@
 
 #include "plan-internal.h"
 
-const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf) {
-        const PfPolicy *pol = config_pf_policy(b->cfg, pf->addr, pf->vendor, pf->device);
-        return pol && pol->class_name[0] ? config_find_class(b->cfg, pol->class_name) : NULL;
-}
-
 static const char *class_name(const TenantClass *cls) {
         return cls ? cls->name : "(none)";
 }

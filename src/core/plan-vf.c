@@ -6,15 +6,6 @@
 
 #include "plan-internal.h"
 
-static int allocation_cmp(const void *key, const void *elem) {
-        return strcmp(key, ((const PlanAllocation *) elem)->vf);
-}
-
-const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf) {
-        return bsearch_safe(vf, b->ctx->allocations, b->ctx->n_allocations, sizeof(PlanAllocation),
-                            allocation_cmp);
-}
-
 /* How many of the PF's VFs tenants hold, and who, as "a, b, c" for the operator. */
 static unsigned pf_allocated(const PlanBuilder *b, const Pf *pf, char *names, size_t size) {
         unsigned n = 0;
@@ -29,25 +20,6 @@ static unsigned pf_allocated(const PlanBuilder *b, const Pf *pf, char *names, si
                 n++;
         }
         return n;
-}
-
-bool plan_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {
-        for (size_t i = 0; i < n; i++)
-                if (streq(list[i], addr))
-                        return true;
-        return false;
-}
-
-bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
-        /* Count changes come first in the plan and are few: a scan is enough. */
-        for (size_t i = 0; i < b->plan->n_actions; i++) {
-                const Action *a = &b->plan->actions[i];
-                if (a->kind == ACTION_SET_NUM_VFS && streq(a->target, pf->addr))
-                        return true;
-                if (a->kind > ACTION_SET_NUM_VFS)
-                        break;
-        }
-        return false;
 }
 
 void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
@@ -294,11 +266,3 @@ void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
                               no_group, first, pol->line);
 }
 
-bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf) {
-        for (size_t i = 0; i < b->plan->n_actions; i++) {
-                const Action *a = &b->plan->actions[i];
-                if (a->kind == ACTION_SET_VF_DRIVER && streq(a->target, vf) && streq(a->driver_after, "vfio-pci"))
-                        return true;
-        }
-        return false;
-}

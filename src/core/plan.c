@@ -8,40 +8,6 @@
 
 #include "plan-internal.h"
 
-Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *target, long before,
-                               long after) {
-        Action *a;
-
-        if (b->error < 0)
-                return NULL;
-        if (GREEDY_REALLOC(b->plan->actions, b->allocated_actions, b->plan->n_actions + 1) < 0) {
-                b->error = -ENOMEM;
-                return NULL;
-        }
-        a = &b->plan->actions[b->plan->n_actions++];
-        *a = (Action) { .kind = kind, .before = before, .after = after };
-        strscpy(a->target, sizeof(a->target), target);
-        return a;
-}
-
-void plan_add_note(PlanBuilder *b, NoteLevel level, const char *target, const char *fmt, ...) {
-        PlanNote *n;
-        va_list ap;
-
-        if (b->error < 0)
-                return;
-        if (GREEDY_REALLOC(b->plan->notes, b->allocated_notes, b->plan->n_notes + 1) < 0) {
-                b->error = -ENOMEM;
-                return;
-        }
-        n = &b->plan->notes[b->plan->n_notes++];
-        *n = (PlanNote) { .level = level };
-        strscpy(n->target, sizeof(n->target), target);
-        va_start(ap, fmt);
-        vsnprintf(n->text, sizeof(n->text), fmt, ap);
-        va_end(ap);
-}
-
 static void plan_pf_autoprobe(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
         if (!pol || pol->drivers_autoprobe < 0 || pf->drivers_autoprobe < 0)
                 return;

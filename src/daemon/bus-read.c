@@ -183,13 +183,6 @@ int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 /* A dry run reads all of sysfs: callers who may not change anything share a bucket of them. */
 static int plan_take_token(Bus *b, sd_bus_message *m, sd_bus_error *error) {
         uint64_t now = now_usec();

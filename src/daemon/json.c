@@ -17,41 +17,6 @@ void json_init(JsonWriter *w, FILE *f) {
         *w = (JsonWriter) { .f = f };
 }
 
-size_t utf8_sequence_len(const unsigned char *s, size_t avail) {
-        size_t len;
-        uint32_t cp;
-
-        if (avail == 0)
-                return 0;
-        if (s[0] < 0x80)
-                return 1;
-        if ((s[0] & 0xe0) == 0xc0) {
-                len = 2;
-                cp = s[0] & 0x1f;
-        } else if ((s[0] & 0xf0) == 0xe0) {
-                len = 3;
-                cp = s[0] & 0x0f;
-        } else if ((s[0] & 0xf8) == 0xf0) {
-                len = 4;
-                cp = s[0] & 0x07;
-        } else
-                return 0;
-        if (len > avail)
-                return 0;
-        /* In a NUL-terminated string the NUL fails the continuation test: never read past it. */
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        /* Strict: no overlong forms, no surrogates, nothing beyond U+10FFFF. */
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
-                return 0;
-        if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return len;
-}
-
 static void json_write_string(FILE *f, const char *s) {
         const unsigned char *p = (const unsigned char *) s;
 

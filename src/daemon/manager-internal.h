@@ -21,6 +21,7 @@
 #include "sriovd/runtime.h"
 #include "sriovd/ethtool.h"
 #include "sriovd/netlink.h"
+#include "sriovd/util.h"
 #include "sriovd/vf-wait.h"
 
 struct Manager {
@@ -94,9 +95,6 @@ struct Manager {
         bool once;
         CycleResult once_total;
 };
-
-/* manager.c */
-uint64_t now_usec(void);
 
 /* cycle.c */
 /* Remember a device that refused a kind of change for good, so it is not asked every cycle. */

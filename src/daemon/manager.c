@@ -4,14 +4,6 @@
 #include "manager-internal.h"
 
 
-uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
-
 int manager_new(const char *root, const char *config_path, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;

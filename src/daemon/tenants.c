@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* tenants.c — who holds which NIC: the allocator's decisions, saved before they are acknowledged */
+/*
+ * tenants.c — who holds which NIC: the allocator's decisions, saved before they are acknowledged.
+ * Requests, releases and saving are here; tenants-configure.c places what was saved under the
+ * (re)loaded policy and pool, tenants-read.c answers what a tenant holds.
+ */
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -11,46 +15,7 @@
 #include "sriovd/kernel.h"
 #include "sriovd/manager.h"
 #include "sriovd/state.h"
-#include "sriovd/tenants.h"
-
-/* What sriovd keeps per tenant besides its placement, which the allocator owns. */
-typedef struct Extra {
-        char tenant[TENANT_ID_MAX];
-        char domain[STATE_DOMAIN_MAX];
-        uint8_t mac[6];
-        int vlan;
-        bool have_coalesce;
-        unsigned rx_usecs, tx_usecs;
-} Extra;
-
-/* A VF count sriovd changed: the PF's VFs are new devices from then on. */
-typedef struct PfGeneration {
-        char pf[PCI_ADDR_MAX];
-        uint32_t generation;
-} PfGeneration;
-
-struct Tenants {
-        Allocator *alloc;
-        TenantsLog log;
-        int dir_fd;                 /* -1: memory only */
-        int journal_fd;             /* appending changes since the file was written whole; -1: not open */
-        size_t journal_lines;       /* in the journal: when it outgrows the file, the file is rewritten */
-        uint64_t journal_bytes;
-        bool must_rewrite;          /* an append failed: the next save writes everything whole */
-        State loaded;               /* from disk, until the first tenants_configure() places it */
-        bool placed;
-        Extra *extras;              /* sorted by tenant */
-        size_t n_extras, allocated_extras;
-        StateTenant *orphans;       /* tenants whose class is gone: kept, reported, written back */
-        size_t n_orphans;
-        PfGeneration *gens;
-        size_t n_gens, allocated_gens;
-        char (*in_guest)[PCI_ADDR_MAX];   /* VFs a guest still has though no tenant holds them: given to no one */
-        size_t n_in_guest, allocated_in_guest;
-        uint64_t generation;
-        double target;
-        size_t n_left_out;          /* VFs the allocator cannot hold, as last reported */
-};
+#include "tenants-internal.h"
 
 /* Index in extras where tenant is or would go. */
 static size_t extra_lower_bound(const Tenants *t, const char *tenant) {
@@ -66,13 +31,13 @@ static size_t extra_lower_bound(const Tenants *t, const char *tenant) {
         return lo;
 }
 
-static Extra *extra_find(const Tenants *t, const char *tenant) {
+Extra *tenants_extra_find(const Tenants *t, const char *tenant) {
         size_t i = extra_lower_bound(t, tenant);
         return i < t->n_extras && streq(t->extras[i].tenant, tenant) ? &t->extras[i] : NULL;
 }
 
 /* In id order: restoring a saved file (sorted first) appends, so a start is O(n log n). */
-static int extra_add(Tenants *t, const Extra *e) {
+int tenants_extra_add(Tenants *t, const Extra *e) {
         size_t i = extra_lower_bound(t, e->tenant);
 
         if (i < t->n_extras && streq(t->extras[i].tenant, e->tenant)) {
@@ -88,15 +53,14 @@ static int extra_add(Tenants *t, const Extra *e) {
 }
 
 static void extra_remove(Tenants *t, const char *tenant) {
-        Extra *e = extra_find(t, tenant);
+        Extra *e = tenants_extra_find(t, tenant);
         if (!e)
                 return;
         memmove(e, e + 1, (size_t) (t->extras + t->n_extras - (e + 1)) * sizeof(Extra));
         t->n_extras--;
 }
 
-static void problem(const Tenants *t, int error, const char *tenant, const char *fmt, ...) _printf_(4, 5);
-static void problem(const Tenants *t, int error, const char *tenant, const char *fmt, ...) {
+void tenants_problem(const Tenants *t, int error, const char *tenant, const char *fmt, ...) {
         char buf[512];
         va_list ap;
 
@@ -107,10 +71,10 @@ static void problem(const Tenants *t, int error, const char *tenant, const char 
                 t->log.problem(error, tenant, buf, t->log.userdata);
 }
 
-static void report(const Tenants *t, const AllocDecisions *d) {
+void tenants_report(const Tenants *t, const AllocDecisions *d) {
         for (size_t i = 0; i < d->n_decisions && t->log.decision; i++) {
                 const AllocDecision *dec = &d->decisions[i];
-                const Extra *e = extra_find(t, dec->tenant);
+                const Extra *e = tenants_extra_find(t, dec->tenant);
                 TenantNicFacts nic = { .domain = e ? e->domain : "", .vlan = e ? e->vlan : -1 };
                 AllocTenant a;
                 uint8_t mac[6];
@@ -148,7 +112,7 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
                 r = state_load(t->dir_fd, STATE_FILE_NAME, &t->loaded, &aside, &err);
                 if (r == -EBADMSG)
                         /* Kept aside, never dropped: an operator can read what it held. */
-                        problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, starting without allocations",
+                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, starting without allocations",
                                 state_dir, STATE_FILE_NAME, err.message, aside ?: "?");
                 else if (r < 0 && r != -ENOENT)
                         return r;   /* unreadable: starting empty would overwrite it */
@@ -160,14 +124,14 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
                         /* Changes to a file nobody can read any more: kept aside with it, not applied. */
                         r = state_journal_set_aside(t->dir_fd, STATE_JOURNAL_NAME, &aside);
                         if (r > 0)
-                                problem(t, -EBADMSG, NULL, "%s/%s holds changes to the corrupt file; moved aside to %s",
+                                tenants_problem(t, -EBADMSG, NULL, "%s/%s holds changes to the corrupt file; moved aside to %s",
                                         state_dir, STATE_JOURNAL_NAME, aside);
                         else if (r < 0)
                                 return r;
                 } else
                         r = state_journal_load(t->dir_fd, STATE_JOURNAL_NAME, &t->loaded, &rep, &aside, &err);
                 if (r == -EBADMSG)
-                        problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, the %zu changes before it kept",
+                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, the %zu changes before it kept",
                                 state_dir, STATE_JOURNAL_NAME, err.message, aside ?: "?", rep.applied);
                 else if (r < 0)
                         return r;
@@ -215,7 +179,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
         if (r >= 0) {
                 r = state_parse(buf, size, &t->loaded, &err);
                 if (r < 0) {
-                        problem(t, r, NULL, "%s/%s is corrupt (%s); reading no allocations", state_dir,
+                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); reading no allocations", state_dir,
                                 STATE_FILE_NAME, err.message);
                         *ret = TAKE_PTR(t);
                         return 0;
@@ -232,7 +196,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
                 if (r < 0 && r != -EBADMSG)
                         return r;
                 if (r == -EBADMSG)
-                        problem(t, r, NULL, "%s/%s is corrupt (%s); the %zu changes before it read", state_dir,
+                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); the %zu changes before it read", state_dir,
                                 STATE_JOURNAL_NAME, err.message, rep.applied);
         } else if (r != -ENOENT)
                 return r;
@@ -258,118 +222,17 @@ Tenants *tenants_free(Tenants *t) {
         return NULL;
 }
 
-static bool vf_in_guest(const Tenants *t, const char *vf) {
-        for (size_t i = 0; i < t->n_in_guest; i++)
-                if (streq(t->in_guest[i], vf))
-                        return true;
-        return false;
-}
-
-static uint32_t pf_generation(const Tenants *t, const char *pf) {
-        for (size_t i = 0; i < t->n_gens; i++)
-                if (streq(t->gens[i].pf, pf))
-                        return t->gens[i].generation;
-        return 0;
-}
-
-void tenants_vfs_recreated(Tenants *t, const char *pf) {
-        for (size_t i = 0; i < t->n_gens; i++)
-                if (streq(t->gens[i].pf, pf)) {
-                        t->gens[i].generation++;
-                        return;
-                }
-        if (GREEDY_REALLOC(t->gens, t->allocated_gens, t->n_gens + 1) < 0)
-                return;   /* the holders are re-placed by the pool check instead */
-        t->gens[t->n_gens] = (PfGeneration) { .generation = 1 };
-        strscpy(t->gens[t->n_gens++].pf, PCI_ADDR_MAX, pf);
-}
-
-static bool orphan_holds(const StateTenant *orphans, size_t n, const char *vf) {
-        for (size_t i = 0; i < n; i++)
-                if (orphans[i].kind == STATE_KIND_VF && streq(orphans[i].vf, vf))
-                        return true;
-        return false;
-}
-
-/* By address, then PF: of a VF claimed twice, the one under the lower PF is kept. */
-static int alloc_vf_cmp(const void *a, const void *b) {
-        const AllocVf *x = a, *y = b;
-        return strcmp(x->addr, y->addr) ?: strcmp(x->pf, y->pf);
-}
-
-/*
- * The VF pool, less what the allocator cannot hold: a VF claimed by two PFs, or on a NUMA
- * node past ALLOC_NODES_MAX. Such functions are left out and reported when their number
- * changes; the rest of the host is still served. The VF
- * an orphan was saved on is held back: it is that tenant's until it is released.
- */
-static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_orphans, const Inventory *inv,
-                               AllocVf **ret, size_t *ret_n) {
-        char first[256] = "";
-        size_t n = 0, k = 0, out = 0;
-        AllocVf *vfs;
-
-        for (size_t i = 0; i < inv->n_pfs; i++)
-                n += inv->pfs[i].n_vfs;
-        vfs = calloc(n ?: 1, sizeof(AllocVf));
-        if (!vfs)
-                return -ENOMEM;
-        for (size_t i = 0; i < inv->n_pfs; i++) {
-                const Pf *pf = &inv->pfs[i];
-                for (size_t j = 0; j < pf->n_vfs; j++) {
-                        AllocVf *v = &vfs[k];
-                        *v = (AllocVf) {
-                                .numa_node = pf->numa_node,
-                                /* A VF a driver holds is a working function; an unbound one is not yet. */
-                                .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0,
-                                .reserved = orphan_holds(orphans, n_orphans, pf->vfs[j].addr),
-                                .in_guest = vf_in_guest(t, pf->vfs[j].addr),
-                                .generation = pf_generation(t, pf->addr),
-                        };
-                        strscpy(v->addr, sizeof(v->addr), pf->vfs[j].addr);
-                        strscpy(v->pf, sizeof(v->pf), pf->addr);
-                        if (!pci_addr_valid(v->addr) || !pci_addr_valid(v->pf) || v->numa_node < -1 ||
-                            v->numa_node >= ALLOC_NODES_MAX) {
-                                if (out++ == 0)
-                                        snprintf(first, sizeof(first), "VF %s of PF %s on NUMA node %d", v->addr,
-                                                 v->pf, v->numa_node);
-                                continue;
-                        }
-                        k++;
-                }
-        }
-        qsort_safe(vfs, k, sizeof(AllocVf), alloc_vf_cmp);
-        n = k;
-        k = 0;
-        for (size_t i = 0; i < n; i++) {
-                if (k > 0 && streq(vfs[k - 1].addr, vfs[i].addr)) {
-                        if (out++ == 0)
-                                snprintf(first, sizeof(first), "VF %s listed under PF %s and PF %s", vfs[i].addr,
-                                         vfs[k - 1].pf, vfs[i].pf);
-                        continue;
-                }
-                vfs[k++] = vfs[i];
-        }
-        if (out != t->n_left_out && out > 0)
-                problem(t, -EINVAL, NULL, "%zu VF%s cannot be handed out and %s left out of the pool (first: %s)",
-                        out, out == 1 ? "" : "s", out == 1 ? "is" : "are", first);
-        t->n_left_out = out;
-        *ret = vfs;
-        *ret_n = k;
-        return 0;
-}
-
 static StateKind state_kind_of(AllocNic nic) {
         return nic == ALLOC_NIC_VF ? STATE_KIND_VF : nic == ALLOC_NIC_NONE ? STATE_KIND_WAITING : STATE_KIND_VIRTIO;
 }
 
-static AllocNic alloc_nic_of(int kind) {
+AllocNic tenants_alloc_nic_of(int kind) {
         return kind == STATE_KIND_VF ? ALLOC_NIC_VF : kind == STATE_KIND_WAITING ? ALLOC_NIC_NONE : ALLOC_NIC_VIRTIO;
 }
 
 /* One tenant the allocator holds, as the state file holds it. */
 static void tenant_state(const Tenants *t, const AllocTenant *a, StateTenant *ret) {
-        const Extra *e = extra_find(t, a->id);
+        const Extra *e = tenants_extra_find(t, a->id);
 
         *ret = (StateTenant) {
                 .kind = state_kind_of(a->nic),
@@ -415,7 +278,7 @@ static void orphan_unremove(Tenants *t) {
 }
 
 /* Everything sriovd knows, as the state file holds it. */
-static int tenants_snapshot(const Tenants *t, State *ret) {
+int tenants_snapshot(const Tenants *t, State *ret) {
         size_t n = allocator_n_tenants(t->alloc);
         State s = { .generation = t->generation };
 
@@ -440,7 +303,7 @@ static int tenants_snapshot(const Tenants *t, State *ret) {
 }
 
 /* Written whole: temp file, fsync, rename, fsync the directory; then the journal is emptied. */
-static int tenants_save(Tenants *t) {
+int tenants_save(Tenants *t) {
         State s = {};
         StateError err = {};
         int r;
@@ -458,7 +321,7 @@ static int tenants_save(Tenants *t) {
                 /* The file may hold the new generation already (its directory fsync failed): until a
                  * rewrite succeeds, no line may be appended against either. */
                 t->must_rewrite = true;
-                problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
+                tenants_problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
                 return r;
         }
         /* The journal's lines are of the old generation now: skipped at load, emptied before the
@@ -494,7 +357,7 @@ static int id_cmp(const void *a, const void *b) {
  * tenants. The rewrite that keeps the journal short is the caller's to run after the reply
  * (tenants_rewrite()); here only when an append failed, or the change is most of the file.
  */
-static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
+int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
         _cleanup_free_ char (*ids)[TENANT_ID_MAX] = NULL;
         _cleanup_free_ StateTenant *set = NULL;
         _cleanup_free_ char (*released)[TENANT_ID_MAX] = NULL;
@@ -550,7 +413,7 @@ static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *
                                  &(StateChange) { set, n_set, (const char (*)[TENANT_ID_MAX]) released, n_released },
                                  &err);
         if (r < 0) {
-                problem(t, r, tenant, "could not save the change: %s", err.message[0] ? err.message : strerror(-r));
+                tenants_problem(t, r, tenant, "could not save the change: %s", err.message[0] ? err.message : strerror(-r));
                 t->must_rewrite = true;
                 return r;
         }
@@ -558,195 +421,6 @@ static int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *
         if (fstat(t->journal_fd, &st) >= 0)
                 t->journal_bytes = (uint64_t) st.st_size;
         return 0;
-}
-
-static int class_table(const Config *cfg, AllocClass **ret) {
-        AllocClass *c = calloc(cfg->n_classes ?: 1, sizeof(AllocClass));
-
-        if (!c)
-                return -ENOMEM;
-        for (size_t i = 0; i < cfg->n_classes; i++) {
-                strscpy(c[i].name, sizeof(c[i].name), cfg->classes[i].name);
-                c[i].vnic = cfg->classes[i].vnic;
-                c[i].rank = cfg->classes[i].rank;
-                c[i].allow_remote_numa = cfg->classes[i].allow_remote_numa;
-        }
-        *ret = c;
-        return 0;
-}
-
-static int state_tenant_cmp(const void *a, const void *b) {
-        return strcmp(((const StateTenant *) a)->tenant, ((const StateTenant *) b)->tenant);
-}
-
-static int orphan_add(StateTenant **orphans, size_t *n_orphans, const StateTenant *st) {
-        StateTenant *o = reallocarray(*orphans, *n_orphans + 1, sizeof(StateTenant));
-
-        if (!o)
-                return -ENOMEM;
-        *orphans = o;
-        o[(*n_orphans)++] = *st;
-        return 0;
-}
-
-/* A tenant the allocator cannot hold (error: why) is kept as saved, written back, never dropped. */
-static int place_orphan(Tenants *t, Allocator *a, const StateTenant *st, int error, StateTenant **orphans,
-                        size_t *n_orphans) {
-        if (orphan_add(orphans, n_orphans, st) < 0)
-                return -ENOMEM;
-        allocator_reserve_seq(a, st->seq);
-        if (error == -ENOENT)
-                problem(t, error, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
-                        "(%s %s), not managed until the class is back", st->tenant, st->class_name,
-                        state_kind_to_string(st->kind), st->vf);
-        else
-                problem(t, error, st->tenant, "tenant %s cannot be placed as saved (%s); kept as it was saved (%s %s), "
-                        "not managed", st->tenant, strerror(-error), state_kind_to_string(st->kind), st->vf);
-        return 0;
-}
-
-/*
- * Restore one known tenant in the new allocator, as it was. Whatever no longer holds (its VF
- * gone, its class another kind) is re-placed by the reconcile after the last one, so no
- * tenant takes another's VF first. One the allocator cannot hold is kept as saved (an
- * orphan, written back), never dropped.
- */
-static int place(Tenants *t, Allocator *a, const StateTenant *st, StateTenant **orphans, size_t *n_orphans) {
-        AllocTenant at = {
-                .id = st->tenant,
-                .class_name = st->class_name,
-                .numa_node = st->numa_node,
-                .nic = alloc_nic_of(st->kind),
-                .vf = st->kind == STATE_KIND_VF ? st->vf : NULL,
-                .seq = st->seq,
-        };
-        AllocTenant now;
-        int r;
-
-        r = allocator_restore_tenant(a, &at);
-        if (r >= 0) {
-                if (at.nic != ALLOC_NIC_VF && allocator_find_tenant(a, st->tenant, &now) >= 0 && now.nic != at.nic)
-                        problem(t, 0, st->tenant, "tenant %s was saved %s; its class %s is %s now, so it %s",
-                                st->tenant, st->kind == STATE_KIND_WAITING ? "waiting for a VF" : "on virtio-net",
-                                st->class_name, now.nic == ALLOC_NIC_NONE ? "sriov-required" : "not",
-                                now.nic == ALLOC_NIC_NONE ? "waits for a VF" : "goes on virtio-net");
-                return 0;
-        }
-        if (r == -ENOMEM)
-                return r;
-        return place_orphan(t, a, st, r, orphans, n_orphans);
-}
-
-int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
-        _cleanup_(allocator_freep) Allocator *a = NULL;
-        _cleanup_free_ AllocClass *classes = NULL;
-        _cleanup_free_ AllocVf *vfs = NULL;
-        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
-        _cleanup_free_ StateTenant *orphans = NULL;
-        _cleanup_(state_done) State snapshot = {};
-        const State *known;
-        size_t n_vfs, n_orphans = 0, n_placed_orphans;
-        AllocPolicy pol;
-        int r;
-
-        r = class_table(cfg, &classes);
-        if (r < 0)
-                return r;
-        pol = ALLOC_POLICY_INIT(classes, cfg->n_classes);
-        pol.headroom = cfg->vf_headroom;
-        pol.target_utilization = cfg->vf_target_utilization / 100.0;
-        r = allocator_new(&pol, &a);
-        if (r < 0)
-                return r;
-
-        /* Who to place: the saved file at start (kept until placed, so a failure can retry), what
-         * the old allocator held on reload. */
-        if (!t->placed) {
-                qsort_safe(t->loaded.tenants, t->loaded.n, sizeof(StateTenant), state_tenant_cmp);
-                for (size_t i = 0; i < t->loaded.n; i++) {
-                        const StateTenant *st = &t->loaded.tenants[i];
-                        Extra e = { .vlan = st->vlan, .have_coalesce = st->have_coalesce, .rx_usecs = st->rx_usecs,
-                                    .tx_usecs = st->tx_usecs };
-                        strscpy(e.tenant, sizeof(e.tenant), st->tenant);
-                        strscpy(e.domain, sizeof(e.domain), st->domain);
-                        memcpy(e.mac, st->mac, sizeof(e.mac));
-                        r = extra_add(t, &e);
-                        if (r < 0)
-                                return r;
-                }
-                known = &t->loaded;
-        } else {
-                r = tenants_snapshot(t, &snapshot);
-                if (r < 0)
-                        return r;
-                known = &snapshot;
-        }
-
-        /* Tenants whose class is gone first: the VFs they were saved on are not anyone else's. */
-        for (size_t i = 0; i < known->n; i++)
-                if (!config_find_class(cfg, known->tenants[i].class_name)) {
-                        r = place_orphan(t, a, &known->tenants[i], -ENOENT, &orphans, &n_orphans);
-                        if (r < 0)
-                                return r;
-                }
-        n_placed_orphans = n_orphans;
-        r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
-        if (r < 0)
-                return r;
-        r = allocator_set_pool(a, vfs, n_vfs, &d);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < known->n; i++) {
-                if (!config_find_class(cfg, known->tenants[i].class_name))
-                        continue;
-                r = place(t, a, &known->tenants[i], &orphans, &n_orphans);
-                if (r < 0)
-                        return r;
-        }
-        if (n_orphans > n_placed_orphans) {
-                /* Some could not be restored after all: their VFs are held back too. */
-                vfs = mfree(vfs);
-                r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
-                if (r >= 0)
-                        r = allocator_set_pool(a, vfs, n_vfs, &d);
-                if (r < 0)
-                        return r;
-        }
-        r = allocator_reconcile(a, &d);
-        if (r < 0)
-                return r;
-
-        allocator_free(t->alloc);
-        t->alloc = TAKE_PTR(a);
-        free(t->orphans);
-        t->orphans = TAKE_PTR(orphans);
-        t->n_orphans = n_orphans;
-        t->target = pol.target_utilization;
-        if (!t->placed)
-                state_done(&t->loaded);
-        t->placed = true;
-        report(t, &d);
-        if (d.n_decisions > 0 || t->must_rewrite)
-                (void) tenants_save(t);
-        return 0;
-}
-
-int tenants_update_pool(Tenants *t, const Inventory *inv) {
-        _cleanup_free_ AllocVf *vfs = NULL;
-        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
-        size_t n;
-        int r;
-
-        if (!t->alloc)
-                return 0;
-        r = pool_from_inventory(t, t->orphans, t->n_orphans, inv, &vfs, &n);
-        if (r < 0)
-                return r;
-        r = allocator_set_pool(t->alloc, vfs, n, &d);
-        if (r < 0)
-                return r;
-        report(t, &d);
-        return d.n_decisions > 0 ? tenants_commit(t, NULL, &d) : 0;
 }
 
 /* The allocator as it was before a change that could not be saved. */
@@ -801,9 +475,9 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 return r;
         }
 
-        had_extra = extra_find(t, tenant);
+        had_extra = tenants_extra_find(t, tenant);
         if (had_extra)
-                e = *extra_find(t, tenant);
+                e = *tenants_extra_find(t, tenant);
         else {
                 strscpy(e.tenant, sizeof(e.tenant), tenant);
                 mac_derive(tenant, e.mac);
@@ -813,7 +487,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         if (opts->have_mac)
                 memcpy(e.mac, opts->mac, sizeof(e.mac));
         e.vlan = opts->vlan;
-        r = extra_add(t, &e);
+        r = tenants_extra_add(t, &e);
         /* Any change is acknowledged only once saved: a new class or node that keeps the NIC
          * (no decision), a new domain, MAC or VLAN alone. */
         if (r >= 0 && (!repeat || d.n_decisions > 0 || memcmp(&before, &e, sizeof(e)) != 0))
@@ -823,14 +497,21 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 if (saved)
                         swap_allocators(&t->alloc, &saved);
                 if (had_extra)
-                        (void) extra_add(t, &before);
+                        (void) tenants_extra_add(t, &before);
                 else
                         extra_remove(t, tenant);
                 return r;
         }
         orphan_remove(t, tenant);
-        report(t, &d);
+        tenants_report(t, &d);
         return 0;
+}
+
+bool tenants_vf_in_guest(const Tenants *t, const char *vf) {
+        for (size_t i = 0; i < t->n_in_guest; i++)
+                if (streq(t->in_guest[i], vf))
+                        return true;
+        return false;
 }
 
 int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
@@ -879,7 +560,7 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         }
         if (held[0])
                 strscpy(t->in_guest[t->n_in_guest++], PCI_ADDR_MAX, held);
-        report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
+        tenants_report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
         extra_remove(t, tenant);
         return 0;
 }
@@ -925,7 +606,7 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
                         continue;   /* not one of the pool's */
                 if (r < 0)
                         goto fail;
-                changed = changed || !vf_in_guest(t, vfs[i]);
+                changed = changed || !tenants_vf_in_guest(t, vfs[i]);
                 strscpy(now[n_now++], PCI_ADDR_MAX, vfs[i]);
         }
         if (!changed && n_now == t->n_in_guest)
@@ -939,7 +620,7 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
         free(t->in_guest);
         t->in_guest = TAKE_PTR(now);
         t->n_in_guest = t->allocated_in_guest = n_now;
-        report(t, &d);
+        tenants_report(t, &d);
         return 1;
 
 fail:
@@ -947,13 +628,8 @@ fail:
         return r;
 }
 
-size_t tenants_vfs_in_guest(const Tenants *t, const char (**ret)[PCI_ADDR_MAX]) {
-        *ret = (const char(*)[PCI_ADDR_MAX]) t->in_guest;
-        return t->n_in_guest;
-}
-
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
-        Extra *e = extra_find(t, tenant);
+        Extra *e = tenants_extra_find(t, tenant);
         int r;
 
         /* An orphan (its class gone) is kept as saved, not managed: nothing to tune. */
@@ -967,122 +643,6 @@ int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsi
         e->tx_usecs = tx_usecs;
         r = tenants_commit(t, tenant, NULL);
         if (r < 0)
-                *extra_find(t, tenant) = before;   /* not saved: not changed */
+                *tenants_extra_find(t, tenant) = before;   /* not saved: not changed */
         return r;
-}
-
-static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant *a, TenantInfo *ret) {
-        const Extra *e = extra_find(t, a->id);
-        uint8_t mac[6];
-
-        *ret = (TenantInfo) {
-                .vlan = e ? e->vlan : -1,
-                .kind = alloc_nic_to_string(a->nic),
-                .numa_node = a->numa_node,
-                .remote_numa = a->remote_numa,
-                .state = a->nic == ALLOC_NIC_NONE ? "waiting" : "allocated",
-        };
-        strscpy(ret->tenant, sizeof(ret->tenant), a->id);
-        strscpy(ret->class_name, sizeof(ret->class_name), a->class_name);
-        if (e) {
-                memcpy(mac, e->mac, sizeof(mac));
-                strscpy(ret->domain, sizeof(ret->domain), e->domain);
-                ret->have_coalesce = e->have_coalesce;
-                ret->rx_usecs = e->rx_usecs;
-                ret->tx_usecs = e->tx_usecs;
-        } else
-                mac_derive(a->id, mac);
-        mac_format(mac, ret->mac);
-        if (a->vf) {
-                strscpy(ret->vf, sizeof(ret->vf), a->vf);
-                const Vf *vf = NULL;
-                const Pf *pf = inv ? inventory_find_function(inv, a->vf, &vf) : NULL;
-
-                if (pf && vf) {
-                        strscpy(ret->pf, sizeof(ret->pf), pf->addr);
-                        strscpy(ret->netdev, sizeof(ret->netdev), vf->netdev);
-                }
-        }
-}
-
-int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, TenantInfo *ret) {
-        AllocTenant a;
-        int r;
-
-        if (!t->alloc)
-                return -ENOENT;
-        r = allocator_find_tenant(t->alloc, tenant, &a);
-        if (r < 0)
-                return r;
-        fill_info(t, inv, &a, ret);
-        return 0;
-}
-
-size_t tenants_count(const Tenants *t) {
-        return t->alloc ? allocator_n_tenants(t->alloc) : 0;
-}
-
-int tenants_nth(const Tenants *t, const Inventory *inv, size_t i, TenantInfo *ret) {
-        AllocTenant a;
-        int r;
-
-        if (!t->alloc)
-                return -ERANGE;
-        r = allocator_tenant(t->alloc, i, &a);
-        if (r < 0)
-                return r;
-        fill_info(t, inv, &a, ret);
-        return 0;
-}
-
-void tenants_stats(const Tenants *t, AllocStats *ret) {
-        if (t->alloc)
-                allocator_stats(t->alloc, ret);
-        else
-                *ret = (AllocStats) {};
-}
-
-const char *tenants_domain(const Tenants *t, const char *tenant) {
-        const Extra *e = extra_find(t, tenant);
-        return e ? e->domain : "";
-}
-
-double tenants_target(const Tenants *t) {
-        return t->target;
-}
-
-static int plan_allocation_cmp(const void *a, const void *b) {
-        return strcmp(((const PlanAllocation *) a)->vf, ((const PlanAllocation *) b)->vf);
-}
-
-int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret_n) {
-        size_t n = t->alloc ? allocator_n_tenants(t->alloc) : 0, k = 0;
-        PlanAllocation *p = calloc(n ?: 1, sizeof(PlanAllocation));
-
-        if (!p)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                const Extra *e;
-                AllocTenant a;
-
-                if (allocator_tenant(t->alloc, i, &a) < 0 || a.nic != ALLOC_NIC_VF || !a.vf)
-                        continue;
-                e = extra_find(t, a.id);
-                p[k] = (PlanAllocation) { .vlan = e ? e->vlan : -1, .qos = -1, .vcpu0_cpu = -1 };
-                strscpy(p[k].vf, sizeof(p[k].vf), a.vf);
-                strscpy(p[k].tenant, sizeof(p[k].tenant), a.id);
-                strscpy(p[k].class_name, sizeof(p[k].class_name), a.class_name);
-                if (e) {
-                        p[k].have_mac = true;
-                        memcpy(p[k].mac, e->mac, sizeof(p[k].mac));
-                        p[k].have_coalesce = e->have_coalesce;
-                        p[k].rx_usecs = e->rx_usecs;
-                        p[k].tx_usecs = e->tx_usecs;
-                }
-                k++;
-        }
-        qsort_safe(p, k, sizeof(*p), plan_allocation_cmp);
-        *ret = p;
-        *ret_n = k;
-        return 0;
 }

@@ -9,22 +9,6 @@
 
 #define PCI_DEV "/sys/bus/pci/devices/%s"
 
-bool pci_addr_valid(const char *s) {
-        static const char pattern[] = "xxxx:xx:xx.x";
-
-        if (!s || strlen(s) != sizeof(pattern) - 1)
-                return false;
-        for (size_t i = 0; pattern[i]; i++) {
-                if (pattern[i] == 'x') {
-                        if (!isxdigit((unsigned char) s[i]) || isupper((unsigned char) s[i]))
-                                return false;
-                } else if (s[i] != pattern[i])
-                        return false;
-        }
-        /* device 0-1f, function 0-7 */
-        return strtoul(s + 8, NULL, 16) <= 0x1f && s[11] <= '7';
-}
-
 int pci_read_irqs(RootFs *root, const char *addr, unsigned **ret, size_t *ret_n) {
         int r = rootfs_list_numbers(root, ret, ret_n, PCI_DEV "/msi_irqs", addr);
 

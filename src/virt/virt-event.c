@@ -6,6 +6,7 @@
 #include <systemd/sd-event.h>
 #include <time.h>
 
+#include "sriovd/util.h"
 #include "virt-internal.h"
 
 /*
@@ -192,13 +193,6 @@ static int remove_handle(int watch) {
 }
 
 /* ---- timeouts ---- */
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 static int timer_arm(Source *src, int interval_ms) {
         src->interval_ms = interval_ms;

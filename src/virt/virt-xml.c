@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "sriovd/allocator.h"
-#include "sriovd/json.h"
-#include "sriovd/kernel.h"
+#include "sriovd/util.h"
 #include "sriovd/virt.h"
 
 static const char *const nic_kind_names[_VIRT_NIC_KIND_MAX] = {

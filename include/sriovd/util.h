@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* util.h — leaf utilities every layer may use: the clock, UTF-8, PCI address syntax */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in microseconds, the clock sd-event's timers take. */
+uint64_t now_usec(void);
+
+/* Length (1-4) of the valid, strict UTF-8 sequence at s within avail bytes; 0 if invalid. */
+size_t utf8_sequence_len(const unsigned char *s, size_t avail);
+
+/* "0000:41:00.0"-style: 4:2:2.1 lowercase hex, device 00-1f, function 0-7. */
+bool pci_addr_valid(const char *s);

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* allocator-internal.h — the allocator's state and what its parts share (see allocator.c for the policy) */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sriovd/allocator.h"
+
+#define NO_VF UINT32_MAX
+#define NO_SLOT UINT32_MAX
+#define N_BUCKETS (ALLOC_NODES_MAX + 1)   /* [node + 1]; [0] = unknown node */
+
+typedef struct Tenant {
+        char id[TENANT_ID_MAX];
+        uint32_t cls;             /* index into Allocator.classes */
+        int node;                 /* the guest's node, -1 = no preference */
+        AllocNic nic;
+        uint32_t vf;              /* pool index; NO_VF unless nic == ALLOC_NIC_VF */
+        bool remote;
+        bool used;
+        uint64_t seq;
+        /* Set by allocator_set_pool() and allocator_restore_tenant() for the reconcile that
+         * follows: the VF it held is gone (or, restored, held by another tenant). */
+        char gone_vf[PCI_ADDR_MAX];
+        bool gone_held;
+        bool recreated;
+} Tenant;
+
+typedef struct PoolVf {
+        AllocVf vf;
+        uint32_t holder;          /* tenant slot, NO_SLOT = free */
+} PoolVf;
+
+struct Allocator {
+        AllocClass *classes;      /* sorted by name */
+        size_t n_classes;
+        unsigned headroom;
+        double target;
+        size_t max_tenants;
+
+        PoolVf *pool;             /* sorted by address */
+        size_t n_pool;
+        unsigned n_usable, n_free;
+        unsigned usable_by_node[N_BUCKETS], free_by_node[N_BUCKETS];
+        /* sriov-preferred tenants on a usable VF: who can be downgraded, per node. */
+        unsigned pref_on_vf, pref_on_vf_by_node[N_BUCKETS];
+
+        Tenant *slots;
+        size_t n_slots, n_slots_allocated;
+        uint32_t *free_slots;
+        size_t n_free_slots, n_free_slots_allocated;
+        uint32_t *by_id;          /* slots, sorted by id */
+        size_t n_tenants, n_by_id_allocated;
+        uint32_t *waiting;        /* slots waiting for a VF, in service order */
+        size_t n_waiting, n_waiting_allocated, n_waiting_required;
+
+        uint64_t next_seq;
+};
+
+/* Where a tenant goes: a VF, freed from victim when that is not NO_SLOT. */
+typedef struct Pick {
+        uint32_t vf;
+        uint32_t victim;
+        bool remote;
+} Pick;
+
+/* ---- small accessors ---- */
+
+static inline bool vf_usable(const AllocVf *v) {
+        return v->healthy && !v->reserved && !v->in_guest;
+}
+
+static inline unsigned bucket(int node) {
+        return (unsigned) (node + 1);
+}
+
+static inline const AllocClass *tenant_class(const Allocator *a, const Tenant *t) {
+        return &a->classes[t->cls];
+}
+
+static inline bool vf_local(const PoolVf *p, int node) {
+        return node < 0 || p->vf.numa_node == node;
+}
+
+static inline bool vf_acceptable(const PoolVf *p, int node, const AllocClass *c) {
+        return vf_usable(&p->vf) && (vf_local(p, node) || c->allow_remote_numa);
+}
+
+static inline unsigned effective_headroom(const Allocator *a) {
+        double want = a->target * a->n_usable;
+        unsigned need = (unsigned) want;
+
+        if (need < want - 1e-9)
+                need++;
+        return MIN(a->headroom, a->n_usable > need ? a->n_usable - need : 0);
+}
+
+static inline bool tenant_waits(const Allocator *a, const Tenant *t) {
+        VnicKind k = tenant_class(a, t)->vnic;
+        return (k == VNIC_SRIOV_REQUIRED && t->nic == ALLOC_NIC_NONE) ||
+               (k == VNIC_SRIOV_PREFERRED && t->nic == ALLOC_NIC_VIRTIO);
+}
+
+static inline bool tenant_downgradable(const Allocator *a, const Tenant *t) {
+        /* t->vf is NO_VF while a tenant whose VF vanished waits for reconcile(). */
+        return tenant_class(a, t)->vnic == VNIC_SRIOV_PREFERRED && t->nic == ALLOC_NIC_VF && t->vf != NO_VF &&
+               vf_usable(&a->pool[t->vf].vf);
+}
+
+static inline const char *vf_addr(const Allocator *a, const Tenant *t) {
+        return t->nic == ALLOC_NIC_VF && t->vf != NO_VF ? a->pool[t->vf].vf.addr : "";
+}
+
+/* allocator-index.c: classes, the pool and the tenant table, with the indexes kept beside each
+ * tenant (by id, waiting order, downgrade candidates). */
+int alloc_class_cmp(const void *x, const void *y);
+int alloc_class_find(const Allocator *a, const char *name, uint32_t *ret);
+int alloc_pool_addr_cmp(const void *key, const void *elem);
+uint32_t alloc_pool_find(const Allocator *a, const char *addr);
+uint32_t alloc_tenant_find(const Allocator *a, const char *id);
+int alloc_service_cmp(const Allocator *a, uint32_t x, uint32_t y);
+void alloc_tenant_unlist(Allocator *a, uint32_t s);
+void alloc_tenant_relist(Allocator *a, uint32_t s);
+void alloc_vf_take(Allocator *a, uint32_t s, uint32_t v);
+void alloc_vf_drop(Allocator *a, uint32_t s);
+int alloc_tenants_reserve(Allocator *a);
+uint32_t alloc_tenant_create(Allocator *a, const char *id, uint32_t cls, int node, uint64_t seq);
+void alloc_tenant_destroy(Allocator *a, uint32_t s);
+
+/* allocator-pick.c: decisions, and picking a VF for a tenant (free, or a downgrade victim's). */
+int alloc_decisions_reserve(AllocDecisions *d, size_t n);
+_printf_(6, 7) int alloc_decide(AllocDecisions *d, AllocDecisionKind kind, const Tenant *t, const char *old_vf,
+                                const char *new_vf, const char *fmt, ...);
+void alloc_where(const Allocator *a, const Tenant *t, char *buf, size_t size);
+bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, uint32_t exclude, Pick *ret);
+bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *ret);
+void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size);
+void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size);
+int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d);
+int alloc_take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d);
+int alloc_fill(Allocator *a, AllocDecisions *d);
+size_t alloc_decisions_bound(const Allocator *a);

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* allocator-pick.c — decisions, and where a tenant goes: a free VF, a downgraded tenant's, or virtio-net */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator-internal.h"
+
+/* ---- decisions ---- */
+
+/* Room for n more decisions, reserved before anything changes so that no move goes unreported. */
+int alloc_decisions_reserve(AllocDecisions *d, size_t n) {
+        if (n > SIZE_MAX / sizeof(AllocDecision) - d->n_decisions)
+                return -ENOMEM;
+        return GREEDY_REALLOC(d->decisions, d->n_allocated, d->n_decisions + n);
+}
+
+_printf_(6, 7) int alloc_decide(AllocDecisions *d, AllocDecisionKind kind, const Tenant *t, const char *old_vf,
+                                 const char *new_vf, const char *fmt, ...) {
+        AllocDecision *x;
+        va_list ap;
+        int r;
+
+        /* Reserved by the caller; growing here is the fallback should a bound be wrong. */
+        r = alloc_decisions_reserve(d, 1);
+        if (r < 0)
+                return r;
+        x = &d->decisions[d->n_decisions++];
+        *x = (AllocDecision) {
+                .kind = kind,
+                .nic = t->nic,
+                .remote_numa = new_vf && new_vf[0] && t->remote,
+        };
+        strscpy(x->tenant, sizeof(x->tenant), t->id);
+        strscpy(x->old_vf, sizeof(x->old_vf), old_vf ?: "");
+        strscpy(x->new_vf, sizeof(x->new_vf), new_vf ?: "");
+        va_start(ap, fmt);
+        vsnprintf(x->reason, sizeof(x->reason), fmt, ap);
+        va_end(ap);
+        return 0;
+}
+
+/* Where the VF is, relative to the guest, for a reason text. */
+void alloc_where(const Allocator *a, const Tenant *t, char *buf, size_t size) {
+        const PoolVf *p = &a->pool[t->vf];
+
+        if (t->node < 0)
+                snprintf(buf, size, "on node %d (no NUMA preference)", p->vf.numa_node);
+        else if (!t->remote)
+                snprintf(buf, size, "NUMA-local on node %d", t->node);
+        else if (p->vf.numa_node < 0)
+                snprintf(buf, size, "remote NUMA: VF node unknown, guest on node %d; class %s allows it",
+                         t->node, tenant_class(a, t)->name);
+        else
+                snprintf(buf, size, "remote NUMA: VF on node %d, none free on guest's node %d; class %s allows it",
+                         p->vf.numa_node, t->node, tenant_class(a, t)->name);
+}
+
+/* ---- picking a VF ---- */
+
+/* Bucket with the most free VFs, skipping skip; ties: lowest node, unknown node last. */
+static unsigned fullest_bucket(const Allocator *a, unsigned skip) {
+        unsigned best = N_BUCKETS;
+
+        for (unsigned k = 1; k <= N_BUCKETS; k++) {
+                unsigned b = k % N_BUCKETS;
+                if (b == skip || a->free_by_node[b] == 0)
+                        continue;
+                if (best == N_BUCKETS || a->free_by_node[b] > a->free_by_node[best])
+                        best = b;
+        }
+        return best;
+}
+
+/* The free usable VF for a guest on node g: on g, or (g < 0 or remote) on the fullest other node. */
+static uint32_t find_free(const Allocator *a, int g, bool remote) {
+        unsigned b;
+
+        if (g >= 0 && !remote)
+                b = bucket(g);
+        else
+                b = fullest_bucket(a, g >= 0 ? bucket(g) : N_BUCKETS);
+        if (b >= N_BUCKETS || a->free_by_node[b] == 0)
+                return NO_VF;
+        for (size_t v = 0; v < a->n_pool; v++) {
+                const PoolVf *p = &a->pool[v];
+                if (p->holder == NO_SLOT && vf_usable(&p->vf) && bucket(p->vf.numa_node) == b)
+                        return (uint32_t) v;
+        }
+        return NO_VF;
+}
+
+/* The sriov-preferred tenant to downgrade on node g (remote: off g; g < 0: anywhere). */
+static uint32_t find_victim(const Allocator *a, int g, bool remote, uint32_t exclude) {
+        uint32_t best = NO_SLOT;
+        unsigned there;
+
+        there = g < 0 ? a->pref_on_vf
+                : remote ? a->pref_on_vf - a->pref_on_vf_by_node[bucket(g)]
+                         : a->pref_on_vf_by_node[bucket(g)];
+        if (there == 0)
+                return NO_SLOT;
+
+        for (size_t v = 0; v < a->n_pool; v++) {
+                const PoolVf *p = &a->pool[v];
+                const Tenant *t, *b;
+
+                if (p->holder == NO_SLOT || p->holder == exclude || vf_local(p, g) == remote)
+                        continue;
+                t = &a->slots[p->holder];
+                if (!tenant_downgradable(a, t))
+                        continue;
+                if (best == NO_SLOT) {
+                        best = p->holder;
+                        continue;
+                }
+                b = &a->slots[best];
+                if (tenant_class(a, t)->rank < tenant_class(a, b)->rank ||
+                    (tenant_class(a, t)->rank == tenant_class(a, b)->rank &&
+                     (t->seq > b->seq || (t->seq == b->seq && strcmp(t->id, b->id) > 0))))
+                        best = p->holder;
+        }
+        return best;
+}
+
+bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, uint32_t exclude, Pick *ret) {
+        for (int remote = 0; remote <= (g >= 0 && c->allow_remote_numa); remote++) {
+                uint32_t v = find_free(a, g, remote), s;
+
+                if (v != NO_VF) {
+                        *ret = (Pick) { .vf = v, .victim = NO_SLOT, .remote = remote };
+                        return true;
+                }
+                s = find_victim(a, g, remote, exclude);
+                if (s != NO_SLOT) {
+                        *ret = (Pick) { .vf = a->slots[s].vf, .victim = s, .remote = remote };
+                        return true;
+                }
+        }
+        return false;
+}
+
+bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *ret) {
+        if (a->n_free <= effective_headroom(a))
+                return false;
+        for (int remote = 0; remote <= (g >= 0 && c->allow_remote_numa); remote++) {
+                uint32_t v = find_free(a, g, remote);
+                if (v != NO_VF) {
+                        *ret = (Pick) { .vf = v, .victim = NO_SLOT, .remote = remote };
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* Whether alloc_pick_preferred() can succeed, in O(1): the fill loop asks it of every waiting tenant. */
+static bool can_pick_preferred(const Allocator *a, int g, const AllocClass *c) {
+        if (a->n_free <= effective_headroom(a))
+                return false;
+        return g < 0 || a->free_by_node[bucket(g)] > 0 ||
+               (c->allow_remote_numa && a->n_free > a->free_by_node[bucket(g)]);
+}
+
+static bool can_pick_required(const Allocator *a, int g, const AllocClass *c) {
+        if (g < 0)
+                return a->n_free > 0 || a->pref_on_vf > 0;
+        return a->free_by_node[bucket(g)] > 0 || a->pref_on_vf_by_node[bucket(g)] > 0 ||
+               (c->allow_remote_numa && (a->n_free > a->free_by_node[bucket(g)] ||
+                                         a->pref_on_vf > a->pref_on_vf_by_node[bucket(g)]));
+}
+
+void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size) {
+        unsigned usable = g < 0 ? a->n_usable : a->usable_by_node[bucket(g)];
+        int k;
+
+        if (g < 0 && usable == 0)
+                k = snprintf(buf, size, "no usable VF in the pool");
+        else if (g < 0)
+                k = snprintf(buf, size, "all %u usable VFs are held by sriov-required tenants", usable);
+        else if (usable == 0)
+                k = snprintf(buf, size, "no usable VF on NUMA node %d", g);
+        else
+                k = snprintf(buf, size, "all %u usable VFs on NUMA node %d are held by sriov-required tenants",
+                             usable, g);
+        if (g < 0 || k < 0 || (size_t) k >= size)
+                return;
+        if (c->allow_remote_numa)
+                snprintf(buf + k, size - (size_t) k, ", and on every other node");
+        else if (a->n_usable > usable)
+                snprintf(buf + k, size - (size_t) k, "; class %s does not allow remote NUMA (%u VFs free elsewhere)",
+                         c->name, a->n_free - a->free_by_node[bucket(g)]);
+}
+
+void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size) {
+        unsigned h = effective_headroom(a);
+
+        if (a->n_usable == 0)
+                snprintf(buf, size, "no usable VF in the pool; virtio-net until one appears");
+        else if (a->n_free == 0)
+                snprintf(buf, size, "all %u usable VFs are held; virtio-net until one frees", a->n_usable);
+        else if (a->n_free <= h)
+                snprintf(buf, size, "the %u free VFs are the headroom kept for sriov-required tenants (%u); "
+                         "virtio-net until one frees", a->n_free, h);
+        else
+                snprintf(buf, size, "no free VF on NUMA node %d and class %s does not allow remote NUMA; "
+                         "virtio-net until one frees", g, c->name);
+}
+
+/*
+ * The sriov-preferred tenant victim gives its VF up for the sriov-required tenant s: straight
+ * to another free VF when it could have been upgraded to one right after (one move instead of
+ * a downgrade and an upgrade), else to virtio-net.
+ */
+int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
+        Tenant *v = &a->slots[victim];
+        char addr[PCI_ADDR_MAX], why[ALLOC_REASON_MAX];
+        bool move;
+        Pick p;
+
+        strscpy(addr, sizeof(addr), a->pool[v->vf].vf.addr);
+        /* Picked while it still holds its VF: the free count is the one an upgrade would see. */
+        move = alloc_pick_preferred(a, v->node, tenant_class(a, v), &p);
+        alloc_tenant_unlist(a, victim);
+        alloc_vf_drop(a, victim);
+        v->gone_vf[0] = 0;
+        v->gone_held = false;
+        v->recreated = false;
+        if (move)
+                alloc_vf_take(a, victim, p.vf);
+        else
+                v->nic = ALLOC_NIC_VIRTIO;
+        alloc_tenant_relist(a, victim);
+        if (!move)
+                return alloc_decide(d, ALLOC_DECISION_DOWNGRADE, v, addr, NULL, "freed for sriov-required tenant %s",
+                              a->slots[s].id);
+        alloc_where(a, v, why, sizeof(why));
+        return alloc_decide(d, ALLOC_DECISION_VF, v, addr, vf_addr(a, v), "freed for sriov-required tenant %s; %s",
+                      a->slots[s].id, why);
+}
+
+/* Downgrade the victim (when p names one), then put s on p's VF. Between unlist(s) and relist(s).
+ * The downgrade comes first: the VF must be detached before it is attached elsewhere. */
+int alloc_take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d) {
+        if (p->victim != NO_SLOT) {
+                int r = alloc_evict(a, p->victim, s, d);
+                if (r < 0)
+                        return r;
+        }
+        alloc_vf_take(a, s, p->vf);
+        return 0;
+}
+
+/*
+ * Serve the waiting tenants in service order: sriov-required without a NIC first, then
+ * upgrades of sriov-preferred ones while more VFs are free than the headroom.
+ */
+int alloc_fill(Allocator *a, AllocDecisions *d) {
+        size_t i = 0;
+        int r;
+
+        while (i < a->n_waiting) {
+                uint32_t s = a->waiting[i];
+                Tenant *t = &a->slots[s];
+                const AllocClass *c = tenant_class(a, t);
+                char why[ALLOC_REASON_MAX];
+                Pick p;
+
+                if (c->vnic == VNIC_SRIOV_REQUIRED) {
+                        if (!can_pick_required(a, t->node, c) || !alloc_pick_required(a, t->node, c, s, &p)) {
+                                i++;
+                                continue;
+                        }
+                        alloc_tenant_unlist(a, s);
+                        r = alloc_take_pick(a, s, &p, d);
+                        alloc_tenant_relist(a, s);
+                        if (r < 0)
+                                return r;
+                        alloc_where(a, t, why, sizeof(why));
+                        r = alloc_decide(d, ALLOC_DECISION_VF, t, NULL, vf_addr(a, t),
+                                   "sriov-required tenant without a NIC gets a VF, %s", why);
+                } else {
+                        /* Everything from here on is sriov-preferred: all need a VF above the headroom. */
+                        if (a->n_free <= effective_headroom(a))
+                                break;
+                        if (!can_pick_preferred(a, t->node, c) || !alloc_pick_preferred(a, t->node, c, &p)) {
+                                i++;
+                                continue;
+                        }
+                        alloc_tenant_unlist(a, s);
+                        alloc_vf_take(a, s, p.vf);
+                        alloc_tenant_relist(a, s);
+                        alloc_where(a, t, why, sizeof(why));
+                        r = alloc_decide(d, ALLOC_DECISION_UPGRADE, t, NULL, vf_addr(a, t), "VF free, %s", why);
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Upper bound on the decisions one request or release makes: its own, one downgrade, and what
+ * alloc_fill() can do with at most one more free VF and the sriov-required tenants waiting. */
+size_t alloc_decisions_bound(const Allocator *a) {
+        return 4 + (size_t) a->n_free + 2 * a->n_waiting_required;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* allocator-view.c — reading the allocator: tenants, holders, statistics, and its own consistency check */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator-internal.h"
+
+/* ---- reading ---- */
+
+static void tenant_view(const Allocator *a, uint32_t s, AllocTenant *ret) {
+        const Tenant *t = &a->slots[s];
+
+        *ret = (AllocTenant) {
+                .id = t->id,
+                .class_name = tenant_class(a, t)->name,
+                .numa_node = t->node,
+                .nic = t->nic,
+                .vf = t->nic == ALLOC_NIC_VF ? a->pool[t->vf].vf.addr : NULL,
+                .remote_numa = t->nic == ALLOC_NIC_VF && t->remote,
+                .seq = t->seq,
+        };
+}
+
+size_t allocator_n_tenants(const Allocator *a) {
+        return a ? a->n_tenants : 0;
+}
+
+int allocator_tenant(const Allocator *a, size_t i, AllocTenant *ret) {
+        if (!a || !ret)
+                return -EINVAL;
+        if (i >= a->n_tenants)
+                return -ERANGE;
+        tenant_view(a, a->by_id[i], ret);
+        return 0;
+}
+
+int allocator_find_tenant(const Allocator *a, const char *id, AllocTenant *ret) {
+        uint32_t s;
+
+        if (!a || !ret || !tenant_id_valid(id))
+                return -EINVAL;
+        s = alloc_tenant_find(a, id);
+        if (s == NO_SLOT)
+                return -ENOENT;
+        tenant_view(a, s, ret);
+        return 0;
+}
+
+const char *allocator_vf_holder(const Allocator *a, const char *vf) {
+        uint32_t v;
+
+        if (!a || !vf)
+                return NULL;
+        v = alloc_pool_find(a, vf);
+        return v != NO_VF && a->pool[v].holder != NO_SLOT ? a->slots[a->pool[v].holder].id : NULL;
+}
+
+void allocator_stats(const Allocator *a, AllocStats *ret) {
+        AllocStats st = {};
+
+        for (size_t v = 0; v < a->n_pool; v++) {
+                const PoolVf *p = &a->pool[v];
+
+                st.n_vfs++;
+                if (p->vf.reserved)
+                        st.reserved++;
+                else if (!p->vf.healthy)
+                        st.unhealthy++;
+                else if (p->vf.in_guest)
+                        st.in_guest++;
+                else if (p->holder != NO_SLOT)
+                        st.allocated++;
+                else
+                        st.free++;
+                if (p->holder != NO_SLOT && !vf_usable(&p->vf))
+                        st.held_unusable++;
+        }
+        st.usable = st.allocated + st.free;
+        for (size_t i = 0; i < a->n_tenants; i++) {
+                const Tenant *t = &a->slots[a->by_id[i]];
+
+                st.tenants++;
+                switch (t->nic) {
+                case ALLOC_NIC_VF:
+                        st.on_vf++;
+                        st.remote += t->remote;
+                        break;
+                case ALLOC_NIC_VIRTIO:
+                        st.on_virtio++;
+                        st.preferred_on_virtio += tenant_class(a, t)->vnic == VNIC_SRIOV_PREFERRED;
+                        break;
+                default:
+                        st.waiting++;
+                }
+        }
+        st.utilization = st.usable > 0 ? (double) st.allocated / st.usable : 0;
+        *ret = st;
+}
+
+int allocator_verify(const Allocator *a) {
+        unsigned usable = 0, nfree = 0, pref = 0, free_by[N_BUCKETS] = {}, pref_by[N_BUCKETS] = {};
+        size_t used = 0, waiting = 0, waiting_required = 0;
+
+        for (size_t v = 0; v < a->n_pool; v++) {
+                const PoolVf *p = &a->pool[v];
+                unsigned b = bucket(p->vf.numa_node);
+
+                if (v > 0 && strcmp(a->pool[v - 1].vf.addr, p->vf.addr) >= 0)
+                        return -EUCLEAN;
+                if (p->holder != NO_SLOT) {
+                        const Tenant *t;
+                        if (p->holder >= a->n_slots)
+                                return -EUCLEAN;
+                        t = &a->slots[p->holder];
+                        if (!t->used || t->nic != ALLOC_NIC_VF || t->vf != v)
+                                return -EUCLEAN;
+                        if (t->remote != !vf_local(p, t->node))
+                                return -EUCLEAN;
+                }
+                if (!vf_usable(&p->vf))
+                        continue;
+                usable++;
+                if (p->holder == NO_SLOT) {
+                        nfree++;
+                        free_by[b]++;
+                } else if (tenant_downgradable(a, &a->slots[p->holder])) {
+                        pref++;
+                        pref_by[b]++;
+                }
+        }
+        if (usable != a->n_usable || nfree != a->n_free || pref != a->pref_on_vf ||
+            memcmp(free_by, a->free_by_node, sizeof(free_by)) != 0 ||
+            memcmp(pref_by, a->pref_on_vf_by_node, sizeof(pref_by)) != 0)
+                return -EUCLEAN;
+
+        for (size_t s = 0; s < a->n_slots; s++) {
+                const Tenant *t = &a->slots[s];
+                VnicKind k;
+
+                if (!t->used)
+                        continue;
+                used++;
+                k = tenant_class(a, t)->vnic;
+                if (t->nic == ALLOC_NIC_VF && (t->vf >= a->n_pool || a->pool[t->vf].holder != s))
+                        return -EUCLEAN;
+                if (t->nic != ALLOC_NIC_VF && t->vf != NO_VF)
+                        return -EUCLEAN;
+                /* Never: a virtio-class tenant on a VF, a sriov-required one on virtio-net,
+                 * a sriov-preferred or virtio one without a NIC. */
+                if ((k == VNIC_VIRTIO && t->nic != ALLOC_NIC_VIRTIO) ||
+                    (k == VNIC_SRIOV_REQUIRED && t->nic == ALLOC_NIC_VIRTIO) ||
+                    (k == VNIC_SRIOV_PREFERRED && t->nic == ALLOC_NIC_NONE))
+                        return -EUCLEAN;
+                if (tenant_waits(a, t)) {
+                        waiting++;
+                        waiting_required += k == VNIC_SRIOV_REQUIRED;
+                }
+                if (t->gone_vf[0] || t->gone_held || t->recreated)
+                        return -EUCLEAN;
+        }
+        if (used != a->n_tenants || a->n_tenants > a->max_tenants || waiting != a->n_waiting ||
+            waiting_required != a->n_waiting_required)
+                return -EUCLEAN;
+        for (size_t i = 0; i < a->n_tenants; i++) {
+                if (a->by_id[i] >= a->n_slots || !a->slots[a->by_id[i]].used)
+                        return -EUCLEAN;
+                if (i > 0 && strcmp(a->slots[a->by_id[i - 1]].id, a->slots[a->by_id[i]].id) >= 0)
+                        return -EUCLEAN;
+        }
+        for (size_t i = 0; i < a->n_waiting; i++) {
+                if (!tenant_waits(a, &a->slots[a->waiting[i]]))
+                        return -EUCLEAN;
+                if (i > 0 && alloc_service_cmp(a, a->waiting[i - 1], a->waiting[i]) >= 0)
+                        return -EUCLEAN;
+        }
+        return 0;
+}
+
+void allocator_reserve_seq(Allocator *a, uint64_t seq) {
+        if (seq >= a->next_seq)
+                a->next_seq = seq + 1;
+}

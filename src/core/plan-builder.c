@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plan-builder.c — the plan under construction: adding actions and notes, and the questions the
+ * planner's parts ask of it. plan-irq.c, plan-vf.c and plan-tune.c build on this file only;
+ * plan.c, which runs them in order, sits above all of them.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan-internal.h"
+
+Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *target, long before,
+                               long after) {
+        Action *a;
+
+        if (b->error < 0)
+                return NULL;
+        if (GREEDY_REALLOC(b->plan->actions, b->allocated_actions, b->plan->n_actions + 1) < 0) {
+                b->error = -ENOMEM;
+                return NULL;
+        }
+        a = &b->plan->actions[b->plan->n_actions++];
+        *a = (Action) { .kind = kind, .before = before, .after = after };
+        strscpy(a->target, sizeof(a->target), target);
+        return a;
+}
+
+void plan_add_note(PlanBuilder *b, NoteLevel level, const char *target, const char *fmt, ...) {
+        PlanNote *n;
+        va_list ap;
+
+        if (b->error < 0)
+                return;
+        if (GREEDY_REALLOC(b->plan->notes, b->allocated_notes, b->plan->n_notes + 1) < 0) {
+                b->error = -ENOMEM;
+                return;
+        }
+        n = &b->plan->notes[b->plan->n_notes++];
+        *n = (PlanNote) { .level = level };
+        strscpy(n->target, sizeof(n->target), target);
+        va_start(ap, fmt);
+        vsnprintf(n->text, sizeof(n->text), fmt, ap);
+        va_end(ap);
+}
+
+static int allocation_cmp(const void *key, const void *elem) {
+        return strcmp(key, ((const PlanAllocation *) elem)->vf);
+}
+
+const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf) {
+        return bsearch_safe(vf, b->ctx->allocations, b->ctx->n_allocations, sizeof(PlanAllocation),
+                            allocation_cmp);
+}
+
+bool plan_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(list[i], addr))
+                        return true;
+        return false;
+}
+
+bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
+        /* Count changes come first in the plan and are few: a scan is enough. */
+        for (size_t i = 0; i < b->plan->n_actions; i++) {
+                const Action *a = &b->plan->actions[i];
+                if (a->kind == ACTION_SET_NUM_VFS && streq(a->target, pf->addr))
+                        return true;
+                if (a->kind > ACTION_SET_NUM_VFS)
+                        break;
+        }
+        return false;
+}
+
+bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf) {
+        for (size_t i = 0; i < b->plan->n_actions; i++) {
+                const Action *a = &b->plan->actions[i];
+                if (a->kind == ACTION_SET_VF_DRIVER && streq(a->target, vf) && streq(a->driver_after, "vfio-pci"))
+                        return true;
+        }
+        return false;
+}
+
+const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf) {
+        const PfPolicy *pol = config_pf_policy(b->cfg, pf->addr, pf->vendor, pf->device);
+        return pol && pol->class_name[0] ? config_find_class(b->cfg, pol->class_name) : NULL;
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config-internal.h — what the INI reader's parts share: the error list, the parser, the key tables */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sriovd/config.h"
+
+/* Policy files are a few hundred bytes; anything far larger is a mistake (or /dev/zero). */
+#define CONFIG_FILE_MAX (1024 * 1024)
+/* Past this many, further errors are counted, not listed: nobody reads the 101st. */
+#define CONFIG_ERRORS_MAX 100
+/* Enforce limits on everything the operator controls, even if they are generous. */
+#define CONFIG_SECTIONS_MAX 4096
+#define CONFIG_CLASSES_MAX 1024
+/* The most keys any section has; key_lines[] is sized by it. */
+#define SECTION_KEYS_MAX 24
+/* Further than this and a suggestion is more confusing than helpful. */
+#define SUGGEST_DISTANCE_MAX 3
+/* Values and names are echoed in messages quoted and cut to this length. */
+#define QUOTE_MAX 64
+#define CLASSES_DIR_NAME "tenant-classes.d"
+
+typedef struct ConfigError {
+        unsigned file;   /* 0 = the main file, then class files in load order */
+        unsigned line;   /* 0 = about the file as a whole */
+        unsigned seq;    /* keeps errors of one line in the order they were found */
+        char *text;      /* complete, with the "FILE:LINE: " prefix */
+} ConfigError;
+
+typedef struct ErrorList {
+        ConfigError *items;
+        size_t n_items, allocated;
+        unsigned n_dropped;
+        unsigned seq;
+        bool oom;
+} ErrorList;
+
+typedef struct Suggestion {
+        const char *input;
+        const char *best;            /* the closest near miss so far */
+        size_t distance;
+        const char *completion;      /* a name that input is the start of */
+        unsigned n_completions;
+} Suggestion;
+
+#define SUGGESTION_INIT(s) ((Suggestion) { .input = (s), .distance = SIZE_MAX })
+
+typedef enum SectionKind {
+        SECTION_NONE,     /* before the first header */
+        SECTION_SKIP,     /* unknown or unparsable header: one error is enough, its keys are ignored */
+        SECTION_DAEMON,
+        SECTION_CPUS,
+        SECTION_RT,
+        SECTION_MATCH,
+        SECTION_PF,
+        SECTION_CLASS,
+} SectionKind;
+
+typedef struct Parser Parser;
+typedef struct KeyDef KeyDef;
+
+/* Parses value into data + k->offset, or reports why it cannot. */
+typedef int (*KeyParse)(Parser *p, const KeyDef *k, const char *value, void *data);
+
+struct KeyDef {
+        const char *name;
+        KeyParse parse;
+        size_t offset;
+        long min, max;                 /* integers */
+        const char *const *values;     /* enums, in enum order */
+        size_t n_values;
+};
+
+typedef struct SectionDef {
+        const char *name;              /* the header's first word */
+        SectionKind kind;
+        const char *arg_syntax;        /* NULL = takes no argument */
+        const KeyDef *keys;
+        size_t n_keys;
+} SectionDef;
+
+struct Parser {
+        Config *config;
+        ErrorList *errors;
+        const char *file;                /* as named in messages */
+        unsigned file_idx;
+        const SectionDef *sections;
+        size_t n_sections;
+
+        /* the line reader */
+        const char *text;
+        size_t size, pos;
+        unsigned line;
+        unsigned first_syntax_error;     /* the first line inih itself rejects */
+        unsigned n_headers;
+
+        /* the current section */
+        SectionKind kind;
+        const SectionDef *section;
+        char section_display[QUOTE_MAX + 8];
+        unsigned key_lines[SECTION_KEYS_MAX];   /* where each key was set, 0 = not yet */
+        bool scratch;                    /* invalid or duplicate: keys checked, result dropped */
+        size_t pf_index;
+        PfPolicy scratch_pf;
+        TenantClass scratch_class;
+
+        /* every header seen, for duplicates */
+        struct {
+                char *key;
+                unsigned line;
+        } *seen;
+        size_t n_seen, allocated_seen;
+
+        size_t allocated_pfs;
+
+        /* checked once everything is loaded */
+        unsigned rt_line, housekeeping_line;
+        unsigned rtnet_prio_line;
+        unsigned *pf_class_lines;        /* parallel to config->pfs */
+        size_t allocated_pf_class_lines;
+
+        /* class files */
+        TenantClass *class;
+        unsigned class_line;
+        bool vnic_set;
+        unsigned irq_prio_line;          /* where irq_thread_priority was set, 0 = not set */
+        bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
+        bool oom;
+};
+
+/* What the RT priority checks need to know about each loaded class, parallel to config->classes. */
+typedef struct ClassInfo {
+        unsigned file_idx;
+        unsigned prio_line;              /* 0 = irq_thread_priority not set: no check applies */
+        bool irq_cpus_invalid;           /* already reported: checking against the default would mislead */
+} ClassInfo;
+
+typedef struct ClassInfoList {
+        ClassInfo *items;
+        size_t allocated;
+} ClassInfoList;
+
+/* config-errors.c: collected messages, each "FILE:LINE: ...", sorted by file and line when joined. */
+void error_list_done(ErrorList *l);
+_printf_(5, 0) void error_addv(ErrorList *l, unsigned file_idx, const char *file, unsigned line,
+                               const char *fmt, va_list ap);
+_printf_(5, 6) void error_add(ErrorList *l, unsigned file_idx, const char *file, unsigned line,
+                              const char *fmt, ...);
+/* Errors in file order, then line order, one per line, no trailing newline. */
+int error_list_join(ErrorList *l, const char *main_file, char **ret);
+/* An error at the parser's current line; returns -EINVAL, so that checks can "return parser_error(...)". */
+_printf_(2, 3) int parser_error(Parser *p, const char *fmt, ...);
+/* Operator input, safe to echo in a message: cut to QUOTE_MAX, control and non-ASCII bytes replaced. */
+const char *config_quote(char *buf, const char *s);
+#define Q(s) config_quote((char[QUOTE_MAX + 4]) {}, (s))
+/* "a, b or c" for messages. */
+void format_alternatives(char *buf, size_t size, const char *const *values, size_t n);
+
+/* config-validate.c: "did you mean", and the checks that need everything loaded. */
+void suggestion_consider(Suggestion *s, const char *candidate);
+/* The suggestion, NULL for none worth making. */
+const char *suggestion_get(const Suggestion *s);
+void check_class_refs(Config *c, ErrorList *errors, const unsigned *lines);
+void check_vf_keys(Config *c, ErrorList *errors);
+void check_cpus(Config *c, ErrorList *errors, const Parser *p);
+void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, unsigned rtnet_prio_line);
+
+/* config-keys.c: the sections, their keys, and the syntax of what they take. */
+extern const SectionDef config_main_sections[];
+extern const size_t config_n_main_sections;
+extern const SectionDef config_class_sections[];
+extern const size_t config_n_class_sections;
+/* VVVV:DDDD, either case. */
+bool pci_id_parse(const char *s, PciId *ret);
+/* [a-z0-9][a-z0-9_-]{0,62}: safe as a file name and as a D-Bus argument. */
+bool class_name_valid(const char *s);

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config-keys.c — the sections and keys of sriovd.conf and of a class file, and how each value is read */
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config-internal.h"
+
+static unsigned hex_value(char c) {
+        return c >= '0' && c <= '9' ? (unsigned) (c - '0') : (unsigned) (tolower((unsigned char) c) - 'a' + 10);
+}
+
+bool pci_id_parse(const char *s, PciId *ret) {
+        if (strlen(s) != 9 || s[4] != ':')
+                return false;
+        for (size_t i = 0; i < 9; i++)
+                if (i != 4 && !isxdigit((unsigned char) s[i]))
+                        return false;
+
+        *ret = (PciId) {
+                .vendor = (uint16_t) (hex_value(s[0]) << 12 | hex_value(s[1]) << 8 | hex_value(s[2]) << 4 | hex_value(s[3])),
+                .device = (uint16_t) (hex_value(s[5]) << 12 | hex_value(s[6]) << 8 | hex_value(s[7]) << 4 | hex_value(s[8])),
+        };
+        return true;
+}
+
+bool class_name_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n >= CLASS_NAME_MAX)
+                return false;
+        if (!(islower((unsigned char) s[0]) || isdigit((unsigned char) s[0])))
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (!(islower((unsigned char) s[i]) || isdigit((unsigned char) s[i]) || s[i] == '_' || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+/* The portable subset useradd accepts: [a-z_][a-z0-9_-]*, at most 32 characters. */
+static bool group_name_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 32)
+                return false;
+        if (!(islower((unsigned char) s[0]) || s[0] == '_'))
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (!(islower((unsigned char) s[i]) || isdigit((unsigned char) s[i]) || s[i] == '_' || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+static bool has_control_chars(const char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+/* Absolute, no ".." component: the state directory is created and written as root. */
+static bool absolute_path_valid(const char *s) {
+        if (s[0] != '/' || strlen(s) >= PATH_MAX || has_control_chars(s))
+                return false;
+        for (const char *p = s; (p = strstr(p, "..")); p += 2)
+                if (p[-1] == '/' && (p[2] == '/' || p[2] == 0))
+                        return false;
+        return true;
+}
+
+/* Decimal only: "0x10", "1e3", " 5" or "5s" are mistakes, not numbers. */
+static int parse_long_strict(const char *s, long *ret) {
+        char *end;
+        long l;
+
+        if (!(isdigit((unsigned char) s[0]) || (s[0] == '-' && isdigit((unsigned char) s[1]))))
+                return -EINVAL;
+        errno = 0;
+        l = strtol(s, &end, 10);
+        if (*end)
+                return -EINVAL;
+        if (errno == ERANGE)
+                return -ERANGE;
+        *ret = l;
+        return 0;
+}
+
+static int parse_boolean(const char *s) {
+        static const char *const yes[] = { "yes", "true", "on", "1" };
+        static const char *const no[] = { "no", "false", "off", "0" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        }
+        return -EINVAL;
+}
+
+/* Strict decimal within [k->min, k->max]; the message names the range. */
+static int parse_int_key(Parser *p, const KeyDef *k, const char *value, int *ret) {
+        long l;
+        int r;
+
+        r = parse_long_strict(value, &l);
+        if (r == -EINVAL)
+                return parser_error(p, "%s = \"%s\" is not an integer; expected an integer from %ld to %ld",
+                                    k->name, Q(value), k->min, k->max);
+        if (r < 0 || l < k->min || l > k->max)
+                return parser_error(p, "%s = %s is out of range; expected an integer from %ld to %ld",
+                                    k->name, Q(value), k->min, k->max);
+        *ret = (int) l;
+        return 0;
+}
+
+static int key_int(Parser *p, const KeyDef *k, const char *value, void *data) {
+        return parse_int_key(p, k, value, (int *) ((uint8_t *) data + k->offset));
+}
+
+/* The RT priority checks run after loading and report at these keys' lines. */
+static int key_rtnet_prio(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0)
+                p->rtnet_prio_line = p->line;
+        return r;
+}
+
+/* --check-config compares num_vfs with the host's sriov_totalvfs and reports at this line. */
+static int key_num_vfs(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0)
+                ((PfPolicy *) data)->num_vfs_line = p->line;
+        return r;
+}
+
+static int key_irq_thread_priority(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0 && !p->scratch)
+                p->irq_prio_line = p->line;
+        return r;
+}
+
+static int key_unsigned(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int v, r;
+
+        /* These keys never allow a negative value (min >= 0). */
+        r = parse_int_key(p, k, value, &v);
+        if (r < 0)
+                return r;
+        *(unsigned *) ((uint8_t *) data + k->offset) = (unsigned) v;
+        return 0;
+}
+
+static int key_bool(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int b = parse_boolean(value);
+
+        if (b < 0)
+                return parser_error(p, "%s = \"%s\" is not a boolean; expected yes/no, true/false, on/off or 1/0",
+                                    k->name, Q(value));
+        *(int *) ((uint8_t *) data + k->offset) = b;
+        return 0;
+}
+
+static int key_tristate(Parser *p, const KeyDef *k, const char *value, void *data) {
+        Tristate t;
+        int b;
+
+        if (streq(value, "leave"))
+                t = TRISTATE_LEAVE;
+        else {
+                b = parse_boolean(value);
+                if (b < 0)
+                        return parser_error(p, "%s = \"%s\" is not valid; expected on, off or leave",
+                                            k->name, Q(value));
+                t = b ? TRISTATE_ON : TRISTATE_OFF;
+        }
+        *(Tristate *) ((uint8_t *) data + k->offset) = t;
+        return 0;
+}
+
+static int key_enum(Parser *p, const KeyDef *k, const char *value, void *data) {
+        Suggestion s = SUGGESTION_INIT(value);
+        char expected[256];
+        const char *hint;
+
+        for (size_t i = 0; i < k->n_values; i++)
+                if (streq(value, k->values[i])) {
+                        *(int *) ((uint8_t *) data + k->offset) = (int) i;
+                        return 0;
+                }
+
+        format_alternatives(expected, sizeof(expected), k->values, k->n_values);
+        for (size_t i = 0; i < k->n_values; i++)
+                suggestion_consider(&s, k->values[i]);
+        hint = suggestion_get(&s);
+        if (hint)
+                return parser_error(p, "%s = \"%s\" is not valid; expected %s; did you mean \"%s\"?",
+                                    k->name, Q(value), expected, hint);
+        return parser_error(p, "%s = \"%s\" is not valid; expected %s", k->name, Q(value), expected);
+}
+
+static int key_vnic(Parser *p, const KeyDef *k, const char *value, void *data) {
+        /* Checked at the end of the file: a class that does not say which vNIC it wants is incomplete. */
+        if (!p->scratch)
+                p->vnic_set = true;
+        return key_enum(p, k, value, data);
+}
+
+/* Replaces the old value: a duplicate [daemon] is reported, but must not leak. */
+static int set_string(Parser *p, char **field, const char *value) {
+        char *s = strdup(value);
+
+        if (!s) {
+                p->oom = true;
+                return -ENOMEM;
+        }
+        free(*field);
+        *field = s;
+        return 0;
+}
+
+static int key_path(Parser *p, const KeyDef *k, const char *value, void *data) {
+        if (!absolute_path_valid(value))
+                return parser_error(p, "%s = \"%s\" is not a valid absolute path; expected a path starting with \"/\", without \"..\"",
+                                    k->name, Q(value));
+        return set_string(p, (char **) ((uint8_t *) data + k->offset), value);
+}
+
+static int key_group(Parser *p, const KeyDef *k, const char *value, void *data) {
+        if (!group_name_valid(value))
+                return parser_error(p, "%s = \"%s\" is not a valid group name; expected [a-z_][a-z0-9_-]*, at most 32 characters",
+                                    k->name, Q(value));
+        return set_string(p, (char **) ((uint8_t *) data + k->offset), value);
+}
+
+/* --check-config looks the group up and reports at this line. */
+static int key_group_line(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_group(p, k, value, data);
+        if (r >= 0)
+                ((Config *) data)->access_group_line = p->line;
+        return r;
+}
+
+static int key_uri(Parser *p, const KeyDef *k, const char *value, void *data) {
+        if (!value[0] || has_control_chars(value))
+                return parser_error(p, "%s = \"%s\" is not a valid URI; expected a libvirt URI such as qemu:///system",
+                                    k->name, Q(value));
+        return set_string(p, (char **) ((uint8_t *) data + k->offset), value);
+}
+
+static int parse_cpu_list(Parser *p, const char *key, const char *value, const char *example, CpuSet *ret) {
+        int r;
+
+        r = cpuset_parse_list(value, ret);
+        if (r == -ERANGE)
+                return parser_error(p, "%s = \"%s\" names a CPU beyond %d; expected CPUs 0 to %d",
+                                    key, Q(value), CPUSET_MAX - 1, CPUSET_MAX - 1);
+        if (r < 0)
+                return parser_error(p, "%s = \"%s\" is not a valid CPU list; expected a list such as %s",
+                                    key, Q(value), example);
+        return 0;
+}
+
+static int key_cpus_rt(Parser *p, const KeyDef *k, const char *value, void *data) {
+        Config *c = data;
+        int r;
+
+        /* Empty is allowed here: it says "this host has no RT CPUs", unlike leaving the key out. */
+        r = parse_cpu_list(p, k->name, value, "4-7,20-23", &c->rt_cpus);
+        if (r < 0)
+                return r;
+        c->have_rt_cpus = true;
+        p->rt_line = p->line;
+        return 0;
+}
+
+static int key_cpus_housekeeping(Parser *p, const KeyDef *k, const char *value, void *data) {
+        Config *c = data;
+        CpuSet set;
+        int r;
+
+        r = parse_cpu_list(p, k->name, value, "0-3,8-19", &set);
+        if (r < 0)
+                return r;
+        /* IRQs and everything non-RT must run somewhere. */
+        if (cpuset_is_empty(&set))
+                return parser_error(p, "%s = \"%s\" is empty; expected at least one CPU, e.g. 0-3", k->name, Q(value));
+        c->housekeeping_cpus = set;
+        c->have_housekeeping_cpus = true;
+        p->housekeeping_line = p->line;
+        return 0;
+}
+
+static int irq_cpus_parse(Parser *p, const KeyDef *k, const char *value, void *data) {
+        static const char *const words[] = { "numa-local", "rt", "vcpu" };
+        static const IrqCpuPolicy policies[] = { IRQ_CPUS_NUMA_LOCAL, IRQ_CPUS_RT, IRQ_CPUS_VCPU };
+        TenantClass *cls = data;
+        Suggestion s = SUGGESTION_INIT(value);
+        const char *hint;
+        CpuSet set;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                if (streq(value, words[i])) {
+                        cls->irq_cpus = policies[i];
+                        return 0;
+                }
+
+        if (isdigit((unsigned char) value[0])) {
+                r = parse_cpu_list(p, k->name, value, "0-3,8", &set);
+                if (r < 0)
+                        return r;
+                cls->irq_cpus = IRQ_CPUS_LIST;
+                cls->irq_cpu_list = set;
+                return 0;
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                suggestion_consider(&s, words[i]);
+        hint = suggestion_get(&s);
+        if (hint)
+                return parser_error(p, "%s = \"%s\" is not valid; expected rt, numa-local, vcpu or a CPU list such as 0-3,8; did you mean \"%s\"?",
+                                    k->name, Q(value), hint);
+        return parser_error(p, "%s = \"%s\" is not valid; expected rt, numa-local, vcpu or a CPU list such as 0-3,8",
+                            k->name, Q(value));
+}
+
+static int key_irq_cpus(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = irq_cpus_parse(p, k, value, data);
+        if (r < 0 && !p->scratch)
+                p->irq_cpus_invalid = true;
+        return r;
+}
+
+static int key_class_ref(Parser *p, const KeyDef *k, const char *value, void *data) {
+        PfPolicy *pf = data;
+
+        /* Whether the class exists is checked once the class files are loaded. */
+        if (!class_name_valid(value))
+                return parser_error(p, "%s = \"%s\" is not a valid class name; expected [a-z0-9][a-z0-9_-]*, at most %d characters",
+                                    k->name, Q(value), CLASS_NAME_MAX - 1);
+        strcpy(pf->class_name, value);
+        if (!p->scratch)
+                p->pf_class_lines[p->pf_index] = p->line;
+        return 0;
+}
+
+static const char *const vf_attach_values[] = { "interface", "hostdev" };
+static const char *const vcpu_pinning_values[] = { "none", "rt" };
+
+/* A libvirt network or bridge name: one path component libvirt will take. */
+static int key_virtio_source(Parser *p, const KeyDef *k, const char *value, void *data, bool bridge) {
+        TenantClass *cls = data;
+        size_t n = strlen(value);
+
+        if (n == 0 || n >= (bridge ? 16 : sizeof(cls->virtio_source)) || strspn(value,
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n)
+                return parser_error(p, "%s = \"%s\" is not valid; expected a %s name of [A-Za-z0-9._-], at most %d characters",
+                                    k->name, Q(value), bridge ? "bridge" : "libvirt network", bridge ? 15 : 63);
+        strcpy(cls->virtio_source, value);
+        cls->virtio_bridge = bridge;
+        return 0;
+}
+
+static int key_virtio_network(Parser *p, const KeyDef *k, const char *value, void *data) {
+        return key_virtio_source(p, k, value, data, false);
+}
+
+static int key_virtio_bridge(Parser *p, const KeyDef *k, const char *value, void *data) {
+        return key_virtio_source(p, k, value, data, true);
+}
+
+#define KEY_INT(n, type, field, lo, hi) \
+        { .name = n, .parse = key_int, .offset = offsetof(type, field), .min = lo, .max = hi }
+#define KEY_UNSIGNED(n, type, field, lo, hi) \
+        { .name = n, .parse = key_unsigned, .offset = offsetof(type, field), .min = lo, .max = hi }
+#define KEY_ENUM(n, type, field, table) \
+        { .name = n, .parse = key_enum, .offset = offsetof(type, field), .values = table, .n_values = ELEMENTSOF(table) }
+#define KEY(n, fn, type, field) \
+        { .name = n, .parse = fn, .offset = offsetof(type, field) }
+
+static const KeyDef daemon_keys[] = {
+        KEY("state_dir", key_path, Config, state_dir),
+        KEY_UNSIGNED("drift_check_sec", Config, drift_check_sec, 0, 86400),
+        KEY_UNSIGNED("vf_timeout_sec", Config, vf_timeout_sec, 1, 3600),
+        KEY_UNSIGNED("vf_headroom", Config, vf_headroom, 0, 4096),
+        KEY_UNSIGNED("vf_target_utilization", Config, vf_target_utilization, 1, 100),
+        KEY("release_on_stop", key_bool, Config, release_on_stop),
+        KEY("restore_on_stop", key_bool, Config, restore_on_stop),
+        KEY("access_group", key_group_line, Config, access_group),
+        KEY_UNSIGNED("max_tenants", Config, max_tenants, 1, 16384),
+        KEY("libvirt_uri", key_uri, Config, libvirt_uri),
+};
+
+static const KeyDef cpus_keys[] = {
+        KEY("rt", key_cpus_rt, Config, rt_cpus),
+        KEY("housekeeping", key_cpus_housekeeping, Config, housekeeping_cpus),
+        KEY("keep_irqs_off_rt", key_bool, Config, keep_irqs_off_rt),
+};
+
+static const KeyDef rt_keys[] = {
+        { .name = "rtnet_prio", .parse = key_rtnet_prio, .offset = offsetof(Config, rtnet_prio), .min = 0, .max = 99 },
+};
+
+static int key_vf_link_state(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r = key_enum(p, k, value, data);
+        if (r >= 0)
+                (*(int *) ((uint8_t *) data + k->offset))--;
+        return r;
+}
+
+/* 400 Gbit/s: the fastest ConnectX port; a larger figure is a typo. */
+#define VF_RATE_MAX 400000
+
+static const KeyDef pf_keys[] = {
+        { .name = "num_vfs", .parse = key_num_vfs, .offset = offsetof(PfPolicy, num_vfs), .min = 0, .max = 4096 },
+        KEY("drivers_autoprobe", key_bool, PfPolicy, drivers_autoprobe),
+        KEY_ENUM("pf_link", PfPolicy, pf_link, pf_link_table),
+        KEY("class", key_class_ref, PfPolicy, class_name),
+        KEY_ENUM("vf_mac", PfPolicy, vf_mac, vf_mac_table),
+        KEY_INT("vf_vlan", PfPolicy, vf_vlan, 0, 4094),
+        KEY_INT("vf_qos", PfPolicy, vf_qos, 0, 7),
+        KEY("vf_spoofchk", key_tristate, PfPolicy, vf_spoofchk),
+        KEY("vf_trust", key_tristate, PfPolicy, vf_trust),
+        { .name = "vf_link_state", .parse = key_vf_link_state, .offset = offsetof(PfPolicy, vf_link_state),
+          .values = vf_link_state_table, .n_values = ELEMENTSOF(vf_link_state_table) },
+        KEY_INT("vf_min_tx_rate", PfPolicy, vf_min_tx_rate, 0, VF_RATE_MAX),
+        KEY_INT("vf_max_tx_rate", PfPolicy, vf_max_tx_rate, 0, VF_RATE_MAX),
+        KEY_ENUM("vf_driver", PfPolicy, vf_driver, vf_driver_table),
+};
+
+_Static_assert(ELEMENTSOF(pf_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");
+
+static const KeyDef class_keys[] = {
+        { .name = "vnic", .parse = key_vnic, .offset = offsetof(TenantClass, vnic),
+          .values = vnic_kind_table, .n_values = ELEMENTSOF(vnic_kind_table) },
+        KEY_INT("rank", TenantClass, rank, -1000, 1000),
+        KEY("allow_remote_numa", key_bool, TenantClass, allow_remote_numa),
+        KEY_UNSIGNED("coalesce_rx_usecs", TenantClass, coalesce_rx_usecs, 0, 100000),
+        KEY_UNSIGNED("coalesce_tx_usecs", TenantClass, coalesce_tx_usecs, 0, 100000),
+        KEY_INT("coalesce_rx_frames", TenantClass, coalesce_rx_frames, 0, 65535),
+        KEY_INT("coalesce_tx_frames", TenantClass, coalesce_tx_frames, 0, 65535),
+        KEY("adaptive_rx", key_tristate, TenantClass, adaptive_rx),
+        KEY("adaptive_tx", key_tristate, TenantClass, adaptive_tx),
+        KEY("irq_cpus", key_irq_cpus, TenantClass, irq_cpus),
+        KEY_ENUM("irq_spread", TenantClass, irq_spread, irq_spread_table),
+        { .name = "irq_thread_priority", .parse = key_irq_thread_priority,
+          .offset = offsetof(TenantClass, irq_thread_priority), .min = 0, .max = 99 },
+        KEY("offload_tso", key_tristate, TenantClass, offload_tso),
+        KEY("offload_gso", key_tristate, TenantClass, offload_gso),
+        KEY("offload_gro", key_tristate, TenantClass, offload_gro),
+        KEY("offload_lro", key_tristate, TenantClass, offload_lro),
+        KEY_ENUM("vf_attach", TenantClass, vf_attach_hostdev, vf_attach_values),
+        KEY("virtio_network", key_virtio_network, TenantClass, virtio_source),
+        KEY("virtio_bridge", key_virtio_bridge, TenantClass, virtio_source),
+        KEY_ENUM("vcpu_pinning", TenantClass, vcpu_pin_rt, vcpu_pinning_values),
+        KEY_INT("vcpu_fifo_priority", TenantClass, vcpu_fifo_priority, 0, 99),
+};
+
+_Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");
+
+#define SECTION(n, k, arg, table) \
+        { .name = n, .kind = k, .arg_syntax = arg, .keys = table, .n_keys = ELEMENTSOF(table) }
+
+const SectionDef config_main_sections[] = {
+        SECTION("daemon", SECTION_DAEMON, NULL, daemon_keys),
+        SECTION("cpus", SECTION_CPUS, NULL, cpus_keys),
+        SECTION("rt", SECTION_RT, NULL, rt_keys),
+        SECTION("match", SECTION_MATCH, "VVVV:DDDD", pf_keys),
+        SECTION("pf", SECTION_PF, "DDDD:BB:DD.F", pf_keys),
+};
+
+const SectionDef config_class_sections[] = {
+        SECTION("class", SECTION_CLASS, NULL, class_keys),
+};
+
+const size_t config_n_main_sections = ELEMENTSOF(config_main_sections);
+const size_t config_n_class_sections = ELEMENTSOF(config_class_sections);

@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * config-reader.c — sriovd.conf and the tenant classes read with inih into the policy model:
+ * files and the class directory, headers, keys, the line reader that gives every error its line
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sriovd/util.h"
+#include "config-internal.h"
+
+static const char *lskip(const char *s) {
+        while (*s && isspace((unsigned char) *s))
+                s++;
+        return s;
+}
+
+static void rstrip(char *s) {
+        size_t n = strlen(s);
+
+        while (n > 0 && isspace((unsigned char) s[n - 1]))
+                s[--n] = 0;
+}
+
+/*
+ * Mirrors inih's own scan exactly (an inline ';' comment counts only after
+ * whitespace), so that what the reader below classifies as a section header
+ * or a syntax error is what inih parses.
+ */
+static const char *find_chars_or_comment(const char *s, const char *chars) {
+        bool was_space = false;
+
+        while (*s && !strchr(chars, *s) && !(was_space && *s == ';')) {
+                was_space = isspace((unsigned char) *s);
+                s++;
+        }
+        return s;
+}
+
+static int read_file(const char *path, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+
+        for (;;) {
+                ssize_t n;
+
+                if (GREEDY_REALLOC(buf, allocated, size + 4096 + 1) < 0)
+                        return -ENOMEM;
+                n = read(fd, buf + size, allocated - size - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+                if (size > CONFIG_FILE_MAX)
+                        return -EFBIG;
+        }
+
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+static void class_info_list_done(ClassInfoList *l) {
+        free(l->items);
+        *l = (ClassInfoList) {};
+}
+
+static void parser_done(Parser *p) {
+        for (size_t i = 0; i < p->n_seen; i++)
+                free(p->seen[i].key);
+        free(p->seen);
+        free(p->pf_class_lines);
+}
+
+/* ---- sections ------------------------------------------------------------ */
+
+static void format_section_list(char *buf, size_t size, const SectionDef *defs, size_t n) {
+        const char *names[8];
+        char parts[8][48];
+
+        for (size_t i = 0; i < n && i < ELEMENTSOF(parts); i++) {
+                snprintf(parts[i], sizeof(parts[i]), "[%s%s%s]", defs[i].name,
+                         defs[i].arg_syntax ? " " : "", defs[i].arg_syntax ?: "");
+                names[i] = parts[i];
+        }
+        format_alternatives(buf, size, names, n < ELEMENTSOF(parts) ? n : ELEMENTSOF(parts));
+}
+
+static int section_unknown(Parser *p, const char *type, const char *arg) {
+        Suggestion s = SUGGESTION_INIT(type);
+        char expected[256];
+        const char *hint;
+
+        for (size_t i = 0; i < p->n_sections; i++)
+                suggestion_consider(&s, p->sections[i].name);
+        hint = suggestion_get(&s);
+        if (hint) {
+                _cleanup_free_ char *better = NULL;
+
+                if (asprintf(&better, "[%s%s%s]", hint, *arg ? " " : "", arg) < 0) {
+                        p->oom = true;
+                        return -ENOMEM;
+                }
+                return parser_error(p, "unknown section %s; did you mean %s?", p->section_display, Q(better));
+        }
+
+        format_section_list(expected, sizeof(expected), p->sections, p->n_sections);
+        return parser_error(p, "unknown section %s; expected %s", p->section_display, expected);
+}
+
+/* Returns true when this header was seen before (and says so). */
+static bool section_check_duplicate(Parser *p, const char *key) {
+        char *copy;
+
+        for (size_t i = 0; i < p->n_seen; i++)
+                if (streq(p->seen[i].key, key)) {
+                        parser_error(p, "duplicate section %s, first at line %u; expected each section once",
+                                     p->section_display, p->seen[i].line);
+                        return true;
+                }
+
+        copy = strdup(key);
+        if (!copy || GREEDY_REALLOC(p->seen, p->allocated_seen, p->n_seen + 1) < 0) {
+                free(copy);
+                p->oom = true;
+                return false;
+        }
+        p->seen[p->n_seen].key = copy;
+        p->seen[p->n_seen].line = p->line;
+        p->n_seen++;
+        return false;
+}
+
+static void pf_append(Parser *p, const PfPolicy *pf) {
+        Config *c = p->config;
+
+        if (GREEDY_REALLOC(c->pfs, p->allocated_pfs, c->n_pfs + 1) < 0 ||
+            GREEDY_REALLOC(p->pf_class_lines, p->allocated_pf_class_lines, c->n_pfs + 1) < 0) {
+                p->oom = true;
+                p->scratch = true;
+                return;
+        }
+        c->pfs[c->n_pfs] = *pf;
+        p->pf_class_lines[c->n_pfs] = 0;
+        p->pf_index = c->n_pfs++;
+}
+
+/*
+ * A header, without its brackets and surrounding whitespace. Unknown and
+ * malformed headers turn the section into SECTION_SKIP; an invalid argument
+ * or a duplicate still has its keys checked, into a scratch object, so every
+ * mistake in the section is reported in one go.
+ */
+static int section_begin(Parser *p, char *header) {
+        const SectionDef *def = NULL;
+        char key[QUOTE_MAX + 32];
+        char *type, *arg;
+        PfPolicy pf;
+
+        p->kind = SECTION_SKIP;
+        p->section = NULL;
+        p->scratch = false;
+        memset(p->key_lines, 0, sizeof(p->key_lines));
+        p->n_headers++;
+        snprintf(p->section_display, sizeof(p->section_display), "[%s]", Q(header));
+
+        type = header;
+        arg = type + strcspn(type, " \t\v\f\r\n");
+        if (*arg) {
+                *arg++ = 0;
+                arg = (char *) lskip(arg);
+        }
+
+        for (size_t i = 0; i < p->n_sections; i++)
+                if (streq(type, p->sections[i].name))
+                        def = &p->sections[i];
+        if (!def)
+                return section_unknown(p, type, arg);
+
+        if (!def->arg_syntax && *arg)
+                return parser_error(p, "section [%s] takes no argument; expected [%s]", def->name, def->name);
+        if (def->arg_syntax && !*arg)
+                return parser_error(p, "section [%s] needs an argument; expected [%s %s]",
+                                    def->name, def->name, def->arg_syntax);
+        if (p->n_seen >= CONFIG_SECTIONS_MAX)
+                return parser_error(p, "too many sections; expected at most %d", CONFIG_SECTIONS_MAX);
+
+        p->kind = def->kind;
+        p->section = def;
+        pf_policy_init(&pf, p->line);
+
+        switch (def->kind) {
+        case SECTION_MATCH:
+                pf.by_addr = false;
+                if (!pci_id_parse(arg, &pf.id)) {
+                        parser_error(p, "invalid [match] ID \"%s\"; expected VVVV:DDDD (vendor:device, 4 hex digits each), e.g. [match 15b3:101d]",
+                                     Q(arg));
+                        p->scratch = true;
+                        break;
+                }
+                snprintf(key, sizeof(key), "match %04x:%04x", pf.id.vendor, pf.id.device);
+                p->scratch = section_check_duplicate(p, key);
+                break;
+
+        case SECTION_PF:
+                pf.by_addr = true;
+                if (!pci_addr_valid(arg)) {
+                        char lower[PCI_ADDR_MAX] = {};
+
+                        /* sysfs spells addresses in lowercase; say so when that is the only problem. */
+                        for (size_t i = 0; arg[i] && i < sizeof(lower) - 1; i++)
+                                lower[i] = (char) tolower((unsigned char) arg[i]);
+                        if (strlen(arg) < sizeof(lower) && pci_addr_valid(lower))
+                                parser_error(p, "invalid PCI address \"%s\"; expected lowercase hex; did you mean [pf %s]?",
+                                             Q(arg), lower);
+                        else
+                                parser_error(p, "invalid PCI address \"%s\"; expected DDDD:BB:DD.F in lowercase hex (device 00-1f, function 0-7), e.g. [pf 0000:41:00.0]",
+                                             Q(arg));
+                        p->scratch = true;
+                        break;
+                }
+                strcpy(pf.addr, arg);
+                snprintf(key, sizeof(key), "pf %s", arg);
+                p->scratch = section_check_duplicate(p, key);
+                break;
+
+        case SECTION_CLASS:
+                p->scratch = section_check_duplicate(p, def->name);
+                if (p->scratch)
+                        tenant_class_init(&p->scratch_class);
+                else
+                        p->class_line = p->line;
+                break;
+
+        default:
+                /* A repeated [daemon] is reported; its keys still land in the config, which is discarded. */
+                (void) section_check_duplicate(p, def->name);
+                break;
+        }
+
+        if (def->kind == SECTION_MATCH || def->kind == SECTION_PF) {
+                if (p->scratch)
+                        p->scratch_pf = pf;
+                else
+                        pf_append(p, &pf);
+        }
+        return 0;
+}
+
+static void *section_data(Parser *p) {
+        switch (p->kind) {
+        case SECTION_DAEMON:
+        case SECTION_CPUS:
+        case SECTION_RT:
+                return p->config;
+        case SECTION_MATCH:
+        case SECTION_PF:
+                return p->scratch ? &p->scratch_pf : &p->config->pfs[p->pf_index];
+        case SECTION_CLASS:
+                return p->scratch ? &p->scratch_class : p->class;
+        default:
+                return NULL;
+        }
+}
+
+static int key_unknown(Parser *p, const char *name) {
+        Suggestion s = SUGGESTION_INIT(name);
+        char list[512];
+        const char *hint;
+        size_t k = 0;
+
+        for (size_t i = 0; i < p->section->n_keys; i++)
+                suggestion_consider(&s, p->section->keys[i].name);
+        hint = suggestion_get(&s);
+        if (hint)
+                return parser_error(p, "unknown key \"%s\" in %s; did you mean \"%s\"?",
+                                    Q(name), p->section_display, hint);
+
+        /* A key valid elsewhere was most likely put under the wrong header. */
+        list[0] = 0;
+        for (size_t i = 0; i < p->n_sections; i++) {
+                const SectionDef *d = &p->sections[i];
+
+                if (d == p->section)
+                        continue;
+                for (size_t j = 0; j < d->n_keys; j++)
+                        if (streq(name, d->keys[j].name) && k < sizeof(list)) {
+                                int w = snprintf(list + k, sizeof(list) - k, "%s[%s%s%s]", k > 0 ? " or " : "",
+                                                 d->name, d->arg_syntax ? " " : "", d->arg_syntax ?: "");
+                                if (w > 0)
+                                        k += (size_t) w;
+                        }
+        }
+        if (k > 0)
+                return parser_error(p, "unknown key \"%s\" in %s; it belongs in %s", Q(name), p->section_display, list);
+
+        for (size_t i = 0; i < p->section->n_keys; i++)
+                strjoin_appendf(list, sizeof(list), &k, "%s", p->section->keys[i].name);
+        return parser_error(p, "unknown key \"%s\" in %s; expected one of: %s", Q(name), p->section_display, list);
+}
+
+static int handle_key(void *userdata, const char *section, const char *name, const char *value) {
+        Parser *p = userdata;
+        const KeyDef *k = NULL;
+        size_t idx = 0;
+
+        /* inih cuts section names at 50 bytes; the reader tracks the real header. */
+        (void) section;
+
+        if (!name || !value)
+                return 1;
+
+        switch (p->kind) {
+        case SECTION_NONE:
+                parser_error(p, "key \"%s\" is outside any section; expected a section header such as [%s] above it",
+                             Q(name), p->sections[0].name);
+                return 1;
+        case SECTION_SKIP:
+                return 1;
+        default:
+                break;
+        }
+
+        for (idx = 0; idx < p->section->n_keys; idx++)
+                if (streq(name, p->section->keys[idx].name)) {
+                        k = &p->section->keys[idx];
+                        break;
+                }
+        if (!k) {
+                key_unknown(p, name);
+                return 1;
+        }
+
+        if (p->key_lines[idx] > 0) {
+                parser_error(p, "duplicate key \"%s\" in %s, first at line %u; expected each key once per section",
+                             k->name, p->section_display, p->key_lines[idx]);
+                return 1;
+        }
+        p->key_lines[idx] = p->line;
+
+        k->parse(p, k, value, section_data(p));
+
+        /* Always go on: every error is collected, inih's own error return is left to syntax. */
+        return 1;
+}
+
+/* ---- the line reader ---------------------------------------------------- */
+
+static void syntax_error(Parser *p) {
+        parser_error(p, "syntax error: expected \"[section]\" or \"key = value\"");
+        if (p->first_syntax_error == 0)
+                p->first_syntax_error = p->line;
+}
+
+/*
+ * inih calls the key handler right after the reader returned the key's line,
+ * so the reader's count is the line number (Debian's inih is built without
+ * INI_HANDLER_LINENO). The reader also sees every header, even of a section
+ * without keys, which inih never reports, and every line inih rejects, where
+ * inih would only return the first.
+ */
+static void classify_line(Parser *p, const char *line) {
+        _cleanup_free_ char *copy = NULL;
+        char *end, *header;
+        const char *rest;
+
+        copy = strdup(line);
+        if (!copy) {
+                p->oom = true;
+                return;
+        }
+        rstrip(copy);
+
+        if (!copy[0] || strchr(";#", copy[0]))
+                return;
+
+        if (copy[0] != '[') {
+                end = (char *) find_chars_or_comment(copy, "=:");
+                if (*end != '=' && *end != ':')
+                        syntax_error(p);
+                return;
+        }
+
+        end = (char *) find_chars_or_comment(copy + 1, "]");
+        if (*end != ']') {
+                syntax_error(p);
+                /* Its keys would otherwise be taken for the previous section's. */
+                p->kind = SECTION_SKIP;
+                p->section = NULL;
+                return;
+        }
+        *end = 0;
+        rest = lskip(end + 1);
+        /* inih ignores text after "]"; a key written there would silently vanish. */
+        if (*rest && !strchr(";#", *rest))
+                parser_error(p, "syntax error: unexpected \"%s\" after \"]\"; expected one \"[section]\" or \"key = value\" per line",
+                             Q(rest));
+
+        header = (char *) lskip(copy + 1);
+        rstrip(header);
+        section_begin(p, header);
+}
+
+static char *line_reader(char *str, int num, void *stream) {
+        Parser *p = stream;
+        const char *s, *nl;
+        size_t n, left;
+
+        if (p->pos >= p->size || num < 3)
+                return NULL;
+
+        s = p->text + p->pos;
+        left = p->size - p->pos;
+        nl = memchr(s, '\n', left);
+        n = nl ? (size_t) (nl - s) : left;
+        p->pos += nl ? n + 1 : n;
+        p->line++;
+
+        if (p->line == 1 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+                s += 3;
+                n -= 3;
+        }
+        /* inih would take an indented line for a continuation of the previous value. */
+        while (n > 0 && isspace((unsigned char) *s)) {
+                s++;
+                n--;
+        }
+
+        if (memchr(s, 0, n)) {
+                parser_error(p, "line contains a NUL byte; expected text");
+                if (*s == '[')
+                        p->kind = SECTION_SKIP;
+                return strcpy(str, "\n");
+        }
+        if (n + 2 > (size_t) num) {
+                /* A long comment harms nobody; anything else would be cut by inih. */
+                if (*s == ';' || *s == '#')
+                        return strcpy(str, ";\n");
+                parser_error(p, "line is too long (%zu characters); expected at most %d", n, num - 2);
+                if (*s == '[')
+                        p->kind = SECTION_SKIP;
+                return strcpy(str, "\n");
+        }
+
+        memcpy(str, s, n);
+        str[n] = '\n';
+        str[n + 1] = 0;
+        classify_line(p, str);
+        return str;
+}
+
+static int parser_run(Parser *p) {
+        int r;
+
+        /* A global in Debian's inih; the reader strips indentation as well, for builds without it. */
+        ini_allow_multiline = false;
+
+        r = ini_parse_stream(line_reader, p, handle_key, p);
+        if (r == -2 || p->oom)
+                return -ENOMEM;
+        if (r < 0)
+                return -EIO;
+        /* The reader mirrors inih's rules; should they ever differ, inih's verdict still shows. */
+        if (r > 0 && (unsigned) r != p->first_syntax_error)
+                error_add(p->errors, p->file_idx, p->file, (unsigned) r,
+                          "syntax error: expected \"[section]\" or \"key = value\"");
+        return 0;
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+static void report_read_error(ErrorList *errors, unsigned file_idx, const char *path, int r) {
+        if (r == -EFBIG)
+                error_add(errors, file_idx, path, 0, "file is larger than %d KiB; expected a small INI file",
+                          CONFIG_FILE_MAX / 1024);
+        else {
+                errno = -r;
+                error_add(errors, file_idx, path, 0, "cannot read: %m");
+        }
+}
+
+static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const char *name,
+                      size_t *allocated, ClassInfoList *info, int *read_error) {
+        _cleanup_(parser_done) Parser p = {};
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        TenantClass cls;
+        size_t size;
+        int r;
+
+        if (asprintf(&path, "%s/%s.ini", c->classes_dir, name) < 0)
+                return -ENOMEM;
+
+        if (!class_name_valid(name)) {
+                error_add(errors, file_idx, path, 0,
+                          "invalid class name \"%s\"; expected a file named NAME.ini, NAME matching [a-z0-9][a-z0-9_-]* and at most %d characters",
+                          Q(name), CLASS_NAME_MAX - 1);
+                return 0;
+        }
+
+        r = read_file(path, &text, &size);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                report_read_error(errors, file_idx, path, r);
+                if (*read_error == 0)
+                        *read_error = r;
+                return 0;
+        }
+
+        tenant_class_init(&cls);
+        strcpy(cls.name, name);
+
+        p = (Parser) {
+                .config = c,
+                .errors = errors,
+                .file = path,
+                .file_idx = file_idx,
+                .sections = config_class_sections,
+                .n_sections = config_n_class_sections,
+                .text = text,
+                .size = size,
+                .class = &cls,
+        };
+        r = parser_run(&p);
+        if (r < 0)
+                return r;
+
+        if (p.n_headers == 0)
+                error_add(errors, file_idx, path, 0, "no [class] section; expected a [class] section with at least a vnic key");
+        else if (p.class_line > 0 && !p.vnic_set)
+                error_add(errors, file_idx, path, p.class_line,
+                          "[class] has no vnic key; expected vnic = sriov-required, sriov-preferred or virtio");
+
+        /*
+         * Kept even when the file had errors: the load fails anyway, and a PF
+         * naming this class should not get a second, misleading error.
+         */
+        if (GREEDY_REALLOC(c->classes, *allocated, c->n_classes + 1) < 0 ||
+            GREEDY_REALLOC(info->items, info->allocated, c->n_classes + 1) < 0)
+                return -ENOMEM;
+        info->items[c->n_classes] = (ClassInfo) {
+                .file_idx = file_idx,
+                .prio_line = p.irq_prio_line,
+                .irq_cpus_invalid = p.irq_cpus_invalid,
+        };
+        cls.file = TAKE_PTR(path);
+        c->classes[c->n_classes++] = cls;
+        return 0;
+}
+
+static int compare_strings(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* Every NAME.ini in classes_dir, in name order, info parallel to c->classes; a missing directory means no classes. */
+static int load_classes(Config *c, ErrorList *errors, ClassInfoList *info, int *read_error) {
+        _cleanup_closedir_ DIR *d = NULL;
+        char **names = NULL;
+        size_t n = 0, allocated = 0, allocated_classes = 0;
+        int r = 0;
+
+        d = opendir(c->classes_dir);
+        if (!d) {
+                if (errno == ENOENT)
+                        return 0;
+                r = negative_errno();
+                report_read_error(errors, 1, c->classes_dir, r);
+                if (*read_error == 0)
+                        *read_error = r;
+                return 0;
+        }
+
+        for (;;) {
+                struct dirent *de;
+                size_t len;
+                char *stem;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno != 0) {
+                                r = negative_errno();
+                                report_read_error(errors, 1, c->classes_dir, r);
+                                if (*read_error == 0)
+                                        *read_error = r;
+                                r = 0;
+                        }
+                        break;
+                }
+
+                /* Hidden files, editor backups and READMEs are not classes. */
+                len = strlen(de->d_name);
+                if (de->d_name[0] == '.' || len <= 4 || !streq(de->d_name + len - 4, ".ini"))
+                        continue;
+
+                if (n >= CONFIG_CLASSES_MAX) {
+                        error_add(errors, 1, c->classes_dir, 0, "more than %d class files; expected fewer",
+                                  CONFIG_CLASSES_MAX);
+                        break;
+                }
+
+                stem = strndup(de->d_name, len - 4);
+                if (!stem || GREEDY_REALLOC(names, allocated, n + 1) < 0) {
+                        free(stem);
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                names[n++] = stem;
+        }
+
+        /* Sorting the names without ".ini" keeps c->classes in name order ("a" < "a-b"). */
+        if (n > 0)
+                qsort(names, n, sizeof(char *), compare_strings);
+        for (size_t i = 0; i < n; i++) {
+                r = class_load(c, errors, (unsigned) i + 1, names[i], &allocated_classes, info, read_error);
+                if (r < 0)
+                        break;
+        }
+
+finish:
+        strv_free_n(names, n);
+        return r;
+}
+
+/* Parses text into c, loads the classes, cross-checks; errors go to *ret_errors (NULL = dropped). */
+static int config_parse(Config *c, const char *text, size_t size, char **ret_errors) {
+        _cleanup_(error_list_done) ErrorList errors = {};
+        _cleanup_(parser_done) Parser p = {};
+        _cleanup_free_ char *joined = NULL;
+        _cleanup_(class_info_list_done) ClassInfoList info = {};
+        int read_error = 0, r;
+
+        p = (Parser) {
+                .config = c,
+                .errors = &errors,
+                .file = c->path,
+                .file_idx = 0,
+                .sections = config_main_sections,
+                .n_sections = config_n_main_sections,
+                .text = text,
+                .size = size,
+        };
+        r = parser_run(&p);
+        if (r < 0)
+                return r;
+
+        if (c->classes_dir) {
+                r = load_classes(c, &errors, &info, &read_error);
+                if (r < 0)
+                        return r;
+        }
+
+        check_class_refs(c, &errors, p.pf_class_lines);
+        check_cpus(c, &errors, &p);
+        check_vf_keys(c, &errors);
+        check_rt_priorities(c, &errors, info.items, p.rtnet_prio_line);
+
+        if (errors.oom)
+                return -ENOMEM;
+        if (errors.n_items > 0 || errors.n_dropped > 0) {
+                r = error_list_join(&errors, c->path, &joined);
+                if (r < 0)
+                        return r;
+                if (ret_errors)
+                        *ret_errors = TAKE_PTR(joined);
+                return read_error < 0 ? read_error : -EINVAL;
+        }
+
+        return config_build_scope(c);
+}
+
+static int classes_dir_beside(const char *path, char **ret) {
+        const char *slash = strrchr(path, '/');
+        int k;
+
+        if (!slash)
+                k = asprintf(ret, "%s", CLASSES_DIR_NAME);
+        else
+                k = asprintf(ret, "%.*s/%s", (int) (slash - path), path, CLASSES_DIR_NAME);
+        return k < 0 ? -ENOMEM : 0;
+}
+
+int config_load(const char *path, Config **ret, char **ret_errors) {
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *text = NULL, *dir = NULL;
+        size_t size;
+        int r;
+
+        if (ret_errors)
+                *ret_errors = NULL;
+        if (!path || !ret)
+                return -EINVAL;
+
+        r = read_file(path, &text, &size);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                _cleanup_(error_list_done) ErrorList errors = {};
+                _cleanup_free_ char *joined = NULL;
+
+                report_read_error(&errors, 0, path, r);
+                if (error_list_join(&errors, path, &joined) < 0)
+                        return -ENOMEM;
+                if (ret_errors)
+                        *ret_errors = TAKE_PTR(joined);
+                return r;
+        }
+
+        r = classes_dir_beside(path, &dir);
+        if (r < 0)
+                return r;
+        r = config_new(path, dir, &c);
+        if (r < 0)
+                return r;
+
+        r = config_parse(c, text, size, ret_errors);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int config_load_string(const char *name, const char *text, const char *classes_dir,
+                       Config **ret, char **ret_errors) {
+        _cleanup_(config_freep) Config *c = NULL;
+        int r;
+
+        if (ret_errors)
+                *ret_errors = NULL;
+        if (!name || !text || !ret)
+                return -EINVAL;
+
+        r = config_new(name, classes_dir, &c);
+        if (r < 0)
+                return r;
+
+        r = config_parse(c, text, strlen(text), ret_errors);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(c);
+        return 0;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config-validate.c — "did you mean", and the cross-checks that need every file loaded */
+
+#include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config-internal.h"
+
+/* Levenshtein distance, ignoring case; names longer than this are never valid anyway. */
+static size_t edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        size_t row[QUOTE_MAX + 1];
+
+        if (la > QUOTE_MAX || lb > QUOTE_MAX)
+                return SIZE_MAX;
+
+        for (size_t j = 0; j <= lb; j++)
+                row[j] = j;
+        for (size_t i = 1; i <= la; i++) {
+                size_t diag = row[0];
+                row[0] = i;
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t up = row[j];
+                        size_t cost = tolower((unsigned char) a[i - 1]) != tolower((unsigned char) b[j - 1]);
+                        size_t best = diag + cost;
+                        if (up + 1 < best)
+                                best = up + 1;
+                        if (row[j - 1] + 1 < best)
+                                best = row[j - 1] + 1;
+                        row[j] = best;
+                        diag = up;
+                }
+        }
+        return row[lb];
+}
+
+void suggestion_consider(Suggestion *s, const char *candidate) {
+        size_t len = strlen(s->input), d;
+
+        /*
+         * A typo: close, and never for an input that would have to be mostly
+         * replaced ("bogus" is not a misspelt "cpus").
+         */
+        d = edit_distance(s->input, candidate);
+        if (d <= SUGGEST_DISTANCE_MAX && 2 * d <= len && d < s->distance) {
+                s->distance = d;
+                s->best = candidate;
+        }
+
+        /* A name cut short ("drift_check"); only useful when it is unambiguous. */
+        if (len >= 4 && strlen(candidate) > len && strncasecmp(s->input, candidate, len) == 0) {
+                s->completion = candidate;
+                s->n_completions++;
+        }
+}
+
+const char *suggestion_get(const Suggestion *s) {
+        if (s->best)
+                return s->best;
+        return s->n_completions == 1 ? s->completion : NULL;
+}
+
+void check_class_refs(Config *c, ErrorList *errors, const unsigned *lines) {
+        for (size_t i = 0; i < c->n_pfs; i++) {
+                const char *name = c->pfs[i].class_name;
+                Suggestion s = SUGGESTION_INIT(name);
+                const char *hint;
+                char list[512];
+                size_t k = 0;
+
+                if (!name[0] || config_find_class(c, name))
+                        continue;
+
+                for (size_t j = 0; j < c->n_classes; j++)
+                        suggestion_consider(&s, c->classes[j].name);
+                hint = suggestion_get(&s);
+
+                if (hint)
+                        error_add(errors, 0, c->path, lines[i], "class \"%s\" is not defined in %s; did you mean \"%s\"?",
+                                  name, c->classes_dir, hint);
+                else if (!c->classes_dir)
+                        error_add(errors, 0, c->path, lines[i],
+                                  "class \"%s\" is not defined; expected a class from a tenant-classes.d directory, but none is loaded",
+                                  name);
+                else if (c->n_classes == 0)
+                        error_add(errors, 0, c->path, lines[i], "class \"%s\" is not defined; expected a file %s/%s.ini",
+                                  name, c->classes_dir, name);
+                else {
+                        list[0] = 0;
+                        for (size_t j = 0; j < c->n_classes; j++)
+                                strjoin_appendf(list, sizeof(list), &k, "%s", c->classes[j].name);
+                        error_add(errors, 0, c->path, lines[i], "class \"%s\" is not defined in %s; expected one of: %s",
+                                  name, c->classes_dir, list);
+                }
+        }
+}
+
+void check_vf_keys(Config *c, ErrorList *errors) {
+        for (size_t i = 0; i < c->n_pfs; i++) {
+                const PfPolicy *pf = &c->pfs[i];
+
+                /* The kernel takes QoS only inside the VLAN tag it belongs to. */
+                if (pf->vf_qos >= 0 && pf->vf_vlan < 0)
+                        error_add(errors, 0, c->path, pf->line,
+                                  "vf_qos = %d without vf_vlan in this section; expected a vf_vlan for the priority to tag",
+                                  pf->vf_qos);
+                if (pf->vf_min_tx_rate > 0 && pf->vf_max_tx_rate > 0 && pf->vf_min_tx_rate > pf->vf_max_tx_rate)
+                        error_add(errors, 0, c->path, pf->line,
+                                  "vf_min_tx_rate = %d exceeds vf_max_tx_rate = %d in this section; expected min <= max",
+                                  pf->vf_min_tx_rate, pf->vf_max_tx_rate);
+        }
+}
+
+void check_cpus(Config *c, ErrorList *errors, const Parser *p) {
+        char buf[CPUSET_LIST_MAX];
+        CpuSet both;
+
+        if (!c->have_rt_cpus || !c->have_housekeeping_cpus)
+                return;
+
+        cpuset_and(&both, &c->rt_cpus, &c->housekeeping_cpus);
+        if (cpuset_is_empty(&both))
+                return;
+
+        /* Reported where the second of the two lists is, which is where the conflict arises. */
+        error_add(errors, 0, c->path, p->rt_line > p->housekeeping_line ? p->rt_line : p->housekeeping_line,
+                  "rt and housekeeping CPUs overlap in %s; expected disjoint lists (a CPU is either real-time or housekeeping)",
+                  cpuset_format_list(&both, buf, sizeof(buf)));
+}
+
+static bool class_prio_checked(const Config *c, const ClassInfo *info, size_t i) {
+        return info[i].prio_line > 0 && !info[i].irq_cpus_invalid && c->classes[i].irq_thread_priority > 0;
+}
+
+/*
+ * The softirq partition only works if the ordering holds: RT classes' IRQ
+ * threads at or above rtnet_prio, everyone else's below it, so that non-RT
+ * network work never runs in the RT partition and RT work never waits on it.
+ * Without rtnet_prio the same ordering is required between the classes
+ * themselves. Reported at the irq_thread_priority line that breaks it;
+ * priority 0 (kernel default) is never checked.
+ */
+void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, unsigned rtnet_prio_line) {
+        size_t lowest_rt = SIZE_MAX;
+
+        for (size_t i = 0; i < c->n_classes; i++) {
+                const TenantClass *t = &c->classes[i];
+                bool rt = t->irq_cpus == IRQ_CPUS_RT;
+
+                if (!class_prio_checked(c, info, i))
+                        continue;
+
+                if (c->rtnet_prio < 0) {
+                        if (rt && (lowest_rt == SIZE_MAX ||
+                                   t->irq_thread_priority < c->classes[lowest_rt].irq_thread_priority))
+                                lowest_rt = i;
+                        continue;
+                }
+
+                if (rt && t->irq_thread_priority < c->rtnet_prio)
+                        error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
+                                  "irq_thread_priority = %d is below [rt] rtnet_prio = %d (%s:%u); "
+                                  "expected an RT class's IRQ threads at or above the softirq threshold",
+                                  t->irq_thread_priority, c->rtnet_prio, c->path, rtnet_prio_line);
+                else if (!rt && t->irq_thread_priority >= c->rtnet_prio)
+                        error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
+                                  "irq_thread_priority = %d is not below [rt] rtnet_prio = %d (%s:%u); "
+                                  "expected non-RT classes' IRQ threads below the softirq threshold",
+                                  t->irq_thread_priority, c->rtnet_prio, c->path, rtnet_prio_line);
+        }
+
+        if (lowest_rt == SIZE_MAX)
+                return;
+
+        /* Against the lowest RT class only: one error per non-RT class is enough to fix it. */
+        for (size_t i = 0; i < c->n_classes; i++) {
+                const TenantClass *t = &c->classes[i], *low = &c->classes[lowest_rt];
+
+                if (!class_prio_checked(c, info, i) || t->irq_cpus == IRQ_CPUS_RT ||
+                    t->irq_thread_priority < low->irq_thread_priority)
+                        continue;
+                error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
+                          "irq_thread_priority = %d is not below RT class \"%s\"'s irq_thread_priority = %d (%s:%u); "
+                          "expected non-RT classes' IRQ threads below every RT class's",
+                          t->irq_thread_priority, low->name, low->irq_thread_priority, low->file,
+                          info[lowest_rt].prio_line);
+        }
+}

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tenants-configure.c — the tenants under a new policy or VF pool: saved ones placed again, orphans kept */
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sriovd/kernel.h"
+#include "sriovd/manager.h"
+#include "sriovd/state.h"
+#include "tenants-internal.h"
+
+static uint32_t pf_generation(const Tenants *t, const char *pf) {
+        for (size_t i = 0; i < t->n_gens; i++)
+                if (streq(t->gens[i].pf, pf))
+                        return t->gens[i].generation;
+        return 0;
+}
+
+void tenants_vfs_recreated(Tenants *t, const char *pf) {
+        for (size_t i = 0; i < t->n_gens; i++)
+                if (streq(t->gens[i].pf, pf)) {
+                        t->gens[i].generation++;
+                        return;
+                }
+        if (GREEDY_REALLOC(t->gens, t->allocated_gens, t->n_gens + 1) < 0)
+                return;   /* the holders are re-placed by the pool check instead */
+        t->gens[t->n_gens] = (PfGeneration) { .generation = 1 };
+        strscpy(t->gens[t->n_gens++].pf, PCI_ADDR_MAX, pf);
+}
+
+static bool orphan_holds(const StateTenant *orphans, size_t n, const char *vf) {
+        for (size_t i = 0; i < n; i++)
+                if (orphans[i].kind == STATE_KIND_VF && streq(orphans[i].vf, vf))
+                        return true;
+        return false;
+}
+
+/* By address, then PF: of a VF claimed twice, the one under the lower PF is kept. */
+static int alloc_vf_cmp(const void *a, const void *b) {
+        const AllocVf *x = a, *y = b;
+        return strcmp(x->addr, y->addr) ?: strcmp(x->pf, y->pf);
+}
+
+/*
+ * The VF pool, less what the allocator cannot hold: a VF claimed by two PFs, or on a NUMA
+ * node past ALLOC_NODES_MAX. Such functions are left out and reported when their number
+ * changes; the rest of the host is still served. The VF
+ * an orphan was saved on is held back: it is that tenant's until it is released.
+ */
+static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_orphans, const Inventory *inv,
+                               AllocVf **ret, size_t *ret_n) {
+        char first[256] = "";
+        size_t n = 0, k = 0, out = 0;
+        AllocVf *vfs;
+
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                n += inv->pfs[i].n_vfs;
+        vfs = calloc(n ?: 1, sizeof(AllocVf));
+        if (!vfs)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                for (size_t j = 0; j < pf->n_vfs; j++) {
+                        AllocVf *v = &vfs[k];
+                        *v = (AllocVf) {
+                                .numa_node = pf->numa_node,
+                                /* A VF a driver holds is a working function; an unbound one is not yet. */
+                                .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0,
+                                .reserved = orphan_holds(orphans, n_orphans, pf->vfs[j].addr),
+                                .in_guest = tenants_vf_in_guest(t, pf->vfs[j].addr),
+                                .generation = pf_generation(t, pf->addr),
+                        };
+                        strscpy(v->addr, sizeof(v->addr), pf->vfs[j].addr);
+                        strscpy(v->pf, sizeof(v->pf), pf->addr);
+                        if (!pci_addr_valid(v->addr) || !pci_addr_valid(v->pf) || v->numa_node < -1 ||
+                            v->numa_node >= ALLOC_NODES_MAX) {
+                                if (out++ == 0)
+                                        snprintf(first, sizeof(first), "VF %s of PF %s on NUMA node %d", v->addr,
+                                                 v->pf, v->numa_node);
+                                continue;
+                        }
+                        k++;
+                }
+        }
+        qsort_safe(vfs, k, sizeof(AllocVf), alloc_vf_cmp);
+        n = k;
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (k > 0 && streq(vfs[k - 1].addr, vfs[i].addr)) {
+                        if (out++ == 0)
+                                snprintf(first, sizeof(first), "VF %s listed under PF %s and PF %s", vfs[i].addr,
+                                         vfs[k - 1].pf, vfs[i].pf);
+                        continue;
+                }
+                vfs[k++] = vfs[i];
+        }
+        if (out != t->n_left_out && out > 0)
+                tenants_problem(t, -EINVAL, NULL, "%zu VF%s cannot be handed out and %s left out of the pool (first: %s)",
+                        out, out == 1 ? "" : "s", out == 1 ? "is" : "are", first);
+        t->n_left_out = out;
+        *ret = vfs;
+        *ret_n = k;
+        return 0;
+}
+
+static int class_table(const Config *cfg, AllocClass **ret) {
+        AllocClass *c = calloc(cfg->n_classes ?: 1, sizeof(AllocClass));
+
+        if (!c)
+                return -ENOMEM;
+        for (size_t i = 0; i < cfg->n_classes; i++) {
+                strscpy(c[i].name, sizeof(c[i].name), cfg->classes[i].name);
+                c[i].vnic = cfg->classes[i].vnic;
+                c[i].rank = cfg->classes[i].rank;
+                c[i].allow_remote_numa = cfg->classes[i].allow_remote_numa;
+        }
+        *ret = c;
+        return 0;
+}
+
+static int state_tenant_cmp(const void *a, const void *b) {
+        return strcmp(((const StateTenant *) a)->tenant, ((const StateTenant *) b)->tenant);
+}
+
+static int orphan_add(StateTenant **orphans, size_t *n_orphans, const StateTenant *st) {
+        StateTenant *o = reallocarray(*orphans, *n_orphans + 1, sizeof(StateTenant));
+
+        if (!o)
+                return -ENOMEM;
+        *orphans = o;
+        o[(*n_orphans)++] = *st;
+        return 0;
+}
+
+/* A tenant the allocator cannot hold (error: why) is kept as saved, written back, never dropped. */
+static int place_orphan(Tenants *t, Allocator *a, const StateTenant *st, int error, StateTenant **orphans,
+                        size_t *n_orphans) {
+        if (orphan_add(orphans, n_orphans, st) < 0)
+                return -ENOMEM;
+        allocator_reserve_seq(a, st->seq);
+        if (error == -ENOENT)
+                tenants_problem(t, error, st->tenant, "tenant %s's class %s is not defined any more; kept as it was saved "
+                        "(%s %s), not managed until the class is back", st->tenant, st->class_name,
+                        state_kind_to_string(st->kind), st->vf);
+        else
+                tenants_problem(t, error, st->tenant, "tenant %s cannot be placed as saved (%s); kept as it was saved (%s %s), "
+                        "not managed", st->tenant, strerror(-error), state_kind_to_string(st->kind), st->vf);
+        return 0;
+}
+
+/*
+ * Restore one known tenant in the new allocator, as it was. Whatever no longer holds (its VF
+ * gone, its class another kind) is re-placed by the reconcile after the last one, so no
+ * tenant takes another's VF first. One the allocator cannot hold is kept as saved (an
+ * orphan, written back), never dropped.
+ */
+static int place(Tenants *t, Allocator *a, const StateTenant *st, StateTenant **orphans, size_t *n_orphans) {
+        AllocTenant at = {
+                .id = st->tenant,
+                .class_name = st->class_name,
+                .numa_node = st->numa_node,
+                .nic = tenants_alloc_nic_of(st->kind),
+                .vf = st->kind == STATE_KIND_VF ? st->vf : NULL,
+                .seq = st->seq,
+        };
+        AllocTenant now;
+        int r;
+
+        r = allocator_restore_tenant(a, &at);
+        if (r >= 0) {
+                if (at.nic != ALLOC_NIC_VF && allocator_find_tenant(a, st->tenant, &now) >= 0 && now.nic != at.nic)
+                        tenants_problem(t, 0, st->tenant, "tenant %s was saved %s; its class %s is %s now, so it %s",
+                                st->tenant, st->kind == STATE_KIND_WAITING ? "waiting for a VF" : "on virtio-net",
+                                st->class_name, now.nic == ALLOC_NIC_NONE ? "sriov-required" : "not",
+                                now.nic == ALLOC_NIC_NONE ? "waits for a VF" : "goes on virtio-net");
+                return 0;
+        }
+        if (r == -ENOMEM)
+                return r;
+        return place_orphan(t, a, st, r, orphans, n_orphans);
+}
+
+int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
+        _cleanup_(allocator_freep) Allocator *a = NULL;
+        _cleanup_free_ AllocClass *classes = NULL;
+        _cleanup_free_ AllocVf *vfs = NULL;
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        _cleanup_free_ StateTenant *orphans = NULL;
+        _cleanup_(state_done) State snapshot = {};
+        const State *known;
+        size_t n_vfs, n_orphans = 0, n_placed_orphans;
+        AllocPolicy pol;
+        int r;
+
+        r = class_table(cfg, &classes);
+        if (r < 0)
+                return r;
+        pol = ALLOC_POLICY_INIT(classes, cfg->n_classes);
+        pol.headroom = cfg->vf_headroom;
+        pol.target_utilization = cfg->vf_target_utilization / 100.0;
+        r = allocator_new(&pol, &a);
+        if (r < 0)
+                return r;
+
+        /* Who to place: the saved file at start (kept until placed, so a failure can retry), what
+         * the old allocator held on reload. */
+        if (!t->placed) {
+                qsort_safe(t->loaded.tenants, t->loaded.n, sizeof(StateTenant), state_tenant_cmp);
+                for (size_t i = 0; i < t->loaded.n; i++) {
+                        const StateTenant *st = &t->loaded.tenants[i];
+                        Extra e = { .vlan = st->vlan, .have_coalesce = st->have_coalesce, .rx_usecs = st->rx_usecs,
+                                    .tx_usecs = st->tx_usecs };
+                        strscpy(e.tenant, sizeof(e.tenant), st->tenant);
+                        strscpy(e.domain, sizeof(e.domain), st->domain);
+                        memcpy(e.mac, st->mac, sizeof(e.mac));
+                        r = tenants_extra_add(t, &e);
+                        if (r < 0)
+                                return r;
+                }
+                known = &t->loaded;
+        } else {
+                r = tenants_snapshot(t, &snapshot);
+                if (r < 0)
+                        return r;
+                known = &snapshot;
+        }
+
+        /* Tenants whose class is gone first: the VFs they were saved on are not anyone else's. */
+        for (size_t i = 0; i < known->n; i++)
+                if (!config_find_class(cfg, known->tenants[i].class_name)) {
+                        r = place_orphan(t, a, &known->tenants[i], -ENOENT, &orphans, &n_orphans);
+                        if (r < 0)
+                                return r;
+                }
+        n_placed_orphans = n_orphans;
+        r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
+        if (r < 0)
+                return r;
+        r = allocator_set_pool(a, vfs, n_vfs, &d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < known->n; i++) {
+                if (!config_find_class(cfg, known->tenants[i].class_name))
+                        continue;
+                r = place(t, a, &known->tenants[i], &orphans, &n_orphans);
+                if (r < 0)
+                        return r;
+        }
+        if (n_orphans > n_placed_orphans) {
+                /* Some could not be restored after all: their VFs are held back too. */
+                vfs = mfree(vfs);
+                r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
+                if (r >= 0)
+                        r = allocator_set_pool(a, vfs, n_vfs, &d);
+                if (r < 0)
+                        return r;
+        }
+        r = allocator_reconcile(a, &d);
+        if (r < 0)
+                return r;
+
+        allocator_free(t->alloc);
+        t->alloc = TAKE_PTR(a);
+        free(t->orphans);
+        t->orphans = TAKE_PTR(orphans);
+        t->n_orphans = n_orphans;
+        t->target = pol.target_utilization;
+        if (!t->placed)
+                state_done(&t->loaded);
+        t->placed = true;
+        tenants_report(t, &d);
+        if (d.n_decisions > 0 || t->must_rewrite)
+                (void) tenants_save(t);
+        return 0;
+}
+
+int tenants_update_pool(Tenants *t, const Inventory *inv) {
+        _cleanup_free_ AllocVf *vfs = NULL;
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        size_t n;
+        int r;
+
+        if (!t->alloc)
+                return 0;
+        r = pool_from_inventory(t, t->orphans, t->n_orphans, inv, &vfs, &n);
+        if (r < 0)
+                return r;
+        r = allocator_set_pool(t->alloc, vfs, n, &d);
+        if (r < 0)
+                return r;
+        tenants_report(t, &d);
+        return d.n_decisions > 0 ? tenants_commit(t, NULL, &d) : 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proc-stat.c — pure parsers of /proc/PID/stat and of "irq/N-name" thread names; irq.c's scan
+ * and sched.c's re-check before a change both use them, so neither calls into the other for it
+ */
+
+#include <ctype.h>
+#include <string.h>
+
+#include "sriovd/kernel.h"
+
+int proc_stat_parse(const char *buf, ProcStat *ret) {
+        ProcStat st = {};
+        const char *open, *close, *p;
+        char *end;
+        long pid;
+
+        /* The name may itself hold spaces and ')': it ends at the last ')'. */
+        open = strchr(buf, '(');
+        close = strrchr(buf, ')');
+        if (!open || !close || close < open)
+                return -EINVAL;
+
+        errno = 0;
+        pid = strtol(buf, &end, 10);
+        if (errno || end == buf || pid <= 0 || pid > INT32_MAX)
+                return -EINVAL;
+        st.pid = (pid_t) pid;
+        strscpy(st.comm, MIN(sizeof(st.comm), (size_t) (close - open)), open + 1);
+
+        /* Fields after the name, numbered as in proc(5): 3 = state. */
+        p = close + 1;
+        for (unsigned field = 3; field <= 41; field++) {
+                unsigned long long v;
+
+                while (*p == ' ')
+                        p++;
+                if (!*p)
+                        return -EINVAL;
+                if (field == 3) {
+                        p++;
+                        continue;
+                }
+                if (*p == '-')
+                        p++;   /* priority and nice may be negative; we keep none of those */
+                if (!isdigit((unsigned char) *p))
+                        return -EINVAL;
+                errno = 0;
+                v = strtoull(p, &end, 10);
+                if (errno)
+                        return -EINVAL;
+                p = end;
+                if (field == 9)
+                        st.flags = (unsigned long) v;
+                else if (field == 40)
+                        st.rt_priority = (unsigned) MIN(v, 99ULL);
+                else if (field == 41)
+                        st.policy = (unsigned) MIN(v, 7ULL);
+        }
+
+        *ret = st;
+        return 0;
+}
+
+int irq_thread_name_parse(const char *comm) {
+        unsigned long v;
+        char *end;
+
+        if (strncmp(comm, "irq/", 4) != 0 || !isdigit((unsigned char) comm[4]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(comm + 4, &end, 10);
+        /* User-visible names may be cut at 15 characters, so "irq/1234" alone is legal. */
+        if (errno || v > INT32_MAX || (*end && *end != '-'))
+                return -EINVAL;
+        return (int) v;
+}

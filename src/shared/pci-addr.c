@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* pci-addr.c — the syntax of a PCI address, checked before one names a path or a libvirt device */
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sriovd/util.h"
+
+bool pci_addr_valid(const char *s) {
+        static const char pattern[] = "xxxx:xx:xx.x";
+
+        if (!s || strlen(s) != sizeof(pattern) - 1)
+                return false;
+        for (size_t i = 0; pattern[i]; i++) {
+                if (pattern[i] == 'x') {
+                        if (!isxdigit((unsigned char) s[i]) || isupper((unsigned char) s[i]))
+                                return false;
+                } else if (s[i] != pattern[i])
+                        return false;
+        }
+        /* device 0-1f, function 0-7 */
+        return strtoul(s + 8, NULL, 16) <= 0x1f && s[11] <= '7';
+}
