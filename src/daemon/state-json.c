@@ -445,8 +445,10 @@ static int scan_value(Scan *s) {
                         s->pos++;
                 return scan_stopped(s) ? SCAN_STOP : 0;
         case '-': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
-                if (buf[s->pos] == '-')
-                        s->pos++;
+                if (buf[s->pos] == '-' && ++s->pos < s->limit && !(buf[s->pos] >= '0' && buf[s->pos] <= '9'))
+                        /* json-c would take "-Infinity" */
+                        return scan_error(s, start, "expected a value for %s, found %s", scan_name(s, s->depth, name),
+                                          state_describe_at(s->t, start, d));
                 if (s->pos + 1 < s->limit && buf[s->pos] == '0' && buf[s->pos + 1] >= '0' && buf[s->pos + 1] <= '9')
                         return scan_error(s, start, "%s has a leading zero, which JSON does not allow", scan_name(s, s->depth, name));
                 /* json-c checks the rest of the number; whether it must be whole is the reader's rule. */
