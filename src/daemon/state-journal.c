@@ -42,25 +42,25 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
         doc = json_object_new_object();
         set = json_object_new_array_ext((int) c->n_set);
         released = json_object_new_array_ext((int) c->n_released);
-        if (!doc || json_add(doc, "format", json_object_new_string(JOURNAL_FORMAT)) < 0 ||
-            json_add(doc, "version", json_object_new_int(JOURNAL_VERSION)) < 0 ||
-            json_add(doc, "base", json_object_new_int64((int64_t) base)) < 0 ||
-            json_add(doc, "set", set) < 0) {   /* set and released belong to doc now, or are put */
+        if (!doc || jsonc_add(doc, "format", json_object_new_string(JOURNAL_FORMAT)) < 0 ||
+            jsonc_add(doc, "version", json_object_new_int(JOURNAL_VERSION)) < 0 ||
+            jsonc_add(doc, "base", json_object_new_int64((int64_t) base)) < 0 ||
+            jsonc_add(doc, "set", set) < 0) {   /* set and released belong to doc now, or are put */
                 json_object_put(released);
                 return -ENOMEM;
         }
-        if (json_add(doc, "released", released) < 0)
+        if (jsonc_add(doc, "released", released) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < c->n_set; i++)
-                if (json_append(set, state_tenant_to_json(&c->set[i])) < 0)
+                if (jsonc_append(set, state_tenant_to_json(&c->set[i])) < 0)
                         return -ENOMEM;
         for (size_t i = 0; i < c->n_released; i++)
-                if (json_append(released, json_object_new_string(c->released[i])) < 0)
+                if (jsonc_append(released, json_object_new_string(c->released[i])) < 0)
                         return -ENOMEM;
-        if (json_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
+        if (jsonc_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
                 return -ENOMEM;
         /* One line, as short as it gets: one is appended and synced per change. */
-        return state_document_finish(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, ret, ret_size);
+        return state_document_finish(doc, JSONC_COMPACT, ret, ret_size);
 }
 
 /* One change as read: a tenant set whole, or released (its id alone). */

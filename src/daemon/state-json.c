@@ -131,36 +131,9 @@ const char *state_describe_at(const StateText *t, size_t pos, char buf[static 16
         return buf;
 }
 
-/* Length (1-4) of the valid UTF-8 sequence at s within avail bytes: shortest form, no surrogates, at most U+10FFFF; 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t avail) {
-        size_t len;
-        uint32_t cp;
-
-        if (s[0] < 0x80)
-                return 1;
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                len = 2, cp = s[0] & 0x1f;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef)
-                len = 3, cp = s[0] & 0x0f;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                len = 4, cp = s[0] & 0x07;
-        else
-                return 0;
-        if (avail < len)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = cp << 6 | (s[i] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return len;
-}
-
 bool state_utf8_valid(const char *s, size_t n) {
         for (size_t i = 0; i < n;) {
-                size_t len = utf8_len((const unsigned char *) s + i, n - i);
+                size_t len = jsonc_utf8_len((const unsigned char *) s + i, n - i);
                 if (len == 0)
                         return false;
                 i += len;
@@ -275,7 +248,7 @@ static int scan_string(Scan *s, const char *what, size_t *ret_start) {
                                 return scan_error(s, at, "\\u0000 in %s; NUL characters are not allowed", what);
                         continue;
                 }
-                size_t len = utf8_len((const unsigned char *) buf + s->pos, s->t->end - s->pos);
+                size_t len = jsonc_utf8_len((const unsigned char *) buf + s->pos, s->t->end - s->pos);
                 if (len == 0)
                         return scan_error(s, s->pos, "invalid UTF-8 in %s", what);
                 if (s->pos + len > s->limit)

@@ -665,8 +665,8 @@ int state_validate(const State *s, StateError *ret_error) {
 static json_object *coalesce_to_json(const StateTenant *t) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
-        if (!o || json_add(o, "rx_usecs", json_object_new_int64(t->rx_usecs)) < 0 ||
-            json_add(o, "tx_usecs", json_object_new_int64(t->tx_usecs)) < 0)
+        if (!o || jsonc_add(o, "rx_usecs", json_object_new_int64(t->rx_usecs)) < 0 ||
+            jsonc_add(o, "tx_usecs", json_object_new_int64(t->tx_usecs)) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -680,16 +680,16 @@ json_object *state_tenant_to_json(const StateTenant *t) {
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", t->mac[0], t->mac[1], t->mac[2], t->mac[3],
                  t->mac[4], t->mac[5]);
         /* In this order: the format's, which hand edits and diffs of old files follow. */
-        if (json_add(o, "tenant", json_object_new_string(t->tenant)) < 0 ||
-            json_add(o, "class", json_object_new_string(t->class_name)) < 0 ||
-            json_add(o, "kind", json_object_new_string(state_kind_to_string(t->kind))) < 0 ||
-            (t->vf[0] ? json_add(o, "vf", json_object_new_string(t->vf)) : json_add_null(o, "vf")) < 0 ||
-            json_add(o, "mac", json_object_new_string(mac)) < 0 ||
-            (t->vlan >= 0 ? json_add(o, "vlan", json_object_new_int(t->vlan)) : json_add_null(o, "vlan")) < 0 ||
-            (t->domain[0] ? json_add(o, "domain", json_object_new_string(t->domain)) : json_add_null(o, "domain")) < 0 ||
-            (t->numa_node >= 0 ? json_add(o, "numa_node", json_object_new_int(t->numa_node)) : json_add_null(o, "numa_node")) < 0 ||
-            (t->have_coalesce ? json_add(o, "coalesce", coalesce_to_json(t)) : json_add_null(o, "coalesce")) < 0 ||
-            json_add(o, "seq", json_object_new_int64((int64_t) t->seq)) < 0)
+        if (jsonc_add(o, "tenant", json_object_new_string(t->tenant)) < 0 ||
+            jsonc_add(o, "class", json_object_new_string(t->class_name)) < 0 ||
+            jsonc_add(o, "kind", json_object_new_string(state_kind_to_string(t->kind))) < 0 ||
+            (t->vf[0] ? jsonc_add(o, "vf", json_object_new_string(t->vf)) : jsonc_add_null(o, "vf")) < 0 ||
+            jsonc_add(o, "mac", json_object_new_string(mac)) < 0 ||
+            (t->vlan >= 0 ? jsonc_add(o, "vlan", json_object_new_int(t->vlan)) : jsonc_add_null(o, "vlan")) < 0 ||
+            (t->domain[0] ? jsonc_add(o, "domain", json_object_new_string(t->domain)) : jsonc_add_null(o, "domain")) < 0 ||
+            (t->numa_node >= 0 ? jsonc_add(o, "numa_node", json_object_new_int(t->numa_node)) : jsonc_add_null(o, "numa_node")) < 0 ||
+            (t->have_coalesce ? jsonc_add(o, "coalesce", coalesce_to_json(t)) : jsonc_add_null(o, "coalesce")) < 0 ||
+            jsonc_add(o, "seq", json_object_new_int64((int64_t) t->seq)) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -701,7 +701,7 @@ int state_document_finish(json_object *doc, int flags, char **ret, size_t *ret_s
         size_t len;
         char crc[9];
 
-        text = json_object_to_json_string_length(doc, flags, &len);
+        text = jsonc_text(doc, flags, &len);
         if (!text)
                 return -ENOMEM;
         buf = malloc(len + 2);
@@ -735,19 +735,18 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
 
         doc = json_object_new_object();
         list = json_object_new_array_ext((int) s->n);
-        if (!doc || json_add(doc, "format", json_object_new_string(STATE_FORMAT)) < 0 ||
-            json_add(doc, "version", json_object_new_int(STATE_FORMAT_VERSION)) < 0 ||
-            json_add(doc, "generation", json_object_new_int64((int64_t) s->generation)) < 0 ||
-            json_add(doc, "tenants", list) < 0)   /* list belongs to doc now, or is put */
+        if (!doc || jsonc_add(doc, "format", json_object_new_string(STATE_FORMAT)) < 0 ||
+            jsonc_add(doc, "version", json_object_new_int(STATE_FORMAT_VERSION)) < 0 ||
+            jsonc_add(doc, "generation", json_object_new_int64((int64_t) s->generation)) < 0 ||
+            jsonc_add(doc, "tenants", list) < 0)   /* list belongs to doc now, or is put */
                 return -ENOMEM;
         for (size_t i = 0; i < s->n; i++)
-                if (json_append(list, state_tenant_to_json(&s->tenants[i])) < 0)
+                if (jsonc_append(list, state_tenant_to_json(&s->tenants[i])) < 0)
                         return -ENOMEM;
         /* A placeholder, replaced by the checksum of everything before its key. */
-        if (json_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
+        if (jsonc_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
                 return -ENOMEM;
-        return state_document_finish(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
-                                     ret, ret_size);
+        return state_document_finish(doc, JSONC_PRETTY, ret, ret_size);
 }
 
 void state_done(State *s) {
