@@ -52,7 +52,7 @@ typedef struct Level {
 typedef struct Scan {
         const StateText *t;
         size_t pos, limit;          /* the scan stops (SCAN_STOP) on reaching limit */
-        Level level[DEPTH_MAX + 1];
+        Level level[DEPTH_MAX];
         unsigned depth;
         const JsonPath *target;     /* locate: stop at its value (or key) */
         size_t found, last_top_key;
@@ -314,7 +314,7 @@ static int scan_container(Scan *s, bool array) {
         Level *l;
         int r;
 
-        if (s->depth > DEPTH_MAX)
+        if (s->depth >= DEPTH_MAX)
                 return scan_error(s, s->pos, "nested deeper than %d levels", DEPTH_MAX);
         l = &s->level[s->depth++];
         *l = (Level) { .array = array, .key = -1 };
