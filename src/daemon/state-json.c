@@ -153,9 +153,11 @@ static const char *scan_name(const Scan *s, unsigned levels, char buf[static 80]
                 int w;
                 if (parent->array)
                         w = snprintf(buf + len, 80 - len, "[%zu]", parent->index);
-                else
-                        w = snprintf(buf + len, 80 - len, "%s%s", i > 1 ? "." : "",
-                                     parent->key >= 0 ? known_keys[parent->key] : "?");
+                else if (parent->key >= 0)
+                        w = snprintf(buf + len, 80 - len, "%s%s", i > 1 ? "." : "", known_keys[parent->key]);
+                else   /* an unknown key, as written (the reader refuses it later, if nothing else first) */
+                        w = snprintf(buf + len, 80 - len, "%s%.*s", i > 1 ? "." : "", (int) MIN(parent->key_len, (size_t) 24),
+                                     s->t->buf + parent->key_start);
                 len = MIN(len + (size_t) MAX(w, 0), (size_t) 79);
         }
         return buf;
@@ -259,6 +261,21 @@ static int scan_string(Scan *s, const char *what, size_t *ret_start) {
 
 static int scan_value(Scan *s);
 
+/* A key written with escapes (by hand; the scan checked it): json-c decodes it. NULL when out of memory. */
+static json_object *key_decode(const char *quoted, size_t size) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new();
+        json_object *o;
+
+        if (!tok)
+                return NULL;
+        o = json_tokener_parse_ex(tok, quoted, (int) size);
+        if (!json_object_is_type(o, json_type_string)) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
 /* Whether the scan is at the target: the path so far equals it. */
 static bool level_is(const Scan *s, const Level *l, const JsonStep *step) {
         if (!step->key)
@@ -267,7 +284,11 @@ static bool level_is(const Scan *s, const Level *l, const JsonStep *step) {
                 return false;
         if (l->key >= 0)
                 return streq(known_keys[l->key], step->key);
-        /* An unknown key (an error is about it): as written, unless escapes hide it. */
+        /* An unknown key (an error is about it): as written, or decoded when written with escapes. */
+        if (memchr(s->t->buf + l->key_start, '\\', l->key_len)) {
+                _cleanup_(json_object_putp) json_object *o = key_decode(s->t->buf + l->key_start - 1, l->key_len + 2);
+                return o && streq(json_object_get_string(o), step->key);
+        }
         return strlen(step->key) == l->key_len && memcmp(s->t->buf + l->key_start, step->key, l->key_len) == 0;
 }
 
@@ -282,31 +303,21 @@ static bool at_target(const Scan *s, bool key) {
         return true;
 }
 
-static int key_lookup(Scan *s, size_t start, size_t end) {
-        const char *raw = s->t->buf + start + 1;
-        size_t n = end - start - 2;
-
-        if (memchr(raw, '\\', n)) {
-                /* A key written with escapes (by hand): json-c decodes it. */
-                _cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new();
-                _cleanup_(json_object_putp) json_object *o = NULL;
-
-                if (!tok)
-                        return -1;
-                o = json_tokener_parse_ex(tok, s->t->buf + start, (int) (end - start));
-                if (!json_object_is_type(o, json_type_string))
-                        return -1;
-                raw = json_object_get_string(o);
-                n = (size_t) json_object_get_string_len(o);
-                for (unsigned k = 0; k < ELEMENTSOF(known_keys); k++)
-                        if (strlen(known_keys[k]) == n && memcmp(known_keys[k], raw, n) == 0)
-                                return (int) k;
-                return -1;
-        }
+static int known_key(const char *key, size_t n) {
         for (unsigned k = 0; k < ELEMENTSOF(known_keys); k++)
-                if (strlen(known_keys[k]) == n && memcmp(known_keys[k], raw, n) == 0)
+                if (strlen(known_keys[k]) == n && memcmp(known_keys[k], key, n) == 0)
                         return (int) k;
         return -1;
+}
+
+/* The known_keys[] index of the key [start, end) (quotes included), -1 if it is none of them. */
+static int key_lookup(Scan *s, size_t start, size_t end) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+
+        if (!memchr(s->t->buf + start + 1, '\\', end - start - 2))
+                return known_key(s->t->buf + start + 1, end - start - 2);
+        o = key_decode(s->t->buf + start, end - start);
+        return o ? known_key(json_object_get_string(o), (size_t) json_object_get_string_len(o)) : -1;
 }
 
 static int scan_container(Scan *s, bool array) {

@@ -395,6 +395,8 @@ TEST(parse_stricter_than_json_c) {
                 { "\"domain\": null", "\"domain\": {\"a\": 1}", false, 28, "expected a string for tenants[1].domain, found '{'" },
                 { "\"coalesce\": null", "\"coalesce\": [1]", false, 30, "expected '{', found '['" },
                 { "\"rx_usecs\": 8", "\"rx_\\u0075secs\": 8", false, 0, NULL },   /* escapes in a key are fine */
+                { "\"seq\": 7", "\"seq\": 7, \"c\\u006flor\": 1", false, 19, "unknown key \"color\" in tenants[0]" },
+                { "\"seq\": 7", "\"seq\": 7, \"color\": [1,]", false, 19, "trailing comma in tenants[0].color" },
         };
         _cleanup_free_ char *text = sample_text(NULL);
 
