@@ -174,7 +174,9 @@ _printf_(3, 4) static int scan_error(Scan *s, size_t pos, const char *fmt, ...) 
 }
 
 static void scan_ws(Scan *s) {
-        while (s->pos < s->limit && strchr(" \t\r\n", s->t->buf[s->pos]) && s->t->buf[s->pos])
+        const char *buf = s->t->buf;
+
+        while (s->pos < s->limit && (buf[s->pos] == ' ' || buf[s->pos] == '\n' || buf[s->pos] == '\t' || buf[s->pos] == '\r'))
                 s->pos++;
 }
 
@@ -212,6 +214,10 @@ static int scan_string(Scan *s, const char *what, size_t *ret_start) {
                 if (scan_stopped(s))
                         return SCAN_STOP;
                 c = (unsigned char) buf[s->pos];
+                if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {   /* most bytes */
+                        s->pos++;
+                        continue;
+                }
                 if (c == '"') {
                         s->pos++;
                         return 0;
@@ -304,8 +310,9 @@ static bool at_target(const Scan *s, bool key) {
 }
 
 static int known_key(const char *key, size_t n) {
+        /* Once per key of the file: first bytes before lengths. */
         for (unsigned k = 0; k < ELEMENTSOF(known_keys); k++)
-                if (strlen(known_keys[k]) == n && memcmp(known_keys[k], key, n) == 0)
+                if (n > 0 && known_keys[k][0] == key[0] && strlen(known_keys[k]) == n && memcmp(known_keys[k], key, n) == 0)
                         return (int) k;
         return -1;
 }

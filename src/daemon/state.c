@@ -257,7 +257,8 @@ static int tenant_member(const StateText *t, unsigned key, const JsonPath *p, js
         int64_t n = -1;
         int r;
 
-        snprintf(what, sizeof(what), "%s.%s", c->what, tenant_keys[key]);
+        /* "tenants[3].vlan", for messages: per member, so no snprintf(). */
+        strcpy(stpcpy(stpcpy(what, c->what), "."), tenant_keys[key]);
         switch (key) {
         case TENANT_ID:
                 r = state_read_string(t, p, v, what, st->tenant, sizeof(st->tenant));
