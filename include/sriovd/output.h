@@ -5,10 +5,11 @@
 #include <stdio.h>
 
 #include "sriovd/inventory.h"
-#include "sriovd/json.h"
+#include "sriovd/jsonc.h"
 #include "sriovd/plan.h"
 
 void output_inventory_text(FILE *f, const Inventory *inv);
 void output_plan_text(FILE *f, const Plan *plan);
-void output_inventory_json(JsonWriter *w, const Inventory *inv);
-void output_plan_json(JsonWriter *w, const Plan *plan);
+/* The "inventory" and "plan" members of --json output, for the caller to put; NULL when out of memory. */
+json_object *output_inventory_json(const Inventory *inv);
+json_object *output_plan_json(const Plan *plan);

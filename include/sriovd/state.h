@@ -130,8 +130,11 @@ int state_save(int dir_fd, const char *name, State *s, StateError *ret_error);
  * The journal beside the file (STATE_JOURNAL_NAME): one line per acknowledged change since the
  * file was last written whole, each line checksummed on its own:
  *
- *   {"format": "sriovd-journal", "version": 1, "base": 42, "set": [ TENANT, ... ], "released": [ "id", ... ],
- *    "checksum": "crc32c:..."}   (one line)
+ *   {"format":"sriovd-journal","version":1,"base":42,"set":[TENANT,...],"released":["id",...],
+ *    "checksum":"crc32c:..."}
+ *
+ * (one line, without blanks; lines with ", " and ": " between members, as sriovd wrote them
+ * before it used json-c, read the same)
  *
  * A change costs one short appended line and one fdatasync() instead of rewriting every tenant;
  * the owner rewrites the file whole (state_save) now and then and empties the journal. base is

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "sriovd-config.h"
-#include "sriovd/json.h"
+#include "sriovd/jsonc.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/output.h"
@@ -118,31 +118,40 @@ static int parse_argv(int argc, char **argv, Options *o) {
         return 1;
 }
 
-static void print_result(const Manager *m, const Options *o, const CycleResult *res, bool daemon_running) {
+static int print_result(const Manager *m, const Options *o, const CycleResult *res, bool daemon_running) {
         const Inventory *inv = manager_inventory(m);
         const Plan *plan = manager_plan(m);
 
         if (o->json) {
-                JsonWriter w;
-                json_init(&w, stdout);
-                json_object_begin(&w, NULL);
-                json_string(&w, "mode", o->dry_run ? "dry-run" : "once");
-                if (o->dry_run)
-                        json_bool(&w, "daemon_running", daemon_running);
-                output_inventory_json(&w, inv);
-                output_plan_json(&w, plan);
-                if (o->once) {
-                        json_object_begin(&w, "result");
-                        json_int(&w, "actions", res->n_actions);
-                        json_int(&w, "done", res->n_done);
-                        json_int(&w, "skipped", res->n_skipped);
-                        json_int(&w, "failed", res->n_failed);
-                        json_int(&w, "drift", res->n_drift);
-                        json_int(&w, "policy_errors", res->n_policy_errors);
-                        json_object_end(&w);
+                _cleanup_(json_object_putp) json_object *doc = json_object_new_object();
+                const char *text = NULL;
+                json_object *result;
+                int r;
+
+                r = doc ? jsonc_add_string(doc, "mode", o->dry_run ? "dry-run" : "once") : -ENOMEM;
+                if (r >= 0 && o->dry_run)
+                        r = jsonc_add_bool(doc, "daemon_running", daemon_running);
+                if (r >= 0)
+                        r = jsonc_add(doc, "inventory", output_inventory_json(inv));
+                if (r >= 0)
+                        r = jsonc_add(doc, "plan", output_plan_json(plan));
+                if (r >= 0 && o->once) {
+                        result = json_object_new_object();
+                        r = jsonc_add(doc, "result", result);
+                        if (r >= 0 && (jsonc_add_int(result, "actions", res->n_actions) < 0 ||
+                                       jsonc_add_int(result, "done", res->n_done) < 0 ||
+                                       jsonc_add_int(result, "skipped", res->n_skipped) < 0 ||
+                                       jsonc_add_int(result, "failed", res->n_failed) < 0 ||
+                                       jsonc_add_int(result, "drift", res->n_drift) < 0 ||
+                                       jsonc_add_int(result, "policy_errors", res->n_policy_errors) < 0))
+                                r = -ENOMEM;
                 }
-                json_object_end(&w);
-                return;
+                if (r >= 0)
+                        text = jsonc_text(doc, JSONC_PRETTY, NULL);
+                if (!text)
+                        return log_error_errno(-ENOMEM, "Failed to format the JSON output: %m");
+                puts(text);
+                return 0;
         }
 
         output_inventory_text(stdout, inv);
@@ -154,6 +163,7 @@ static void print_result(const Manager *m, const Options *o, const CycleResult *
         else
                 printf("\nDry run: nothing was changed.%s\n",
                        daemon_running ? " sriovd is running: this plan read its saved tenants (read only)." : "");
+        return 0;
 }
 
 int main(int argc, char **argv) {
@@ -244,7 +254,8 @@ int main(int argc, char **argv) {
         r = o.dry_run ? manager_cycle(m, CYCLE_DRY_RUN, &res) : manager_once(m, &res);
         if (r < 0)
                 return EXIT_UNUSABLE;
-        print_result(m, &o, &res, daemon_running);
+        if (print_result(m, &o, &res, daemon_running) < 0)
+                return EXIT_UNUSABLE;
         fflush(stdout);
 
         if (o.dry_run)

@@ -166,179 +166,216 @@ void output_plan_text(FILE *f, const Plan *plan) {
         }
 }
 
-static void json_cpuset(JsonWriter *w, const char *key, const CpuSet *s) {
+static int add_cpuset(json_object *o, const char *key, const CpuSet *s) {
         char buf[CPUSET_LIST_MAX];
-        json_string(w, key, cpuset_format_list(s, buf, sizeof(buf)));
+        return jsonc_add_string(o, key, cpuset_format_list(s, buf, sizeof(buf)));
 }
 
-static void json_irqs(JsonWriter *w, const unsigned *irqs, size_t n) {
-        json_array_begin(w, "irqs");
-        for (size_t i = 0; i < n; i++)
-                json_int(w, NULL, irqs[i]);
-        json_array_end(w);
+static int add_int_or_null(json_object *o, const char *key, bool have, int64_t v) {
+        return have ? jsonc_add_int(o, key, v) : jsonc_add_null(o, key);
 }
 
-void output_inventory_json(JsonWriter *w, const Inventory *inv) {
-        json_object_begin(w, "inventory");
+static int add_irqs(json_object *o, const unsigned *irqs, size_t n) {
+        json_object *a = json_object_new_array_ext((int) n);
+        int r;
 
-        json_object_begin(w, "host");
-        json_cpuset(w, "online", &inv->topo.online);
-        json_cpuset(w, "isolated", &inv->topo.isolated);
-        json_cpuset(w, "nohz_full", &inv->topo.nohz_full);
-        json_array_begin(w, "nodes");
+        r = jsonc_add(o, "irqs", a);   /* a is o's now */
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = jsonc_append(a, json_object_new_int64(irqs[i]));
+        return r;
+}
+
+/* A new array member key of o, for the caller to fill: o owns it. NULL when out of memory. */
+static json_object *add_array(json_object *o, const char *key) {
+        json_object *a = json_object_new_array();
+        return jsonc_add(o, key, a) < 0 ? NULL : a;
+}
+
+static json_object *host_json(const Inventory *inv) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        json_object *nodes;
+
+        if (!o || add_cpuset(o, "online", &inv->topo.online) < 0 ||
+            add_cpuset(o, "isolated", &inv->topo.isolated) < 0 ||
+            add_cpuset(o, "nohz_full", &inv->topo.nohz_full) < 0 ||
+            !(nodes = add_array(o, "nodes")))
+                return NULL;
         for (unsigned n = 0; n < inv->topo.n_nodes; n++) {
-                json_object_begin(w, NULL);
-                json_int(w, "node", n);
-                json_cpuset(w, "cpus", &inv->topo.node_cpus[n]);
-                json_object_end(w);
+                json_object *node = json_object_new_object();
+                if (jsonc_append(nodes, node) < 0 || jsonc_add_int(node, "node", n) < 0 ||
+                    add_cpuset(node, "cpus", &inv->topo.node_cpus[n]) < 0)
+                        return NULL;
         }
-        json_array_end(w);
-        json_object_end(w);
-
-        json_object_begin(w, "kernel");
-        json_bool(w, "preempt_rt", inv->caps.preempt_rt);
-        json_bool(w, "threaded_irqs", inv->caps.threaded_irqs);
-        if (inv->caps.rtnet_prio_present)
-                json_int(w, "rtnet_prio", inv->caps.rtnet_prio);
-        else
-                json_null(w, "rtnet_prio");
-        json_bool(w, "iommu", inv->caps.iommu);
-        json_bool(w, "irqbalance", inv->caps.irqbalance);
-        json_object_end(w);
-
-        json_array_begin(w, "pfs");
-        for (size_t i = 0; i < inv->n_pfs; i++) {
-                const Pf *pf = &inv->pfs[i];
-                char id[16];
-
-                json_object_begin(w, NULL);
-                json_string(w, "address", pf->addr);
-                snprintf(id, sizeof(id), "%04x:%04x", pf->vendor, pf->device);
-                json_string(w, "id", id);
-                json_string(w, "name", pf->name);
-                json_string(w, "driver", pf->driver[0] ? pf->driver : NULL);
-                if (pf->numa_node >= 0)
-                        json_int(w, "numa_node", pf->numa_node);
-                else
-                        json_null(w, "numa_node");
-                json_cpuset(w, "local_cpus", &pf->local_cpus);
-                json_array_begin(w, "netdevs");
-                for (size_t j = 0; j < pf->n_netdevs; j++)
-                        json_string(w, NULL, pf->netdevs[j]);
-                json_array_end(w);
-                json_int(w, "total_vfs", pf->total_vfs);
-                json_int(w, "num_vfs", pf->num_vfs);
-                if (pf->drivers_autoprobe >= 0)
-                        json_bool(w, "drivers_autoprobe", pf->drivers_autoprobe);
-                else
-                        json_null(w, "drivers_autoprobe");
-                if (pf->iommu_group >= 0)
-                        json_int(w, "iommu_group", pf->iommu_group);
-                else
-                        json_null(w, "iommu_group");
-                json_irqs(w, pf->irqs, pf->n_irqs);
-                json_array_begin(w, "vfs");
-                for (size_t j = 0; j < pf->n_vfs; j++) {
-                        const Vf *vf = &pf->vfs[j];
-                        json_object_begin(w, NULL);
-                        json_int(w, "index", vf->index);
-                        json_string(w, "address", vf->addr);
-                        json_string(w, "driver", vf->driver[0] ? vf->driver : NULL);
-                        json_string(w, "netdev", vf->netdev[0] ? vf->netdev : NULL);
-                        if (vf->iommu_group >= 0)
-                                json_int(w, "iommu_group", vf->iommu_group);
-                        else
-                                json_null(w, "iommu_group");
-                        json_irqs(w, vf->irqs, vf->n_irqs);
-                        json_object_end(w);
-                }
-                json_array_end(w);
-                json_object_end(w);
-        }
-        json_array_end(w);
-
-        json_array_begin(w, "irqs");
-        for (size_t i = 0; i < inv->n_irqs; i++) {
-                const Irq *q = &inv->irqs[i];
-                json_object_begin(w, NULL);
-                json_int(w, "irq", q->irq);
-                json_cpuset(w, "affinity", &q->affinity);
-                if (q->has_effective)
-                        json_cpuset(w, "effective", &q->effective);
-                else
-                        json_null(w, "effective");
-                json_bool(w, "managed", !q->writable);
-                if (q->thread > 0) {
-                        json_object_begin(w, "thread");
-                        json_int(w, "pid", q->thread);
-                        json_string(w, "policy", sched_policy_to_string(q->thread_policy));
-                        json_int(w, "priority", q->thread_priority);
-                        json_object_end(w);
-                } else
-                        json_null(w, "thread");
-                json_object_end(w);
-        }
-        json_array_end(w);
-
-        json_object_end(w);
+        return TAKE_PTR(o);
 }
 
-void output_plan_json(JsonWriter *w, const Plan *plan) {
-        json_object_begin(w, "plan");
-        json_array_begin(w, "actions");
-        for (size_t i = 0; i < plan->n_actions; i++) {
-                const Action *a = &plan->actions[i];
-                json_object_begin(w, NULL);
-                json_string(w, "action", action_kind_to_string(a->kind));
-                json_string(w, "target", action_target(a));
-                if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD)
-                        json_int(w, "irq", a->irq);
-                if (a->kind == ACTION_SET_IRQ_THREAD) {
-                        json_int(w, "pid", a->pid);
-                        json_bool(w, "restore", a->restore);
-                }
-                if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
-                        json_int(w, "vf", a->vf);
-                if (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS)
-                        json_int(w, "ifindex", a->netdev_ifindex);
-                if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
-                    a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK ||
-                    a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_VF_DRIVER) {
-                        char buf[CPUSET_LIST_MAX];
-                        json_string(w, "before", action_format_value(a, false, buf, sizeof(buf)));
-                        json_string(w, "after", action_format_value(a, true, buf, sizeof(buf)));
-                } else {
-                        json_int(w, "before", a->before);
-                        json_int(w, "after", a->after);
-                }
-                json_string(w, "effect", a->effect[0] ? a->effect : NULL);
-                if (a->kernel_message[0])
-                        json_string(w, "kernel_message", a->kernel_message);
-                if (a->skipped)
-                        json_string(w, "result", "skipped");
-                else if (!a->applied)
-                        json_string(w, "result", "planned");
-                else if (a->result >= 0)
-                        json_string(w, "result", a->result > 0 ? "done" : "already so");
-                else {
-                        ErrorInfo e = kernel_error_classify(a->kind, a->result);
-                        json_string(w, "result", "failed");
-                        json_string(w, "error", strerror(-a->result));
-                        json_int(w, "errno", -a->result);
-                        json_string(w, "error_class", error_class_to_string(e.class));
-                        json_string(w, "meaning", e.meaning);
-                }
-                json_object_end(w);
+static json_object *kernel_json(const Inventory *inv) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+        if (!o || jsonc_add_bool(o, "preempt_rt", inv->caps.preempt_rt) < 0 ||
+            jsonc_add_bool(o, "threaded_irqs", inv->caps.threaded_irqs) < 0 ||
+            add_int_or_null(o, "rtnet_prio", inv->caps.rtnet_prio_present, inv->caps.rtnet_prio) < 0 ||
+            jsonc_add_bool(o, "iommu", inv->caps.iommu) < 0 ||
+            jsonc_add_bool(o, "irqbalance", inv->caps.irqbalance) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static json_object *vf_json(const Vf *vf) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+        if (!o || jsonc_add_int(o, "index", vf->index) < 0 ||
+            jsonc_add_string(o, "address", vf->addr) < 0 ||
+            jsonc_add_string(o, "driver", vf->driver[0] ? vf->driver : NULL) < 0 ||
+            jsonc_add_string(o, "netdev", vf->netdev[0] ? vf->netdev : NULL) < 0 ||
+            add_int_or_null(o, "iommu_group", vf->iommu_group >= 0, vf->iommu_group) < 0 ||
+            add_irqs(o, vf->irqs, vf->n_irqs) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static json_object *pf_json(const Pf *pf) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        json_object *netdevs, *vfs;
+        char id[16];
+
+        snprintf(id, sizeof(id), "%04x:%04x", pf->vendor, pf->device);
+        if (!o || jsonc_add_string(o, "address", pf->addr) < 0 ||
+            jsonc_add_string(o, "id", id) < 0 ||
+            jsonc_add_string(o, "name", pf->name) < 0 ||
+            jsonc_add_string(o, "driver", pf->driver[0] ? pf->driver : NULL) < 0 ||
+            add_int_or_null(o, "numa_node", pf->numa_node >= 0, pf->numa_node) < 0 ||
+            add_cpuset(o, "local_cpus", &pf->local_cpus) < 0 ||
+            !(netdevs = add_array(o, "netdevs")))
+                return NULL;
+        for (size_t j = 0; j < pf->n_netdevs; j++)
+                if (jsonc_append_string(netdevs, pf->netdevs[j]) < 0)
+                        return NULL;
+        if (jsonc_add_int(o, "total_vfs", pf->total_vfs) < 0 ||
+            jsonc_add_int(o, "num_vfs", pf->num_vfs) < 0 ||
+            (pf->drivers_autoprobe >= 0 ? jsonc_add_bool(o, "drivers_autoprobe", pf->drivers_autoprobe)
+                                        : jsonc_add_null(o, "drivers_autoprobe")) < 0 ||
+            add_int_or_null(o, "iommu_group", pf->iommu_group >= 0, pf->iommu_group) < 0 ||
+            add_irqs(o, pf->irqs, pf->n_irqs) < 0 ||
+            !(vfs = add_array(o, "vfs")))
+                return NULL;
+        for (size_t j = 0; j < pf->n_vfs; j++)
+                if (jsonc_append(vfs, vf_json(&pf->vfs[j])) < 0)
+                        return NULL;
+        return TAKE_PTR(o);
+}
+
+static json_object *irq_json(const Irq *q) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+        if (!o || jsonc_add_int(o, "irq", q->irq) < 0 ||
+            add_cpuset(o, "affinity", &q->affinity) < 0 ||
+            (q->has_effective ? add_cpuset(o, "effective", &q->effective) : jsonc_add_null(o, "effective")) < 0 ||
+            jsonc_add_bool(o, "managed", !q->writable) < 0)
+                return NULL;
+        if (q->thread > 0) {
+                json_object *t = json_object_new_object();
+                if (jsonc_add(o, "thread", t) < 0 || jsonc_add_int(t, "pid", q->thread) < 0 ||
+                    jsonc_add_string(t, "policy", sched_policy_to_string(q->thread_policy)) < 0 ||
+                    jsonc_add_int(t, "priority", q->thread_priority) < 0)
+                        return NULL;
+        } else if (jsonc_add_null(o, "thread") < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+json_object *output_inventory_json(const Inventory *inv) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        json_object *pfs, *irqs;
+
+        if (!o || jsonc_add(o, "host", host_json(inv)) < 0 || jsonc_add(o, "kernel", kernel_json(inv)) < 0 ||
+            !(pfs = add_array(o, "pfs")))
+                return NULL;
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                if (jsonc_append(pfs, pf_json(&inv->pfs[i])) < 0)
+                        return NULL;
+        if (!(irqs = add_array(o, "irqs")))
+                return NULL;
+        for (size_t i = 0; i < inv->n_irqs; i++)
+                if (jsonc_append(irqs, irq_json(&inv->irqs[i])) < 0)
+                        return NULL;
+        return TAKE_PTR(o);
+}
+
+static json_object *action_json(const Action *a) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        int r;
+
+        if (!o || jsonc_add_string(o, "action", action_kind_to_string(a->kind)) < 0 ||
+            jsonc_add_string(o, "target", action_target(a)) < 0)
+                return NULL;
+        r = 0;
+        if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD)
+                r = jsonc_add_int(o, "irq", a->irq);
+        if (r >= 0 && a->kind == ACTION_SET_IRQ_THREAD) {
+                r = jsonc_add_int(o, "pid", a->pid);
+                if (r >= 0)
+                        r = jsonc_add_bool(o, "restore", a->restore);
         }
-        json_array_end(w);
-        json_array_begin(w, "notes");
-        for (size_t i = 0; i < plan->n_notes; i++) {
-                json_object_begin(w, NULL);
-                json_string(w, "level", note_level_to_string(plan->notes[i].level));
-                json_string(w, "target", plan->notes[i].target[0] ? plan->notes[i].target : NULL);
-                json_string(w, "text", plan->notes[i].text);
-                json_object_end(w);
+        if (r >= 0 && (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER))
+                r = jsonc_add_int(o, "vf", a->vf);
+        if (r >= 0 && (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS))
+                r = jsonc_add_int(o, "ifindex", a->netdev_ifindex);
+        if (r < 0)
+                return NULL;
+        if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
+            a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK ||
+            a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_VF_DRIVER) {
+                char buf[CPUSET_LIST_MAX];
+                if (jsonc_add_string(o, "before", action_format_value(a, false, buf, sizeof(buf))) < 0 ||
+                    jsonc_add_string(o, "after", action_format_value(a, true, buf, sizeof(buf))) < 0)
+                        return NULL;
+        } else if (jsonc_add_int(o, "before", a->before) < 0 || jsonc_add_int(o, "after", a->after) < 0)
+                return NULL;
+        if (jsonc_add_string(o, "effect", a->effect[0] ? a->effect : NULL) < 0 ||
+            (a->kernel_message[0] && jsonc_add_string(o, "kernel_message", a->kernel_message) < 0))
+                return NULL;
+        if (a->skipped)
+                r = jsonc_add_string(o, "result", "skipped");
+        else if (!a->applied)
+                r = jsonc_add_string(o, "result", "planned");
+        else if (a->result >= 0)
+                r = jsonc_add_string(o, "result", a->result > 0 ? "done" : "already so");
+        else {
+                ErrorInfo e = kernel_error_classify(a->kind, a->result);
+                if (jsonc_add_string(o, "result", "failed") < 0 ||
+                    jsonc_add_string(o, "error", strerror(-a->result)) < 0 ||
+                    jsonc_add_int(o, "errno", -a->result) < 0 ||
+                    jsonc_add_string(o, "error_class", error_class_to_string(e.class)) < 0)
+                        return NULL;
+                r = jsonc_add_string(o, "meaning", e.meaning);
         }
-        json_array_end(w);
-        json_object_end(w);
+        return r < 0 ? NULL : TAKE_PTR(o);
+}
+
+static json_object *note_json(const PlanNote *n) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+        if (!o || jsonc_add_string(o, "level", note_level_to_string(n->level)) < 0 ||
+            jsonc_add_string(o, "target", n->target[0] ? n->target : NULL) < 0 ||
+            jsonc_add_string(o, "text", n->text) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+json_object *output_plan_json(const Plan *plan) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        json_object *actions, *notes;
+
+        if (!o || !(actions = add_array(o, "actions")))
+                return NULL;
+        for (size_t i = 0; i < plan->n_actions; i++)
+                if (jsonc_append(actions, action_json(&plan->actions[i])) < 0)
+                        return NULL;
+        if (!(notes = add_array(o, "notes")))
+                return NULL;
+        for (size_t i = 0; i < plan->n_notes; i++)
+                if (jsonc_append(notes, note_json(&plan->notes[i])) < 0)
+                        return NULL;
+        return TAKE_PTR(o);
 }

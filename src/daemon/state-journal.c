@@ -17,12 +17,9 @@
 #define JOURNAL_VERSION 1
 
 int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t *ret_size, StateError *ret_error) {
-        static const char tail[] = "\"checksum\": \"" CHECKSUM_PREFIX "00000000\"}\n";
-        _cleanup_free_ char *buf = NULL;
+        _cleanup_(json_object_putp) json_object *doc = NULL;
         State check = { .tenants = (StateTenant *) c->set, .n = c->n_set };
-        size_t size = 0;
-        JsonWriter w;
-        FILE *f;
+        json_object *set, *released;
         int r;
 
         /* What the file would refuse, the journal refuses too: both are read back the same way. */
@@ -42,26 +39,28 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
                 return -EINVAL;
         }
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        doc = json_object_new_object();
+        set = json_object_new_array_ext((int) c->n_set);
+        released = json_object_new_array_ext((int) c->n_released);
+        if (!doc || jsonc_add(doc, "format", json_object_new_string(JOURNAL_FORMAT)) < 0 ||
+            jsonc_add(doc, "version", json_object_new_int(JOURNAL_VERSION)) < 0 ||
+            jsonc_add(doc, "base", json_object_new_int64((int64_t) base)) < 0 ||
+            jsonc_add(doc, "set", set) < 0) {   /* set and released belong to doc now, or are put */
+                json_object_put(released);
                 return -ENOMEM;
-        json_init(&w, f);
-        w.compact = true;
-        json_object_begin(&w, NULL);
-        json_string(&w, "format", JOURNAL_FORMAT);
-        json_int(&w, "version", JOURNAL_VERSION);
-        json_int(&w, "base", (long long) base);
-        json_array_begin(&w, "set");
+        }
+        if (jsonc_add(doc, "released", released) < 0)
+                return -ENOMEM;
         for (size_t i = 0; i < c->n_set; i++)
-                state_write_tenant(&w, &c->set[i]);
-        json_array_end(&w);
-        json_array_begin(&w, "released");
+                if (jsonc_append(set, state_tenant_to_json(&c->set[i])) < 0)
+                        return -ENOMEM;
         for (size_t i = 0; i < c->n_released; i++)
-                json_string(&w, NULL, c->released[i]);
-        json_array_end(&w);
-        json_string(&w, "checksum", CHECKSUM_PREFIX "00000000");
-        json_object_end(&w);
-        return state_document_finish(f, &buf, &size, tail, ret, ret_size);
+                if (jsonc_append(released, json_object_new_string(c->released[i])) < 0)
+                        return -ENOMEM;
+        if (jsonc_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
+                return -ENOMEM;
+        /* One line, as short as it gets: one is appended and synced per change. */
+        return state_document_finish(doc, JSONC_COMPACT, ret, ret_size);
 }
 
 /* One change as read: a tenant set whole, or released (its id alone). */
@@ -77,7 +76,6 @@ typedef struct LineCtx {
         char (*released)[TENANT_ID_MAX];
         size_t n_released, n_released_alloc;
         uint64_t base;
-        size_t checksum_key;
         uint32_t checksum;
         bool have_checksum;
 } LineCtx;
@@ -92,64 +90,60 @@ static const char *const line_keys[] = {
         [LINE_CHECKSUM] = "checksum",
 };
 
-static int parse_released(Parser *p, LineCtx *c) {
+static int read_released(const StateText *t, const JsonPath *p, json_object *v, LineCtx *c) {
+        size_t n, at;
+        char d[16];
         int r;
 
-        r = state_expect(p, '[', "'[' (the released tenants)");
-        if (r < 0)
-                return r;
-        if (state_peek(p) == ']') {
-                p->pos++;
-                return 0;
+        if (!json_object_is_type(v, json_type_array)) {
+                at = state_json_locate(t, p);
+                return state_text_error(t, at, "expected '[' (the released tenants), found %s", state_describe_at(t, at, d));
         }
-        for (;;) {
+        n = json_object_array_length(v);
+        for (size_t i = 0; i < n; i++) {
+                JsonPath ip = state_path_index(p, i);
                 const char *why;
-                size_t at;
 
-                state_skip_ws(p);
-                at = p->pos;
                 if (GREEDY_REALLOC(c->released, c->n_released_alloc, c->n_released + 1) < 0)
                         return -ENOMEM;
-                r = state_parse_string(p, "a released tenant", c->released[c->n_released], TENANT_ID_MAX);
+                r = state_read_string(t, &ip, json_object_array_get_idx(v, i), "a released tenant", c->released[c->n_released],
+                                      TENANT_ID_MAX);
                 if (r < 0)
                         return r;
                 why = state_tenant_id_check(c->released[c->n_released]);
                 if (why)
-                        return state_parser_error(p, at, "released tenant \"%s\" is not a valid id; %s",
-                                            c->released[c->n_released], why);
+                        return state_path_error(t, &ip, "released tenant \"%s\" is not a valid id; %s", c->released[c->n_released], why);
                 c->n_released++;
-                if (state_peek(p) == ',') {
-                        p->pos++;
-                        continue;
-                }
-                return state_expect(p, ']', "',' or ']'");
         }
+        return 0;
 }
 
-static int line_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
+static int line_member(const StateText *t, unsigned key, const JsonPath *p, json_object *v, void *userdata) {
         LineCtx *c = userdata;
-        int64_t v;
+        int64_t n;
         int r;
 
-        if (c->have_checksum)
-                return state_parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", line_keys[key]);
+        if (c->have_checksum) {
+                JsonPath kp = *p;
+                kp.key = true;
+                return state_path_error(t, &kp, "\"%s\" after \"checksum\"; the checksum must be the last key", line_keys[key]);
+        }
         switch (key) {
         case LINE_FORMAT:
-                return state_parse_format(p, JOURNAL_FORMAT);
+                return state_read_format(t, p, v, JOURNAL_FORMAT);
         case LINE_VERSION:
-                return state_parse_version(p, JOURNAL_VERSION);
+                return state_read_version(t, p, v, JOURNAL_VERSION);
         case LINE_BASE:
-                r = state_parse_integer(p, "base", 0, INT64_MAX, &v);
-                c->base = (uint64_t) v;
+                r = state_read_integer(t, p, v, "base", 0, INT64_MAX, &n);
+                c->base = (uint64_t) n;
                 return r;
         case LINE_SET:
-                return state_parse_tenants(p, &c->set);
+                return state_read_tenants(t, p, v, &c->set);
         case LINE_RELEASED:
-                return parse_released(p, c);
+                return read_released(t, p, v, c);
         case LINE_CHECKSUM:
-                r = state_parse_checksum(p, &c->checksum);
+                r = state_read_checksum(t, p, v, &c->checksum);
                 c->have_checksum = true;
-                c->checksum_key = key_pos;
                 return r;
         }
         return -EINVAL;
@@ -157,26 +151,31 @@ static int line_member(Parser *p, unsigned key, size_t key_pos, void *userdata) 
 
 static void line_done(LineCtx *c) {
         free(c->set.tenants);
-        free(c->set.places);
         free(c->released);
 }
 
-/* Parse the line [start, end) of p->buf into *c; its '\n' is at end. */
-static int parse_line(Parser *p, size_t start, size_t end, LineCtx *c) {
-        Parser lp = { .buf = p->buf, .size = end, .pos = start, .error = p->error };
+/* Parse the line [start, end) of buf into *c; its '\n' is at end. */
+static int parse_line(const char *buf, size_t start, size_t end, LineCtx *c, StateError *e) {
+        _cleanup_(json_object_putp) json_object *root = NULL;
+        StateText t = { .buf = buf, .start = start, .end = end, .root = "the journal line", .error = e };
+        size_t value_end, checksum_key;
         uint32_t actual;
         int r;
 
-        r = state_parse_object(&lp, "the journal line", line_keys, ELEMENTSOF(line_keys), line_member, c);
+        r = state_json_parse(&t, &root, &value_end, &checksum_key);
         if (r < 0)
                 return r;
-        state_skip_ws(&lp);
-        if (lp.pos != end)
-                return state_parser_error(&lp, lp.pos, "unexpected content after the line's final '}'");
-        actual = state_crc32c(p->buf + start, c->checksum_key - start);
+        r = state_read_object(&t, &(JsonPath) {}, root, "the journal line", line_keys, ELEMENTSOF(line_keys), line_member, c);
+        if (r < 0)
+                return r;
+        while (value_end < end && strchr(" \t\r", buf[value_end]) && buf[value_end])
+                value_end++;
+        if (value_end != end)
+                return state_text_error(&t, value_end, "unexpected content after the line's final '}'");
+        actual = state_crc32c(buf + start, checksum_key - start);
         if (actual != c->checksum)
-                return state_parser_error(&lp, c->checksum_key, "checksum mismatch: the line says " CHECKSUM_PREFIX "%08x, "
-                                    "its content has " CHECKSUM_PREFIX "%08x", c->checksum, actual);
+                return state_text_error(&t, checksum_key, "checksum mismatch: the line says " CHECKSUM_PREFIX "%08x, "
+                                        "its content has " CHECKSUM_PREFIX "%08x", c->checksum, actual);
         return 0;
 }
 
@@ -270,7 +269,6 @@ static int merge_longest(State *s, Op *ops, size_t n_ops, size_t lines, size_t *
 
 int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *ret, StateError *ret_error) {
         _cleanup_free_ Op *ops = NULL;
-        Parser p = { .buf = buf, .size = size, .error = ret_error };
         StateReplay rep = {};
         size_t n_ops = 0, n_ops_alloc = 0, pos = 0;
         int bad = 0, r;
@@ -284,10 +282,10 @@ int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *re
                         rep.torn = true;
                         break;
                 }
-                r = parse_line(&p, pos, (size_t) (nl - buf), &c);
+                r = parse_line(buf, pos, (size_t) (nl - buf), &c, ret_error);
                 if (r >= 0 && c.base > s->generation)
-                        r = state_parser_error(&p, pos, "a change to generation %" PRIu64 " of the file, which is generation %"
-                                         PRIu64 " (an older file put back?)", c.base, s->generation);
+                        r = state_text_error(&(StateText) { .buf = buf, .end = size, .error = ret_error }, pos, "a change to generation %" PRIu64 " of the file, which is generation %"
+                                             PRIu64 " (an older file put back?)", c.base, s->generation);
                 if (r >= 0 && c.base < s->generation)
                         rep.skipped++;
                 else if (r >= 0) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* state.c — the allocation state file: strict parser, canonical writer, atomic save, corrupt files kept aside */
+/* state.c — the allocation state file: its rules read off json-c's tree, the canonical writer, atomic save, corrupt files kept aside */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "sriovd/json.h"
 #include "sriovd/kernel.h"
 #include "sriovd/rootfs.h"
 #include "sriovd/state.h"
@@ -82,19 +81,15 @@ static const char *pci_addr_check(const char *s) {
 }
 
 static const char *domain_check(const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
         size_t n = strlen(s);
 
         if (n >= STATE_DOMAIN_MAX)
                 return "expected at most 255 bytes";
-        for (size_t i = 0; i < n;) {
-                size_t len = utf8_sequence_len(p + i, n - i);
-                if (len == 0)
-                        return "expected valid UTF-8";
-                if (p[i] < 0x20 || p[i] == 0x7f || p[i] == '/')
+        if (!state_utf8_valid(s, n))
+                return "expected valid UTF-8";
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] < 0x20 || s[i] == 0x7f || s[i] == '/')
                         return "expected no control characters and no '/'";
-                i += len;
-        }
         return NULL;
 }
 
@@ -107,317 +102,96 @@ const char *state_kind_to_string(int kind) {
                : kind == STATE_KIND_WAITING ? "waiting" : NULL;
 }
 
-/* Location of pos in buf, 1-based. */
-static void locate(const char *buf, size_t pos, unsigned *ret_line, unsigned *ret_column) {
-        unsigned line = 1;
-        size_t bol = 0;
-
-        for (size_t i = 0; i < pos; i++)
-                if (buf[i] == '\n') {
-                        line++;
-                        bol = i + 1;
-                }
-        *ret_line = line;
-        *ret_column = (unsigned) MIN(pos - bol + 1, (size_t) UINT_MAX);
+/* Where to say something about the value at p, and what is there: "'x'", "byte 0xNN". */
+static const char *found_at(const StateText *t, const JsonPath *p, size_t *ret_at, char buf[static 16]) {
+        *ret_at = state_json_locate(t, p);
+        return state_describe_at(t, *ret_at, buf);
 }
 
-/* Sets *e (if any) to "line L, column C: MESSAGE", or MESSAGE alone when line is 0. */
-_printf_(4, 5) static void error_set(StateError *e, unsigned line, unsigned column, const char *fmt, ...) {
-        va_list ap;
-        int n = 0;
-
-        if (!e)
-                return;
-        *e = (StateError) { .line = line, .column = column };
-        if (line > 0)
-                n = snprintf(e->message, sizeof(e->message), "line %u, column %u: ", line, column);
-        va_start(ap, fmt);
-        vsnprintf(e->message + n, sizeof(e->message) - (size_t) n, fmt, ap);
-        va_end(ap);
-}
-
-
-
-_printf_(3, 4) int state_parser_error(Parser *p, size_t pos, const char *fmt, ...) {
-        char text[sizeof(p->error->message)];
-        unsigned line, column;
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-        locate(p->buf, pos, &line, &column);
-        error_set(p->error, line, column, "%s", text);
-        return -EBADMSG;
-}
-
-/* "'x'" or "byte 0xNN" or "end of file", for "expected ..., found ..." */
-static const char *describe_at(const Parser *p, size_t pos, char buf[static 16]) {
-        unsigned char c;
-
-        if (pos >= p->size)
-                return "end of file (truncated?)";
-        c = (unsigned char) p->buf[pos];
-        if (c > 0x20 && c < 0x7f)
-                snprintf(buf, 16, "'%c'", c);
-        else
-                snprintf(buf, 16, "byte 0x%02x", c);
-        return buf;
-}
-
-void state_skip_ws(Parser *p) {
-        while (p->pos < p->size && strchr(" \t\r\n", p->buf[p->pos]) && p->buf[p->pos])
-                p->pos++;
-}
-
-/* The next non-blank character, not consumed; -1 at the end. */
-int state_peek(Parser *p) {
-        state_skip_ws(p);
-        return p->pos < p->size ? (unsigned char) p->buf[p->pos] : -1;
-}
-
-int state_expect(Parser *p, char c, const char *what) {
+/* A string (no NUL inside: the scan refuses \u0000) of at most cap - 1 bytes into dst. */
+int state_read_string(const StateText *t, const JsonPath *p, json_object *v, const char *what, char *dst, size_t cap) {
+        size_t n, at;
         char d[16];
 
-        if (state_peek(p) != (unsigned char) c)
-                return state_parser_error(p, p->pos, "expected %s, found %s", what, describe_at(p, p->pos, d));
-        p->pos++;
+        if (!json_object_is_type(v, json_type_string)) {
+                const char *found = found_at(t, p, &at, d);
+                return state_text_error(t, at, "expected a string for %s, found %s", what, found);
+        }
+        n = (size_t) json_object_get_string_len(v);
+        if (n >= cap)
+                return state_path_error(t, p, "%s is longer than %zu bytes", what, cap - 1);
+        memcpy(dst, json_object_get_string(v), n + 1);
         return 0;
 }
 
-static int parse_hex4(Parser *p, size_t at, uint32_t *ret) {
-        uint32_t v = 0;
-
-        if (p->size - at < 4)
-                return state_parser_error(p, p->size, "unexpected end of file in a \\u escape (truncated?)");
-        for (size_t i = 0; i < 4; i++) {
-                int d = hex_digit(p->buf[at + i]);
-                if (d < 0)
-                        return state_parser_error(p, at + i, "expected 4 hex digits after \\u");
-                v = v << 4 | (uint32_t) d;
-        }
-        *ret = v;
-        return 0;
-}
-
-/*
- * A JSON string into dst (cap bytes with the NUL). Escapes decoded; raw bytes must be valid
- * UTF-8; NUL (\u0000) refused, since it would silently cut the value short.
- */
-int state_parse_string(Parser *p, const char *what, char *dst, size_t cap) {
-        size_t start, n = 0;
+/* An integer (no fraction, no exponent) in [min, max]. */
+int state_read_integer(const StateText *t, const JsonPath *p, json_object *v, const char *what, int64_t min, int64_t max,
+                       int64_t *ret) {
+        size_t at;
         char d[16];
+        int64_t r;
 
-        if (state_peek(p) != '"')
-                return state_parser_error(p, p->pos, "expected a string for %s, found %s", what, describe_at(p, p->pos, d));
-        start = p->pos++;
-        for (;;) {
-                unsigned char c;
-                char out[4];
-                size_t len;
-
-                if (p->pos >= p->size)
-                        return state_parser_error(p, p->pos, "unexpected end of file in %s (truncated?)", what);
-                c = (unsigned char) p->buf[p->pos];
-                if (c == '"') {
-                        p->pos++;
-                        break;
-                }
-                if (c < 0x20)
-                        return state_parser_error(p, p->pos, "control character 0x%02x in %s; expected it escaped", c, what);
-                if (c == '\\') {
-                        uint32_t cp;
-
-                        if (p->pos + 1 >= p->size)
-                                return state_parser_error(p, p->size, "unexpected end of file in %s (truncated?)", what);
-                        switch (p->buf[p->pos + 1]) {
-                        case '"': case '\\': case '/':
-                                cp = (unsigned char) p->buf[p->pos + 1];
-                                p->pos += 2;
-                                break;
-                        case 'b': cp = '\b'; p->pos += 2; break;
-                        case 'f': cp = '\f'; p->pos += 2; break;
-                        case 'n': cp = '\n'; p->pos += 2; break;
-                        case 'r': cp = '\r'; p->pos += 2; break;
-                        case 't': cp = '\t'; p->pos += 2; break;
-                        case 'u': {
-                                size_t at = p->pos;
-                                if (parse_hex4(p, p->pos + 2, &cp) < 0)
-                                        return -EBADMSG;
-                                p->pos += 6;
-                                if (cp >= 0xdc00 && cp <= 0xdfff)
-                                        return state_parser_error(p, at, "lone low surrogate \\u%04x in %s", cp, what);
-                                if (cp >= 0xd800 && cp <= 0xdbff) {
-                                        uint32_t lo;
-                                        if (p->size - p->pos < 2 || p->buf[p->pos] != '\\' || p->buf[p->pos + 1] != 'u')
-                                                return state_parser_error(p, at, "high surrogate \\u%04x without its low half in %s", cp, what);
-                                        if (parse_hex4(p, p->pos + 2, &lo) < 0)
-                                                return -EBADMSG;
-                                        if (lo < 0xdc00 || lo > 0xdfff)
-                                                return state_parser_error(p, at, "high surrogate \\u%04x without its low half in %s", cp, what);
-                                        p->pos += 6;
-                                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                                }
-                                if (cp == 0)
-                                        return state_parser_error(p, at, "\\u0000 in %s; NUL characters are not allowed", what);
-                                break;
-                        }
-                        default:
-                                return state_parser_error(p, p->pos, "invalid escape in %s; expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", what);
-                        }
-                        /* UTF-8 encode cp */
-                        if (cp < 0x80) {
-                                out[0] = (char) cp;
-                                len = 1;
-                        } else if (cp < 0x800) {
-                                out[0] = (char) (0xc0 | cp >> 6);
-                                out[1] = (char) (0x80 | (cp & 0x3f));
-                                len = 2;
-                        } else if (cp < 0x10000) {
-                                out[0] = (char) (0xe0 | cp >> 12);
-                                out[1] = (char) (0x80 | ((cp >> 6) & 0x3f));
-                                out[2] = (char) (0x80 | (cp & 0x3f));
-                                len = 3;
-                        } else {
-                                out[0] = (char) (0xf0 | cp >> 18);
-                                out[1] = (char) (0x80 | ((cp >> 12) & 0x3f));
-                                out[2] = (char) (0x80 | ((cp >> 6) & 0x3f));
-                                out[3] = (char) (0x80 | (cp & 0x3f));
-                                len = 4;
-                        }
-                } else {
-                        len = utf8_sequence_len((const unsigned char *) p->buf + p->pos, p->size - p->pos);
-                        if (len == 0)
-                                return state_parser_error(p, p->pos, "invalid UTF-8 in %s", what);
-                        memcpy(out, p->buf + p->pos, len);
-                        p->pos += len;
-                }
-                if (n + len >= cap)
-                        return state_parser_error(p, start, "%s is longer than %zu bytes", what, cap - 1);
-                memcpy(dst + n, out, len);
-                n += len;
+        if (json_object_is_type(v, json_type_double))
+                return state_path_error(t, p, "%s must be a whole number", what);
+        if (!json_object_is_type(v, json_type_int)) {
+                const char *found = found_at(t, p, &at, d);
+                return state_text_error(t, at, "expected an integer for %s, found %s", what, found);
         }
-        dst[n] = 0;
-        return 0;
-}
-
-/* A JSON integer (no fraction, no exponent) in [min, max]. */
-int state_parse_integer(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret) {
-        size_t start;
-        bool negative = false;
-        uint64_t v = 0, limit;
-        char d[16];
-
-        state_skip_ws(p);
-        start = p->pos;
-        if (p->pos < p->size && p->buf[p->pos] == '-') {
-                negative = true;
-                p->pos++;
-        }
-        if (p->pos >= p->size || p->buf[p->pos] < '0' || p->buf[p->pos] > '9')
-                return state_parser_error(p, start, "expected an integer for %s, found %s", what, describe_at(p, start, d));
-        if (p->buf[p->pos] == '0' && p->pos + 1 < p->size && p->buf[p->pos + 1] >= '0' && p->buf[p->pos + 1] <= '9')
-                return state_parser_error(p, start, "%s has a leading zero, which JSON does not allow", what);
-        limit = negative ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX;
-        while (p->pos < p->size && p->buf[p->pos] >= '0' && p->buf[p->pos] <= '9') {
-                unsigned digit = (unsigned) (p->buf[p->pos] - '0');
-                if (v > (limit - digit) / 10)
-                        return state_parser_error(p, start, "%s is out of range; expected %" PRId64 "..%" PRId64, what, min, max);
-                v = v * 10 + digit;
-                p->pos++;
-        }
-        if (p->pos < p->size && strchr(".eE", p->buf[p->pos]) && p->buf[p->pos])
-                return state_parser_error(p, start, "%s must be a whole number", what);
-
-        int64_t r = negative ? (v == (uint64_t) INT64_MAX + 1 ? INT64_MIN : -(int64_t) v) : (int64_t) v;
+        r = json_object_get_int64(v);
+        /* json-c saturates what does not fit: INT64_MAX from a larger number is not INT64_MAX. */
+        if (r == INT64_MAX && json_object_get_uint64(v) != (uint64_t) INT64_MAX)
+                return state_path_error(t, p, "%s is out of range; expected %" PRId64 "..%" PRId64, what, min, max);
         if (r < min || r > max)
-                return state_parser_error(p, start, "%s = %" PRId64 " is out of range; expected %" PRId64 "..%" PRId64, what, r, min, max);
+                return state_path_error(t, p, "%s = %" PRId64 " is out of range; expected %" PRId64 "..%" PRId64, what, r, min, max);
         *ret = r;
         return 0;
 }
 
-/* 1 and consumed if the next value is null, 0 if it is something else. */
-static int parse_null(Parser *p) {
-        if (state_peek(p) != 'n')
-                return 0;
-        if (p->size - p->pos < 4 || memcmp(p->buf + p->pos, "null", 4) != 0)
-                return state_parser_error(p, p->pos, "expected null");
-        p->pos += 4;
-        return 1;
-}
-
-static int parse_integer_or_null(Parser *p, const char *what, int64_t min, int64_t max, int64_t *ret) {
-        int r = parse_null(p);
-        if (r < 0)
-                return r;
-        if (r > 0) {
+/* null is -1: the "none" of vlan and numa_node. */
+static int read_integer_or_null(const StateText *t, const JsonPath *p, json_object *v, const char *what, int64_t min,
+                                int64_t max, int64_t *ret) {
+        if (!v) {
                 *ret = -1;
                 return 0;
         }
-        return state_parse_integer(p, what, min, max, ret);
+        return state_read_integer(t, p, v, what, min, max, ret);
 }
 
-
-/*
- * An object whose keys are all of keys[] (at most 32), each once, in any order; fn parses
- * each value. what names the object in messages ("tenants[3]").
- */
-int state_parse_object(Parser *p, const char *what, const char *const *keys, unsigned n_keys,
-                        MemberFn fn, void *userdata) {
+int state_read_object(const StateText *t, const JsonPath *p, json_object *o, const char *what, const char *const *keys,
+                      unsigned n_keys, MemberFn fn, void *userdata) {
         uint32_t seen = 0;
-        size_t start;
+        size_t at;
+        char d[16];
         int r;
 
-        state_skip_ws(p);
-        start = p->pos;
-        r = state_expect(p, '{', "'{'");
-        if (r < 0)
-                return r;
-        if (state_peek(p) != '}')
-                for (;;) {
-                        char key[40];
-                        size_t key_pos;
-                        unsigned k;
+        if (!json_object_is_type(o, json_type_object)) {
+                const char *found = found_at(t, p, &at, d);
+                return state_text_error(t, at, "expected '{', found %s", found);
+        }
+        /* In file order (json-c keeps it); a key twice was refused by the scan already. */
+        json_object_object_foreach(o, key, v) {
+                JsonPath vp = state_path_key(p, key);
+                unsigned k;
 
-                        state_skip_ws(p);
-                        key_pos = p->pos;
-                        r = state_parse_string(p, "a key", key, sizeof(key));
-                        if (r < 0)
-                                return r;
-                        for (k = 0; k < n_keys; k++)
-                                if (streq(key, keys[k]))
-                                        break;
-                        if (k == n_keys) {
-                                char list[256] = "";
-                                size_t len = 0;
-                                for (unsigned i = 0; i < n_keys; i++)
-                                        strjoin_appendf(list, sizeof(list), &len, "%s", keys[i]);
-                                return state_parser_error(p, key_pos, "unknown key \"%s\" in %s; expected one of: %s", key, what, list);
-                        }
-                        if (seen & (1u << k))
-                                return state_parser_error(p, key_pos, "key \"%s\" appears twice in %s", key, what);
-                        seen |= 1u << k;
-                        r = state_expect(p, ':', "':' after the key");
-                        if (r < 0)
-                                return r;
-                        state_skip_ws(p);
-                        r = fn(p, k, key_pos, userdata);
-                        if (r < 0)
-                                return r;
-                        if (state_peek(p) == ',') {
-                                p->pos++;
-                                if (state_peek(p) == '}')
-                                        return state_parser_error(p, p->pos, "trailing comma in %s", what);
-                                continue;
-                        }
-                        break;
+                for (k = 0; k < n_keys; k++)
+                        if (streq(key, keys[k]))
+                                break;
+                if (k == n_keys) {
+                        char list[256] = "";
+                        size_t len = 0;
+                        for (unsigned i = 0; i < n_keys; i++)
+                                strjoin_appendf(list, sizeof(list), &len, "%s", keys[i]);
+                        vp.key = true;
+                        return state_path_error(t, &vp, "unknown key \"%.64s\" in %s; expected one of: %s", key, what, list);
                 }
-        r = state_expect(p, '}', "',' or '}'");
-        if (r < 0)
-                return r;
+                seen |= 1u << k;
+                r = fn(t, k, &vp, v, userdata);
+                if (r < 0)
+                        return r;
+        }
         for (unsigned k = 0; k < n_keys; k++)
                 if (!(seen & (1u << k)))
-                        return state_parser_error(p, start, "%s has no \"%s\" key", what, keys[k]);
+                        return state_path_error(t, p, "%s has no \"%s\" key", what, keys[k]);
         return 0;
 }
 
@@ -426,24 +200,23 @@ static const char *const coalesce_keys[] = { [COALESCE_RX] = "rx_usecs", [COALES
 
 typedef struct TenantCtx {
         StateTenant *t;
-        TenantPlace *place;
         char what[40];          /* "tenants[3]" */
 } TenantCtx;
 
-static int coalesce_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
+static int coalesce_member(const StateText *t, unsigned key, const JsonPath *p, json_object *v, void *userdata) {
         TenantCtx *c = userdata;
         char what[64];
-        int64_t v;
+        int64_t n;
         int r;
 
         snprintf(what, sizeof(what), "%s.coalesce.%s", c->what, coalesce_keys[key]);
-        r = state_parse_integer(p, what, 0, STATE_COALESCE_USECS_MAX, &v);
+        r = state_read_integer(t, p, v, what, 0, STATE_COALESCE_USECS_MAX, &n);
         if (r < 0)
                 return r;
         if (key == COALESCE_RX)
-                c->t->rx_usecs = (unsigned) v;
+                c->t->rx_usecs = (unsigned) n;
         else
-                c->t->tx_usecs = (unsigned) v;
+                c->t->tx_usecs = (unsigned) n;
         return 0;
 }
 
@@ -476,157 +249,143 @@ static int parse_mac(const char *s, uint8_t mac[static 6]) {
         return 0;
 }
 
-static int tenant_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
+static int tenant_member(const StateText *t, unsigned key, const JsonPath *p, json_object *v, void *userdata) {
         TenantCtx *c = userdata;
-        StateTenant *t = c->t;
-        size_t at = p->pos;
+        StateTenant *st = c->t;
         const char *why;
         char what[64], buf[STATE_DOMAIN_MAX];
-        int64_t v = -1;
+        int64_t n = -1;
         int r;
 
-        snprintf(what, sizeof(what), "%s.%s", c->what, tenant_keys[key]);
+        /* "tenants[3].vlan", for messages: per member, so no snprintf(). */
+        strcpy(stpcpy(stpcpy(what, c->what), "."), tenant_keys[key]);
         switch (key) {
         case TENANT_ID:
-                c->place->tenant = at;
-                r = state_parse_string(p, what, t->tenant, sizeof(t->tenant));
+                r = state_read_string(t, p, v, what, st->tenant, sizeof(st->tenant));
                 if (r < 0)
                         return r;
-                why = state_tenant_id_check(t->tenant);
+                why = state_tenant_id_check(st->tenant);
                 if (why)
-                        return state_parser_error(p, at, "%s \"%s\" is not a valid tenant id; %s", what, t->tenant, why);
+                        return state_path_error(t, p, "%s \"%s\" is not a valid tenant id; %s", what, st->tenant, why);
                 return 0;
         case TENANT_CLASS:
-                r = state_parse_string(p, what, t->class_name, sizeof(t->class_name));
+                r = state_read_string(t, p, v, what, st->class_name, sizeof(st->class_name));
                 if (r < 0)
                         return r;
-                why = class_name_check(t->class_name);
+                why = class_name_check(st->class_name);
                 if (why)
-                        return state_parser_error(p, at, "%s \"%s\" is not a valid class name; %s", what, t->class_name, why);
+                        return state_path_error(t, p, "%s \"%s\" is not a valid class name; %s", what, st->class_name, why);
                 return 0;
         case TENANT_KIND:
-                r = state_parse_string(p, what, buf, 16);
+                r = state_read_string(t, p, v, what, buf, 16);
                 if (r < 0)
                         return r;
                 if (streq(buf, "vf"))
-                        t->kind = STATE_KIND_VF;
+                        st->kind = STATE_KIND_VF;
                 else if (streq(buf, "virtio"))
-                        t->kind = STATE_KIND_VIRTIO;
+                        st->kind = STATE_KIND_VIRTIO;
                 else if (streq(buf, "waiting"))
-                        t->kind = STATE_KIND_WAITING;
+                        st->kind = STATE_KIND_WAITING;
                 else
-                        return state_parser_error(p, at, "%s \"%s\" is not valid; expected \"vf\", \"virtio\" or \"waiting\"",
-                                            what, buf);
+                        return state_path_error(t, p, "%s \"%s\" is not valid; expected \"vf\", \"virtio\" or \"waiting\"", what, buf);
                 return 0;
         case TENANT_VF:
-                c->place->vf = at;
-                r = parse_null(p);
-                if (r != 0)
-                        return r < 0 ? r : 0;
-                r = state_parse_string(p, what, t->vf, sizeof(t->vf));
+                if (!v)
+                        return 0;
+                r = state_read_string(t, p, v, what, st->vf, sizeof(st->vf));
                 if (r < 0)
                         return r;
-                why = pci_addr_check(t->vf);
+                why = pci_addr_check(st->vf);
                 if (why)
-                        return state_parser_error(p, at, "%s \"%s\" is not valid; %s", what, t->vf, why);
+                        return state_path_error(t, p, "%s \"%s\" is not valid; %s", what, st->vf, why);
                 return 0;
         case TENANT_MAC:
-                r = state_parse_string(p, what, buf, 20);
+                r = state_read_string(t, p, v, what, buf, 20);
                 if (r < 0)
                         return r;
-                if (parse_mac(buf, t->mac) < 0)
-                        return state_parser_error(p, at, "%s \"%s\" is not valid; expected a MAC address such as 52:54:00:12:34:56", what, buf);
-                why = mac_check(t->mac);
+                if (parse_mac(buf, st->mac) < 0)
+                        return state_path_error(t, p, "%s \"%s\" is not valid; expected a MAC address such as 52:54:00:12:34:56", what, buf);
+                why = mac_check(st->mac);
                 if (why)
-                        return state_parser_error(p, at, "%s \"%s\" is not valid; %s", what, buf, why);
+                        return state_path_error(t, p, "%s \"%s\" is not valid; %s", what, buf, why);
                 return 0;
         case TENANT_VLAN:
-                r = parse_integer_or_null(p, what, 0, STATE_VLAN_MAX, &v);
-                t->vlan = (int) v;
+                r = read_integer_or_null(t, p, v, what, 0, STATE_VLAN_MAX, &n);
+                st->vlan = (int) n;
                 return r;
         case TENANT_DOMAIN:
-                r = parse_null(p);
-                if (r != 0)
-                        return r < 0 ? r : 0;
-                r = state_parse_string(p, what, t->domain, sizeof(t->domain));
+                if (!v)
+                        return 0;
+                r = state_read_string(t, p, v, what, st->domain, sizeof(st->domain));
                 if (r < 0)
                         return r;
-                if (!t->domain[0])
-                        return state_parser_error(p, at, "%s is empty; expected a libvirt domain name, or null for none", what);
-                why = domain_check(t->domain);
+                if (!st->domain[0])
+                        return state_path_error(t, p, "%s is empty; expected a libvirt domain name, or null for none", what);
+                why = domain_check(st->domain);
                 if (why)
-                        return state_parser_error(p, at, "%s is not a valid domain name; %s", what, why);
+                        return state_path_error(t, p, "%s is not a valid domain name; %s", what, why);
                 return 0;
         case TENANT_NUMA:
-                r = parse_integer_or_null(p, what, 0, STATE_NUMA_NODE_MAX, &v);
-                t->numa_node = (int) v;
+                r = read_integer_or_null(t, p, v, what, 0, STATE_NUMA_NODE_MAX, &n);
+                st->numa_node = (int) n;
                 return r;
         case TENANT_COALESCE:
-                r = parse_null(p);
-                if (r != 0)
-                        return r < 0 ? r : 0;
+                if (!v)
+                        return 0;
                 snprintf(what, sizeof(what), "%s.coalesce", c->what);
-                t->have_coalesce = true;
-                return state_parse_object(p, what, coalesce_keys, ELEMENTSOF(coalesce_keys), coalesce_member, c);
+                st->have_coalesce = true;
+                return state_read_object(t, p, v, what, coalesce_keys, ELEMENTSOF(coalesce_keys), coalesce_member, c);
         case TENANT_SEQ:
-                c->place->seq = at;
-                r = state_parse_integer(p, what, 0, INT64_MAX, &v);
-                t->seq = (uint64_t) v;
+                r = state_read_integer(t, p, v, what, 0, INT64_MAX, &n);
+                st->seq = (uint64_t) n;
                 return r;
         }
         return -EINVAL;
 }
 
-
-int state_parse_tenants(Parser *p, DocCtx *d) {
+int state_read_tenants(const StateText *t, const JsonPath *p, json_object *v, DocCtx *d) {
+        size_t n, at;
+        char f[16];
         int r;
 
-        r = state_expect(p, '[', "'[' (the list of tenants)");
-        if (r < 0)
-                return r;
-        if (state_peek(p) == ']') {
-                p->pos++;
-                return 0;
+        if (!json_object_is_type(v, json_type_array)) {
+                const char *found = found_at(t, p, &at, f);
+                return state_text_error(t, at, "expected '[' (the list of tenants), found %s", found);
         }
-        for (;;) {
+        n = json_object_array_length(v);
+        for (size_t i = 0; i < n; i++) {
+                JsonPath tp = state_path_index(p, i), vfp = state_path_key(&tp, "vf");
                 TenantCtx c;
 
-                state_skip_ws(p);
                 if (d->n >= STATE_TENANTS_MAX)
-                        return state_parser_error(p, p->pos, "more than %d tenants; expected at most that many", STATE_TENANTS_MAX);
-                if (GREEDY_REALLOC(d->tenants, d->n_alloc, d->n + 1) < 0 ||
-                    GREEDY_REALLOC(d->places, d->n_places_alloc, d->n + 1) < 0)
+                        return state_path_error(t, &tp, "more than %d tenants; expected at most that many", STATE_TENANTS_MAX);
+                if (GREEDY_REALLOC(d->tenants, d->n_alloc, d->n + 1) < 0)
                         return -ENOMEM;
                 d->tenants[d->n] = (StateTenant) { .vlan = -1, .numa_node = -1 };
-                d->places[d->n] = (TenantPlace) { .start = p->pos };
-                c = (TenantCtx) { .t = &d->tenants[d->n], .place = &d->places[d->n] };
+                c = (TenantCtx) { .t = &d->tenants[d->n] };
                 snprintf(c.what, sizeof(c.what), "tenants[%zu]", d->n);
-                r = state_parse_object(p, c.what, tenant_keys, ELEMENTSOF(tenant_keys), tenant_member, &c);
+                r = state_read_object(t, &tp, json_object_array_get_idx(v, i), c.what, tenant_keys, ELEMENTSOF(tenant_keys),
+                                      tenant_member, &c);
                 if (r < 0)
                         return r;
                 if (c.t->kind == STATE_KIND_VF && !c.t->vf[0])
-                        return state_parser_error(p, c.place->vf, "%s is of kind \"vf\" but its vf is null; expected its PCI address", c.what);
+                        return state_path_error(t, &vfp, "%s is of kind \"vf\" but its vf is null; expected its PCI address", c.what);
                 if (c.t->kind != STATE_KIND_VF && c.t->vf[0])
-                        return state_parser_error(p, c.place->vf, "%s is of kind \"%s\" but has vf \"%s\"; expected null", c.what,
-                                            state_kind_to_string(c.t->kind), c.t->vf);
+                        return state_path_error(t, &vfp, "%s is of kind \"%s\" but has vf \"%s\"; expected null", c.what,
+                                                state_kind_to_string(c.t->kind), c.t->vf);
                 d->n++;
-
-                if (state_peek(p) == ',') {
-                        p->pos++;
-                        continue;
-                }
-                return state_expect(p, ']', "',' or ']'");
         }
+        return 0;
 }
 
-int state_parse_checksum(Parser *p, uint32_t *ret) {
-        size_t at = p->pos, lp = strlen(CHECKSUM_PREFIX);
+int state_read_checksum(const StateText *t, const JsonPath *p, json_object *v, uint32_t *ret) {
+        size_t lp = strlen(CHECKSUM_PREFIX);
         char buf[64];
         uint32_t c = 0;
         bool ok;
         int r;
 
-        r = state_parse_string(p, "checksum", buf, sizeof(buf));
+        r = state_read_string(t, p, v, "checksum", buf, sizeof(buf));
         if (r < 0)
                 return r;
         ok = strlen(buf) == lp + 8 && strncmp(buf, CHECKSUM_PREFIX, lp) == 0;
@@ -636,35 +395,33 @@ int state_parse_checksum(Parser *p, uint32_t *ret) {
                 c = c << 4 | (uint32_t) (hex_digit(buf[i]) & 0xf);
         }
         if (!ok)
-                return state_parser_error(p, at, "checksum \"%s\" is not valid; expected \"" CHECKSUM_PREFIX "\" and 8 lowercase hex digits", buf);
+                return state_path_error(t, p, "checksum \"%s\" is not valid; expected \"" CHECKSUM_PREFIX "\" and 8 lowercase hex digits", buf);
         *ret = c;
         return 0;
 }
 
-int state_parse_format(Parser *p, const char *want) {
-        size_t at = p->pos;
+int state_read_format(const StateText *t, const JsonPath *p, json_object *v, const char *want) {
         char buf[64];
         int r;
 
-        r = state_parse_string(p, "format", buf, sizeof(buf));
+        r = state_read_string(t, p, v, "format", buf, sizeof(buf));
         if (r < 0)
                 return r;
         if (!streq(buf, want))
-                return state_parser_error(p, at, "format \"%s\" is not \"%s\"; not a sriovd state file?", buf, want);
+                return state_path_error(t, p, "format \"%s\" is not \"%s\"; not a sriovd state file?", buf, want);
         return 0;
 }
 
-int state_parse_version(Parser *p, int version) {
-        size_t at = p->pos;
-        int64_t v;
+int state_read_version(const StateText *t, const JsonPath *p, json_object *v, int version) {
+        int64_t n;
         int r;
 
-        r = state_parse_integer(p, "version", INT64_MIN, INT64_MAX, &v);
+        r = state_read_integer(t, p, v, "version", INT64_MIN, INT64_MAX, &n);
         if (r < 0)
                 return r;
-        if (v != version)
-                return state_parser_error(p, at, "version %" PRId64 " is not supported; this sriovd reads version %d%s", v,
-                                          version, v > version ? " (written by a newer sriovd?)" : "");
+        if (n != version)
+                return state_path_error(t, p, "version %" PRId64 " is not supported; this sriovd reads version %d%s", n,
+                                        version, n > version ? " (written by a newer sriovd?)" : "");
         return 0;
 }
 
@@ -677,34 +434,35 @@ static const char *const doc_keys[] = {
         [DOC_CHECKSUM] = "checksum",
 };
 
-static int doc_member(Parser *p, unsigned key, size_t key_pos, void *userdata) {
+static int doc_member(const StateText *t, unsigned key, const JsonPath *p, json_object *v, void *userdata) {
         DocCtx *d = userdata;
-        size_t at = p->pos;
-        int64_t v;
+        int64_t n;
         int r;
 
         /* Anything after the checksum would not be covered by it. */
-        if (d->have_checksum)
-                return state_parser_error(p, key_pos, "\"%s\" after \"checksum\"; the checksum must be the last key", doc_keys[key]);
+        if (d->have_checksum) {
+                JsonPath kp = *p;
+                kp.key = true;
+                return state_path_error(t, &kp, "\"%s\" after \"checksum\"; the checksum must be the last key", doc_keys[key]);
+        }
 
         switch (key) {
         case DOC_FORMAT:
-                return state_parse_format(p, STATE_FORMAT);
+                return state_read_format(t, p, v, STATE_FORMAT);
         case DOC_VERSION:
-                return state_parse_version(p, STATE_FORMAT_VERSION);
+                return state_read_version(t, p, v, STATE_FORMAT_VERSION);
         case DOC_GENERATION:
-                r = state_parse_integer(p, "generation", 0, INT64_MAX, &v);
-                d->generation = (uint64_t) v;
+                r = state_read_integer(t, p, v, "generation", 0, INT64_MAX, &n);
+                d->generation = (uint64_t) n;
                 return r;
         case DOC_TENANTS:
-                return state_parse_tenants(p, d);
+                d->tenants_path = *p;
+                return state_read_tenants(t, p, v, d);
         case DOC_CHECKSUM:
-                r = state_parse_checksum(p, &d->checksum);
+                r = state_read_checksum(t, p, v, &d->checksum);
                 if (r < 0)
                         return r;
                 d->have_checksum = true;
-                d->checksum_key = key_pos;
-                d->checksum_value = at;
                 return 0;
         }
         return -EINVAL;
@@ -732,11 +490,13 @@ static int dup_compare(const void *a, const void *b, void *userdata) {
 
 /*
  * Tenant ids, VF addresses and seqs are unique. On a duplicate, the one latest in the list
- * of the earliest-found pair is reported, with the one it repeats. places/buf may be NULL.
+ * of the earliest-found pair is reported, with the one it repeats, where they are in t when
+ * it is given.
  */
-static int check_duplicates(const State *s, const TenantPlace *places, const char *buf, StateError *e) {
+int state_check_duplicates(const State *s, const StateText *t, const JsonPath *p, StateError *e) {
         _cleanup_free_ size_t *idx = NULL;
         static const char *const names[] = { "tenant id", "vf", "seq" };
+        static const char *const keys[] = { "tenant", "vf", "seq" };
 
         if (s->n < 2)
                 return 0;
@@ -765,92 +525,98 @@ static int check_duplicates(const State *s, const TenantPlace *places, const cha
                 if (dup == SIZE_MAX)
                         continue;
 
-                const StateTenant *t = &s->tenants[dup], *o = &s->tenants[first];
+                const StateTenant *x = &s->tenants[dup], *o = &s->tenants[first];
                 if (which == 2)
-                        snprintf(value, sizeof(value), "%" PRIu64, t->seq);
+                        snprintf(value, sizeof(value), "%" PRIu64, x->seq);
                 else
-                        snprintf(value, sizeof(value), "\"%s\"", which == 0 ? t->tenant : t->vf);
+                        snprintf(value, sizeof(value), "\"%s\"", which == 0 ? x->tenant : x->vf);
 
-                if (places) {
-                        size_t at = which == 0 ? places[dup].tenant : which == 1 ? places[dup].vf : places[dup].seq;
-                        unsigned line, column, oline, ocolumn;
+                if (t) {
+                        JsonPath dp = state_path_index(p, dup), fp = state_path_index(p, first);
+                        JsonPath vp = state_path_key(&dp, keys[which]);
+                        StateText other = *t;
+                        StateError where = {};
 
-                        locate(buf, at, &line, &column);
-                        locate(buf, places[first].start, &oline, &ocolumn);
-                        error_set(e, line, column, "%s %s of tenants[%zu] \"%s\" is also that of tenants[%zu] \"%s\" at line %u; expected each %s once",
-                                  names[which], value, dup, t->tenant, first, o->tenant, oline, names[which]);
-                        return -EBADMSG;
+                        /* The other one's line: its place, put into a scratch error. */
+                        other.error = &where;
+                        (void) state_path_error(&other, &fp, "-");
+                        return state_path_error(t, &vp, "%s %s of tenants[%zu] \"%s\" is also that of tenants[%zu] \"%s\" at line %u; expected each %s once",
+                                                names[which], value, dup, x->tenant, first, o->tenant, where.line, names[which]);
                 }
-                error_set(e, 0, 0, "%s %s of tenants[%zu] \"%s\" is also that of tenants[%zu] \"%s\"; expected each %s once",
-                          names[which], value, dup, t->tenant, first, o->tenant, names[which]);
+                state_error_set(e, 0, 0, "%s %s of tenants[%zu] \"%s\" is also that of tenants[%zu] \"%s\"; expected each %s once",
+                                names[which], value, dup, x->tenant, first, o->tenant, names[which]);
                 return -EINVAL;
         }
         return 0;
 }
 
 int state_parse(const char *buf, size_t size, State *ret, StateError *ret_error) {
-        Parser p = { .buf = buf, .size = size, .error = ret_error };
+        _cleanup_(json_object_putp) json_object *root = NULL;
+        StateText t = { .buf = buf, .end = size, .root = "the file", .error = ret_error };
         DocCtx d = {};
+        size_t end, checksum_key;
         uint32_t actual;
         int r;
 
         if (size == 0) {
-                error_set(ret_error, 0, 0, "the file is empty (written but never synced before a crash?)");
+                state_error_set(ret_error, 0, 0, "the file is empty (written but never synced before a crash?)");
                 return -EBADMSG;
         }
         if (size > STATE_FILE_SIZE_MAX) {
-                error_set(ret_error, 0, 0, "the file is %zu bytes; expected at most %u", size, STATE_FILE_SIZE_MAX);
+                state_error_set(ret_error, 0, 0, "the file is %zu bytes; expected at most %u", size, STATE_FILE_SIZE_MAX);
                 return -EBADMSG;
         }
 
-        r = state_parse_object(&p, "the file", doc_keys, ELEMENTSOF(doc_keys), doc_member, &d);
+        r = state_json_parse(&t, &root, &end, &checksum_key);
+        if (r < 0)
+                return r;
+        r = state_read_object(&t, &(JsonPath) {}, root, "the file", doc_keys, ELEMENTSOF(doc_keys), doc_member, &d);
         if (r < 0)
                 goto fail;
 
         /* The writer ends the file with "}\n"; anything else is a torn write or an edit. */
-        if (p.pos == size) {
-                r = state_parser_error(&p, p.pos, "the file ends without a newline after the final '}' (truncated?)");
+        if (end == size) {
+                r = state_text_error(&t, end, "the file ends without a newline after the final '}' (truncated?)");
                 goto fail;
         }
-        if (p.buf[p.pos] != '\n' || p.pos + 1 != size) {
-                r = state_parser_error(&p, p.pos + (p.buf[p.pos] == '\n'), "unexpected content after the final '}'; expected the file to end with \"}\\n\"");
+        if (buf[end] != '\n' || end + 1 != size) {
+                r = state_text_error(&t, end + (buf[end] == '\n'), "unexpected content after the final '}'; expected the file to end with \"}\\n\"");
                 goto fail;
         }
 
         State s = { .tenants = d.tenants, .n = d.n, .generation = d.generation };
-        r = check_duplicates(&s, d.places, buf, ret_error);
+        r = state_check_duplicates(&s, &t, &d.tenants_path, ret_error);
         if (r < 0)
                 goto fail;
 
-        actual = state_crc32c(buf, d.checksum_key);
+        /* The checksum is the last key (doc_member saw to it): it covers everything before it. */
+        actual = state_crc32c(buf, checksum_key);
         if (actual != d.checksum) {
-                r = state_parser_error(&p, d.checksum_value,
-                                 "checksum mismatch: the file says " CHECKSUM_PREFIX "%08x, its content has " CHECKSUM_PREFIX "%08x "
-                                 "(torn write, disk corruption, or edited by hand)", d.checksum, actual);
+                r = state_path_error(&t, &(JsonPath) { .step = { { .key = "checksum" } }, .n = 1 },
+                                     "checksum mismatch: the file says " CHECKSUM_PREFIX "%08x, its content has " CHECKSUM_PREFIX "%08x "
+                                     "(torn write, disk corruption, or edited by hand)", d.checksum, actual);
                 goto fail;
         }
 
-        free(d.places);
         *ret = s;
         return 0;
 
 fail:
         free(d.tenants);
-        free(d.places);
         return r;
 }
 
 int state_validate(const State *s, StateError *ret_error) {
         if (s->n > STATE_TENANTS_MAX) {
-                error_set(ret_error, 0, 0, "%zu tenants; expected at most %d", s->n, STATE_TENANTS_MAX);
+                state_error_set(ret_error, 0, 0, "%zu tenants; expected at most %d", s->n, STATE_TENANTS_MAX);
                 return -EINVAL;
         }
         if (s->n > 0 && !s->tenants) {
-                error_set(ret_error, 0, 0, "%zu tenants but no array", s->n);
+                state_error_set(ret_error, 0, 0, "%zu tenants but no array", s->n);
                 return -EINVAL;
         }
         if (s->generation > INT64_MAX) {
-                error_set(ret_error, 0, 0, "generation %" PRIu64 " is out of range; expected at most %" PRId64, s->generation, INT64_MAX);
+                state_error_set(ret_error, 0, 0, "generation %" PRIu64 " is out of range; expected at most %" PRId64, s->generation, INT64_MAX);
                 return -EINVAL;
         }
 
@@ -863,7 +629,7 @@ int state_validate(const State *s, StateError *ret_error) {
                     strnlen(t->class_name, sizeof(t->class_name)) == sizeof(t->class_name) ||
                     strnlen(t->vf, sizeof(t->vf)) == sizeof(t->vf) ||
                     strnlen(t->domain, sizeof(t->domain)) == sizeof(t->domain)) {
-                        error_set(ret_error, 0, 0, "tenants[%zu]: a string field is not NUL-terminated", i);
+                        state_error_set(ret_error, 0, 0, "tenants[%zu]: a string field is not NUL-terminated", i);
                         return -EINVAL;
                 }
 
@@ -890,102 +656,98 @@ int state_validate(const State *s, StateError *ret_error) {
                 else if (t->seq > INT64_MAX)
                         field = "seq", why = "expected at most 2^63-1";
                 if (field) {
-                        error_set(ret_error, 0, 0, "tenants[%zu] \"%s\": %s is not valid; %s", i, t->tenant, field, why);
+                        state_error_set(ret_error, 0, 0, "tenants[%zu] \"%s\": %s is not valid; %s", i, t->tenant, field, why);
                         return -EINVAL;
                 }
         }
-        return check_duplicates(s, NULL, NULL, ret_error);
+        return state_check_duplicates(s, NULL, NULL, ret_error);
 }
 
-void state_write_tenant(JsonWriter *w, const StateTenant *t) {
+static json_object *coalesce_to_json(const StateTenant *t) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+        if (!o || jsonc_add(o, "rx_usecs", json_object_new_int64(t->rx_usecs)) < 0 ||
+            jsonc_add(o, "tx_usecs", json_object_new_int64(t->tx_usecs)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+json_object *state_tenant_to_json(const StateTenant *t) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         char mac[18];
 
+        if (!o)
+                return NULL;
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", t->mac[0], t->mac[1], t->mac[2], t->mac[3],
                  t->mac[4], t->mac[5]);
-        json_object_begin(w, NULL);
-        json_string(w, "tenant", t->tenant);
-        json_string(w, "class", t->class_name);
-        json_string(w, "kind", state_kind_to_string(t->kind));
-        json_string(w, "vf", t->vf[0] ? t->vf : NULL);
-        json_string(w, "mac", mac);
-        if (t->vlan >= 0)
-                json_int(w, "vlan", t->vlan);
-        else
-                json_null(w, "vlan");
-        json_string(w, "domain", t->domain[0] ? t->domain : NULL);
-        if (t->numa_node >= 0)
-                json_int(w, "numa_node", t->numa_node);
-        else
-                json_null(w, "numa_node");
-        if (t->have_coalesce) {
-                json_object_begin(w, "coalesce");
-                json_int(w, "rx_usecs", t->rx_usecs);
-                json_int(w, "tx_usecs", t->tx_usecs);
-                json_object_end(w);
-        } else
-                json_null(w, "coalesce");
-        json_int(w, "seq", (long long) t->seq);
-        json_object_end(w);
+        /* In this order: the format's, which hand edits and diffs of old files follow. */
+        if (jsonc_add(o, "tenant", json_object_new_string(t->tenant)) < 0 ||
+            jsonc_add(o, "class", json_object_new_string(t->class_name)) < 0 ||
+            jsonc_add(o, "kind", json_object_new_string(state_kind_to_string(t->kind))) < 0 ||
+            (t->vf[0] ? jsonc_add(o, "vf", json_object_new_string(t->vf)) : jsonc_add_null(o, "vf")) < 0 ||
+            jsonc_add(o, "mac", json_object_new_string(mac)) < 0 ||
+            (t->vlan >= 0 ? jsonc_add(o, "vlan", json_object_new_int(t->vlan)) : jsonc_add_null(o, "vlan")) < 0 ||
+            (t->domain[0] ? jsonc_add(o, "domain", json_object_new_string(t->domain)) : jsonc_add_null(o, "domain")) < 0 ||
+            (t->numa_node >= 0 ? jsonc_add(o, "numa_node", json_object_new_int(t->numa_node)) : jsonc_add_null(o, "numa_node")) < 0 ||
+            (t->have_coalesce ? jsonc_add(o, "coalesce", coalesce_to_json(t)) : jsonc_add_null(o, "coalesce")) < 0 ||
+            jsonc_add(o, "seq", json_object_new_int64((int64_t) t->seq)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
 }
 
-/* buf ends with tail, whose "crc32c:00000000" placeholder gets the CRC of everything before tail. */
-int state_checksum_patch(char *buf, size_t size, const char *tail) {
-        size_t tail_len = strlen(tail);
-        char hex[16];
+int state_document_finish(json_object *doc, int flags, char **ret, size_t *ret_size) {
+        static const char key[] = "\"checksum\"";
+        _cleanup_free_ char *buf = NULL;
+        const char *text, *at = NULL, *hex;
+        size_t len;
+        char crc[9];
 
-        /* The writer's layout is fixed: the document ends with the placeholder member. */
-        if (size < tail_len || memcmp(buf + size - tail_len, tail, tail_len) != 0)
+        text = jsonc_text(doc, flags, &len);
+        if (!text)
+                return -ENOMEM;
+        buf = malloc(len + 2);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, text, len);
+        buf[len] = '\n';
+        buf[len + 1] = 0;
+
+        /* The last "checksum" key is the placeholder member's: a string's quotes inside are escaped. */
+        for (const char *k = buf; (k = memmem(k, len - (size_t) (k - buf), key, strlen(key))); k++)
+                at = k;
+        hex = at ? strstr(at, CHECKSUM_PREFIX "00000000") : NULL;
+        if (!hex)
                 return -EIO;
-        snprintf(hex, sizeof(hex), "%08x", state_crc32c(buf, size - tail_len));
-        memcpy(buf + size - tail_len + strlen("\"checksum\": \"" CHECKSUM_PREFIX), hex, 8);
+        snprintf(crc, sizeof(crc), "%08x", state_crc32c(buf, (size_t) (at - buf)));
+        memcpy((char *) hex + strlen(CHECKSUM_PREFIX), crc, 8);
+        *ret = TAKE_PTR(buf);
+        *ret_size = len + 1;
         return 0;
 }
 
 int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_error) {
-        static const char tail[] = "\"checksum\": \"" CHECKSUM_PREFIX "00000000\"\n}\n";
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-        JsonWriter w;
-        FILE *f;
+        _cleanup_(json_object_putp) json_object *doc = NULL;
+        json_object *list;
         int r;
 
         r = state_validate(s, ret_error);
         if (r < 0)
                 return r;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        doc = json_object_new_object();
+        list = json_object_new_array_ext((int) s->n);
+        if (!doc || jsonc_add(doc, "format", json_object_new_string(STATE_FORMAT)) < 0 ||
+            jsonc_add(doc, "version", json_object_new_int(STATE_FORMAT_VERSION)) < 0 ||
+            jsonc_add(doc, "generation", json_object_new_int64((int64_t) s->generation)) < 0 ||
+            jsonc_add(doc, "tenants", list) < 0)   /* list belongs to doc now, or is put */
                 return -ENOMEM;
-        json_init(&w, f);
-        json_object_begin(&w, NULL);
-        json_string(&w, "format", STATE_FORMAT);
-        json_int(&w, "version", STATE_FORMAT_VERSION);
-        json_int(&w, "generation", (long long) s->generation);
-        json_array_begin(&w, "tenants");
         for (size_t i = 0; i < s->n; i++)
-                state_write_tenant(&w, &s->tenants[i]);
-        json_array_end(&w);
-        /* A placeholder, replaced below by the checksum of everything before its key. */
-        json_string(&w, "checksum", CHECKSUM_PREFIX "00000000");
-        json_object_end(&w);
-        return state_document_finish(f, &buf, &size, tail, ret, ret_size);
-}
-
-int state_document_finish(FILE *f, char **buf, const size_t *size, const char *tail, char **ret, size_t *ret_size) {
-        int r;
-
-        if (ferror(f)) {
-                fclose(f);
+                if (jsonc_append(list, state_tenant_to_json(&s->tenants[i])) < 0)
+                        return -ENOMEM;
+        /* A placeholder, replaced by the checksum of everything before its key. */
+        if (jsonc_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
                 return -ENOMEM;
-        }
-        if (fclose(f) != 0)   /* sets *buf and *size */
-                return -ENOMEM;
-        r = state_checksum_patch(*buf, *size, tail);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(*buf);
-        *ret_size = *size;
-        return 0;
+        return state_document_finish(doc, JSONC_PRETTY, ret, ret_size);
 }
 
 void state_done(State *s) {

@@ -59,7 +59,7 @@ HEADERS = {
     # the daemon
     'config.h': 'daemon',
     'log.h': 'daemon',
-    'json.h': 'daemon',
+    'jsonc.h': 'daemon',
     'output.h': 'daemon',
     'apply.h': 'daemon',
     'manager.h': 'daemon',

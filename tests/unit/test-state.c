@@ -365,6 +365,90 @@ TEST(parse_rules) {
         }
 }
 
+/*
+ * What json-c lets through, even in its strict mode, and the format does not: each refused
+ * with what and where, as the rules above are.
+ */
+TEST(parse_stricter_than_json_c) {
+        static const BadCase cases[] = {
+                { "\"domain\": null", "\"domain\": \"\\udc00\"", false, 28, "lone low surrogate \\udc00 in tenants[1].domain" },
+                { "\"domain\": null", "\"domain\": \"\\ud800\\u0041\"", false, 28, "without its low half" },
+                { "\"domain\": null", "\"domain\": 'x'", false, 28, "expected a value for tenants[1].domain, found '''" },
+                { "\"tenant\": \"globex_db\"", "'tenant': \"globex_db\"", false, 22, "expected a string for a key, found '''" },
+                { "\"vlan\": 100", "\"vlan\": NaN", false, 12, "expected a value for tenants[0].vlan, found 'N'" },
+                { "\"vlan\": 100", "\"vlan\": Infinity", false, 12, "found 'I'" },
+                { "\"vlan\": 100", "\"vlan\": -Infinity", false, 12, "expected a value for tenants[0].vlan, found '-'" },
+                { "\"vlan\": 100", "\"vlan\": 1.", false, 12, "tenants[0].vlan must be a whole number" },
+                { "\"vlan\": 100", "\"vlan\": true", false, 12, "expected an integer for tenants[0].vlan, found 't'" },
+                { "\"vlan\": 100", "\"vlan\": +1", false, 12, "found '+'" },
+                { "\"vlan\": 100", "\"vlan\": 0x10", false, 12, "found 'x'" },
+                { "\"vlan\": 100", "\"vlan\": /* c */ 100", false, 12, "found '/'" },
+                { "\"seq\": 7", "\"seq\": 99999999999999999999", false, 19, "tenants[0].seq is out of range; expected 0..9223372036854775807" },
+                { "\"seq\": 7", "\"seq\": 18446744073709551615", false, 19, "tenants[0].seq is out of range" },
+                { "\"version\": 1", "\"version\": -9223372036854775809", false, 3, "is not supported" },
+                { "\"domain\": null", "\"domain\": \"a\xc0\x80\"", false, 28, "invalid UTF-8 in tenants[1].domain" },            /* overlong */
+                { "\"domain\": null", "\"domain\": \"a\xed\xa0\x80\"", false, 28, "invalid UTF-8" },   /* a surrogate */
+                { "\"domain\": null", "\"domain\": \"a\xf4\x90\x80\x80\"", false, 28, "invalid UTF-8" },   /* > U+10FFFF */
+                { "\"seq\": 7", "\"seq\": 7, \"\\u0073eq\": 8", false, 19, "key \"seq\" appears twice in tenants[0]" },
+                { "\"version\": 1", "\"version\": 1, \"version\": 1", false, 3, "key \"version\" appears twice in the file" },
+                { "\"domain\": null", "\"domain\": [[[[[[[[1]]]]]]]]", false, 28, "nested deeper than 8 levels" },
+                { "\"domain\": null", "\"domain\": {\"a\": 1}", false, 28, "expected a string for tenants[1].domain, found '{'" },
+                { "\"coalesce\": null", "\"coalesce\": [1]", false, 30, "expected '{', found '['" },
+                { "\"rx_usecs\": 8", "\"rx_\\u0075secs\": 8", false, 0, NULL },   /* escapes in a key are fine */
+                { "\"seq\": 7", "\"seq\": 7, \"c\\u006flor\": 1", false, 19, "unknown key \"color\" in tenants[0]" },
+                { "\"seq\": 7", "\"seq\": 7, \"color\": [1,]", false, 19, "trailing comma in tenants[0].color" },
+        };
+        _cleanup_free_ char *text = sample_text(NULL);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *edited = replace(text, cases[i].from, cases[i].to);
+                StateError e = {};
+                State s = { .n = 12345 };
+                int r;
+
+                rechecksum(edited);
+                r = state_parse(edited, strlen(edited), &s, &e);
+                if (!cases[i].message) {
+                        if (r < 0)
+                                fprintf(stderr, "case %zu: %s\n", i, e.message);
+                        ASSERT_EQ(r, 0);
+                        ASSERT_EQ(s.tenants[0].rx_usecs, 8);
+                        state_done(&s);
+                        continue;
+                }
+                if (r != -EBADMSG || !strstr(e.message, cases[i].message) || (int) e.line != cases[i].line) {
+                        fprintf(stderr, "case %zu (%s -> %s): r=%d line=%u: %s\n", i, cases[i].from, cases[i].to, r, e.line, e.message);
+                        abort();
+                }
+                ASSERT_EQ(s.n, 12345);
+        }
+
+        /* NUL bytes, which json-c takes for the end of its input: in a string, and after the file. */
+        {
+                _cleanup_free_ char *a = replace(text, "\"domain\": null", "\"domain\": \"a@b\"");
+                size_t n = strlen(a);
+                StateError e;
+                State s;
+
+                rechecksum(a);
+                *strchr(a, '@') = 0;
+                ASSERT_EQ(state_parse(a, n, &s, &e), -EBADMSG);
+                ASSERT_CONTAINS(e.message, "line 28, column 19: control character 0x00 in tenants[1].domain");
+        }
+        {
+                size_t n;
+                _cleanup_free_ char *a = sample_text(&n), *b = malloc(n + 1);
+                StateError e;
+                State s;
+
+                ASSERT(b);
+                memcpy(b, a, n);
+                b[n] = 0;
+                ASSERT_EQ(state_parse(b, n + 1, &s, &e), -EBADMSG);
+                ASSERT_CONTAINS(e.message, "line 48, column 1: unexpected content after the final '}'");
+        }
+}
+
 TEST(parse_limits) {
         /* One tenant more than allowed: refused without reading on. */
         size_t cap = (size_t) (STATE_TENANTS_MAX + 1) * 200 + 1024, n = 0;
@@ -991,7 +1075,8 @@ TEST(journal_replay) {
         s = (State) { .tenants = calloc(1, sizeof(StateTenant)), .n = 0, .generation = 7 };
         free(tmp);
         tmp = strdup(l2);
-        tmp[strlen(tmp) - 5] ^= 1;   /* inside the checksum */
+        /* Inside the checksum, still a hex digit (a flipped bit may not be, depending on the digit). */
+        tmp[strlen(tmp) - 5] = tmp[strlen(tmp) - 5] == '0' ? '1' : '0';
         free(buf);
         buf = concat(l1, tmp);
         free(tmp);
@@ -1077,6 +1162,42 @@ TEST(journal_files) {
         sh("rm -rf %s", dir);
 }
 
+/* Journal lines as sriovd wrote them before json-c (", " and ": " between members): still read. */
+TEST(journal_old_lines) {
+        char line[] =
+                "{\"format\": \"sriovd-journal\", \"version\": 1, \"base\": 5, \"set\": [{\"tenant\": \"a\", \"class\": \"best-effort\", "
+                "\"kind\": \"vf\", \"vf\": \"0000:41:00.2\", \"mac\": \"52:54:00:12:34:01\", \"vlan\": 7, \"domain\": \"a-vm\", "
+                "\"numa_node\": 0, \"coalesce\": {\"rx_usecs\": 8, \"tx_usecs\": 16}, \"seq\": 1}], \"released\": [\"b\"], "
+                "\"checksum\": \"crc32c:00000000\"}\n";
+        StateTenant b = tenant_virtio("b", 2);
+        StateReplay rep;
+        StateError e = {};
+        State s = { .tenants = malloc(sizeof(StateTenant)), .n = 1, .generation = 5 };
+
+        ASSERT(s.tenants);
+        s.tenants[0] = b;
+        rechecksum(line);
+        ASSERT_EQ(state_journal_replay(line, strlen(line), &s, &rep, &e), 0);
+        ASSERT_EQ(rep.applied, 1);
+        ASSERT_EQ(s.n, 1);
+        ASSERT_STREQ(s.tenants[0].tenant, "a");
+        ASSERT_STREQ(s.tenants[0].vf, "0000:41:00.2");
+        ASSERT(s.tenants[0].have_coalesce && s.tenants[0].rx_usecs == 8 && s.tenants[0].tx_usecs == 16);
+        state_done(&s);
+}
+
+/* The journal's line as json-c writes it now: compact, read back the same way. */
+TEST(journal_line_format) {
+        StateTenant a = tenant_virtio("a", 3);
+        const char rel[][TENANT_ID_MAX] = { "b" };
+        _cleanup_free_ char *line = journal_line(9, &a, 1, rel, 1);
+
+        ASSERT_EQ(strncmp(line, "{\"format\":\"sriovd-journal\",\"version\":1,\"base\":9,\"set\":[{\"tenant\":\"a\",\"class\":\"best-effort\","
+                                "\"kind\":\"virtio\",\"vf\":null,\"mac\":\"52:54:00:ab:cd:03\",\"vlan\":null,\"domain\":null,"
+                                "\"numa_node\":null,\"coalesce\":null,\"seq\":3}],\"released\":[\"b\"],\"checksum\":\"crc32c:", 200), 0);
+        ASSERT_STREQ(line + strlen(line) - 3, "\"}\n");
+}
+
 int main(void) {
         RUN(crc32c_reference);
         RUN(format_exact);
@@ -1084,6 +1205,7 @@ int main(void) {
         RUN(parse_escapes);
         RUN(hand_edit_with_checksum_fixed);
         RUN(parse_rules);
+        RUN(parse_stricter_than_json_c);
         RUN(parse_limits);
         RUN(validate);
         RUN(load_fresh_and_save);
@@ -1095,6 +1217,8 @@ int main(void) {
         RUN(aside_never_overwrites);
         RUN(journal_replay);
         RUN(journal_files);
+        RUN(journal_old_lines);
+        RUN(journal_line_format);
         RUN(crash_kill9);
         return 0;
 }
