@@ -10,12 +10,12 @@
  *   rtnl_link_get_kernel(). Those return -NLE_* codes and drop the kernel's
  *   extack text; rtnl_link_change() also re-sends an RTM_NEWLINK refused with
  *   EOPNOTSUPP as RTM_SETLINK, so a driver without trust would be asked twice.
- * - The request: rtnl_link_build_change_request() makes RTM_NEWLINK and always
- *   ends it with an IFLA_AF_SPEC nest, empty here. We send RTM_SETLINK without
- *   it, as sriovd always has (and the vm suite saw igb take): the bytes equal
- *   those of the hand-made request this replaced (test-vf-netlink compares them).
- *   Anything else libnl might add one day fails the request (-EPROTO) and the
- *   unit test, instead of going out.
+ * - The request: rtnl_link_build_change_request() makes RTM_NEWLINK; we send
+ *   it as RTM_SETLINK, as sriovd always has (and the vm suite saw igb take).
+ *   Its IFLA_AF_SPEC container, empty here, is dropped by nla_nest_end() (since
+ *   libnl 3.5, our minimum). The bytes equal those of the hand-made request
+ *   this replaced (test-vf-netlink compares them); anything more libnl might
+ *   add one day fails the request (-EPROTO) and that test, instead of going out.
  * - libnl's VF filler ignores a failed nla_put (the attribute is just missing,
  *   no error): the built IFLA_VF_INFO is counted against what was asked.
  * - VLAN: one 802.1Q entry, which libnl sends as IFLA_VF_VLAN (vf, vlan, qos);
@@ -33,9 +33,12 @@
  * - What libnl reads differently from the kernel's message: (u32) -1 spoofchk
  *   or trust ("the driver did not say") is absent, which we report as -1, as
  *   before. From a kernel before 4.9 (no IFLA_VF_VLAN_LIST) libnl drops VLAN 0
- *   and its qos, read as 0/0. It reads IFLA_VF_VLAN_LIST and IFLA_VF_STATS
- *   entries without checking each is there and long enough: right for the
- *   kernel's answers, which is all vf_links_parse() is given (no fuzzer).
+ *   and its qos, read as 0/0.
+ * - What libnl's VF list parser does not handle (it leaks on an entry its
+ *   policy refuses, reads VLAN list entries without a length check, crashes
+ *   on an empty VLAN list) is refused before it is given the message, by
+ *   vfinfo_entries(). libnl's link parser also refuses a link without
+ *   IFLA_IFNAME (the kernel always sends it).
  *
  * Errors stay the kernel's: it applies MAC, VLAN, rate, spoofchk, link state,
  * trust in that order and stops at the first a driver refuses (EOPNOTSUPP for
@@ -88,7 +91,10 @@ RouteNl *route_nl_free(RouteNl *nl) {
         return NULL;
 }
 
-/* libnl's -NLE_* from parsing the kernel's answer: a malformed message, but for memory. */
+/*
+ * libnl's -NLE_* from parsing the kernel's answer: a malformed message, but for
+ * memory. (Its link parser also wants IFLA_IFNAME, which the kernel always sends.)
+ */
 static int parse_errno(int nle) {
         return nle == -NLE_NOMEM ? -ENOMEM : -EBADMSG;
 }
@@ -148,17 +154,56 @@ static void take_link(struct nl_object *obj, void *userdata) {
         }
 }
 
-/* Entries of h's IFLA_VFINFO_LIST, whatever their type (libnl reads them all as VFs). */
-static size_t vfinfo_entries(const struct nlmsghdr *h) {
-        struct nlattr *list, *a;
+/*
+ * libnl 3.7's VF list parser leaks the list when an entry fails its policy
+ * (a short IFLA_VF_MAC, ...), reads the entries of IFLA_VF_VLAN_LIST without
+ * checking their length, and for an empty VLAN list marks the VF as having
+ * VLANs with no VLAN object (rtnl_link_vf_get_vlans() then dereferences NULL;
+ * after a VF with VLANs, its source shows, it takes that VF's). The kernel
+ * never sends such a list: this checks one is not handed to libnl, and counts
+ * the list's entries, all of them, whatever their type, as libnl reads each as
+ * a VF. -EBADMSG if one is bad.
+ */
+static int vfinfo_entries(const struct nlmsghdr *h, size_t *ret) {
+        static struct nla_policy vf_policy[IFLA_VF_MAX + 1] = {
+                [IFLA_VF_MAC] = { .minlen = sizeof(struct ifla_vf_mac) },
+                [IFLA_VF_VLAN] = { .minlen = sizeof(struct ifla_vf_vlan) },
+                [IFLA_VF_VLAN_LIST] = { .type = NLA_NESTED },
+                [IFLA_VF_TX_RATE] = { .minlen = sizeof(struct ifla_vf_tx_rate) },
+                [IFLA_VF_SPOOFCHK] = { .minlen = sizeof(struct ifla_vf_spoofchk) },
+                [IFLA_VF_RATE] = { .minlen = sizeof(struct ifla_vf_rate) },
+                [IFLA_VF_LINK_STATE] = { .minlen = sizeof(struct ifla_vf_link_state) },
+                [IFLA_VF_RSS_QUERY_EN] = { .minlen = sizeof(struct ifla_vf_rss_query_en) },
+                [IFLA_VF_STATS] = { .type = NLA_NESTED },
+                [IFLA_VF_TRUST] = { .minlen = sizeof(struct ifla_vf_trust) },
+                [IFLA_VF_IB_NODE_GUID] = { .minlen = sizeof(struct ifla_vf_guid) },
+                [IFLA_VF_IB_PORT_GUID] = { .minlen = sizeof(struct ifla_vf_guid) },
+        };
+        struct nlattr *list, *info, *a;
         size_t n = 0;
-        int rem;
+        int rem, rem2;
 
         list = nlmsg_find_attr((struct nlmsghdr *) h, sizeof(struct ifinfomsg), IFLA_VFINFO_LIST);
         if (list)
-                nla_for_each_nested(a, list, rem)
+                nla_for_each_nested(info, list, rem) {
+                        struct nlattr *tb[IFLA_VF_MAX + 1];
+                        size_t n_vlans = 0;
+
+                        if (nla_parse_nested(tb, IFLA_VF_MAX, info, vf_policy) < 0)
+                                return -EBADMSG;
+                        if (tb[IFLA_VF_VLAN_LIST]) {
+                                nla_for_each_nested(a, tb[IFLA_VF_VLAN_LIST], rem2) {
+                                        if (nla_len(a) < (int) sizeof(struct ifla_vf_vlan_info))
+                                                return -EBADMSG;
+                                        n_vlans++;
+                                }
+                                if (n_vlans == 0)
+                                        return -EBADMSG;
+                        }
                         n++;
-        return n;
+                }
+        *ret = n;
+        return 0;
 }
 
 static int vf_link_cmp(const void *a, const void *b) {
@@ -176,6 +221,9 @@ int vf_links_parse(const struct nlmsghdr *h, VfLink **ret, size_t *ret_n) {
 
         if (h->nlmsg_type != RTM_NEWLINK || !nlmsg_valid_hdr(h, sizeof(struct ifinfomsg)))
                 return -EBADMSG;
+        r = vfinfo_entries(h, &entries);
+        if (r < 0)
+                return r;
         /* A copy libnl may parse (its prototypes lack the const); the link cache's parser reads it. */
         msg = nlmsg_convert((struct nlmsghdr *) h);
         if (!msg)
@@ -187,7 +235,6 @@ int vf_links_parse(const struct nlmsghdr *h, VfLink **ret, size_t *ret_n) {
         if (!link)
                 return -EBADMSG;
 
-        entries = vfinfo_entries(h);
         if (rtnl_link_has_vf_list(link) && rtnl_link_get_num_vf(link, &num_vf) == 0 && entries > 0) {
                 vfs = calloc(entries, sizeof(*vfs));
                 if (!vfs)
@@ -321,24 +368,18 @@ static int vf_to_libnl(const VfLinkChange *c, struct rtnl_link_vf **ret) {
 }
 
 /*
- * libnl's change request as sriovd sends it: RTM_SETLINK, without the empty
- * IFLA_AF_SPEC libnl ends it with, and holding exactly IFLA_VFINFO_LIST with one
- * IFLA_VF_INFO of n_attrs attributes (see the top of the file).
+ * libnl's change request as sriovd sends it: RTM_SETLINK, holding exactly
+ * IFLA_VFINFO_LIST with one IFLA_VF_INFO of n_attrs attributes (see the top
+ * of the file); -EPROTO if libnl built anything else.
  */
 static int as_setlink(struct nl_msg *msg, int n_attrs) {
         struct nlmsghdr *h = nlmsg_hdr(msg);
-        struct nlattr *a, *last = NULL, *list = NULL, *info = NULL;
+        struct nlattr *a, *list = NULL, *info = NULL;
         int rem, n_top = 0, n_info = 0, n = 0;
 
         if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_SETLINK)
                 return -EPROTO;
         h->nlmsg_type = RTM_SETLINK;
-        nlmsg_for_each_attr(a, h, sizeof(struct ifinfomsg), rem)
-                last = a;
-        if (last && nla_type(last) == IFLA_AF_SPEC && nla_len(last) == 0 &&
-            (uint8_t *) last + NLA_HDRLEN == (uint8_t *) h + h->nlmsg_len)
-                h->nlmsg_len -= NLA_HDRLEN;
-
         nlmsg_for_each_attr(a, h, sizeof(struct ifinfomsg), rem) {
                 n_top++;
                 list = a;

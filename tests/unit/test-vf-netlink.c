@@ -600,12 +600,62 @@ TEST(parse_vfs_unreachable) {
 
                 fprintf(stderr, "   %s\n", cases[c].what);
                 ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+                ASSERT_EQ(nla_put_string(msg, IFLA_IFNAME, "pf0"), 0);
                 ASSERT_EQ(nla_put_u32(msg, IFLA_NUM_VF, cases[c].num_vf), 0);
                 list = nla_nest_start(msg, IFLA_VFINFO_LIST);
                 for (size_t k = 0; k < cases[c].n; k++) {
                         KernelVf kv = { .vf = cases[c].vfs[k], .spoofchk = 1, .trust = 1, .vlan_proto = ETH_P_8021Q };
                         put_kernel_vf(msg, &kv);
                 }
+                ASSERT_EQ(nla_nest_end(msg, list), 0);
+                ASSERT_EQ(vf_links_parse(nlmsg_hdr(msg), &vfs, &n), -EBADMSG);
+                ASSERT(vfs == NULL);
+        }
+}
+
+/* What libnl's VF list parser would leak on or read past: refused before it sees it. */
+TEST(parse_vfs_libnl_unsafe) {
+        const char *const what[] = { "empty VLAN list", "short VLAN list entry", "short RSS query (libnl leaked)",
+                                     "an empty VLAN list after a good one" };
+
+        for (size_t c = 0; c < ELEMENTSOF(what); c++) {
+                _cleanup_(nlmsg_freep) struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+                struct ifinfomsg ifi = { .ifi_index = 5 };
+                struct ifla_vf_mac m = { .vf = 0 };
+                struct ifla_vf_vlan_info vi = { .vf = 0, .vlan = 5 };
+                struct nlattr *list, *info, *nest;
+                VfLink *vfs = NULL;
+                size_t n = 99;
+                uint16_t two = 0;
+
+                fprintf(stderr, "   %s\n", what[c]);
+                ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+                ASSERT_EQ(nla_put_string(msg, IFLA_IFNAME, "pf0"), 0);
+                ASSERT_EQ(nla_put_u32(msg, IFLA_NUM_VF, 2), 0);
+                list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+                if (c == 3) {
+                        KernelVf kv = { .vf = 1, .vlan = 7, .vlan_proto = ETH_P_8021Q };
+                        put_kernel_vf(msg, &kv);
+                }
+                info = nla_nest_start(msg, IFLA_VF_INFO);
+                ASSERT_EQ(nla_put(msg, IFLA_VF_MAC, sizeof(m), &m), 0);
+                switch (c) {
+                case 0:
+                case 3:
+                        /* nla_nest_end() would drop an empty nest; the kernel never sends one. */
+                        nest = nla_nest_start(msg, IFLA_VF_VLAN_LIST);
+                        ASSERT_EQ(nla_nest_end_keep_empty(msg, nest), 0);
+                        break;
+                case 1:
+                        nest = nla_nest_start(msg, IFLA_VF_VLAN_LIST);
+                        ASSERT_EQ(nla_put(msg, IFLA_VF_VLAN_INFO, sizeof(vi) - 4, &vi), 0);
+                        ASSERT_EQ(nla_nest_end(msg, nest), 0);
+                        break;
+                case 2:
+                        ASSERT_EQ(nla_put(msg, IFLA_VF_RSS_QUERY_EN, sizeof(two), &two), 0);
+                        break;
+                }
+                ASSERT_EQ(nla_nest_end(msg, info), 0);
                 ASSERT_EQ(nla_nest_end(msg, list), 0);
                 ASSERT_EQ(vf_links_parse(nlmsg_hdr(msg), &vfs, &n), -EBADMSG);
                 ASSERT(vfs == NULL);
@@ -952,6 +1002,7 @@ int main(int argc, char **argv) {
         RUN(parse_vfs_none_and_bad);
         RUN(parse_vfs_kernel_shaped);
         RUN(parse_vfs_unreachable);
+        RUN(parse_vfs_libnl_unsafe);
         RUN(error_parse);
         RUN(diff);
         return 0;
