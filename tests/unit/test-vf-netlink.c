@@ -616,7 +616,7 @@ TEST(parse_vfs_unreachable) {
 /* What libnl's VF list parser would leak on or read past: refused before it sees it. */
 TEST(parse_vfs_libnl_unsafe) {
         const char *const what[] = { "empty VLAN list", "short VLAN list entry", "short RSS query (libnl leaked)",
-                                     "an empty VLAN list after a good one" };
+                                     "an empty VLAN list after a good one", "short stats counter (libnl leaked)" };
 
         for (size_t c = 0; c < ELEMENTSOF(what); c++) {
                 _cleanup_(nlmsg_freep) struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
@@ -653,6 +653,12 @@ TEST(parse_vfs_libnl_unsafe) {
                         break;
                 case 2:
                         ASSERT_EQ(nla_put(msg, IFLA_VF_RSS_QUERY_EN, sizeof(two), &two), 0);
+                        break;
+                case 4:
+                        nest = nla_nest_start(msg, IFLA_VF_STATS);
+                        ASSERT_EQ(nla_put_u64(msg, IFLA_VF_STATS_RX_PACKETS, 1), 0);
+                        ASSERT_EQ(nla_put(msg, IFLA_VF_STATS_TX_BYTES, sizeof(two), &two), 0);
+                        ASSERT_EQ(nla_nest_end(msg, nest), 0);
                         break;
                 }
                 ASSERT_EQ(nla_nest_end(msg, info), 0);
