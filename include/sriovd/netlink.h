@@ -86,9 +86,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RouteNl *, route_nl_free);
 int route_nl_read_vfs(RouteNl *nl, int ifindex, VfLink **ret, size_t *ret_n, NlError *err);
 
 /*
- * Pure parser of an RTM_NEWLINK message: its IFLA_VFINFO_LIST, sorted by vf.
- * None is not an error (*ret NULL, *ret_n 0); *ret freed by the caller.
- * -EBADMSG if h is not an RTM_NEWLINK or its VF info is malformed.
+ * Pure parser of an RTM_NEWLINK message: its IFLA_VFINFO_LIST, sorted by vf,
+ * read by libnl-route's link parser and rtnl_link_vf_* getters. None is not an
+ * error (*ret NULL, *ret_n 0); *ret freed by the caller. -EBADMSG if h is not
+ * an RTM_NEWLINK, has no IFLA_IFNAME (libnl wants one), or its VF info is
+ * malformed: an entry libnl's policy refuses, or one its lookup by VF index
+ * cannot reach (no IFLA_VF_MAC, a VF index twice, one beyond IFLA_NUM_VF).
  */
 int vf_links_parse(const struct nlmsghdr *h, VfLink **ret, size_t *ret_n);
 
@@ -103,9 +106,11 @@ int route_nl_set_vf(RouteNl *nl, int ifindex, const VfLinkChange *c, NlError *er
 
 /*
  * The request route_nl_set_vf() sends, for message-level tests; freed by the
- * caller with nlmsg_free(). -EINVAL for out-of-range values (vlan > 4095,
- * qos > 7, spoofchk/trust not -1/0/1, unknown link state, ifindex <= 0),
- * -ENODATA when c asks for nothing.
+ * caller with nlmsg_free(). Built from rtnl_link_vf_* objects by
+ * rtnl_link_build_change_request(), sent as RTM_SETLINK. -EINVAL for
+ * out-of-range values (vlan > 4095, qos > 7, spoofchk/trust not -1/0/1,
+ * unknown link state, ifindex <= 0), -ENODATA when c asks for nothing,
+ * -EPROTO/-EMSGSIZE when libnl's request holds more or less than c asks.
  */
 int route_nl_build_set_vf(int ifindex, const VfLinkChange *c, struct nl_msg **ret);
 

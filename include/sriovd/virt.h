@@ -95,14 +95,15 @@ int virt_nic_set_alias(VirtNic *nic, const char *tenant);
 /* The tenant id in one of our aliases (a device event's); -EINVAL when the alias is not ours. */
 int virt_alias_tenant(const char *alias, char ret[static TENANT_ID_MAX]);
 /*
- * The device XML for nic, every value XML-escaped (& < > ' "). -EINVAL: an
- * invalid PCI address, MAC, VLAN, queue count or alias, a bridge or tap name
- * that is no interface name, a source with control characters or not UTF-8,
- * a virtio kind without source where one is needed. *ret is freed by the caller.
+ * The device XML for nic, built as a libxml2 tree and written by libxml2
+ * (which escapes every value), two-space indented, ending in a newline.
+ * -EINVAL: an invalid PCI address, MAC, VLAN, queue count or alias, a bridge
+ * or tap name that is no interface name, a source with control characters,
+ * a source that is not UTF-8 or holds a character XML cannot carry (the
+ * fragment is read back with libxml2's parser to tell), a virtio kind without
+ * source where one is needed. *ret is freed by the caller.
  */
 int virt_nic_xml(const VirtNic *nic, char **ret);
-/* s XML-escaped (text and attribute safe) into a new string; -EINVAL on control characters or bad UTF-8. */
-int virt_xml_escape(const char *s, char **ret);
 
 const char *virt_nic_kind_to_string(VirtNicKind k);
 
@@ -147,6 +148,13 @@ void virt_domain_info_done(VirtDomainInfo *d);
  * bad XML, n_vcpus 0 or prio outside 0..99.
  */
 int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, char **ret);
+/*
+ * The domain XML with device_xml (one element, virt_nic_xml()'s) appended to
+ * its <devices>, ready for virDomainDefineXML(): what a CONFIG attach does,
+ * for drivers without one. *ret freed by the caller. -EINVAL when xml is no
+ * <domain> with <devices> or device_xml is not one well-formed element.
+ */
+int virt_domain_xml_add_device(const char *xml, const char *device_xml, char **ret);
 
 /* ---- reconcile (pure) ---------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-domain-xml.c — a domain's NICs read from its XML, and its vCPU scheduler written into it (libxml2) */
+/* virt-domain-xml.c — a domain's NICs read from its XML; its vCPU scheduler and a new device written into it (libxml2) */
 
 #include <ctype.h>
 #include <libxml/parser.h>
@@ -28,6 +28,19 @@ static xmlDocPtr parse(const char *xml) {
                 return NULL;
         return xmlReadMemory(xml, (int) len, "domain.xml", NULL,
                              XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+}
+
+/* The whole document as a new string (freed by the caller); -ENOMEM. */
+static int dump(xmlDoc *doc, char **ret) {
+        xmlChar *out = NULL;
+        int size = 0;
+
+        xmlDocDumpFormatMemory(doc, &out, &size, 0);
+        if (!out)
+                return -ENOMEM;
+        *ret = strdup((const char *) out);
+        xmlFree(out);
+        return *ret ? 0 : -ENOMEM;
 }
 
 static bool is(const xmlNode *n, const char *name) {
@@ -171,9 +184,7 @@ int virt_domain_parse_xml(const char *xml, VirtDomainInfo *ret) {
 int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, char **ret) {
         _cleanup_(xml_doc_freep) xmlDocPtr doc = NULL;
         xmlNode *root, *cputune, *next;
-        xmlChar *out = NULL;
         char vcpus[32], priority[8];
-        int size = 0;
 
         if (n_vcpus == 0 || n_vcpus > VIRT_VCPUS_MAX || prio < 0 || prio > 99)
                 return -EINVAL;
@@ -240,10 +251,30 @@ int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, c
                         return -ENOMEM;
         }
 
-        xmlDocDumpFormatMemory(doc, &out, &size, 0);
-        if (!out)
+        return dump(doc, ret) < 0 ? -ENOMEM : 1;
+}
+
+int virt_domain_xml_add_device(const char *xml, const char *device_xml, char **ret) {
+        _cleanup_(xml_doc_freep) xmlDocPtr doc = NULL, dev = NULL;
+        xmlNode *root, *devices, *copy;
+
+        doc = parse(xml);
+        dev = parse(device_xml);
+        if (!doc || !dev)
+                return -EINVAL;
+        root = xmlDocGetRootElement(doc);
+        if (!root || !is(root, "domain"))
+                return -EINVAL;
+        devices = child(root, "devices");
+        if (!devices || !xmlDocGetRootElement(dev))
+                return -EINVAL;
+        /* A deep copy owned by doc (its dictionary, its document pointers), not the node of another tree. */
+        copy = xmlDocCopyNode(xmlDocGetRootElement(dev), doc, 1);
+        if (!copy)
                 return -ENOMEM;
-        *ret = strdup((const char *) out);
-        xmlFree(out);
-        return *ret ? 1 : -ENOMEM;
+        if (!xmlAddChild(devices, copy)) {
+                xmlFreeNode(copy);
+                return -ENOMEM;
+        }
+        return dump(doc, ret);
 }

@@ -184,16 +184,16 @@ static int define_with_device(virDomainPtr d, const char *dev_xml, VirtError *er
         _cleanup_free_ char *xml = NULL, *out = NULL;
         virConnectPtr c = virDomainGetConnect(d);
         virDomainPtr nd;
-        char *end;
+        int r;
 
         xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE);
         if (!xml)
                 return virt_error_last(err, -EIO);
-        end = strstr(xml, "</devices>");
-        if (!end)
-                return virt_error_set(err, -EINVAL, "domain XML without <devices>");
-        if (asprintf(&out, "%.*s%s\n  %s", (int) (end - xml), xml, dev_xml, end) < 0)
-                return -ENOMEM;
+        r = virt_domain_xml_add_device(xml, dev_xml, &out);
+        if (r == -EINVAL)
+                return virt_error_set(err, r, "domain XML without <devices>, or a device XML that does not parse");
+        if (r < 0)
+                return virt_error_set(err, r, "out of memory");
         nd = virDomainDefineXML(c, out);
         if (!nd)
                 return virt_error_last(err, -EIO);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-xml.c — the device XML of a tenant's NIC: VF interface or hostdev, virtio-net; every value escaped */
+/* virt-xml.c — the device XML of a tenant's NIC: VF interface or hostdev, virtio-net; a libxml2 tree, written by libxml2 */
 
 #include <ctype.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,46 +25,15 @@ const char *virt_nic_kind_to_string(VirtNicKind k) {
         return k >= 0 && k < _VIRT_NIC_KIND_MAX ? nic_kind_names[k] : NULL;
 }
 
-/* Strict UTF-8 and none of the control characters XML 1.0 cannot carry (nor tab/newline: no use in a name). */
-static bool xml_text_valid(const char *s) {
-        size_t len = strlen(s);
-
-        for (size_t i = 0; i < len;) {
-                unsigned char c = (unsigned char) s[i];
-                size_t n;
-
-                if (c < 0x20 || c == 0x7f)
+/*
+ * No control characters in a name (nor tab or newline: no use in one). Whether the rest is UTF-8
+ * and XML is left to libxml2: virt_nic_xml() reads every fragment back with its parser.
+ */
+static bool text_no_controls(const char *s) {
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++)
+                if (*c < 0x20 || *c == 0x7f)
                         return false;
-                n = utf8_sequence_len((const unsigned char *) s + i, len - i);
-                if (n == 0)
-                        return false;
-                i += n;
-        }
         return true;
-}
-
-int virt_xml_escape(const char *s, char **ret) {
-        size_t len = 0;
-        char *out, *p;
-
-        if (!xml_text_valid(s))
-                return -EINVAL;
-        for (const char *c = s; *c; c++)
-                len += *c == '&' ? 5 : *c == '<' || *c == '>' ? 4 : *c == '\'' || *c == '"' ? 6 : 1;
-        out = p = malloc(len + 1);
-        if (!out)
-                return -ENOMEM;
-        for (const char *c = s; *c; c++) {
-                const char *e = *c == '&' ? "&amp;" : *c == '<' ? "&lt;" : *c == '>' ? "&gt;" :
-                                *c == '\'' ? "&apos;" : *c == '"' ? "&quot;" : NULL;
-                if (e)
-                        p = stpcpy(p, e);
-                else
-                        *p++ = *c;
-        }
-        *p = 0;
-        *ret = out;
-        return 0;
 }
 
 /* What the kernel accepts as an interface name (dev_valid_name()). */
@@ -152,17 +124,6 @@ int virt_alias_tenant(const char *alias, char ret[static TENANT_ID_MAX]) {
         return tenant_id_valid(ret) ? 0 : -EINVAL;
 }
 
-/* "0000:41:00.1" as the <address domain= bus= slot= function=/> libvirt wants. */
-static void pci_address_element(FILE *f, const char *indent, const char *addr) {
-        unsigned dom, bus, slot, fn;
-
-        /* pci_addr_valid() checked the shape already. */
-        if (sscanf(addr, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4)
-                return;
-        fprintf(f, "%s<address type='pci' domain='0x%04x' bus='0x%02x' slot='0x%02x' function='0x%x'/>\n",
-                indent, dom, bus, slot, fn);
-}
-
 static int nic_validate(const VirtNic *nic) {
         uint8_t mac[6];
         bool vf = nic->kind == VIRT_NIC_VF_INTERFACE || nic->kind == VIRT_NIC_VF_HOSTDEV;
@@ -179,9 +140,11 @@ static int nic_validate(const VirtNic *nic) {
                 return -EINVAL;
         if (nic->alias[0] && !alias_valid(nic->alias))
                 return -EINVAL;
+        if (!text_no_controls(nic->source))
+                return -EINVAL;
         switch (nic->kind) {
         case VIRT_NIC_VIRTIO_NETWORK:
-                if (!nic->source[0] || !xml_text_valid(nic->source))
+                if (!nic->source[0])
                         return -EINVAL;
                 break;
         case VIRT_NIC_VIRTIO_BRIDGE:
@@ -198,83 +161,166 @@ static int nic_validate(const VirtNic *nic) {
         return 0;
 }
 
-int virt_nic_xml(const VirtNic *nic, char **ret) {
-        _cleanup_free_ char *source = NULL, *buf = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
+/* ---- the tree ---- */
+
+static inline void xml_doc_freep(xmlDocPtr *d) {
+        if (*d)
+                xmlFreeDoc(*d);
+}
+
+static inline void xml_buffer_freep(xmlBufferPtr *b) {
+        if (*b)
+                xmlBufferFree(*b);
+}
+
+/* A child element of parent; NULL on OOM. */
+static xmlNode *element(xmlNode *parent, const char *name) {
+        return xmlNewChild(parent, NULL, (const xmlChar *) name, NULL);
+}
+
+/* Attributes name=value, ..., NULL on n (n may be NULL: an earlier OOM); false on OOM. */
+__attribute__((sentinel)) static bool props(xmlNode *n, ...) {
+        const char *name;
+        bool ok = n != NULL;
+        va_list ap;
+
+        va_start(ap, n);
+        while (ok && (name = va_arg(ap, const char *))) {
+                const char *value = va_arg(ap, const char *);
+                ok = xmlNewProp(n, (const xmlChar *) name, (const xmlChar *) value) != NULL;
+        }
+        va_end(ap);
+        return ok;
+}
+
+/* "0000:41:00.1" as the <address type='pci' domain= bus= slot= function=/> libvirt wants. */
+static bool pci_address_element(xmlNode *parent, const char *addr) {
+        unsigned dom, bus, slot, fn;
+        char d[8], b[8], s[8], f[8];
+
+        /* pci_addr_valid() checked the shape already. */
+        if (sscanf(addr, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4)
+                return false;
+        snprintf(d, sizeof(d), "0x%04x", dom);
+        snprintf(b, sizeof(b), "0x%02x", bus);
+        snprintf(s, sizeof(s), "0x%02x", slot);
+        snprintf(f, sizeof(f), "0x%x", fn);
+        return props(element(element(parent, "source"), "address"),
+                     "type", "pci", "domain", d, "bus", b, "slot", s, "function", f, NULL);
+}
+
+static bool alias_element(xmlNode *parent, const char *alias) {
+        return !alias[0] || props(element(parent, "alias"), "name", alias, NULL);
+}
+
+static bool mac_element(xmlNode *parent, const char *mac) {
+        return !mac[0] || props(element(parent, "mac"), "address", mac, NULL);
+}
+
+/* The device element for nic, already validated; false on OOM. */
+static bool nic_tree(xmlDoc *doc, const VirtNic *nic) {
         static const char *const types[] = {
                 [VIRT_NIC_VIRTIO_NETWORK] = "network",
                 [VIRT_NIC_VIRTIO_BRIDGE] = "bridge",
                 [VIRT_NIC_VIRTIO_ETHERNET] = "ethernet",
         };
-        size_t size = 0;
-        int r;
-
-        r = nic_validate(nic);
-        if (r < 0)
-                return r;
-        /* Only the source is free text; everything else was checked to be plain ASCII of a known shape. */
-        r = virt_xml_escape(nic->source, &source);
-        if (r < 0)
-                return r;
-
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
+        xmlNode *root;
 
         switch (nic->kind) {
         case VIRT_NIC_VF_HOSTDEV:
                 /* No MAC here: the VF's MAC and VLAN are set by sriovd over rtnetlink on the PF. */
-                fputs("<hostdev mode='subsystem' type='pci' managed='yes'>\n  <source>\n", f);
-                pci_address_element(f, "    ", nic->vf);
-                fputs("  </source>\n", f);
-                if (nic->alias[0])
-                        fprintf(f, "  <alias name='%s'/>\n", nic->alias);
-                fputs("</hostdev>\n", f);
-                break;
+                root = xmlNewDocNode(doc, NULL, (const xmlChar *) "hostdev", NULL);
+                xmlDocSetRootElement(doc, root);
+                return props(root, "mode", "subsystem", "type", "pci", "managed", "yes", NULL) &&
+                       pci_address_element(root, nic->vf) && alias_element(root, nic->alias);
 
         case VIRT_NIC_VF_INTERFACE:
-                fputs("<interface type='hostdev' managed='yes'>\n", f);
-                if (nic->mac[0])
-                        fprintf(f, "  <mac address='%s'/>\n", nic->mac);
-                fputs("  <source>\n", f);
-                pci_address_element(f, "    ", nic->vf);
-                fputs("  </source>\n", f);
-                if (nic->vlan > 0)
-                        fprintf(f, "  <vlan>\n    <tag id='%d'/>\n  </vlan>\n", nic->vlan);
-                if (nic->alias[0])
-                        fprintf(f, "  <alias name='%s'/>\n", nic->alias);
-                fputs("</interface>\n", f);
-                break;
+                root = xmlNewDocNode(doc, NULL, (const xmlChar *) "interface", NULL);
+                xmlDocSetRootElement(doc, root);
+                if (!props(root, "type", "hostdev", "managed", "yes", NULL) || !mac_element(root, nic->mac) ||
+                    !pci_address_element(root, nic->vf))
+                        return false;
+                if (nic->vlan > 0) {
+                        char id[16];
+
+                        snprintf(id, sizeof(id), "%d", nic->vlan);
+                        if (!props(element(element(root, "vlan"), "tag"), "id", id, NULL))
+                                return false;
+                }
+                return alias_element(root, nic->alias);
 
         default:
-                fprintf(f, "<interface type='%s'>\n", types[nic->kind]);
-                if (nic->mac[0])
-                        fprintf(f, "  <mac address='%s'/>\n", nic->mac);
-                if (nic->kind == VIRT_NIC_VIRTIO_NETWORK)
-                        fprintf(f, "  <source network='%s'/>\n", source);
-                else if (nic->kind == VIRT_NIC_VIRTIO_BRIDGE)
-                        fprintf(f, "  <source bridge='%s'/>\n", source);
-                else if (nic->source[0])
+                root = xmlNewDocNode(doc, NULL, (const xmlChar *) "interface", NULL);
+                xmlDocSetRootElement(doc, root);
+                if (!props(root, "type", types[nic->kind], NULL) || !mac_element(root, nic->mac))
+                        return false;
+                if (nic->kind == VIRT_NIC_VIRTIO_NETWORK) {
+                        if (!props(element(root, "source"), "network", nic->source, NULL))
+                                return false;
+                } else if (nic->kind == VIRT_NIC_VIRTIO_BRIDGE) {
+                        if (!props(element(root, "source"), "bridge", nic->source, NULL))
+                                return false;
+                } else if (nic->source[0]) {
                         /* An existing tap, created and owned by someone else. */
-                        fprintf(f, "  <target dev='%s' managed='no'/>\n", source);
-                fputs("  <model type='virtio'/>\n", f);
-                if (nic->driver != VIRT_NIC_DRIVER_DEFAULT || nic->queues > 1) {
-                        fputs("  <driver", f);
-                        if (nic->driver != VIRT_NIC_DRIVER_DEFAULT)
-                                fprintf(f, " name='%s'", nic->driver == VIRT_NIC_DRIVER_VHOST ? "vhost" : "qemu");
-                        if (nic->queues > 1)
-                                fprintf(f, " queues='%u'", nic->queues);
-                        fputs("/>\n", f);
+                        if (!props(element(root, "target"), "dev", nic->source, "managed", "no", NULL))
+                                return false;
                 }
-                if (nic->alias[0])
-                        fprintf(f, "  <alias name='%s'/>\n", nic->alias);
-                fputs("</interface>\n", f);
-                break;
-        }
+                if (!props(element(root, "model"), "type", "virtio", NULL))
+                        return false;
+                if (nic->driver != VIRT_NIC_DRIVER_DEFAULT || nic->queues > 1) {
+                        xmlNode *d = element(root, "driver");
+                        char queues[16];
 
-        if (fflush(f) != 0 || ferror(f))
+                        if (!d)
+                                return false;
+                        if (nic->driver != VIRT_NIC_DRIVER_DEFAULT &&
+                            !props(d, "name", nic->driver == VIRT_NIC_DRIVER_VHOST ? "vhost" : "qemu", NULL))
+                                return false;
+                        snprintf(queues, sizeof(queues), "%u", nic->queues);
+                        if (nic->queues > 1 && !props(d, "queues", queues, NULL))
+                                return false;
+                }
+                return alias_element(root, nic->alias);
+        }
+}
+
+int virt_nic_xml(const VirtNic *nic, char **ret) {
+        _cleanup_(xml_doc_freep) xmlDocPtr doc = NULL, back = NULL;
+        _cleanup_(xml_buffer_freep) xmlBufferPtr buf = NULL;
+        char *out;
+        int r, len;
+
+        r = nic_validate(nic);
+        if (r < 0)
+                return r;
+
+        doc = xmlNewDoc((const xmlChar *) "1.0");
+        if (!doc)
                 return -ENOMEM;
-        fclose(TAKE_PTR(f));
-        *ret = TAKE_PTR(buf);
+        /* Written as UTF-8 (not as character references), so the read-back below sees the bytes as they are. */
+        doc->encoding = xmlStrdup((const xmlChar *) "UTF-8");
+        buf = xmlBufferCreate();
+        if (!doc->encoding || !buf || !nic_tree(doc, nic))
+                return -ENOMEM;
+        /* Indented, two spaces a level: the form libvirt writes, and what a log line shows. */
+        if (xmlNodeDump(buf, doc, xmlDocGetRootElement(doc), 0, 1) < 0 || xmlBufferCCat(buf, "\n") != 0)
+                return -ENOMEM;
+        len = xmlBufferLength(buf);
+
+        /*
+         * The source is free text: what is not UTF-8, or not a character
+         * XML may carry, makes a fragment libxml2's parser (and libvirt's,
+         * which is libxml2) refuses. Refused here, with -EINVAL, instead of
+         * by libvirt halfway through an attach.
+         */
+        back = xmlReadMemory((const char *) xmlBufferContent(buf), len, "device.xml", "UTF-8",
+                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        if (!back)
+                return -EINVAL;
+
+        out = strndup((const char *) xmlBufferContent(buf), (size_t) len);
+        if (!out)
+                return -ENOMEM;
+        *ret = out;
         return 0;
 }

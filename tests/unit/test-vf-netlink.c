@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* test-vf-netlink.c — VF requests attribute by attribute, kernel answers parsed, a veth in a netns */
 
+#include <arpa/inet.h>
+#include <limits.h>
+#include <linux/if_ether.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netlink/attr.h>
@@ -187,6 +190,119 @@ TEST(build_set_vf_invalid) {
         ASSERT(msg == NULL);
 }
 
+/*
+ * The hand-made request sriovd sent before libnl's VF objects built it, kept as the reference:
+ * the same change must make the same bytes, attribute by attribute.
+ */
+static struct nl_msg *reference_set_vf(int ifindex, const VfLinkChange *c) {
+        struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
+        struct nl_msg *msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK);
+        struct nlattr *list, *info;
+
+        ASSERT(msg);
+        ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+        list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+        info = nla_nest_start(msg, IFLA_VF_INFO);
+        ASSERT(list && info);
+        if (c->set_mac) {
+                struct ifla_vf_mac m = { .vf = c->vf };
+                memcpy(m.mac, c->mac, sizeof(c->mac));
+                ASSERT_EQ(nla_put(msg, IFLA_VF_MAC, sizeof(m), &m), 0);
+        }
+        if (c->set_vlan) {
+                struct ifla_vf_vlan v = { .vf = c->vf, .vlan = c->vlan, .qos = c->qos };
+                ASSERT_EQ(nla_put(msg, IFLA_VF_VLAN, sizeof(v), &v), 0);
+        }
+        if (c->set_rate) {
+                struct ifla_vf_rate v = { .vf = c->vf, .min_tx_rate = c->min_tx_rate, .max_tx_rate = c->max_tx_rate };
+                ASSERT_EQ(nla_put(msg, IFLA_VF_RATE, sizeof(v), &v), 0);
+        }
+        if (c->spoofchk >= 0) {
+                struct ifla_vf_spoofchk v = { .vf = c->vf, .setting = (uint32_t) c->spoofchk };
+                ASSERT_EQ(nla_put(msg, IFLA_VF_SPOOFCHK, sizeof(v), &v), 0);
+        }
+        if (c->link_state >= 0) {
+                struct ifla_vf_link_state v = { .vf = c->vf, .link_state = (uint32_t) c->link_state };
+                ASSERT_EQ(nla_put(msg, IFLA_VF_LINK_STATE, sizeof(v), &v), 0);
+        }
+        if (c->trust >= 0) {
+                struct ifla_vf_trust v = { .vf = c->vf, .setting = (uint32_t) c->trust };
+                ASSERT_EQ(nla_put(msg, IFLA_VF_TRUST, sizeof(v), &v), 0);
+        }
+        ASSERT_EQ(nla_nest_end(msg, info), 0);
+        ASSERT_EQ(nla_nest_end(msg, list), 0);
+        return msg;
+}
+
+/* Where two requests part: the header, or which attribute of the VF info. */
+static void explain_difference(const struct nlmsghdr *a, const struct nlmsghdr *b) {
+        const size_t hdr = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct ifinfomsg)) + 2 * NLA_HDRLEN;
+        size_t i = 0, n = a->nlmsg_len < b->nlmsg_len ? a->nlmsg_len : b->nlmsg_len;
+
+        while (i < n && ((const uint8_t *) a)[i] == ((const uint8_t *) b)[i])
+                i++;
+        fprintf(stderr, "   lengths %u vs %u, first difference at byte %zu (%s)\n", a->nlmsg_len, b->nlmsg_len, i,
+                i < hdr ? "headers or nests" : "in IFLA_VF_INFO");
+        for (const struct nlmsghdr *h = a; h; h = h == a ? b : NULL) {
+                struct nlattr *tb[IFLA_MAX + 1], *x;
+                int rem, rem2;
+
+                fprintf(stderr, "   %s: type %u flags 0x%x:", h == a ? "libnl" : "reference", h->nlmsg_type, h->nlmsg_flags);
+                if (nlmsg_parse((struct nlmsghdr *) h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) == 0 &&
+                    tb[IFLA_VFINFO_LIST])
+                        nla_for_each_nested(x, tb[IFLA_VFINFO_LIST], rem) {
+                                struct nlattr *y;
+                                nla_for_each_nested(y, x, rem2)
+                                        fprintf(stderr, " %d(%d)", nla_type(y), nla_len(y));
+                        }
+                fprintf(stderr, "\n");
+        }
+}
+
+/* Every combination of what a change may ask, at edge values: libnl's request is the old one, byte for byte. */
+TEST(build_set_vf_same_bytes) {
+        const uint32_t vfs[] = { 0, 1, 63, 65535, 0x7ffffffe };
+        const struct { uint32_t vlan, qos; } vlans[] = { { 0, 0 }, { 1, 0 }, { 100, 3 }, { 4095, 7 }, { 0, 5 } };
+        const struct { uint32_t min, max; } rates[] = { { 0, 0 }, { 0, 1000 }, { 100, 25000 }, { UINT32_MAX, UINT32_MAX } };
+        unsigned n_cases = 0;
+
+        for (unsigned mask = 1; mask < 64; mask++)
+                for (size_t k = 0; k < ELEMENTSOF(vfs) * ELEMENTSOF(vlans) * ELEMENTSOF(rates); k++) {
+                        _cleanup_(nlmsg_freep) struct nl_msg *got = NULL, *want = NULL;
+                        VfLinkChange c = VF_LINK_CHANGE_NULL(vfs[k % ELEMENTSOF(vfs)]);
+                        size_t v = (k / ELEMENTSOF(vfs)) % ELEMENTSOF(vlans), r = k / (ELEMENTSOF(vfs) * ELEMENTSOF(vlans));
+                        struct nlmsghdr *a, *b;
+
+                        if (mask & 1) {
+                                c.set_mac = true;
+                                memcpy(c.mac, MAC_A, 6);
+                                c.mac[5] = (uint8_t) k;
+                        }
+                        if (mask & 2)
+                                c.set_vlan = true, c.vlan = vlans[v].vlan, c.qos = vlans[v].qos;
+                        if (mask & 4)
+                                c.set_rate = true, c.min_tx_rate = rates[r].min, c.max_tx_rate = rates[r].max;
+                        if (mask & 8)
+                                c.spoofchk = (int) (k & 1);
+                        if (mask & 16)
+                                c.link_state = (int) (k % 3);
+                        if (mask & 32)
+                                c.trust = (int) ((k >> 1) & 1);
+
+                        ASSERT_EQ(route_nl_build_set_vf(7 + (int) k, &c, &got), 0);
+                        want = reference_set_vf(7 + (int) k, &c);
+                        a = nlmsg_hdr(got);
+                        b = nlmsg_hdr(want);
+                        if (a->nlmsg_len != b->nlmsg_len || memcmp(a, b, a->nlmsg_len) != 0) {
+                                fprintf(stderr, "   mask 0x%x case %zu differs\n", mask, k);
+                                explain_difference(a, b);
+                                abort();
+                        }
+                        n_cases++;
+                }
+        fprintf(stderr, "   %u requests, each the same bytes as the hand-made one\n", n_cases);
+}
+
 /* The read request comes from libnl-route; check it asks for VF info of one link, no dump. */
 TEST(build_get_request) {
         _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
@@ -308,6 +424,248 @@ TEST(parse_vfs_none_and_bad) {
         other = nlmsg_alloc_simple(RTM_NEWADDR, 0);
         ASSERT_EQ(vf_links_parse(nlmsg_hdr(other), &vfs, &n), -EBADMSG);
         ASSERT(vfs == NULL);
+}
+
+/* The hand-made parser sriovd had before libnl's read the VF list, kept as the reference. */
+static void reference_vf_info(struct nlattr *info, VfLink *ret) {
+        static struct nla_policy policy[IFLA_VF_MAX + 1] = {
+                [IFLA_VF_MAC] = { .minlen = sizeof(struct ifla_vf_mac) },
+                [IFLA_VF_VLAN] = { .minlen = sizeof(struct ifla_vf_vlan) },
+                [IFLA_VF_TX_RATE] = { .minlen = sizeof(struct ifla_vf_tx_rate) },
+                [IFLA_VF_SPOOFCHK] = { .minlen = sizeof(struct ifla_vf_spoofchk) },
+                [IFLA_VF_LINK_STATE] = { .minlen = sizeof(struct ifla_vf_link_state) },
+                [IFLA_VF_RATE] = { .minlen = sizeof(struct ifla_vf_rate) },
+                [IFLA_VF_TRUST] = { .minlen = sizeof(struct ifla_vf_trust) },
+        };
+        struct nlattr *tb[IFLA_VF_MAX + 1];
+        VfLink v = { .spoofchk = -1, .trust = -1, .link_state = -1 };
+        struct ifla_vf_mac mac;
+
+        ASSERT_EQ(nla_parse_nested(tb, IFLA_VF_MAX, info, policy), 0);
+        ASSERT(tb[IFLA_VF_MAC]);
+        nla_memcpy(&mac, tb[IFLA_VF_MAC], sizeof(mac));
+        v.vf = mac.vf;
+        memcpy(v.mac, mac.mac, sizeof(v.mac));
+        if (tb[IFLA_VF_VLAN]) {
+                struct ifla_vf_vlan vlan;
+                nla_memcpy(&vlan, tb[IFLA_VF_VLAN], sizeof(vlan));
+                v.vlan = vlan.vlan;
+                v.qos = vlan.qos;
+        }
+        if (tb[IFLA_VF_RATE]) {
+                struct ifla_vf_rate rate;
+                nla_memcpy(&rate, tb[IFLA_VF_RATE], sizeof(rate));
+                v.min_tx_rate = rate.min_tx_rate;
+                v.max_tx_rate = rate.max_tx_rate;
+        } else if (tb[IFLA_VF_TX_RATE]) {
+                struct ifla_vf_tx_rate rate;
+                nla_memcpy(&rate, tb[IFLA_VF_TX_RATE], sizeof(rate));
+                v.max_tx_rate = rate.rate;
+        }
+        for (int i = 0; i < 2; i++) {
+                struct nlattr *a = tb[i == 0 ? IFLA_VF_SPOOFCHK : IFLA_VF_TRUST];
+                struct ifla_vf_spoofchk x;
+                int *out = i == 0 ? &v.spoofchk : &v.trust;
+                if (a) {
+                        nla_memcpy(&x, a, sizeof(x));
+                        *out = x.setting == UINT32_MAX ? -1 : !!x.setting;
+                }
+        }
+        if (tb[IFLA_VF_LINK_STATE]) {
+                struct ifla_vf_link_state ls;
+                nla_memcpy(&ls, tb[IFLA_VF_LINK_STATE], sizeof(ls));
+                v.link_state = ls.link_state <= INT_MAX ? (int) ls.link_state : -1;
+        }
+        *ret = v;
+}
+
+typedef struct KernelVf {
+        uint32_t vf, vlan, qos, min_rate, max_rate, spoofchk, trust, link_state;
+        uint16_t vlan_proto;
+} KernelVf;
+
+/* One IFLA_VF_INFO as rtnl_fill_vfinfo() (Linux 6.x) writes it: every attribute, the VLAN list, stats. */
+static void put_kernel_vf(struct nl_msg *msg, const KernelVf *k) {
+        struct nlattr *info = nla_nest_start(msg, IFLA_VF_INFO), *nest;
+        struct ifla_vf_mac m = { .vf = k->vf, .mac = { 0x02, 0xaa, 0, 0, (uint8_t) (k->vf >> 8), (uint8_t) k->vf } };
+        struct ifla_vf_broadcast bc;
+        struct ifla_vf_vlan v = { .vf = k->vf, .vlan = k->vlan, .qos = k->qos };
+        struct ifla_vf_rate r = { .vf = k->vf, .min_tx_rate = k->min_rate, .max_tx_rate = k->max_rate };
+        struct ifla_vf_tx_rate tx = { .vf = k->vf, .rate = k->max_rate };
+        struct ifla_vf_spoofchk sc = { .vf = k->vf, .setting = k->spoofchk };
+        struct ifla_vf_link_state ls = { .vf = k->vf, .link_state = k->link_state };
+        struct ifla_vf_rss_query_en rss = { .vf = k->vf, .setting = UINT32_MAX };
+        struct ifla_vf_trust t = { .vf = k->vf, .setting = k->trust };
+        struct ifla_vf_vlan_info vi = { .vf = k->vf, .vlan = k->vlan, .qos = k->qos, .vlan_proto = htons(k->vlan_proto) };
+
+        memset(bc.broadcast, 0xff, sizeof(bc.broadcast));
+        ASSERT(info);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_MAC, sizeof(m), &m), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_BROADCAST, sizeof(bc), &bc), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_VLAN, sizeof(v), &v), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_RATE, sizeof(r), &r), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_TX_RATE, sizeof(tx), &tx), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_SPOOFCHK, sizeof(sc), &sc), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_LINK_STATE, sizeof(ls), &ls), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_RSS_QUERY_EN, sizeof(rss), &rss), 0);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_TRUST, sizeof(t), &t), 0);
+        nest = nla_nest_start(msg, IFLA_VF_VLAN_LIST);
+        ASSERT(nest);
+        ASSERT_EQ(nla_put(msg, IFLA_VF_VLAN_INFO, sizeof(vi), &vi), 0);
+        ASSERT_EQ(nla_nest_end(msg, nest), 0);
+        nest = nla_nest_start(msg, IFLA_VF_STATS);
+        ASSERT(nest);
+        for (int a = IFLA_VF_STATS_RX_PACKETS; a <= IFLA_VF_STATS_TX_DROPPED; a++)
+                if (a != IFLA_VF_STATS_PAD)
+                        ASSERT_EQ(nla_put_u64(msg, a, 1000u * k->vf + (unsigned) a), 0);
+        ASSERT_EQ(nla_nest_end(msg, nest), 0);
+        ASSERT_EQ(nla_nest_end(msg, info), 0);
+}
+
+/* The kernel's form of the answer, read by libnl, reads as the hand-made parser read it. */
+TEST(parse_vfs_kernel_shaped) {
+        const KernelVf kv[] = {
+                { 3, 100, 3, 0, 10000, 1, 0, IFLA_VF_LINK_STATE_AUTO, ETH_P_8021Q },
+                { 0, 0, 0, 0, 0, UINT32_MAX, UINT32_MAX, IFLA_VF_LINK_STATE_AUTO, ETH_P_8021Q },  /* nothing set */
+                { 1, 4095, 7, 100, 25000, 0, 1, IFLA_VF_LINK_STATE_ENABLE, ETH_P_8021Q },
+                { 2, 0, 5, 1, 0, 1, 1, IFLA_VF_LINK_STATE_DISABLE, ETH_P_8021Q },               /* priority tag only */
+                { 5, 42, 0, 0, 0, 0, 0, 0x80000000u, ETH_P_8021AD },                          /* odd link state */
+                /* VF 4: ndo_get_vf_config() failed for it, so the kernel left it out */
+        };
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct ifinfomsg ifi = { .ifi_index = 5 };
+        _cleanup_free_ VfLink *vfs = NULL;
+        struct nlattr *list, *a;
+        VfLink want[ELEMENTSOF(kv)];
+        size_t n = 0, i = 0;
+        int rem;
+
+        msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+        ASSERT(msg);
+        ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+        ASSERT_EQ(nla_put_string(msg, IFLA_IFNAME, "pf0"), 0);
+        ASSERT_EQ(nla_put_u32(msg, IFLA_MTU, 9000), 0);
+        ASSERT_EQ(nla_put_u32(msg, IFLA_NUM_VF, 6), 0);
+        list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+        for (size_t k = 0; k < ELEMENTSOF(kv); k++)
+                put_kernel_vf(msg, &kv[k]);
+        ASSERT_EQ(nla_nest_end(msg, list), 0);
+
+        /* The reference, sorted by VF as vf_links_parse() sorts. */
+        nla_for_each_nested(a, list, rem)
+                reference_vf_info(a, &want[i++]);
+        for (size_t x = 0; x < i; x++)
+                for (size_t y = x + 1; y < i; y++)
+                        if (want[y].vf < want[x].vf) {
+                                VfLink t = want[x];
+                                want[x] = want[y];
+                                want[y] = t;
+                        }
+
+        ASSERT_EQ(vf_links_parse(nlmsg_hdr(msg), &vfs, &n), 0);
+        ASSERT_EQ(n, ELEMENTSOF(kv));
+        for (size_t k = 0; k < n; k++) {
+                fprintf(stderr, "   VF %u: vlan %u qos %u rate %u-%u spoofchk %d trust %d link state %d\n", vfs[k].vf,
+                        vfs[k].vlan, vfs[k].qos, vfs[k].min_tx_rate, vfs[k].max_tx_rate, vfs[k].spoofchk, vfs[k].trust,
+                        vfs[k].link_state);
+                ASSERT_EQ(vfs[k].vf, want[k].vf);
+                ASSERT(memcmp(vfs[k].mac, want[k].mac, 6) == 0);
+                ASSERT_EQ(vfs[k].vlan, want[k].vlan);
+                ASSERT_EQ(vfs[k].qos, want[k].qos);
+                ASSERT_EQ(vfs[k].min_tx_rate, want[k].min_tx_rate);
+                ASSERT_EQ(vfs[k].max_tx_rate, want[k].max_tx_rate);
+                ASSERT_EQ(vfs[k].spoofchk, want[k].spoofchk);
+                ASSERT_EQ(vfs[k].trust, want[k].trust);
+                ASSERT_EQ(vfs[k].link_state, want[k].link_state);
+        }
+        ASSERT_EQ(vfs[0].spoofchk, -1);
+        ASSERT_EQ(vfs[2].qos, 5);
+        ASSERT_EQ(vfs[4].vf, 5);
+        ASSERT_EQ(vfs[4].link_state, -1);
+}
+
+/* A VF the lookup by index cannot reach is a malformed answer, not one VF fewer. */
+TEST(parse_vfs_unreachable) {
+        const struct { const char *what; uint32_t num_vf; uint32_t vfs[3]; size_t n; } cases[] = {
+                { "the same VF twice", 4, { 0, 1, 1 }, 3 },
+                { "a VF beyond IFLA_NUM_VF", 2, { 0, 2 }, 2 },
+        };
+
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                _cleanup_(nlmsg_freep) struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+                struct ifinfomsg ifi = { .ifi_index = 5 };
+                VfLink *vfs = NULL;
+                struct nlattr *list;
+                size_t n = 99;
+
+                fprintf(stderr, "   %s\n", cases[c].what);
+                ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+                ASSERT_EQ(nla_put_string(msg, IFLA_IFNAME, "pf0"), 0);
+                ASSERT_EQ(nla_put_u32(msg, IFLA_NUM_VF, cases[c].num_vf), 0);
+                list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+                for (size_t k = 0; k < cases[c].n; k++) {
+                        KernelVf kv = { .vf = cases[c].vfs[k], .spoofchk = 1, .trust = 1, .vlan_proto = ETH_P_8021Q };
+                        put_kernel_vf(msg, &kv);
+                }
+                ASSERT_EQ(nla_nest_end(msg, list), 0);
+                ASSERT_EQ(vf_links_parse(nlmsg_hdr(msg), &vfs, &n), -EBADMSG);
+                ASSERT(vfs == NULL);
+        }
+}
+
+/* What libnl's VF list parser would leak on or read past: refused before it sees it. */
+TEST(parse_vfs_libnl_unsafe) {
+        const char *const what[] = { "empty VLAN list", "short VLAN list entry", "short RSS query (libnl leaked)",
+                                     "an empty VLAN list after a good one", "short stats counter (libnl leaked)" };
+
+        for (size_t c = 0; c < ELEMENTSOF(what); c++) {
+                _cleanup_(nlmsg_freep) struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+                struct ifinfomsg ifi = { .ifi_index = 5 };
+                struct ifla_vf_mac m = { .vf = 0 };
+                struct ifla_vf_vlan_info vi = { .vf = 0, .vlan = 5 };
+                struct nlattr *list, *info, *nest;
+                VfLink *vfs = NULL;
+                size_t n = 99;
+                uint16_t two = 0;
+
+                fprintf(stderr, "   %s\n", what[c]);
+                ASSERT_EQ(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+                ASSERT_EQ(nla_put_string(msg, IFLA_IFNAME, "pf0"), 0);
+                ASSERT_EQ(nla_put_u32(msg, IFLA_NUM_VF, 2), 0);
+                list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+                if (c == 3) {
+                        KernelVf kv = { .vf = 1, .vlan = 7, .vlan_proto = ETH_P_8021Q };
+                        put_kernel_vf(msg, &kv);
+                }
+                info = nla_nest_start(msg, IFLA_VF_INFO);
+                ASSERT_EQ(nla_put(msg, IFLA_VF_MAC, sizeof(m), &m), 0);
+                switch (c) {
+                case 0:
+                case 3:
+                        /* nla_nest_end() would drop an empty nest; the kernel never sends one. */
+                        nest = nla_nest_start(msg, IFLA_VF_VLAN_LIST);
+                        ASSERT_EQ(nla_nest_end_keep_empty(msg, nest), 0);
+                        break;
+                case 1:
+                        nest = nla_nest_start(msg, IFLA_VF_VLAN_LIST);
+                        ASSERT_EQ(nla_put(msg, IFLA_VF_VLAN_INFO, sizeof(vi) - 4, &vi), 0);
+                        ASSERT_EQ(nla_nest_end(msg, nest), 0);
+                        break;
+                case 2:
+                        ASSERT_EQ(nla_put(msg, IFLA_VF_RSS_QUERY_EN, sizeof(two), &two), 0);
+                        break;
+                case 4:
+                        nest = nla_nest_start(msg, IFLA_VF_STATS);
+                        ASSERT_EQ(nla_put_u64(msg, IFLA_VF_STATS_RX_PACKETS, 1), 0);
+                        ASSERT_EQ(nla_put(msg, IFLA_VF_STATS_TX_BYTES, sizeof(two), &two), 0);
+                        ASSERT_EQ(nla_nest_end(msg, nest), 0);
+                        break;
+                }
+                ASSERT_EQ(nla_nest_end(msg, info), 0);
+                ASSERT_EQ(nla_nest_end(msg, list), 0);
+                ASSERT_EQ(vf_links_parse(nlmsg_hdr(msg), &vfs, &n), -EBADMSG);
+                ASSERT(vfs == NULL);
+        }
 }
 
 /* An NLMSG_ERROR/DONE as the kernel builds it; echo = bytes of request payload echoed. */
@@ -643,10 +1001,14 @@ int main(int argc, char **argv) {
         }
         RUN(build_set_vf);
         RUN(build_set_vf_invalid);
+        RUN(build_set_vf_same_bytes);
         RUN(build_get_request);
         RUN(build_set_link_up);
         RUN(parse_vfs);
         RUN(parse_vfs_none_and_bad);
+        RUN(parse_vfs_kernel_shaped);
+        RUN(parse_vfs_unreachable);
+        RUN(parse_vfs_libnl_unsafe);
         RUN(error_parse);
         RUN(diff);
         return 0;

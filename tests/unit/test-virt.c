@@ -2,6 +2,7 @@
 /* test-virt.c — NIC XML checked by libvirt's own parser, domain XML, reconcile rules, events and vCPUs on the test driver */
 
 #include <libvirt/virterror.h>
+#include <libxml/entities.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <systemd/sd-event.h>
@@ -11,22 +12,6 @@
 #include "test.h"
 
 /* ---- pure: builders, escaping, errors ---- */
-
-TEST(escape) {
-        _cleanup_free_ char *s = NULL;
-
-        ASSERT_EQ(virt_xml_escape("a&b<c>'d\"e", &s), 0);
-        ASSERT_STREQ(s, "a&amp;b&lt;c&gt;&apos;d&quot;e");
-        free(s);
-        ASSERT_EQ(virt_xml_escape("br-äö", &s), 0);       /* UTF-8 passes */
-        ASSERT_STREQ(s, "br-äö");
-        free(s);
-        s = NULL;
-        ASSERT_EQ(virt_xml_escape("a\nb", &s), -EINVAL);
-        ASSERT_EQ(virt_xml_escape("a\x01", &s), -EINVAL);
-        ASSERT_EQ(virt_xml_escape("\xc3\x28", &s), -EINVAL);  /* not UTF-8 */
-        ASSERT(!s);
-}
 
 static VirtNic nic_vf(VirtNicKind k, const char *vf, const char *mac, int vlan) {
         VirtNic n = VIRT_NIC_INIT;
@@ -47,6 +32,40 @@ static VirtNic nic_virtio(VirtNicKind k, const char *source, const char *mac, un
         return n;
 }
 
+/* libxml2 escapes what needs it; what is no UTF-8, or no character XML carries, or a control character, is refused. */
+TEST(escape) {
+        const char *const bad[] = {
+                "a\nb", "a\x01", "a\x7f",                 /* control characters: no use in a name */
+                "\xc3\x28",                                 /* not UTF-8 */
+                "x\xc0\xaf", "\xe0\x80\xaf",                /* overlong '/' */
+                "\xed\xa0\x80",                             /* a surrogate */
+                "\xef\xbf\xbe",                             /* U+FFFE: UTF-8, but no XML character */
+                "\xf4\x90\x80\x80",                         /* beyond U+10FFFF */
+                "\xe2\x82", "\x80x", "x\xff",                /* cut short, a lone continuation, 0xff */
+        };
+        _cleanup_free_ char *s = NULL;
+        VirtNic n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "a&b<c>'d\"e", "", 0, 0);
+
+        ASSERT_EQ(virt_nic_xml(&n, &s), 0);
+        ASSERT_CONTAINS(s, "<source network=\"a&amp;b&lt;c&gt;'d&quot;e\"/>");
+        s = mfree(s);
+        n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "br-äö", "", 0, 0);      /* UTF-8 passes, as it is */
+        ASSERT_EQ(virt_nic_xml(&n, &s), 0);
+        ASSERT_CONTAINS(s, "<source network=\"br-äö\"/>");
+        s = mfree(s);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                fprintf(stderr, "   bad source %zu\n", i);
+                n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, bad[i], "", 0, 0);
+                ASSERT_EQ(virt_nic_xml(&n, &s), -EINVAL);
+                /* An interface name may hold any byte but these: the XML still may not. */
+                n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, bad[i], "", 0, 0);
+                ASSERT_EQ(virt_nic_xml(&n, &s), -EINVAL);
+                n = nic_virtio(VIRT_NIC_VIRTIO_ETHERNET, bad[i], "", 0, 0);
+                ASSERT_EQ(virt_nic_xml(&n, &s), -EINVAL);
+        }
+        ASSERT(!s);
+}
+
 TEST(builders) {
         _cleanup_free_ char *x = NULL;
         VirtNic n;
@@ -55,22 +74,22 @@ TEST(builders) {
         ASSERT_EQ(virt_nic_set_alias(&n, "t1"), 0);
         ASSERT_EQ(virt_nic_xml(&n, &x), 0);
         ASSERT_STREQ(x,
-                     "<interface type='hostdev' managed='yes'>\n"
-                     "  <mac address='52:54:00:00:00:01'/>\n"
+                     "<interface type=\"hostdev\" managed=\"yes\">\n"
+                     "  <mac address=\"52:54:00:00:00:01\"/>\n"
                      "  <source>\n"
-                     "    <address type='pci' domain='0x0000' bus='0x41' slot='0x00' function='0x2'/>\n"
+                     "    <address type=\"pci\" domain=\"0x0000\" bus=\"0x41\" slot=\"0x00\" function=\"0x2\"/>\n"
                      "  </source>\n"
-                     "  <vlan>\n    <tag id='42'/>\n  </vlan>\n"
-                     "  <alias name='ua-sriovd-t1_vf-0000-41-00-2'/>\n"
+                     "  <vlan>\n    <tag id=\"42\"/>\n  </vlan>\n"
+                     "  <alias name=\"ua-sriovd-t1_vf-0000-41-00-2\"/>\n"
                      "</interface>\n");
         x = mfree(x);
 
         n = nic_vf(VIRT_NIC_VF_HOSTDEV, "0000:c1:1f.7", "", -1);
         ASSERT_EQ(virt_nic_xml(&n, &x), 0);
         ASSERT_STREQ(x,
-                     "<hostdev mode='subsystem' type='pci' managed='yes'>\n"
+                     "<hostdev mode=\"subsystem\" type=\"pci\" managed=\"yes\">\n"
                      "  <source>\n"
-                     "    <address type='pci' domain='0x0000' bus='0xc1' slot='0x1f' function='0x7'/>\n"
+                     "    <address type=\"pci\" domain=\"0x0000\" bus=\"0xc1\" slot=\"0x1f\" function=\"0x7\"/>\n"
                      "  </source>\n"
                      "</hostdev>\n");
         x = mfree(x);
@@ -78,23 +97,23 @@ TEST(builders) {
         n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "net'<&>\"", "52:54:00:00:00:02", 4, VIRT_NIC_DRIVER_VHOST);
         ASSERT_EQ(virt_nic_xml(&n, &x), 0);
         ASSERT_STREQ(x,
-                     "<interface type='network'>\n"
-                     "  <mac address='52:54:00:00:00:02'/>\n"
-                     "  <source network='net&apos;&lt;&amp;&gt;&quot;'/>\n"
-                     "  <model type='virtio'/>\n"
-                     "  <driver name='vhost' queues='4'/>\n"
+                     "<interface type=\"network\">\n"
+                     "  <mac address=\"52:54:00:00:00:02\"/>\n"
+                     "  <source network=\"net'&lt;&amp;&gt;&quot;\"/>\n"
+                     "  <model type=\"virtio\"/>\n"
+                     "  <driver name=\"vhost\" queues=\"4\"/>\n"
                      "</interface>\n");
         x = mfree(x);
 
         n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "", 0, VIRT_NIC_DRIVER_DEFAULT);
         ASSERT_EQ(virt_nic_xml(&n, &x), 0);
-        ASSERT_STREQ(x, "<interface type='bridge'>\n  <source bridge='br0'/>\n  <model type='virtio'/>\n</interface>\n");
+        ASSERT_STREQ(x, "<interface type=\"bridge\">\n  <source bridge=\"br0\"/>\n  <model type=\"virtio\"/>\n</interface>\n");
         x = mfree(x);
 
         n = nic_virtio(VIRT_NIC_VIRTIO_ETHERNET, "tap0", "", 1, VIRT_NIC_DRIVER_QEMU);
         ASSERT_EQ(virt_nic_xml(&n, &x), 0);
-        ASSERT_CONTAINS(x, "<target dev='tap0' managed='no'/>");
-        ASSERT_CONTAINS(x, "<driver name='qemu'/>");
+        ASSERT_CONTAINS(x, "<target dev=\"tap0\" managed=\"no\"/>");
+        ASSERT_CONTAINS(x, "<driver name=\"qemu\"/>");
         x = mfree(x);
 }
 
@@ -244,6 +263,32 @@ TEST(vcpu_fifo_xml) {
         ASSERT_CONTAINS(c, "<cputune><vcpusched vcpus=\"0\" scheduler=\"fifo\" priority=\"99\"/></cputune>");
         ASSERT_EQ(virt_domain_xml_set_vcpu_fifo(xml, 0, 50, &c), -EINVAL);
         ASSERT_EQ(virt_domain_xml_set_vcpu_fifo(xml, 1, 100, &c), -EINVAL);
+}
+
+TEST(add_device_xml) {
+        _cleanup_free_ char *dev = NULL, *out = NULL;
+        _cleanup_(virt_domain_info_done) VirtDomainInfo d = {};
+        VirtNic n = nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.4", "52:54:00:00:00:0b", 7);
+        char *none = NULL;
+
+        ASSERT_EQ(virt_nic_set_alias(&n, "t.1"), 0);
+        ASSERT_EQ(virt_nic_xml(&n, &dev), 0);
+        ASSERT_EQ(virt_domain_xml_add_device(domain_xml, dev, &out), 0);
+        ASSERT_EQ(virt_domain_parse_xml(out, &d), 0);
+        ASSERT_STREQ(d.name, "g&1");
+        ASSERT_EQ(d.n_nics, 4);                 /* the three it had, then ours, last */
+        ASSERT_STREQ(d.nics[3].pci, "0000:41:00.4");
+        ASSERT_STREQ(d.nics[3].mac, "52:54:00:00:00:0b");
+        ASSERT_STREQ(d.nics[3].alias, n.alias);
+        ASSERT_CONTAINS(out, "<tag id=\"7\"/>");
+        /* "</devices>" in a value is no place to splice at. */
+        ASSERT_EQ(virt_domain_xml_add_device("<domain><name>&lt;/devices&gt;</name><devices/></domain>", dev, &none), 0);
+        ASSERT(strstr(none, "<devices><interface"));
+        none = mfree(none);
+        ASSERT_EQ(virt_domain_xml_add_device("<domain><name>x</name></domain>", dev, &none), -EINVAL);
+        ASSERT_EQ(virt_domain_xml_add_device("<network><devices/></network>", dev, &none), -EINVAL);
+        ASSERT_EQ(virt_domain_xml_add_device(domain_xml, "<interface", &none), -EINVAL);
+        ASSERT(!none);
 }
 
 /* ---- pure: reconcile ---- */
@@ -435,14 +480,16 @@ TEST(libvirt_parses_fragments) {
                 ASSERT_EQ(virt_domain_undefine(v, name, &err), 0);
         }
 
-        /* A domain name that needs escaping, escaped by us, read back by libvirt. */
+        /* A domain name that needs escaping, escaped by libxml2, read back by libvirt and by us. */
         {
-                _cleanup_free_ char *esc = NULL, *dom = NULL;
+                _cleanup_free_ char *dom = NULL;
                 _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
                 const char *name = "we<i>rd&'n\"ame";
+                xmlChar *esc = xmlEncodeSpecialChars(NULL, (const xmlChar *) name);
 
-                ASSERT_EQ(virt_xml_escape(name, &esc), 0);
-                dom = domain_with(esc, "");
+                ASSERT(esc);
+                dom = domain_with((const char *) esc, "");
+                xmlFree(esc);
                 ASSERT_EQ(virt_define_xml(v, dom, &err), 0);
                 ASSERT_EQ(virt_get_domain(v, name, &info, &err), 0);
                 ASSERT_STREQ(info.name, name);
@@ -455,6 +502,25 @@ TEST(libvirt_parses_fragments) {
         ASSERT_CONTAINS(err.message, "not found");
         ASSERT_EQ(virt_define_xml(v, "<domain type='test'><name>x</name>", &err), -EINVAL);
         fprintf(stderr, "   bad XML: %s\n", err.message);
+        /* A shut-off domain: the test driver has no device attach, so the NIC goes into a new definition. */
+        {
+                _cleanup_free_ char *dom = domain_with("cold", ""), *back = NULL;
+                _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
+                VirtNic n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "52:54:00:00:00:98", 2, VIRT_NIC_DRIVER_QEMU);
+
+                ASSERT_EQ(virt_nic_set_alias(&n, "t.cold"), 0);
+                ASSERT_EQ(virt_define_xml(v, dom, &err), 0);
+                ASSERT_EQ(virt_attach(v, "cold", &n, &err), 1);
+                ASSERT_EQ(virt_attach(v, "cold", &n, &err), 0);          /* there already */
+                ASSERT_EQ(virt_get_domain(v, "cold", &info, &err), 0);
+                ASSERT_EQ(info.n_nics, 1);
+                ASSERT_STREQ(info.nics[0].mac, n.mac);
+                ASSERT_STREQ(info.nics[0].alias, n.alias);
+                ASSERT_EQ(virt_domain_xml(v, "cold", true, &back, &err), 0);
+                ASSERT_CONTAINS(back, "<source bridge='br0'/>");
+                ASSERT_EQ(virt_domain_undefine(v, "cold", &err), 0);
+        }
+
         /* The test driver has no device hot-plug: reported, not crashed on. */
         {
                 VirtNic n = nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "default", "52:54:00:00:00:99", 0, 0);
@@ -591,6 +657,7 @@ int main(void) {
         RUN(errno_table);
         RUN(parse_domain);
         RUN(vcpu_fifo_xml);
+        RUN(add_device_xml);
         RUN(reconcile);
         RUN(libvirt_parses_fragments);
         RUN(test_driver_events_and_reconcile);
