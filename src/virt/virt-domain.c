@@ -186,7 +186,9 @@ static int define_with_device(virDomainPtr d, const char *dev_xml, VirtError *er
         virDomainPtr nd;
         int r;
 
-        xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE);
+        /* SECURE: without it the definition comes without its secrets (VNC/SPICE passwords), and
+         * defining it again would drop them. */
+        xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
         if (!xml)
                 return virt_error_last(err, -EIO);
         r = virt_domain_xml_add_device(xml, dev_xml, &out);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* test-virt.c — NIC XML checked by libvirt's own parser, domain XML, reconcile rules, events and vCPUs on the test driver */
 
+#include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <libxml/entities.h>
 #include <stdarg.h>
@@ -504,7 +505,8 @@ TEST(libvirt_parses_fragments) {
         fprintf(stderr, "   bad XML: %s\n", err.message);
         /* A shut-off domain: the test driver has no device attach, so the NIC goes into a new definition. */
         {
-                _cleanup_free_ char *dom = domain_with("cold", ""), *back = NULL;
+                /* A VNC password: a new definition made from a definition read without its secrets loses it. */
+                _cleanup_free_ char *dom = domain_with("cold", "<graphics type='vnc' passwd='s3cret'/>"), *back = NULL;
                 _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
                 VirtNic n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "52:54:00:00:00:98", 2, VIRT_NIC_DRIVER_QEMU);
 
@@ -518,6 +520,22 @@ TEST(libvirt_parses_fragments) {
                 ASSERT_STREQ(info.nics[0].alias, n.alias);
                 ASSERT_EQ(virt_domain_xml(v, "cold", true, &back, &err), 0);
                 ASSERT_CONTAINS(back, "<source bridge='br0'/>");
+                {
+                        /* test:///default is one driver per process: a second connection sees "cold". */
+                        virConnectPtr c = virConnectOpen("test:///default");
+                        virDomainPtr d;
+                        char *secure;
+
+                        ASSERT(c);
+                        d = virDomainLookupByName(c, "cold");
+                        ASSERT(d);
+                        secure = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
+                        ASSERT(secure);
+                        ASSERT_CONTAINS(secure, "passwd='s3cret'");
+                        free(secure);
+                        virDomainFree(d);
+                        virConnectClose(c);
+                }
                 ASSERT_EQ(virt_domain_undefine(v, "cold", &err), 0);
         }
 
