@@ -9,8 +9,7 @@
 
 #include "sriovd/cpuset.h"
 #include "sriovd/macro.h"
-
-#define PCI_ADDR_MAX 16   /* "0000:41:00.0" plus NUL, with room */
+#include "sriovd/util.h"
 #define DRIVER_MAX 64
 #define PCI_NAME_MAX 160
 #define TENANT_ID_MAX 64  /* tenant ids: [A-Za-z0-9._-]{1,63} */

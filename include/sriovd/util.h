@@ -12,5 +12,9 @@ uint64_t now_usec(void);
 /* Length (1-4) of the valid, strict UTF-8 sequence at s within avail bytes; 0 if invalid. */
 size_t utf8_sequence_len(const unsigned char *s, size_t avail);
 
+#define PCI_ADDR_MAX 16   /* "0000:41:00.0" plus NUL, with room */
+
 /* "0000:41:00.0"-style: 4:2:2.1 lowercase hex, device 00-1f, function 0-7. */
 bool pci_addr_valid(const char *s);
+/* Whether addr is one of list's n addresses. */
+bool pci_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);

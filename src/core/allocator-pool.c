@@ -137,6 +137,17 @@ static int pool_vf_cmp(const void *x, const void *y) {
         return strcmp(((const PoolVf *) x)->vf.addr, ((const PoolVf *) y)->vf.addr);
 }
 
+/* What reconcile() needs, allocated before anything changes. */
+static int reconcile_prepare(Allocator *a, AllocDecisions *ret, uint32_t **ret_order) {
+        /* Each tenant at most: its own re-placement, a downgrade, an upgrade. */
+        int r = alloc_decisions_reserve(ret, 4 + 3 * a->n_tenants);
+
+        if (r < 0)
+                return r;
+        *ret_order = malloc((a->n_tenants ?: 1) * sizeof(uint32_t));
+        return *ret_order ? 0 : -ENOMEM;
+}
+
 int allocator_set_vf_in_guest(Allocator *a, const char *vf, bool in_guest, AllocDecisions *ret) {
         uint32_t v;
         int r;
@@ -182,13 +193,9 @@ int allocator_set_pool(Allocator *a, const AllocVf *vfs, size_t n_vfs, AllocDeci
                 if (streq(pool[i - 1].vf.addr, pool[i].vf.addr))
                         return -EINVAL;
 
-        /* Each tenant at most: its own re-placement, a downgrade, an upgrade. */
-        r = alloc_decisions_reserve(ret, 4 + 3 * a->n_tenants);
+        r = reconcile_prepare(a, ret, &order);
         if (r < 0)
                 return r;
-        order = malloc((a->n_tenants ?: 1) * sizeof(uint32_t));
-        if (!order)
-                return -ENOMEM;
 
         /* Nothing fails from here on. Move the holders over; mark what vanished or was re-created. */
         for (size_t v = 0; v < a->n_pool; v++) {
@@ -225,12 +232,9 @@ int allocator_reconcile(Allocator *a, AllocDecisions *ret) {
 
         if (!a || !ret)
                 return -EINVAL;
-        r = alloc_decisions_reserve(ret, 4 + 3 * a->n_tenants);
+        r = reconcile_prepare(a, ret, &order);
         if (r < 0)
                 return r;
-        order = malloc((a->n_tenants ?: 1) * sizeof(uint32_t));
-        if (!order)
-                return -ENOMEM;
         return reconcile(a, order, ret);
 }
 

@@ -55,13 +55,6 @@ const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf)
                             allocation_cmp);
 }
 
-bool plan_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {
-        for (size_t i = 0; i < n; i++)
-                if (streq(list[i], addr))
-                        return true;
-        return false;
-}
-
 bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
         /* Count changes come first in the plan and are few: a scan is enough. */
         for (size_t i = 0; i < b->plan->n_actions; i++) {

@@ -17,8 +17,6 @@ typedef struct PlanBuilder {
 /* plan-builder.c: the plan under construction, and what the parts below ask of it. */
 Action *plan_add_action(PlanBuilder *b, ActionKind kind, const char *target, long before, long after);
 _printf_(4, 5) void plan_add_note(PlanBuilder *b, NoteLevel level, const char *target, const char *fmt, ...);
-/* Whether addr is one of list's n PCI addresses. */
-bool plan_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);
 /* The tenant holding VF vf, NULL when none (allocations are sorted by VF). */
 const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf);
 /* Whether the plan binds VF vf to vfio-pci (its host netdev is going away). */

@@ -44,7 +44,7 @@ static void plan_coalesce(PlanBuilder *b, const char *addr, int ifindex, const N
 
         if (!coalesce_want(cls, alloc, &want))
                 return;
-        if (plan_addr_in(b->ctx->coalesce_unsupported, b->ctx->n_coalesce_unsupported, addr)) {
+        if (pci_addr_in(b->ctx->coalesce_unsupported, b->ctx->n_coalesce_unsupported, addr)) {
                 plan_add_note(b, NOTE_WARNING, addr, "the driver refused coalescing changes; not tried again "
                               "until reload or the device is re-added");
                 return;
@@ -97,7 +97,7 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
 
         if (!offloads_want(cls, want))
                 return;
-        if (plan_addr_in(b->ctx->offloads_unsupported, b->ctx->n_offloads_unsupported, addr)) {
+        if (pci_addr_in(b->ctx->offloads_unsupported, b->ctx->n_offloads_unsupported, addr)) {
                 plan_add_note(b, NOTE_WARNING, addr, "the driver refused offload changes; not tried again "
                               "until reload or the device is re-added");
                 return;

@@ -48,7 +48,7 @@ void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
 
         /* Any change from a non-zero count goes through 0, which destroys every VF. */
         held = pf->num_vfs > 0 ? pf_allocated(b, pf, tenants, sizeof(tenants)) : 0;
-        if (held > 0 && !plan_addr_in(b->ctx->force_num_vfs, b->ctx->n_force_num_vfs, pf->addr)) {
+        if (held > 0 && !pci_addr_in(b->ctx->force_num_vfs, b->ctx->n_force_num_vfs, pf->addr)) {
                 plan_add_note(b, NOTE_ERROR, pf->addr,
                               "num_vfs %u -> %u refused: it destroys all %u VFs and %u are allocated "
                               "(%s); release them or force the change over the API (config line %u)",
@@ -176,7 +176,7 @@ void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
         unsigned count = replaced ? (unsigned) pol->num_vfs : pf->num_vfs;
         bool warned = false;
 
-        if (plan_addr_in(b->ctx->vf_link_unsupported, b->ctx->n_vf_link_unsupported, pf->addr)) {
+        if (pci_addr_in(b->ctx->vf_link_unsupported, b->ctx->n_vf_link_unsupported, pf->addr)) {
                 plan_add_note(b, NOTE_WARNING, pf->addr,
                               "the PF driver refused VF link settings (EOPNOTSUPP); not tried again until "
                               "reload or the PF is re-added");

@@ -402,7 +402,8 @@ static int guests_open(Guests *g, const char *uri) {
         return 0;
 }
 
-int guests_new(Manager *m, const char *uri, Guests **ret) {
+/* A Guests with libvirt's event loop in the manager's: not connected yet. */
+static int guests_alloc(Manager *m, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
         int r;
 
@@ -412,6 +413,17 @@ int guests_new(Manager *m, const char *uri, Guests **ret) {
         g->manager = m;
         g->probe_pid = -1;
         r = virt_event_register(manager_event_loop(m));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(g);
+        return 0;
+}
+
+int guests_new(Manager *m, const char *uri, Guests **ret) {
+        _cleanup_(guests_freep) Guests *g = NULL;
+        int r;
+
+        r = guests_alloc(m, &g);
         if (r < 0)
                 return r;
         g->n_attempts = 1;
@@ -542,12 +554,7 @@ int guests_start(Manager *m, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
         int r;
 
-        g = calloc(1, sizeof(*g));
-        if (!g)
-                return -ENOMEM;
-        g->manager = m;
-        g->probe_pid = -1;
-        r = virt_event_register(manager_event_loop(m));
+        r = guests_alloc(m, &g);
         if (r < 0)
                 return r;
         /* From the loop, not from here: the caller's own start-up (READY=1) comes first. */

@@ -508,10 +508,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
 }
 
 bool tenants_vf_in_guest(const Tenants *t, const char *vf) {
-        for (size_t i = 0; i < t->n_in_guest; i++)
-                if (streq(t->in_guest[i], vf))
-                        return true;
-        return false;
+        return pci_addr_in((const char(*)[PCI_ADDR_MAX]) t->in_guest, t->n_in_guest, vf);
 }
 
 int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
@@ -565,19 +562,11 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         return 0;
 }
 
-static bool listed(const char (*vfs)[PCI_ADDR_MAX], size_t n, const char *vf) {
-        for (size_t i = 0; i < n; i++)
-                if (streq(vfs[i], vf))
-                        return true;
-        return false;
-}
-
 int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t n) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         _cleanup_(allocator_freep) Allocator *saved = NULL;
         _cleanup_free_ char (*now)[PCI_ADDR_MAX] = NULL;
-        size_t n_now = 0;
-        bool changed = false;
+        size_t n_now = 0, n_out = 0;
         int r;
 
         if (!t->alloc)
@@ -588,15 +577,9 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
         r = allocator_clone(t->alloc, &saved);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < t->n_in_guest; i++)
-                if (!listed(vfs, n, t->in_guest[i])) {
-                        r = allocator_set_vf_in_guest(t->alloc, t->in_guest[i], false, &d);
-                        if (r < 0 && r != -ENOENT)
-                                goto fail;
-                        changed = true;
-                }
+        /* Marked first, so that the VFs let out below cannot serve anyone from one of these. */
         for (size_t i = 0; i < n; i++) {
-                if (listed((const char(*)[PCI_ADDR_MAX]) now, n_now, vfs[i]))
+                if (pci_addr_in((const char(*)[PCI_ADDR_MAX]) now, n_now, vfs[i]))
                         continue;
                 /* Only a VF no tenant holds: one a tenant holds is where reconcile says it is. */
                 if (allocator_vf_holder(t->alloc, vfs[i]))
@@ -606,10 +589,17 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
                         continue;   /* not one of the pool's */
                 if (r < 0)
                         goto fail;
-                changed = changed || !tenants_vf_in_guest(t, vfs[i]);
                 strscpy(now[n_now++], PCI_ADDR_MAX, vfs[i]);
         }
-        if (!changed && n_now == t->n_in_guest)
+        for (size_t i = 0; i < t->n_in_guest; i++)
+                if (!pci_addr_in((const char(*)[PCI_ADDR_MAX]) now, n_now, t->in_guest[i])) {
+                        r = allocator_set_vf_in_guest(t->alloc, t->in_guest[i], false, &d);
+                        if (r < 0 && r != -ENOENT)
+                                goto fail;
+                        n_out++;
+                }
+        /* Nothing let out and as many marked as before: the same set. */
+        if (n_out == 0 && n_now == t->n_in_guest)
                 return 0;
         /* VFs out of their guest serve the tenants that wait: saved before anyone is told. */
         if (d.n_decisions > 0) {

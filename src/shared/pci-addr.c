@@ -22,3 +22,10 @@ bool pci_addr_valid(const char *s) {
         /* device 0-1f, function 0-7 */
         return strtoul(s + 8, NULL, 16) <= 0x1f && s[11] <= '7';
 }
+
+bool pci_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(list[i], addr) == 0)
+                        return true;
+        return false;
+}

@@ -7,7 +7,6 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <systemd/sd-event.h>
-#include <time.h>
 
 #include "sriovd/virt.h"
 #include "test.h"
@@ -391,12 +390,6 @@ static void record(const VirtEvent *ev, void *userdata) {
         if (r->n < ELEMENTSOF(r->lines))
                 snprintf(r->lines[r->n++], sizeof(r->lines[0]), "%s %s %s", kind_names[ev->kind],
                          ev->domain ?: "-", ev->device ?: ev->detail_str);
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
 /* Dispatch sd-event until line shows up (the only way events arrive: through the bridge). */

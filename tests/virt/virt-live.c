@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <systemd/sd-event.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sriovd/virt.h"
@@ -39,12 +38,6 @@ static void on_event(const VirtEvent *ev, void *userdata) {
         fflush(stdout);
         if (n_seen < ELEMENTSOF(seen))
                 strcpy(seen[n_seen++], line);
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
 static int parse_nic(const char *kind, const char *src, const char *mac, const char *tenant, VirtNic *ret) {
