@@ -27,6 +27,10 @@
 #define ALLOC_HEADROOM_DEFAULT 2
 #define ALLOC_TARGET_DEFAULT 0.85
 #define ALLOC_REASON_MAX 192
+#define ALLOC_GUEST_MAX 256           /* a guest's name with the NUL: the libvirt domain */
+#define ALLOC_RT_CPUS_MAX 8           /* RT CPUs one guest may book */
+#define ALLOC_RT_SHARE_MAX 64         /* guests one RT CPU may serve */
+#define ALLOC_RT_POOL_MAX 1024        /* = CPUSET_MAX */
 
 /* allocator_request() outcome the caller must handle: a REFUSED decision says why. */
 #define ALLOCATOR_REFUSED 1
@@ -37,7 +41,19 @@ typedef struct AllocClass {
         VnicKind vnic;
         int rank;                     /* higher keeps its VF longer, and is upgraded first */
         bool allow_remote_numa;       /* may get a VF on another node than the guest's */
+        /* RT CPUs the guest's FIFO vCPUs need (0 = none), on its NIC's node; how many guests
+         * of this class one RT CPU serves (1 = its own); with none free, placed without (true)
+         * or refused (false). */
+        unsigned rt_cpus;
+        unsigned rt_share;
+        bool rt_fallback;
 } AllocClass;
+
+/* One RT CPU the allocator may book for guests: the host's RT CPUs, with their node. */
+typedef struct AllocRtCpu {
+        unsigned cpu;
+        int numa_node;                /* -1 = unknown */
+} AllocRtCpu;
 
 typedef struct AllocPolicy {
         const AllocClass *classes;    /* copied by allocator_new(); names unique */
@@ -78,6 +94,9 @@ typedef struct AllocRequest {
         const char *tenant;
         const char *class_name;
         int numa_node;                /* the guest's node; -1 = no preference */
+        /* The guest (libvirt domain) the tenant's NIC is in; NULL or "" = a guest of its own.
+         * Tenants of one guest share its RT CPUs. */
+        const char *guest;
 } AllocRequest;
 
 typedef enum AllocDecisionKind {
@@ -89,8 +108,18 @@ typedef enum AllocDecisionKind {
         ALLOC_DECISION_RELEASED,      /* tenant gone; old_vf (if any) is free */
         ALLOC_DECISION_REPLACED,      /* pool change: old_vf -> new_vf, or -> "" (virtio-net for
                                        * sriov-preferred, no NIC for sriov-required) */
+        ALLOC_DECISION_RT_CPUS,       /* the tenant's guest got other RT CPUs (or none); NIC unchanged */
         _ALLOC_DECISION_KIND_MAX,
 } AllocDecisionKind;
+
+/* What a REFUSED decision lacked. */
+typedef enum AllocMissing {
+        ALLOC_MISSING_NONE,
+        ALLOC_MISSING_VF,
+        ALLOC_MISSING_RT_CPU,
+        ALLOC_MISSING_TENANTS,        /* the tenant limit */
+        _ALLOC_MISSING_MAX,
+} AllocMissing;
 
 typedef struct AllocDecision {
         AllocDecisionKind kind;
@@ -99,6 +128,11 @@ typedef struct AllocDecision {
         char new_vf[PCI_ADDR_MAX];    /* "" = none */
         AllocNic nic;                 /* the tenant's NIC after the decision */
         bool remote_numa;             /* new_vf is not on the guest's node */
+        AllocMissing missing;         /* REFUSED: what was lacking */
+        /* The guest's RT CPUs after the decision (rt_changed: they are not what they were). */
+        bool rt_changed;
+        uint8_t n_rt_cpus;
+        uint16_t rt_cpus[ALLOC_RT_CPUS_MAX];
         char reason[ALLOC_REASON_MAX];
 } AllocDecision;
 
@@ -120,6 +154,12 @@ typedef struct AllocTenant {
         const char *vf;               /* ALLOC_NIC_VF: its VF, else NULL */
         bool remote_numa;
         uint64_t seq;                 /* arrival sequence, the tie-break after rank */
+        /* Its guest's RT CPUs, if its class books them: the guest's name ("" = none booked:
+         * its own), the CPUs, and whether it waits for them (a class that falls back). */
+        const char *guest;
+        const uint16_t *rt_cpus;
+        unsigned n_rt_cpus;
+        bool rt_waiting;
 } AllocTenant;
 
 /* Every VF counts once: n_vfs = usable + unhealthy + reserved + in_guest (in that order of
@@ -133,6 +173,10 @@ typedef struct AllocStats {
         size_t remote;                /* tenants on a VF off their guest's node */
         size_t preferred_on_virtio;   /* sriov-preferred tenants waiting for an upgrade */
         double utilization;           /* allocated / usable; 0 when nothing is usable */
+        /* RT CPUs: in the pool, booked by at least one guest; guests holding RT CPUs, and those
+         * of a falling-back class placed without them (they get one when one is free). */
+        unsigned rt_cpus, rt_cpus_booked;
+        size_t rt_guests, rt_guests_waiting;
 } AllocStats;
 
 typedef struct Allocator Allocator;
@@ -163,6 +207,12 @@ int allocator_clone(const Allocator *a, Allocator **ret);
  * than ALLOC_VFS_MAX VFs; -ENOMEM. On failure nothing changed.
  */
 int allocator_set_pool(Allocator *a, const AllocVf *vfs, size_t n_vfs, AllocDecisions *ret);
+/*
+ * Replace the RT CPU pool (copied; any order; each CPU once, below ALLOC_RT_POOL_MAX). Guests on
+ * a CPU that left are booked again (RT_CPUS decisions say why), waiting ones are served. Call it
+ * before restoring tenants, so their saved CPUs are found. -EINVAL, -ENOMEM (nothing changed).
+ */
+int allocator_set_rt_cpus(Allocator *a, const AllocRtCpu *cpus, size_t n, AllocDecisions *ret);
 /* The reconcile of allocator_set_pool() on the current pool: after restoring tenants. */
 int allocator_reconcile(Allocator *a, AllocDecisions *ret);
 
@@ -192,6 +242,8 @@ int allocator_set_vf_in_guest(Allocator *a, const char *vf, bool in_guest, Alloc
  * tenants with a REPLACED decision that says why, preferring free VFs. A tenant saved
  * without a VF waits as its class waits now (sriov-required: no NIC; else virtio-net).
  * Since no restore takes another tenant's VF, the order of the calls does not matter.
+ * RT CPUs likewise: t->guest and t->rt_cpus are the saved booking, kept when every CPU is still
+ * in the RT pool with room; else the reconcile books the guest anew and says why.
  * -EINVAL (id, node or NIC invalid), -EEXIST, -ENOENT (class), -ENOSPC, -ENOMEM.
  */
 int allocator_restore_tenant(Allocator *a, const AllocTenant *t);
@@ -211,3 +263,4 @@ int allocator_verify(const Allocator *a);
 
 const char *alloc_decision_kind_to_string(AllocDecisionKind k);
 const char *alloc_nic_to_string(AllocNic n);
+const char *alloc_missing_to_string(AllocMissing m);

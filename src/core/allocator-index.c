@@ -167,7 +167,7 @@ uint32_t alloc_tenant_create(Allocator *a, const char *id, uint32_t cls, int nod
         size_t i = by_id_lower_bound(a, id);
 
         a->slots[s] = (Tenant) { .cls = cls, .node = node, .nic = ALLOC_NIC_NONE, .vf = NO_VF, .used = true,
-                                 .seq = seq };
+                                 .seq = seq, .guest = NO_GUEST };
         strscpy(a->slots[s].id, sizeof(a->slots[s].id), id);
         memmove(a->by_id + i + 1, a->by_id + i, (a->n_tenants - i) * sizeof(uint32_t));
         a->by_id[i] = s;

@@ -11,6 +11,7 @@
 #define NO_VF UINT32_MAX
 #define NO_SLOT UINT32_MAX
 #define N_BUCKETS (ALLOC_NODES_MAX + 1)   /* [node + 1]; [0] = unknown node */
+#define NO_GUEST UINT32_MAX
 
 typedef struct Tenant {
         char id[TENANT_ID_MAX];
@@ -26,7 +27,34 @@ typedef struct Tenant {
         char gone_vf[PCI_ADDR_MAX];
         bool gone_held;
         bool recreated;
+        uint32_t guest;           /* index into Allocator.guests: its RT CPUs; NO_GUEST = none */
 } Tenant;
+
+/* One RT CPU of the pool, and how it is booked. */
+typedef struct RtCpu {
+        unsigned cpu;
+        int node;
+        unsigned users;           /* guests booked on it */
+        unsigned cap;             /* the least rt_share among them: users <= cap */
+} RtCpu;
+
+/*
+ * A guest that books RT CPUs, shared by its tenants of RT classes. A guest of a falling-back
+ * class may hold none (want > 0): it is served when a CPU frees up, in arrival order.
+ */
+typedef struct RtGuest {
+        char name[ALLOC_GUEST_MAX];
+        uint32_t n_tenants;       /* 0 = a free entry */
+        uint16_t cpus[ALLOC_RT_CPUS_MAX];   /* CPU numbers, in booking order: vCPU 0's first */
+        uint8_t n_cpus;
+        uint8_t want;             /* CPUs it needs */
+        unsigned share;           /* its class's rt_share */
+        int node;                 /* where its CPUs must be; -1 = any */
+        uint64_t seq;             /* its first tenant's arrival */
+        bool fallback;            /* placed without CPUs when none is free */
+        bool rebook;              /* restored with CPUs it cannot have: the reconcile books it */
+        char lost[96];            /* why it is re-booked, for the decision */
+} RtGuest;
 
 typedef struct PoolVf {
         AllocVf vf;
@@ -57,6 +85,11 @@ struct Allocator {
         size_t n_waiting, n_waiting_allocated, n_waiting_required;
 
         uint64_t next_seq;
+
+        RtCpu *rt;                /* the RT CPU pool, sorted by CPU */
+        size_t n_rt;
+        RtGuest *guests;
+        size_t n_guests, n_guests_allocated;
 };
 
 /* Where a tenant goes: a VF, freed from victim when that is not NO_SLOT. */
@@ -142,3 +175,27 @@ int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d);
 int alloc_take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d);
 int alloc_fill(Allocator *a, AllocDecisions *d);
 size_t alloc_decisions_bound(const Allocator *a);
+
+/* allocator-rt.c: RT CPUs booked per guest. */
+static inline unsigned class_rt_need(const AllocClass *c) {
+        return MIN(c->rt_cpus, (unsigned) ALLOC_RT_CPUS_MAX);
+}
+/* Whether a tenant of class c for guest name on node can be given what its class needs of RT
+ * CPUs (or falls back); false: why, for a REFUSED decision. */
+bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *guest, const char *tenant, int node,
+                       char *why, size_t size);
+/* Tenant s (placed) joins guest name: books its CPUs now, or waits for them (fallback). The
+ * tenant's last decision in d gets the CPUs. */
+int alloc_rt_join(Allocator *a, uint32_t s, const char *guest, AllocDecisions *d);
+/* Tenant s leaves its guest; the guest's CPUs are freed with its last tenant, and waiting guests
+ * served (RT_CPUS decisions; d NULL: not yet, the caller serves them). */
+int alloc_rt_leave(Allocator *a, uint32_t s, AllocDecisions *d);
+/* Tenant s, of a new class, stays in its booked guest if the booking can serve the class
+ * (grown if need be): 0; 1 = it cannot, nothing changed. */
+int alloc_rt_refit(Allocator *a, uint32_t s, AllocDecisions *d);
+int alloc_rt_serve(Allocator *a, AllocDecisions *d);
+/* Restore: joins the guest with its saved CPUs where they still hold. */
+int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t *cpus, unsigned n);
+/* The node tenant s's RT CPUs belong on: its VF's, else its guest's. */
+int alloc_rt_node(const Allocator *a, const Tenant *t);
+int alloc_rt_verify(const Allocator *a);

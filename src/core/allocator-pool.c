@@ -235,7 +235,10 @@ int allocator_reconcile(Allocator *a, AllocDecisions *ret) {
         r = reconcile_prepare(a, ret, &order);
         if (r < 0)
                 return r;
-        return reconcile(a, order, ret);
+        r = reconcile(a, order, ret);
+        if (r < 0)
+                return r;
+        return alloc_rt_serve(a, ret);
 }
 
 int allocator_restore_tenant(Allocator *a, const AllocTenant *t) {
@@ -269,6 +272,14 @@ int allocator_restore_tenant(Allocator *a, const AllocTenant *t) {
         else
                 v = alloc_pool_find(a, t->vf);
 
+        if (t->guest && strnlen(t->guest, ALLOC_GUEST_MAX) >= ALLOC_GUEST_MAX)
+                return -EINVAL;
+        if (t->n_rt_cpus > ALLOC_RT_CPUS_MAX || (t->n_rt_cpus > 0 && !t->rt_cpus))
+                return -EINVAL;
+        if (a->n_guests >= a->n_guests_allocated &&
+            GREEDY_REALLOC(a->guests, a->n_guests_allocated, a->n_guests + 1) < 0)
+                return -ENOMEM;   /* so that the RT restore below cannot fail */
+
         s = alloc_tenant_create(a, t->id, cls, t->numa_node, t->seq);
         if (v != NO_VF && a->pool[v].holder == NO_SLOT)
                 alloc_vf_take(a, s, v);
@@ -281,5 +292,5 @@ int allocator_restore_tenant(Allocator *a, const AllocTenant *t) {
         } else
                 a->slots[s].nic = nic;
         alloc_tenant_relist(a, s);
-        return 0;
+        return alloc_rt_restore(a, s, t->guest, t->rt_cpus, t->n_rt_cpus);
 }

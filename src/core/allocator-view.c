@@ -20,7 +20,16 @@ static void tenant_view(const Allocator *a, uint32_t s, AllocTenant *ret) {
                 .vf = t->nic == ALLOC_NIC_VF ? a->pool[t->vf].vf.addr : NULL,
                 .remote_numa = t->nic == ALLOC_NIC_VF && t->remote,
                 .seq = t->seq,
+                .guest = "",
         };
+        if (t->guest != NO_GUEST) {
+                const RtGuest *g = &a->guests[t->guest];
+                /* A tenant without a domain is its own guest: no name to show. */
+                ret->guest = strncmp(g->name, "tenant ", 7) == 0 ? "" : g->name;
+                ret->rt_cpus = g->cpus;
+                ret->n_rt_cpus = g->n_cpus;
+                ret->rt_waiting = g->n_cpus == 0;
+        }
 }
 
 size_t allocator_n_tenants(const Allocator *a) {
@@ -96,6 +105,14 @@ void allocator_stats(const Allocator *a, AllocStats *ret) {
                 }
         }
         st.utilization = st.usable > 0 ? (double) st.allocated / st.usable : 0;
+        st.rt_cpus = (unsigned) a->n_rt;
+        for (size_t i = 0; i < a->n_rt; i++)
+                st.rt_cpus_booked += a->rt[i].users > 0;
+        for (size_t g = 0; g < a->n_guests; g++)
+                if (a->guests[g].n_tenants > 0) {
+                        st.rt_guests += a->guests[g].n_cpus > 0;
+                        st.rt_guests_waiting += a->guests[g].n_cpus == 0;
+                }
         *ret = st;
 }
 
@@ -175,7 +192,7 @@ int allocator_verify(const Allocator *a) {
                 if (i > 0 && alloc_service_cmp(a, a->waiting[i - 1], a->waiting[i]) >= 0)
                         return -EUCLEAN;
         }
-        return 0;
+        return alloc_rt_verify(a);
 }
 
 void allocator_reserve_seq(Allocator *a, uint64_t seq) {

@@ -57,6 +57,7 @@ static const char *const decision_kind_table[_ALLOC_DECISION_KIND_MAX] = {
         [ALLOC_DECISION_REFUSED] = "refused",
         [ALLOC_DECISION_RELEASED] = "released",
         [ALLOC_DECISION_REPLACED] = "re-placed",
+        [ALLOC_DECISION_RT_CPUS] = "rt-cpus",
 };
 
 static const char *const nic_table[_ALLOC_NIC_MAX] = {
@@ -71,6 +72,17 @@ const char *alloc_decision_kind_to_string(AllocDecisionKind k) {
 
 const char *alloc_nic_to_string(AllocNic n) {
         return n >= 0 && n < _ALLOC_NIC_MAX ? nic_table[n] : NULL;
+}
+
+static const char *const missing_table[_ALLOC_MISSING_MAX] = {
+        [ALLOC_MISSING_NONE] = "none",
+        [ALLOC_MISSING_VF] = "vf",
+        [ALLOC_MISSING_RT_CPU] = "rt-cpu",
+        [ALLOC_MISSING_TENANTS] = "tenants",
+};
+
+const char *alloc_missing_to_string(AllocMissing m) {
+        return m >= 0 && m < _ALLOC_MISSING_MAX ? missing_table[m] : NULL;
 }
 
 bool tenant_id_valid(const char *id) {
@@ -150,6 +162,8 @@ Allocator *allocator_free(Allocator *a) {
         free(a->free_slots);
         free(a->by_id);
         free(a->waiting);
+        free(a->rt);
+        free(a->guests);
         free(a);
         return NULL;
 }
@@ -183,6 +197,9 @@ int allocator_clone(const Allocator *a, Allocator **ret) {
         c->pool = NULL;
         c->slots = NULL;
         c->free_slots = c->by_id = c->waiting = NULL;
+        c->rt = NULL;
+        c->guests = NULL;
+        c->n_guests_allocated = a->n_guests;
         /* The capacities the indexes rely on without growing: a freed slot for every slot, a place
          * in the waiting list for every tenant. */
         c->n_slots_allocated = c->n_free_slots_allocated = a->n_slots;
@@ -192,7 +209,9 @@ int allocator_clone(const Allocator *a, Allocator **ret) {
             dup_array(&c->slots, a->slots, a->n_slots, a->n_slots, sizeof(Tenant)) < 0 ||
             dup_array(&c->free_slots, a->free_slots, a->n_free_slots, a->n_slots, sizeof(uint32_t)) < 0 ||
             dup_array(&c->by_id, a->by_id, a->n_tenants, a->n_tenants, sizeof(uint32_t)) < 0 ||
-            dup_array(&c->waiting, a->waiting, a->n_waiting, a->n_tenants, sizeof(uint32_t)) < 0)
+            dup_array(&c->waiting, a->waiting, a->n_waiting, a->n_tenants, sizeof(uint32_t)) < 0 ||
+            dup_array(&c->rt, a->rt, a->n_rt, a->n_rt, sizeof(RtCpu)) < 0 ||
+            dup_array(&c->guests, a->guests, a->n_guests, a->n_guests, sizeof(RtGuest)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(c);
         return 0;
@@ -210,6 +229,8 @@ static int request_new(Allocator *a, const AllocRequest *req, uint32_t cls, Allo
                 Tenant tmp = { .nic = ALLOC_NIC_NONE };
                 strscpy(tmp.id, sizeof(tmp.id), req->tenant);
                 r = alloc_decide(d, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "tenant limit of %zu reached", a->max_tenants);
+                if (r >= 0)
+                        d->decisions[d->n_decisions - 1].missing = ALLOC_MISSING_TENANTS;
                 return r < 0 ? r : ALLOCATOR_REFUSED;
         }
 
@@ -218,6 +239,8 @@ static int request_new(Allocator *a, const AllocRequest *req, uint32_t cls, Allo
                 strscpy(tmp.id, sizeof(tmp.id), req->tenant);
                 alloc_explain_required(a, req->numa_node, c, why, sizeof(why));
                 r = alloc_decide(d, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "%s", why);
+                if (r >= 0)
+                        d->decisions[d->n_decisions - 1].missing = ALLOC_MISSING_VF;
                 return r < 0 ? r : ALLOCATOR_REFUSED;
         }
 
@@ -275,6 +298,8 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
                 r = alloc_decide(d, ALLOC_DECISION_REFUSED, t, NULL, NULL,
                            "to class %s: %s; keeps its %s as class %s", c->name, why,
                            alloc_nic_to_string(t->nic), tenant_class(a, t)->name);
+                if (r >= 0)
+                        d->decisions[d->n_decisions - 1].missing = ALLOC_MISSING_VF;
                 return r < 0 ? r : ALLOCATOR_REFUSED;
         }
 
@@ -328,7 +353,66 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
         return alloc_fill(a, d);
 }
 
+/* The node the tenant's NIC would be on were it placed now as class c: where its RT CPUs go. */
+static int prospective_node(const Allocator *a, uint32_t s, uint32_t cls, int node) {
+        const AllocClass *c = &a->classes[cls];
+        const Tenant *t = s != NO_SLOT ? &a->slots[s] : NULL;
+        Pick p;
+        bool picked = false;
+
+        if (t && t->nic == ALLOC_NIC_VF && t->vf != NO_VF && c->vnic != VNIC_VIRTIO &&
+            vf_acceptable(&a->pool[t->vf], node, c))
+                p.vf = t->vf, picked = true;
+        else if (c->vnic == VNIC_SRIOV_REQUIRED)
+                picked = alloc_pick_required(a, node, c, s, &p);
+        else if (c->vnic == VNIC_SRIOV_PREFERRED)
+                picked = alloc_pick_preferred(a, node, c, &p);
+        if (picked && a->pool[p.vf].vf.numa_node >= 0)
+                return a->pool[p.vf].vf.numa_node;
+        return node;
+}
+
+static bool same_guest(const Allocator *a, const Tenant *t, const char *guest) {
+        char key[ALLOC_GUEST_MAX];
+
+        if (t->guest == NO_GUEST)
+                return class_rt_need(tenant_class(a, t)) == 0;
+        if (guest && guest[0])
+                strscpy(key, sizeof(key), guest);
+        else
+                snprintf(key, sizeof(key), "tenant %s", t->id);
+        return streq(a->guests[t->guest].name, key);
+}
+
+/* After a placement: the tenant in its guest's booking, if its class has one. */
+static int settle_rt(Allocator *a, const char *id, const char *guest, AllocDecisions *d) {
+        uint32_t s = alloc_tenant_find(a, id);
+        Tenant *t;
+        int r;
+
+        if (s == NO_SLOT)
+                return 0;
+        t = &a->slots[s];
+        if (t->guest != NO_GUEST) {
+                /* A re-class (or node change) that still fits keeps its CPUs: no vCPU moves. */
+                if (same_guest(a, t, guest) && class_rt_need(tenant_class(a, t)) > 0) {
+                        r = alloc_rt_refit(a, s, d);
+                        if (r <= 0)
+                                return r;
+                }
+                /* Into its new booking before anyone waiting is served from its old one: the
+                 * feasibility check counted on what it leaves. */
+                (void) alloc_rt_leave(a, s, NULL);
+                r = alloc_rt_join(a, s, guest, d);
+                if (r < 0)
+                        return r;
+                return alloc_rt_serve(a, d);
+        }
+        return alloc_rt_join(a, s, guest, d);
+}
+
 int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret) {
+        char why[ALLOC_REASON_MAX];
         uint32_t cls, s;
         int r;
 
@@ -336,23 +420,45 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
                 return -EINVAL;
         if (req->numa_node < -1 || req->numa_node >= ALLOC_NODES_MAX)
                 return -EINVAL;
+        if (req->guest && strnlen(req->guest, ALLOC_GUEST_MAX) >= ALLOC_GUEST_MAX)
+                return -EINVAL;
         r = alloc_class_find(a, req->class_name, &cls);
         if (r < 0)
                 return r;
 
         s = alloc_tenant_find(a, req->tenant);
-        if (s != NO_SLOT && a->slots[s].cls == cls && a->slots[s].node == req->numa_node)
+        if (s != NO_SLOT && a->slots[s].cls == cls && a->slots[s].node == req->numa_node &&
+            same_guest(a, &a->slots[s], req->guest))
                 return 0;
 
-        r = alloc_decisions_reserve(ret, alloc_decisions_bound(a));
+        r = alloc_decisions_reserve(ret, alloc_decisions_bound(a) + a->n_guests + 1);
         if (r < 0)
                 return r;
+        /* RT CPUs first: a request its class cannot have them for changes nothing. Only a node
+         * change keeps what the tenant has. */
+        if (!(s != NO_SLOT && a->slots[s].cls == cls && same_guest(a, &a->slots[s], req->guest)) &&
+            !alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant,
+                               prospective_node(a, s, cls, req->numa_node), why, sizeof(why))) {
+                Tenant tmp = { .nic = s != NO_SLOT ? a->slots[s].nic : ALLOC_NIC_NONE };
+                strscpy(tmp.id, sizeof(tmp.id), req->tenant);
+                r = alloc_decide(ret, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "%s%s: %s",
+                                 s != NO_SLOT ? "to class " : "class ", a->classes[cls].name, why);
+                if (r < 0)
+                        return r;
+                ret->decisions[ret->n_decisions - 1].missing = ALLOC_MISSING_RT_CPU;
+                return ALLOCATOR_REFUSED;
+        }
         if (s != NO_SLOT)
-                return request_replace(a, s, cls, req->numa_node, ret);
-        r = alloc_tenants_reserve(a);
-        if (r < 0)
+                r = request_replace(a, s, cls, req->numa_node, ret);
+        else {
+                r = alloc_tenants_reserve(a);
+                if (r < 0)
+                        return r;
+                r = request_new(a, req, cls, ret);
+        }
+        if (r != 0)
                 return r;
-        return request_new(a, req, cls, ret);
+        return settle_rt(a, req->tenant, req->guest, ret);
 }
 
 int allocator_release(Allocator *a, const char *tenant, AllocDecisions *ret) {
@@ -374,6 +480,8 @@ int allocator_release(Allocator *a, const char *tenant, AllocDecisions *ret) {
         if (a->slots[s].nic == ALLOC_NIC_VF)
                 alloc_vf_drop(a, s);
         r = alloc_decide(ret, ALLOC_DECISION_RELEASED, &a->slots[s], old, NULL, "released");
+        if (r >= 0)
+                r = alloc_rt_leave(a, s, ret);
         alloc_tenant_destroy(a, s);
         if (r < 0)
                 return r;
