@@ -49,6 +49,8 @@
 #define SRIOVD_KEY_COALESCE "coalesce"        /* a{sv} {rx_usecs u, tx_usecs u}: a per-guest override */
 #define SRIOVD_KEY_RX_USECS "rx_usecs"
 #define SRIOVD_KEY_TX_USECS "tx_usecs"
+#define SRIOVD_KEY_RT_CPUS "rt_cpus"          /* au: its guest's booked RT CPUs, vCPU 0's first, when booked */
+#define SRIOVD_KEY_RT_WAITING "rt_waiting"    /* b: its class books RT CPUs: true while none is free for it */
 /* Device records (besides address, kind, pf, netdev, numa_node, path, tenant) */
 #define SRIOVD_KEY_DRIVER "driver"            /* s: when bound */
 #define SRIOVD_KEY_NUM_VFS "num_vfs"          /* u, PFs */
@@ -80,6 +82,7 @@
 #define SRIOVD_OPTION_VLAN "vlan"             /* i or u, 0-4094 */
 
 #define SRIOVD_ERROR_NO_CAPACITY "org.sriovd.Error.NoCapacity"
+#define SRIOVD_ERROR_NO_RT_CPU "org.sriovd.Error.NoRtCpu"
 #define SRIOVD_ERROR_UNKNOWN_TENANT "org.sriovd.Error.UnknownTenant"
 #define SRIOVD_ERROR_UNKNOWN_CLASS "org.sriovd.Error.UnknownClass"
 #define SRIOVD_ERROR_UNKNOWN_DEVICE "org.sriovd.Error.UnknownDevice"

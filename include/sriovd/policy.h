@@ -64,8 +64,11 @@ typedef struct TenantClass {
         int vf_attach_hostdev;            /* 1: plain <hostdev> instead of <interface type='hostdev'> */
         bool virtio_bridge;               /* virtio_source is a bridge, else a libvirt network */
         char virtio_source[64];           /* default: the network "default" */
-        int vcpu_pin_rt;                  /* 1: vCPUs on the RT CPUs, the emulator on housekeeping ones */
-        int vcpu_fifo_priority;           /* 0 = leave; SCHED_FIFO for the vCPU threads (next start) */
+        int vcpu_pin_rt;                  /* 1: the guest books RT CPUs for its first rt_vcpus vCPUs */
+        int vcpu_fifo_priority;           /* 0 = leave; SCHED_FIFO for the RT vCPU threads (next start) */
+        unsigned rt_vcpus;                /* vCPUs 0..rt_vcpus-1 on booked RT CPUs; default 1 */
+        unsigned rt_cpu_share;            /* guests of this class one RT CPU may serve; default 1 */
+        int rt_cpu_fallback;              /* 1: placed on housekeeping CPUs when no RT CPU is free; default 0: refused */
 } TenantClass;
 
 typedef enum VfMacPolicy {

@@ -37,6 +37,8 @@
 #define STATE_VLAN_MAX 4094                /* 0..4094; -1 = none (null) */
 #define STATE_NUMA_NODE_MAX 1023           /* 0..1023; -1 = any (null) */
 #define STATE_COALESCE_USECS_MAX 100000    /* the range tenant classes allow */
+#define STATE_RT_CPUS_MAX 8                /* = ALLOC_RT_CPUS_MAX */
+#define STATE_RT_CPU_MAX 1023              /* CPU numbers 0..1023 (CPUSET_MAX) */
 
 typedef enum StateKind {
         STATE_KIND_VIRTIO = 0,
@@ -60,6 +62,8 @@ typedef struct StateTenant {
         unsigned rx_usecs, tx_usecs;       /* per-guest coalescing override, if have_coalesce */
         bool have_coalesce;
         uint64_t seq;                      /* arrival order, for deterministic tie-breaks; unique, <= INT64_MAX */
+        uint16_t rt_cpus[STATE_RT_CPUS_MAX];   /* its guest's booked RT CPUs, vCPU 0's first ("rt_cpus", optional) */
+        unsigned n_rt_cpus;
 } StateTenant;
 
 typedef struct State {

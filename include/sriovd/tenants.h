@@ -33,6 +33,11 @@ typedef struct TenantInfo {
         bool have_coalesce;           /* per-guest coalescing override */
         unsigned rx_usecs, tx_usecs;
         const char *state;            /* "allocated" or "waiting" */
+        /* Its guest's booked RT CPUs (vCPU 0's first), if its class books them; rt_waiting: it
+         * should have some and waits for one to be free. */
+        unsigned n_rt_cpus;
+        uint16_t rt_cpus[ALLOC_RT_CPUS_MAX];
+        bool rt_waiting;
 } TenantInfo;
 
 /* What a decision's NIC carries besides the VF: where it goes and how it looks. */
@@ -75,7 +80,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Tenants *, tenants_free);
  */
 int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv);
 /* The VFs changed (created, vanished, re-created): re-place who is affected and save. */
-int tenants_update_pool(Tenants *t, const Inventory *inv);
+int tenants_update_pool(Tenants *t, const Config *cfg, const Inventory *inv);
 /* sriovd rewrote pf's sriov_numvfs: its VFs are new devices, whose holders must re-attach. */
 void tenants_vfs_recreated(Tenants *t, const char *pf);
 

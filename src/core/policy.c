@@ -76,6 +76,8 @@ void tenant_class_init(TenantClass *cls) {
                 .offload_gro = TRISTATE_LEAVE,
                 .offload_lro = TRISTATE_LEAVE,
                 .virtio_source = "default",
+                .rt_vcpus = 1,
+                .rt_cpu_share = 1,
         };
 }
 

@@ -79,6 +79,24 @@ int bus_append_tenant_record(sd_bus_message *m, const TenantInfo *t) {
         if (r >= 0 && t->have_coalesce)
                 r = append_uu(m, SRIOVD_KEY_COALESCE, SRIOVD_KEY_RX_USECS, t->rx_usecs, SRIOVD_KEY_TX_USECS,
                               t->tx_usecs);
+        if (r >= 0 && t->n_rt_cpus > 0) {
+                uint32_t cpus[ALLOC_RT_CPUS_MAX];
+                for (unsigned i = 0; i < t->n_rt_cpus; i++)
+                        cpus[i] = t->rt_cpus[i];
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", SRIOVD_KEY_RT_CPUS);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "au");
+                if (r >= 0)
+                        r = sd_bus_message_append_array(m, 'u', cpus, t->n_rt_cpus * sizeof(uint32_t));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && (t->n_rt_cpus > 0 || t->rt_waiting))
+                r = append_b(m, SRIOVD_KEY_RT_WAITING, t->rt_waiting);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;

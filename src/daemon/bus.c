@@ -211,6 +211,8 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 return bus_error_setf(error, -ENOENT, "No tenant class \"%s\"", class_name);
         case -ENOSPC:
                 return bus_error_setf(error, -ENOSPC, "%s", reason[0] ? reason : "no NIC available");
+        case -EXFULL:
+                return bus_error_setf(error, -EXFULL, "%s", reason[0] ? reason : "no RT CPU free");
         case -EINVAL:
                 return bus_error_setf(error, -EINVAL, "Invalid tenant, domain, NUMA node, MAC or VLAN");
         case -EUSERS:

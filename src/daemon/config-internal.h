@@ -17,7 +17,7 @@
 #define CONFIG_SECTIONS_MAX 4096
 #define CONFIG_CLASSES_MAX 1024
 /* The most keys any section has; key_lines[] is sized by it. */
-#define SECTION_KEYS_MAX 24
+#define SECTION_KEYS_MAX 32
 /* Further than this and a suggestion is more confusing than helpful. */
 #define SUGGEST_DISTANCE_MAX 3
 /* Values and names are echoed in messages quoted and cut to this length. */

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "config-internal.h"
+#include "sriovd/allocator.h"
 
 static unsigned hex_value(char c) {
         return c >= '0' && c <= '9' ? (unsigned) (c - '0') : (unsigned) (tolower((unsigned char) c) - 'a' + 10);
@@ -363,6 +364,7 @@ static int key_class_ref(Parser *p, const KeyDef *k, const char *value, void *da
 
 static const char *const vf_attach_values[] = { "interface", "hostdev" };
 static const char *const vcpu_pinning_values[] = { "none", "rt" };
+static const char *const rt_cpu_fallback_values[] = { "refuse", "housekeeping" };
 
 /* A libvirt network or bridge name: one path component libvirt will take. */
 static int key_virtio_source(Parser *p, const KeyDef *k, const char *value, void *data, bool bridge) {
@@ -471,9 +473,13 @@ static const KeyDef class_keys[] = {
         KEY("virtio_bridge", key_virtio_bridge, TenantClass, virtio_source),
         KEY_ENUM("vcpu_pinning", TenantClass, vcpu_pin_rt, vcpu_pinning_values),
         KEY_INT("vcpu_fifo_priority", TenantClass, vcpu_fifo_priority, 0, 99),
+        KEY_UNSIGNED("rt_vcpus", TenantClass, rt_vcpus, 1, 8),
+        KEY_UNSIGNED("rt_cpu_share", TenantClass, rt_cpu_share, 1, 64),
+        KEY_ENUM("rt_cpu_fallback", TenantClass, rt_cpu_fallback, rt_cpu_fallback_values),
 };
 
 _Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");
+_Static_assert(ALLOC_RT_CPUS_MAX == 8 && ALLOC_RT_SHARE_MAX == 64, "rt_vcpus and rt_cpu_share ranges");
 
 #define SECTION(n, k, arg, table) \
         { .name = n, .kind = k, .arg_syntax = arg, .keys = table, .n_keys = ELEMENTSOF(table) }

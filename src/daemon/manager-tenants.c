@@ -63,7 +63,7 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
                 if (r >= 0)
                         m->tenants_configured = true;
         } else
-                r = tenants_update_pool(m->tenants, inv);
+                r = tenants_update_pool(m->tenants, m->config, inv);
         if (r < 0)
                 log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
         rewrite_soon(m);

@@ -150,8 +150,9 @@ static int read_integer_or_null(const StateText *t, const JsonPath *p, json_obje
         return state_read_integer(t, p, v, what, min, max, ret);
 }
 
-int state_read_object(const StateText *t, const JsonPath *p, json_object *o, const char *what, const char *const *keys,
-                      unsigned n_keys, MemberFn fn, void *userdata) {
+/* Keys from n_required on may be absent (added to the format later). */
+static int read_object(const StateText *t, const JsonPath *p, json_object *o, const char *what, const char *const *keys,
+                       unsigned n_keys, unsigned n_required, MemberFn fn, void *userdata) {
         uint32_t seen = 0;
         size_t at;
         char d[16];
@@ -182,10 +183,15 @@ int state_read_object(const StateText *t, const JsonPath *p, json_object *o, con
                 if (r < 0)
                         return r;
         }
-        for (unsigned k = 0; k < n_keys; k++)
+        for (unsigned k = 0; k < n_required; k++)
                 if (!(seen & (1u << k)))
                         return state_path_error(t, p, "%s has no \"%s\" key", what, keys[k]);
         return 0;
+}
+
+int state_read_object(const StateText *t, const JsonPath *p, json_object *o, const char *what, const char *const *keys,
+                      unsigned n_keys, MemberFn fn, void *userdata) {
+        return read_object(t, p, o, what, keys, n_keys, n_keys, fn, userdata);
 }
 
 enum { COALESCE_RX, COALESCE_TX };
@@ -216,6 +222,7 @@ static int coalesce_member(const StateText *t, unsigned key, const JsonPath *p, 
 enum {
         TENANT_ID, TENANT_CLASS, TENANT_KIND, TENANT_VF, TENANT_MAC, TENANT_VLAN,
         TENANT_DOMAIN, TENANT_NUMA, TENANT_COALESCE, TENANT_SEQ,
+        TENANT_RT_CPUS,         /* optional: files of 0.2 and before have none */
 };
 static const char *const tenant_keys[] = {
         [TENANT_ID] = "tenant",
@@ -228,6 +235,7 @@ static const char *const tenant_keys[] = {
         [TENANT_NUMA] = "numa_node",
         [TENANT_COALESCE] = "coalesce",
         [TENANT_SEQ] = "seq",
+        [TENANT_RT_CPUS] = "rt_cpus",
 };
 
 static int parse_mac(const char *s, uint8_t mac[static 6]) {
@@ -332,6 +340,28 @@ static int tenant_member(const StateText *t, unsigned key, const JsonPath *p, js
                 r = state_read_integer(t, p, v, what, 0, INT64_MAX, &n);
                 st->seq = (uint64_t) n;
                 return r;
+        case TENANT_RT_CPUS: {
+                size_t len;
+                if (!v)
+                        return 0;
+                if (!json_object_is_type(v, json_type_array))
+                        return state_path_error(t, p, "%s is not a list; expected a list of CPU numbers such as [4, 5]", what);
+                len = json_object_array_length(v);
+                if (len > STATE_RT_CPUS_MAX)
+                        return state_path_error(t, p, "%s has %zu CPUs; expected at most %d", what, len, STATE_RT_CPUS_MAX);
+                for (size_t i = 0; i < len; i++) {
+                        JsonPath ip = state_path_index(p, i);
+                        r = state_read_integer(t, &ip, json_object_array_get_idx(v, i), what, 0, STATE_RT_CPU_MAX, &n);
+                        if (r < 0)
+                                return r;
+                        for (size_t j = 0; j < i; j++)
+                                if (st->rt_cpus[j] == n)
+                                        return state_path_error(t, &ip, "%s lists CPU %" PRIi64 " twice", what, n);
+                        st->rt_cpus[i] = (uint16_t) n;
+                }
+                st->n_rt_cpus = (unsigned) len;
+                return 0;
+        }
         }
         return -EINVAL;
 }
@@ -357,7 +387,7 @@ int state_read_tenants(const StateText *t, const JsonPath *p, json_object *v, Do
                 d->tenants[d->n] = (StateTenant) { .vlan = -1, .numa_node = -1 };
                 c = (TenantCtx) { .t = &d->tenants[d->n] };
                 snprintf(c.what, sizeof(c.what), "tenants[%zu]", d->n);
-                r = state_read_object(t, &tp, json_object_array_get_idx(v, i), c.what, tenant_keys, ELEMENTSOF(tenant_keys),
+                r = read_object(t, &tp, json_object_array_get_idx(v, i), c.what, tenant_keys, ELEMENTSOF(tenant_keys), TENANT_RT_CPUS,
                                       tenant_member, &c);
                 if (r < 0)
                         return r;
@@ -648,6 +678,8 @@ int state_validate(const State *s, StateError *ret_error) {
                         field = "coalesce", why = "expected usecs of at most 100000";
                 else if (t->seq > INT64_MAX)
                         field = "seq", why = "expected at most 2^63-1";
+                else if (t->n_rt_cpus > STATE_RT_CPUS_MAX)
+                        field = "rt_cpus", why = "expected at most 8 CPUs";
                 if (field) {
                         state_error_set(ret_error, 0, 0, "tenants[%zu] \"%s\": %s is not valid; %s", i, t->tenant, field, why);
                         return -EINVAL;
@@ -685,6 +717,14 @@ json_object *state_tenant_to_json(const StateTenant *t) {
             (t->have_coalesce ? jsonc_add(o, "coalesce", coalesce_to_json(t)) : jsonc_add_null(o, "coalesce")) < 0 ||
             jsonc_add(o, "seq", json_object_new_int64((int64_t) t->seq)) < 0)
                 return NULL;
+        if (t->n_rt_cpus > 0) {
+                json_object *a = json_object_new_array();
+                if (jsonc_add(o, "rt_cpus", a) < 0)
+                        return NULL;
+                for (unsigned i = 0; i < t->n_rt_cpus && i < STATE_RT_CPUS_MAX; i++)
+                        if (json_object_array_add(a, json_object_new_int(t->rt_cpus[i])) < 0)
+                                return NULL;
+        }
         return TAKE_PTR(o);
 }
 

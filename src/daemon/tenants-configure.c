@@ -10,6 +10,7 @@
 
 #include "sriovd/kernel.h"
 #include "sriovd/manager.h"
+#include "sriovd/plan.h"
 #include "sriovd/state.h"
 #include "tenants-internal.h"
 
@@ -107,6 +108,28 @@ static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_
         return 0;
 }
 
+/* The RT CPUs guests may book: the host's RT CPUs (config, else isolated) with their nodes. */
+static int rt_pool(const Config *cfg, const Inventory *inv, Allocator *a, AllocDecisions *d) {
+        _cleanup_free_ AllocRtCpu *cpus = NULL;
+        HostCpus hc;
+        size_t n = 0;
+
+        host_cpus(inv, cfg, &hc);
+        cpus = calloc(cpuset_count(&hc.rt) ?: 1, sizeof(AllocRtCpu));
+        if (!cpus)
+                return -ENOMEM;
+        for (unsigned c = 0; c < ALLOC_RT_POOL_MAX; c++) {
+                if (!cpuset_has(&hc.rt, c))
+                        continue;
+                cpus[n] = (AllocRtCpu) { .cpu = c, .numa_node = -1 };
+                for (unsigned node = 0; node < inv->topo.n_nodes && node < ALLOC_NODES_MAX; node++)
+                        if (cpuset_has(&inv->topo.node_cpus[node], c))
+                                cpus[n].numa_node = (int) node;
+                n++;
+        }
+        return allocator_set_rt_cpus(a, cpus, n, d);
+}
+
 static int class_table(const Config *cfg, AllocClass **ret) {
         AllocClass *c = calloc(cfg->n_classes ?: 1, sizeof(AllocClass));
 
@@ -117,6 +140,9 @@ static int class_table(const Config *cfg, AllocClass **ret) {
                 c[i].vnic = cfg->classes[i].vnic;
                 c[i].rank = cfg->classes[i].rank;
                 c[i].allow_remote_numa = cfg->classes[i].allow_remote_numa;
+                c[i].rt_cpus = cfg->classes[i].vcpu_pin_rt ? cfg->classes[i].rt_vcpus : 0;
+                c[i].rt_share = cfg->classes[i].rt_cpu_share;
+                c[i].rt_fallback = cfg->classes[i].rt_cpu_fallback;
         }
         *ret = c;
         return 0;
@@ -166,6 +192,9 @@ static int place(Tenants *t, Allocator *a, const StateTenant *st, StateTenant **
                 .nic = tenants_alloc_nic_of(st->kind),
                 .vf = st->kind == STATE_KIND_VF ? st->vf : NULL,
                 .seq = st->seq,
+                .guest = st->domain,
+                .rt_cpus = st->rt_cpus,
+                .n_rt_cpus = st->n_rt_cpus,
         };
         AllocTenant now;
         int r;
@@ -203,6 +232,10 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         pol.headroom = cfg->vf_headroom;
         pol.target_utilization = cfg->vf_target_utilization / 100.0;
         r = allocator_new(&pol, &a);
+        if (r < 0)
+                return r;
+        /* Before any restore: the saved bookings are looked up in it. */
+        r = rt_pool(cfg, inv, a, &d);
         if (r < 0)
                 return r;
 
@@ -278,7 +311,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         return 0;
 }
 
-int tenants_update_pool(Tenants *t, const Inventory *inv) {
+int tenants_update_pool(Tenants *t, const Config *cfg, const Inventory *inv) {
         _cleanup_free_ AllocVf *vfs = NULL;
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         size_t n;
@@ -290,6 +323,9 @@ int tenants_update_pool(Tenants *t, const Inventory *inv) {
         if (r < 0)
                 return r;
         r = allocator_set_pool(t->alloc, vfs, n, &d);
+        if (r < 0)
+                return r;
+        r = rt_pool(cfg, inv, t->alloc, &d);
         if (r < 0)
                 return r;
         tenants_report(t, &d);

@@ -29,6 +29,9 @@ static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant 
         } else
                 mac_derive(a->id, mac);
         mac_format(mac, ret->mac);
+        ret->n_rt_cpus = MIN(a->n_rt_cpus, (unsigned) ALLOC_RT_CPUS_MAX);
+        memcpy_safe(ret->rt_cpus, a->rt_cpus, ret->n_rt_cpus * sizeof(uint16_t));
+        ret->rt_waiting = a->rt_waiting;
         if (a->vf) {
                 strscpy(ret->vf, sizeof(ret->vf), a->vf);
                 const Vf *vf = NULL;

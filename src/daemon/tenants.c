@@ -239,7 +239,9 @@ static void tenant_state(const Tenants *t, const AllocTenant *a, StateTenant *re
                 .vlan = e ? e->vlan : -1,
                 .numa_node = a->numa_node,
                 .seq = a->seq,
+                .n_rt_cpus = MIN(a->n_rt_cpus, (unsigned) STATE_RT_CPUS_MAX),
         };
+        memcpy_safe(ret->rt_cpus, a->rt_cpus, ret->n_rt_cpus * sizeof(uint16_t));
         strscpy(ret->tenant, sizeof(ret->tenant), a->id);
         strscpy(ret->class_name, sizeof(ret->class_name), a->class_name);
         if (a->vf)
@@ -433,7 +435,7 @@ static void swap_allocators(Allocator **a, Allocator **b) {
 int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, char *reason, size_t reason_size) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
-        AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = opts->numa_node };
+        AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = opts->numa_node, .guest = domain };
         _cleanup_(allocator_freep) Allocator *saved = NULL;
         Extra e = { .vlan = -1 }, before;
         bool is_new, repeat, had_extra;
@@ -456,7 +458,8 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
 
         /* A repeat of the tenant's class and node changes nothing in the allocator. Anything else
          * works on a copy, taken back whole if the change cannot be saved. */
-        repeat = !is_new && streq(cur.class_name, class_name) && cur.numa_node == opts->numa_node;
+        repeat = !is_new && streq(cur.class_name, class_name) && cur.numa_node == opts->numa_node &&
+                 (cur.n_rt_cpus == 0 && !cur.rt_waiting ? true : streq(cur.guest, domain));
         if (!repeat) {
                 r = allocator_clone(t->alloc, &saved);
                 if (r < 0)
@@ -467,7 +470,9 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 if (reason)
                         snprintf(reason, reason_size, "%s",
                                  d.n_decisions ? d.decisions[d.n_decisions - 1].reason : "refused");
-                return -ENOSPC;
+                /* -EXFULL: what was missing is an RT CPU, not a VF (its own bus error). */
+                return d.n_decisions && d.decisions[d.n_decisions - 1].missing == ALLOC_MISSING_RT_CPU ? -EXFULL
+                                                                                                    : -ENOSPC;
         }
         if (r < 0) {
                 if (saved)

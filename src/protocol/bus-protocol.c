@@ -12,6 +12,7 @@
 /* The first row of a name is what the name maps back to. */
 const sd_bus_error_map sriovd_bus_errors[] = {
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NO_CAPACITY, ENOSPC),
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_NO_RT_CPU, EXFULL),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_UNKNOWN_TENANT, ESRCH),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_UNKNOWN_CLASS, ENOENT),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_UNKNOWN_DEVICE, ENODEV),
