@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sriovd/allocator.h"
+#include "sriovd/plan.h"
 #include "sriovd/tenants.h"
 
 typedef struct Manager Manager;
@@ -35,6 +36,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Guests *, guests_free);
 void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts *nic);
 /* The host CPU of domain's vCPU 0 while it runs (for irq_cpus = vcpu), -1 when not known. */
 int guests_vcpu0_cpu(const Guests *g, const char *domain);
+/* Running RT guests on their placement again: drift repaired and logged. */
+void guests_check_placements(Guests *g);
+/* What placing the running RT guests would change, appended to plan as guest actions (dry run). */
+int guests_plan_append(Guests *g, Plan *plan);
 /* Compare what libvirt's domains hold with the tenants, and attach what is missing. */
 void guests_reconcile(Guests *g);
 /* Whether domain runs (true when libvirt cannot be asked now: the reconcile at connection tells). */

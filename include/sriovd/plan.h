@@ -21,6 +21,13 @@ typedef enum ActionKind {
         ACTION_SET_IRQ_AFFINITY,    /* /proc/irq/N/smp_affinity_list */
         ACTION_SET_IRQ_THREAD,      /* sched_setscheduler() of the irq/N- thread */
         ACTION_SET_PF_LINK,         /* the PF netdev's IFF_UP (rtnetlink): libvirt needs it for VF interfaces */
+        /* A guest's placement (guest-placement.h), through libvirt: planned and carried out by the
+         * daemon's libvirt side, never by apply; effect names the domain. */
+        ACTION_SET_VCPU_PIN,        /* vcpu: cpus_before -> cpus_after */
+        ACTION_SET_EMULATOR_PIN,
+        ACTION_SET_IOTHREAD_PIN,    /* vcpu = the I/O thread id */
+        ACTION_SET_VCPU_SCHED,      /* vCPUs 0..vcpu-1 at SCHED_FIFO after (0: none); next start */
+        ACTION_SET_NUMATUNE,        /* memory on node after (before -1: none); next start */
         _ACTION_KIND_MAX,
 } ActionKind;
 
@@ -30,10 +37,11 @@ typedef struct Action {
         long before, after;         /* counts, flags, sysctl values, thread priorities */
         unsigned irq;               /* IRQ actions */
         unsigned vf;                /* VF actions: the VF index on its PF */
+        unsigned vcpu;              /* guest actions: the vCPU (or I/O thread, or count) */
         pid_t pid;                  /* ACTION_SET_IRQ_THREAD */
         int policy_before, policy_after;
         union {
-                struct {            /* ACTION_SET_IRQ_AFFINITY, ACTION_SET_IRQ_DEFAULT */
+                struct {            /* ACTION_SET_IRQ_AFFINITY, ACTION_SET_IRQ_DEFAULT, the guest pins */
                         CpuSet cpus_before, cpus_after;
                 };
                 struct {            /* ACTION_SET_VF_LINK; link_after carries only what changes */

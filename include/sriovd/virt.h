@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "sriovd/cpuset.h"
+#include "sriovd/guest-placement.h"
 #include "sriovd/inventory.h"
 #include "sriovd/macro.h"
 
@@ -148,6 +149,11 @@ void virt_domain_info_done(VirtDomainInfo *d);
  * bad XML, n_vcpus 0 or prio outside 0..99.
  */
 int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, char **ret);
+/*
+ * The domain XML with <numatune><memory mode='strict' nodeset='node'/>: 1 with *ret set, 0 when
+ * so already. *ret_before: the single node it had, else -1. -EINVAL on bad XML or node.
+ */
+int virt_domain_xml_set_numatune(const char *xml, int node, int *ret_before, char **ret);
 /*
  * The domain XML with device_xml (one element, virt_nic_xml()'s) appended to
  * its <devices>, ready for virDomainDefineXML(): what a CONFIG attach does,
@@ -345,6 +351,37 @@ void virt_vcpus_done(VirtVcpus *vc);
  * (active domains only, and it may move: pin RT guests). -ENXIO when
  * neither (inactive and unpinned).
  */
+/* One step of a guest's placement that was not so (before -> after). */
+typedef enum VirtPlaceKind {
+        VIRT_PLACE_VCPU_PIN,          /* index = the vCPU */
+        VIRT_PLACE_EMULATOR_PIN,
+        VIRT_PLACE_IOTHREAD_PIN,      /* index = the I/O thread id */
+        VIRT_PLACE_VCPU_SCHED,        /* vCPUs 0..index-1 at FIFO prio_after (0: none at FIFO); next start */
+        VIRT_PLACE_NUMATUNE,          /* memory strict on node_after (node_before -1: none); next start */
+} VirtPlaceKind;
+
+typedef struct VirtPlaceChange {
+        VirtPlaceKind kind;
+        unsigned index;
+        CpuSet before, after;
+        int prio_before, prio_after;  /* prio_before -2: not read */
+        int node_before, node_after;
+} VirtPlaceChange;
+
+typedef struct VirtPlaceChanges {
+        VirtPlaceChange *changes;
+        size_t n, n_allocated;
+} VirtPlaceChanges;
+void virt_place_changes_done(VirtPlaceChanges *c);
+
+/*
+ * Bring domain to placement p: each vCPU, the emulator and the I/O threads pinned, FIFO and
+ * numatune in its definition. Read-modify-write: only what differs is changed, and appended to
+ * out (dry_run: appended, not changed). A failure stops there; what was changed before it is in out.
+ */
+int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool dry_run, VirtPlaceChanges *out,
+                     VirtError *err);
+
 int virt_vcpu0_host_cpu(Virt *v, const char *domain, VirtError *err);
 
 /*

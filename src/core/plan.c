@@ -186,6 +186,11 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
                 [ACTION_SET_IRQ_THREAD] = "irq-thread",
                 [ACTION_SET_PF_LINK] = "pf-link",
+                [ACTION_SET_VCPU_PIN] = "vcpu-pin",
+                [ACTION_SET_EMULATOR_PIN] = "emulator-pin",
+                [ACTION_SET_IOTHREAD_PIN] = "iothread-pin",
+                [ACTION_SET_VCPU_SCHED] = "vcpu-sched",
+                [ACTION_SET_NUMATUNE] = "numatune",
         };
         return (unsigned) k < _ACTION_KIND_MAX ? table[k] : "unknown";
 }
@@ -265,7 +270,26 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
         }
         case ACTION_SET_IRQ_DEFAULT:
         case ACTION_SET_IRQ_AFFINITY:
+        case ACTION_SET_VCPU_PIN:
+        case ACTION_SET_EMULATOR_PIN:
+        case ACTION_SET_IOTHREAD_PIN:
                 return cpuset_format_list(after ? &a->cpus_after : &a->cpus_before, buf, size);
+        case ACTION_SET_VCPU_SCHED:
+                if (!after && a->before < -1)
+                        snprintf(buf, size, "?");
+                else if ((after ? a->after : a->before) <= 0)
+                        snprintf(buf, size, "none");
+                else if (a->vcpu <= 1)
+                        snprintf(buf, size, "fifo/%ld on vCPU 0", after ? a->after : a->before);
+                else
+                        snprintf(buf, size, "fifo/%ld on vCPUs 0-%u", after ? a->after : a->before, a->vcpu - 1);
+                return buf;
+        case ACTION_SET_NUMATUNE:
+                if ((after ? a->after : a->before) < 0)
+                        snprintf(buf, size, "none");
+                else
+                        snprintf(buf, size, "strict node %ld", after ? a->after : a->before);
+                return buf;
         case ACTION_SET_PF_LINK:
                 snprintf(buf, size, "%s", (after ? a->after : a->before) ? "up" : "down");
                 return buf;

@@ -246,6 +246,12 @@ int action_apply(Kernel *k, Action *a) {
                 }
                 r = sched_thread_set(root, a->pid, a->irq, a->policy_after, (int) a->after);
                 break;
+        case ACTION_SET_VCPU_PIN:
+        case ACTION_SET_EMULATOR_PIN:
+        case ACTION_SET_IOTHREAD_PIN:
+        case ACTION_SET_VCPU_SCHED:
+        case ACTION_SET_NUMATUNE:
+                /* The guest's placement goes through libvirt (guests.c), never through here. */
         case _ACTION_KIND_MAX:
                 break;
         }

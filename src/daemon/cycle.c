@@ -681,6 +681,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 }
                 m->expect_changes = false;
                 m->n_expect_vfs = 0;
+                /* The RT guests' placement drifts too (virsh vcpupin, a hand-edited definition). */
+                guests_check_placements(m->guests);
         }
 
         m->n_cycles++;

@@ -90,6 +90,7 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
 }
 
 static void learn_running(Guests *g, const char *domain);
+static void place_guest(Guests *g, const char *domain, bool drift);
 
 static int on_reconcile_defer(sd_event_source *s, void *userdata) {
         guests_reconcile(userdata);
@@ -129,6 +130,11 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
 
         if (!g->virt || !f->domain[0] || d->kind == ALLOC_DECISION_REFUSED)
                 return;
+        if (d->kind == ALLOC_DECISION_RT_CPUS) {
+                /* The guest's RT CPUs changed, its NIC did not: placed on its new booking. */
+                place_guest(g, f->domain, false);
+                return;
+        }
 
         /* Before: its VF, or virtio-net when it is moved up from it. After: its VF, virtio-net, or nothing. */
         have_old = d->old_vf[0] || d->kind == ALLOC_DECISION_UPGRADE ||
@@ -174,48 +180,139 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
         }
 }
 
-/* The RT CPUs a tenant's guest gets: those of its VF's NUMA node, else all of them. */
-static void rt_cpus_for(Guests *g, const TenantInfo *t, CpuSet *ret_vcpus, CpuSet *ret_emulator) {
+/*
+ * The placement domain's RT guest wants: from the booking its tenants share and the class of the
+ * first of them that pins vCPUs (in id order, so always the same one). false: no tenant of it
+ * pins vCPUs, nothing to place.
+ */
+static bool guest_wanted(Guests *g, const char *domain, GuestPlacement *ret, TenantInfo *ret_tenant) {
         const Inventory *inv = manager_inventory(g->manager);
-        const Pf *pf = inv && t->pf[0] ? inventory_find_pf(inv, t->pf) : NULL;
-        HostCpus hc;
 
-        host_cpus(inv, manager_config(g->manager), &hc);
-        *ret_vcpus = hc.rt;
-        if (pf && pf->numa_node >= 0 && (unsigned) pf->numa_node < inv->topo.n_nodes)
-                cpuset_and(ret_vcpus, &hc.rt, &inv->topo.node_cpus[pf->numa_node]);
-        *ret_emulator = hc.housekeeping;
-}
-
-/* domain runs: its RT tenants' vCPUs pinned (again: pinning is idempotent), vCPU 0's CPU learned. */
-static void learn_running(Guests *g, const char *domain) {
-        VirtError err = {};
-        int cpu;
-
-        for (size_t i = 0; i < manager_n_tenants(g->manager); i++) {
+        for (size_t i = 0; inv && i < manager_n_tenants(g->manager); i++) {
                 const TenantClass *cls;
                 TenantInfo t;
-                CpuSet vcpus, emulator;
-                int r;
 
                 if (manager_tenant(g->manager, i, &t) < 0 || !streq(t.domain, domain))
                         continue;
                 cls = config_find_class(manager_config(g->manager), t.class_name);
-                if (!cls || !cls->vcpu_pin_rt || !manager_inventory(g->manager))
+                if (!cls || !cls->vcpu_pin_rt)
                         continue;
-                rt_cpus_for(g, &t, &vcpus, &emulator);
-                if (cpuset_is_empty(&vcpus))
+                if (guest_placement(inv, manager_config(g->manager), cls, t.rt_cpus, t.n_rt_cpus, ret) < 0)
                         continue;
-                r = virt_pin_rt(g->virt, domain, &vcpus, &emulator, cls->vcpu_fifo_priority, &err);
-                if (r < 0)
-                        log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t.tenant), "Failed to pin %s's vCPUs: %s",
-                                       domain, err.message);
-                else if (r > 0)
-                        log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = t.tenant),
-                                       "%s: vCPUs pinned to RT CPUs; SCHED_FIFO %d takes effect at its next start",
-                                       domain, cls->vcpu_fifo_priority);
+                *ret_tenant = t;
+                return true;
         }
+        return false;
+}
 
+static const char *place_kind_to_string(VirtPlaceKind k) {
+        static const char *const table[] = {
+                [VIRT_PLACE_VCPU_PIN] = "vCPU",
+                [VIRT_PLACE_EMULATOR_PIN] = "emulator",
+                [VIRT_PLACE_IOTHREAD_PIN] = "iothread",
+                [VIRT_PLACE_VCPU_SCHED] = "vcpusched",
+                [VIRT_PLACE_NUMATUNE] = "numatune",
+        };
+        return (unsigned) k < ELEMENTSOF(table) ? table[k] : "?";
+}
+
+static ActionKind place_action_kind(VirtPlaceKind k) {
+        switch (k) {
+        case VIRT_PLACE_VCPU_PIN:
+                return ACTION_SET_VCPU_PIN;
+        case VIRT_PLACE_EMULATOR_PIN:
+                return ACTION_SET_EMULATOR_PIN;
+        case VIRT_PLACE_IOTHREAD_PIN:
+                return ACTION_SET_IOTHREAD_PIN;
+        case VIRT_PLACE_VCPU_SCHED:
+                return ACTION_SET_VCPU_SCHED;
+        case VIRT_PLACE_NUMATUNE:
+                break;
+        }
+        return ACTION_SET_NUMATUNE;
+}
+
+/* A change as a plan action: what Plan and the journal show. */
+static void place_action(const char *domain, const char *vf, const VirtPlaceChange *c, Action *ret) {
+        *ret = (Action) { .kind = place_action_kind(c->kind), .vcpu = c->index, .cpus_before = c->before,
+                          .cpus_after = c->after };
+        strscpy(ret->target, sizeof(ret->target), vf ?: "");
+        if (c->kind == VIRT_PLACE_VCPU_SCHED) {
+                ret->before = c->prio_before;
+                ret->after = c->prio_after;
+        } else if (c->kind == VIRT_PLACE_NUMATUNE) {
+                ret->before = c->node_before;
+                ret->after = c->node_after;
+        }
+        if (c->kind == VIRT_PLACE_VCPU_PIN || c->kind == VIRT_PLACE_IOTHREAD_PIN)
+                snprintf(ret->effect, sizeof(ret->effect), "domain %.48s %s %u", domain, place_kind_to_string(c->kind),
+                         c->index);
+        else
+                snprintf(ret->effect, sizeof(ret->effect), "domain %.48s%s", domain,
+                         c->kind == VIRT_PLACE_VCPU_SCHED || c->kind == VIRT_PLACE_NUMATUNE ? ", from its next start" : "");
+}
+
+/*
+ * domain's RT guest on its placement (read-modify-write: only what differs changes). Each change
+ * is logged once; drift: it was placed before and moved since.
+ */
+static void place_guest(Guests *g, const char *domain, bool drift) {
+        _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
+        GuestPlacement p;
+        TenantInfo t;
+        VirtError err = {};
+        int r;
+
+        if (!g->virt || !virt_is_connected(g->virt) || !guest_wanted(g, domain, &p, &t))
+                return;
+        r = virt_place_guest(g->virt, domain, &p, false, &ch, &err);
+        for (size_t i = 0; i < ch.n; i++) {
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
+                Action a;
+
+                place_action(domain, t.vf, &ch.changes[i], &a);
+                log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, LOG_FIELDS(.tenant = t.tenant),
+                               "%s%s: %s: %s -> %s", drift ? "Drift repaired: " : "", action_kind_to_string(a.kind),
+                               a.effect, action_format_value(&a, false, before, sizeof(before)),
+                               action_format_value(&a, true, after, sizeof(after)));
+        }
+        if (r < 0)
+                log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t.tenant), "Failed to place %s (tenant %s's guest): %s",
+                               domain, t.tenant, err.message);
+}
+
+int guests_plan_append(Guests *g, Plan *plan) {
+        for (size_t i = 0; g && g->virt && virt_is_connected(g->virt) && i < g->n_running; i++) {
+                _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
+                GuestPlacement p;
+                TenantInfo t;
+                VirtError err = {};
+                Action *a;
+
+                if (!guest_wanted(g, g->running[i].domain, &p, &t) ||
+                    virt_place_guest(g->virt, g->running[i].domain, &p, true, &ch, &err) < 0 || ch.n == 0)
+                        continue;
+                a = reallocarray(plan->actions, plan->n_actions + ch.n, sizeof(Action));
+                if (!a)
+                        return -ENOMEM;
+                plan->actions = a;
+                for (size_t k = 0; k < ch.n; k++)
+                        place_action(g->running[i].domain, t.vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
+        }
+        return 0;
+}
+
+void guests_check_placements(Guests *g) {
+        for (size_t i = 0; g && i < g->n_running; i++)
+                place_guest(g, g->running[i].domain, true);
+}
+
+/* domain runs: its RT guest placed (again: placing is idempotent), vCPU 0's CPU learned. */
+static void learn_running(Guests *g, const char *domain) {
+        VirtError err = {};
+        int cpu;
+
+        place_guest(g, domain, false);
         cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
         if (cpu >= 0)
                 running_set(g, domain, cpu);

@@ -73,10 +73,11 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
         r = tenants_plan_allocations(m->tenants, &m->allocations, &m->n_allocations);
         if (r < 0)
                 log_oom();
-        /* Where each running guest's vCPU 0 is, for irq_cpus = vcpu. */
+        /* Where each running guest's vCPU 0 is, for irq_cpus = vcpu: its booked RT CPU, else libvirt's word. */
         for (size_t i = 0; m->guests && i < m->n_allocations; i++)
-                m->allocations[i].vcpu0_cpu =
-                        guests_vcpu0_cpu(m->guests, tenants_domain(m->tenants, m->allocations[i].tenant));
+                if (m->allocations[i].vcpu0_cpu < 0)
+                        m->allocations[i].vcpu0_cpu =
+                                guests_vcpu0_cpu(m->guests, tenants_domain(m->tenants, m->allocations[i].tenant));
 }
 
 /*

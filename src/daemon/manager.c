@@ -559,8 +559,18 @@ int manager_run_cycle_now(Manager *m, CycleResult *ret) {
 
 int manager_plan_now(Manager *m, Plan **ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL;
+        int r;
 
-        return manager_observe(m, false, &inv, ret);
+        r = manager_observe(m, false, &inv, &p);
+        if (r < 0)
+                return r;
+        /* The RT guests' placement, as libvirt would have to change it. */
+        r = guests_plan_append(m->guests, p);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
 }
 
 int manager_reload(Manager *m, char **ret_errors) {

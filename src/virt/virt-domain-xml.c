@@ -254,6 +254,47 @@ int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, c
         return dump(doc, ret) < 0 ? -ENOMEM : 1;
 }
 
+int virt_domain_xml_set_numatune(const char *xml, int node, int *ret_before, char **ret) {
+        _cleanup_(xml_doc_freep) xmlDocPtr doc = NULL;
+        xmlNode *root, *numatune, *memory;
+        char mode[16], nodeset[32], want[16];
+        unsigned before;
+        int end;
+
+        if (node < 0 || node > 1023)
+                return -EINVAL;
+        doc = parse(xml);
+        if (!doc)
+                return -EINVAL;
+        root = xmlDocGetRootElement(doc);
+        if (!root || !is(root, "domain"))
+                return -EINVAL;
+        snprintf(want, sizeof(want), "%d", node);
+        numatune = child(root, "numatune");
+        memory = numatune ? child(numatune, "memory") : NULL;
+        *ret_before = -1;
+        if (memory && attr(memory, "nodeset", nodeset, sizeof(nodeset)) && sscanf(nodeset, "%u%n", &before, &end) == 1 &&
+            nodeset[end] == 0)
+                *ret_before = (int) before;
+        if (memory && attr(memory, "mode", mode, sizeof(mode)) && streq(mode, "strict") && *ret_before == node)
+                return 0;
+        if (!numatune) {
+                numatune = xmlNewChild(root, NULL, (const xmlChar *) "numatune", NULL);
+                if (!numatune)
+                        return -ENOMEM;
+        }
+        if (memory) {
+                xmlUnlinkNode(memory);
+                xmlFreeNode(memory);
+        }
+        /* A placement of "auto" (numad) is replaced too: the VF's node is known. */
+        memory = xmlNewChild(numatune, NULL, (const xmlChar *) "memory", NULL);
+        if (!memory || !xmlNewProp(memory, (const xmlChar *) "mode", (const xmlChar *) "strict") ||
+            !xmlNewProp(memory, (const xmlChar *) "nodeset", (const xmlChar *) want))
+                return -ENOMEM;
+        return dump(doc, ret) < 0 ? -ENOMEM : 1;
+}
+
 int virt_domain_xml_add_device(const char *xml, const char *device_xml, char **ret) {
         _cleanup_(xml_doc_freep) xmlDocPtr doc = NULL, dev = NULL;
         xmlNode *root, *devices, *copy;

@@ -589,6 +589,177 @@ int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuS
         return active ? 1 : 0;
 }
 
+/* ---- one placement per guest ---- */
+
+static int change_add(VirtPlaceChanges *c, const VirtPlaceChange *x) {
+        if (GREEDY_REALLOC(c->changes, c->n_allocated, c->n + 1) < 0)
+                return -ENOMEM;
+        c->changes[c->n++] = *x;
+        return 0;
+}
+
+void virt_place_changes_done(VirtPlaceChanges *c) {
+        c->changes = mfree(c->changes);
+        c->n = c->n_allocated = 0;
+}
+
+static int pin_to(PinFn fn, virDomainPtr d, int i, const CpuSet *set, int ncpus, unsigned flags, VirtError *err) {
+        _cleanup_free_ unsigned char *map = NULL;
+        int maplen;
+
+        if (cpu_map(set, ncpus, &map, &maplen) < 0)
+                return virt_error_set(err, -ENOMEM, "out of memory");
+        return pin(fn, d, i, map, maplen, flags, err);
+}
+
+static int pin_iothread(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags) {
+        return virDomainPinIOThread(d, (unsigned) i, map, maplen, flags);
+}
+
+/* The I/O threads' pinning: each onto set. Drivers without I/O threads have nothing to place. */
+static int place_iothreads(virDomainPtr d, const CpuSet *set, int ncpus, unsigned flags, bool dry_run,
+                           VirtPlaceChanges *out, VirtError *err) {
+        virDomainIOThreadInfoPtr *info = NULL;
+        int n, r = 0;
+
+        n = virDomainGetIOThreadInfo(d, &info, flags & VIR_DOMAIN_AFFECT_LIVE ? VIR_DOMAIN_AFFECT_LIVE : 0);
+        if (n < 0) {
+                virResetLastError();
+                return 0;
+        }
+        for (int i = 0; i < n && r >= 0; i++) {
+                VirtPlaceChange x = { .kind = VIRT_PLACE_IOTHREAD_PIN, .index = info[i]->iothread_id, .after = *set };
+
+                map_to_cpuset(info[i]->cpumap, info[i]->cpumaplen, &x.before);
+                if (cpuset_equal(&x.before, set))
+                        continue;
+                if (!dry_run)
+                        r = pin_to(pin_iothread, d, (int) info[i]->iothread_id, set, ncpus, flags, err);
+                if (r >= 0)
+                        r = change_add(out, &x);
+        }
+        for (int i = 0; i < n; i++)
+                virDomainIOThreadInfoFree(info[i]);
+        free(info);
+        return r;
+}
+
+int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool dry_run, VirtPlaceChanges *out,
+                     VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        _cleanup_(virt_vcpus_done) VirtVcpus vc = {};
+        _cleanup_free_ char *xml = NULL, *new_xml = NULL;
+        _cleanup_free_ unsigned char *emap = NULL;
+        unsigned flags;
+        int r, ncpus, active, emaplen;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        active = modify_flags(d, &flags, err);
+        if (active < 0)
+                return active;
+        ncpus = host_cpus(d, err);
+        if (ncpus < 0)
+                return ncpus;
+        for (unsigned i = 0; i < p->n_rt; i++)
+                if (p->rt_cpus[i] >= ncpus)
+                        return virt_error_set(err, -EINVAL, "CPU %u is not a host CPU (0..%d)", p->rt_cpus[i], ncpus - 1);
+        r = get_vcpus(d, &vc, err);
+        if (r < 0)
+                return r;
+
+        for (unsigned i = 0; i < vc.n; i++) {
+                VirtPlaceChange x = { .kind = VIRT_PLACE_VCPU_PIN, .index = i, .before = vc.pinned[i] };
+
+                if (i < p->n_rt)
+                        cpuset_add(&x.after, p->rt_cpus[i]);
+                else
+                        x.after = p->housekeeping;
+                if (cpuset_equal(&x.before, &x.after))
+                        continue;
+                if (!dry_run) {
+                        r = pin_to(pin_vcpu, d, (int) i, &x.after, ncpus, flags, err);
+                        if (r < 0)
+                                return r;
+                }
+                if (change_add(out, &x) < 0)
+                        return virt_error_set(err, -ENOMEM, "out of memory");
+        }
+
+        /* The emulator thread: where QEMU's own work goes, off the RT CPUs. */
+        emaplen = VIR_CPU_MAPLEN(ncpus);
+        emap = calloc(1, (size_t) emaplen);
+        if (!emap)
+                return virt_error_set(err, -ENOMEM, "out of memory");
+        if (virDomainGetEmulatorPinInfo(d, emap, emaplen, active ? VIR_DOMAIN_AFFECT_LIVE : VIR_DOMAIN_AFFECT_CONFIG) >= 0) {
+                VirtPlaceChange x = { .kind = VIRT_PLACE_EMULATOR_PIN, .after = p->housekeeping };
+
+                map_to_cpuset(emap, emaplen, &x.before);
+                if (!cpuset_equal(&x.before, &x.after)) {
+                        if (!dry_run) {
+                                r = pin_to(pin_emulator, d, -1, &x.after, ncpus, flags, err);
+                                if (r < 0)
+                                        return r;
+                        }
+                        if (change_add(out, &x) < 0)
+                                return virt_error_set(err, -ENOMEM, "out of memory");
+                }
+        } else
+                virResetLastError();
+
+        r = place_iothreads(d, &p->housekeeping, ncpus, flags, dry_run, out, err);
+        if (r < 0)
+                return r;
+
+        /* vcpusched and numatune live in the persistent definition; libvirt applies them at start. */
+        if (p->fifo_priority == 0 && p->memory_node < 0)
+                return 0;
+        xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
+        if (!xml)
+                return virt_error_last(err, -EIO);
+        if (p->fifo_priority != 0) {
+                VirtPlaceChange x = { .kind = VIRT_PLACE_VCPU_SCHED, .prio_before = -2,
+                                      .prio_after = p->fifo_priority > 0 ? p->fifo_priority : 0 };
+                _cleanup_free_ char *edited = NULL;
+
+                /* None booked (-1): no vCPU at FIFO; with one vCPU named, prio 0 removes every entry. */
+                r = virt_domain_xml_set_vcpu_fifo(new_xml ?: xml, MAX(p->n_rt, 1u), x.prio_after, &edited);
+                if (r < 0)
+                        return virt_error_set(err, r, "domain %s: its XML could not be given a vcpusched", domain);
+                if (r > 0) {
+                        x.index = p->n_rt;
+                        free(new_xml);
+                        new_xml = TAKE_PTR(edited);
+                        if (change_add(out, &x) < 0)
+                                return virt_error_set(err, -ENOMEM, "out of memory");
+                }
+        }
+        if (p->memory_node >= 0) {
+                VirtPlaceChange x = { .kind = VIRT_PLACE_NUMATUNE, .node_after = p->memory_node };
+                _cleanup_free_ char *edited = NULL;
+
+                r = virt_domain_xml_set_numatune(new_xml ?: xml, p->memory_node, &x.node_before, &edited);
+                if (r < 0)
+                        return virt_error_set(err, r, "domain %s: its XML could not be given a numatune", domain);
+                if (r > 0) {
+                        free(new_xml);
+                        new_xml = TAKE_PTR(edited);
+                        if (change_add(out, &x) < 0)
+                                return virt_error_set(err, -ENOMEM, "out of memory");
+                }
+        }
+        if (!new_xml || dry_run)
+                return 0;
+        {
+                virDomainPtr nd = virDomainDefineXML(virDomainGetConnect(d), new_xml);
+                if (!nd)
+                        return virt_error_last(err, -EIO);
+                virDomainFree(nd);
+        }
+        return 0;
+}
+
 /* ---- plain domain operations (tests and tools) ---- */
 
 int virt_define_xml(Virt *v, const char *xml, VirtError *err) {

@@ -45,6 +45,7 @@ HEADERS = {
     'policy.h': 'core',
     'plan.h': 'core',
     'allocator.h': 'core',
+    'guest-placement.h': 'core',
     # kernel effectors
     'rootfs.h': 'kernel',
     'kernel.h': 'kernel',

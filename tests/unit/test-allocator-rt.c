@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sriovd/allocator.h"
+#include "sriovd/guest-placement.h"
 #include "test.h"
 
 static const AllocClass classes[] = {
@@ -371,6 +372,49 @@ TEST(property) {
         }
 }
 
+/* The booking made a placement: RT vCPUs on their CPUs, the rest on the node's housekeeping CPUs. */
+TEST(placement) {
+        _cleanup_(config_freep) Config *cfg = NULL;
+        CpuSet nodes[2] = {};
+        Inventory inv = { .topo = { .n_nodes = 2, .node_cpus = nodes } };
+        TenantClass cls;
+        GuestPlacement p;
+        static const uint16_t rt[] = { 6, 7 };
+        char buf[64];
+
+        for (unsigned c = 0; c < 8; c++) {
+                cpuset_add(&inv.topo.online, c);
+                cpuset_add(&nodes[c / 4], c);
+        }
+        ASSERT_EQ(config_new("/x.conf", "/x.d", &cfg), 0);
+        cfg->have_rt_cpus = true;
+        cpuset_add(&cfg->rt_cpus, 2);
+        cpuset_add(&cfg->rt_cpus, 3);
+        cpuset_add(&cfg->rt_cpus, 6);
+        cpuset_add(&cfg->rt_cpus, 7);
+        tenant_class_init(&cls);
+        ASSERT_EQ(guest_placement(&inv, cfg, &cls, rt, 2, &p), -EINVAL);   /* vcpu_pinning = none */
+        cls.vcpu_pin_rt = 1;
+        cls.vcpu_fifo_priority = 90;
+        ASSERT_EQ(guest_placement(&inv, cfg, &cls, rt, 1, &p), 0);
+        ASSERT_EQ(p.node, 1);
+        ASSERT_EQ(p.memory_node, 1);
+        ASSERT_EQ(p.fifo_priority, 90);
+        ASSERT_EQ(guest_placement_vcpu_cpu(&p, 0), 6);
+        ASSERT_EQ(guest_placement_vcpu_cpu(&p, 1), -1);
+        ASSERT_STREQ(cpuset_format_list(&p.housekeeping, buf, sizeof(buf)), "4-5");
+        /* Nothing booked yet: all on housekeeping CPUs, FIFO taken away, memory left. */
+        ASSERT_EQ(guest_placement(&inv, cfg, &cls, NULL, 0, &p), 0);
+        ASSERT_EQ(p.fifo_priority, -1);
+        ASSERT_EQ(p.memory_node, -1);
+        ASSERT_STREQ(cpuset_format_list(&p.housekeeping, buf, sizeof(buf)), "0-1,4-5");
+        /* FIFO left as it is when the class says so. */
+        cls.vcpu_fifo_priority = 0;
+        ASSERT_EQ(guest_placement(&inv, cfg, &cls, rt, 2, &p), 0);
+        ASSERT_EQ(p.fifo_priority, 0);
+        ASSERT_EQ(p.n_rt, 2);
+}
+
 int main(void) {
         RUN(three_guests_two_cpus);
         RUN(guest_shares);
@@ -380,5 +424,6 @@ int main(void) {
         RUN(restore);
         RUN(invalid);
         RUN(property);
+        RUN(placement);
         return 0;
 }

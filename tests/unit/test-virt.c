@@ -642,6 +642,45 @@ TEST(test_driver_events_and_reconcile) {
         ASSERT_CONTAINS(xml, "<vcpusched vcpus='1' scheduler='fifo' priority='20'/>");
         ASSERT_EQ(virt_pin_rt(v, "holder", &pin, &emu, 20, &err), 0);   /* already so */
 
+        /* One placement per guest: vCPU 0 alone on its RT CPU at FIFO, vCPU 1 and the emulator on
+         * housekeeping CPUs, memory on the node; a dry run first changes nothing. */
+        {
+                GuestPlacement p = { .n_rt = 1, .rt_cpus = { 5 }, .fifo_priority = 30, .memory_node = 0, .node = 0 };
+                _cleanup_(virt_place_changes_done) VirtPlaceChanges dry = {}, done = {}, again = {};
+                bool saw_pin0 = false, saw_pin1 = false, saw_sched = false, saw_numa = false;
+
+                cpuset_add(&p.housekeeping, 0);
+                cpuset_add(&p.housekeeping, 1);
+                ASSERT_EQ(virt_place_guest(v, "holder", &p, true, &dry, &err), 0);
+                ASSERT_EQ(virt_vcpu0_host_cpu(v, "holder", &err), 3);   /* dry: nothing moved */
+                ASSERT_EQ(virt_place_guest(v, "holder", &p, false, &done, &err), 0);
+                ASSERT_EQ(dry.n, done.n);
+                for (size_t i = 0; i < done.n; i++) {
+                        const VirtPlaceChange *c = &done.changes[i];
+                        if (c->kind == VIRT_PLACE_VCPU_PIN && c->index == 0) {
+                                ASSERT(cpuset_has(&c->before, 3) && cpuset_has(&c->after, 5) && cpuset_count(&c->after) == 1);
+                                saw_pin0 = true;
+                        }
+                        if (c->kind == VIRT_PLACE_VCPU_PIN && c->index == 1) {
+                                ASSERT(cpuset_equal(&c->after, &p.housekeeping));
+                                saw_pin1 = true;
+                        }
+                        saw_sched |= c->kind == VIRT_PLACE_VCPU_SCHED && c->prio_after == 30 && c->index == 1;
+                        saw_numa |= c->kind == VIRT_PLACE_NUMATUNE && c->node_after == 0 && c->node_before == -1;
+                }
+                ASSERT(saw_pin0 && saw_pin1 && saw_sched && saw_numa);
+                ASSERT_EQ(virt_vcpu0_host_cpu(v, "holder", &err), 5);
+                xml = mfree(xml);
+                ASSERT_EQ(virt_domain_xml(v, "holder", true, &xml, &err), 0);
+                /* FIFO on the RT vCPU only: the old all-vCPU entries are gone. */
+                ASSERT_CONTAINS(xml, "<vcpusched vcpus='0' scheduler='fifo' priority='30'/>");
+                ASSERT(!strstr(xml, "<vcpusched vcpus='1'"));
+                ASSERT_CONTAINS(xml, "<memory mode='strict' nodeset='0'/>");
+                /* Read-modify-write: placed, nothing differs. */
+                ASSERT_EQ(virt_place_guest(v, "holder", &p, false, &again, &err), 0);
+                ASSERT_EQ(again.n, 0);
+        }
+
         /* Lifecycle through the bridge. */
         dom = domain_with("ev1", "");
         ASSERT_EQ(virt_define_xml(v, dom, &err), 0);

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* guest-placement.c — where an RT guest's threads and memory go, from its booked RT CPUs: pure */
+
+#include <string.h>
+
+#include "sriovd/guest-placement.h"
+#include "sriovd/plan.h"
+
+static int cpu_node(const Inventory *inv, unsigned cpu) {
+        for (unsigned n = 0; inv && n < inv->topo.n_nodes; n++)
+                if (cpuset_has(&inv->topo.node_cpus[n], cpu))
+                        return (int) n;
+        return -1;
+}
+
+int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *cls, const uint16_t *rt,
+                    unsigned n_rt, GuestPlacement *ret) {
+        GuestPlacement p = { .memory_node = -1, .node = -1 };
+        HostCpus hc;
+
+        if (!inv || !cfg || !cls || !ret || !cls->vcpu_pin_rt || n_rt > ALLOC_RT_CPUS_MAX || (n_rt > 0 && !rt))
+                return -EINVAL;
+        host_cpus(inv, cfg, &hc);
+        p.n_rt = n_rt;
+        memcpy_safe(p.rt_cpus, rt, n_rt * sizeof(uint16_t));
+        p.node = n_rt > 0 ? cpu_node(inv, rt[0]) : -1;
+
+        /* The housekeeping work stays beside the RT vCPU: same node, other cores. */
+        p.housekeeping = hc.housekeeping;
+        if (p.node >= 0) {
+                CpuSet local;
+                cpuset_and(&local, &hc.housekeeping, &inv->topo.node_cpus[p.node]);
+                if (!cpuset_is_empty(&local))
+                        p.housekeeping = local;
+        }
+        if (cpuset_is_empty(&p.housekeeping))
+                return -EINVAL;
+
+        /* FIFO only on vCPUs that own an RT CPU: a spinning FIFO vCPU on a shared core starves it. */
+        if (cls->vcpu_fifo_priority > 0)
+                p.fifo_priority = n_rt > 0 ? cls->vcpu_fifo_priority : -1;
+        /* One node only matters on a host with more than one. */
+        if (p.node >= 0 && inv->topo.n_nodes > 1)
+                p.memory_node = p.node;
+        *ret = p;
+        return 0;
+}
+
+int guest_placement_vcpu_cpu(const GuestPlacement *p, unsigned i) {
+        return i < p->n_rt ? p->rt_cpus[i] : -1;
+}
