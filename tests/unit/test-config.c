@@ -199,10 +199,11 @@ TEST(shipped) {
                 ASSERT(scope.ids[i].vendor == scope_default_ids[i].vendor &&
                        scope.ids[i].device == scope_default_ids[i].device);
 
-        ASSERT_EQ(c->n_classes, 3);
+        ASSERT_EQ(c->n_classes, 4);
         ASSERT_STREQ(c->classes[0].name, "best-effort");
         ASSERT_STREQ(c->classes[1].name, "latency-critical");
-        ASSERT_STREQ(c->classes[2].name, "throughput");
+        ASSERT_STREQ(c->classes[2].name, "rt-vcpu");
+        ASSERT_STREQ(c->classes[3].name, "throughput");
 
         t = config_find_class(c, "latency-critical");
         ASSERT(t == &c->classes[1]);
@@ -222,6 +223,22 @@ TEST(shipped) {
         ASSERT_EQ(t->offload_gro, TRISTATE_LEAVE);
         ASSERT_EQ(t->offload_tso, TRISTATE_LEAVE);
         ASSERT_EQ(t->offload_gso, TRISTATE_LEAVE);
+
+        /* Seeds 000 and 004 together: vCPU 0's CPU, an RT one by the pinning, so an RT priority is accepted. */
+        t = config_find_class(c, "rt-vcpu");
+        ASSERT(t);
+        ASSERT_EQ(t->vnic, VNIC_SRIOV_REQUIRED);
+        ASSERT_EQ(t->rank, 90);
+        ASSERT_EQ(t->coalesce_rx_usecs, 0);
+        ASSERT_EQ(t->coalesce_tx_usecs, 0);
+        ASSERT_EQ(t->adaptive_rx, TRISTATE_OFF);
+        ASSERT_EQ(t->adaptive_tx, TRISTATE_OFF);
+        ASSERT_EQ(t->irq_cpus, IRQ_CPUS_VCPU);
+        ASSERT_EQ(t->irq_spread, IRQ_SPREAD_SINGLE);
+        ASSERT_EQ(t->irq_thread_priority, 99);
+        ASSERT_EQ(t->offload_lro, TRISTATE_OFF);
+        ASSERT_EQ(t->vcpu_pin_rt, 1);
+        ASSERT_EQ(t->vcpu_fifo_priority, 10);
 
         t = config_find_class(c, "throughput");
         ASSERT(t);
