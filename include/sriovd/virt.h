@@ -250,6 +250,8 @@ typedef enum VirtEventKind {
         VIRT_EVENT_DEVICE_REMOVAL_FAILED,
         VIRT_EVENT_DISCONNECTED,      /* the connection closed; detail = why; reconnecting */
         VIRT_EVENT_RECONNECTED,       /* open again: resync (events were missed while down) */
+        VIRT_EVENT_TUNABLE,           /* live tunables changed (vcpupin, emulatorpin, ...); detail_str:
+                                       * vCPU 0's new pinning (a CPU list) if among them, else "" */
         _VIRT_EVENT_KIND_MAX,
 } VirtEventKind;
 
@@ -258,7 +260,7 @@ typedef struct VirtEvent {
         const char *domain;           /* NULL for connection events */
         const char *device;           /* device events: alias ("net1", "ua-sriovd-t1_virtio-bridge", "hostdev0") */
         int detail;                   /* libvirt's detail code (lifecycle / close reason) */
-        const char *detail_str;       /* the same as text */
+        const char *detail_str;       /* the same as text; TUNABLE: vCPU 0's pinning or "" */
 } VirtEvent;
 
 typedef void (*VirtEventFn)(const VirtEvent *ev, void *userdata);
@@ -266,8 +268,8 @@ typedef void (*VirtEventFn)(const VirtEvent *ev, void *userdata);
 typedef struct Virt Virt;
 
 /*
- * Open uri (NULL = VIRT_URI_DEFAULT) and subscribe to lifecycle and device
- * events, delivered to fn (may be NULL; set later with virt_set_event_fn()).
+ * Open uri (NULL = VIRT_URI_DEFAULT) and subscribe to lifecycle, device and
+ * tunable events, delivered to fn (may be NULL; set later with virt_set_event_fn()).
  * virt_event_register() must have been called. When the connection drops,
  * fn gets DISCONNECTED and the module reopens it from an sd-event timer with
  * backoff 1 s, 2 s, 4 s ... 30 s, then RECONNECTED. Returns -ENOTCONN (etc.)

@@ -129,6 +129,7 @@ struct Parser {
         bool vnic_set;
         unsigned irq_prio_line;          /* where irq_thread_priority was set, 0 = not set */
         bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
+        bool vcpu_pinning_invalid;       /* vcpu_pinning was given but rejected */
         bool oom;
 };
 
@@ -137,6 +138,7 @@ typedef struct ClassInfo {
         unsigned file_idx;
         unsigned prio_line;              /* 0 = irq_thread_priority not set: no check applies */
         bool irq_cpus_invalid;           /* already reported: checking against the default would mislead */
+        bool vcpu_pinning_invalid;       /* the same, for an irq_cpus = vcpu class */
 } ClassInfo;
 
 typedef struct ClassInfoList {
@@ -167,7 +169,7 @@ const char *suggestion_get(const Suggestion *s);
 void check_class_refs(Config *c, ErrorList *errors, const unsigned *lines);
 void check_vf_keys(Config *c, ErrorList *errors);
 void check_cpus(Config *c, ErrorList *errors, const Parser *p);
-void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, unsigned rtnet_prio_line);
+void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p);
 
 /* config-keys.c: the sections, their keys, and the syntax of what they take. */
 extern const SectionDef config_main_sections[];

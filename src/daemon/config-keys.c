@@ -366,6 +366,16 @@ static const char *const vf_attach_values[] = { "interface", "hostdev" };
 static const char *const vcpu_pinning_values[] = { "none", "rt" };
 static const char *const rt_cpu_fallback_values[] = { "refuse", "housekeeping" };
 
+/* Whether an irq_cpus = vcpu class is RT depends on it (config-validate.c): a rejected one is not guessed. */
+static int key_vcpu_pinning(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_enum(p, k, value, data);
+        if (r < 0 && !p->scratch)
+                p->vcpu_pinning_invalid = true;
+        return r;
+}
+
 /* A libvirt network or bridge name: one path component libvirt will take. */
 static int key_virtio_source(Parser *p, const KeyDef *k, const char *value, void *data, bool bridge) {
         TenantClass *cls = data;
@@ -471,7 +481,8 @@ static const KeyDef class_keys[] = {
         KEY_ENUM("vf_attach", TenantClass, vf_attach_hostdev, vf_attach_values),
         KEY("virtio_network", key_virtio_network, TenantClass, virtio_source),
         KEY("virtio_bridge", key_virtio_bridge, TenantClass, virtio_source),
-        KEY_ENUM("vcpu_pinning", TenantClass, vcpu_pin_rt, vcpu_pinning_values),
+        { .name = "vcpu_pinning", .parse = key_vcpu_pinning, .offset = offsetof(TenantClass, vcpu_pin_rt),
+          .values = vcpu_pinning_values, .n_values = ELEMENTSOF(vcpu_pinning_values) },
         KEY_INT("vcpu_fifo_priority", TenantClass, vcpu_fifo_priority, 0, 99),
         KEY_UNSIGNED("rt_vcpus", TenantClass, rt_vcpus, 1, 8),
         KEY_UNSIGNED("rt_cpu_share", TenantClass, rt_cpu_share, 1, 64),

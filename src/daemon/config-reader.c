@@ -559,6 +559,7 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
                 .file_idx = file_idx,
                 .prio_line = p.irq_prio_line,
                 .irq_cpus_invalid = p.irq_cpus_invalid,
+                .vcpu_pinning_invalid = p.vcpu_pinning_invalid,
         };
         cls.file = TAKE_PTR(path);
         c->classes[c->n_classes++] = cls;
@@ -676,7 +677,7 @@ static int config_parse(Config *c, const char *text, size_t size, char **ret_err
         check_class_refs(c, &errors, p.pf_class_lines);
         check_cpus(c, &errors, &p);
         check_vf_keys(c, &errors);
-        check_rt_priorities(c, &errors, info.items, p.rtnet_prio_line);
+        check_rt_priorities(c, &errors, info.items, &p);
 
         if (errors.oom)
                 return -ENOMEM;

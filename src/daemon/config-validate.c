@@ -2,6 +2,7 @@
 /* config-validate.c — "did you mean", and the cross-checks that need every file loaded */
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -131,7 +132,59 @@ void check_cpus(Config *c, ErrorList *errors, const Parser *p) {
 }
 
 static bool class_prio_checked(const Config *c, const ClassInfo *info, size_t i) {
-        return info[i].prio_line > 0 && !info[i].irq_cpus_invalid && c->classes[i].irq_thread_priority > 0;
+        const TenantClass *t = &c->classes[i];
+
+        /* A rejected irq_cpus (or, for vcpu, vcpu_pinning) is reported already; a guess would mislead. */
+        return info[i].prio_line > 0 && !info[i].irq_cpus_invalid &&
+               !(t->irq_cpus == IRQ_CPUS_VCPU && info[i].vcpu_pinning_invalid) && t->irq_thread_priority > 0;
+}
+
+/*
+ * Whether a class is RT for the order below: whether its IRQ threads run on RT CPUs, however
+ * irq_cpus puts them there. RT: irq_cpus = rt; irq_cpus = vcpu with vcpu_pinning = rt (vCPU 0 is
+ * pinned to an RT CPU, and its IRQs follow it there: seed 000's placement with seed 004's
+ * priority); a CPU list within [cpus] rt. Not RT: numa-local (housekeeping CPUs); vcpu without
+ * RT pinning (vCPU 0 may run on any CPU); a list reaching outside [cpus] rt, or any list when
+ * [cpus] rt is not given (its default, the kernel's isolated CPUs, is known only at run time).
+ * *why says so in a message, "" where the keyword says it all (rt, numa-local).
+ */
+static bool class_is_rt(const Config *c, const TenantClass *t, const Parser *p, char *why, size_t size) {
+        char list[CPUSET_LIST_MAX], rt[CPUSET_LIST_MAX];
+        CpuSet outside;
+
+        why[0] = 0;
+        switch (t->irq_cpus) {
+        case IRQ_CPUS_RT:
+                return true;
+        case IRQ_CPUS_VCPU:
+                if (t->vcpu_pin_rt) {
+                        snprintf(why, size, "; the class is RT: irq_cpus = vcpu with vcpu_pinning = rt "
+                                            "puts its IRQs on vCPU 0's RT CPU");
+                        return true;
+                }
+                snprintf(why, size, "; the class is not RT: irq_cpus = vcpu without vcpu_pinning = rt "
+                                    "may put its IRQs on a housekeeping CPU");
+                return false;
+        case IRQ_CPUS_LIST:
+                cpuset_format_list(&t->irq_cpu_list, list, sizeof(list));
+                if (!c->have_rt_cpus) {
+                        snprintf(why, size, "; the class is not RT: irq_cpus = %s counts as RT only within "
+                                            "[cpus] rt, which %s does not set", list, c->path);
+                        return false;
+                }
+                cpuset_andnot(&outside, &t->irq_cpu_list, &c->rt_cpus);
+                cpuset_format_list(&c->rt_cpus, rt, sizeof(rt));
+                if (cpuset_is_empty(&outside)) {
+                        snprintf(why, size, "; the class is RT: irq_cpus = %s lies within [cpus] rt = %s (%s:%u)",
+                                 list, rt, c->path, p->rt_line);
+                        return true;
+                }
+                snprintf(why, size, "; the class is not RT: irq_cpus = %s reaches outside [cpus] rt = %s (%s:%u)",
+                         list, rt[0] ? rt : "\"\"", c->path, p->rt_line);
+                return false;
+        default:
+                return false;
+        }
 }
 
 /*
@@ -139,18 +192,22 @@ static bool class_prio_checked(const Config *c, const ClassInfo *info, size_t i)
  * threads at or above rtnet_prio, everyone else's below it, so that non-RT
  * network work never runs in the RT partition and RT work never waits on it.
  * Without rtnet_prio the same ordering is required between the classes
- * themselves. Reported at the irq_thread_priority line that breaks it;
- * priority 0 (kernel default) is never checked.
+ * themselves. Which classes are RT: class_is_rt(), by where their IRQ threads
+ * run, not by the irq_cpus keyword alone. Reported at the irq_thread_priority
+ * line that breaks it, saying why the class counts as RT or not where the
+ * keyword does not; priority 0 (kernel default) is never checked.
  */
-void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, unsigned rtnet_prio_line) {
+void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p) {
         size_t lowest_rt = SIZE_MAX;
+        char why[2 * CPUSET_LIST_MAX + 256];
 
         for (size_t i = 0; i < c->n_classes; i++) {
                 const TenantClass *t = &c->classes[i];
-                bool rt = t->irq_cpus == IRQ_CPUS_RT;
+                bool rt;
 
                 if (!class_prio_checked(c, info, i))
                         continue;
+                rt = class_is_rt(c, t, p, why, sizeof(why));
 
                 if (c->rtnet_prio < 0) {
                         if (rt && (lowest_rt == SIZE_MAX ||
@@ -162,13 +219,13 @@ void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *in
                 if (rt && t->irq_thread_priority < c->rtnet_prio)
                         error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
                                   "irq_thread_priority = %d is below [rt] rtnet_prio = %d (%s:%u); "
-                                  "expected an RT class's IRQ threads at or above the softirq threshold",
-                                  t->irq_thread_priority, c->rtnet_prio, c->path, rtnet_prio_line);
+                                  "expected an RT class's IRQ threads at or above the softirq threshold%s",
+                                  t->irq_thread_priority, c->rtnet_prio, c->path, p->rtnet_prio_line, why);
                 else if (!rt && t->irq_thread_priority >= c->rtnet_prio)
                         error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
                                   "irq_thread_priority = %d is not below [rt] rtnet_prio = %d (%s:%u); "
-                                  "expected non-RT classes' IRQ threads below the softirq threshold",
-                                  t->irq_thread_priority, c->rtnet_prio, c->path, rtnet_prio_line);
+                                  "expected non-RT classes' IRQ threads below the softirq threshold%s",
+                                  t->irq_thread_priority, c->rtnet_prio, c->path, p->rtnet_prio_line, why);
         }
 
         if (lowest_rt == SIZE_MAX)
@@ -178,13 +235,13 @@ void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *in
         for (size_t i = 0; i < c->n_classes; i++) {
                 const TenantClass *t = &c->classes[i], *low = &c->classes[lowest_rt];
 
-                if (!class_prio_checked(c, info, i) || t->irq_cpus == IRQ_CPUS_RT ||
-                    t->irq_thread_priority < low->irq_thread_priority)
+                if (!class_prio_checked(c, info, i) || t->irq_thread_priority < low->irq_thread_priority ||
+                    class_is_rt(c, t, p, why, sizeof(why)))
                         continue;
                 error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
                           "irq_thread_priority = %d is not below RT class \"%s\"'s irq_thread_priority = %d (%s:%u); "
-                          "expected non-RT classes' IRQ threads below every RT class's",
+                          "expected non-RT classes' IRQ threads below every RT class's%s",
                           t->irq_thread_priority, low->name, low->irq_thread_priority, low->file,
-                          info[lowest_rt].prio_line);
+                          info[lowest_rt].prio_line, why);
         }
 }

@@ -342,6 +342,32 @@ static void release_domain(Guests *g, const char *domain, const char *why) {
         }
 }
 
+/*
+ * vCPU 0 was re-pinned (virsh vcpupin, or sriovd's own pinning) or the domain resumed (the end of
+ * an incoming migration, when its vCPUs first run here): where it runs now, and the IRQs of
+ * irq_cpus = vcpu follow if that moved. Events only, no periodic refresh: libvirt's QEMU driver
+ * sends the tunable event for every live vcpupin, whoever makes it. Only a driver that never
+ * sends it (the test driver) would need a timer; there vCPU 0 stays as learnt at start and at
+ * connection. An unpinned vCPU 0 may still wander without any event: pin RT guests.
+ */
+static void relearn_vcpu0(Guests *g, const char *domain) {
+        VirtError err = {};
+        int cpu, old = guests_vcpu0_cpu(g, domain);
+
+        /* Running is for running domains: a config-only change of a shut off one stays out. */
+        if (old < 0 && virt_domain_is_active(g->virt, domain, &err) != 1)
+                return;
+        cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
+        if (cpu < 0 || cpu == old)
+                return;
+        running_set(g, domain, cpu);
+        if (old >= 0)
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "%s: vCPU 0 now on host CPU %d (was %d)", domain, cpu, old);
+        else
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "%s: vCPU 0 now on host CPU %d", domain, cpu);
+        manager_recheck(g->manager, "libvirt vCPU pinning changed");
+}
+
 static void on_virt_event(const VirtEvent *ev, void *userdata) {
         Guests *g = userdata;
 
@@ -363,6 +389,10 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 break;
         case VIRT_EVENT_DEFINED:
                 guests_reconcile(g);
+                break;
+        case VIRT_EVENT_TUNABLE:
+        case VIRT_EVENT_RESUMED:
+                relearn_vcpu0(g, ev->domain);
                 break;
         case VIRT_EVENT_DEVICE_REMOVED:
                 /* A guest let go of a device: if it was a VF no tenant holds, it can be given out now. */

@@ -21,7 +21,7 @@ struct Virt {
         char *uri;
         virConnectPtr conn;
         bool connected;
-        int callbacks[4];             /* lifecycle, device added, removed, removal failed */
+        int callbacks[5];             /* lifecycle, device added, removed, removal failed, tunable */
         struct sd_event_source *reconnect;
         uint64_t backoff, backoff_min, backoff_max;
         VirtEventFn fn;

@@ -76,6 +76,23 @@ static void on_device_removal_failed(virConnectPtr conn, virDomainPtr dom, const
         emit(opaque, VIRT_EVENT_DEVICE_REMOVAL_FAILED, virDomainGetName(dom), alias, 0, "");
 }
 
+/*
+ * libvirt's QEMU driver sends this for every live vcpupin and emulatorpin, sriovd's own
+ * (virt_pin_rt) and anyone else's (virsh vcpupin), and for the other cputune/blkdeviotune
+ * tunables; vCPU 0's new pinning is passed on when it is among the changes.
+ */
+static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int n, void *opaque) {
+        char key[VIR_TYPED_PARAM_FIELD_LENGTH];
+        const char *cpus = NULL;
+
+        snprintf(key, sizeof(key), VIR_DOMAIN_TUNABLE_CPU_VCPUPIN, 0u);
+        if (virTypedParamsGetString(params, n, key, &cpus) < 0) {
+                virResetLastError();
+                cpus = NULL;
+        }
+        emit(opaque, VIRT_EVENT_TUNABLE, virDomainGetName(dom), NULL, 0, cpus ?: "");
+}
+
 static int schedule_reconnect(Virt *v);
 
 static void on_close(virConnectPtr conn, int reason, void *opaque) {
@@ -116,6 +133,8 @@ static int open_connection(Virt *v, VirtError *err) {
                 { VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(on_device_added) },
                 { VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, VIR_DOMAIN_EVENT_CALLBACK(on_device_removed) },
                 { VIR_DOMAIN_EVENT_ID_DEVICE_REMOVAL_FAILED, VIR_DOMAIN_EVENT_CALLBACK(on_device_removal_failed) },
+                /* Since libvirt 1.2.9, older than the 7.0 we need: no fallback for its absence. */
+                { VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(on_tunable) },
         };
         _Static_assert(ELEMENTSOF(events) == ELEMENTSOF(((Virt *) NULL)->callbacks), "one id per event");
         int r;

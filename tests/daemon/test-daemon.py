@@ -325,7 +325,7 @@ def test_cli(tmp):
     # --check-config: 0 for the shipped config, 1 with file:line for a broken one.
     shipped = os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "conf", "sriovd.conf")
     r = run_cli("--check-config", "--config", shipped)
-    assert r.returncode == 0 and "configuration is valid (3 tenant classes)" in r.stdout, r
+    assert r.returncode == 0 and "configuration is valid (4 tenant classes)" in r.stdout, r
     with open(conf, "w") as f:
         f.write("[pf 0000:41:00.0]\nnum_vf = 4\n")
     r = run_cli("--check-config", "--config", conf)

@@ -145,7 +145,7 @@ hash -r
 check 'sriovctl release vm-' 'vm-17-nic0 vm-18-nic0'
 check 'sriovctl tenant vm-17' 'vm-17-nic0'
 check 'sriovctl coalesce vm-17-nic0 ' ''
-check 'sriovctl allocate vm-19-nic0 ' 'best-effort latency-critical legacy throughput'
+check 'sriovctl allocate vm-19-nic0 ' 'best-effort latency-critical legacy rt-vcpu throughput'
 check 'sriovctl allocate --numa-node 1 vm-19-nic0 th' 'throughput'
 check 'sriovctl allocate a b ' ''
 check 'sriovctl force-num-vfs ' '0000:41:00.0'
@@ -163,7 +163,7 @@ hash -r
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$tmp/no-bus
 start=$SECONDS
 check 'sriovctl release ' ''
-check 'sriovctl allocate t ' 'best-effort latency-critical throughput'
+check 'sriovctl allocate t ' 'best-effort latency-critical rt-vcpu throughput'
 if ((SECONDS - start > 3)); then
         echo "FAIL: completion without a daemon took $((SECONDS - start)) s"
         fail=1

@@ -199,10 +199,11 @@ TEST(shipped) {
                 ASSERT(scope.ids[i].vendor == scope_default_ids[i].vendor &&
                        scope.ids[i].device == scope_default_ids[i].device);
 
-        ASSERT_EQ(c->n_classes, 3);
+        ASSERT_EQ(c->n_classes, 4);
         ASSERT_STREQ(c->classes[0].name, "best-effort");
         ASSERT_STREQ(c->classes[1].name, "latency-critical");
-        ASSERT_STREQ(c->classes[2].name, "throughput");
+        ASSERT_STREQ(c->classes[2].name, "rt-vcpu");
+        ASSERT_STREQ(c->classes[3].name, "throughput");
 
         t = config_find_class(c, "latency-critical");
         ASSERT(t == &c->classes[1]);
@@ -222,6 +223,22 @@ TEST(shipped) {
         ASSERT_EQ(t->offload_gro, TRISTATE_LEAVE);
         ASSERT_EQ(t->offload_tso, TRISTATE_LEAVE);
         ASSERT_EQ(t->offload_gso, TRISTATE_LEAVE);
+
+        /* Seeds 000 and 004 together: vCPU 0's CPU, an RT one by the pinning, so an RT priority is accepted. */
+        t = config_find_class(c, "rt-vcpu");
+        ASSERT(t);
+        ASSERT_EQ(t->vnic, VNIC_SRIOV_REQUIRED);
+        ASSERT_EQ(t->rank, 90);
+        ASSERT_EQ(t->coalesce_rx_usecs, 0);
+        ASSERT_EQ(t->coalesce_tx_usecs, 0);
+        ASSERT_EQ(t->adaptive_rx, TRISTATE_OFF);
+        ASSERT_EQ(t->adaptive_tx, TRISTATE_OFF);
+        ASSERT_EQ(t->irq_cpus, IRQ_CPUS_VCPU);
+        ASSERT_EQ(t->irq_spread, IRQ_SPREAD_SINGLE);
+        ASSERT_EQ(t->irq_thread_priority, 99);
+        ASSERT_EQ(t->offload_lro, TRISTATE_OFF);
+        ASSERT_EQ(t->vcpu_pin_rt, 1);
+        ASSERT_EQ(t->vcpu_fifo_priority, 10);
 
         t = config_find_class(c, "throughput");
         ASSERT(t);
@@ -809,6 +826,123 @@ TEST(rt_priority_after_other_errors) {
         assert_error(errors, dir, "tenant-classes.d/bronze.ini:5", "duplicate section [class]");
 }
 
+/* s with every "@D@" replaced by dir. */
+static char *with_dir(const char *s, const char *dir) {
+        size_t n = 0;
+        char *out, *o;
+
+        for (const char *q = s; (q = strstr(q, "@D@")); q += 3)
+                n++;
+        out = malloc(strlen(s) + n * strlen(dir) + 1);
+        ASSERT(out);
+        for (o = out; *s;)
+                if (strncmp(s, "@D@", 3) == 0) {
+                        o = stpcpy(o, dir);
+                        s += 3;
+                } else
+                        *o++ = *s++;
+        *o = 0;
+        return out;
+}
+
+/*
+ * Issue 17: a class is RT by where its IRQ threads run, not by the irq_cpus keyword: seed 000's
+ * irq_cpus = vcpu with seed 004's priority is RT when vcpu_pinning = rt puts vCPU 0 on an RT CPU,
+ * and a CPU list is RT when it lies within [cpus] rt. Each combination, accepted or rejected with
+ * exactly this one error (the whole line, @D@ standing for the directory).
+ */
+TEST(rt_class_by_placement) {
+#define RTNET "[rt]\nrtnet_prio = 50\n"                                   /* rtnet_prio at line 2 */
+#define CPUS "[cpus]\nrt = 4-7\nhousekeeping = 0-3\n\n"                    /* rt at line 2, rtnet_prio at 6 */
+#define CLS(irq_cpus, prio, more) "[class]\nvnic = sriov-required\nirq_cpus = " irq_cpus \
+                                  "\nirq_thread_priority = " prio "\n" more   /* the priority at line 4 */
+        static const struct {
+                const char *conf, *probe, *other;   /* sriovd.conf, tenant-classes.d/{probe,other}.ini */
+                const char *error;                  /* NULL = accepted */
+        } cases[] = {
+                /* vcpu with RT pinning: RT, at or above the threshold. */
+                { RTNET, CLS("vcpu", "99", "vcpu_pinning = rt\n"), NULL, NULL },
+                { RTNET, CLS("vcpu", "50", "vcpu_pinning = rt\n"), NULL, NULL },
+                { RTNET, CLS("vcpu", "40", "vcpu_pinning = rt\n"), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 40 is below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:2); expected an RT class's IRQ threads at or above the softirq threshold; "
+                  "the class is RT: irq_cpus = vcpu with vcpu_pinning = rt puts its IRQs on vCPU 0's RT CPU" },
+                /* vcpu without it: vCPU 0 may be anywhere, so below the threshold. */
+                { RTNET, CLS("vcpu", "49", ""), NULL, NULL },
+                { RTNET, CLS("vcpu", "49", "vcpu_pinning = none\n"), NULL, NULL },
+                { RTNET, CLS("vcpu", "99", "vcpu_pinning = none\n"), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 99 is not below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:2); expected non-RT classes' IRQ threads below the softirq threshold; "
+                  "the class is not RT: irq_cpus = vcpu without vcpu_pinning = rt may put its IRQs on a housekeeping CPU" },
+                /* RT pinning does not make another irq_cpus RT: numa-local stays on housekeeping CPUs. */
+                { RTNET, CLS("numa-local", "99", "vcpu_pinning = rt\n"), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 99 is not below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:2); expected non-RT classes' IRQ threads below the softirq threshold" },
+                /* The keyword: no reason needed. */
+                { RTNET, CLS("rt", "99", ""), NULL, NULL },
+                { RTNET, CLS("rt", "40", ""), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 40 is below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:2); expected an RT class's IRQ threads at or above the softirq threshold" },
+                /* A CPU list: RT within [cpus] rt, not RT reaching outside it or without it. */
+                { CPUS RTNET, CLS("4-5", "99", ""), NULL, NULL },
+                { CPUS RTNET, CLS("4-5", "40", ""), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 40 is below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:6); expected an RT class's IRQ threads at or above the softirq threshold; "
+                  "the class is RT: irq_cpus = 4-5 lies within [cpus] rt = 4-7 (@D@/sriovd.conf:2)" },
+                { CPUS RTNET, CLS("3-5", "49", ""), NULL, NULL },
+                { CPUS RTNET, CLS("3-5", "99", ""), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 99 is not below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:6); expected non-RT classes' IRQ threads below the softirq threshold; "
+                  "the class is not RT: irq_cpus = 3-5 reaches outside [cpus] rt = 4-7 (@D@/sriovd.conf:2)" },
+                { "[cpus]\nrt =\n\n" RTNET, CLS("4-5", "99", ""), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 99 is not below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:5); expected non-RT classes' IRQ threads below the softirq threshold; "
+                  "the class is not RT: irq_cpus = 4-5 reaches outside [cpus] rt = \"\" (@D@/sriovd.conf:2)" },
+                { RTNET, CLS("4-5", "99", ""), NULL,
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 99 is not below [rt] rtnet_prio = 50 "
+                  "(@D@/sriovd.conf:2); expected non-RT classes' IRQ threads below the softirq threshold; "
+                  "the class is not RT: irq_cpus = 4-5 counts as RT only within [cpus] rt, which @D@/sriovd.conf "
+                  "does not set" },
+                /* A rejected vcpu_pinning is reported once: no guess at whether the class is RT. */
+                { RTNET, CLS("vcpu", "99", "vcpu_pinning = rtt\n"), NULL,
+                  "@D@/tenant-classes.d/probe.ini:5: vcpu_pinning = \"rtt\" is not valid; expected none or rt; "
+                  "did you mean \"rt\"?" },
+                /* Without rtnet_prio, between classes: the vcpu class with RT pinning is the RT one now. */
+                { "[daemon]\n", CLS("vcpu", "70", "vcpu_pinning = rt\n"), CLS("numa-local", "69", ""), NULL },
+                { "[daemon]\n", CLS("vcpu", "70", "vcpu_pinning = rt\n"), CLS("numa-local", "80", ""),
+                  "@D@/tenant-classes.d/other.ini:4: irq_thread_priority = 80 is not below RT class \"probe\"'s "
+                  "irq_thread_priority = 70 (@D@/tenant-classes.d/probe.ini:4); expected non-RT classes' IRQ "
+                  "threads below every RT class's" },
+                { "[daemon]\n", CLS("vcpu", "99", ""), CLS("rt", "99", ""),
+                  "@D@/tenant-classes.d/probe.ini:4: irq_thread_priority = 99 is not below RT class \"other\"'s "
+                  "irq_thread_priority = 99 (@D@/tenant-classes.d/other.ini:4); expected non-RT classes' IRQ "
+                  "threads below every RT class's; the class is not RT: irq_cpus = vcpu without vcpu_pinning = rt "
+                  "may put its IRQs on a housekeeping CPU" },
+                { "[daemon]\n", CLS("vcpu", "98", "vcpu_pinning = rt\n"), CLS("rt", "99", ""), NULL },
+        };
+#undef RTNET
+#undef CPUS
+#undef CLS
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+                _cleanup_free_ char *errors = NULL, *want = NULL;
+
+                fprintf(stderr, "   case %zu\n", i);
+                write_file(dir, "sriovd.conf", cases[i].conf);
+                write_file(dir, "tenant-classes.d/probe.ini", cases[i].probe);
+                if (cases[i].other)
+                        write_file(dir, "tenant-classes.d/other.ini", cases[i].other);
+                if (!cases[i].error) {
+                        config_free(load_ok(dir));
+                        continue;
+                }
+                errors = load_fail(dir, -EINVAL);
+                want = with_dir(cases[i].error, dir);
+                ASSERT_STREQ(errors, want);
+        }
+}
+
 TEST(multiple_errors) {
         _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
         _cleanup_free_ char *errors = NULL;
@@ -1112,6 +1246,7 @@ int main(int argc, char *argv[]) {
         RUN(rt_priority_between_classes);
         RUN(rt_priority_ok);
         RUN(rt_priority_after_other_errors);
+        RUN(rt_class_by_placement);
         RUN(multiple_errors);
         RUN(too_many_errors);
         RUN(missing_file);

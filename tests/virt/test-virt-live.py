@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-virt-live.py — src/virt/ against a real libvirtd + QEMU (TCG) in private mount and network
 # namespaces: hot-plug of virtio-net (ethernet tap, bridge) with device events, swap and its rollback,
-# the hostdev error as errno + message, vCPU pinning and SCHED_FIFO vcpusched, reconnect; the sriovd
-# daemon started while libvirtd is down connects once it is back.
+# the hostdev error as errno + message, vCPU pinning and SCHED_FIFO vcpusched, the tunable event of
+# another client's vcpupin (and sriovd following vCPU 0), reconnect; the sriovd daemon started while
+# libvirtd is down connects once it is back.
 #
 #   test-virt-live.py VIRT_LIVE_HELPER
 #
@@ -178,7 +179,7 @@ def nics(h):
 
 # ---- the daemon, on a fixture host, against this libvirtd ----
 
-def start_sriovd(tmp, uri):
+def start_sriovd(tmp, uri, log_name="sriovd.log"):
     build = os.environ["SRIOVD_BUILD_DIR"]
     root = f"{tmp}/host"
     if not os.path.exists(root):
@@ -188,7 +189,7 @@ def start_sriovd(tmp, uri):
         f.write(f"[daemon]\nstate_dir = {tmp}/state\ndrift_check_sec = 0\nlibvirt_uri = {uri}\n")
     env = dict(os.environ, RUNTIME_DIRECTORY=f"{tmp}/run")
     env.pop("NOTIFY_SOCKET", None)
-    log_f = open(f"{tmp}/sriovd.log", "ab")
+    log_f = open(f"{tmp}/{log_name}", "ab")
     return subprocess.Popen([f"{build}/sriovd", "--root", root, "--config", f"{tmp}/sriovd.conf"], env=env,
                             stdout=log_f, stderr=log_f)
 
@@ -424,6 +425,27 @@ def inner(helper_exe):
         check(r == 0, "pinned live + config, no scheduler change")
         r, _ = h.ok(f"vcpu0 {DOM}")
         check(r == last, f"vCPU 0 runs on host CPU {last}")
+
+        log("== vCPU pinning changed: a tunable event with vCPU 0's CPUs, and sriovd follows vCPU 0")
+        # sriovd's own pin above is one; the other client's vcpupin below must arrive the same way.
+        h.ok(f"wait tunable {DOM} - 10 {last}")
+        daemon = start_sriovd(tmp, uri, "sriovd-vcpupin.log")
+        # Logged after the resync has learnt vCPU 0 (on CPU {last}): what follows is the event's doing.
+        check(wait_log(f"{tmp}/sriovd-vcpupin.log", "Re-checking after kernel event: libvirt connected", 40),
+              "sriovd connected and learnt the running domain")
+        h.ok(f"vcpupin {DOM} 0 0")
+        h.ok(f"wait tunable {DOM} - 10 0")
+        check(f"tunable {DOM} - 0" in h.events, "another client's vcpupin: the event names the domain and CPU 0")
+        r, _ = h.ok(f"vcpu0 {DOM}")
+        check(r == 0, "vCPU 0 on host CPU 0 now")
+        if last != 0:
+            check(wait_log(f"{tmp}/sriovd-vcpupin.log", f"{DOM}: vCPU 0 now on host CPU 0 (was {last})", 20),
+                  "sriovd re-learnt vCPU 0 from the event alone")
+            # The connect's re-check ran 10 ms after it: this one is not folded into it.
+            check(wait_log(f"{tmp}/sriovd-vcpupin.log", "Re-checking after kernel event: libvirt vCPU pinning changed", 5),
+                  "and re-checks the IRQ placement")
+        daemon.send_signal(signal.SIGTERM)
+        check(daemon.wait(timeout=10) == 0, "sriovd exits 0 on SIGTERM")
 
         log("== SCHED_FIFO through vcpusched: takes effect at the next start")
         r, _ = h.ok(f"pin {DOM} {last} 0 1")

@@ -2,8 +2,11 @@
 /* virt-live.c — drives src/virt/ against a real libvirtd, one command per line on stdin (tests/virt/test-virt-live.py) */
 
 #include <errno.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
@@ -17,17 +20,22 @@
  *   swap DOM OLDKIND OLDSRC NEWKIND NEWSRC MAC TENANT
  *   nics DOM            one "nic TYPE PCI MAC ALIAS" line per NIC of the live XML
  *   vcpu0 DOM | pin DOM VCPU_CPUS EMULATOR_CPUS PRIO
- *   wait EVENT DOM DEVICE SECONDS   dispatch sd-event until that event arrived
+ *   vcpupin DOM VCPU CPUS            virDomainPinVcpuFlags(LIVE) from a connection of its own, as virsh would
+ *   wait EVENT DOM DEVICE SECONDS [DETAIL]   dispatch sd-event until that event (with that detail) arrived
  * KIND: vf-interface, vf-hostdev, virtio-network, virtio-bridge, virtio-ethernet; SRC: VF address or source name.
  * Answers: "ok N", or "err -ERRNO CODE MESSAGE"; events as "event KIND DOM DEVICE DETAIL" when they arrive.
  */
 
 static const char *const kinds[] = {
         "defined", "undefined", "started", "stopped", "suspended", "resumed",
-        "device-added", "device-removed", "device-removal-failed", "disconnected", "reconnected",
+        "device-added", "device-removed", "device-removal-failed", "disconnected", "reconnected", "tunable",
 };
+_Static_assert(ELEMENTSOF(kinds) == _VIRT_EVENT_KIND_MAX, "a name per event kind");
 
-static char seen[256][160];
+static struct {
+        char line[160];               /* KIND DOM DEVICE */
+        char detail[64];
+} seen[256];
 static size_t n_seen;
 
 static void on_event(const VirtEvent *ev, void *userdata) {
@@ -36,8 +44,10 @@ static void on_event(const VirtEvent *ev, void *userdata) {
         snprintf(line, sizeof(line), "%s %s %s", kinds[ev->kind], ev->domain ?: "-", ev->device ?: "-");
         printf("event %s %s\n", line, ev->detail_str);
         fflush(stdout);
-        if (n_seen < ELEMENTSOF(seen))
-                strcpy(seen[n_seen++], line);
+        if (n_seen < ELEMENTSOF(seen)) {
+                strcpy(seen[n_seen].line, line);
+                strscpy(seen[n_seen++].detail, sizeof(seen[0].detail), ev->detail_str ?: "");
+        }
 }
 
 static int parse_nic(const char *kind, const char *src, const char *mac, const char *tenant, VirtNic *ret) {
@@ -63,6 +73,36 @@ static int parse_nic(const char *kind, const char *src, const char *mac, const c
                 return -EINVAL;
         *ret = n;
         return 0;
+}
+
+/* Another client's vcpupin (virsh vcpupin --live): sriovd must hear of it through the event alone. */
+static int vcpupin_elsewhere(const char *uri, const char *domain, const char *vcpu, const char *cpus, VirtError *err) {
+        virConnectPtr c = virConnectOpen(uri);
+        virDomainPtr d = NULL;
+        unsigned char map[VIR_CPU_MAPLEN(CPUSET_MAX)] = {};
+        CpuSet set;
+        int r = -EIO, last;
+
+        if (cpuset_parse_list(cpus, &set) < 0 || cpuset_is_empty(&set))
+                return -EINVAL;
+        last = cpuset_nth(&set, cpuset_count(&set) - 1);
+        for (int i = 0; i <= last; i++)
+                if (cpuset_has(&set, (unsigned) i))
+                        VIR_USE_CPU(map, i);
+        if (c)
+                d = virDomainLookupByName(c, domain);
+        if (d && virDomainPinVcpuFlags(d, (unsigned) atoi(vcpu), map, VIR_CPU_MAPLEN(last + 1), VIR_DOMAIN_AFFECT_LIVE) == 0)
+                r = 0;
+        if (r < 0) {
+                virErrorPtr e = virGetLastError();
+                snprintf(err->message, sizeof(err->message), "%s", e && e->message ? e->message : "vcpupin failed");
+                err->error = r;
+        }
+        if (d)
+                virDomainFree(d);
+        if (c)
+                virConnectClose(c);
+        return r;
 }
 
 static void answer(int r, const VirtError *err) {
@@ -175,7 +215,9 @@ int main(int argc, char **argv) {
                                 r = cpuset_parse_list(w[3], &b);
                         if (r >= 0)
                                 r = virt_pin_rt(v, w[1], &a, &b, atoi(w[4]), &err);
-                } else if (streq(w[0], "wait") && n == 5) {
+                } else if (streq(w[0], "vcpupin") && n == 4)
+                        r = vcpupin_elsewhere(argv[1], w[1], w[2], w[3], &err);
+                else if (streq(w[0], "wait") && (n == 5 || n == 6)) {
                         char want[160];
                         uint64_t deadline = now_usec() + (uint64_t) atoi(w[4]) * 1000000u;
 
@@ -183,9 +225,9 @@ int main(int argc, char **argv) {
                         r = -ETIMEDOUT;
                         while (r < 0 && now_usec() < deadline) {
                                 for (size_t i = 0; i < n_seen; i++)
-                                        if (streq(seen[i], want)) {
+                                        if (streq(seen[i].line, want) && (n == 5 || streq(seen[i].detail, w[5]))) {
                                                 /* Consumed: the same event may be awaited again later. */
-                                                seen[i][0] = 0;
+                                                seen[i].line[0] = 0;
                                                 r = 0;
                                                 break;
                                         }
