@@ -14,6 +14,7 @@
 #include "sriovd/guests.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
+#include "sriovd/vf-irq-watch.h"
 #include "sriovd/virt.h"
 
 /* What sriovd knows of a running domain: where its vCPU 0 runs. */
@@ -221,10 +222,14 @@ static void learn_running(Guests *g, const char *domain) {
                 running_set(g, domain, cpu);
 }
 
-/* A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone. */
+/*
+ * A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone; its
+ * VFs' vectors come later, when the guest's driver enables MSI-X: looked for (vf-irq-watch.c).
+ */
 static void on_started(Guests *g, const char *domain) {
         learn_running(g, domain);
         manager_recheck(g->manager, "libvirt domain started");
+        manager_watch_guest_irqs(g->manager, domain);
 }
 
 /* Tenants whose domain is gone (or stopped, by configuration) give their NIC back. */
