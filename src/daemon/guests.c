@@ -172,6 +172,9 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                  * vCPU 0 learned, now. */
                 if (have_new)
                         learn_running(g, f->domain);
+                /* A VF hot-plugged into a running guest gets its vectors when the guest's driver probes it. */
+                if (have_new && d->new_vf[0])
+                        manager_watch_guest_irqs(g->manager, f->domain);
         }
 }
 
