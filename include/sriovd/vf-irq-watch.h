@@ -17,7 +17,6 @@ typedef struct Manager Manager;
  */
 typedef struct VfIrqWatch {
         char vf[PCI_ADDR_MAX];
-        char tenant[TENANT_ID_MAX];
         uint64_t since, next;   /* CLOCK_MONOTONIC, µs: the guest's start, the next look */
         unsigned looks;         /* done so far */
         bool found;             /* vectors came: one more look for stragglers, then done */
@@ -32,8 +31,8 @@ typedef struct VfIrqWatchList {
 #define VF_IRQ_WATCH_LOOKS 7
 #define VF_IRQ_WATCH_FIRST_USEC (1000u * 1000u)
 
-/* Start (or restart, for a guest started again) watching tenant's vf. */
-int vf_irq_watch_add(VfIrqWatchList *l, const char *vf, const char *tenant, uint64_t now);
+/* Start (or restart, for a guest started again) watching vf. */
+int vf_irq_watch_add(VfIrqWatchList *l, const char *vf, uint64_t now);
 /* The earliest look due, UINT64_MAX when nothing is watched. */
 uint64_t vf_irq_watch_next(const VfIrqWatchList *l);
 /*

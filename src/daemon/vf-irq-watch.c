@@ -27,7 +27,7 @@ bool vf_irq_watch_driver_is_vfio(const char *driver) {
         return driver && strstr(driver, "vfio");
 }
 
-int vf_irq_watch_add(VfIrqWatchList *l, const char *vf, const char *tenant, uint64_t now) {
+int vf_irq_watch_add(VfIrqWatchList *l, const char *vf, uint64_t now) {
         VfIrqWatch *w = NULL;
 
         for (size_t i = 0; i < l->n && !w; i++)
@@ -40,7 +40,6 @@ int vf_irq_watch_add(VfIrqWatchList *l, const char *vf, const char *tenant, uint
         }
         *w = (VfIrqWatch) { .since = now, .next = now + VF_IRQ_WATCH_FIRST_USEC };
         strscpy(w->vf, sizeof(w->vf), vf);
-        strscpy(w->tenant, sizeof(w->tenant), tenant);
         return 0;
 }
 
@@ -180,7 +179,7 @@ void manager_watch_guest_irqs(Manager *m, const char *domain) {
 
                 if (manager_tenant(m, i, &t) < 0 || !streq(t.domain, domain) || !t.vf[0])
                         continue;
-                if (vf_irq_watch_add(&m->irq_watches, t.vf, t.tenant, now) < 0) {
+                if (vf_irq_watch_add(&m->irq_watches, t.vf, now) < 0) {
                         log_oom();
                         return;
                 }
@@ -230,20 +229,22 @@ void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory
                 const PlanAllocation *a = &m->allocations[i];
                 char text[768], cpus[CPUSET_LIST_MAX];
                 unsigned n_new = 0, n_failed = 0, first = 0;
-                const Vf *vf = NULL;
+                const Vf *vf = NULL, *was = NULL;
                 const Pf *pf;
                 size_t k = 0;
 
                 pf = inventory_find_function(inv, a->vf, &vf);
-                if (!pf || !vf || !vf_irq_watch_driver_is_vfio(vf->driver))
+                if (!pf || !vf || vf->n_irqs == 0 || !vf_irq_watch_driver_is_vfio(vf->driver))
                         continue;
+                /* At start-up (no old inventory) what runs already is found too, once. */
+                if (old && inventory_find_function(old, a->vf, &was) && was && !streq(was->driver, vf->driver))
+                        was = NULL;   /* its host driver's vectors, not these */
                 text[0] = 0;
                 for (size_t j = 0; j < vf->n_irqs; j++) {
                         const Irq *q = inventory_find_irq(inv, vf->irqs[j]);
                         char action[64];
 
-                        /* At start-up (no old inventory) what runs already is found too, once. */
-                        if (old && !device_irq_is_new(old, inv, vf->addr, vf->irqs[j]))
+                        if (was && bsearch_safe(&vf->irqs[j], was->irqs, was->n_irqs, sizeof(unsigned), unsigned_cmp))
                                 continue;
                         if (n_new++ == 0)
                                 first = vf->irqs[j];

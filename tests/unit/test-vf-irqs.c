@@ -152,7 +152,7 @@ static void test_schedule(const char *fixtures) {
         ASSERT_EQ(vf_irq_watch_next(&l), UINT64_MAX);
 
         /* Nothing there (no vectors the inventory lacks): looks at 1, 2, 4, ... 64 s, then the watch ends. */
-        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", "t", t0), 0);
+        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", t0), 0);
         ASSERT_EQ(vf_irq_watch_next(&l), t0 + s);
         ASSERT_EQ(vf_irq_watch_look(&l, root, inv, t0 + s / 2, vf), 0);   /* not due */
         ASSERT_EQ(vf_irq_watch_next(&l), t0 + s);
@@ -167,8 +167,8 @@ static void test_schedule(const char *fixtures) {
         /* The inventory had no vectors of the VF, msi_irqs/ has: news; one more look, quiet, ends it. */
         ASSERT(inventory_find_function(inv, "0000:41:00.6", (const Vf **) &v) && v && v->n_irqs == 4);
         v->n_irqs = 0;
-        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", "t", t0), 0);
-        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.2", "u", t0), 0);   /* mlx5_core: not read, no news */
+        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", t0), 0);
+        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.2", t0), 0);   /* mlx5_core: not read, no news */
         ASSERT_EQ(vf_irq_watch_look(&l, root, inv, t0 + 4 * s, vf), 1);
         ASSERT_STREQ(vf, "0000:41:00.6");
         ASSERT_EQ(l.n, 2);
@@ -181,14 +181,14 @@ static void test_schedule(const char *fixtures) {
 
         /* The drift check saw them first: the watch ends at its next quiet look. */
         vf_irq_watch_list_done(&l);
-        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", "t", t0), 0);
+        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", t0), 0);
         vf_irq_watch_seen(&l, inv);
         ASSERT_EQ(vf_irq_watch_look(&l, root, inv, t0 + s, vf), 0);
         ASSERT_EQ(l.n, 0);
 
         /* Restarted (the guest started again): the schedule starts over. */
-        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", "t", t0), 0);
-        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", "t", t0 + 10 * s), 0);
+        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", t0), 0);
+        ASSERT_EQ(vf_irq_watch_add(&l, "0000:41:00.6", t0 + 10 * s), 0);
         ASSERT_EQ(l.n, 1);
         ASSERT_EQ(vf_irq_watch_next(&l), t0 + 11 * s);
         vf_irq_watch_list_done(&l);
