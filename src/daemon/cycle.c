@@ -413,6 +413,13 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
 
         if (m->expect_changes)
                 return true;
+        /*
+         * A vector the last cycle did not see is new, not drifted: a guest's driver enabling MSI-X
+         * on its passthrough VF (no uevent says so), a driver requesting its vectors at link-up.
+         */
+        if ((a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD) && a->target[0] &&
+            device_irq_is_new(m->inventory, inv, a->target, a->irq))
+                return true;
         if (m->n_expect_vfs == 0 || !a->target[0])
                 return false;
         for (size_t i = 0; i < m->n_expect_vfs; i++)
@@ -671,6 +678,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 /* Notes repeat every cycle; say them on the first and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
                         manager_log_notes(inv, plan);
+                manager_log_vf_irqs_found(m, m->inventory, inv, plan);
+                vf_irq_watch_seen(&m->irq_watches, inv);
                 manager_save_unmanaged(m);
                 if (m->saved_dirty) {
                         r = manager_write_saved_sched(m);

@@ -14,6 +14,7 @@
 #include "sriovd/guests.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
+#include "sriovd/vf-irq-watch.h"
 #include "sriovd/virt.h"
 
 /* What sriovd knows of a running domain: where its vCPU 0 runs. */
@@ -177,6 +178,9 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                  * vCPU 0 learned, now. */
                 if (have_new)
                         learn_running(g, f->domain);
+                /* A VF hot-plugged into a running guest gets its vectors when the guest's driver probes it. */
+                if (have_new && d->new_vf[0])
+                        manager_watch_guest_irqs(g->manager, f->domain);
         }
 }
 
@@ -318,10 +322,14 @@ static void learn_running(Guests *g, const char *domain) {
                 running_set(g, domain, cpu);
 }
 
-/* A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone. */
+/*
+ * A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone; its
+ * VFs' vectors come later, when the guest's driver enables MSI-X: looked for (vf-irq-watch.c).
+ */
 static void on_started(Guests *g, const char *domain) {
         learn_running(g, domain);
         manager_recheck(g->manager, "libvirt domain started");
+        manager_watch_guest_irqs(g->manager, domain);
 }
 
 /* Tenants whose domain is gone (or stopped, by configuration) give their NIC back. */

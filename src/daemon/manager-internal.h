@@ -22,6 +22,7 @@
 #include "sriovd/ethtool.h"
 #include "sriovd/netlink.h"
 #include "sriovd/util.h"
+#include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
 
 struct Manager {
@@ -91,6 +92,9 @@ struct Manager {
 
         /* VFs asked for and not yet seen. */
         VfWaitList vf_waits;
+        /* Started guests' passthrough VFs, looked at for the vectors the guest enables (vf-irq-watch.c). */
+        VfIrqWatchList irq_watches;
+        sd_event_source *irq_watch_timer;
         /* --once: plans and results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
@@ -102,6 +106,12 @@ void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, co
 int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan);
 /* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);
+
+/* vf-irq-watch.c */
+/* Whether irq is a vector the device at addr did not have in old (or had on another driver). */
+bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq);
+/* Once per new set: the vfio-msix vectors of tenants' VFs that inv has and old had not, where they went. */
+void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);

@@ -45,7 +45,9 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->vf_timer);
         sd_event_source_unref(m->retry_timer);
         sd_event_source_unref(m->rewrite_defer);
+        sd_event_source_unref(m->irq_watch_timer);
         vf_wait_list_done(&m->vf_waits);
+        vf_irq_watch_list_done(&m->irq_watches);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
         sd_event_unref(m->event);

@@ -69,6 +69,7 @@ HEADERS = {
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
     'vf-wait.h': 'daemon',
+    'vf-irq-watch.h': 'daemon',
     'bus.h': 'daemon',
 }
 

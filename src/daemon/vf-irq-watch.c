@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* vf-irq-watch.c — a started guest's passthrough VFs, looked at soon for the vectors its driver enables */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "manager-internal.h"
+#include "sriovd/vf-irq-watch.h"
+
+/*
+ * Why 1, 2, 4, ... 64 s after STARTED: a guest's driver enables MSI-X once the guest has booted
+ * that far, seconds on real hardware, 46 s measured for a nested TCG guest (TESTBED.md); no event
+ * tells. Doubling puts the first look close to an early driver and bounds the series at 7 reads
+ * of one small directory per VF, none of them a cycle: a cycle runs only when a look finds
+ * vectors. Past 64 s (or with drift_check_sec = 0, the event-driven setting, until then) the
+ * drift check is the net, and it re-reads every msi_irqs/ anyway.
+ *
+ * QEMU does not enable a VF's vectors all at once (vector 0 first, the others as the guest
+ * unmasks them): after a look that found vectors comes one more a second later, and the watch
+ * ends at the first look that finds nothing new. VF_IRQ_WATCH_LOOKS_MAX bounds a guest that
+ * keeps changing them; the drift check has it after that.
+ */
+#define VF_IRQ_WATCH_LOOKS_MAX (2 * VF_IRQ_WATCH_LOOKS)
+
+bool vf_irq_watch_driver_is_vfio(const char *driver) {
+        /* vfio-pci, or a vendor's variant (mlx5_vfio_pci): vfio-pci-core names their vectors alike. */
+        return driver && strstr(driver, "vfio");
+}
+
+int vf_irq_watch_add(VfIrqWatchList *l, const char *vf, uint64_t now) {
+        VfIrqWatch *w = NULL;
+
+        for (size_t i = 0; i < l->n && !w; i++)
+                if (streq(l->items[i].vf, vf))
+                        w = &l->items[i];
+        if (!w) {
+                if (GREEDY_REALLOC(l->items, l->allocated, l->n + 1) < 0)
+                        return -ENOMEM;
+                w = &l->items[l->n++];
+        }
+        *w = (VfIrqWatch) { .since = now, .next = now + VF_IRQ_WATCH_FIRST_USEC };
+        strscpy(w->vf, sizeof(w->vf), vf);
+        return 0;
+}
+
+uint64_t vf_irq_watch_next(const VfIrqWatchList *l) {
+        uint64_t next = UINT64_MAX;
+
+        for (size_t i = 0; i < l->n; i++)
+                next = MIN(next, l->items[i].next);
+        return next;
+}
+
+/* Whether msi_irqs/ of vf lists a vector inv does not know of; only a vfio-bound VF is read. */
+static int vf_has_news(RootFs *root, const Inventory *inv, const char *addr) {
+        _cleanup_free_ unsigned *irqs = NULL;
+        const Vf *vf = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!inv || !inventory_find_function(inv, addr, &vf) || !vf || !vf_irq_watch_driver_is_vfio(vf->driver))
+                return 0;
+        r = pci_read_irqs(root, addr, &irqs, &n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;   /* the VF went away meanwhile: the cycle its uevent starts will say */
+        for (size_t i = 0; i < n; i++)
+                if (!bsearch_safe(&irqs[i], vf->irqs, vf->n_irqs, sizeof(unsigned), unsigned_cmp))
+                        return 1;
+        return 0;
+}
+
+int vf_irq_watch_look(VfIrqWatchList *l, RootFs *root, const Inventory *inv, uint64_t now, char *ret_vf) {
+        int n_news = 0;
+
+        for (size_t i = 0; i < l->n;) {
+                VfIrqWatch *w = &l->items[i];
+                bool done;
+                int r;
+
+                if (w->next > now) {
+                        i++;
+                        continue;
+                }
+                r = vf_has_news(root, inv, w->vf);
+                if (r < 0)
+                        return r;
+                w->looks++;
+                if (r > 0) {
+                        if (n_news++ == 0)
+                                strscpy(ret_vf, PCI_ADDR_MAX, w->vf);
+                        w->found = true;
+                        w->next = now + VF_IRQ_WATCH_FIRST_USEC;
+                        done = w->looks >= VF_IRQ_WATCH_LOOKS_MAX;
+                } else if (w->found)
+                        done = true;
+                else {
+                        /* A look made late (a busy loop, a suspended host) is not made up for: the next due one. */
+                        while (w->looks < VF_IRQ_WATCH_LOOKS &&
+                               w->since + ((uint64_t) VF_IRQ_WATCH_FIRST_USEC << w->looks) <= now)
+                                w->looks++;
+                        done = w->looks >= VF_IRQ_WATCH_LOOKS;
+                        w->next = w->since + ((uint64_t) VF_IRQ_WATCH_FIRST_USEC << w->looks);
+                }
+                if (done)
+                        *w = l->items[--l->n];
+                else
+                        i++;
+        }
+        return n_news;
+}
+
+void vf_irq_watch_seen(VfIrqWatchList *l, const Inventory *inv) {
+        for (size_t i = 0; i < l->n; i++) {
+                const Vf *vf = NULL;
+
+                if (inventory_find_function(inv, l->items[i].vf, &vf) && vf && vf->n_irqs > 0 &&
+                    vf_irq_watch_driver_is_vfio(vf->driver))
+                        l->items[i].found = true;
+        }
+}
+
+void vf_irq_watch_list_done(VfIrqWatchList *l) {
+        l->items = mfree(l->items);
+        l->n = l->allocated = 0;
+}
+
+/* ---- The manager's side: a timer for the looks, a cycle when one finds vectors ---- */
+
+static int on_irq_watch_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void manager_arm_irq_watch(Manager *m) {
+        uint64_t next = vf_irq_watch_next(&m->irq_watches);
+        int r;
+
+        if (!m->event)
+                return;
+        if (next == UINT64_MAX) {
+                if (m->irq_watch_timer)
+                        (void) sd_event_source_set_enabled(m->irq_watch_timer, SD_EVENT_OFF);
+                return;
+        }
+        /* 100 ms accuracy: a guest's boot is not that precise, the kernel may batch wakeups. */
+        if (!m->irq_watch_timer)
+                r = sd_event_add_time(m->event, &m->irq_watch_timer, CLOCK_MONOTONIC, next, 100 * 1000,
+                                      on_irq_watch_timer, m);
+        else {
+                r = sd_event_source_set_time(m->irq_watch_timer, next);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->irq_watch_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the look for a started guest's VF vectors, "
+                                  "the drift timer will find them: %m");
+}
+
+static int on_irq_watch_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        char vf[PCI_ADDR_MAX], why[96];
+        int r;
+
+        r = vf_irq_watch_look(&m->irq_watches, m->root, m->inventory, now_usec(), vf);
+        if (r < 0)
+                log_oom();
+        else if (r > 0) {
+                snprintf(why, sizeof(why), "MSI-X vectors of passthrough VF %s%s", vf, r > 1 ? " and others" : "");
+                manager_recheck(m, why);
+        }
+        manager_arm_irq_watch(m);
+        return 0;
+}
+
+void manager_watch_guest_irqs(Manager *m, const char *domain) {
+        uint64_t now = now_usec();
+
+        for (size_t i = 0; i < manager_n_tenants(m); i++) {
+                TenantInfo t;
+
+                if (manager_tenant(m, i, &t) < 0 || !streq(t.domain, domain) || !t.vf[0])
+                        continue;
+                if (vf_irq_watch_add(&m->irq_watches, t.vf, now) < 0) {
+                        log_oom();
+                        return;
+                }
+                log_full_errno(LOG_DEBUG, 0, LOG_FIELDS(.tenant = t.tenant, .vf = t.vf),
+                               "Tenant %s: %s started, looking for VF %s's MSI-X vectors", t.tenant, domain, t.vf);
+        }
+        manager_arm_irq_watch(m);
+}
+
+/* The vectors a device (PF or VF at addr) has in what it had in old, on the same driver. */
+static const unsigned *device_irqs(const Inventory *inv, const char *addr, const char **ret_driver, size_t *ret_n) {
+        const Vf *vf = NULL;
+        const Pf *pf = inv ? inventory_find_function(inv, addr, &vf) : NULL;
+
+        if (!pf)
+                return NULL;
+        *ret_driver = vf ? vf->driver : pf->driver;
+        *ret_n = vf ? vf->n_irqs : pf->n_irqs;
+        return vf ? vf->irqs : pf->irqs;
+}
+
+bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq) {
+        const char *was_driver = NULL, *driver = NULL;
+        const unsigned *was;
+        size_t n_was = 0, n = 0;
+
+        if (!old)
+                return false;   /* nothing seen before: start-up, where everything is expected */
+        was = device_irqs(old, addr, &was_driver, &n_was);
+        /* A number the kernel hands again to another driver (igbvf's, then vfio's) is a new vector. */
+        if (!was || !device_irqs(inv, addr, &driver, &n) || !streq(was_driver, driver))
+                return true;
+        return !bsearch_safe(&irq, was, n_was, sizeof(unsigned), unsigned_cmp);
+}
+
+static bool irq_pin_failed(const Plan *plan, const char *addr, unsigned irq) {
+        for (size_t i = 0; plan && i < plan->n_actions; i++) {
+                const Action *a = &plan->actions[i];
+                if (a->kind == ACTION_SET_IRQ_AFFINITY && a->irq == irq && streq(a->target, addr) && a->result < 0)
+                        return true;
+        }
+        return false;
+}
+
+void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan) {
+        for (size_t i = 0; i < m->n_allocations; i++) {
+                const PlanAllocation *a = &m->allocations[i];
+                char text[768], cpus[CPUSET_LIST_MAX];
+                unsigned n_new = 0, n_failed = 0, first = 0;
+                const Vf *vf = NULL, *was = NULL;
+                const Pf *pf;
+                size_t k = 0;
+
+                pf = inventory_find_function(inv, a->vf, &vf);
+                if (!pf || !vf || vf->n_irqs == 0 || !vf_irq_watch_driver_is_vfio(vf->driver))
+                        continue;
+                /* At start-up (no old inventory) what runs already is found too, once. */
+                if (old && inventory_find_function(old, a->vf, &was) && was && !streq(was->driver, vf->driver))
+                        was = NULL;   /* its host driver's vectors, not these */
+                text[0] = 0;
+                for (size_t j = 0; j < vf->n_irqs; j++) {
+                        const Irq *q = inventory_find_irq(inv, vf->irqs[j]);
+                        char action[64];
+
+                        if (was && bsearch_safe(&vf->irqs[j], was->irqs, was->n_irqs, sizeof(unsigned), unsigned_cmp))
+                                continue;
+                        if (n_new++ == 0)
+                                first = vf->irqs[j];
+                        n_failed += irq_pin_failed(plan, vf->addr, vf->irqs[j]);
+                        if (irq_read_action(m->root, vf->irqs[j], action, sizeof(action)) < 0 || !action[0])
+                                strscpy(action, sizeof(action), "?");
+                        strjoin_appendf(text, sizeof(text), &k, "IRQ %u %s on CPU %s", vf->irqs[j], action,
+                                        q ? cpuset_format_list(&q->affinity, cpus, sizeof(cpus)) : "?");
+                }
+                if (n_new == 0)
+                        continue;
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = a->tenant, .vf = vf->addr, .pf = pf->addr,
+                                                       .irq = (int) first),
+                               "Tenant %s: %u new vfio-msix vectors of VF %s (its guest enabled MSI-X), placed for "
+                               "class %s: %s%s", a->tenant, n_new, vf->addr, a->class_name[0] ? a->class_name : "(PF's)",
+                               text, n_failed ? " (some could not be pinned, see above)" : "");
+        }
+}
