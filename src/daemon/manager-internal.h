@@ -103,6 +103,9 @@ int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **r
 /* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);
 
+/* vf-users.c: who outside sriovd's tenants uses the VFs a pending count change destroys (sorted). */
+int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
+
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);
 /* read_only: sriovd --dry-run, reading the state directory and never writing it. */

@@ -138,7 +138,7 @@ TEST(allocate_save_restore) {
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
         ASSERT_EQ(res.n_policy_errors, 1);
-        ASSERT_CONTAINS(manager_plan(m)->notes[manager_plan(m)->n_notes - 1].text, "are allocated (trader-1)");
+        ASSERT_CONTAINS(manager_plan(m)->notes[manager_plan(m)->n_notes - 1].text, "are in use (tenant trader-1)");
         write_config(&s, "");
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_set_coalesce(m, "trader-1", 8, 16), 0);
