@@ -91,6 +91,7 @@
 #define SRIOVD_ERROR_NOT_PERMITTED "org.sriovd.Error.NotPermitted"
 #define SRIOVD_ERROR_TOO_MANY_TENANTS "org.sriovd.Error.TooManyTenants"
 #define SRIOVD_ERROR_FAILED "org.sriovd.Error.Failed"
+#define SRIOVD_ERROR_NOT_ON_VF "org.sriovd.Error.NotOnVf"         /* a VF's setting, for a tenant without one */
 
 /*
  * name <-> errno (src/protocol/bus-protocol.c, linked by sriovd and sriovctl). Several errnos

@@ -79,7 +79,10 @@ int manager_release(Manager *m, const char *tenant);
 void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_t n);
 /* Rewrite the state file whole if its journal has grown enough (the daemon does it after replies). */
 int manager_save_state(Manager *m);
-/* The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us. */
+/*
+ * The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us,
+ * -EMEDIUMTYPE for a tenant on virtio-net (nothing changed; an override it has is kept).
+ */
 int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
 int manager_get_tenant(const Manager *m, const char *tenant, TenantInfo *ret);
 size_t manager_n_tenants(const Manager *m);

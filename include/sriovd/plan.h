@@ -82,7 +82,7 @@ typedef enum NoteLevel {
 typedef struct PlanNote {
         NoteLevel level;
         char target[PCI_ADDR_MAX];
-        char text[200];
+        char text[256];             /* room for a refusal that names who uses the VFs */
 } PlanNote;
 
 /* What sriovd changed on IRQ threads, to restore it later. */
@@ -105,6 +105,24 @@ typedef struct PlanAllocation {
         int vlan, qos;                  /* -1 = the PF's policy */
 } PlanAllocation;
 
+/*
+ * Who besides sriovd's tenants uses a VF: a libvirt domain that names it, a process that holds
+ * its IOMMU group or vfio device open. The daemon gathers them only for PFs whose count is about
+ * to change (plan_pf_num_vfs_destroys()); the planner refuses a change that would destroy them.
+ */
+#define PLAN_VF_USER_MAX 96
+typedef struct PlanVfUser {
+        char vf[PCI_ADDR_MAX];
+        char who[PLAN_VF_USER_MAX];     /* "domain foo", "process 1234 (qemu-system-x86)" */
+        /* false: a shut-off domain that names the VF. It needs the VF to exist when it starts, so
+         * only a change that leaves no VF at that address is refused for it. */
+        bool running;
+} PlanVfUser;
+/* Sort users for PlanContext (by VF, then who). */
+void plan_vf_users_sort(PlanVfUser *users, size_t n);
+/* Whether pol asks pf for a VF count change that plan_build() would try and that destroys its VFs. */
+bool plan_pf_num_vfs_destroys(const Pf *pf, const PfPolicy *pol);
+
 /* State the planner needs besides inventory and policy; all optional. */
 typedef struct PlanContext {
         const SavedSched *saved;        /* sorted by pid */
@@ -116,6 +134,10 @@ typedef struct PlanContext {
         /* PFs whose VF count may change even though VFs are allocated (forced over the API). */
         const char (*force_num_vfs)[PCI_ADDR_MAX];
         size_t n_force_num_vfs;
+        /* Users of VFs outside sriovd's tenants, sorted (plan_vf_users_sort()); a force does not
+         * override them. */
+        const PlanVfUser *vf_users;
+        size_t n_vf_users;
         /* Devices whose netdev refused coalescing / offload changes for good: not asked again. */
         const char (*coalesce_unsupported)[PCI_ADDR_MAX];
         size_t n_coalesce_unsupported;

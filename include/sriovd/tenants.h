@@ -95,6 +95,7 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest);
  * (saved first). 1 when the set changed, 0 when not; <0: nothing changed.
  */
 int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t n);
+/* -ENOENT unknown, -EINVAL out of range, -EMEDIUMTYPE on virtio-net (no VF): nothing changed. */
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs);
 
 /* Each change above is one line appended to the journal. Once it has grown enough, the file is to

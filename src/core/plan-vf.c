@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* plan-vf.c — the VF lifecycle: how many VFs, their link settings, which driver holds them */
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,9 +23,114 @@ static unsigned pf_allocated(const PlanBuilder *b, const Pf *pf, char *names, si
         return n;
 }
 
+static int vf_user_cmp(const void *a, const void *b) {
+        const PlanVfUser *x = a, *y = b;
+        int c = strcmp(x->vf, y->vf);
+        return c ?: strcmp(x->who, y->who);
+}
+
+void plan_vf_users_sort(PlanVfUser *users, size_t n) {
+        qsort_safe(users, n, sizeof(*users), vf_user_cmp);
+}
+
+static int vf_user_key_cmp(const void *key, const void *elem) {
+        return strcmp(key, ((const PlanVfUser *) elem)->vf);
+}
+
+/* The users of vf (sorted by VF: the first of its run), NULL when none; *ret_n how many. */
+static const PlanVfUser *plan_find_vf_users(const PlanBuilder *b, const char *vf, size_t *ret_n) {
+        const PlanVfUser *all = b->ctx->vf_users, *u;
+        size_t n = b->ctx->n_vf_users, first, last;
+
+        *ret_n = 0;
+        u = bsearch_safe(vf, all, n, sizeof(*all), vf_user_key_cmp);
+        if (!u)
+                return NULL;
+        first = last = (size_t) (u - all);
+        while (first > 0 && streq(all[first - 1].vf, vf))
+                first--;
+        while (last + 1 < n && streq(all[last + 1].vf, vf))
+                last++;
+        *ret_n = last - first + 1;
+        return &all[first];
+}
+
+bool plan_pf_num_vfs_destroys(const Pf *pf, const PfPolicy *pol) {
+        return pol && pol->num_vfs >= 0 && (unsigned) pol->num_vfs <= pf->total_vfs &&
+               (unsigned) pol->num_vfs != pf->num_vfs && pf->driver[0] && pf->num_vfs > 0;
+}
+
+/*
+ * The list of who uses the VFs, each once (a QEMU holds all its guest's VFs): whole entries only,
+ * so no name is cut in half, then "+N more".
+ */
+typedef struct UserList {
+        char text[112];
+        size_t k;
+        unsigned n_more;
+} UserList;
+
+_printf_(2, 3) static void user_list_add(UserList *l, const char *fmt, ...) {
+        static const size_t reserve = sizeof("; +99999 more");
+        char entry[PLAN_VF_USER_MAX + 16];
+        va_list ap;
+        size_t len;
+
+        va_start(ap, fmt);
+        vsnprintf(entry, sizeof(entry), fmt, ap);
+        va_end(ap);
+        len = strlen(entry);
+        for (const char *p = l->text; (p = strstr(p, entry)); p++)
+                if ((p == l->text || (p - l->text >= 2 && p[-2] == ';' && p[-1] == ' ')) && (p[len] == ';' || !p[len]))
+                        return;
+        len += l->k > 0 ? 2 : 0;
+        if (l->n_more > 0 || l->k + len + reserve > sizeof(l->text)) {
+                l->n_more++;
+                return;
+        }
+        l->k += (size_t) snprintf(l->text + l->k, sizeof(l->text) - l->k, "%s%s", l->k > 0 ? "; " : "", entry);
+}
+
+/*
+ * The PF's VFs a count change to want destroys while they are in use: a tenant's (its guest and
+ * that guest's QEMU are the tenant's, whatever else lists them), or another user's. A shut-off
+ * domain uses a VF only when the change leaves none at its address: one re-created there is the
+ * same VF to it. Returns how many VFs are in use; *ret_foreign how many users are not tenants.
+ */
+static unsigned pf_in_use(const PlanBuilder *b, const Pf *pf, unsigned want, UserList *l, unsigned *ret_foreign) {
+        unsigned n = 0, foreign = 0;
+
+        for (size_t i = 0; i < pf->n_vfs; i++) {
+                const Vf *vf = &pf->vfs[i];
+                const PlanAllocation *a = plan_find_allocation(b, vf->addr);
+                const PlanVfUser *u;
+                bool used = false;
+                size_t n_u;
+
+                if (a) {
+                        user_list_add(l, "tenant %s", a->tenant);
+                        n++;
+                        continue;
+                }
+                u = plan_find_vf_users(b, vf->addr, &n_u);
+                for (size_t j = 0; j < n_u; j++) {
+                        if (!u[j].running && vf->index < want)
+                                continue;
+                        user_list_add(l, "%s%s", u[j].who, u[j].running ? "" : " (shut off)");
+                        foreign++;
+                        used = true;
+                }
+                n += used;
+        }
+        *ret_foreign = foreign;
+        return n;
+}
+
 void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
         char tenants[128];
-        unsigned want, held;
+        unsigned want, held, in_use = 0, foreign = 0;
+        UserList users = {};
+        bool forced;
         Action *a;
 
         if (!pol || pol->num_vfs < 0)
@@ -46,13 +152,28 @@ void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
                 return;
         }
 
-        /* Any change from a non-zero count goes through 0, which destroys every VF. */
+        /*
+         * Any change from a non-zero count goes through 0, which destroys every VF. A force over
+         * the API is for sriovd's own tenants (it tells them their VFs go); a guest or process
+         * outside sriovd is told nothing, and the kernel would wait on vfio for it to let go.
+         */
         held = pf->num_vfs > 0 ? pf_allocated(b, pf, tenants, sizeof(tenants)) : 0;
-        if (held > 0 && !pci_addr_in(b->ctx->force_num_vfs, b->ctx->n_force_num_vfs, pf->addr)) {
+        if (pf->num_vfs > 0)
+                in_use = pf_in_use(b, pf, want, &users, &foreign);
+        forced = pci_addr_in(b->ctx->force_num_vfs, b->ctx->n_force_num_vfs, pf->addr);
+        if (foreign > 0 || (held > 0 && !forced)) {
+                char more[24] = "";
+
+                if (users.n_more > 0)
+                        snprintf(more, sizeof(more), "; +%u more", users.n_more);
                 plan_add_note(b, NOTE_ERROR, pf->addr,
-                              "num_vfs %u -> %u refused: it destroys all %u VFs and %u are allocated "
-                              "(%s); release them or force the change over the API (config line %u)",
-                              pf->num_vfs, want, pf->num_vfs, held, tenants, pol->line);
+                              "num_vfs %u -> %u refused: it destroys all %u VFs and %u are in use (%s%s); %s "
+                              "(config line %u)",
+                              pf->num_vfs, want, pf->num_vfs, in_use, users.text, more,
+                              foreign == 0 ? "release them or force the change over the API"
+                              : forced     ? "a force covers sriovd's tenants only: stop the others first"
+                                           : "stop them first: a force covers sriovd's tenants only",
+                              pol->line);
                 return;
         }
 

@@ -275,6 +275,12 @@ static int method_set_coalesce(sd_bus_message *m, void *userdata, sd_bus_error *
                 return bus_error_setf(error, -ESRCH, "No tenant \"%s\"", tenant);
         if (r == -EINVAL)
                 return bus_error_setf(error, -EINVAL, "Coalescing %u/%u us out of range 0..100000", rx, tx);
+        if (r == -EMEDIUMTYPE)
+                return bus_error_setf(error, -EMEDIUMTYPE,
+                                      "Tenant %s is on virtio-net, not a VF: coalescing is set on a VF's netdev, "
+                                      "and the virtio-net host side has no interrupt coalescing sriovd manages; "
+                                      "nothing changed (an override it had on a VF is kept for its next VF)",
+                                      tenant);
         if (r < 0)
                 return bus_error_setf(error, -EIO, "Coalescing of %s not saved: %s", tenant, strerror(-r));
         bus_flush_now(b);

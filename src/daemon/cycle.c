@@ -57,6 +57,8 @@ static void manager_read_tune(Manager *m, Inventory *inv) {
 
 int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ PlanVfUser *users = NULL;
+        size_t n_users = 0;
         Scope scope;
         int r;
 
@@ -69,11 +71,16 @@ int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **r
         manager_read_tune(m, inv);
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
+        r = manager_read_vf_users(m, inv, &users, &n_users);
+        if (r < 0)
+                return r;
         PlanContext ctx = {
                 .allocations = m->allocations,
                 .n_allocations = m->n_allocations,
                 .force_num_vfs = m->force_num_vfs,
                 .n_force_num_vfs = m->n_force_num_vfs,
+                .vf_users = users,
+                .n_vf_users = n_users,
                 .saved = m->saved,
                 .n_saved = m->n_saved,
                 .unmanaged_irqs = m->unmanaged,

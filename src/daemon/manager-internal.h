@@ -112,6 +112,8 @@ int manager_write_owned_irqs(Manager *m);
 bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq);
 /* Once per new set: the vfio-msix vectors of tenants' VFs that inv has and old had not, where they went. */
 void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
+/* vf-users.c: who outside sriovd's tenants uses the VFs a pending count change destroys (sorted). */
+int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);

@@ -625,13 +625,22 @@ fail:
 
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
         Extra *e = tenants_extra_find(t, tenant);
+        AllocTenant cur;
         int r;
 
         /* An orphan (its class gone) is kept as saved, not managed: nothing to tune. */
-        if (!e || !t->alloc || allocator_find_tenant(t->alloc, tenant, &(AllocTenant) {}) < 0)
+        if (!e || !t->alloc || allocator_find_tenant(t->alloc, tenant, &cur) < 0)
                 return -ENOENT;
         if (rx_usecs > STATE_COALESCE_USECS_MAX || tx_usecs > STATE_COALESCE_USECS_MAX)
                 return -EINVAL;
+        /*
+         * The window is the VF's (ethtool on its host netdev). A tenant on virtio-net has none
+         * sriovd could set, so a new one is refused rather than kept unused. An override set
+         * while it had a VF stays, for the VF it gets back (a sriov-preferred tenant downgraded);
+         * a waiting sriov-required tenant (no NIC yet) may set one for its VF to come.
+         */
+        if (cur.nic == ALLOC_NIC_VIRTIO)
+                return -EMEDIUMTYPE;
         Extra before = *e;
         e->have_coalesce = true;
         e->rx_usecs = rx_usecs;

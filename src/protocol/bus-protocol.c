@@ -25,6 +25,8 @@ const sd_bus_error_map sriovd_bus_errors[] = {
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_PERMITTED, EACCES),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_TOO_MANY_TENANTS, EUSERS),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_FAILED, EIO),
+        /* Rare on purpose: no kernel or library error passed up may be taken for it. */
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_ON_VF, EMEDIUMTYPE),
         SD_BUS_ERROR_MAP_END
 };
 

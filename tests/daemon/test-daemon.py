@@ -264,6 +264,44 @@ def run_cli(*args):
     return subprocess.run([SRIOVD, *args], capture_output=True, text=True, timeout=30)
 
 
+def test_vf_users_block_count_change(tmp):
+    """A QEMU sriovd knows nothing of holds a VF of 41:00.0 through vfio: its count is not
+    changed under it, and the refusal names the process; c1:00.0, whose VFs nobody holds, is
+    changed. Once the process is gone the change goes ahead."""
+    root = os.path.join(tmp, "root")
+    subprocess.run([sys.executable, os.environ["SRIOVD_MKHOST"], "two-socket", root,
+                    "--vfio-user", "7000:qemu-system-x86:0000:41:00.6"], check=True)
+    conf = os.path.join(tmp, "sriovd.conf")
+    with open(conf, "w") as f:
+        f.write("[daemon]\nvf_timeout_sec = 1\n\n[match 15b3:101d]\nnum_vfs = 12\n")
+
+    r = run_cli("--root", root, "--config", conf, "--dry-run", "--json")
+    doc = json.loads(r.stdout)
+    counts = [a for a in doc["plan"]["actions"] if a["action"] == "sriov-numvfs"]
+    assert [a["target"] for a in counts] == ["0000:c1:00.0"], counts
+    refusals = [n for n in doc["plan"]["notes"] if n["level"] == "error"]
+    assert len(refusals) == 1 and refusals[0]["target"] == PF0_ADDR, refusals
+    assert refusals[0]["text"] == ("num_vfs 8 -> 12 refused: it destroys all 8 VFs and 1 are in use "
+                                   "(process 7000 (qemu-system-x86)); stop them first: a force covers "
+                                   "sriovd's tenants only (config line 4)"), refusals
+    assert r.returncode == 1, r.returncode
+
+    r = run_cli("--root", root, "--config", conf, "--once")
+    assert "process 7000 (qemu-system-x86)" in r.stderr, r.stderr
+    with open(os.path.join(root, PF0, "sriov_numvfs")) as f:
+        assert f.read().strip() == "8"
+
+    with open(os.path.join(root, "sys/bus/pci/devices/0000:c1:00.0/sriov_numvfs")) as f:
+        assert f.read().strip() == "12"     # the fixture makes no VFs: only the count is written
+
+    shutil.rmtree(os.path.join(root, "proc", "7000"))
+    r = run_cli("--root", root, "--config", conf, "--dry-run", "--json")
+    doc = json.loads(r.stdout)
+    assert [a["target"] for a in doc["plan"]["actions"] if a["action"] == "sriov-numvfs"] == \
+        [PF0_ADDR], doc["plan"]["actions"]
+    assert not any(n["level"] == "error" for n in doc["plan"]["notes"]), doc["plan"]["notes"]
+
+
 def test_cli(tmp):
     root = os.path.join(tmp, "root")
     shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), root, symlinks=True)
@@ -526,7 +564,8 @@ def netns_unavailable():
 # The ones that need a network namespace are their own meson test (daemon-netns): where it
 # cannot be made they skip (77) as a whole, instead of passing without having run.
 NETNS_TESTS = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns]
-TESTS = [test_libvirt_that_never_answers, test_transient_errors_retried_with_backoff, test_cli, test_lifecycle, test_bad_config_at_start,
+TESTS = [test_libvirt_that_never_answers, test_transient_errors_retried_with_backoff, test_cli,
+         test_vf_users_block_count_change, test_lifecycle, test_bad_config_at_start,
          test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
 
 

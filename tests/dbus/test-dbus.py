@@ -409,17 +409,39 @@ def test_object_manager(env, d, mon):
         assert props["Id"] == "t-om.1" and props["Class"] == "throughput" and props["Domain"] == "vm-om", props
         assert props["Address"] == rec["address"] and props["NumaNode"] == 0, props
         assert env.obj_props(path, TENANT1) == props
-        # A class change: PropertiesChanged on the tenant's object, naming what changed.
+        # A per-guest window on its VF: PropertiesChanged naming it.
+        del conn.signals[:]
+        conn.call(*DEST, IFACE, "SetCoalesce", "suu", "t-om.1", 7, 9)
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == path]
+        assert changed and changed[0]["Coalescing"] is True and changed[0]["CoalesceRxUsecs"] == 7, changed
+        # A class change: PropertiesChanged on the tenant's object, naming what changed. The window
+        # is kept, on virtio-net, for the VF it may get again.
         del conn.signals[:]
         conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-om.1", "best-effort", "vm-om", {"numa_node": ("i", 0)})
         changed = [v for m, p, v in conn.signals if m == "PropertiesChanged" and p == path]
         assert changed and changed[0][0] == TENANT1, conn.signals
         assert changed[0][1]["Class"] == "best-effort" and changed[0][1]["Kind"] == "virtio", changed
         assert "Id" not in changed[0][1] and "Mac" not in changed[0][1], changed
+        assert "Coalescing" not in changed[0][1], changed
+        kept = env.obj_props(path, TENANT1)
+        assert kept["Coalescing"] is True and kept["CoalesceRxUsecs"] == 7 and kept["CoalesceTxUsecs"] == 9, kept
+        # On virtio-net a new window is refused (NotOnVf, saying why): nothing changed, signalled or saved.
+        saved_before = statefile.saved(d.state)
         del conn.signals[:]
-        conn.call(*DEST, IFACE, "SetCoalesce", "suu", "t-om.1", 7, 9)
-        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == path]
-        assert changed and changed[0]["Coalescing"] is True and changed[0]["CoalesceRxUsecs"] == 7, changed
+        try:
+            conn.call(*DEST, IFACE, "SetCoalesce", "suu", "t-om.1", 1, 2)
+            raise AssertionError("SetCoalesce on a virtio-net tenant was accepted")
+        except minibus.Error as e:
+            assert e.name == E + "NotOnVf", e.name
+            assert "t-om.1 is on virtio-net, not a VF" in e.message and "has no interrupt coalescing" in e.message, e
+        r = env.ctl("coalesce", "t-om.1", "1", "2", check=1)
+        assert "sriovctl: SetCoalesce: org.sriovd.Error.NotOnVf: Tenant t-om.1 is on virtio-net" in r.stderr, r.stderr
+        assert env.ctl_error(1, E + "NotOnVf", "coalesce", "t-om.1", "3", "4")["message"].startswith("Tenant t-om.1")
+        assert not [v for m, p, v in conn.signals if m == "PropertiesChanged" and p == path], conn.signals
+        assert env.obj_props(path, TENANT1) == kept
+        assert statefile.saved(d.state) == saved_before
+        row = [t for t in env.tenants() if t["tenant"] == "t-om.1"][0]
+        assert row["coalesce"] == {"rx_usecs": 7, "tx_usecs": 9}, row
         # Release: InterfacesRemoved naming the interface; the object is gone.
         del conn.signals[:]
         conn.call(*DEST, IFACE, "Release", "s", "t-om.1")
@@ -831,7 +853,7 @@ TESTS = [test_introspection, test_properties, test_allocation_is_no_drift, test_
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
 ALL_ERRORS = {E + n for n in ["NoCapacity", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",
-                              "Busy", "NotPermitted", "TooManyTenants", "Failed"]}
+                              "Busy", "NotPermitted", "TooManyTenants", "Failed", "NotOnVf"]}
 
 
 def main():

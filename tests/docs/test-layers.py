@@ -52,6 +52,7 @@ HEADERS = {
     'netlink.h': 'kernel',
     'ethtool.h': 'kernel',
     'monitor.h': 'kernel',
+    'vfio-users.h': 'kernel',
     # libvirt
     'virt.h': 'virt',
     # what the daemon and sriovctl share on the bus (bus-protocol.h: being written, see issue 16)

@@ -178,6 +178,78 @@ static void test_libvirt_late(const char *fixtures) {
         sh("rm -rf %s", dir);
 }
 
+/* Two domains sriovd has no tenant in: one running with VF 41:00.6, one shut off with VF 41:01.1 (index 7). */
+static const char node_with_foreign_xml[] =
+        "<node>\n"
+        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
+        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
+        "  <domain type='test'>\n"
+        "    <name>vm-foreign</name><uuid>0c9e8d7f-6a5b-4c3d-8e2f-1a0b9c8d7e6f</uuid>\n"
+        "    <memory>65536</memory><vcpu>1</vcpu><os><type>hvm</type></os><devices>\n"
+        "      <hostdev mode='subsystem' type='pci' managed='yes'><source>"
+        "<address domain='0x0000' bus='0x41' slot='0x00' function='0x6'/></source></hostdev>\n"
+        "    </devices>\n"
+        "  </domain>\n"
+        "  <domain type='test' xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>\n"
+        "    <name>vm-parked</name><uuid>1d0f9e8a-7b6c-4d5e-9f3a-2b1c0d9e8f7a</uuid>\n"
+        "    <memory>65536</memory><vcpu>1</vcpu><os><type>hvm</type></os><devices>\n"
+        "      <interface type='hostdev' managed='yes'><mac address='52:54:00:aa:bb:cc'/><source>"
+        "<address type='pci' domain='0x0000' bus='0x41' slot='0x01' function='0x1'/></source></interface>\n"
+        "    </devices>\n"
+        "    <test:runstate>5</test:runstate>\n"
+        "  </domain>\n"
+        "</node>\n";
+
+static const char *last_error_note(Manager *m) {
+        const Plan *p = manager_plan(m);
+
+        for (size_t i = p->n_notes; i > 0; i--)
+                if (p->notes[i - 1].level == NOTE_ERROR)
+                        return p->notes[i - 1].text;
+        return "";
+}
+
+/*
+ * The VF-count guard knows libvirt's domains, not only tenants: a running one holding a VF
+ * blocks any count change of its PF; a shut-off one only a change that removes its VF.
+ */
+static void test_foreign_domains_block_count_change(const char *fixtures) {
+        char dir[] = "/tmp/sriovd-guests-foreign-XXXXXX", path[512], conf[1024], root[512];
+        Manager *m = NULL;
+        CycleResult res;
+
+        ASSERT(mkdtemp(dir));
+        sh("cp -a %s/fixture-two-socket %s/root", fixtures, dir);
+        snprintf(path, sizeof(path), "%s/node.xml", dir);
+        write_file(path, node_with_foreign_xml);
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
+        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
+                 "[pf 0000:41:00.0]\nnum_vfs = 12\n", dir, dir);
+        write_file(path, conf);
+        snprintf(root, sizeof(root), "%s/root", dir);
+
+        ASSERT_EQ(manager_new(root, path, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_connect_guests(m), 1);
+        ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
+        ASSERT_EQ(res.n_policy_errors, 1);
+        ASSERT_STREQ(last_error_note(m), "num_vfs 8 -> 12 refused: it destroys all 8 VFs and 1 are in use "
+                                         "(domain vm-foreign); stop them first: a force covers sriovd's tenants "
+                                         "only (config line 5)");
+
+        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
+                 "[pf 0000:41:00.0]\nnum_vfs = 4\n", dir, dir);
+        write_file(path, conf);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_force_num_vfs(m, "0000:41:00.0"), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
+        ASSERT_CONTAINS(last_error_note(m), "2 are in use (domain vm-foreign; domain vm-parked (shut off)); "
+                                            "a force covers sriovd's tenants only");
+
+        manager_free(m);
+        sh("rm -rf %s", dir);
+}
+
 int main(int argc, char **argv) {
         char dir[] = "/tmp/sriovd-guests-XXXXXX", path[512], conf[1024], irq_path[512];
         Manager *m = NULL;
@@ -253,5 +325,6 @@ int main(int argc, char **argv) {
         sh("rm -rf %s", dir);
 
         test_libvirt_late(argv[1]);
+        test_foreign_domains_block_count_change(argv[1]);
         return 0;
 }

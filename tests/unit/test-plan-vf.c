@@ -99,7 +99,8 @@ TEST(refuses_to_destroy_allocated_vfs) {
         n = find_note(p, NOTE_ERROR, "num_vfs 8 -> 16 refused");
         ASSERT(n);
         ASSERT_STREQ(n->target, "0000:41:00.0");
-        ASSERT_CONTAINS(n->text, "destroys all 8 VFs and 2 are allocated (tenant-a, tenant-b)");
+        ASSERT_CONTAINS(n->text, "destroys all 8 VFs and 2 are in use (tenant tenant-a; tenant tenant-b); "
+                                 "release them or force the change over the API");
         ASSERT_CONTAINS(n->text, "config line 1");
         /* The VFs stay, so they stay pinned and configured. */
         ASSERT_EQ(count_actions(p, ACTION_SET_VF_DRIVER), 0);
@@ -119,6 +120,127 @@ TEST(refuses_to_destroy_allocated_vfs) {
         ASSERT_EQ(plan_build(inv, c, &ctx, &shrink), 0);
         ASSERT_EQ(count_actions(shrink, ACTION_SET_NUM_VFS), 0);
         ASSERT(find_note(shrink, NOTE_ERROR, "num_vfs 8 -> 4 refused"));
+}
+
+static PlanVfUser vf_user(const char *vf, const char *who, bool running) {
+        PlanVfUser u = { .running = running };
+        strcpy(u.vf, vf);
+        strcpy(u.who, who);
+        return u;
+}
+
+TEST(foreign_users_block_even_when_forced) {
+        _cleanup_(inventory_freep) Inventory *inv = host(8);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 2\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *forced = NULL, *gone = NULL;
+        const PlanAllocation allocs[] = { allocation("0000:41:00.3", "t1") };
+        /* A tenant's guest and its QEMU list the tenant's VF too: those are the tenant's. */
+        PlanVfUser users[] = {
+                vf_user("0000:41:00.6", "domain foo", true),
+                vf_user("0000:41:00.3", "domain t1-guest", true),
+                vf_user("0000:41:00.3", "process 77 (qemu-system-x86)", true),
+                vf_user("0000:41:00.7", "process 1234 (qemu-system-x86)", true),
+                vf_user("0000:41:00.6", "process 1234 (qemu-system-x86)", true),
+        };
+        const char force[][PCI_ADDR_MAX] = { "0000:41:00.0" };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 1, .vf_users = users, .n_vf_users = 5 };
+        const PlanNote *n;
+
+        plan_vf_users_sort(users, ELEMENTSOF(users));
+        ASSERT_STREQ(users[0].who, "domain t1-guest");
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 0);
+        n = find_note(p, NOTE_ERROR, "num_vfs 8 -> 2 refused");
+        ASSERT(n);
+        ASSERT_STREQ(n->text, "num_vfs 8 -> 2 refused: it destroys all 8 VFs and 3 are in use (tenant t1; "
+                              "domain foo; process 1234 (qemu-system-x86)); "
+                              "stop them first: a force covers sriovd's tenants only (config line 1)");
+
+        /* A force is for sriovd's tenants: the others still block, and the note says so. */
+        ctx.force_num_vfs = force;
+        ctx.n_force_num_vfs = 1;
+        ASSERT_EQ(plan_build(inv, c, &ctx, &forced), 0);
+        ASSERT_EQ(count_actions(forced, ACTION_SET_NUM_VFS), 0);
+        ASSERT(find_note(forced, NOTE_ERROR, "a force covers sriovd's tenants only: stop the others first"));
+
+        /* Once they are gone the forced change goes ahead (a tenant's users never blocked it). */
+        ctx.vf_users = &users[0];
+        ctx.n_vf_users = 2;   /* the tenant's own guest and QEMU */
+        ASSERT_STREQ(users[1].vf, "0000:41:00.3");
+        ASSERT_EQ(plan_build(inv, c, &ctx, &gone), 0);
+        ASSERT_EQ(count_actions(gone, ACTION_SET_NUM_VFS), 1);
+        ASSERT_STREQ(gone->actions[0].effect, "destroys 8 VFs (forced, allocated to t1), then creates 2");
+}
+
+TEST(process_user_refused_naming_it) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 8\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *none = NULL, *other = NULL;
+        const PlanVfUser users[] = { vf_user("0000:41:00.4", "process 4321 (dpdk-testpmd)", true) };
+        const PlanVfUser elsewhere[] = { vf_user("0000:c1:00.4", "process 4321 (dpdk-testpmd)", true) };
+        PlanContext ctx = { .vf_users = users, .n_vf_users = 1 }, empty = {};
+        const PlanNote *n;
+
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 0);
+        n = find_note(p, NOTE_ERROR, "num_vfs 4 -> 8 refused");
+        ASSERT(n);
+        ASSERT_CONTAINS(n->text, "destroys all 4 VFs and 1 are in use (process 4321 (dpdk-testpmd)); stop them first");
+        /* The VFs stay: nothing is planned as if they were replaced. */
+        ASSERT(!find_note(p, NOTE_ERROR, "forced"));
+
+        /* No users: allowed. */
+        ASSERT_EQ(plan_build(inv, c, &empty, &none), 0);
+        ASSERT_EQ(count_actions(none, ACTION_SET_NUM_VFS), 1);
+        ASSERT_STREQ(none->actions[0].effect, "destroys 4 VFs, then creates 8");
+        ASSERT(!find_note(none, NOTE_ERROR, "refused"));
+
+        /* A user of another PF's VF does not block this one. */
+        ctx.vf_users = elsewhere;
+        ASSERT_EQ(plan_build(inv, c, &ctx, &other), 0);
+        ASSERT_EQ(count_actions(other, ACTION_SET_NUM_VFS), 1);
+}
+
+TEST(shut_off_domain_blocks_only_when_its_vf_goes) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *grow = config("[pf 0000:41:00.0]\nnum_vfs = 8\n");
+        _cleanup_(config_freep) Config *shrink = config("[pf 0000:41:00.0]\nnum_vfs = 2\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        /* VF index 3: re-created at its address when growing, gone when shrinking to 2. */
+        const PlanVfUser users[] = { vf_user("0000:41:00.5", "domain parked", false) };
+        PlanContext ctx = { .vf_users = users, .n_vf_users = 1 };
+        const PlanNote *n;
+
+        ASSERT_EQ(plan_build(inv, grow, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 1);
+        ASSERT_EQ(plan_build(inv, shrink, &ctx, &q), 0);
+        ASSERT_EQ(count_actions(q, ACTION_SET_NUM_VFS), 0);
+        n = find_note(q, NOTE_ERROR, "num_vfs 4 -> 2 refused");
+        ASSERT(n);
+        ASSERT_CONTAINS(n->text, "1 are in use (domain parked (shut off))");
+}
+
+TEST(many_users_listed_whole) {
+        _cleanup_(inventory_freep) Inventory *inv = host(16);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 0\n");
+        _cleanup_(plan_freep) Plan *p = NULL;
+        PlanVfUser users[16];
+        PlanContext ctx = { .vf_users = users, .n_vf_users = 16 };
+        const PlanNote *n;
+
+        for (unsigned i = 0; i < 16; i++) {
+                char who[PLAN_VF_USER_MAX];
+                snprintf(who, sizeof(who), "domain a-rather-long-domain-name-%02u", i);
+                users[i] = vf_user(inv->pfs[0].vfs[i].addr, who, true);
+        }
+        plan_vf_users_sort(users, 16);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_NUM_VFS), 0);
+        n = find_note(p, NOTE_ERROR, "num_vfs 16 -> 0 refused");
+        ASSERT(n);
+        ASSERT_CONTAINS(n->text, "16 are in use (domain a-rather-long-domain-name-00; ");
+        ASSERT_CONTAINS(n->text, "; +14 more); stop them first");
+        ASSERT_CONTAINS(n->text, "(config line 1)");
 }
 
 TEST(allocations_elsewhere_do_not_block) {
@@ -443,6 +565,10 @@ int main(int argc, char **argv) {
         fixtures_dir = argv[1];
         RUN(refuses_to_destroy_allocated_vfs);
         RUN(allocations_elsewhere_do_not_block);
+        RUN(foreign_users_block_even_when_forced);
+        RUN(process_user_refused_naming_it);
+        RUN(shut_off_domain_blocks_only_when_its_vf_goes);
+        RUN(many_users_listed_whole);
         RUN(creation_then_configuration_in_order);
         RUN(only_what_differs_is_sent);
         RUN(derived_macs);

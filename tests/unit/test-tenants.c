@@ -138,7 +138,7 @@ TEST(allocate_save_restore) {
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
         ASSERT_EQ(res.n_policy_errors, 1);
-        ASSERT_CONTAINS(manager_plan(m)->notes[manager_plan(m)->n_notes - 1].text, "are allocated (trader-1)");
+        ASSERT_CONTAINS(manager_plan(m)->notes[manager_plan(m)->n_notes - 1].text, "are in use (tenant trader-1)");
         write_config(&s, "");
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_set_coalesce(m, "trader-1", 8, 16), 0);
@@ -551,6 +551,96 @@ TEST(unknown_node_still_served) {
         sh("rm -rf %s", s.dir);
 }
 
+/* The state directory's files, concatenated: what is saved, to compare before and after. */
+static char *saved_state(const Scratch *s) {
+        static const char *const names[] = { "allocations.json", "allocations.journal" };
+        char *all = NULL;
+        size_t n = 0;
+        FILE *out = open_memstream(&all, &n);
+
+        ASSERT(out);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char path[160], buf[4096];
+                FILE *f;
+                size_t k;
+
+                snprintf(path, sizeof(path), "%s/%s", s->state, names[i]);
+                f = fopen(path, "re");
+                if (!f)
+                        continue;
+                while ((k = fread(buf, 1, sizeof(buf), f)) > 0)
+                        fwrite(buf, 1, k, out);
+                fclose(f);
+        }
+        ASSERT_EQ(fclose(out), 0);
+        return all;
+}
+
+static void expect_coalesce(Manager *m, const char *id, bool have, unsigned rx, unsigned tx) {
+        TenantInfo t;
+
+        ASSERT_EQ(manager_get_tenant(m, id, &t), 0);
+        ASSERT_EQ(t.have_coalesce, have);
+        if (have) {
+                ASSERT_EQ(t.rx_usecs, rx);
+                ASSERT_EQ(t.tx_usecs, tx);
+        }
+}
+
+/*
+ * The per-guest window is a VF's: a tenant on virtio-net cannot be given one (nothing changed or
+ * saved), and one set while it had a VF survives a downgrade, for the VF it gets back.
+ */
+TEST(coalesce_needs_a_vf) {
+        _cleanup_free_ char *before = NULL, *after = NULL;
+        TenantInfo t;
+        Manager *m;
+        Scratch s;
+        char vf[PCI_ADDR_MAX];
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", NODE(0), &t, NULL, 0), 0);
+        strscpy(vf, sizeof(vf), t.vf);
+        ASSERT_EQ(manager_set_coalesce(m, "t1", 3, 4), 0);
+        ASSERT_EQ(manager_allocate(m, "t0", "best-effort", "", NODE(-1), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.kind, "virtio");
+
+        before = saved_state(&s);
+        ASSERT_EQ(manager_set_coalesce(m, "t0", 1, 2), -EMEDIUMTYPE);
+        after = saved_state(&s);
+        ASSERT_STREQ(after, before);
+        expect_coalesce(m, "t0", false, 0, 0);
+        /* Range errors still come first: a client bug is said as such. */
+        ASSERT_EQ(manager_set_coalesce(m, "t0", 100001, 0), -EINVAL);
+
+        /* Every VF taken (node 1 too, or t1 would move there), then a sriov-required arrival: t1
+         * (sriov-preferred) goes to virtio-net. */
+        for (int i = 0; i < 15; i++) {
+                char id[16];
+                snprintf(id, sizeof(id), "r%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "latency-critical", "", NODE(i < 7 ? 0 : 1), NULL, NULL, 0), 0);
+        }
+        ASSERT_EQ(manager_allocate(m, "t9", "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+        ASSERT_STREQ(t.vf, vf);
+        expect_tenant(m, "t1", "throughput", 0, "virtio", "");
+        expect_coalesce(m, "t1", true, 3, 4);
+        ASSERT_EQ(manager_set_coalesce(m, "t1", 5, 6), -EMEDIUMTYPE);
+        expect_coalesce(m, "t1", true, 3, 4);
+
+        /* A VF again: the window it had comes with it, and survives a restart. */
+        ASSERT_EQ(manager_release(m, "t9"), 0);
+        expect_tenant(m, "t1", "throughput", 0, "vf", NULL);
+        expect_coalesce(m, "t1", true, 3, 4);
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "t1", "throughput", 0, "vf", NULL);
+        expect_coalesce(m, "t1", true, 3, 4);
+        expect_coalesce(m, "t0", false, 0, 0);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 int main(int argc, char **argv) {
         ASSERT(argc == 2 || argc == 3);
         fixtures_dir = argv[1];
@@ -567,5 +657,6 @@ int main(int argc, char **argv) {
         RUN(restart_restores_before_it_replaces);
         RUN(unknown_node_still_served);
         RUN(vf_in_guest_is_no_ones);
+        RUN(coalesce_needs_a_vf);
         return 0;
 }
