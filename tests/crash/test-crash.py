@@ -72,7 +72,7 @@ READY_TIMEOUT = 60.0     # seconds for a restart to answer (ASan builds are slow
 NO_REPLY = "org.freedesktop.DBus.Error.NoReply"
 UNDELIVERED = {"org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"}
 # sriovd's answers that change nothing and are expected under this workload.
-EXPECTED_ERRORS = {"org.sriovd.Error.NoCapacity", "org.sriovd.Error.UnknownTenant"}
+EXPECTED_ERRORS = {"org.sriovd.Error.NoCapacity", "org.sriovd.Error.NoRtCpu", "org.sriovd.Error.UnknownTenant"}
 
 
 def log(*a):
