@@ -75,6 +75,13 @@ int manager_allocate(Manager *m, const char *tenant, const char *class_name, con
                      const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size);
 /* -ENOENT unknown tenant; state errors as above. */
 int manager_release(Manager *m, const char *tenant);
+/*
+ * Before vf goes into tenant's guest (f: the tenant's MAC and VLAN): its link settings, the clean
+ * baseline and the tenant's own, applied now rather than by the next cycle. Returns how many
+ * actions were applied (0: nothing to change, or not this host's netdevs), <0 when one failed:
+ * logged with the tenant and VF, the next cycle retries.
+ */
+int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f);
 /* The VFs libvirt's domains have that no tenant holds (guests_reconcile()): given to no one. */
 void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_t n);
 /* Rewrite the state file whole if its journal has grown enough (the daemon does it after replies). */

@@ -122,6 +122,11 @@ typedef struct PlanVfUser {
 void plan_vf_users_sort(PlanVfUser *users, size_t n);
 /* Whether pol asks pf for a VF count change that plan_build() would try and that destroys its VFs. */
 bool plan_pf_num_vfs_destroys(const Pf *pf, const PfPolicy *pol);
+/* A VF whose tenant gave it back (released, moved, preempted) and is not clean yet: who had it. */
+typedef struct PlanReleased {
+        char vf[PCI_ADDR_MAX];
+        char tenant[TENANT_ID_MAX];
+} PlanReleased;
 
 /* State the planner needs besides inventory and policy; all optional. */
 typedef struct PlanContext {
@@ -146,6 +151,20 @@ typedef struct PlanContext {
         /* PFs whose driver answered EOPNOTSUPP to VF link settings: not asked again. */
         const char (*vf_link_unsupported)[PCI_ADDR_MAX];
         size_t n_vf_link_unsupported;
+        /*
+         * VFs no tenant holds that are not free either (vf_clean): in a guest that has not let go of
+         * them yet, an orphan's, a domain's outside sriovd. Never cleaned while they are there: the
+         * clean would put that guest on another VLAN.
+         */
+        const char (*vfs_held)[PCI_ADDR_MAX];
+        size_t n_vfs_held;
+        /*
+         * Whether vfs_held is the whole truth: libvirt told which VFs its guests have, or there is no
+         * libvirt to ask. When not, a free VF bound to vfio-pci may be in a guest and is not cleaned.
+         */
+        bool guests_known;
+        const PlanReleased *released;   /* whose each VF being cleaned was, for the operator */
+        size_t n_released;
 } PlanContext;
 
 /* The CPUs IRQs may go to, after defaults: RT = config or isolated, housekeeping = the rest. */
@@ -166,6 +185,11 @@ typedef struct Plan {
  * system. Same inputs, same plan (actions ordered by kind, then target).
  */
 int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, Plan **ret);
+/*
+ * Pure: only the link settings of VF index vf of pf, as plan_build() plans them (at most one
+ * ACTION_SET_VF_LINK, with its notes): what the daemon applies before the VF goes into a guest.
+ */
+int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, unsigned vf, Plan **ret);
 /* The before (after = false) or after value of an action as text: "8", "0-31", "fifo/99". */
 char *action_format_value(const Action *a, bool after, char *buf, size_t size);
 const char *sched_policy_to_string(int policy);

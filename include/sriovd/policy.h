@@ -114,12 +114,18 @@ typedef struct PfPolicy {
         VfLinkStatePolicy vf_link_state;
         int vf_min_tx_rate, vf_max_tx_rate;   /* Mbit/s, 0 = unlimited */
         VfDriverPolicy vf_driver;
+        /*
+         * 1 (the default): what the keys above leave is held at the clean baseline (no MAC, VLAN 0,
+         * spoofchk on, trust off, link auto, no rates) on every VF, free or a tenant's, so no tenant
+         * inherits another's settings. 0: left as found (the operator's own VF settings stay).
+         */
+        int vf_clean;
 
         unsigned line;                     /* where the section starts */
         unsigned num_vfs_line;             /* where num_vfs was set, 0 = not set */
 } PfPolicy;
 
-/* A PF without a section: everything left as found. */
+/* A PF without a section: everything left as found, but its VFs kept clean (vf_clean). */
 extern const PfPolicy pf_policy_default;
 
 typedef struct Config {

@@ -112,5 +112,8 @@ double tenants_target(const Tenants *t);
 /* The tenant's libvirt domain, "" for none or an unknown tenant. */
 const char *tenants_domain(const Tenants *t, const char *tenant);
 
+/* The VFs no tenant holds that are not free either: in a guest (tenants_set_vfs_in_guest()), or an
+ * orphan's. The caller frees *ret. */
+int tenants_held_vfs(const Tenants *t, char (**ret)[PCI_ADDR_MAX], size_t *ret_n);
 /* The VFs tenants hold, with what the planner needs (MAC, VLAN, class, window), sorted by VF. */
 int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret_n);

@@ -40,6 +40,8 @@ void plan_other_irqs(PlanBuilder *b);
 /* plan-vf.c: VF count, link settings and driver of every in-scope PF. */
 void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
+/* Only VF index of pf (plan_build_vf_link()): nothing if pf has no such VF. */
+void plan_vf_link_one(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsigned index);
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 
 /* plan-tune.c: coalescing and offloads of every PF and VF netdev. */

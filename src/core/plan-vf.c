@@ -191,9 +191,28 @@ void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
                 snprintf(a->effect, sizeof(a->effect), "creates %u VFs", want);
 }
 
-/* What policy and the VF's tenant want on VF index; returns false when nothing is wanted. */
+/*
+ * The clean baseline (vf_clean): what a VF looks like that carries no tenant's past. No
+ * administrative MAC (all-zero: igb and mlx5 take it as "none set"), untagged, spoof check on,
+ * not trusted, link following the PF's, no rate limit or guarantee.
+ */
+static const VfLinkChange vf_baseline = {
+        .set_mac = true,
+        .set_vlan = true,
+        .spoofchk = 1,
+        .trust = 0,
+        .link_state = VF_LINK_STATE_AUTO,
+        .set_rate = true,
+};
+
+/*
+ * What policy and the VF's tenant want on VF index; returns false when nothing is wanted. cur is
+ * the VF as the kernel has it (NULL: not known). clean: what neither names goes to the baseline,
+ * but only where cur tells what it is now (a field the driver does not report is one it may not
+ * take either, and a VF not created yet starts from the driver's defaults).
+ */
 static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, const PlanAllocation *alloc,
-                         VfLinkChange *ret) {
+                         const VfLink *cur, bool clean, VfLinkChange *ret) {
         VfLinkChange w = {
                 .vf = index,
                 .spoofchk = pol->vf_spoofchk,
@@ -201,6 +220,7 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
                 .link_state = pol->vf_link_state,
         };
 
+        clean = clean && cur;
         if (alloc) {
                 /* The tenant's MAC follows the tenant across hosts: derived from its id, not the PF. */
                 w.set_mac = true;
@@ -215,7 +235,8 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
                 snprintf(key, sizeof(key), "%s/vf%u", mac_format(pf->mac, m), index);
                 w.set_mac = true;
                 mac_derive(key, w.mac);
-        }
+        } else if (clean)
+                w.set_mac = vf_baseline.set_mac;   /* all zero */
 
         if (alloc && alloc->vlan >= 0) {
                 w.set_vlan = true;
@@ -225,18 +246,24 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
                 w.set_vlan = true;
                 w.vlan = (unsigned) pol->vf_vlan;
                 w.qos = pol->vf_qos > 0 ? (unsigned) pol->vf_qos : 0;
-        }
+        } else if (clean)
+                w.set_vlan = vf_baseline.set_vlan;   /* VLAN 0, QoS 0 */
 
-        if (pol->vf_min_tx_rate >= 0 || pol->vf_max_tx_rate >= 0) {
-                const VfLink *cur = pf->vf_links_known ? pf_find_vf_link(pf, index) : NULL;
+        if (clean && w.spoofchk < 0 && cur->spoofchk >= 0)
+                w.spoofchk = vf_baseline.spoofchk;
+        if (clean && w.trust < 0 && cur->trust >= 0)
+                w.trust = vf_baseline.trust;
+        if (clean && w.link_state < 0 && cur->link_state >= 0)
+                w.link_state = vf_baseline.link_state;
 
-                /* The kernel sets both at once: the one not configured keeps its value. */
+        if (pol->vf_min_tx_rate >= 0 || pol->vf_max_tx_rate >= 0 || clean) {
+                /* The kernel sets both at once: the one not configured is the baseline's, or keeps its value. */
                 w.set_rate = true;
                 w.min_tx_rate = pol->vf_min_tx_rate >= 0 ? (unsigned) pol->vf_min_tx_rate
-                                : cur                    ? cur->min_tx_rate
+                                : cur && !clean          ? cur->min_tx_rate
                                                          : 0;
                 w.max_tx_rate = pol->vf_max_tx_rate >= 0 ? (unsigned) pol->vf_max_tx_rate
-                                : cur                    ? cur->max_tx_rate
+                                : cur && !clean          ? cur->max_tx_rate
                                                          : 0;
         }
 
@@ -292,55 +319,103 @@ static const Vf *pf_find_vf(const Pf *pf, unsigned index) {
         return bsearch_safe(&index, pf->vfs, pf->n_vfs, sizeof(*pf->vfs), vf_index_cmp);
 }
 
+static const PlanReleased *find_released(const PlanBuilder *b, const char *vf) {
+        for (size_t i = 0; i < b->ctx->n_released; i++)
+                if (streq(b->ctx->released[i].vf, vf))
+                        return &b->ctx->released[i];
+        return NULL;
+}
+
+/*
+ * Whether the baseline applies to vf now: it is a tenant's, or free. Not while a guest may still
+ * have it (a release its guest has not let go of, an orphan's, another domain's): the clean would
+ * move that guest to another VLAN. Without libvirt's word, any vfio-pci VF may be in a guest.
+ */
+static bool vf_cleanable(const PlanBuilder *b, const Vf *vf, const PlanAllocation *alloc) {
+        if (alloc)
+                return true;
+        if (pci_addr_in(b->ctx->vfs_held, b->ctx->n_vfs_held, vf->addr))
+                return false;
+        return b->ctx->guests_known || !streq(vf->driver, "vfio-pci");
+}
+
+/* VF index of pf (vf: NULL when it is not created yet); -ENODEV: something is wanted, but pf has no netdev. */
+static int plan_vf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsigned i, const Vf *vf) {
+        const PlanAllocation *alloc = vf ? plan_find_allocation(b, vf->addr) : NULL;
+        const VfLink *cur = NULL;
+        VfLinkChange want, change;
+        bool clean;
+        Action *a;
+
+        /* VFs about to be created start from the driver's defaults: send everything. */
+        if (pf->vf_links_known && !plan_pf_vfs_replaced(b, pf))
+                cur = pf_find_vf_link(pf, i);
+        clean = pol->vf_clean && vf && vf_cleanable(b, vf, alloc);
+        if (!vf_link_want(pf, pol, i, alloc, cur, clean, &want))
+                return 0;
+        if (pf->ifindex <= 0)
+                return -ENODEV;
+        if (cur) {
+                if (vf_link_diff(cur, &want, &change) == 0)
+                        return 0;
+                want = change;
+        }
+
+        a = plan_add_action(b, ACTION_SET_VF_LINK, pf->addr, 0, 0);
+        if (!a)
+                return 0;
+        a->vf = i;
+        a->ifindex = pf->ifindex;
+        a->link_before_known = cur != NULL;
+        if (cur)
+                a->link_before = *cur;
+        a->link_after = want;
+        if (alloc)
+                snprintf(a->effect, sizeof(a->effect), "tenant %s", alloc->tenant);
+        else if (clean && cur) {
+                const PlanReleased *r = find_released(b, vf->addr);
+                if (r)
+                        snprintf(a->effect, sizeof(a->effect), "clean (released by tenant %s)", r->tenant);
+                else
+                        snprintf(a->effect, sizeof(a->effect), "clean");
+        }
+        return 0;
+}
+
+/* The PF driver said EOPNOTSUPP to VF link settings: said once per plan, not asked again. */
+static bool vf_links_unsupported(PlanBuilder *b, const Pf *pf) {
+        if (!pci_addr_in(b->ctx->vf_link_unsupported, b->ctx->n_vf_link_unsupported, pf->addr))
+                return false;
+        plan_add_note(b, NOTE_WARNING, pf->addr,
+                      "the PF driver refused VF link settings (EOPNOTSUPP); not tried again until "
+                      "reload or the PF is re-added");
+        return true;
+}
+
+static void note_no_netdev(PlanBuilder *b, const Pf *pf) {
+        plan_add_note(b, NOTE_WARNING, pf->addr, "no PF netdev (driver not bound?): VF link settings wait for it");
+}
+
 void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
         bool replaced = plan_pf_vfs_replaced(b, pf);
         unsigned count = replaced ? (unsigned) pol->num_vfs : pf->num_vfs;
-        bool warned = false;
 
-        if (pci_addr_in(b->ctx->vf_link_unsupported, b->ctx->n_vf_link_unsupported, pf->addr)) {
-                plan_add_note(b, NOTE_WARNING, pf->addr,
-                              "the PF driver refused VF link settings (EOPNOTSUPP); not tried again until "
-                              "reload or the PF is re-added");
+        if (vf_links_unsupported(b, pf))
                 return;
-        }
-
-        for (unsigned i = 0; i < count; i++) {
-                const Vf *vf = replaced ? NULL : pf_find_vf(pf, i);
-                const PlanAllocation *alloc = vf ? plan_find_allocation(b, vf->addr) : NULL;
-                const VfLink *cur = NULL;
-                VfLinkChange want, change;
-                Action *a;
-
-                if (!vf_link_want(pf, pol, i, alloc, &want))
-                        continue;
-                if (pf->ifindex <= 0) {
-                        if (!warned)
-                                plan_add_note(b, NOTE_WARNING, pf->addr,
-                                              "no PF netdev (driver not bound?): VF link settings wait for it");
-                        warned = true;
-                        continue;
-                }
-                /* VFs about to be created start from the driver's defaults: send everything. */
-                if (!replaced && pf->vf_links_known)
-                        cur = pf_find_vf_link(pf, i);
-                if (cur) {
-                        if (vf_link_diff(cur, &want, &change) == 0)
-                                continue;
-                        want = change;
-                }
-
-                a = plan_add_action(b, ACTION_SET_VF_LINK, pf->addr, 0, 0);
-                if (!a)
+        for (unsigned i = 0; i < count; i++)
+                if (plan_vf_link(b, pf, pol, i, replaced ? NULL : pf_find_vf(pf, i)) == -ENODEV) {
+                        note_no_netdev(b, pf);
                         return;
-                a->vf = i;
-                a->ifindex = pf->ifindex;
-                a->link_before_known = cur != NULL;
-                if (cur)
-                        a->link_before = *cur;
-                a->link_after = want;
-                if (alloc)
-                        snprintf(a->effect, sizeof(a->effect), "tenant %s", alloc->tenant);
-        }
+                }
+}
+
+void plan_vf_link_one(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsigned index) {
+        const Vf *vf = pf_find_vf(pf, index);
+
+        if (!vf || vf_links_unsupported(b, pf))
+                return;
+        if (plan_vf_link(b, pf, pol, index, vf) == -ENODEV)
+                note_no_netdev(b, pf);
 }
 
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {

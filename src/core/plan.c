@@ -142,6 +142,23 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         return 0;
 }
 
+int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, unsigned vf, Plan **ret) {
+        static const PlanContext empty = {};
+        PlanBuilder b = { .cfg = cfg, .ctx = ctx ?: &empty };
+        const PfPolicy *pol = config_pf_policy(cfg, pf->addr, pf->vendor, pf->device);
+
+        b.plan = calloc(1, sizeof(Plan));
+        if (!b.plan)
+                return -ENOMEM;
+        plan_vf_link_one(&b, pf, pol ?: &pf_policy_default, vf);
+        if (b.error < 0) {
+                plan_free(b.plan);
+                return b.error;
+        }
+        *ret = b.plan;
+        return 0;
+}
+
 int plan_merge(Plan *into, const Plan *from) {
         Action *actions;
         PlanNote *notes = NULL;

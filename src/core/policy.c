@@ -53,6 +53,8 @@ const PfPolicy pf_policy_default = {
         .vf_link_state = VF_LINK_STATE_LEAVE,
         .vf_min_tx_rate = -1,
         .vf_max_tx_rate = -1,
+        /* The allocator hands out every in-scope PF's VFs, a section or not: none may carry a tenant's past. */
+        .vf_clean = 1,
 };
 
 void pf_policy_init(PfPolicy *pf, unsigned line) {

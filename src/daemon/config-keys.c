@@ -455,6 +455,7 @@ static const KeyDef pf_keys[] = {
         KEY_INT("vf_min_tx_rate", PfPolicy, vf_min_tx_rate, 0, VF_RATE_MAX),
         KEY_INT("vf_max_tx_rate", PfPolicy, vf_max_tx_rate, 0, VF_RATE_MAX),
         KEY_ENUM("vf_driver", PfPolicy, vf_driver, vf_driver_table),
+        KEY("vf_clean", key_bool, PfPolicy, vf_clean),
 };
 
 _Static_assert(ELEMENTSOF(pf_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");

@@ -55,6 +55,17 @@ static void manager_read_tune(Manager *m, Inventory *inv) {
 
 
 
+/*
+ * Whether sriovd knows which VFs guests have: libvirt said so, or there is none to ask (a fixture
+ * without a URI of its own). Until then (the daemon's first cycle comes before libvirt's answer;
+ * --once never asks) no free vfio-pci VF is cleaned: it may be in a guest.
+ */
+bool manager_guests_known(const Manager *m) {
+        if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
+                return true;
+        return m->guests_reconciled;
+}
+
 int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ PlanVfUser *users = NULL;
@@ -91,6 +102,11 @@ int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **r
                 .n_offloads_unsupported = m->n_offloads_unsupported,
                 .vf_link_unsupported = m->vf_link_unsupported,
                 .n_vf_link_unsupported = m->n_vf_link_unsupported,
+                .vfs_held = (const char(*)[PCI_ADDR_MAX]) m->held,
+                .n_vfs_held = m->n_held,
+                .guests_known = m->held && manager_guests_known(m),
+                .released = m->released,
+                .n_released = m->n_released,
         };
         r = plan_build(inv, m->config, &ctx, ret_plan);
         if (r < 0)
@@ -699,6 +715,12 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 m->n_expect_vfs = 0;
                 /* The RT guests' placement drifts too (virsh vcpupin, a hand-edited definition). */
                 guests_check_placements(m->guests);
+                /* Released VFs out of guests had their clean this cycle: their names are done with. */
+                for (size_t i = 0; i < m->n_released;)
+                        if (!pci_addr_in((const char(*)[PCI_ADDR_MAX]) m->held, m->n_held, m->released[i].vf))
+                                m->released[i] = m->released[--m->n_released];
+                        else
+                                i++;
         }
 
         m->n_cycles++;

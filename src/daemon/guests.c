@@ -145,6 +145,10 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
             (have_new && nic_for(cls, d->tenant, d->new_vf, f, &new_nic) < 0))
                 return;
 
+        /* The VF carries nothing of its previous tenant into this one's guest (a failure is logged). */
+        if (d->new_vf[0])
+                (void) manager_prepare_vf(g->manager, d->tenant, d->new_vf, f);
+
         if (have_old && have_new) {
                 VirtSwapResult res;
 

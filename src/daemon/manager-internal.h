@@ -83,6 +83,14 @@ struct Manager {
         bool tenants_configured;          /* placed against this config (reset by reload) */
         PlanAllocation *allocations;      /* the planner's view of it, for this cycle */
         size_t n_allocations;
+        char (*held)[PCI_ADDR_MAX];       /* VFs no tenant holds that a guest may have: not cleaned */
+        size_t n_held;
+        bool guests_reconciled;           /* libvirt told which VFs its guests have, at least once */
+        /* VFs tenants gave back and not cleaned yet, and whose they were (for the plan's words). */
+        PlanReleased *released;
+        size_t n_released, allocated_released;
+        /* The inventory tenants are being placed against (manager_sync_tenants()), newer than ->inventory. */
+        const Inventory *syncing;
         char (*force_num_vfs)[PCI_ADDR_MAX];
         size_t n_force_num_vfs, allocated_force_num_vfs;
         ManagerEventFn event_fn;
@@ -104,6 +112,7 @@ struct Manager {
 /* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
 void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr);
 int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan);
+bool manager_guests_known(const Manager *m);
 /* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);
 

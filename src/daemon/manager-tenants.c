@@ -23,11 +23,28 @@ static void manager_expect_vf(Manager *m, const char *vf) {
         strscpy(m->expect_vfs[m->n_expect_vfs++], PCI_ADDR_MAX, vf);
 }
 
+/* Who last had vf, for the clean's words: kept until the VF is cleaned or goes to another tenant. */
+static void manager_track_released(Manager *m, const AllocDecision *d) {
+        for (size_t i = 0; i < m->n_released;)
+                if (streq(m->released[i].vf, d->new_vf) || streq(m->released[i].vf, d->old_vf))
+                        m->released[i] = m->released[--m->n_released];
+                else
+                        i++;
+        if (!d->old_vf[0] || streq(d->old_vf, d->new_vf))
+                return;
+        if (GREEDY_REALLOC(m->released, m->allocated_released, m->n_released + 1) < 0)
+                return;   /* the clean is said without the name */
+        PlanReleased *r = &m->released[m->n_released++];
+        strscpy(r->vf, sizeof(r->vf), d->old_vf);
+        strscpy(r->tenant, sizeof(r->tenant), d->tenant);
+}
+
 static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
         Manager *m = userdata;
 
         manager_expect_vf(m, d->old_vf);
         manager_expect_vf(m, d->new_vf);
+        manager_track_released(m, d);
 
         /* The decision is saved; now the guest gets (or gives back) its NIC. */
         if (m->guests)
@@ -58,12 +75,15 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
 
         if (!m->tenants)
                 return;
+        /* A decision's VF is prepared (manager_prepare_vf()) from what the kernel shows now. */
+        m->syncing = inv;
         if (!m->tenants_configured) {
                 r = tenants_configure(m->tenants, m->config, inv);
                 if (r >= 0)
                         m->tenants_configured = true;
         } else
                 r = tenants_update_pool(m->tenants, m->config, inv);
+        m->syncing = NULL;
         if (r < 0)
                 log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
         rewrite_soon(m);
@@ -78,6 +98,11 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
                 if (m->allocations[i].vcpu0_cpu < 0)
                         m->allocations[i].vcpu0_cpu =
                                 guests_vcpu0_cpu(m->guests, tenants_domain(m->tenants, m->allocations[i].tenant));
+
+        m->held = mfree(m->held);
+        m->n_held = 0;
+        if (tenants_held_vfs(m->tenants, &m->held, &m->n_held) < 0)
+                log_oom();
 }
 
 /*
@@ -174,6 +199,7 @@ void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_
 
         if (!m->tenants)
                 return;
+        m->guests_reconciled = true;
         r = tenants_set_vfs_in_guest(m->tenants, vfs, n);
         if (r < 0)
                 log_error_errno(r, "Failed to save the tenants served from VFs that left their guests: %m");

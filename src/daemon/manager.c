@@ -69,6 +69,8 @@ Manager *manager_free(Manager *m) {
         guests_free(m->guests);
         tenants_free(m->tenants);
         free(m->allocations);
+        free(m->held);
+        free(m->released);
         free(m->expect_vfs);
         free(m->force_num_vfs);
         free(m->coalesce_unsupported);

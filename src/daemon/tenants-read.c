@@ -90,6 +90,22 @@ double tenants_target(const Tenants *t) {
         return t->target;
 }
 
+int tenants_held_vfs(const Tenants *t, char (**ret)[PCI_ADDR_MAX], size_t *ret_n) {
+        size_t n = 0;
+        char (*held)[PCI_ADDR_MAX] = calloc(t->n_in_guest + t->n_orphans + 1, PCI_ADDR_MAX);
+
+        if (!held)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_in_guest; i++)
+                strscpy(held[n++], PCI_ADDR_MAX, t->in_guest[i]);
+        for (size_t i = 0; i < t->n_orphans; i++)
+                if (t->orphans[i].kind == STATE_KIND_VF && t->orphans[i].vf[0])
+                        strscpy(held[n++], PCI_ADDR_MAX, t->orphans[i].vf);
+        *ret = held;
+        *ret_n = n;
+        return 0;
+}
+
 static int plan_allocation_cmp(const void *a, const void *b) {
         return strcmp(((const PlanAllocation *) a)->vf, ((const PlanAllocation *) b)->vf);
 }

@@ -290,8 +290,9 @@ TEST(creation_then_configuration_in_order) {
 
 TEST(only_what_differs_is_sent) {
         _cleanup_(inventory_freep) Inventory *inv = host(4);
+        /* vf_clean off: what the policy does not name is left as found (the min rate below). */
         _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_spoofchk = on\nvf_link_state = enable\n"
-                                                    "vf_max_tx_rate = 10000\n");
+                                                    "vf_max_tx_rate = 10000\nvf_clean = off\n");
         _cleanup_(plan_freep) Plan *p = NULL, *again = NULL;
         Pf *pf = &inv->pfs[0];
         char buf[256];
@@ -376,6 +377,249 @@ TEST(pf_link) {
                 ASSERT(config_load_string("t.conf", "[pf 0000:41:00.0]\npf_link = down\n", NULL, &bad, &errors) < 0);
                 ASSERT_CONTAINS(errors, "t.conf:2:");
         }
+}
+
+/* A VF as a tenant leaves it: its MAC, a VLAN, trust, no spoof check, a forced link, rates. */
+static void dirty(VfLink *l) {
+        ASSERT(mac_parse("02:aa:bb:cc:dd:ee", l->mac));
+        l->vlan = 200;
+        l->qos = 2;
+        l->trust = 1;
+        l->spoofchk = 0;
+        l->link_state = IFLA_VF_LINK_STATE_ENABLE;
+        l->min_tx_rate = 100;
+        l->max_tx_rate = 1000;
+}
+
+/* Every VF already clean: no MAC, untagged, spoof check on, no trust, link auto, no rates. */
+static void clean_links(Pf *pf) {
+        known_links(pf);
+        for (size_t i = 0; i < pf->n_vf_links; i++)
+                pf->vf_links[i].spoofchk = 1;
+}
+
+/* What a change leaves the VF as: cur with the change applied, as the kernel would. */
+static void apply_change(VfLink *cur, const VfLinkChange *c) {
+        if (c->set_mac)
+                memcpy(cur->mac, c->mac, 6);
+        if (c->set_vlan) {
+                cur->vlan = c->vlan;
+                cur->qos = c->qos;
+        }
+        if (c->spoofchk >= 0)
+                cur->spoofchk = c->spoofchk;
+        if (c->trust >= 0)
+                cur->trust = c->trust;
+        if (c->link_state >= 0)
+                cur->link_state = c->link_state;
+        if (c->set_rate) {
+                cur->min_tx_rate = c->min_tx_rate;
+                cur->max_tx_rate = c->max_tx_rate;
+        }
+}
+
+static void apply_plan(Pf *pf, const Plan *p) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == ACTION_SET_VF_LINK)
+                        apply_change(&pf->vf_links[p->actions[i].vf], &p->actions[i].link_after);
+}
+
+static const Action *vf_link_action(const Plan *p, unsigned vf) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == ACTION_SET_VF_LINK && p->actions[i].vf == vf)
+                        return &p->actions[i];
+        return NULL;
+}
+
+TEST(released_vf_is_cleaned) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 4\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *again = NULL, *anonymous = NULL;
+        const PlanReleased released[] = { { "0000:41:00.3", "tenant-a" } };
+        PlanContext ctx = { .released = released, .n_released = 1 };
+        static const uint8_t zero[6];
+        const Action *a;
+        char buf[256];
+
+        clean_links(&inv->pfs[0]);
+        dirty(&inv->pfs[0].vf_links[1]);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 1);
+        a = vf_link_action(p, 1);
+        ASSERT(a);
+        ASSERT(a->link_before_known);
+        ASSERT(a->link_after.set_mac);
+        ASSERT_EQ(memcmp(a->link_after.mac, zero, 6), 0);
+        ASSERT(a->link_after.set_vlan);
+        ASSERT_EQ(a->link_after.vlan, 0);
+        ASSERT_EQ(a->link_after.qos, 0);
+        ASSERT_EQ(a->link_after.spoofchk, 1);
+        ASSERT_EQ(a->link_after.trust, 0);
+        ASSERT_EQ(a->link_after.link_state, IFLA_VF_LINK_STATE_AUTO);
+        ASSERT(a->link_after.set_rate);
+        ASSERT_EQ(a->link_after.min_tx_rate, 0);
+        ASSERT_EQ(a->link_after.max_tx_rate, 0);
+        ASSERT_STREQ(a->effect, "clean (released by tenant tenant-a)");
+        ASSERT_STREQ(action_format_value(a, false, buf, sizeof(buf)),
+                     "mac 02:aa:bb:cc:dd:ee, vlan 200/2, spoofchk off, trust on, link enable, rate 100-1000");
+        ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)),
+                     "mac 00:00:00:00:00:00, vlan 0/0, spoofchk on, trust off, link auto, rate 0-0");
+
+        /* Whoever had it: a dirty VF nobody is known to have released is cleaned all the same. */
+        ASSERT_EQ(plan_build(inv, c, NULL, &anonymous), 0);
+        ASSERT_EQ(count_actions(anonymous, ACTION_SET_VF_LINK), 1);
+        ASSERT_STREQ(anonymous->actions[0].effect, "clean");
+
+        /* Once the kernel has it, nothing more. */
+        apply_plan(&inv->pfs[0], p);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &again), 0);
+        ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
+}
+
+TEST(policy_values_win_over_the_baseline) {
+        _cleanup_(inventory_freep) Inventory *inv = host(2);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_mac = derive\nvf_vlan = 100\nvf_qos = 1\n"
+                                                    "vf_trust = on\nvf_link_state = disable\nvf_max_tx_rate = 5000\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *again = NULL;
+        const Action *a;
+        char buf[256];
+
+        clean_links(&inv->pfs[0]);
+        dirty(&inv->pfs[0].vf_links[0]);
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        a = vf_link_action(p, 0);
+        ASSERT(a);
+        /* The derived MAC, the policy's VLAN, trust, link and maximum; the baseline for the rest. */
+        ASSERT_EQ(a->link_after.mac[0] & 0x03, 0x02);
+        ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)) + strlen("mac 02:00:00:00:00:00"),
+                     ", vlan 100/1, spoofchk on, link disable, rate 0-5000");
+        ASSERT_STREQ(a->effect, "clean");
+        /* VF 1 was clean but for the policy's values. */
+        a = vf_link_action(p, 1);
+        ASSERT(a);
+        ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)) + strlen("mac 02:00:00:00:00:00"),
+                     ", vlan 100/1, trust on, link disable, rate 0-5000");
+
+        apply_plan(&inv->pfs[0], p);
+        ASSERT_EQ(plan_build(inv, c, NULL, &again), 0);
+        ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
+}
+
+TEST(tenant_vf_gets_the_baseline) {
+        _cleanup_(inventory_freep) Inventory *inv = host(3);
+        _cleanup_(config_freep) Config *c = config("");
+        _cleanup_(plan_freep) Plan *p = NULL, *again = NULL;
+        PlanAllocation allocs[] = { allocation("0000:41:00.3", "tenant-b") };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 1 };
+        uint8_t want[6];
+        const Action *a;
+        char buf[256];
+
+        /* The previous tenant's trust, spoof check, link and rate; the new one asks for VLAN 300. */
+        allocs[0].vlan = 300;
+        clean_links(&inv->pfs[0]);
+        dirty(&inv->pfs[0].vf_links[1]);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 1);
+        a = vf_link_action(p, 1);
+        ASSERT(a);
+        mac_derive("tenant-b", want);
+        ASSERT_EQ(memcmp(a->link_after.mac, want, 6), 0);
+        ASSERT_STREQ(a->effect, "tenant tenant-b");
+        ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)) + strlen("mac 02:00:00:00:00:00"),
+                     ", vlan 300/0, spoofchk on, trust off, link auto, rate 0-0");
+
+        apply_plan(&inv->pfs[0], p);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &again), 0);
+        ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
+}
+
+/* Only where the state is known and the VF is no guest's: a clean must not move a guest's VLAN. */
+TEST(clean_only_what_is_free_and_known) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_vlan = 100\n");
+        _cleanup_(config_freep) Config *off = config("[pf 0000:41:00.0]\nvf_clean = off\n");
+        const char held[][PCI_ADDR_MAX] = { "0000:41:00.2" };
+        PlanContext ctx = { .vfs_held = held, .n_vfs_held = 1 };
+        Pf *pf = &inv->pfs[0];
+        const Action *a;
+        char buf[256];
+
+        clean_links(pf);
+        for (unsigned i = 0; i < 4; i++)
+                dirty(&pf->vf_links[i]);
+        /* VF 1 in vfio-pci: a guest may have it, unless libvirt said which VFs its guests have. */
+        strcpy(pf->vfs[1].driver, "vfio-pci");
+        /* VF 2's driver reports no trust or spoof check: those are not asked of it. */
+        pf->vf_links[2].trust = -1;
+        pf->vf_links[2].spoofchk = -1;
+        {
+                _cleanup_(plan_freep) Plan *p = NULL;
+                ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+                /* VF 0 (held) and VF 1 (maybe in a guest) get only the policy's VLAN. */
+                ASSERT_STREQ(action_format_value(vf_link_action(p, 0), true, buf, sizeof(buf)), "vlan 100/0");
+                ASSERT_STREQ(vf_link_action(p, 0)->effect, "");
+                ASSERT_STREQ(action_format_value(vf_link_action(p, 1), true, buf, sizeof(buf)), "vlan 100/0");
+                a = vf_link_action(p, 2);
+                ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)),
+                             "mac 00:00:00:00:00:00, vlan 100/0, link auto, rate 0-0");
+                ASSERT_STREQ(a->effect, "clean");
+        }
+        ctx.guests_known = true;
+        {
+                _cleanup_(plan_freep) Plan *p = NULL;
+                ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+                ASSERT_STREQ(action_format_value(vf_link_action(p, 0), true, buf, sizeof(buf)), "vlan 100/0");
+                ASSERT_STREQ(vf_link_action(p, 1)->effect, "clean");
+        }
+        /* vf_clean = off: as found. */
+        {
+                _cleanup_(plan_freep) Plan *p = NULL;
+                ASSERT_EQ(plan_build(inv, off, &ctx, &p), 0);
+                ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 0);
+        }
+        /* No netlink view (a fixture, a failed read): nothing to tell dirty from clean, nothing cleaned. */
+        pf->vf_links_known = false;
+        {
+                _cleanup_(plan_freep) Plan *p = NULL;
+                ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+                ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 4);
+                for (unsigned i = 0; i < 4; i++)
+                        ASSERT_STREQ(action_format_value(vf_link_action(p, i), true, buf, sizeof(buf)), "vlan 100/0");
+        }
+}
+
+/* The daemon's before-attach plan: the same action plan_build() has for that VF, and no other. */
+TEST(one_vf_link) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_spoofchk = on\n");
+        _cleanup_(plan_freep) Plan *all = NULL, *one = NULL, *none = NULL, *unsupported = NULL;
+        PlanAllocation allocs[] = { allocation("0000:41:00.4", "tenant-c") };
+        const char refused[][PCI_ADDR_MAX] = { "0000:41:00.0" };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 1 };
+        Pf *pf = &inv->pfs[0];
+
+        clean_links(pf);
+        dirty(&pf->vf_links[1]);
+        dirty(&pf->vf_links[2]);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &all), 0);
+        ASSERT_EQ(count_actions(all, ACTION_SET_VF_LINK), 2);
+        ASSERT_EQ(plan_build_vf_link(pf, c, &ctx, 2, &one), 0);
+        ASSERT_EQ(one->n_actions, 1);
+        ASSERT_EQ(memcmp(&one->actions[0], vf_link_action(all, 2), sizeof(Action)), 0);
+        ASSERT_STREQ(one->actions[0].effect, "tenant tenant-c");
+        /* A clean VF, and a VF index the PF does not have: nothing. */
+        ASSERT_EQ(plan_build_vf_link(pf, c, &ctx, 3, &none), 0);
+        ASSERT_EQ(none->n_actions, 0);
+        plan_free(none);
+        ASSERT_EQ(plan_build_vf_link(pf, c, &ctx, 9, &none), 0);
+        ASSERT_EQ(none->n_actions, 0);
+        /* A PF whose driver refused VF settings is not asked again. */
+        ctx.vf_link_unsupported = refused;
+        ctx.n_vf_link_unsupported = 1;
+        ASSERT_EQ(plan_build_vf_link(pf, c, &ctx, 2, &unsupported), 0);
+        ASSERT_EQ(unsupported->n_actions, 0);
+        ASSERT(find_note(unsupported, NOTE_WARNING, "EOPNOTSUPP"));
 }
 
 TEST(derived_macs) {
@@ -572,6 +816,11 @@ int main(int argc, char **argv) {
         RUN(creation_then_configuration_in_order);
         RUN(only_what_differs_is_sent);
         RUN(derived_macs);
+        RUN(released_vf_is_cleaned);
+        RUN(policy_values_win_over_the_baseline);
+        RUN(tenant_vf_gets_the_baseline);
+        RUN(clean_only_what_is_free_and_known);
+        RUN(one_vf_link);
         RUN(pf_link);
         RUN(no_pf_netdev_waits);
         RUN(vfio_binding);

@@ -131,7 +131,7 @@ TEST(build_set_vf) {
         VfLinkChange mac = VF_LINK_CHANGE_NULL(0), vlan = VF_LINK_CHANGE_NULL(3),
                      rate = VF_LINK_CHANGE_NULL(7), all = VF_LINK_CHANGE_NULL(127),
                      off = VF_LINK_CHANGE_NULL(1), untag = VF_LINK_CHANGE_NULL(2),
-                     ls = VF_LINK_CHANGE_NULL(5);
+                     ls = VF_LINK_CHANGE_NULL(5), clean = VF_LINK_CHANGE_NULL(6);
 
         mac.set_mac = true;
         memcpy(mac.mac, MAC_A, 6);
@@ -146,6 +146,9 @@ TEST(build_set_vf) {
         off.spoofchk = 0, off.trust = 0, off.link_state = IFLA_VF_LINK_STATE_AUTO;
         untag.set_vlan = true;
         ls.link_state = IFLA_VF_LINK_STATE_DISABLE;
+        /* The clean baseline (vf_clean): the all-zero MAC ("none set") is a MAC to send, as is link auto. */
+        clean.set_mac = true, clean.set_vlan = true, clean.set_rate = true;
+        clean.spoofchk = 1, clean.trust = 0, clean.link_state = IFLA_VF_LINK_STATE_AUTO;
 
         const BuildCase cases[] = {
                 { "mac only", 4, mac, BIT(IFLA_VF_MAC) },
@@ -155,6 +158,9 @@ TEST(build_set_vf) {
                 { "link state only", 2, ls, BIT(IFLA_VF_LINK_STATE) },
                 { "zeros are set, not left", 2, off,
                   BIT(IFLA_VF_SPOOFCHK) | BIT(IFLA_VF_TRUST) | BIT(IFLA_VF_LINK_STATE) },
+                { "clean baseline", 3, clean,
+                  BIT(IFLA_VF_MAC) | BIT(IFLA_VF_VLAN) | BIT(IFLA_VF_RATE) | BIT(IFLA_VF_SPOOFCHK) |
+                  BIT(IFLA_VF_TRUST) | BIT(IFLA_VF_LINK_STATE) },
                 { "everything", 1000000, all,
                   BIT(IFLA_VF_MAC) | BIT(IFLA_VF_VLAN) | BIT(IFLA_VF_RATE) | BIT(IFLA_VF_SPOOFCHK) |
                   BIT(IFLA_VF_TRUST) | BIT(IFLA_VF_LINK_STATE) },
@@ -914,6 +920,9 @@ TEST(kernel_veth) {
                 { "spoofchk", { .vf = 0, .spoofchk = 0, .trust = -1, .link_state = -1 } },
                 { "trust", { .vf = 0, .spoofchk = -1, .trust = 1, .link_state = -1 } },
                 { "link state", { .vf = 0, .spoofchk = -1, .trust = -1, .link_state = IFLA_VF_LINK_STATE_DISABLE } },
+                /* The clean's values reach the driver too (rtnetlink has no check of its own that refuses them). */
+                { "mac all-zero", { .vf = 0, .set_mac = true, .spoofchk = -1, .trust = -1, .link_state = -1 } },
+                { "link state auto", { .vf = 0, .spoofchk = -1, .trust = -1, .link_state = IFLA_VF_LINK_STATE_AUTO } },
         };
         for (size_t i = 0; i < ELEMENTSOF(sets); i++) {
                 r = route_nl_set_vf(nl, ifindex, &sets[i].c, &e);

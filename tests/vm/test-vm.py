@@ -45,6 +45,10 @@ TENANT_VF = VF_ADDRS[0]
 PT_TENANT = "vm-pt-1"                 # the vfio guest's tenant: its VF passed through, MSI-X enabled
 PT_CPUS = "1"                         # its class's irq_cpus, apart from the PF class's RT CPU
 PT_VECTORS = 3
+CLEAN_TENANT = "vm-clean-1"           # vf_clean: a tenant on VF 1 with a VLAN of its own
+CLEAN_MAC = "52:54:00:aa:00:02"
+CLEAN_VLAN = 77
+ZERO_MAC = "00:00:00:00:00:00"
 
 MODULES = ["igb", "igbvf", "e1000e", "vfio-pci"]
 
@@ -59,7 +63,7 @@ irq_thread_priority = {PRIORITY}
 """
 
 
-def config(num_vfs=NUM_VFS, vf_driver=None):
+def config(num_vfs=NUM_VFS, vf_driver=None, vf_settings=True):
     text = f"""[daemon]
 state_dir = /tmp/sriovd-state
 drift_check_sec = 1
@@ -72,11 +76,9 @@ housekeeping = 0-2
 [match 8086:10c9]
 num_vfs = {num_vfs}
 class = latency-critical
-vf_mac = derive
-vf_vlan = {VLAN}
-vf_spoofchk = off
-vf_trust = on
 """
+    if vf_settings:
+        text += f"vf_mac = derive\nvf_vlan = {VLAN}\nvf_spoofchk = off\nvf_trust = on\n"
     if vf_driver:
         text += f"vf_driver = {vf_driver}\n"
     return text
@@ -114,6 +116,11 @@ def conf_files(guest):
         files["/vm/allocations.json"] = state_file([{
             "tenant": TENANT, "class": "latency-critical", "kind": "vf", "vf": TENANT_VF,
             "mac": "52:54:00:aa:00:01", "vlan": None, "domain": None, "numa_node": None,
+            "coalesce": None, "seq": 1}])
+        conf_dir("conf-clean", config(vf_settings=False))
+        files["/vm/allocations-clean.json"] = state_file([{
+            "tenant": CLEAN_TENANT, "class": "latency-critical", "kind": "vf", "vf": VF_ADDRS[1],
+            "mac": CLEAN_MAC, "vlan": CLEAN_VLAN, "domain": None, "numa_node": None,
             "coalesce": None, "seq": 1}])
     if guest == "vfio":
         conf_dir("conf-vfio", config(vf_driver="vfio-pci"))
@@ -477,6 +484,58 @@ def test_once(g, c, rt):
             or _fail(f"exit {rec['rc']}, notes {doc['plan']['notes']}, {actions(doc, 'sriov-numvfs')}"))
     after = g.snapshot("after-refuse")
     c.check("VF count unchanged after the refusal", lambda: vfs_present(after))
+    test_clean(g, c)
+
+
+def vf_clean(line, mac=ZERO_MAC, vlan=None):
+    """An `ip -d link` VF line at the clean baseline (vf_clean), but for the MAC and VLAN given."""
+    assert f"link/ether {mac} " in line, f"MAC, want {mac}: {line!r}"
+    if vlan is None:
+        assert "vlan " not in line, f"VLAN, want none (0): {line!r}"
+    else:
+        assert f"vlan {vlan}" in line, f"VLAN, want {vlan}: {line!r}"
+    assert "spoof checking on" in line, f"spoofchk, want on: {line!r}"
+    assert "trust off" in line, f"trust, want off: {line!r}"
+    assert "max_tx_rate" not in line and "min_tx_rate" not in line, f"rates, want 0: {line!r}"
+    assert "link-state" not in line or "link-state auto" in line, f"link state, want auto: {line!r}"
+
+
+DIRTY = {  # what the guest set on VF 1 after the tenant had it: step, what `ip -d link` then shows
+    "dirty-trust": "trust on",
+    "dirty-spoofchk": "spoof checking off",
+    "dirty-max_tx_rate": "max_tx_rate 100Mbps",
+    "dirty-state": "link-state enable",
+}
+
+
+def test_clean(g, c):
+    c.check("vf_clean: --once with a tenant on VF 1: exit 0, nothing failed", lambda: once_clean(g, "clean-tenant"))
+    snap = g.snapshot("clean-tenant")
+    c.check("vf_clean: the tenant's VF has its MAC and VLAN, the baseline for the rest (iproute2)",
+            lambda: vf_clean(snap.vf_link.get(1, ""), CLEAN_MAC, CLEAN_VLAN))
+    c.check("vf_clean: the free VFs lost the previous policy's derived MAC, VLAN, trust and spoofchk off",
+            lambda: [vf_clean(snap.vf_link.get(i, "")) for i in (0, 2, 3)])
+
+    dirty = g.snapshot("clean-dirty").vf_link.get(1, "")
+    took = [s for s in DIRTY if g.step(s)["rc"] == 0 and DIRTY[s] in dirty]
+    refused = {s: g.step(s).get("data", "").strip() for s in DIRTY if g.step(s)["rc"] != 0}
+    print(f"info  {c.name}: igb took {took} on VF 1; refused {refused}")
+    # Without trust and spoofchk off taking, the clean would be shown nothing to undo.
+    c.check("vf_clean: igb took the tenant's trust on and spoofchk off (ip link set ... vf 1)",
+            lambda: "dirty-trust" in took and "dirty-spoofchk" in took or _fail(f"{dirty!r}, refused {refused}"))
+
+    c.check("vf_clean: --once after the release: exit 0, nothing failed", lambda: once_clean(g, "clean-release"))
+    doc = g.json("clean-release")
+    links = [a for a in actions(doc, "vf-link") if a.get("vf") == 1]
+    c.check("vf_clean: the plan shows VF 1's clean as a vf-link action, before -> after",
+            lambda: len(links) == 1 and links[0]["effect"] == "clean" and "trust on" in links[0]["before"]
+            and "trust off" in links[0]["after"] and f"mac {ZERO_MAC}" in links[0]["after"]
+            and f"vlan {CLEAN_VLAN}/0" in links[0]["before"] and "vlan 0/0" in links[0]["after"]
+            or _fail(f"{links}"))
+    line = g.snapshot("clean-released").vf_link.get(1, "")
+    c.check("vf_clean: the released VF is clean: MAC 00:00:00:00:00:00, no VLAN, spoofchk on, trust off, "
+            "no rates, link-state auto (iproute2)", lambda: vf_clean(line))
+    c.check("vf_clean: the next --once changes nothing", lambda: once_clean(g, "clean-again", want_actions=0))
 
 
 def test_daemon(g, c):

@@ -2,7 +2,9 @@
 # once.sh — guests 1 and 2 (std + threadirqs, PREEMPT_RT): sriovd --once creates and configures
 # 4 VFs, a second --once finds nothing to do, a third pins the VFs' vectors once their links are
 # up (igbvf requests them at open) and a fourth finds nothing to do again, and a VF count change is refused while a tenant
-# holds a VF (allocations.json seeded by the host, as sriovd would have saved it).
+# holds a VF (allocations.json seeded by the host, as sriovd would have saved it). Then vf_clean: a
+# tenant's VF gets the clean baseline for what it does not set, and once released (its tenant gone
+# from the state) a VF the tenant left with trust, no spoof check, a rate and a forced link is clean.
 pf_up
 emit "{\"step\":\"cmdline\",\"text\":\"$(cat /proc/cmdline)\"}"
 sriovd_once once-1 /vm/conf/sriovd.conf
@@ -19,3 +21,22 @@ mkdir -p /tmp/sriovd-state
 cp /vm/allocations.json /tmp/sriovd-state/allocations.json
 sriovd_once refuse /vm/conf-2vfs/sriovd.conf
 snapshot after-refuse
+
+# vf_clean, with a policy that names none of the VF settings (conf-clean).
+rm -rf /tmp/sriovd-state
+mkdir -p /tmp/sriovd-state
+cp /vm/allocations-clean.json /tmp/sriovd-state/allocations.json
+sriovd_once clean-tenant /vm/conf-clean/sriovd.conf
+snapshot clean-tenant
+# What the tenant's time left on VF 1, each alone: one the driver refuses does not stop the rest.
+for s in "trust on" "spoofchk off" "max_tx_rate 100" "state enable"; do
+        "$IP" link set "$PF_NETDEV" vf 1 $s 2> /tmp/dirty.err
+        _rc=$?
+        emit "{\"step\":\"dirty-${s%% *}\",\"rc\":$_rc,\"data\":\"$(base64 < /tmp/dirty.err | tr -d '\n')\"}"
+done
+snapshot clean-dirty
+# Released: the tenant is no longer in the saved state.
+rm -rf /tmp/sriovd-state
+sriovd_once clean-release /vm/conf-clean/sriovd.conf
+snapshot clean-released
+sriovd_once clean-again /vm/conf-clean/sriovd.conf

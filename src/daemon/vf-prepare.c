@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* vf-prepare.c — a VF's link settings applied before it goes into a tenant's guest, not a cycle later */
+
+#include "manager-internal.h"
+
+/*
+ * The allocator's decision is followed at once by libvirt's attach, while the cycle that sets the
+ * VF's link (the clean baseline, the new tenant's MAC and VLAN) runs only after it: without this,
+ * the new tenant's guest would see, for that while, what the previous tenant left (its VLAN, trust,
+ * rate). Planned by the planner itself (one VF's ACTION_SET_VF_LINK), against the kernel's view of
+ * the PF read now, and applied like any action; a failure is said once and left to the next cycle.
+ */
+int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f) {
+        const Inventory *inv = m->syncing ?: m->inventory;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ VfLink *links = NULL;
+        PlanAllocation alloc = { .vlan = f->vlan, .qos = -1, .vcpu0_cpu = -1 };
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
+        const Vf *v = NULL;
+        const Pf *pf;
+        Pf now;
+        NlError err = {};
+        int r;
+
+        /* A fixture's netdevs are not this host's: nothing to set (the cycle skips it too). */
+        if (!m->kernel.route || !inv)
+                return 0;
+        pf = inventory_find_function(inv, vf, &v);
+        if (!pf || !v || pf->ifindex <= 0)
+                return 0;   /* not seen yet (or no PF netdev): the cycle that finds it configures it */
+
+        now = *pf;
+        r = route_nl_read_vfs(m->kernel.route, pf->ifindex, &links, &now.n_vf_links, &err);
+        if (r < 0) {
+                log_full_errno(LOG_WARNING, r, LOG_FIELDS(.tenant = tenant, .pf = pf->addr, .vf = vf),
+                               "Tenant %s: could not read VF %s's link settings before its guest gets it, "
+                               "the next cycle sets them: %m%s%s",
+                               tenant, vf, err.message[0] ? ": " : "", err.message);
+                return r;
+        }
+        now.vf_links = links;
+        now.vf_links_known = true;
+
+        strscpy(alloc.vf, sizeof(alloc.vf), vf);
+        strscpy(alloc.tenant, sizeof(alloc.tenant), tenant);
+        strscpy(alloc.class_name, sizeof(alloc.class_name), f->class_name ?: "");
+        alloc.have_mac = mac_parse(f->mac, alloc.mac);
+        PlanContext ctx = {
+                .allocations = &alloc,
+                .n_allocations = 1,
+                .vf_link_unsupported = m->vf_link_unsupported,
+                .n_vf_link_unsupported = m->n_vf_link_unsupported,
+                .guests_known = true,
+        };
+        r = plan_build_vf_link(&now, m->config, &ctx, v->index, &plan);
+        if (r < 0)
+                return log_oom();
+
+        for (size_t i = 0; i < plan->n_actions; i++) {
+                Action *a = &plan->actions[i];
+                LogFields fields = { .tenant = tenant, .pf = pf->addr, .vf = vf, .irq = -1,
+                                     .message_id = SRIOVD_MESSAGE_ACTION };
+
+                action_apply(&m->kernel, a);
+                action_format_value(a, false, before, sizeof(before));
+                action_format_value(a, true, after, sizeof(after));
+                if (a->result >= 0) {
+                        if (a->result > 0)
+                                log_full_errno(LOG_INFO, 0, &fields,
+                                               "Tenant %s: VF %s set before its guest gets it: %s -> %s", tenant, vf,
+                                               before, after);
+                        continue;
+                }
+                r = a->result;
+                if (kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                        addr_list_add(&m->vf_link_unsupported, &m->n_vf_link_unsupported,
+                                      &m->allocated_vf_link_unsupported, a->target);
+                log_full_errno(LOG_ERR, a->result, &fields,
+                               "Tenant %s: failed to set VF %s before its guest gets it (%s -> %s): %m%s%s%s; "
+                               "attached as it is, the next cycle retries",
+                               tenant, vf, before, after, a->kernel_message[0] ? " (kernel: " : "",
+                               a->kernel_message, a->kernel_message[0] ? ")" : "");
+        }
+        return r < 0 ? r : (int) plan->n_actions;
+}
