@@ -658,6 +658,32 @@ def test_busy(env, d, mon):
     env.ctl("plan", check=0)       # root is not limited
 
 
+def test_rt_cpus(env, d, mon):
+    # RT CPUs are booked per guest like VFs: node 0 of the fixture has RT CPUs 2-7. Six rt-vcpu
+    # guests there get one each, none twice; a seventh is refused with NoRtCpu naming the node; a
+    # second NIC of a booked guest shares its CPU; a release frees the CPU for the next guest.
+    got = {}
+    for i in range(6):
+        r = env.rec("Allocate", "sssa{sv}", f"rt-{i}", "rt-vcpu", f"vm-rt-{i}", 1, "numa_node", "i", 0)
+        assert r.get("rt_cpus") and len(r["rt_cpus"]) == 1 and r.get("rt_waiting") is False, r
+        got[f"rt-{i}"] = r["rt_cpus"][0]
+    assert sorted(got.values()) == [2, 3, 4, 5, 6, 7], got
+    doc = env.ctl_error(1, E + "NoRtCpu", "allocate", "rt-6", "rt-vcpu", "--domain", "vm-rt-6", "--numa-node", "0")
+    assert "no RT CPU free on node 0" in doc["message"] and "vm-rt-0" in doc["message"], doc
+    assert not any(t["tenant"] == "rt-6" for t in env.tenants())
+    second = env.rec("Allocate", "sssa{sv}", "rt-0-b", "rt-vcpu", "vm-rt-0", 1, "numa_node", "i", 0)
+    assert second["rt_cpus"] == [got["rt-0"]], (second, got)
+    env.ctl("release", "rt-3", check=0)
+    r = env.rec("Allocate", "sssa{sv}", "rt-6", "rt-vcpu", "vm-rt-6", 1, "numa_node", "i", 0)
+    assert r["rt_cpus"] == [got["rt-3"]], (r, got)
+    # The booking is in the state file, so a restart keeps it (restore before re-place).
+    with open(os.path.join(d.state, "allocations.json")) as f:
+        saved = {t["tenant"]: t.get("rt_cpus") for t in json.load(f)["tenants"]}
+    assert saved.get("rt-6") == [got["rt-3"]] or os.path.exists(os.path.join(d.state, "allocations.journal")), saved
+    for t in ["rt-0", "rt-0-b", "rt-1", "rt-2", "rt-4", "rt-5", "rt-6"]:
+        env.ctl("release", t, check=0)
+
+
 def test_capacity_and_limits(env, d, mon):
     env.ctl_error(1, E + "UnknownClass", "allocate", "t1", "no-such-class")
     env.ctl_error(1, E + "UnknownTenant", "release", "no-such-tenant")
@@ -848,11 +874,11 @@ def test_log_control(env, d, mon):
     assert get("LogTarget") == "auto"
 
 
-TESTS = [test_introspection, test_properties, test_allocation_is_no_drift, test_allocate, test_object_manager,
+TESTS = [test_introspection, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_object_manager,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
-ALL_ERRORS = {E + n for n in ["NoCapacity", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",
+ALL_ERRORS = {E + n for n in ["NoCapacity", "NoRtCpu", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",
                               "Busy", "NotPermitted", "TooManyTenants", "Failed", "NotOnVf"]}
 
 
