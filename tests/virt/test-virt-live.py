@@ -461,6 +461,29 @@ def inner(helper_exe):
         h.ok(f"destroy {DOM}")
         h.ok(f"wait stopped {DOM} - 20")
 
+        log("== one placement per RT guest: vCPU 0 alone on its RT CPU at FIFO, the rest on housekeeping")
+        h.ok(f"start {DOM}")
+        h.ok(f"wait started {DOM} - 30")
+        r, _ = h.ok(f"place {DOM} {last} 0 2 -1")
+        check(r >= 1, f"placed: {r} changes (vCPU pins, vcpusched on vCPU 0 only)")
+        r, _ = h.ok(f"vcpu0 {DOM}")
+        check(r == last, f"vCPU 0 on host CPU {last}")
+        r, _ = h.ok(f"place {DOM} {last} 0 2 -1")
+        check(r == 0, "placed again: nothing differs (read-modify-write)")
+        h.ok(f"destroy {DOM}")
+        h.ok(f"wait stopped {DOM} - 20")
+        h.ok(f"start {DOM}")
+        h.ok(f"wait started {DOM} - 30")
+        with open(f"/run/libvirt/qemu/{DOM}.pid") as f:
+            qemu_pid = int(f.read().strip())
+        pol = vcpu_thread_policies(qemu_pid)
+        vcpu0 = [p for k, p in pol.items() if k.startswith("CPU 0/")]
+        others = [p for k, p in pol.items() if not k.startswith("CPU 0/")]
+        check(vcpu0 == [(1, 2)] and others and all(p[0] == 0 for p in others),
+              f"vCPU 0 SCHED_FIFO 2, vCPU 1 SCHED_OTHER: {pol}")
+        h.ok(f"destroy {DOM}")
+        h.ok(f"wait stopped {DOM} - 20")
+
         log("== swap on the shut off domain: config only")
         h.ok(f"attach {DOM} virtio-bridge br0 {MAC} t1")
         ans, extra = h.cmd(f"swap {DOM} virtio-bridge br0 virtio-ethernet - {MAC} t1")

@@ -215,6 +215,17 @@ int main(int argc, char **argv) {
                                 r = cpuset_parse_list(w[3], &b);
                         if (r >= 0)
                                 r = virt_pin_rt(v, w[1], &a, &b, atoi(w[4]), &err);
+                } else if (streq(w[0], "place") && n == 6) {
+                        /* place DOM RTCPU HOUSEKEEPING PRIO NODE: one RT vCPU; answers the changes made. */
+                        GuestPlacement gp = { .n_rt = 1, .rt_cpus = { (uint16_t) atoi(w[2]) }, .fifo_priority = atoi(w[4]),
+                                              .memory_node = atoi(w[5]), .node = -1 };
+                        VirtPlaceChanges ch = {};
+                        r = cpuset_parse_list(w[3], &gp.housekeeping);
+                        if (r >= 0)
+                                r = virt_place_guest(v, w[1], &gp, false, &ch, &err);
+                        if (r >= 0)
+                                r = (int) ch.n;
+                        virt_place_changes_done(&ch);
                 } else if (streq(w[0], "vcpupin") && n == 4)
                         r = vcpupin_elsewhere(argv[1], w[1], w[2], w[3], &err);
                 else if (streq(w[0], "wait") && (n == 5 || n == 6)) {
