@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sriovd/allocator.h"
 
@@ -12,6 +13,8 @@
 #define NO_SLOT UINT32_MAX
 #define N_BUCKETS (ALLOC_NODES_MAX + 1)   /* [node + 1]; [0] = unknown node */
 #define NO_GUEST UINT32_MAX
+/* The key of a tenant's own guest, when it has no domain: RT_OWN_GUEST_PREFIX + its id. */
+#define RT_OWN_GUEST_PREFIX "tenant "
 
 typedef struct Tenant {
         char id[TENANT_ID_MAX];
@@ -177,6 +180,12 @@ int alloc_fill(Allocator *a, AllocDecisions *d);
 size_t alloc_decisions_bound(const Allocator *a);
 
 /* allocator-rt.c: RT CPUs booked per guest. */
+/* The key of tenant's guest: its domain, or its own one. */
+void alloc_rt_guest_key(const char *guest, const char *tenant, char *buf, size_t size);
+/* The domain a guest is, "" for a tenant's own. */
+static inline const char *rt_guest_domain(const RtGuest *g) {
+        return strncmp(g->name, RT_OWN_GUEST_PREFIX, strlen(RT_OWN_GUEST_PREFIX)) == 0 ? "" : g->name;
+}
 static inline unsigned class_rt_need(const AllocClass *c) {
         return MIN(c->rt_cpus, (unsigned) ALLOC_RT_CPUS_MAX);
 }

@@ -22,13 +22,12 @@
 
 #include "allocator-internal.h"
 
-/* The key of a guest: its domain, or for a tenant without one, the tenant itself (a space
- * cannot occur in a tenant id, so no domain-less key equals a tenant id used as domain). */
-static void guest_key(const char *guest, const char *tenant, char *buf, size_t size) {
+/* A space cannot occur in a tenant id, so no domain-less key equals a tenant id used as domain. */
+void alloc_rt_guest_key(const char *guest, const char *tenant, char *buf, size_t size) {
         if (guest && guest[0])
                 strscpy(buf, size, guest);
         else
-                snprintf(buf, size, "tenant %s", tenant);
+                snprintf(buf, size, RT_OWN_GUEST_PREFIX "%s", tenant);
 }
 
 static uint32_t guest_find(const Allocator *a, const char *key) {
@@ -54,14 +53,15 @@ static bool rt_better(const RtCpu *x, const RtCpu *y) {
         return x->users != y->users ? x->users < y->users : x->cpu < y->cpu;
 }
 
-/* The want best bookable CPUs on node (>= 0), into ret (pool indexes); false when too few. */
+/* The want best bookable CPUs of node exactly (-1: those of unknown node), into ret (pool
+ * indexes); false when too few. */
 static bool pick_on_node(const Allocator *a, int node, unsigned want, unsigned share, size_t *ret) {
         unsigned n = 0;
 
         for (size_t i = 0; i < a->n_rt; i++) {
                 unsigned k;
 
-                if (!rt_bookable(&a->rt[i], node, share))
+                if (a->rt[i].node != node || !rt_bookable(&a->rt[i], node, share))
                         continue;
                 /* Insertion into the best want so far: want <= ALLOC_RT_CPUS_MAX. */
                 for (k = MIN(n, want); k > 0 && rt_better(&a->rt[i], &a->rt[ret[k - 1]]); k--)
@@ -102,16 +102,7 @@ static bool rt_pick(const Allocator *a, int node, unsigned want, unsigned share,
         }
         if (best == -2 || most < want)
                 return false;
-        if (best >= 0)
-                return pick_on_node(a, best, want, share, ret);
-        /* Only CPUs of unknown node: pick_on_node() with node -1 would take any node's. */
-        {
-                unsigned n = 0;
-                for (size_t i = 0; i < a->n_rt && n < want; i++)
-                        if (a->rt[i].node < 0 && rt_bookable(&a->rt[i], -1, share))
-                                ret[n++] = i;
-                return n == want;
-        }
+        return pick_on_node(a, best, want, share, ret);
 }
 
 int alloc_rt_node(const Allocator *a, const Tenant *t) {
@@ -137,11 +128,11 @@ static void recompute_cap(Allocator *a, size_t idx) {
         }
 }
 
+/* n more CPUs for g (pool indexes), after those it has. */
 static void book(Allocator *a, RtGuest *g, const size_t *idx, unsigned n) {
-        g->n_cpus = (uint8_t) n;
         for (unsigned k = 0; k < n; k++) {
                 RtCpu *c = &a->rt[idx[k]];
-                g->cpus[k] = (uint16_t) c->cpu;
+                g->cpus[g->n_cpus++] = (uint16_t) c->cpu;
                 c->cap = c->users == 0 ? g->share : MIN(c->cap, g->share);
                 c->users++;
         }
@@ -235,7 +226,7 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
 
         if (want == 0 || c->rt_fallback)
                 return true;
-        guest_key(guest, tenant, key, sizeof(key));
+        alloc_rt_guest_key(guest, tenant, key, sizeof(key));
         g = guest_find(a, key);
         if (g != NO_GUEST && a->guests[g].n_cpus > 0) {
                 if (guest_fits(a, &a->guests[g], want, MAX(c->rt_share, 1u), idx))
@@ -255,7 +246,8 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
         return false;
 }
 
-static uint32_t guest_new(Allocator *a, const char *key) {
+/* A guest for key, as tenant t's class c books it; its tenants and CPUs are the caller's to add. */
+static uint32_t guest_new(Allocator *a, const char *key, const Tenant *t, const AllocClass *c) {
         size_t i;
 
         for (i = 0; i < a->n_guests; i++)
@@ -266,7 +258,8 @@ static uint32_t guest_new(Allocator *a, const char *key) {
                         return NO_GUEST;
                 a->n_guests++;
         }
-        a->guests[i] = (RtGuest) {};
+        a->guests[i] = (RtGuest) { .want = (uint8_t) class_rt_need(c), .share = MAX(c->rt_share, 1u),
+                                   .node = alloc_rt_node(a, t), .seq = t->seq, .fallback = c->rt_fallback };
         strscpy(a->guests[i].name, sizeof(a->guests[i].name), key);
         return (uint32_t) i;
 }
@@ -294,6 +287,17 @@ static int note_booking(const Tenant *t, const RtGuest *g, AllocDecisions *d, co
         len = strlen(x->reason);
         snprintf(x->reason + len, sizeof(x->reason) - len, "%s%s", len ? "; " : "", text);
         return 0;
+}
+
+/* "<prefix>; <why nothing is free>; vCPUs on housekeeping CPUs until one is" for a guest that waits. */
+static void explain_waiting(const Allocator *a, const RtGuest *g, const char *prefix, char *buf, size_t size) {
+        size_t len;
+
+        snprintf(buf, size, "%s%s", prefix, prefix[0] ? "; " : "");
+        len = strlen(buf);
+        explain_full(a, g->node, g->want, g->share, buf + len, size - len);
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "; vCPUs on housekeeping CPUs until one is");
 }
 
 static bool try_book(Allocator *a, RtGuest *g) {
@@ -324,13 +328,8 @@ static int guest_grow(Allocator *a, RtGuest *g, const Tenant *t, unsigned want, 
                 recompute_cap(a, rt_index(a, g->cpus[k]));
         if (want <= old)
                 return 0;
-        for (unsigned k = 0; k < want - old; k++) {
-                RtCpu *x = &a->rt[idx[k]];
-                g->cpus[old + k] = (uint16_t) x->cpu;
-                x->cap = x->users == 0 ? g->share : MIN(x->cap, g->share);
-                x->users++;
-        }
-        g->n_cpus = g->want = (uint8_t) want;
+        book(a, g, idx, want - old);
+        g->want = (uint8_t) want;
         format_cpus(g->cpus, g->n_cpus, cpus, sizeof(cpus));
         snprintf(text, sizeof(text), "guest %.64s grows to RT CPUs %s", g->name, cpus);
         return note_booking(t, g, d, text);
@@ -357,16 +356,12 @@ int alloc_rt_join(Allocator *a, uint32_t s, const char *guest, AllocDecisions *d
 
         if (want == 0)
                 return 0;
-        guest_key(guest, t->id, key, sizeof(key));
+        alloc_rt_guest_key(guest, t->id, key, sizeof(key));
         gi = guest_find(a, key);
         if (gi == NO_GUEST) {
-                gi = guest_new(a, key);
+                gi = guest_new(a, key, t, c);
                 if (gi == NO_GUEST)
                         return -ENOMEM;
-                g = &a->guests[gi];
-                *g = (RtGuest) { .want = (uint8_t) want, .share = MAX(c->rt_share, 1u), .node = alloc_rt_node(a, t),
-                                 .seq = t->seq, .fallback = c->rt_fallback };
-                strscpy(g->name, sizeof(g->name), key);
         }
         g = &a->guests[gi];
         g->n_tenants++;
@@ -382,12 +377,8 @@ int alloc_rt_join(Allocator *a, uint32_t s, const char *guest, AllocDecisions *d
                 char cpus[64];
                 format_cpus(g->cpus, g->n_cpus, cpus, sizeof(cpus));
                 snprintf(why, sizeof(why), "RT CPU%s %s", g->n_cpus > 1 ? "s" : "", cpus);
-        } else {
-                size_t len;
-                explain_full(a, g->node, g->want, g->share, why, sizeof(why));
-                len = strlen(why);
-                snprintf(why + len, sizeof(why) - len, "; vCPUs on housekeeping CPUs until one is");
-        }
+        } else
+                explain_waiting(a, g, "", why, sizeof(why));
         return note_booking(t, g, d, why);
 }
 
@@ -430,7 +421,6 @@ int alloc_rt_serve(Allocator *a, AllocDecisions *d) {
                 RtGuest *x = &a->guests[order[i]];
                 const Tenant *first = guest_first_tenant(a, order[i]);
                 char why[ALLOC_REASON_MAX], cpus[64];
-                size_t len;
                 bool booked = try_book(a, x);
                 int r;
 
@@ -442,14 +432,8 @@ int alloc_rt_serve(Allocator *a, AllocDecisions *d) {
                         format_cpus(x->cpus, x->n_cpus, cpus, sizeof(cpus));
                         snprintf(why, sizeof(why), "%s%sRT CPU%s %s", x->lost, x->lost[0] ? ": now " : "",
                                  x->n_cpus > 1 ? "s" : "", cpus);
-                } else {
-                        len = strlen(x->lost);
-                        snprintf(why, sizeof(why), "%s%s", x->lost, len ? "; " : "");
-                        len = strlen(why);
-                        explain_full(a, x->node, x->want, x->share, why + len, sizeof(why) - len);
-                        len = strlen(why);
-                        snprintf(why + len, sizeof(why) - len, "; vCPUs on housekeeping CPUs until one is");
-                }
+                } else
+                        explain_waiting(a, x, x->lost, why, sizeof(why));
                 /* A guest restored with nothing to book waits, whatever its class does on arrival. */
                 x->rebook = false;
                 x->fallback = true;
@@ -486,20 +470,18 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
 
         if (want == 0)
                 return 0;
-        guest_key(guest, t->id, key, sizeof(key));
+        alloc_rt_guest_key(guest, t->id, key, sizeof(key));
         gi = guest_find(a, key);
         if (gi != NO_GUEST) {
                 a->guests[gi].n_tenants++;
                 t->guest = gi;
                 return 0;
         }
-        gi = guest_new(a, key);
+        gi = guest_new(a, key, t, c);
         if (gi == NO_GUEST)
                 return -ENOMEM;
         g = &a->guests[gi];
-        *g = (RtGuest) { .n_tenants = 1, .want = (uint8_t) want, .share = MAX(c->rt_share, 1u),
-                         .node = alloc_rt_node(a, t), .seq = t->seq, .fallback = c->rt_fallback };
-        strscpy(g->name, sizeof(g->name), key);
+        g->n_tenants = 1;
         t->guest = gi;
 
         /* The saved CPUs, when each is still an RT CPU with room; else the reconcile re-books. */
@@ -548,6 +530,14 @@ int allocator_set_rt_cpus(Allocator *a, const AllocRtCpu *cpus, size_t n, AllocD
         for (size_t i = 1; i < n; i++)
                 if (rt[i - 1].cpu == rt[i].cpu)
                         return -EINVAL;
+        /* The same RT CPUs (every cycle hands them over): nothing to re-book or serve. */
+        if (n == a->n_rt) {
+                bool same = true;
+                for (size_t i = 0; i < n && same; i++)
+                        same = rt[i].cpu == a->rt[i].cpu && rt[i].node == a->rt[i].node;
+                if (same)
+                        return 0;
+        }
         if (alloc_decisions_reserve(ret, a->n_guests + 1) < 0)
                 return -ENOMEM;
 

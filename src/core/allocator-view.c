@@ -25,7 +25,7 @@ static void tenant_view(const Allocator *a, uint32_t s, AllocTenant *ret) {
         if (t->guest != NO_GUEST) {
                 const RtGuest *g = &a->guests[t->guest];
                 /* A tenant without a domain is its own guest: no name to show. */
-                ret->guest = strncmp(g->name, "tenant ", 7) == 0 ? "" : g->name;
+                ret->guest = rt_guest_domain(g);
                 ret->rt_cpus = g->cpus;
                 ret->n_rt_cpus = g->n_cpus;
                 ret->rt_waiting = g->n_cpus == 0;

@@ -377,10 +377,7 @@ static bool same_guest(const Allocator *a, const Tenant *t, const char *guest) {
 
         if (t->guest == NO_GUEST)
                 return class_rt_need(tenant_class(a, t)) == 0;
-        if (guest && guest[0])
-                strscpy(key, sizeof(key), guest);
-        else
-                snprintf(key, sizeof(key), "tenant %s", t->id);
+        alloc_rt_guest_key(guest, t->id, key, sizeof(key));
         return streq(a->guests[t->guest].name, key);
 }
 
