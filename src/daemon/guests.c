@@ -193,24 +193,52 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
  * first of them that pins vCPUs (in id order, so always the same one). false: no tenant of it
  * pins vCPUs, nothing to place.
  */
-static bool guest_wanted(Guests *g, const char *domain, GuestPlacement *ret, TenantInfo *ret_tenant) {
+/* The placement t's guest wants, if t's class pins vCPUs. */
+static bool guest_of(Guests *g, const TenantInfo *t, GuestPlacement *ret) {
         const Inventory *inv = manager_inventory(g->manager);
+        const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
 
-        for (size_t i = 0; inv && i < manager_n_tenants(g->manager); i++) {
-                const TenantClass *cls;
+        return inv && t->domain[0] && cls && cls->vcpu_pin_rt &&
+               guest_placement(inv, manager_config(g->manager), cls, t->rt_cpus, t->n_rt_cpus, ret) >= 0;
+}
+
+static bool guest_wanted(Guests *g, const char *domain, GuestPlacement *ret, TenantInfo *ret_tenant) {
+        for (size_t i = 0; i < manager_n_tenants(g->manager); i++)
+                if (manager_tenant(g->manager, i, ret_tenant) >= 0 && streq(ret_tenant->domain, domain) &&
+                    guest_of(g, ret_tenant, ret))
+                        return true;
+        return false;
+}
+
+typedef int (*RunningGuestFn)(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t,
+                              void *userdata);
+
+/* fn for each running RT guest, as guest_wanted() would find it: one pass over the tenants. */
+static int for_each_running_guest(Guests *g, RunningGuestFn fn, void *userdata) {
+        _cleanup_free_ bool *done = NULL;
+        int r;
+
+        if (!g || !g->virt || !virt_is_connected(g->virt) || g->n_running == 0)
+                return 0;
+        done = calloc(g->n_running, sizeof(bool));
+        if (!done)
+                return -ENOMEM;
+        for (size_t i = 0; i < manager_n_tenants(g->manager); i++) {
+                GuestPlacement p;
                 TenantInfo t;
 
-                if (manager_tenant(g->manager, i, &t) < 0 || !streq(t.domain, domain))
+                if (manager_tenant(g->manager, i, &t) < 0 || !guest_of(g, &t, &p))
                         continue;
-                cls = config_find_class(manager_config(g->manager), t.class_name);
-                if (!cls || !cls->vcpu_pin_rt)
-                        continue;
-                if (guest_placement(inv, manager_config(g->manager), cls, t.rt_cpus, t.n_rt_cpus, ret) < 0)
-                        continue;
-                *ret_tenant = t;
-                return true;
+                for (size_t k = 0; k < g->n_running; k++)
+                        if (!done[k] && streq(g->running[k].domain, t.domain)) {
+                                done[k] = true;
+                                r = fn(g, g->running[k].domain, &p, &t, userdata);
+                                if (r < 0)
+                                        return r;
+                                break;
+                        }
         }
-        return false;
+        return 0;
 }
 
 static const char *place_kind_to_string(VirtPlaceKind k) {
@@ -261,58 +289,67 @@ static void place_action(const char *domain, const char *vf, const VirtPlaceChan
 }
 
 /*
- * domain's RT guest on its placement (read-modify-write: only what differs changes). Each change
- * is logged once; drift: it was placed before and moved since.
+ * domain's RT guest on placement p (read-modify-write: only what differs changes). Each change is
+ * logged once; drift: it was placed before and moved since.
  */
-static void place_guest(Guests *g, const char *domain, bool drift) {
+static void place_with(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, bool drift) {
         _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
-        GuestPlacement p;
-        TenantInfo t;
         VirtError err = {};
         int r;
 
-        if (!g->virt || !virt_is_connected(g->virt) || !guest_wanted(g, domain, &p, &t))
-                return;
-        r = virt_place_guest(g->virt, domain, &p, false, &ch, &err);
+        r = virt_place_guest(g->virt, domain, p, false, &ch, &err);
         for (size_t i = 0; i < ch.n; i++) {
                 char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
                 Action a;
 
-                place_action(domain, t.vf, &ch.changes[i], &a);
-                log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, LOG_FIELDS(.tenant = t.tenant),
+                place_action(domain, t->vf, &ch.changes[i], &a);
+                log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant),
                                "%s%s: %s: %s -> %s", drift ? "Drift repaired: " : "", action_kind_to_string(a.kind),
                                a.effect, action_format_value(&a, false, before, sizeof(before)),
                                action_format_value(&a, true, after, sizeof(after)));
         }
         if (r < 0)
-                log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t.tenant), "Failed to place %s (tenant %s's guest): %s",
-                               domain, t.tenant, err.message);
+                log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant), "Failed to place %s (tenant %s's guest): %s",
+                               domain, t->tenant, err.message);
+}
+
+static void place_guest(Guests *g, const char *domain, bool drift) {
+        GuestPlacement p;
+        TenantInfo t;
+
+        if (g->virt && virt_is_connected(g->virt) && guest_wanted(g, domain, &p, &t))
+                place_with(g, domain, &p, &t, drift);
+}
+
+static int plan_guest(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, void *userdata) {
+        _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
+        Plan *plan = userdata;
+        VirtError err = {};
+        Action *a;
+
+        if (virt_place_guest(g->virt, domain, p, true, &ch, &err) < 0 || ch.n == 0)
+                return 0;
+        a = reallocarray(plan->actions, plan->n_actions + ch.n, sizeof(Action));
+        if (!a)
+                return -ENOMEM;
+        plan->actions = a;
+        for (size_t k = 0; k < ch.n; k++)
+                place_action(domain, t->vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
+        return 0;
 }
 
 int guests_plan_append(Guests *g, Plan *plan) {
-        for (size_t i = 0; g && g->virt && virt_is_connected(g->virt) && i < g->n_running; i++) {
-                _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
-                GuestPlacement p;
-                TenantInfo t;
-                VirtError err = {};
-                Action *a;
+        return for_each_running_guest(g, plan_guest, plan);
+}
 
-                if (!guest_wanted(g, g->running[i].domain, &p, &t) ||
-                    virt_place_guest(g->virt, g->running[i].domain, &p, true, &ch, &err) < 0 || ch.n == 0)
-                        continue;
-                a = reallocarray(plan->actions, plan->n_actions + ch.n, sizeof(Action));
-                if (!a)
-                        return -ENOMEM;
-                plan->actions = a;
-                for (size_t k = 0; k < ch.n; k++)
-                        place_action(g->running[i].domain, t.vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
-        }
+static int check_guest(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, void *userdata) {
+        place_with(g, domain, p, t, true);
         return 0;
 }
 
 void guests_check_placements(Guests *g) {
-        for (size_t i = 0; g && i < g->n_running; i++)
-                place_guest(g, g->running[i].domain, true);
+        if (for_each_running_guest(g, check_guest, NULL) < 0)
+                log_oom();
 }
 
 /* domain runs: its RT guest placed (again: placing is idempotent), vCPU 0's CPU learned. */
