@@ -54,6 +54,21 @@ static xmlNode *child(const xmlNode *n, const char *name) {
         return NULL;
 }
 
+/* A domain document: the parsed doc and its <domain> root; -EINVAL for anything else. */
+static int parse_domain(const char *xml, xmlDocPtr *ret_doc, xmlNode **ret_root) {
+        xmlDocPtr doc = parse(xml);
+        xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+
+        if (!root || !is(root, "domain")) {
+                if (doc)
+                        xmlFreeDoc(doc);
+                return -EINVAL;
+        }
+        *ret_doc = doc;
+        *ret_root = root;
+        return 0;
+}
+
 /* Attribute value into buf; false when missing or too long. */
 static bool attr(const xmlNode *n, const char *name, char *buf, size_t size) {
         _cleanup_xml_ xmlChar *v = NULL;
@@ -118,11 +133,7 @@ int virt_domain_parse_xml(const char *xml, VirtDomainInfo *ret) {
         size_t allocated = 0;
         int r;
 
-        doc = parse(xml);
-        if (!doc)
-                return -EINVAL;
-        root = xmlDocGetRootElement(doc);
-        if (!root || !is(root, "domain"))
+        if (parse_domain(xml, &doc, &root) < 0)
                 return -EINVAL;
         name = child(root, "name");
         if (name) {
@@ -188,11 +199,7 @@ int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, c
 
         if (n_vcpus == 0 || n_vcpus > VIRT_VCPUS_MAX || prio < 0 || prio > 99)
                 return -EINVAL;
-        doc = parse(xml);
-        if (!doc)
-                return -EINVAL;
-        root = xmlDocGetRootElement(doc);
-        if (!root || !is(root, "domain"))
+        if (parse_domain(xml, &doc, &root) < 0)
                 return -EINVAL;
 
         if (n_vcpus == 1)
@@ -263,11 +270,7 @@ int virt_domain_xml_set_numatune(const char *xml, int node, int *ret_before, cha
 
         if (node < 0 || node > 1023)
                 return -EINVAL;
-        doc = parse(xml);
-        if (!doc)
-                return -EINVAL;
-        root = xmlDocGetRootElement(doc);
-        if (!root || !is(root, "domain"))
+        if (parse_domain(xml, &doc, &root) < 0)
                 return -EINVAL;
         snprintf(want, sizeof(want), "%d", node);
         numatune = child(root, "numatune");
@@ -299,12 +302,10 @@ int virt_domain_xml_add_device(const char *xml, const char *device_xml, char **r
         _cleanup_(xml_doc_freep) xmlDocPtr doc = NULL, dev = NULL;
         xmlNode *root, *devices, *copy;
 
-        doc = parse(xml);
-        dev = parse(device_xml);
-        if (!doc || !dev)
+        if (parse_domain(xml, &doc, &root) < 0)
                 return -EINVAL;
-        root = xmlDocGetRootElement(doc);
-        if (!root || !is(root, "domain"))
+        dev = parse(device_xml);
+        if (!dev)
                 return -EINVAL;
         devices = child(root, "devices");
         if (!devices || !xmlDocGetRootElement(dev))

@@ -179,11 +179,19 @@ static int holds_now(virDomainPtr d, bool inactive, const VirtNic *nic, char *re
         return !!x;
 }
 
+/* d's definition replaced by xml (an edit of its inactive XML). */
+static int redefine(virDomainPtr d, const char *xml, VirtError *err) {
+        virDomainPtr nd = virDomainDefineXML(virDomainGetConnect(d), xml);
+
+        if (!nd)
+                return virt_error_last(err, -EIO);
+        virDomainFree(nd);
+        return 0;
+}
+
 /* The inactive definition with dev_xml added to its <devices>, defined again: what CONFIG attach does. */
 static int define_with_device(virDomainPtr d, const char *dev_xml, VirtError *err) {
         _cleanup_free_ char *xml = NULL, *out = NULL;
-        virConnectPtr c = virDomainGetConnect(d);
-        virDomainPtr nd;
         int r;
 
         /* SECURE: without it the definition comes without its secrets (VNC/SPICE passwords), and
@@ -196,11 +204,8 @@ static int define_with_device(virDomainPtr d, const char *dev_xml, VirtError *er
                 return virt_error_set(err, r, "domain XML without <devices>, or a device XML that does not parse");
         if (r < 0)
                 return virt_error_set(err, r, "out of memory");
-        nd = virDomainDefineXML(c, out);
-        if (!nd)
-                return virt_error_last(err, -EIO);
-        virDomainFree(nd);
-        return 1;
+        r = redefine(d, out, err);
+        return r < 0 ? r : 1;
 }
 
 /* The NIC's device XML and the flags the domain's state allows; returns whether it runs, or <0. */
@@ -518,6 +523,25 @@ static int cpu_map(const CpuSet *set, int ncpus, unsigned char **ret, int *ret_l
         return 0;
 }
 
+/* A domain about to be re-pinned: its handle, the flags its state allows, the host's CPU count
+ * and its vCPUs. Returns whether it runs. */
+static int open_for_pinning(Virt *v, const char *domain, virDomainPtr *ret_d, unsigned *ret_flags, int *ret_ncpus,
+                            VirtVcpus *ret_vcpus, VirtError *err) {
+        int r, active;
+
+        r = lookup(v, domain, ret_d, err);
+        if (r < 0)
+                return r;
+        active = modify_flags(*ret_d, ret_flags, err);
+        if (active < 0)
+                return active;
+        *ret_ncpus = host_cpus(*ret_d, err);
+        if (*ret_ncpus < 0)
+                return *ret_ncpus;
+        r = get_vcpus(*ret_d, ret_vcpus, err);
+        return r < 0 ? r : active;
+}
+
 int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuSet *emulator_cpus,
                 int fifo_prio, VirtError *err) {
         _cleanup_domain_ virDomainPtr d = NULL;
@@ -528,18 +552,9 @@ int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuS
 
         if (fifo_prio < 0 || fifo_prio > 99)
                 return virt_error_set(err, -EINVAL, "SCHED_FIFO priority %d is outside 0..99", fifo_prio);
-        r = lookup(v, domain, &d, err);
-        if (r < 0)
-                return r;
-        active = modify_flags(d, &flags, err);
+        active = open_for_pinning(v, domain, &d, &flags, &ncpus, &vc, err);
         if (active < 0)
                 return active;
-        ncpus = host_cpus(d, err);
-        if (ncpus < 0)
-                return ncpus;
-        r = get_vcpus(d, &vc, err);
-        if (r < 0)
-                return r;
 
         for (unsigned i = 0; n_cpus > 0 && i < vc.n; i++) {
                 _cleanup_free_ unsigned char *map = NULL;
@@ -580,12 +595,9 @@ int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuS
                 return virt_error_set(err, r, "domain %s: its XML could not be given a vcpusched", domain);
         if (r == 0)
                 return 0;
-        {
-                virDomainPtr nd = virDomainDefineXML(virDomainGetConnect(d), new_xml);
-                if (!nd)
-                        return virt_error_last(err, -EIO);
-                virDomainFree(nd);
-        }
+        r = redefine(d, new_xml, err);
+        if (r < 0)
+                return r;
         return active ? 1 : 0;
 }
 
@@ -612,6 +624,21 @@ static int pin_to(PinFn fn, virDomainPtr d, int i, const CpuSet *set, int ncpus,
         return pin(fn, d, i, map, maplen, flags, err);
 }
 
+/* x (before -> after) carried out with fn on thread i unless so already or dry_run, and recorded. */
+static int pin_change(PinFn fn, virDomainPtr d, int i, const VirtPlaceChange *x, int ncpus, unsigned flags,
+                      bool dry_run, VirtPlaceChanges *out, VirtError *err) {
+        int r;
+
+        if (cpuset_equal(&x->before, &x->after))
+                return 0;
+        if (!dry_run) {
+                r = pin_to(fn, d, i, &x->after, ncpus, flags, err);
+                if (r < 0)
+                        return r;
+        }
+        return change_add(out, x) < 0 ? virt_error_set(err, -ENOMEM, "out of memory") : 0;
+}
+
 static int pin_iothread(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags) {
         return virDomainPinIOThread(d, (unsigned) i, map, maplen, flags);
 }
@@ -631,12 +658,7 @@ static int place_iothreads(virDomainPtr d, const CpuSet *set, int ncpus, unsigne
                 VirtPlaceChange x = { .kind = VIRT_PLACE_IOTHREAD_PIN, .index = info[i]->iothread_id, .after = *set };
 
                 map_to_cpuset(info[i]->cpumap, info[i]->cpumaplen, &x.before);
-                if (cpuset_equal(&x.before, set))
-                        continue;
-                if (!dry_run)
-                        r = pin_to(pin_iothread, d, (int) info[i]->iothread_id, set, ncpus, flags, err);
-                if (r >= 0)
-                        r = change_add(out, &x);
+                r = pin_change(pin_iothread, d, (int) info[i]->iothread_id, &x, ncpus, flags, dry_run, out, err);
         }
         for (int i = 0; i < n; i++)
                 virDomainIOThreadInfoFree(info[i]);
@@ -653,21 +675,12 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
         unsigned flags;
         int r, ncpus, active, emaplen;
 
-        r = lookup(v, domain, &d, err);
-        if (r < 0)
-                return r;
-        active = modify_flags(d, &flags, err);
+        active = open_for_pinning(v, domain, &d, &flags, &ncpus, &vc, err);
         if (active < 0)
                 return active;
-        ncpus = host_cpus(d, err);
-        if (ncpus < 0)
-                return ncpus;
         for (unsigned i = 0; i < p->n_rt; i++)
                 if (p->rt_cpus[i] >= ncpus)
                         return virt_error_set(err, -EINVAL, "CPU %u is not a host CPU (0..%d)", p->rt_cpus[i], ncpus - 1);
-        r = get_vcpus(d, &vc, err);
-        if (r < 0)
-                return r;
 
         for (unsigned i = 0; i < vc.n; i++) {
                 VirtPlaceChange x = { .kind = VIRT_PLACE_VCPU_PIN, .index = i, .before = vc.pinned[i] };
@@ -676,15 +689,9 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
                         cpuset_add(&x.after, p->rt_cpus[i]);
                 else
                         x.after = p->housekeeping;
-                if (cpuset_equal(&x.before, &x.after))
-                        continue;
-                if (!dry_run) {
-                        r = pin_to(pin_vcpu, d, (int) i, &x.after, ncpus, flags, err);
-                        if (r < 0)
-                                return r;
-                }
-                if (change_add(out, &x) < 0)
-                        return virt_error_set(err, -ENOMEM, "out of memory");
+                r = pin_change(pin_vcpu, d, (int) i, &x, ncpus, flags, dry_run, out, err);
+                if (r < 0)
+                        return r;
         }
 
         /* The emulator thread: where QEMU's own work goes, off the RT CPUs. */
@@ -696,15 +703,9 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
                 VirtPlaceChange x = { .kind = VIRT_PLACE_EMULATOR_PIN, .after = p->housekeeping };
 
                 map_to_cpuset(emap, emaplen, &x.before);
-                if (!cpuset_equal(&x.before, &x.after)) {
-                        if (!dry_run) {
-                                r = pin_to(pin_emulator, d, -1, &x.after, ncpus, flags, err);
-                                if (r < 0)
-                                        return r;
-                        }
-                        if (change_add(out, &x) < 0)
-                                return virt_error_set(err, -ENOMEM, "out of memory");
-                }
+                r = pin_change(pin_emulator, d, -1, &x, ncpus, flags, dry_run, out, err);
+                if (r < 0)
+                        return r;
         } else
                 virResetLastError();
 
@@ -751,13 +752,7 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
         }
         if (!new_xml || dry_run)
                 return 0;
-        {
-                virDomainPtr nd = virDomainDefineXML(virDomainGetConnect(d), new_xml);
-                if (!nd)
-                        return virt_error_last(err, -EIO);
-                virDomainFree(nd);
-        }
-        return 0;
+        return redefine(d, new_xml, err);
 }
 
 /* ---- plain domain operations (tests and tools) ---- */
