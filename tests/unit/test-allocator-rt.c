@@ -239,17 +239,6 @@ TEST(invalid) {
 
 /* ---- random sequences ---- */
 
-static uint64_t rng_next(uint64_t *s) {
-        uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-}
-
-static unsigned rng(uint64_t *s, unsigned n) {
-        return (unsigned) (rng_next(s) % n);
-}
-
 /* No CPU serves more guests than the strictest share among them; no guest books a CPU twice; a
  * guest's tenants agree on its CPUs; every tenant of a refusing RT class holds what it needs. */
 static void check(Allocator *a) {
@@ -309,7 +298,7 @@ static void run(uint64_t seed, unsigned steps, unsigned clone_every, char **log,
 
         ASSERT(f);
         for (unsigned step = 0; step < steps; step++) {
-                unsigned op = rng(&s, 100);
+                unsigned op = test_rng(&s, 100);
                 char id[8], guest[8];
                 int r;
 
@@ -320,11 +309,11 @@ static void run(uint64_t seed, unsigned steps, unsigned clone_every, char **log,
                         a = c;
                 }
                 alloc_decisions_clear(&d);
-                snprintf(id, sizeof(id), "t%u", rng(&s, 12));
-                snprintf(guest, sizeof(guest), "g%u", rng(&s, 8));
+                snprintf(id, sizeof(id), "t%u", test_rng(&s, 12));
+                snprintf(guest, sizeof(guest), "g%u", test_rng(&s, 8));
                 if (op < 55) {
-                        AllocRequest rq = { .tenant = id, .guest = guest, .numa_node = (int) rng(&s, 3) - 1,
-                                            .class_name = classes[rng(&s, ELEMENTSOF(classes))].name };
+                        AllocRequest rq = { .tenant = id, .guest = guest, .numa_node = (int) test_rng(&s, 3) - 1,
+                                            .class_name = classes[test_rng(&s, ELEMENTSOF(classes))].name };
                         r = allocator_request(a, &rq, &d);
                         ASSERT(r == 0 || r == ALLOCATOR_REFUSED);
                         if (r == ALLOCATOR_REFUSED)
@@ -337,7 +326,7 @@ static void run(uint64_t seed, unsigned steps, unsigned clone_every, char **log,
                         AllocRtCpu rt[10];
                         size_t n = 0;
                         for (unsigned c = 0; c < 10; c++)
-                                if (rng(&s, 3))
+                                if (test_rng(&s, 3))
                                         rt[n++] = (AllocRtCpu) { c, (int) (c / 5) };
                         ASSERT_EQ(allocator_set_rt_cpus(a, rt, n, &d), 0);
                 }

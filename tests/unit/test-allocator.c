@@ -636,18 +636,6 @@ TEST(restore_before_replace) {
 #define P_IDS 24
 #define P_VFS 10      /* 2 PFs x 5 */
 
-static uint64_t rng_next(uint64_t *s) {
-        /* splitmix64: fixed seeds, the same sequence everywhere. */
-        uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-}
-
-static unsigned rng(uint64_t *s, unsigned n) {
-        return (unsigned) (rng_next(s) % n);
-}
-
 /* What the decisions say the state is, built from the decisions alone. */
 typedef struct Shadow {
         bool present;
@@ -831,15 +819,15 @@ static void property_run(uint64_t seed, unsigned steps, bool shuffle_pool, unsig
         size_t n_pool;
 
         ASSERT(f);
-        pol.headroom = rng(&s, 3);
-        pol.target_utilization = rng(&s, 2) ? 0.85 : 0.5;
+        pol.headroom = test_rng(&s, 3);
+        pol.target_utilization = test_rng(&s, 2) ? 0.85 : 0.5;
         pol.max_tenants = 20;
         ASSERT_EQ(allocator_new(&pol, &a), 0);
         n_pool = mkpool(pool, 2, P_VFS / 2);
         ASSERT_EQ(allocator_set_pool(a, pool, n_pool, &d), 0);
 
         for (unsigned step = 0; step < steps; step++) {
-                unsigned op = rng(&s, 100);
+                unsigned op = test_rng(&s, 100);
 
                 if (clone_every > 0 && step % clone_every == clone_every - 1) {
                         Allocator *c = NULL;
@@ -853,10 +841,10 @@ static void property_run(uint64_t seed, unsigned steps, bool shuffle_pool, unsig
                 int r;
 
                 alloc_decisions_clear(&d);
-                snprintf(id, sizeof(id), "t%u", rng(&s, P_IDS));
+                snprintf(id, sizeof(id), "t%u", test_rng(&s, P_IDS));
                 if (op < 55) {
-                        AllocRequest rq = { .tenant = id, .numa_node = (int) rng(&s, 3) - 1 };
-                        cls = rq.class_name = classes[rng(&s, ELEMENTSOF(classes))].name;
+                        AllocRequest rq = { .tenant = id, .numa_node = (int) test_rng(&s, 3) - 1 };
+                        cls = rq.class_name = classes[test_rng(&s, ELEMENTSOF(classes))].name;
                         r = allocator_request(a, &rq, &d);
                         ASSERT(r == 0 || r == ALLOCATOR_REFUSED);
                         /* Accepted: the tenant has the class now, moved or not. */
@@ -871,7 +859,7 @@ static void property_run(uint64_t seed, unsigned steps, bool shuffle_pool, unsig
                 } else {
                         /* A pool change: a VF vanishes or comes back, turns (un)healthy or
                          * (un)reserved, or a PF re-creates its VFs. */
-                        unsigned v = rng(&s, P_VFS), what = rng(&s, 5);
+                        unsigned v = test_rng(&s, P_VFS), what = test_rng(&s, 5);
                         AllocVf full[P_VFS];
                         size_t n = mkpool(full, 2, P_VFS / 2), k = 0;
 
@@ -901,7 +889,7 @@ static void property_run(uint64_t seed, unsigned steps, bool shuffle_pool, unsig
                         memcpy(given, pool, n_pool * sizeof(AllocVf));
                         if (shuffle_pool)
                                 for (size_t i = n_pool; i > 1; i--) {
-                                        size_t j = rng_next(&(uint64_t) { seed + step + i }) % i;
+                                        size_t j = test_rng_next(&(uint64_t) { seed + step + i }) % i;
                                         AllocVf tmp = given[i - 1];
                                         given[i - 1] = given[j];
                                         given[j] = tmp;

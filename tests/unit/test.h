@@ -3,11 +3,25 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXIT_TEST_SKIP 77
+
+/* splitmix64: the randomized tests' generator, fixed seeds giving the same sequence everywhere. */
+static inline uint64_t test_rng_next(uint64_t *s) {
+        uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+}
+
+/* 0..n-1 */
+static inline unsigned test_rng(uint64_t *s, unsigned n) {
+        return (unsigned) (test_rng_next(s) % n);
+}
 
 #define ASSERT(expr)                                                                   \
         do {                                                                           \

@@ -279,6 +279,16 @@ def vcpu_thread_policies(qemu_pid):
     return out
 
 
+def restart_vcpu_policies(h):
+    # vcpusched applies at a start: the domain restarted, its vCPU threads' policies read.
+    h.ok(f"destroy {DOM}")
+    h.ok(f"wait stopped {DOM} - 20")
+    h.ok(f"start {DOM}")
+    h.ok(f"wait started {DOM} - 30")
+    with open(f"/run/libvirt/qemu/{DOM}.pid") as f:
+        return vcpu_thread_policies(int(f.read().strip()))
+
+
 def wait_guest(tmp, timeout):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -450,13 +460,7 @@ def inner(helper_exe):
         log("== SCHED_FIFO through vcpusched: takes effect at the next start")
         r, _ = h.ok(f"pin {DOM} {last} 0 1")
         check(r == 1, "the persistent XML changed; a restart is needed")
-        h.ok(f"destroy {DOM}")
-        h.ok(f"wait stopped {DOM} - 20")
-        h.ok(f"start {DOM}")
-        h.ok(f"wait started {DOM} - 30")
-        with open(f"/run/libvirt/qemu/{DOM}.pid") as f:
-            qemu_pid = int(f.read().strip())
-        pol = vcpu_thread_policies(qemu_pid)
+        pol = restart_vcpu_policies(h)
         check(pol and all(p == (1, 1) for p in pol.values()), f"vCPU threads SCHED_FIFO 1: {pol}")
         h.ok(f"destroy {DOM}")
         h.ok(f"wait stopped {DOM} - 20")
@@ -470,13 +474,7 @@ def inner(helper_exe):
         check(r == last, f"vCPU 0 on host CPU {last}")
         r, _ = h.ok(f"place {DOM} {last} 0 2 -1")
         check(r == 0, "placed again: nothing differs (read-modify-write)")
-        h.ok(f"destroy {DOM}")
-        h.ok(f"wait stopped {DOM} - 20")
-        h.ok(f"start {DOM}")
-        h.ok(f"wait started {DOM} - 30")
-        with open(f"/run/libvirt/qemu/{DOM}.pid") as f:
-            qemu_pid = int(f.read().strip())
-        pol = vcpu_thread_policies(qemu_pid)
+        pol = restart_vcpu_policies(h)
         vcpu0 = [p for k, p in pol.items() if k.startswith("CPU 0/")]
         others = [p for k, p in pol.items() if not k.startswith("CPU 0/")]
         check(vcpu0 == [(1, 2)] and others and all(p[0] == 0 for p in others),
