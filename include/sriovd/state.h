@@ -117,6 +117,9 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
  * One process owns the directory; name is a plain file name not starting with '.'.
  */
 int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, StateError *ret_error);
+/* name's bytes in dir_fd (freed by the caller), a regular file of at most STATE_FILE_SIZE_MAX:
+ * -ENOENT, -EINVAL (not a regular file), -EFBIG; nothing is created, removed or moved. */
+int state_read_file(int dir_fd, const char *name, char **ret, size_t *ret_size);
 
 /*
  * Write s to dir_fd/name with generation s->generation + 1, atomically and durably: a

@@ -104,11 +104,24 @@ int state_move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 
         return state_dir_sync(dir_fd);
 }
 
-int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, StateError *ret_error) {
+int state_read_file(int dir_fd, const char *name, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        /* O_NONBLOCK: a FIFO put there is refused below instead of hanging the open. */
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        return read_fd_full(fd, STATE_FILE_SIZE_MAX, ret, ret_size);
+}
+
+int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, StateError *ret_error) {
         _cleanup_free_ char *buf = NULL, *aside = NULL;
         StateError e = {};
-        struct stat st;
         size_t size;
         State s;
         int r;
@@ -118,15 +131,7 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
 
         temp_files_remove(dir_fd, name);
 
-        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-
-        r = read_fd_full(fd, STATE_FILE_SIZE_MAX, &buf, &size);
+        r = state_read_file(dir_fd, name, &buf, &size);
         if (r == -EFBIG) {
                 /* No valid file is this large: corrupt, like any other. */
                 e = (StateError) {};

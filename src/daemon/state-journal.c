@@ -335,9 +335,7 @@ int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *re
 
 int state_journal_load(int dir_fd, const char *name, State *s, StateReplay *ret, char **ret_aside,
                        StateError *ret_error) {
-        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
-        struct stat st;
         size_t size;
         int r;
 
@@ -345,14 +343,9 @@ int state_journal_load(int dir_fd, const char *name, State *s, StateReplay *ret,
                 *ret = (StateReplay) {};
         if (!state_name_valid(name))
                 return -EINVAL;
-        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        r = read_fd_full(fd, STATE_FILE_SIZE_MAX, &buf, &size);
+        r = state_read_file(dir_fd, name, &buf, &size);
+        if (r == -ENOENT)
+                return 0;
         if (r == -EFBIG) {
                 if (ret_error)
                         snprintf(ret_error->message, sizeof(ret_error->message),

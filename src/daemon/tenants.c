@@ -142,21 +142,6 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
         return 0;
 }
 
-/* name's bytes in dir_fd, or -ENOENT; nothing is created, removed or moved. */
-static int read_only(int dir_fd, const char *name, char **ret, size_t *ret_size) {
-        _cleanup_close_ int fd = -EBADF;
-        struct stat st;
-
-        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        return read_fd_full(fd, STATE_FILE_SIZE_MAX, ret, ret_size);
-}
-
 int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants **ret) {
         _cleanup_(tenants_freep) Tenants *t = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
@@ -175,7 +160,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
                 *ret = TAKE_PTR(t);
                 return 0;
         }
-        r = read_only(dir_fd, STATE_FILE_NAME, &buf, &size);
+        r = state_read_file(dir_fd, STATE_FILE_NAME, &buf, &size);
         if (r >= 0) {
                 r = state_parse(buf, size, &t->loaded, &err);
                 if (r < 0) {
@@ -187,7 +172,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
         } else if (r != -ENOENT)
                 return r;
         buf = mfree(buf);
-        r = read_only(dir_fd, STATE_JOURNAL_NAME, &buf, &size);
+        r = state_read_file(dir_fd, STATE_JOURNAL_NAME, &buf, &size);
         if (r >= 0) {
                 StateReplay rep = {};
 
@@ -459,7 +444,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         /* A repeat of the tenant's class and node changes nothing in the allocator. Anything else
          * works on a copy, taken back whole if the change cannot be saved. */
         repeat = !is_new && streq(cur.class_name, class_name) && cur.numa_node == opts->numa_node &&
-                 (cur.n_rt_cpus == 0 && !cur.rt_waiting ? true : streq(cur.guest, domain));
+                 ((cur.n_rt_cpus == 0 && !cur.rt_waiting) || streq(cur.guest, domain));
         if (!repeat) {
                 r = allocator_clone(t->alloc, &saved);
                 if (r < 0)
