@@ -6,6 +6,13 @@
 #include "sriovd/rootfs.h"
 #include "test.h"
 
+/* A host for libvirt's test driver (test:///path): one NUMA cell of 4 CPUs. */
+#define TEST_LIBVIRT_NODE_XML                                                                     \
+        "<node>\n"                                                                                \
+        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"         \
+        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"                          \
+        "</node>\n"
+
 /* The inventory of build/tests/fixture-HOST. */
 static inline Inventory *test_fixture_inventory(const char *fixtures_dir, const char *host, const Scope *scope) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;

@@ -11,13 +11,9 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/virt.h"
+#include "test-fixture.h"
 #include "test.h"
 
-static const char node_xml[] =
-        "<node>\n"
-        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
-        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
-        "</node>\n";
 
 /* A latency-critical guest whose vCPU 0 runs on host CPU 3. */
 static const char domain_xml[] =
@@ -28,12 +24,6 @@ static const char domain_xml[] =
         "  <devices></devices>\n"
         "</domain>\n";
 
-static void write_file(const char *path, const char *text) {
-        FILE *f = fopen(path, "we");
-        ASSERT(f);
-        fputs(text, f);
-        ASSERT_EQ(fclose(f), 0);
-}
 
 static char *slurp(const char *path) {
         static char buf[256];
@@ -120,17 +110,17 @@ static void test_libvirt_late(const char *fixtures) {
         sh("cp -a %s/fixture-two-socket %s/root && cp -r %s/conf/tenant-classes.d %s/", fixtures, dir,
            getenv("SRIOVD_SOURCE_DIR"), dir);
         snprintf(path, sizeof(path), "%s/tenant-classes.d/lowlat.ini", dir);
-        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n");
+        test_write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n");
         snprintf(path, sizeof(path), "%s/tenant-classes.d/rtpin.ini", dir);
-        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
+        test_write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
                          "vcpu_pinning = rt\n");
         snprintf(path, sizeof(path), "%s/node.xml", dir);
-        write_file(path, node_with_domains_xml);
+        test_write_file(path, node_with_domains_xml);
         snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
         snprintf(conf, sizeof(conf),
                  "[daemon]\nstate_dir = %s/state\nlibvirt_uri = qemu+unix:///system?socket=%s/no-libvirt\n\n"
                  "[cpus]\nkeep_irqs_off_rt = no\n", dir, dir);
-        write_file(path, conf);
+        test_write_file(path, conf);
         snprintf(root, sizeof(root), "%s/root", dir);
 
         ASSERT_EQ(manager_new(root, path, &m), 0);
@@ -152,7 +142,7 @@ static void test_libvirt_late(const char *fixtures) {
         /* libvirt appears: the next attempt (1 s, then 2 s) connects. */
         snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
                  "[cpus]\nkeep_irqs_off_rt = no\n", dir, dir);
-        write_file(path, conf);
+        test_write_file(path, conf);
         ASSERT_EQ(manager_load_config(m), 0);
         for (unsigned i = 0; i < 300 && !connected(m, NULL); i++)
                 ASSERT(sd_event_run(manager_event_loop(m), 20 * 1000) >= 0);
@@ -221,11 +211,11 @@ static void test_foreign_domains_block_count_change(const char *fixtures) {
         ASSERT(mkdtemp(dir));
         sh("cp -a %s/fixture-two-socket %s/root", fixtures, dir);
         snprintf(path, sizeof(path), "%s/node.xml", dir);
-        write_file(path, node_with_foreign_xml);
+        test_write_file(path, node_with_foreign_xml);
         snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
         snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
                  "[pf 0000:41:00.0]\nnum_vfs = 12\n", dir, dir);
-        write_file(path, conf);
+        test_write_file(path, conf);
         snprintf(root, sizeof(root), "%s/root", dir);
 
         ASSERT_EQ(manager_new(root, path, &m), 0);
@@ -239,7 +229,7 @@ static void test_foreign_domains_block_count_change(const char *fixtures) {
 
         snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
                  "[pf 0000:41:00.0]\nnum_vfs = 4\n", dir, dir);
-        write_file(path, conf);
+        test_write_file(path, conf);
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT_EQ(manager_force_num_vfs(m, "0000:41:00.0"), 0);
         ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
@@ -270,14 +260,14 @@ int main(int argc, char **argv) {
         sh("cp -a %s/fixture-two-socket %s/root && cp -r %s/conf/tenant-classes.d %s/", argv[1], dir,
            getenv("SRIOVD_SOURCE_DIR"), dir);
         snprintf(path, sizeof(path), "%s/tenant-classes.d/lowlat.ini", dir);
-        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n");
+        test_write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n");
         snprintf(path, sizeof(path), "%s/node.xml", dir);
-        write_file(path, node_xml);
+        test_write_file(path, TEST_LIBVIRT_NODE_XML);
         snprintf(conf, sizeof(conf),
                  "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n[cpus]\nkeep_irqs_off_rt = no\n",
                  dir, dir);
         snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
-        write_file(path, conf);
+        test_write_file(path, conf);
         snprintf(irq_path, sizeof(irq_path), "%s/root", dir);
 
         ASSERT_EQ(manager_new(irq_path, path, &m), 0);

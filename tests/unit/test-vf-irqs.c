@@ -17,11 +17,6 @@
 #include "sriovd/virt.h"
 #include "test-fixture.h"
 
-static const char node_xml[] =
-        "<node>\n"
-        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
-        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
-        "</node>\n";
 
 /* A guest whose vCPU 0 runs on host CPU 3. */
 static const char domain_xml[] =
@@ -51,12 +46,6 @@ static char *slurp(const char *path) {
         return buf;
 }
 
-static void write_file(const char *path, const char *text) {
-        FILE *f = fopen(path, "we");
-        ASSERT(f);
-        fputs(text, f);
-        ASSERT_EQ(fclose(f), 0);
-}
 
 static unsigned count_of(const char *haystack, const char *needle) {
         unsigned n = 0;
@@ -104,10 +93,10 @@ static void vectors_appear(const char *root, const char *vf, unsigned first, uns
                 ASSERT(rest);
                 snprintf(stat, sizeof(stat), "%u (irq/%u-vfio-msix[%u](%s)%s", pid, q, index + i, vf, rest);
                 snprintf(path, sizeof(path), "%s/proc/%u/stat", root, pid);
-                write_file(path, stat);
+                test_write_file(path, stat);
                 snprintf(stat, sizeof(stat), "irq/%u-vfio-msix[%u](%s)", q, index + i, vf);
                 snprintf(path, sizeof(path), "%s/proc/%u/comm", root, pid);
-                write_file(path, stat);
+                test_write_file(path, stat);
         }
 }
 
@@ -246,17 +235,17 @@ int main(int argc, char **argv) {
         sh("cp -a %s/fixture-two-socket %s/root && cp -r %s/conf/tenant-classes.d %s/", argv[1], dir,
            getenv("SRIOVD_SOURCE_DIR"), dir);
         snprintf(path, sizeof(path), "%s/tenant-classes.d/lowlat.ini", dir);
-        write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
+        test_write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
                          "irq_thread_priority = 80\n");
         snprintf(path, sizeof(path), "%s/tenant-classes.d/listed.ini", dir);
-        write_file(path, "[class]\nvnic = sriov-required\nrank = 50\nirq_cpus = 9\n");
+        test_write_file(path, "[class]\nvnic = sriov-required\nrank = 50\nirq_cpus = 9\n");
         snprintf(path, sizeof(path), "%s/node.xml", dir);
-        write_file(path, node_xml);
+        test_write_file(path, TEST_LIBVIRT_NODE_XML);
         snprintf(conf, sizeof(conf),
                  "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n[cpus]\nkeep_irqs_off_rt = no\n",
                  dir, dir);
         snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
-        write_file(path, conf);
+        test_write_file(path, conf);
         snprintf(root, sizeof(root), "%s/root", dir);
 
         /* The daemon's log, to see what it said (and how often); kept in dir if a check fails. */

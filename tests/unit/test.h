@@ -72,6 +72,14 @@ static inline unsigned test_rng(uint64_t *s, unsigned n) {
         } while (0)
 
 /* Run a shell command built like printf (copying fixtures, cleaning up); it must succeed. */
+/* path written whole with text. */
+static inline void test_write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        ASSERT(f);
+        fputs(text, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
 static inline void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline void sh(const char *fmt, ...) {
         char cmd[2048];
