@@ -432,8 +432,10 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
         if (r < 0)
                 return r;
         /* RT CPUs first: a request its class cannot have them for changes nothing. Only a node
-         * change keeps what the tenant has. */
-        if (!(s != NO_SLOT && a->slots[s].cls == cls && same_guest(a, &a->slots[s], req->guest)) &&
+         * change keeps what the tenant has. Classes that book none, or fall back, need no look
+         * (nor the VF pick that tells the node). */
+        if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback &&
+            !(s != NO_SLOT && a->slots[s].cls == cls && same_guest(a, &a->slots[s], req->guest)) &&
             !alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant,
                                prospective_node(a, s, cls, req->numa_node), why, sizeof(why))) {
                 Tenant tmp = { .nic = s != NO_SLOT ? a->slots[s].nic : ALLOC_NIC_NONE };
