@@ -160,6 +160,10 @@ typedef struct Vf {
         char driver[DRIVER_MAX];    /* "" = unbound */
         char netdev[IF_NAMESIZE];   /* "" = no host netdev (e.g. vfio-pci) */
         int ifindex;                /* of netdev; 0 = none. Names change under udev, this does not */
+        /* netdev's address when its driver made it up itself (addr_assign_type 1, random): with no
+         * administrative MAC set, igbvf and mlx5 pick one and tell the PF, which then reports it. */
+        uint8_t random_mac[6];
+        bool have_random_mac;
         NetdevTune tune;
         int iommu_group;            /* -1 = none */
         unsigned *irqs;             /* MSI/MSI-X vectors from msi_irqs/, sorted */

@@ -194,7 +194,9 @@ void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
 /*
  * The clean baseline (vf_clean): what a VF looks like that carries no tenant's past. No
  * administrative MAC (all-zero: igb and mlx5 take it as "none set"), untagged, spoof check on,
- * not trusted, link following the PF's, no rate limit or guarantee.
+ * not trusted, link following the PF's, no rate limit or guarantee. A VF its host driver runs
+ * then picks a random MAC of its own, which the PF reports as the VF's: that one is nobody's
+ * past and is left alone, or every check would clear it again and the driver pick another.
  */
 static const VfLinkChange vf_baseline = {
         .set_mac = true,
@@ -211,8 +213,8 @@ static const VfLinkChange vf_baseline = {
  * but only where cur tells what it is now (a field the driver does not report is one it may not
  * take either, and a VF not created yet starts from the driver's defaults).
  */
-static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, const PlanAllocation *alloc,
-                         const VfLink *cur, bool clean, VfLinkChange *ret) {
+static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, const Vf *vf,
+                         const PlanAllocation *alloc, const VfLink *cur, bool clean, VfLinkChange *ret) {
         VfLinkChange w = {
                 .vf = index,
                 .spoofchk = pol->vf_spoofchk,
@@ -235,7 +237,7 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
                 snprintf(key, sizeof(key), "%s/vf%u", mac_format(pf->mac, m), index);
                 w.set_mac = true;
                 mac_derive(key, w.mac);
-        } else if (clean)
+        } else if (clean && !(vf && vf->have_random_mac && memcmp(cur->mac, vf->random_mac, sizeof(cur->mac)) == 0))
                 w.set_mac = vf_baseline.set_mac;   /* all zero */
 
         if (alloc && alloc->vlan >= 0) {
@@ -351,7 +353,7 @@ static int plan_vf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsig
         if (pf->vf_links_known && !plan_pf_vfs_replaced(b, pf))
                 cur = pf_find_vf_link(pf, i);
         clean = pol->vf_clean && vf && vf_cleanable(b, vf, alloc);
-        if (!vf_link_want(pf, pol, i, alloc, cur, clean, &want))
+        if (!vf_link_want(pf, pol, i, vf, alloc, cur, clean, &want))
                 return 0;
         if (pf->ifindex <= 0)
                 return -ENODEV;

@@ -92,6 +92,13 @@ static int sriov_read_vf(RootFs *root, const char *pf_addr, HostProblems *proble
                 if (rootfs_read_long(root, &v, PCI_DEV "/net/%s/ifindex", vf->addr, netdevs[0]) >= 0 && v > 0 &&
                     v <= INT32_MAX)
                         vf->ifindex = (int) v;
+                /* NET_ADDR_RANDOM (include/linux/netdevice.h): the driver's own pick, nobody's MAC. */
+                if (rootfs_read_long(root, &v, PCI_DEV "/net/%s/addr_assign_type", vf->addr, netdevs[0]) >= 0 &&
+                    v == 1) {
+                        _cleanup_free_ char *mac = NULL;
+                        if (rootfs_read(root, &mac, PCI_DEV "/net/%s/address", vf->addr, netdevs[0]) >= 0)
+                                vf->have_random_mac = mac_parse(mac, vf->random_mac);
+                }
         }
 
         r = pci_read_irqs(root, vf->addr, &vf->irqs, &vf->n_irqs);

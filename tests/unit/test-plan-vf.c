@@ -476,6 +476,31 @@ TEST(released_vf_is_cleaned) {
         ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
 }
 
+/* A free VF whose MAC its host driver picked itself (random) keeps it; an administrative one goes. */
+TEST(drivers_own_mac_is_left) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 4\n");
+        _cleanup_(plan_freep) Plan *own = NULL, *admin = NULL;
+        static const uint8_t zero[6];
+        Vf *vf = &inv->pfs[0].vfs[1];
+        const Action *a;
+
+        clean_links(&inv->pfs[0]);
+        ASSERT(mac_parse("96:82:cf:13:01:31", inv->pfs[0].vf_links[1].mac));
+        memcpy(vf->random_mac, inv->pfs[0].vf_links[1].mac, 6);
+        vf->have_random_mac = true;
+        ASSERT_EQ(plan_build(inv, c, NULL, &own), 0);
+        ASSERT_EQ(count_actions(own, ACTION_SET_VF_LINK), 0);
+
+        /* The PF reports another MAC than the driver made up: someone set it; cleaned. */
+        ASSERT(mac_parse("52:54:00:aa:00:02", inv->pfs[0].vf_links[1].mac));
+        ASSERT_EQ(plan_build(inv, c, NULL, &admin), 0);
+        ASSERT_EQ(count_actions(admin, ACTION_SET_VF_LINK), 1);
+        a = vf_link_action(admin, 1);
+        ASSERT(a && a->link_after.set_mac);
+        ASSERT_EQ(memcmp(a->link_after.mac, zero, 6), 0);
+}
+
 TEST(policy_values_win_over_the_baseline) {
         _cleanup_(inventory_freep) Inventory *inv = host(2);
         _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_mac = derive\nvf_vlan = 100\nvf_qos = 1\n"
@@ -817,6 +842,7 @@ int main(int argc, char **argv) {
         RUN(only_what_differs_is_sent);
         RUN(derived_macs);
         RUN(released_vf_is_cleaned);
+        RUN(drivers_own_mac_is_left);
         RUN(policy_values_win_over_the_baseline);
         RUN(tenant_vf_gets_the_baseline);
         RUN(clean_only_what_is_free_and_known);
