@@ -34,3 +34,19 @@ int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *
                     unsigned n_rt, GuestPlacement *ret);
 /* The CPU vCPU i is to run on in p: rt_cpus[i] for an RT vCPU; -1 for the others (a set). */
 int guest_placement_vcpu_cpu(const GuestPlacement *p, unsigned i);
+
+/*
+ * Where a virtio-net tenant's vhost workers go: the host side of its packet path (seed 004's
+ * host vNIC thread), beside the guest. vhost_cpus = housekeeping: the housekeeping CPUs of the
+ * guest's node (the RT booking's, else numa_node; all of them when neither is known); rt: the
+ * guest's booked RT CPUs, or housekeeping ones while it waits for a booking.
+ */
+typedef struct VhostPlacement {
+        bool pin;                                   /* false: the CPUs are left as they are */
+        CpuSet cpus;
+        int fifo_priority;                          /* 0 = leave */
+} VhostPlacement;
+
+/* Pure. false: cls leaves the vhost workers alone (vhost_cpus = leave, vhost_priority = 0). */
+bool vhost_placement(const Inventory *inv, const Config *cfg, const TenantClass *cls, const uint16_t *rt,
+                     unsigned n_rt, int numa_node, VhostPlacement *ret);

@@ -44,6 +44,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret);
 const Inventory *manager_inventory(const Manager *m);
 const Plan *manager_plan(const Manager *m);
 const Config *manager_config(const Manager *m);
+/* The host tree ("/", or --root's fixture): every /proc and /sys access goes through it. */
+RootFs *manager_root(const Manager *m);
 
 /*
  * --once: one cycle, then, if it created VFs, follow the kernel's events until

@@ -28,6 +28,9 @@ typedef enum ActionKind {
         ACTION_SET_IOTHREAD_PIN,    /* vcpu = the I/O thread id */
         ACTION_SET_VCPU_SCHED,      /* vCPUs 0..vcpu-1 at SCHED_FIFO after (0: none); next start */
         ACTION_SET_NUMATUNE,        /* memory on node after (before -1: none); next start */
+        /* A virtio-net tenant's vhost workers (vhost.h), by the daemon's libvirt side likewise. */
+        ACTION_SET_VHOST_PIN,       /* pid: cpus_before -> cpus_after */
+        ACTION_SET_VHOST_SCHED,     /* pid: policy/before -> policy/after */
         _ACTION_KIND_MAX,
 } ActionKind;
 
@@ -38,7 +41,7 @@ typedef struct Action {
         unsigned irq;               /* IRQ actions */
         unsigned vf;                /* VF actions: the VF index on its PF */
         unsigned vcpu;              /* guest actions: the vCPU (or I/O thread, or count) */
-        pid_t pid;                  /* ACTION_SET_IRQ_THREAD */
+        pid_t pid;                  /* ACTION_SET_IRQ_THREAD, the vhost actions */
         int policy_before, policy_after;
         union {
                 struct {            /* ACTION_SET_IRQ_AFFINITY, ACTION_SET_IRQ_DEFAULT, the guest pins */

@@ -33,6 +33,13 @@ typedef enum IrqCpuPolicy {
         IRQ_CPUS_LIST,         /* irq_cpu_list */
 } IrqCpuPolicy;
 
+/* vhost_cpus: where a virtio-net tenant's vhost workers (its host-side packet threads) run. */
+typedef enum VhostCpuPolicy {
+        VHOST_CPUS_LEAVE,      /* not touched (the default) */
+        VHOST_CPUS_HOUSEKEEPING, /* the housekeeping CPUs of the guest's node */
+        VHOST_CPUS_RT,         /* the guest's booked RT CPUs (vcpu_pinning = rt) */
+} VhostCpuPolicy;
+
 typedef enum IrqSpread {
         IRQ_SPREAD_SPREAD,
         IRQ_SPREAD_SINGLE,
@@ -69,6 +76,8 @@ typedef struct TenantClass {
         unsigned rt_vcpus;                /* vCPUs 0..rt_vcpus-1 on booked RT CPUs; default 1 */
         unsigned rt_cpu_share;            /* guests of this class one RT CPU may serve; default 1 */
         int rt_cpu_fallback;              /* 1: placed on housekeeping CPUs when no RT CPU is free; default 0: refused */
+        VhostCpuPolicy vhost_cpus;
+        int vhost_priority;               /* 0 = leave; SCHED_FIFO for the vhost workers */
 } TenantClass;
 
 typedef enum VfMacPolicy {

@@ -386,6 +386,10 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
 
 int virt_vcpu0_host_cpu(Virt *v, const char *domain, VirtError *err);
 
+/* The domain's UUID, as QEMU's -uuid has it (VIR_UUID_STRING_BUFLEN). */
+#define VIRT_UUID_STRING_MAX 37
+int virt_domain_uuid(Virt *v, const char *domain, char ret[static VIRT_UUID_STRING_MAX], VirtError *err);
+
 /*
  * RT tenants: vCPU i pinned to the i-th CPU of vcpu_cpus (round robin when
  * fewer CPUs than vCPUs), the emulator threads to emulator_cpus (may be

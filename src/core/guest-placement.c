@@ -13,6 +13,16 @@ static int cpu_node(const Inventory *inv, unsigned cpu) {
         return -1;
 }
 
+/* The housekeeping CPUs of node, or all of them if it has none (or node is unknown). */
+static CpuSet node_housekeeping(const Inventory *inv, const HostCpus *hc, int node) {
+        CpuSet local;
+
+        if (node < 0 || (unsigned) node >= inv->topo.n_nodes)
+                return hc->housekeeping;
+        cpuset_and(&local, &hc->housekeeping, &inv->topo.node_cpus[node]);
+        return cpuset_is_empty(&local) ? hc->housekeeping : local;
+}
+
 int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *cls, const uint16_t *rt,
                     unsigned n_rt, GuestPlacement *ret) {
         GuestPlacement p = { .memory_node = -1, .node = -1 };
@@ -26,13 +36,7 @@ int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *
         p.node = n_rt > 0 ? cpu_node(inv, rt[0]) : -1;
 
         /* The housekeeping work stays beside the RT vCPU: same node, other cores. */
-        p.housekeeping = hc.housekeeping;
-        if (p.node >= 0) {
-                CpuSet local;
-                cpuset_and(&local, &hc.housekeeping, &inv->topo.node_cpus[p.node]);
-                if (!cpuset_is_empty(&local))
-                        p.housekeeping = local;
-        }
+        p.housekeeping = node_housekeeping(inv, &hc, p.node);
         if (cpuset_is_empty(&p.housekeeping))
                 return -EINVAL;
 
@@ -48,4 +52,24 @@ int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *
 
 int guest_placement_vcpu_cpu(const GuestPlacement *p, unsigned i) {
         return i < p->n_rt ? p->rt_cpus[i] : -1;
+}
+
+bool vhost_placement(const Inventory *inv, const Config *cfg, const TenantClass *cls, const uint16_t *rt,
+                     unsigned n_rt, int numa_node, VhostPlacement *ret) {
+        VhostPlacement p = { .fifo_priority = cls ? cls->vhost_priority : 0 };
+        HostCpus hc;
+
+        if (!inv || !cfg || !cls || (cls->vhost_cpus == VHOST_CPUS_LEAVE && cls->vhost_priority == 0))
+                return false;
+        if (cls->vhost_cpus == VHOST_CPUS_RT && n_rt > 0 && rt) {
+                for (unsigned i = 0; i < n_rt; i++)
+                        cpuset_add(&p.cpus, rt[i]);
+                p.pin = true;
+        } else if (cls->vhost_cpus != VHOST_CPUS_LEAVE) {
+                host_cpus(inv, cfg, &hc);
+                p.cpus = node_housekeeping(inv, &hc, n_rt > 0 && rt ? cpu_node(inv, rt[0]) : numa_node);
+                p.pin = !cpuset_is_empty(&p.cpus);
+        }
+        *ret = p;
+        return true;
 }

@@ -208,6 +208,8 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_IOTHREAD_PIN] = "iothread-pin",
                 [ACTION_SET_VCPU_SCHED] = "vcpu-sched",
                 [ACTION_SET_NUMATUNE] = "numatune",
+                [ACTION_SET_VHOST_PIN] = "vhost-pin",
+                [ACTION_SET_VHOST_SCHED] = "vhost-sched",
         };
         return (unsigned) k < _ACTION_KIND_MAX ? table[k] : "unknown";
 }
@@ -290,6 +292,7 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
         case ACTION_SET_VCPU_PIN:
         case ACTION_SET_EMULATOR_PIN:
         case ACTION_SET_IOTHREAD_PIN:
+        case ACTION_SET_VHOST_PIN:
                 return cpuset_format_list(after ? &a->cpus_after : &a->cpus_before, buf, size);
         case ACTION_SET_VCPU_SCHED:
                 if (!after && a->before < -1)
@@ -311,6 +314,7 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
                 snprintf(buf, size, "%s", (after ? a->after : a->before) ? "up" : "down");
                 return buf;
         case ACTION_SET_IRQ_THREAD:
+        case ACTION_SET_VHOST_SCHED:
                 snprintf(buf, size, "%s/%ld", sched_policy_to_string(after ? a->policy_after : a->policy_before),
                          after ? a->after : a->before);
                 return buf;

@@ -128,6 +128,7 @@ struct Parser {
         unsigned class_line;
         bool vnic_set;
         unsigned irq_prio_line;          /* where irq_thread_priority was set, 0 = not set */
+        unsigned vhost_cpus_line;        /* where vhost_cpus was set, 0 = not set */
         bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
         bool vcpu_pinning_invalid;       /* vcpu_pinning was given but rejected */
         bool oom;

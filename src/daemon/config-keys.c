@@ -365,6 +365,19 @@ static int key_class_ref(Parser *p, const KeyDef *k, const char *value, void *da
 static const char *const vf_attach_values[] = { "interface", "hostdev" };
 static const char *const vcpu_pinning_values[] = { "none", "rt" };
 static const char *const rt_cpu_fallback_values[] = { "refuse", "housekeeping" };
+static const char *const vhost_cpus_values[] = {
+        [VHOST_CPUS_LEAVE] = "leave", [VHOST_CPUS_HOUSEKEEPING] = "housekeeping", [VHOST_CPUS_RT] = "rt",
+};
+
+/* vhost_cpus = rt needs the class's RT CPU booking, which a later vcpu_pinning may give: checked at the end. */
+static int key_vhost_cpus(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_enum(p, k, value, data);
+        if (r >= 0 && !p->scratch)
+                p->vhost_cpus_line = p->line;
+        return r;
+}
 
 /* Whether an irq_cpus = vcpu class is RT depends on it (config-validate.c): a rejected one is not guessed. */
 static int key_vcpu_pinning(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -488,6 +501,9 @@ static const KeyDef class_keys[] = {
         KEY_UNSIGNED("rt_vcpus", TenantClass, rt_vcpus, 1, 8),
         KEY_UNSIGNED("rt_cpu_share", TenantClass, rt_cpu_share, 1, 64),
         KEY_ENUM("rt_cpu_fallback", TenantClass, rt_cpu_fallback, rt_cpu_fallback_values),
+        { .name = "vhost_cpus", .parse = key_vhost_cpus, .offset = offsetof(TenantClass, vhost_cpus),
+          .values = vhost_cpus_values, .n_values = ELEMENTSOF(vhost_cpus_values) },
+        KEY_INT("vhost_priority", TenantClass, vhost_priority, 0, 99),
 };
 
 _Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");

@@ -547,6 +547,10 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
         else if (p.class_line > 0 && !p.vnic_set)
                 error_add(errors, file_idx, path, p.class_line,
                           "[class] has no vnic key; expected vnic = sriov-required, sriov-preferred or virtio");
+        if (cls.vhost_cpus == VHOST_CPUS_RT && !cls.vcpu_pin_rt && !p.vcpu_pinning_invalid)
+                error_add(errors, file_idx, path, p.vhost_cpus_line,
+                          "vhost_cpus = rt needs the guest's own RT CPUs; expected vcpu_pinning = rt in this class, "
+                          "or vhost_cpus = housekeeping");
 
         /*
          * Kept even when the file had errors: the load fails anyway, and a PF

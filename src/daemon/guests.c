@@ -11,6 +11,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "sriovd/guest-vhost.h"
 #include "sriovd/guests.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
@@ -21,6 +22,7 @@
 typedef struct Running {
         char domain[VIRT_DOMAIN_NAME_MAX];
         int vcpu0_cpu;
+        pid_t qemu_pid;               /* its QEMU as last found (guest-vhost.c), 0 = not yet */
 } Running;
 
 /*
@@ -91,7 +93,7 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
 }
 
 static void learn_running(Guests *g, const char *domain);
-static void place_guest(Guests *g, const char *domain, bool drift);
+static void place_guest(Guests *g, const char *domain);
 
 static int on_reconcile_defer(sd_event_source *s, void *userdata) {
         guests_reconcile(userdata);
@@ -133,7 +135,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 return;
         if (d->kind == ALLOC_DECISION_RT_CPUS) {
                 /* The guest's RT CPUs changed, its NIC did not: placed on its new booking. */
-                place_guest(g, f->domain, false);
+                place_guest(g, f->domain);
                 return;
         }
 
@@ -188,33 +190,48 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
         }
 }
 
-/*
- * The placement domain's RT guest wants: from the booking its tenants share and the class of the
- * first of them that pins vCPUs (in id order, so always the same one). false: no tenant of it
- * pins vCPUs, nothing to place.
- */
+/* What a running guest asks for, from one of its tenants: its RT placement, its vhost workers placed. */
+typedef struct Wanted {
+        GuestPlacement guest;
+        VhostPlacement vhost;
+} Wanted;
+
+typedef bool (*WantsFn)(Guests *g, const TenantInfo *t, Wanted *ret);
+
 /* The placement t's guest wants, if t's class pins vCPUs. */
-static bool guest_of(Guests *g, const TenantInfo *t, GuestPlacement *ret) {
+static bool wants_guest(Guests *g, const TenantInfo *t, Wanted *ret) {
         const Inventory *inv = manager_inventory(g->manager);
         const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
 
         return inv && t->domain[0] && cls && cls->vcpu_pin_rt &&
-               guest_placement(inv, manager_config(g->manager), cls, t->rt_cpus, t->n_rt_cpus, ret) >= 0;
+               guest_placement(inv, manager_config(g->manager), cls, t->rt_cpus, t->n_rt_cpus, &ret->guest) >= 0;
 }
 
-static bool guest_wanted(Guests *g, const char *domain, GuestPlacement *ret, TenantInfo *ret_tenant) {
+/* Where t's vhost workers go, if t has virtio-net now and its class places them. */
+static bool wants_vhost(Guests *g, const TenantInfo *t, Wanted *ret) {
+        const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
+
+        return t->domain[0] && streq(t->kind, "virtio") &&
+               vhost_placement(manager_inventory(g->manager), manager_config(g->manager), cls, t->rt_cpus,
+                               t->n_rt_cpus, t->numa_node, &ret->vhost);
+}
+
+/*
+ * The first tenant of domain (in id order, so always the same one) that wants something: its
+ * class decides for the whole guest. false: none does, nothing to place.
+ */
+static bool domain_wants(Guests *g, const char *domain, WantsFn wants, Wanted *ret, TenantInfo *ret_tenant) {
         for (size_t i = 0; i < manager_n_tenants(g->manager); i++)
                 if (manager_tenant(g->manager, i, ret_tenant) >= 0 && streq(ret_tenant->domain, domain) &&
-                    guest_of(g, ret_tenant, ret))
+                    wants(g, ret_tenant, ret))
                         return true;
         return false;
 }
 
-typedef int (*RunningGuestFn)(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t,
-                              void *userdata);
+typedef int (*RunningGuestFn)(Guests *g, Running *r, const Wanted *w, const TenantInfo *t, void *userdata);
 
-/* fn for each running RT guest, as guest_wanted() would find it: one pass over the tenants. */
-static int for_each_running_guest(Guests *g, RunningGuestFn fn, void *userdata) {
+/* fn for each running guest that wants something, as domain_wants() would find it: one pass over the tenants. */
+static int for_each_running_guest(Guests *g, WantsFn wants, RunningGuestFn fn, void *userdata) {
         _cleanup_free_ bool *done = NULL;
         int r;
 
@@ -224,15 +241,15 @@ static int for_each_running_guest(Guests *g, RunningGuestFn fn, void *userdata) 
         if (!done)
                 return -ENOMEM;
         for (size_t i = 0; i < manager_n_tenants(g->manager); i++) {
-                GuestPlacement p;
                 TenantInfo t;
+                Wanted w;
 
-                if (manager_tenant(g->manager, i, &t) < 0 || !guest_of(g, &t, &p))
+                if (manager_tenant(g->manager, i, &t) < 0 || !wants(g, &t, &w))
                         continue;
                 for (size_t k = 0; k < g->n_running; k++)
                         if (!done[k] && streq(g->running[k].domain, t.domain)) {
                                 done[k] = true;
-                                r = fn(g, g->running[k].domain, &p, &t, userdata);
+                                r = fn(g, &g->running[k], &w, &t, userdata);
                                 if (r < 0)
                                         return r;
                                 break;
@@ -288,10 +305,17 @@ static void place_action(const char *domain, const char *vf, const VirtPlaceChan
                          c->kind == VIRT_PLACE_VCPU_SCHED || c->kind == VIRT_PLACE_NUMATUNE ? ", from its next start" : "");
 }
 
-/*
- * domain's RT guest on placement p (read-modify-write: only what differs changes). Each change is
- * logged once; drift: it was placed before and moved since.
- */
+/* A change made (or planned) on domain's behalf, logged once; drift: it was placed before and moved since. */
+static void log_change(const Action *a, const TenantInfo *t, bool drift) {
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
+
+        log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant), "%s%s: %s: %s -> %s",
+                       drift ? "Drift repaired: " : "", action_kind_to_string(a->kind), a->effect,
+                       action_format_value(a, false, before, sizeof(before)),
+                       action_format_value(a, true, after, sizeof(after)));
+}
+
+/* domain's RT guest on placement p (read-modify-write: only what differs changes). */
 static void place_with(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, bool drift) {
         _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
         VirtError err = {};
@@ -299,56 +323,124 @@ static void place_with(Guests *g, const char *domain, const GuestPlacement *p, c
 
         r = virt_place_guest(g->virt, domain, p, false, &ch, &err);
         for (size_t i = 0; i < ch.n; i++) {
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
                 Action a;
 
                 place_action(domain, t->vf, &ch.changes[i], &a);
-                log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant),
-                               "%s%s: %s: %s -> %s", drift ? "Drift repaired: " : "", action_kind_to_string(a.kind),
-                               a.effect, action_format_value(&a, false, before, sizeof(before)),
-                               action_format_value(&a, true, after, sizeof(after)));
+                log_change(&a, t, drift);
         }
         if (r < 0)
                 log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant), "Failed to place %s (tenant %s's guest): %s",
                                domain, t->tenant, err.message);
 }
 
-static void place_guest(Guests *g, const char *domain, bool drift) {
-        GuestPlacement p;
-        TenantInfo t;
-
-        if (g->virt && virt_is_connected(g->virt) && guest_wanted(g, domain, &p, &t))
-                place_with(g, domain, &p, &t, drift);
+/* domain's vhost workers on p: made (dry_run: planned) into *actions. */
+static int vhost_actions(Guests *g, Running *run, const VhostPlacement *p, bool dry_run, Action **actions,
+                         size_t *n_actions, VirtError *err) {
+        return guest_vhost_place(manager_root(g->manager), g->virt, run->domain, p, dry_run, &run->qemu_pid, actions,
+                                 n_actions, err);
 }
 
-static int plan_guest(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, void *userdata) {
+static int place_vhost(Guests *g, Running *run, const VhostPlacement *p, const TenantInfo *t, bool drift) {
+        _cleanup_free_ Action *actions = NULL;
+        VirtError err = {};
+        size_t n = 0;
+        int r;
+
+        r = vhost_actions(g, run, p, false, &actions, &n, &err);
+        for (size_t i = 0; i < n; i++) {
+                if (actions[i].result > 0)
+                        log_change(&actions[i], t, drift);
+                else if (actions[i].result < 0)
+                        log_full_errno(LOG_ERR, actions[i].result, LOG_FIELDS(.tenant = t->tenant),
+                                       "Failed to place %s's vhost thread %d (tenant %s): %m", run->domain,
+                                       (int) actions[i].pid, t->tenant);
+        }
+        if (r < 0)
+                log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant), "Failed to place %s's vhost threads (tenant %s): %s",
+                               run->domain, t->tenant, err.message[0] ? err.message : strerror(-r));
+        return r == -ENOMEM ? r : 0;
+}
+
+static Running *running_find(Guests *g, const char *domain) {
+        for (size_t i = 0; i < g->n_running; i++)
+                if (streq(g->running[i].domain, domain))
+                        return &g->running[i];
+        return NULL;
+}
+
+static void place_rt_guest(Guests *g, const char *domain) {
+        TenantInfo t;
+        Wanted w;
+
+        if (g->virt && virt_is_connected(g->virt) && domain_wants(g, domain, wants_guest, &w, &t))
+                place_with(g, domain, &w.guest, &t, false);
+}
+
+/* A running domain's vhost workers, as its virtio-net tenant's class wants them. */
+static void place_guest_vhost(Guests *g, const char *domain) {
+        Running *run = running_find(g, domain);
+        TenantInfo t;
+        Wanted w;
+
+        if (run && g->virt && virt_is_connected(g->virt) && domain_wants(g, domain, wants_vhost, &w, &t) &&
+            place_vhost(g, run, &w.vhost, &t, false) < 0)
+                log_oom();
+}
+
+/* domain's placement as its tenants want it: the RT guest's, and its vhost workers'. */
+static void place_guest(Guests *g, const char *domain) {
+        place_rt_guest(g, domain);
+        place_guest_vhost(g, domain);
+}
+
+static int plan_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo *t, void *userdata) {
         _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
         Plan *plan = userdata;
         VirtError err = {};
         Action *a;
 
-        if (virt_place_guest(g->virt, domain, p, true, &ch, &err) < 0 || ch.n == 0)
+        if (virt_place_guest(g->virt, run->domain, &w->guest, true, &ch, &err) < 0 || ch.n == 0)
                 return 0;
         a = reallocarray(plan->actions, plan->n_actions + ch.n, sizeof(Action));
         if (!a)
                 return -ENOMEM;
         plan->actions = a;
         for (size_t k = 0; k < ch.n; k++)
-                place_action(domain, t->vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
+                place_action(run->domain, t->vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
         return 0;
+}
+
+static int plan_vhost(Guests *g, Running *run, const Wanted *w, const TenantInfo *t, void *userdata) {
+        Plan *plan = userdata;
+        VirtError err = {};
+        int r;
+
+        r = vhost_actions(g, run, &w->vhost, true, &plan->actions, &plan->n_actions, &err);
+        return r == -ENOMEM ? r : 0;
 }
 
 int guests_plan_append(Guests *g, Plan *plan) {
-        return for_each_running_guest(g, plan_guest, plan);
+        int r;
+
+        r = for_each_running_guest(g, wants_guest, plan_guest, plan);
+        if (r >= 0)
+                r = for_each_running_guest(g, wants_vhost, plan_vhost, plan);
+        return r;
 }
 
-static int check_guest(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, void *userdata) {
-        place_with(g, domain, p, t, true);
+static int check_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo *t, void *userdata) {
+        place_with(g, run->domain, &w->guest, t, true);
         return 0;
 }
 
+static int check_vhost(Guests *g, Running *run, const Wanted *w, const TenantInfo *t, void *userdata) {
+        return place_vhost(g, run, &w->vhost, t, true);
+}
+
+/* Each drift check: every running guest's placement as wanted, what moved put back and logged. */
 void guests_check_placements(Guests *g) {
-        if (for_each_running_guest(g, check_guest, NULL) < 0)
+        if (for_each_running_guest(g, wants_guest, check_guest, NULL) < 0 ||
+            for_each_running_guest(g, wants_vhost, check_vhost, NULL) < 0)
                 log_oom();
 }
 
@@ -357,10 +449,13 @@ static void learn_running(Guests *g, const char *domain) {
         VirtError err = {};
         int cpu;
 
-        place_guest(g, domain, false);
+        /* vCPU 0's CPU read after the RT placement has put it where it goes; the vhost workers
+         * placed once the domain is known to run. */
+        place_rt_guest(g, domain);
         cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
         if (cpu >= 0)
                 running_set(g, domain, cpu);
+        place_guest_vhost(g, domain);
 }
 
 /*

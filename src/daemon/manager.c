@@ -122,6 +122,10 @@ const Inventory *manager_inventory(const Manager *m) {
         return m->inventory;
 }
 
+RootFs *manager_root(const Manager *m) {
+        return m->root;
+}
+
 const Plan *manager_plan(const Manager *m) {
         return m->plan;
 }

@@ -80,6 +80,20 @@ int virt_domain_is_active(Virt *v, const char *domain, VirtError *err) {
         return is_active(d, err);
 }
 
+_Static_assert(VIRT_UUID_STRING_MAX == VIR_UUID_STRING_BUFLEN, "virt.h's UUID size");
+
+int virt_domain_uuid(Virt *v, const char *domain, char ret[static VIRT_UUID_STRING_MAX], VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        if (virDomainGetUUIDString(d, ret) < 0)
+                return virt_error_last(err, -EIO);
+        return 0;
+}
+
 void virt_domain_list_free(VirtDomainInfo *d, size_t n) {
         for (size_t i = 0; i < n; i++)
                 virt_domain_info_done(&d[i]);

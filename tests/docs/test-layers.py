@@ -53,6 +53,7 @@ HEADERS = {
     'ethtool.h': 'kernel',
     'monitor.h': 'kernel',
     'vfio-users.h': 'kernel',
+    'vhost.h': 'kernel',
     # libvirt
     'virt.h': 'virt',
     # what the daemon and sriovctl share on the bus (bus-protocol.h: being written, see issue 16)
@@ -69,6 +70,7 @@ HEADERS = {
     'state.h': 'daemon',
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
+    'guest-vhost.h': 'daemon',
     'vf-wait.h': 'daemon',
     'vf-irq-watch.h': 'daemon',
     'bus.h': 'daemon',

@@ -527,6 +527,28 @@ TEST(out_of_range) {
                            "irq_thread_priority = 100 is out of range; expected an integer from 0 to 99");
         expect_class_error("[class]\nvnic = virtio\ncoalesce_tx_frames = 65536\n", "tenant-classes.d/gold.ini:3",
                            "coalesce_tx_frames = 65536 is out of range; expected an integer from 0 to 65535");
+        expect_class_error("[class]\nvnic = virtio\nvhost_priority = 100\n", "tenant-classes.d/gold.ini:3",
+                           "vhost_priority = 100 is out of range; expected an integer from 0 to 99");
+        expect_class_error("[class]\nvnic = virtio\nvhost_cpus = isolated\n", "tenant-classes.d/gold.ini:3",
+                           "vhost_cpus = \"isolated\" is not valid; expected leave, housekeeping or rt");
+}
+
+/* vhost_cpus = rt puts the vhost workers on the guest's own RT CPUs: only a class that books them may. */
+TEST(vhost_cpus_rt) {
+        expect_class_error("[class]\nvnic = virtio\n\nvhost_cpus = rt\nvhost_priority = 10\n", "tenant-classes.d/gold.ini:4",
+                           "vhost_cpus = rt needs the guest's own RT CPUs; expected vcpu_pinning = rt in this class, "
+                           "or vhost_cpus = housekeeping");
+        /* The booking may come later in the file. */
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *errors = NULL;
+        char dir[] = "/tmp/sriovd-vhost-conf-XXXXXX", path[512];
+
+        ASSERT(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/gold.ini", dir);
+        test_write_file(path, "[class]\nvnic = virtio\nvhost_cpus = rt\nvcpu_pinning = rt\n");
+        ASSERT_EQ(config_load_string("test.conf", "", dir, &c, &errors), 0);
+        ASSERT_EQ(c->classes[0].vhost_cpus, VHOST_CPUS_RT);
+        sh("rm -rf %s", dir);
 }
 
 TEST(bad_bool) {
@@ -1229,6 +1251,7 @@ int main(int argc, char *argv[]) {
         RUN(bad_integer);
         RUN(out_of_range);
         RUN(bad_bool);
+        RUN(vhost_cpus_rt);
         RUN(bad_strings);
         RUN(bad_cpu_list);
         RUN(cpu_overlap);

@@ -35,3 +35,40 @@ static inline Config *test_config(const char *text, const char *classes_dir) {
         ASSERT_EQ(r, 0);
         return c;
 }
+
+/*
+ * A thread in a fixture's /proc: ROOT/proc/DIR/stat of thread pid named comm with flags (field 9:
+ * PF_KTHREAD is 0x200000), policy and rt priority (fields 41, 40); and, if cpus, its status with
+ * Cpus_allowed_list.
+ */
+static inline void test_proc_thread(const char *root, const char *dir, int pid, const char *comm, unsigned long flags,
+                                    int policy, int prio, const char *cpus) {
+        char path[512], text[1024];
+        int k;
+
+        sh("mkdir -p %s/proc/%s", root, dir);
+        snprintf(path, sizeof(path), "%s/proc/%s/stat", root, dir);
+        k = snprintf(text, sizeof(text), "%d (%s) S", pid, comm);
+        for (unsigned field = 4; field <= 52; field++)
+                k += snprintf(text + k, sizeof(text) - (size_t) k, " %lu",
+                              field == 9 ? flags : field == 40 ? (unsigned long) prio :
+                              field == 41 ? (unsigned long) policy : 0UL);
+        snprintf(text + k, sizeof(text) - (size_t) k, "\n");
+        test_write_file(path, text);
+        if (!cpus)
+                return;
+        snprintf(path, sizeof(path), "%s/proc/%s/status", root, dir);
+        snprintf(text, sizeof(text), "Name:\t%s\nState:\tS (sleeping)\nCpus_allowed:\tf\nCpus_allowed_list:\t%s\n"
+                                     "Mems_allowed_list:\t0\n", comm, cpus);
+        test_write_file(path, text);
+}
+
+/* A QEMU process in a fixture's /proc: pid (its main thread), with the command line libvirt gives it (-uuid uuid). */
+static inline void test_proc_qemu(const char *root, int pid, const char *uuid) {
+        char dir[64];
+
+        sh("mkdir -p %s/proc/%d && printf 'qemu-system-x86_64\\000-name\\000guest=g,debug-threads=on\\000-uuid\\000%s\\000' "
+           "> %s/proc/%d/cmdline", root, pid, uuid, root, pid);
+        snprintf(dir, sizeof(dir), "%d/task/%d", pid, pid);
+        test_proc_thread(root, dir, pid, "qemu-system-x86", 0x400000, 0, 0, "0-3");
+}

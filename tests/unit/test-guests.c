@@ -240,6 +240,99 @@ static void test_foreign_domains_block_count_change(const char *fixtures) {
         sh("rm -rf %s", dir);
 }
 
+/* A running virtio-net guest (its "QEMU" 7400 is in the fixture's /proc, with the vhost worker 7450). */
+#define VHOST_UUID "4e7d2c1a-9b3f-4d6e-8a5c-0f1e2d3c4b5a"
+static const char node_with_virtio_xml[] =
+        "<node>\n"
+        "  <cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
+        "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
+        "  <domain type='test'>\n"
+        "    <name>vm-web</name><uuid>" VHOST_UUID "</uuid>\n"
+        "    <memory>65536</memory><vcpu>2</vcpu><os><type>hvm</type></os><devices></devices>\n"
+        "  </domain>\n"
+        "</node>\n";
+
+static const Action *plan_find(const Plan *p, ActionKind kind) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == kind)
+                        return &p->actions[i];
+        return NULL;
+}
+
+/*
+ * A virtio-net tenant whose class places its vhost workers: Plan shows each worker of the guest's
+ * QEMU (found by the domain's UUID) moving to the housekeeping CPUs of the guest's node at the
+ * class's FIFO, before -> after. The fixture's PIDs are not this host's: planned, never applied.
+ * A class that leaves them plans nothing for them.
+ */
+static void test_vhost_plan(const char *fixtures) {
+        char dir[] = "/tmp/sriovd-guests-vhost-XXXXXX", path[512], conf[1024], root[512], buf[CPUSET_LIST_MAX];
+        Manager *m = NULL;
+        Plan *plan = NULL;
+        const Action *a;
+        TenantInfo t;
+        CycleResult res;
+
+        ASSERT(mkdtemp(dir));
+        snprintf(root, sizeof(root), "%s/root", dir);
+        sh("cp -a %s/fixture-two-socket %s && mkdir %s/tenant-classes.d", fixtures, root, dir);
+        test_proc_qemu(root, 7400, VHOST_UUID);
+        test_proc_thread(root, "7450", 7450, "vhost-7400", 0x208040, 0, 0, "0-31");
+        /* Another QEMU's worker: not this guest's. */
+        test_proc_qemu(root, 7500, "00000000-1111-2222-3333-444444444444");
+        test_proc_thread(root, "7550", 7550, "vhost-7500", 0x208040, 0, 0, "0-31");
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/web.ini", dir);
+        test_write_file(path, "[class]\nvnic = virtio\nrank = 0\nvhost_cpus = housekeeping\nvhost_priority = 3\n");
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/plain.ini", dir);
+        test_write_file(path, "[class]\nvnic = virtio\nrank = 0\n");
+        snprintf(path, sizeof(path), "%s/node.xml", dir);
+        test_write_file(path, node_with_virtio_xml);
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
+        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
+                 "[cpus]\nrt = 4-7,20-23\nhousekeeping = 0-3,8-19,24-31\n", dir, dir);
+        test_write_file(path, conf);
+
+        ASSERT_EQ(manager_new(root, path, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_connect_guests(m), 1);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(manager_allocate(m, "web", "web", "vm-web", &(TenantOptions) { .numa_node = 1, .vlan = -1 }, &t,
+                                   NULL, 0), 0);
+        ASSERT_STREQ(t.kind, "virtio");
+
+        ASSERT_EQ(manager_plan_now(m, &plan), 0);
+        a = plan_find(plan, ACTION_SET_VHOST_PIN);
+        ASSERT(a);
+        ASSERT_EQ(a->pid, 7450);
+        ASSERT_STREQ(cpuset_format_list(&a->cpus_before, buf, sizeof(buf)), "0-31");
+        ASSERT_STREQ(cpuset_format_list(&a->cpus_after, buf, sizeof(buf)), "16-19,24-31");   /* node 1's housekeeping */
+        ASSERT_STREQ(a->effect, "domain vm-web vhost-7400 thread 7450");
+        a = plan_find(plan, ACTION_SET_VHOST_SCHED);
+        ASSERT(a);
+        ASSERT_EQ(a->pid, 7450);
+        ASSERT_STREQ(action_format_value(a, false, buf, sizeof(buf)), "other/0");
+        ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)), "fifo/3");
+        for (size_t i = 0; i < plan->n_actions; i++)
+                ASSERT(plan->actions[i].pid != 7550);
+        plan = plan_free(plan);
+
+        /* A drift check under a fixture root touches no thread of this host's: still to do after it. */
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(manager_plan_now(m, &plan), 0);
+        ASSERT(plan_find(plan, ACTION_SET_VHOST_PIN));
+        plan = plan_free(plan);
+
+        /* The same tenant in a class that leaves vhost alone: nothing planned for it. */
+        ASSERT_EQ(manager_allocate(m, "web", "plain", "vm-web", &(TenantOptions) { .numa_node = 1, .vlan = -1 }, &t,
+                                   NULL, 0), 0);
+        ASSERT_EQ(manager_plan_now(m, &plan), 0);
+        ASSERT(!plan_find(plan, ACTION_SET_VHOST_PIN) && !plan_find(plan, ACTION_SET_VHOST_SCHED));
+        plan = plan_free(plan);
+
+        manager_free(m);
+        sh("rm -rf %s", dir);
+}
+
 int main(int argc, char **argv) {
         char dir[] = "/tmp/sriovd-guests-XXXXXX", path[512], conf[1024], irq_path[512];
         Manager *m = NULL;
@@ -316,5 +409,6 @@ int main(int argc, char **argv) {
 
         test_libvirt_late(argv[1]);
         test_foreign_domains_block_count_change(argv[1]);
+        test_vhost_plan(argv[1]);
         return 0;
 }

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * guest-vhost.c — a virtio-net tenant's host-side packet thread. vhost-net moves its packets in
+ * the vhost-QEMUPID worker of the guest's QEMU (seed 004's host vNIC thread); left alone it runs
+ * wherever the scheduler puts it, RT cores included. libvirt has no word for it, so it is found
+ * by the QEMU's -uuid and placed with sched_setaffinity()/sched_setscheduler() like IRQ threads.
+ */
+
+#include <sched.h>
+#include <string.h>
+
+#include "sriovd/guest-vhost.h"
+#include "sriovd/vhost.h"
+
+/* One more action on thread t, its effect naming the domain and the thread. */
+static Action *append(Action **actions, size_t *n, ActionKind kind, const char *domain, pid_t qemu,
+                      const VhostThread *t) {
+        Action *a = reallocarray(*actions, *n + 1, sizeof(Action));
+
+        if (!a)
+                return NULL;
+        *actions = a;
+        a = &a[(*n)++];
+        *a = (Action) { .kind = kind, .pid = t->tid };
+        snprintf(a->effect, sizeof(a->effect), "domain %.40s vhost-%d thread %d", domain, (int) qemu, (int) t->tid);
+        return a;
+}
+
+int guest_vhost_place(RootFs *root, Virt *v, const char *domain, const VhostPlacement *p, bool dry_run,
+                      pid_t *qemu_hint, Action **actions, size_t *n_actions, VirtError *err) {
+        _cleanup_free_ VhostThread *threads = NULL;
+        char uuid[VIRT_UUID_STRING_MAX];
+        bool live = rootfs_sched_live(root);
+        size_t n = 0;
+        pid_t qemu;
+        int r;
+
+        r = virt_domain_uuid(v, domain, uuid, err);
+        if (r < 0)
+                return r;
+        r = qemu_pid_find(root, uuid, *qemu_hint, &qemu);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        *qemu_hint = qemu;
+        r = vhost_threads_scan(root, qemu, &threads, &n);
+        if (r == -ENOENT)
+                return 0;   /* QEMU ended meanwhile */
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < n; i++) {
+                const VhostThread *t = &threads[i];
+                bool pin = p->pin && !cpuset_equal(&p->cpus, &t->cpus);
+                bool sched = p->fifo_priority > 0 && (t->policy != SCHED_FIFO || t->priority != p->fifo_priority);
+                size_t first = *n_actions;
+                Action *a;
+
+                if (pin) {
+                        a = append(actions, n_actions, ACTION_SET_VHOST_PIN, domain, qemu, t);
+                        if (!a)
+                                return -ENOMEM;
+                        a->cpus_before = t->cpus;
+                        a->cpus_after = p->cpus;
+                }
+                if (sched) {
+                        a = append(actions, n_actions, ACTION_SET_VHOST_SCHED, domain, qemu, t);
+                        if (!a)
+                                return -ENOMEM;
+                        a->policy_before = t->policy;
+                        a->before = t->priority;
+                        a->policy_after = SCHED_FIFO;
+                        a->after = p->fifo_priority;
+                }
+                if (dry_run || first == *n_actions)
+                        continue;
+                /* A fixture's PIDs name whatever runs here with that number: hands off. */
+                r = live ? vhost_thread_set(root, qemu, t, pin ? &p->cpus : NULL, SCHED_FIFO,
+                                            sched ? p->fifo_priority : -1) : 0;
+                for (size_t k = first; k < *n_actions; k++) {
+                        a = &(*actions)[k];
+                        a->skipped = !live;
+                        a->applied = live;
+                        a->result = r == -ESRCH ? 0 : r;   /* gone meanwhile: nothing left to place */
+                }
+        }
+        return 0;
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* vhost.c — a guest's QEMU process and its vhost-net workers, found and placed through /proc */
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sriovd/kernel.h"
+#include "sriovd/vhost.h"
+
+/* A command line longer than this is no QEMU libvirt started; reading it would cost for nothing. */
+#define CMDLINE_MAX (256 * 1024)
+
+bool qemu_cmdline_has_uuid(const char *buf, size_t size, const char *uuid) {
+        const char *end = buf + size;
+        bool next = false;
+
+        if (!buf || !uuid || !*uuid)
+                return false;
+        for (const char *p = buf; p < end;) {
+                size_t len = strnlen(p, (size_t) (end - p));
+
+                if (next)
+                        return len == strlen(uuid) && strncasecmp(p, uuid, len) == 0;
+                next = len == 5 && memcmp(p, "-uuid", 5) == 0;
+                p += len + 1;
+        }
+        return false;
+}
+
+static int read_cmdline(RootFs *root, pid_t pid, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        /* O_NONBLOCK: a FIFO in a hostile tree must not block the open. */
+        fd = rootfs_open(root, O_RDONLY | O_NOCTTY | O_NONBLOCK, "/proc/%d/cmdline", (int) pid);
+        if (fd < 0)
+                return fd;
+        return read_fd_full(fd, CMDLINE_MAX, ret, ret_size);
+}
+
+static bool pid_is_qemu(RootFs *root, pid_t pid, const char *uuid) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size;
+
+        return read_cmdline(root, pid, &buf, &size) >= 0 && qemu_cmdline_has_uuid(buf, size, uuid);
+}
+
+static int parse_pid(const char *s, pid_t *ret) {
+        long v;
+        char *end;
+
+        if (!isdigit((unsigned char) s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || *end || v <= 0 || v > INT32_MAX)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+int qemu_pid_find(RootFs *root, const char *uuid, pid_t hint, pid_t *ret) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        if (!uuid || !*uuid)
+                return -EINVAL;
+        if (hint > 0 && pid_is_qemu(root, hint, uuid)) {
+                *ret = hint;
+                return 0;
+        }
+        r = rootfs_opendir(root, &d, "/proc");
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                pid_t pid;
+
+                if (parse_pid(de->d_name, &pid) >= 0 && pid != hint && pid_is_qemu(root, pid, uuid)) {
+                        *ret = pid;
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+/* "vhost-QEMU", the name every vhost worker of qemu has (vhost_worker_create()). */
+static void vhost_name(pid_t qemu, char *buf, size_t size) {
+        snprintf(buf, size, "vhost-%d", (int) qemu);
+}
+
+int proc_status_cpus_parse(const char *status, CpuSet *ret) {
+        static const char key[] = "Cpus_allowed_list:";
+        _cleanup_free_ char *line = NULL;
+
+        for (const char *p = status; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                const char *eol;
+
+                if (strncmp(p, key, strlen(key)) != 0)
+                        continue;
+                p += strlen(key);
+                eol = strchrnul(p, '\n');
+                line = strndup(p, (size_t) (eol - p));
+                if (!line)
+                        return -ENOMEM;
+                return cpuset_parse_list(line, ret) < 0 ? -EBADMSG : 0;
+        }
+        return -EBADMSG;
+}
+
+/*
+ * The worker's stat and status under dir ("/proc/QEMU/task" for a vhost_task, "/proc" for a
+ * kernel thread): 1 and *ret when tid is a worker of qemu, 0 when it is something else (or gone).
+ */
+static int read_worker(RootFs *root, const char *dir, pid_t qemu, pid_t tid, bool kthread, VhostThread *ret) {
+        _cleanup_free_ char *stat = NULL, *status = NULL;
+        char name[32];
+        ProcStat st;
+        int r;
+
+        r = rootfs_read(root, &stat, "%s/%d/stat", dir, (int) tid);
+        if (r == -ENOENT || r == -ESRCH)
+                return 0;
+        if (r < 0)
+                return r;
+        vhost_name(qemu, name, sizeof(name));
+        if (proc_stat_parse(stat, &st) < 0 || !streq(st.comm, name) || !!(st.flags & PF_KTHREAD) != kthread)
+                return 0;
+        r = rootfs_read(root, &status, "%s/%d/status", dir, (int) tid);
+        if (r == -ENOENT || r == -ESRCH)
+                return 0;
+        if (r < 0)
+                return r;
+        *ret = (VhostThread) { .tid = tid, .kthread = kthread, .policy = (int) st.policy,
+                               .priority = (int) st.rt_priority };
+        r = proc_status_cpus_parse(status, &ret->cpus);
+        return r < 0 ? r : 1;
+}
+
+static int vhost_thread_cmp(const void *a, const void *b) {
+        const VhostThread *x = a, *y = b;
+        return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int scan_dir(RootFs *root, const char *dir, pid_t qemu, bool kthread, VhostThread **threads, size_t *n,
+                    size_t *allocated) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        r = rootfs_opendir(root, &d, "%s", dir);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                VhostThread t;
+                pid_t tid;
+
+                if (parse_pid(de->d_name, &tid) < 0 || tid == qemu)
+                        continue;
+                r = read_worker(root, dir, qemu, tid, kthread, &t);
+                if (r < 0 && r != -EBADMSG)
+                        return r;
+                if (r <= 0)
+                        continue;   /* not a worker, gone, or a status we cannot read: not ours to place */
+                if (GREEDY_REALLOC(*threads, *allocated, *n + 1) < 0)
+                        return -ENOMEM;
+                (*threads)[(*n)++] = t;
+        }
+        return 0;
+}
+
+int vhost_threads_scan(RootFs *root, pid_t qemu, VhostThread **ret, size_t *ret_n) {
+        _cleanup_free_ VhostThread *threads = NULL;
+        size_t n = 0, allocated = 0;
+        char task[32];
+        int r;
+
+        if (qemu <= 0)
+                return -EINVAL;
+        snprintf(task, sizeof(task), "/proc/%d/task", (int) qemu);
+        r = scan_dir(root, task, qemu, false, &threads, &n, &allocated);
+        if (r < 0)
+                return r == -ENOTDIR ? -ENOENT : r;
+        /* A kernel without vhost_task: the workers are kernel threads, found only by their name. */
+        if (n == 0) {
+                r = scan_dir(root, "/proc", qemu, true, &threads, &n, &allocated);
+                if (r < 0)
+                        return r;
+        }
+        qsort_safe(threads, n, sizeof(*threads), vhost_thread_cmp);
+        *ret = TAKE_PTR(threads);
+        *ret_n = n;
+        return 0;
+}
+
+int vhost_thread_set(RootFs *root, pid_t qemu, const VhostThread *t, const CpuSet *cpus, int policy, int priority) {
+        char task[32];
+        VhostThread now;
+        bool changed = false;
+        int r;
+
+        snprintf(task, sizeof(task), t->kthread ? "/proc" : "/proc/%d/task", (int) qemu);
+        r = read_worker(root, task, qemu, t->tid, t->kthread, &now);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ESRCH;
+
+        if (cpus && !cpuset_equal(cpus, &now.cpus)) {
+                cpu_set_t set;
+
+                CPU_ZERO(&set);
+                for (unsigned c = 0; c < CPU_SETSIZE && c < CPUSET_MAX; c++)
+                        if (cpuset_has(cpus, c))
+                                CPU_SET(c, &set);
+                if (sched_setaffinity(t->tid, sizeof(set), &set) < 0)
+                        return negative_errno();
+                changed = true;
+        }
+        if (priority >= 0 && (now.policy != policy || now.priority != priority)) {
+                struct sched_param p = { .sched_priority = priority };
+                if (sched_setscheduler(t->tid, policy, &p) < 0)
+                        return negative_errno();
+                changed = true;
+        }
+        return changed;
+}
