@@ -314,12 +314,27 @@ static int cmd_irqs(sd_bus *bus, char **args, int n) {
 static const char *const tenant_keys[] = {
         SRIOVD_KEY_TENANT, SRIOVD_KEY_CLASS,  SRIOVD_KEY_KIND,      SRIOVD_KEY_ADDRESS,
         SRIOVD_KEY_NETDEV, SRIOVD_KEY_MAC,    SRIOVD_KEY_STATE,     SRIOVD_KEY_DOMAIN,
-        SRIOVD_KEY_NUMA_NODE, SRIOVD_KEY_COALESCE, NULL,
+        SRIOVD_KEY_NUMA_NODE, SRIOVD_KEY_COALESCE, SRIOVD_KEY_RT_CPUS, SRIOVD_KEY_RT_WAITING, NULL,
 };
+
+/* Its guest's RT CPUs as a list ("2,3"), "waiting" while it needs one and none is free, or "-". */
+static const char *tenant_rt_cpus(json_object *t, char *buf, size_t size) {
+        json_object *a = rec_get(t, SRIOVD_KEY_RT_CPUS);
+        size_t k = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; a && json_object_is_type(a, json_type_array) && i < json_object_array_length(a) &&
+                           k + 12 < size; i++)
+                k += (size_t) snprintf(buf + k, size - k, "%s%d", i ? "," : "",
+                                       json_object_get_int(json_object_array_get_idx(a, i)));
+        if (!buf[0])
+                snprintf(buf, size, "%s", rec_bool(t, SRIOVD_KEY_RT_WAITING) ? "waiting" : "-");
+        return buf;
+}
 
 static void tenant_print_row(json_object *t) {
         json_object *co = rec_get(t, SRIOVD_KEY_COALESCE);
-        char nodes[16] = "-", coalesce[32] = "class";
+        char nodes[16] = "-", coalesce[32] = "class", rt[64];
         int64_t node, rx = 0, tx = 0;
 
         if (rec_int(t, SRIOVD_KEY_NUMA_NODE, &node))
@@ -329,11 +344,11 @@ static void tenant_print_row(json_object *t) {
                 rec_int(co, SRIOVD_KEY_TX_USECS, &tx);
                 snprintf(coalesce, sizeof(coalesce), "%u/%u us", (unsigned) rx, (unsigned) tx);
         }
-        printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
+        printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %-10s %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
                dash(rec_str(t, SRIOVD_KEY_CLASS)), dash(rec_str(t, SRIOVD_KEY_KIND)),
                dash(rec_str(t, SRIOVD_KEY_ADDRESS)), dash(rec_str(t, SRIOVD_KEY_NETDEV)),
                dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)),
-               dash(rec_str(t, SRIOVD_KEY_DOMAIN)), nodes, coalesce);
+               dash(rec_str(t, SRIOVD_KEY_DOMAIN)), nodes, coalesce, tenant_rt_cpus(t, rt, sizeof(rt)));
 }
 
 static int cmd_tenants(sd_bus *bus, char **args, int n) {
@@ -346,8 +361,8 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
         if (arg_json)
                 out = json_object_new_array();
         else
-                printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %s\n", "TENANT", "CLASS", "KIND", "ADDRESS",
-                       "NETDEV", "MAC", "STATE", "DOMAIN", "NODE", "COALESCE");
+                printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %-10s %s\n", "TENANT", "CLASS", "KIND", "ADDRESS",
+                       "NETDEV", "MAC", "STATE", "DOMAIN", "NODE", "COALESCE", "RT-CPUS");
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *t = json_object_array_get_idx(rows, i);
                 if (arg_json)
@@ -363,6 +378,7 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
 /* A reply of one tenant record: JSON, or the one line `tenant` and `allocate` print. */
 static int tenant_reply(sd_bus_message *reply, bool with_class) {
         _cleanup_json_ json_object *t = NULL;
+        char rt[64];
         int r;
 
         r = reply_read(reply, &t);
@@ -374,10 +390,11 @@ static int tenant_reply(sd_bus_message *reply, bool with_class) {
                 _cleanup_json_ json_object *o = rec_mirror(t, tenant_keys);
                 json_print(o);
         } else if (with_class)
-                printf("%s: %s %s, class %s, netdev %s, MAC %s, %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
+                printf("%s: %s %s, class %s, netdev %s, MAC %s, %s, RT CPUs %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
                        dash(rec_str(t, SRIOVD_KEY_KIND)), dash(rec_str(t, SRIOVD_KEY_ADDRESS)),
                        dash(rec_str(t, SRIOVD_KEY_CLASS)), dash(rec_str(t, SRIOVD_KEY_NETDEV)),
-                       dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)));
+                       dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)),
+                       tenant_rt_cpus(t, rt, sizeof(rt)));
         else
                 printf("%s: %s %s, netdev %s, MAC %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
                        dash(rec_str(t, SRIOVD_KEY_KIND)), dash(rec_str(t, SRIOVD_KEY_ADDRESS)),

@@ -673,6 +673,14 @@ def test_rt_cpus(env, d, mon):
     assert not any(t["tenant"] == "rt-6" for t in env.tenants())
     second = env.rec("Allocate", "sssa{sv}", "rt-0-b", "rt-vcpu", "vm-rt-0", 1, "numa_node", "i", 0)
     assert second["rt_cpus"] == [got["rt-0"]], (second, got)
+    # What an operator reads: the tenant's line and the tenants table name the guest's RT CPU.
+    line = env.ctl("tenant", "rt-0-b").stdout
+    assert line.rstrip().endswith(f", RT CPUs {got['rt-0']}"), line
+    table = env.ctl("tenants").stdout.splitlines()
+    assert table[0].split()[-1] == "RT-CPUS", table[0]
+    rows = {l.split()[0]: l.split() for l in table[1:]}
+    assert rows["rt-1"][-1] == str(got["rt-1"]) and rows.get("t-virtio", ["-"])[-1] == "-", rows
+    assert env.ctl_json("tenant", "rt-1")["rt_cpus"] == [got["rt-1"]]
     env.ctl("release", "rt-3", check=0)
     r = env.rec("Allocate", "sssa{sv}", "rt-6", "rt-vcpu", "vm-rt-6", 1, "numa_node", "i", 0)
     assert r["rt_cpus"] == [got["rt-3"]], (r, got)
