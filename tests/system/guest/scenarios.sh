@@ -128,8 +128,11 @@ mkdir -p /var/lib/libvirt/images
 cp $T/l2-vmlinux /var/lib/libvirt/images/vmlinux
 cp $T/l2-initrd /var/lib/libvirt/images/initrd.img
 ip link add br0 type bridge 2>/dev/null; ip link set br0 up
+# l2-b, the RT guest, has a housekeeping vCPU besides its RT one; l2-c's QEMU owns a vhost worker.
 for d in l2-a l2-b l2-c l2-d; do
         sed "s/@NAME@/$d/" $T/domain-$([ $d = l2-a ] && echo os || echo noos).xml > /tmp/$d.xml
+        [ $d = l2-b ] && sed -i "s|<vcpu placement='static'>1</vcpu>|<vcpu placement='static'>2</vcpu>|" /tmp/$d.xml
+        [ $d = l2-c ] && sed -i "s|<emulator>.*</emulator>|<emulator>/usr/local/bin/qemu-vhost</emulator>|" /tmp/$d.xml
         out=$($V define /tmp/$d.xml 2>&1 && $V start $d 2>&1) || fail domains "$d: $out" libvirt
 done
 say "INFO domains: $($V list --name | tr '\n' ' ')"
@@ -174,6 +177,50 @@ pin_b() { $V vcpupin l2-b 0 2>/dev/null | awk '$1 ~ /^0/ {print $2}'; }
 if [ $rc = 0 ] && wait_for 20 sh -c "[ \"\$($V vcpupin l2-b 0 | awk '\$1 ~ /^0/ {print \$2}')\" = $RT_CPU ]"; then
         pass $S-rt-pinning "l2-b's vCPU 0 pinned to RT CPU $RT_CPU"
 else fail $S-rt-pinning "l2-b's vCPU 0 pinned to '$(pin_b)', want $RT_CPU" libvirt; fi
+# One placement for the RT guest (seed 004 with 002): vCPU 0 alone on the RT CPU, the rest on the
+# node's housekeeping CPU, FIFO on vCPU 0 only, memory on the NIC's node.
+emu_b() { $V emulatorpin l2-b 2>/dev/null | awk '{print $2}'; }
+vcpu1_b() { $V vcpupin l2-b 1 2>/dev/null | awk '{print $2}'; }
+xml_b=$($V dumpxml --inactive l2-b 2>&1)
+if [ "$(vcpu1_b)" = 0 ] && [ "$(emu_b)" = 0 ] && echo "$xml_b" | grep -q "<vcpusched vcpus='0' scheduler='fifo' priority='10'/>" &&
+        ! echo "$xml_b" | grep -q "<vcpusched vcpus='1'" && echo "$xml_b" | grep -q "<memory mode='strict' nodeset='1'/>"; then
+        pass rt-placement "l2-b: vCPU 1 and the emulator on housekeeping CPU 0, vcpusched fifo/10 on vCPU 0 only, numatune strict node 1"
+else fail rt-placement "l2-b: vCPU 1 on '$(vcpu1_b)', emulator on '$(emu_b)'; $(echo "$xml_b" | grep -E 'vcpusched|<memory mode' | tr -s ' ' | tr '\n' ' ')" libvirt; fi
+# vcpusched applies from the next start: QEMU's vCPU threads then carry it (TCG names them CPU N/TCG).
+vcpu_thread_sched() {   # vcpu_thread_sched DOMAIN N: policy:prio of QEMU's vCPU N thread
+        local q t; q=$(cat /run/libvirt/qemu/$1.pid 2>/dev/null) || return 1
+        for t in /proc/$q/task/*; do [ "$(cat $t/comm 2>/dev/null)" = "CPU $2/TCG" ] && sched_of ${t##*/} && return 0; done
+        return 1
+}
+$V destroy l2-b > /dev/null 2>&1; out=$($V start l2-b 2>&1) || say "INFO rt-fifo: virsh start l2-b: $out"
+if wait_for 20 sh -c "[ \"\$(vcpu_thread_sched l2-b 0)\" = 1:10 ] && [ \"\$(vcpu_thread_sched l2-b 1)\" = 0:0 ]" 2>/dev/null ||
+        { [ "$(vcpu_thread_sched l2-b 0)" = 1:10 ] && [ "$(vcpu_thread_sched l2-b 1)" = 0:0 ]; }; then
+        pass rt-fifo "after a start, l2-b's CPU 0/TCG thread is FIFO 10, CPU 1/TCG SCHED_OTHER"
+else fail rt-fifo "l2-b's vCPU threads: CPU 0 '$(vcpu_thread_sched l2-b 0)', CPU 1 '$(vcpu_thread_sched l2-b 1)' (want 1:10, 0:0)" libvirt; fi
+wait_for 20 sh -c "[ \"\$($V vcpupin l2-b 0 | awk '\$1 ~ /^0/ {print \$2}')\" = $RT_CPU ]"
+# RT CPUs are accounted between guests: this host has one (CPU 1, node 1), l2-b holds it. A second
+# RT guest is refused, naming the node and the holder; nothing of it stays.
+out=$(sriovctl allocate t-rt2 rt-guest --domain l2-d 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q "no RT CPU free on node 1" && echo "$out" | grep -q "l2-b" &&
+        ! sriovctl tenant t-rt2 > /dev/null 2>&1; then pass rt-refused "a second RT guest is refused: $(echo $out | head -c 200)"
+else fail rt-refused "allocate t-rt2: exit $rc: $out; $(sriovctl tenant t-rt2 2>&1)"; fi
+rt_b=$(sriovctl tenant t-rt 2>&1 | sed -n 's/.*, RT CPUs //p')
+[ "$rt_b" = $RT_CPU ] && pass rt-shown "sriovctl tenant t-rt: RT CPUs $rt_b" || fail rt-shown "sriovctl tenant t-rt: $(sriovctl tenant t-rt 2>&1)"
+# The virtio-net tenant's vhost worker (l2-c's QEMU owns one, qemu-vhost): on the housekeeping CPU at
+# the class's FIFO 3, and put back there when moved.
+qpid_c=$(cat /run/libvirt/qemu/l2-c.pid 2>/dev/null)
+vhost_c=; for t in /proc/[0-9]*; do [ "$(cat $t/comm 2>/dev/null)" = "vhost-$qpid_c" ] && vhost_c=${t##*/}; done
+vhost_at() { [ "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/$vhost_c/status 2>/dev/null)" = 0 ] && [ "$(sched_of $vhost_c)" = 1:3 ]; }
+vhost_is() { echo "CPUs $(awk '/^Cpus_allowed_list/ {print $2}' /proc/$vhost_c/status 2>/dev/null), sched $(sched_of $vhost_c)"; }
+if [ -n "$qpid_c" ] && [ -n "$vhost_c" ] && wait_for 12 vhost_at; then
+        pass vhost "l2-c's vhost-$qpid_c (TID $vhost_c): $(vhost_is)"
+        t_vh=$(date +%s); sleep 1
+        taskset -p -c 1 $vhost_c > /dev/null 2>&1
+        if wait_for 15 vhost_at && journalctl -u sriovd --since "@$t_vh" -o cat --no-pager | grep -q "Drift repaired: vhost-pin"; then
+                pass vhost-drift "moved to CPU 1 behind sriovd's back, back on CPU 0 within a drift check (logged)"
+        else fail vhost-drift "after taskset: $(vhost_is); journal: $(journalctl -u sriovd --since "@$t_vh" -o cat --no-pager | grep -i vhost | tail -n 2 | tr '\n' ' ')"; fi
+else fail vhost "l2-c's QEMU '$qpid_c', its vhost worker '$vhost_c': $(vhost_is); $(grep -h qemu-vhost /var/log/libvirt/qemu/l2-c.log 2>/dev/null | tail -n 2 | tr '\n' ' ')" libvirt; fi
+
 # False drift: sriovd's own changes are not drift.
 sleep 6
 nd=$(journalctl -u sriovd --since "@$t_alloc" MESSAGE_ID=$MID_DRIFT -o cat --no-pager | wc -l)
