@@ -58,7 +58,7 @@ typedef struct AllocRtCpu {
 typedef struct AllocPolicy {
         const AllocClass *classes;    /* copied by allocator_new(); names unique */
         size_t n_classes;
-        unsigned headroom;            /* free VFs sriov-preferred tenants may not take */
+        unsigned headroom;            /* free VFs per NUMA node sriov-preferred tenants may not take */
         double target_utilization;    /* 0 < t <= 1; caps the headroom, see allocator.c */
         size_t max_tenants;           /* 0 = ALLOC_TENANTS_DEFAULT */
 } AllocPolicy;
