@@ -223,3 +223,5 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
 /* The node tenant s's RT CPUs belong on: its VF's, else its guest's. */
 int alloc_rt_node(const Allocator *a, const Tenant *t);
 int alloc_rt_verify(const Allocator *a);
+/* The pool index of RT CPU cpu, SIZE_MAX when it is not in the pool. */
+size_t alloc_rt_cpu_index(const Allocator *a, unsigned cpu);
