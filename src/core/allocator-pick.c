@@ -233,7 +233,8 @@ void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char
 }
 
 void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size) {
-        unsigned b = g >= 0 ? bucket(g) : 0, here = g >= 0 ? a->free_by_node[b] : 0, h = g >= 0 ? node_headroom(a, b) : 0;
+        unsigned b = g >= 0 ? bucket(g) : 0;
+        unsigned here = g >= 0 ? a->free_by_node[b] : 0, h = g >= 0 ? node_headroom(a, b) : 0;
         unsigned elsewhere = a->n_free - here;
         const char *until = "; virtio-net until one frees";
         int k;
