@@ -58,7 +58,7 @@ typedef struct AllocRtCpu {
 typedef struct AllocPolicy {
         const AllocClass *classes;    /* copied by allocator_new(); names unique */
         size_t n_classes;
-        unsigned headroom;            /* free VFs sriov-preferred tenants may not take */
+        unsigned headroom;            /* free VFs per NUMA node sriov-preferred tenants may not take */
         double target_utilization;    /* 0 < t <= 1; caps the headroom, see allocator.c */
         size_t max_tenants;           /* 0 = ALLOC_TENANTS_DEFAULT */
 } AllocPolicy;
@@ -179,6 +179,20 @@ typedef struct AllocStats {
         size_t rt_guests, rt_guests_waiting;
 } AllocStats;
 
+/* The RT CPUs of one NUMA node and their use: what operators and controllers see of the pool. */
+typedef struct AllocRtNode {
+        int numa_node;                /* -1 = unknown (CPUs), or any node (waiting guests) */
+        unsigned cpus;                /* RT CPUs of the pool on the node */
+        unsigned booked;              /* of them, booked by at least one guest */
+        unsigned shared;              /* of the booked, serving more than one guest (rt_share > 1) */
+        /* More guests the booked CPUs may still take, each up to the least rt_share of the guests
+         * it serves: room only for a class that shares as well. */
+        unsigned room;
+        unsigned guests;              /* guests holding RT CPUs of the node */
+        unsigned waiting;             /* guests of a falling-back class placed without, to be booked here */
+} AllocRtNode;
+#define ALLOC_RT_NODES_MAX (ALLOC_NODES_MAX + 1)
+
 typedef struct Allocator Allocator;
 
 /* [A-Za-z0-9._-]{1,63}, and not "." or ".." (ids name state files). */
@@ -257,6 +271,9 @@ int allocator_find_tenant(const Allocator *a, const char *id, AllocTenant *ret);
 /* The tenant id holding the VF, NULL when free or unknown. */
 const char *allocator_vf_holder(const Allocator *a, const char *vf);
 void allocator_stats(const Allocator *a, AllocStats *ret);
+/* Per NUMA node with RT CPUs or guests for them, node order with -1 last: up to n rows into ret;
+ * returns how many there are (at most ALLOC_RT_NODES_MAX). The rows add up to AllocStats' rt_*. */
+size_t allocator_rt_nodes(const Allocator *a, AllocRtNode *ret, size_t n);
 
 /* Internal consistency (holders, counters, the waiting order): 0, or -EUCLEAN. For tests. */
 int allocator_verify(const Allocator *a);

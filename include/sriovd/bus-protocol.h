@@ -51,6 +51,13 @@
 #define SRIOVD_KEY_TX_USECS "tx_usecs"
 #define SRIOVD_KEY_RT_CPUS "rt_cpus"          /* au: its guest's booked RT CPUs, vCPU 0's first, when booked */
 #define SRIOVD_KEY_RT_WAITING "rt_waiting"    /* b: its class books RT CPUs: true while none is free for it */
+/* An RT CPU node record (the Manager's RtCpuNodes property), with numa_node when the node is known. */
+#define SRIOVD_KEY_CPUS "cpus"                /* u, always: RT CPUs of the node */
+#define SRIOVD_KEY_BOOKED "booked"            /* u, always: of them, booked by a guest */
+#define SRIOVD_KEY_SHARED "shared"            /* u, always: of the booked, serving more than one guest */
+#define SRIOVD_KEY_ROOM "room"                /* u, always: guests the booked CPUs may still take (rt_share) */
+#define SRIOVD_KEY_GUESTS "guests"            /* u, always: guests holding RT CPUs there */
+#define SRIOVD_KEY_WAITING "waiting"          /* u, always: guests placed without, waiting for one there */
 /* Device records (besides address, kind, pf, netdev, numa_node, path, tenant) */
 #define SRIOVD_KEY_DRIVER "driver"            /* s: when bound */
 #define SRIOVD_KEY_NUM_VFS "num_vfs"          /* u, PFs */

@@ -98,6 +98,8 @@ size_t manager_n_tenants(const Manager *m);
 /* The i-th tenant in id order; -ERANGE past the end. */
 int manager_tenant(const Manager *m, size_t i, TenantInfo *ret);
 void manager_alloc_summary(const Manager *m, AllocSummary *ret);
+/* The RT CPU pool and its use per NUMA node: up to n rows into ret, returns how many there are. */
+size_t manager_rt_nodes(const Manager *m, AllocRtNode *ret, size_t n);
 /* Let the next cycle change the VF count of pf although tenants hold its VFs (D-Bus, forced). */
 int manager_force_num_vfs(Manager *m, const char *pf);
 /* Run a cycle now (D-Bus Verify/Reload, sriovctl); same result as the drift timer's. */

@@ -108,6 +108,8 @@ int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, Tena
 size_t tenants_count(const Tenants *t);
 int tenants_nth(const Tenants *t, const Inventory *inv, size_t i, TenantInfo *ret);
 void tenants_stats(const Tenants *t, AllocStats *ret);
+/* allocator_rt_nodes() of the tenants' allocator (0 rows before there is one). */
+size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n);
 double tenants_target(const Tenants *t);
 /* The tenant's libvirt domain, "" for none or an unknown tenant. */
 const char *tenants_domain(const Tenants *t, const char *tenant);

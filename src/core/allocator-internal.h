@@ -124,13 +124,26 @@ static inline bool vf_acceptable(const PoolVf *p, int node, const AllocClass *c)
         return vf_usable(&p->vf) && (vf_local(p, node) || c->allow_remote_numa);
 }
 
-static inline unsigned effective_headroom(const Allocator *a) {
-        double want = a->target * a->n_usable;
+/*
+ * The headroom kept on one node (bucket b): min(headroom, usable_b - ceil(target * usable_b)).
+ * Per node because a sriov-required arrival wants a VF on its own node: free VFs elsewhere are no
+ * headroom for it. The target caps it per node too, so every node, and with them the host, can
+ * reach the target; see allocator.c's opening comment.
+ */
+static inline unsigned node_headroom(const Allocator *a, unsigned b) {
+        unsigned usable = a->usable_by_node[b];
+        double want = a->target * usable;
         unsigned need = (unsigned) want;
 
         if (need < want - 1e-9)
                 need++;
-        return MIN(a->headroom, a->n_usable > need ? a->n_usable - need : 0);
+        return MIN(a->headroom, usable > need ? usable - need : 0);
+}
+
+/* The free VFs of bucket b a sriov-preferred tenant may take: those above its headroom. */
+static inline unsigned node_spare(const Allocator *a, unsigned b) {
+        unsigned h = node_headroom(a, b);
+        return a->free_by_node[b] > h ? a->free_by_node[b] - h : 0;
 }
 
 static inline bool tenant_waits(const Allocator *a, const Tenant *t) {
@@ -172,6 +185,8 @@ _printf_(6, 7) int alloc_decide(AllocDecisions *d, AllocDecisionKind kind, const
 void alloc_where(const Allocator *a, const Tenant *t, char *buf, size_t size);
 bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, uint32_t exclude, Pick *ret);
 bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *ret);
+/* The free VFs above the headroom, over every node. */
+unsigned alloc_spare_total(const Allocator *a);
 void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size);
 void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size);
 int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d);
@@ -208,3 +223,5 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
 /* The node tenant s's RT CPUs belong on: its VF's, else its guest's. */
 int alloc_rt_node(const Allocator *a, const Tenant *t);
 int alloc_rt_verify(const Allocator *a);
+/* The pool index of RT CPU cpu, SIZE_MAX when it is not in the pool. */
+size_t alloc_rt_cpu_index(const Allocator *a, unsigned cpu);

@@ -53,6 +53,9 @@ void alloc_where(const Allocator *a, const Tenant *t, char *buf, size_t size) {
         else if (p->vf.numa_node < 0)
                 snprintf(buf, size, "remote NUMA: VF node unknown, guest on node %d; class %s allows it",
                          t->node, tenant_class(a, t)->name);
+        else if (tenant_class(a, t)->vnic == VNIC_SRIOV_PREFERRED)
+                snprintf(buf, size, "remote NUMA: VF on node %d, none free above the headroom on guest's node %d; "
+                         "class %s allows it", p->vf.numa_node, t->node, tenant_class(a, t)->name);
         else
                 snprintf(buf, size, "remote NUMA: VF on node %d, none free on guest's node %d; class %s allows it",
                          p->vf.numa_node, t->node, tenant_class(a, t)->name);
@@ -74,14 +77,33 @@ static unsigned fullest_bucket(const Allocator *a, unsigned skip) {
         return best;
 }
 
-/* The free usable VF for a guest on node g: on g, or (g < 0 or remote) on the fullest other node. */
-static uint32_t find_free(const Allocator *a, int g, bool remote) {
-        unsigned b;
+/* Bucket with the most free VFs above its headroom, skipping skip; ties as fullest_bucket(). */
+static unsigned sparest_bucket(const Allocator *a, unsigned skip) {
+        unsigned best = N_BUCKETS, most = 0;
 
-        if (g >= 0 && !remote)
-                b = bucket(g);
-        else
-                b = fullest_bucket(a, g >= 0 ? bucket(g) : N_BUCKETS);
+        for (unsigned k = 1; k <= N_BUCKETS; k++) {
+                unsigned b = k % N_BUCKETS, n;
+                if (b == skip)
+                        continue;
+                n = node_spare(a, b);
+                if (n > most) {
+                        most = n;
+                        best = b;
+                }
+        }
+        return best;
+}
+
+unsigned alloc_spare_total(const Allocator *a) {
+        unsigned n = 0;
+
+        for (unsigned b = 0; b < N_BUCKETS; b++)
+                n += node_spare(a, b);
+        return n;
+}
+
+/* The lowest-addressed free usable VF of bucket b. */
+static uint32_t first_free_on(const Allocator *a, unsigned b) {
         if (b >= N_BUCKETS || a->free_by_node[b] == 0)
                 return NO_VF;
         for (size_t v = 0; v < a->n_pool; v++) {
@@ -90,6 +112,20 @@ static uint32_t find_free(const Allocator *a, int g, bool remote) {
                         return (uint32_t) v;
         }
         return NO_VF;
+}
+
+/* The free usable VF for a guest on node g: on g, or (g < 0 or remote) on the fullest other node. */
+static uint32_t find_free(const Allocator *a, int g, bool remote) {
+        if (g >= 0 && !remote)
+                return first_free_on(a, bucket(g));
+        return first_free_on(a, fullest_bucket(a, g >= 0 ? bucket(g) : N_BUCKETS));
+}
+
+/* The same for a sriov-preferred tenant: only a node with free VFs above its headroom will do. */
+static uint32_t find_spare(const Allocator *a, int g, bool remote) {
+        if (g >= 0 && !remote)
+                return node_spare(a, bucket(g)) > 0 ? first_free_on(a, bucket(g)) : NO_VF;
+        return first_free_on(a, sparest_bucket(a, g >= 0 ? bucket(g) : N_BUCKETS));
 }
 
 /* The sriov-preferred tenant to downgrade on node g (remote: off g; g < 0: anywhere). */
@@ -143,10 +179,8 @@ bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, uint32_
 }
 
 bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *ret) {
-        if (a->n_free <= effective_headroom(a))
-                return false;
         for (int remote = 0; remote <= (g >= 0 && c->allow_remote_numa); remote++) {
-                uint32_t v = find_free(a, g, remote);
+                uint32_t v = find_spare(a, g, remote);
                 if (v != NO_VF) {
                         *ret = (Pick) { .vf = v, .victim = NO_SLOT, .remote = remote };
                         return true;
@@ -155,12 +189,17 @@ bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *
         return false;
 }
 
-/* Whether alloc_pick_preferred() can succeed, in O(1): the fill loop asks it of every waiting tenant. */
-static bool can_pick_preferred(const Allocator *a, int g, const AllocClass *c) {
-        if (a->n_free <= effective_headroom(a))
+/* Whether alloc_pick_preferred() can succeed, in O(1) given spare = alloc_spare_total(): the fill
+ * loop asks it of every waiting tenant. */
+static bool can_pick_preferred(const Allocator *a, int g, const AllocClass *c, unsigned spare) {
+        unsigned here;
+
+        if (spare == 0)
                 return false;
-        return g < 0 || a->free_by_node[bucket(g)] > 0 ||
-               (c->allow_remote_numa && a->n_free > a->free_by_node[bucket(g)]);
+        if (g < 0)
+                return true;
+        here = node_spare(a, bucket(g));
+        return here > 0 || (c->allow_remote_numa && spare > here);
 }
 
 static bool can_pick_required(const Allocator *a, int g, const AllocClass *c) {
@@ -194,18 +233,41 @@ void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char
 }
 
 void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size) {
-        unsigned h = effective_headroom(a);
+        unsigned b = g >= 0 ? bucket(g) : 0;
+        unsigned here = g >= 0 ? a->free_by_node[b] : 0, h = g >= 0 ? node_headroom(a, b) : 0;
+        unsigned elsewhere = a->n_free - here;
+        const char *until = "; virtio-net until one frees";
+        int k;
 
-        if (a->n_usable == 0)
+        if (a->n_usable == 0) {
                 snprintf(buf, size, "no usable VF in the pool; virtio-net until one appears");
-        else if (a->n_free == 0)
-                snprintf(buf, size, "all %u usable VFs are held; virtio-net until one frees", a->n_usable);
-        else if (a->n_free <= h)
-                snprintf(buf, size, "the %u free VFs are the headroom kept for sriov-required tenants (%u); "
-                         "virtio-net until one frees", a->n_free, h);
+                return;
+        }
+        if (a->n_free == 0) {
+                snprintf(buf, size, "all %u usable VFs are held%s", a->n_usable, until);
+                return;
+        }
+        if (g < 0) {
+                snprintf(buf, size, "the %u free VFs are the headroom each node keeps for sriov-required tenants%s",
+                         a->n_free, until);
+                return;
+        }
+        /* The guest's node first: that is where its VF would be. */
+        if (here == 0)
+                k = snprintf(buf, size, "no free VF on NUMA node %d", g);
         else
-                snprintf(buf, size, "no free VF on NUMA node %d and class %s does not allow remote NUMA; "
-                         "virtio-net until one frees", g, c->name);
+                k = snprintf(buf, size, "the %u free VFs on NUMA node %d are its headroom kept for sriov-required "
+                             "tenants (%u)", here, g, h);
+        if (k < 0 || (size_t) k >= size)
+                return;
+        if (elsewhere == 0)
+                snprintf(buf + k, size - (size_t) k, "%s", until);
+        else if (!c->allow_remote_numa)
+                snprintf(buf + k, size - (size_t) k, "; class %s does not allow remote NUMA (%u VFs free elsewhere)%s",
+                         c->name, elsewhere, until);
+        else
+                snprintf(buf + k, size - (size_t) k, ", and the %u free elsewhere are their nodes' headroom%s",
+                         elsewhere, until);
 }
 
 /*
@@ -257,6 +319,7 @@ int alloc_take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d) 
  * upgrades of sriov-preferred ones while more VFs are free than the headroom.
  */
 int alloc_fill(Allocator *a, AllocDecisions *d) {
+        unsigned spare = alloc_spare_total(a);
         size_t i = 0;
         int r;
 
@@ -280,11 +343,12 @@ int alloc_fill(Allocator *a, AllocDecisions *d) {
                         alloc_where(a, t, why, sizeof(why));
                         r = alloc_decide(d, ALLOC_DECISION_VF, t, NULL, vf_addr(a, t),
                                    "sriov-required tenant without a NIC gets a VF, %s", why);
+                        spare = alloc_spare_total(a);
                 } else {
-                        /* Everything from here on is sriov-preferred: all need a VF above the headroom. */
-                        if (a->n_free <= effective_headroom(a))
+                        /* Everything from here on is sriov-preferred: all need a VF above a node's headroom. */
+                        if (spare == 0)
                                 break;
-                        if (!can_pick_preferred(a, t->node, c) || !alloc_pick_preferred(a, t->node, c, &p)) {
+                        if (!can_pick_preferred(a, t->node, c, spare) || !alloc_pick_preferred(a, t->node, c, &p)) {
                                 i++;
                                 continue;
                         }
@@ -293,6 +357,7 @@ int alloc_fill(Allocator *a, AllocDecisions *d) {
                         alloc_tenant_relist(a, s);
                         alloc_where(a, t, why, sizeof(why));
                         r = alloc_decide(d, ALLOC_DECISION_UPGRADE, t, NULL, vf_addr(a, t), "VF free, %s", why);
+                        spare--;   /* one VF above its node's headroom taken; the headrooms stay */
                 }
                 if (r < 0)
                         return r;

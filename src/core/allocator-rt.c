@@ -37,7 +37,7 @@ static uint32_t guest_find(const Allocator *a, const char *key) {
         return NO_GUEST;
 }
 
-static size_t rt_index(const Allocator *a, unsigned cpu) {
+size_t alloc_rt_cpu_index(const Allocator *a, unsigned cpu) {
         for (size_t i = 0; i < a->n_rt; i++)
                 if (a->rt[i].cpu == cpu)
                         return i;
@@ -145,7 +145,7 @@ static void unbook(Allocator *a, RtGuest *g) {
         memcpy(cpus, g->cpus, sizeof(cpus));
         g->n_cpus = 0;
         for (unsigned k = 0; k < n; k++) {
-                size_t i = rt_index(a, cpus[k]);
+                size_t i = alloc_rt_cpu_index(a, cpus[k]);
                 if (i != SIZE_MAX)
                         recompute_cap(a, i);
         }
@@ -207,7 +207,7 @@ static bool guest_fits(const Allocator *a, const RtGuest *g, unsigned want, unsi
         unsigned n = 0, need = want > g->n_cpus ? want - g->n_cpus : 0;
 
         for (unsigned k = 0; k < g->n_cpus; k++) {
-                size_t i = rt_index(a, g->cpus[k]);
+                size_t i = alloc_rt_cpu_index(a, g->cpus[k]);
                 if (i != SIZE_MAX && a->rt[i].users > share)
                         return false;
         }
@@ -325,7 +325,7 @@ static int guest_grow(Allocator *a, RtGuest *g, const Tenant *t, unsigned want, 
                 return 1;
         g->share = MIN(g->share, share);
         for (unsigned k = 0; k < g->n_cpus; k++)
-                recompute_cap(a, rt_index(a, g->cpus[k]));
+                recompute_cap(a, alloc_rt_cpu_index(a, g->cpus[k]));
         if (want <= old)
                 return 0;
         book(a, g, idx, want - old);
@@ -486,7 +486,7 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
 
         /* The saved CPUs, when each is still an RT CPU with room; else the reconcile re-books. */
         for (unsigned k = 0; k < MIN(n, want); k++) {
-                idx[k] = rt_index(a, cpus[k]);
+                idx[k] = alloc_rt_cpu_index(a, cpus[k]);
                 if (idx[k] == SIZE_MAX) {
                         snprintf(g->lost, sizeof(g->lost), "saved RT CPU %u is not an RT CPU now", cpus[k]);
                         break;
@@ -550,7 +550,7 @@ int allocator_set_rt_cpus(Allocator *a, const AllocRtCpu *cpus, size_t n, AllocD
                 if (x->n_tenants == 0 || x->n_cpus == 0)
                         continue;
                 for (unsigned k = 0; k < x->n_cpus; k++) {
-                        size_t i = rt_index(a, x->cpus[k]);
+                        size_t i = alloc_rt_cpu_index(a, x->cpus[k]);
                         if (i == SIZE_MAX) {
                                 snprintf(x->lost, sizeof(x->lost), "RT CPU %u left the RT CPUs", (unsigned) x->cpus[k]);
                                 x->n_cpus = 0;
@@ -588,7 +588,7 @@ int alloc_rt_verify(const Allocator *a) {
                 if (x->n_cpus != 0 && x->n_cpus != x->want)
                         return -EUCLEAN;
                 for (unsigned k = 0; k < x->n_cpus; k++) {
-                        if (rt_index(a, x->cpus[k]) == SIZE_MAX)
+                        if (alloc_rt_cpu_index(a, x->cpus[k]) == SIZE_MAX)
                                 return -EUCLEAN;
                         for (unsigned j = 0; j < k; j++)
                                 if (x->cpus[j] == x->cpus[k])

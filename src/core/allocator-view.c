@@ -116,6 +116,50 @@ void allocator_stats(const Allocator *a, AllocStats *ret) {
         *ret = st;
 }
 
+size_t allocator_rt_nodes(const Allocator *a, AllocRtNode *ret, size_t n) {
+        AllocRtNode rows[N_BUCKETS] = {};
+        size_t k = 0;
+
+        for (size_t i = 0; i < a->n_rt; i++) {
+                const RtCpu *c = &a->rt[i];
+                AllocRtNode *r = &rows[bucket(c->node)];
+
+                r->cpus++;
+                r->booked += c->users > 0;
+                r->shared += c->users > 1;
+                if (c->users > 0 && c->cap > c->users)
+                        r->room += c->cap - c->users;
+        }
+        for (size_t g = 0; g < a->n_guests; g++) {
+                const RtGuest *x = &a->guests[g];
+                size_t i;
+
+                if (x->n_tenants == 0)
+                        continue;
+                if (x->n_cpus == 0) {
+                        rows[bucket(x->node)].waiting++;
+                        continue;
+                }
+                /* A guest's CPUs are all on one node: its first one's. */
+                i = alloc_rt_cpu_index(a, x->cpus[0]);
+                if (i != SIZE_MAX)
+                        rows[bucket(a->rt[i].node)].guests++;
+        }
+        /* Node 0 first, the unknown node (bucket 0) last, as the allocator breaks ties. */
+        for (unsigned j = 1; j <= N_BUCKETS; j++) {
+                unsigned b = j % N_BUCKETS;
+                AllocRtNode *r = &rows[b];
+
+                if (r->cpus == 0 && r->guests == 0 && r->waiting == 0)
+                        continue;
+                r->numa_node = (int) b - 1;
+                if (k < n)
+                        ret[k] = *r;
+                k++;
+        }
+        return k;
+}
+
 int allocator_verify(const Allocator *a) {
         unsigned usable = 0, nfree = 0, pref = 0, free_by[N_BUCKETS] = {}, pref_by[N_BUCKETS] = {};
         size_t used = 0, waiting = 0, waiting_required = 0;

@@ -12,14 +12,23 @@
  *    other nodes (the decision says remote). Nothing: refused, with the reason. Headroom does
  *    not apply: it exists for these arrivals. The kind of class dominates rank: a required
  *    tenant of any rank displaces a preferred one of any rank (objective 1).
- *  - sriov-preferred: a free VF on g, then elsewhere if C allows remote NUMA, but only while
- *    more VFs are free than the effective headroom; else virtio-net, and the tenant waits.
- * The effective headroom is min(headroom, usable - ceil(target * usable)): held-back VFs
- * never keep utilization below target.
+ *  - sriov-preferred: a free VF on g, then elsewhere if C allows remote NUMA, but on a node
+ *    only while it has more VFs free than its effective headroom; else virtio-net, and the
+ *    tenant waits.
+ * The headroom is kept on each node (unknown node counted as one): a sriov-required arrival
+ * wants a VF on its guest's node, so free VFs on another node are no headroom for it, and a
+ * global count let sriov-preferred tenants empty one node while another kept the "headroom".
+ * A node's effective headroom is min(headroom, usable_n - ceil(target * usable_n)), with
+ * usable_n its usable VFs: the target stays a cap, applied per node as well. Held back that
+ * way, every node can reach the target with sriov-preferred demand, so the host does
+ * (sum over nodes of allocated_n >= target * usable_n); a global cap shared out between nodes
+ * would need a rule for which node keeps less, and a VF change on one node would move the
+ * headroom of another. The price: a node with few VFs keeps less back (8 VFs at 85%: 1).
  *
  * Tie-breaks, never pointer or slot order: a free VF is the lowest address on the node;
- * with no preference (or among remote nodes) the node with the most free VFs, then the
- * lowest node number, unknown node last. The downgrade victim is the lowest rank, then the
+ * with no preference (or among remote nodes) the node with the most free VFs (for
+ * sriov-preferred: the most free above its headroom), then the lowest node number, unknown
+ * node last. The downgrade victim is the lowest rank, then the
  * latest arrival (its VF has served it the shortest). Waiting tenants are served
  * sriov-required first, then higher rank, then earlier arrival, then id; that is also the
  * order in which a pool change re-places tenants. The arrival sequence is per allocator,
@@ -27,8 +36,8 @@
  *
  * Whenever VFs become free (release, re-class, pool change) the waiting tenants are served
  * in that order: a sriov-required tenant without a NIC first (downgrading if it must), then
- * sriov-preferred tenants on virtio-net are upgraded while more VFs are free than the
- * effective headroom. A sriov-required tenant is never downgraded; it loses its VF only
+ * sriov-preferred tenants on virtio-net are upgraded while a node they may use has more VFs
+ * free than its effective headroom. A sriov-required tenant is never downgraded; it loses its VF only
  * when the VF itself goes away, and then waits without a NIC ahead of everyone else.
  *
  * Re-class (a request for an existing tenant with another class or node): the tenant keeps

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -153,6 +154,42 @@ static int call_list(sd_bus *bus, const char *method, json_object **ret) {
 
 /* ---- status ---- */
 
+static const char *const rt_node_keys[] = {
+        SRIOVD_KEY_NUMA_NODE, SRIOVD_KEY_CPUS, SRIOVD_KEY_BOOKED, SRIOVD_KEY_SHARED,
+        SRIOVD_KEY_ROOM, SRIOVD_KEY_GUESTS, SRIOVD_KEY_WAITING, NULL,
+};
+
+/* One line per NUMA node of RtCpuNodes (absent: an older sriovd, nothing to say). */
+static void print_rt_nodes(json_object *nodes) {
+        size_t n = nodes && json_object_is_type(nodes, json_type_array) ? json_object_array_length(nodes) : 0;
+
+        if (!nodes)
+                return;
+        if (n == 0) {
+                printf("RT CPUs:     none\n");
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *r = json_object_array_get_idx(nodes, i);
+                int64_t node = -1, cpus = 0, booked = 0, shared = 0, room = 0, guests = 0, waiting = 0;
+                char where[32];
+
+                if (!rec_int(r, SRIOVD_KEY_NUMA_NODE, &node))
+                        snprintf(where, sizeof(where), "node unknown");
+                else
+                        snprintf(where, sizeof(where), "node %" PRId64, node);
+                rec_int(r, SRIOVD_KEY_CPUS, &cpus);
+                rec_int(r, SRIOVD_KEY_BOOKED, &booked);
+                rec_int(r, SRIOVD_KEY_SHARED, &shared);
+                rec_int(r, SRIOVD_KEY_ROOM, &room);
+                rec_int(r, SRIOVD_KEY_GUESTS, &guests);
+                rec_int(r, SRIOVD_KEY_WAITING, &waiting);
+                printf("%-13s%s: %" PRId64 " of %" PRId64 " booked, %" PRId64 " shared (room for %" PRId64
+                       "), %" PRId64 " guests, %" PRId64 " waiting\n",
+                       i == 0 ? "RT CPUs:" : "", where, booked, cpus, shared, room, guests, waiting);
+        }
+}
+
 static int cmd_status(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         _cleanup_json_ json_object *props = NULL;
@@ -186,6 +223,7 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                 target = json_object_get_double(v);
         bool rt = rec_bool(props, "RealTime"), thr = rec_bool(props, "ThreadedIrqs"),
              rtnet = rec_bool(props, "RtnetPrio"), iommu = rec_bool(props, "Iommu");
+        json_object *rt_nodes = rec_get(props, "RtCpuNodes");
 
         if (arg_json) {
                 _cleanup_json_ json_object *o = json_object_new_object();
@@ -200,6 +238,13 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                 json_set(o, "vf_utilization", json_double(util));
                 json_set(o, "vf_target", json_double(target));
                 json_set(o, "tenants", json_object_new_int64(tenants));
+                if (rt_nodes && json_object_is_type(rt_nodes, json_type_array)) {
+                        json_object *rows = json_object_new_array();
+                        for (size_t i = 0; i < json_object_array_length(rt_nodes); i++)
+                                json_object_array_add(rows, rec_mirror(json_object_array_get_idx(rt_nodes, i),
+                                                                       rt_node_keys));
+                        json_set(o, "rt_cpus", rows);
+                }
                 json_set(kernel, "real_time", json_object_new_boolean(rt));
                 json_set(kernel, "threaded_irqs", json_object_new_boolean(thr));
                 json_set(kernel, "rtnet_prio", json_object_new_boolean(rtnet));
@@ -212,6 +257,7 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
         printf("VFs:         %u total, %u usable, %u allocated (%.1f%%, target %.0f%%)\n", (unsigned) total,
                (unsigned) usable, (unsigned) allocated, util * 100, target * 100);
         printf("Tenants:     %u\n", (unsigned) tenants);
+        print_rt_nodes(rt_nodes);
         printf("Kernel:      PREEMPT_RT %s, threaded IRQs %s, rtnet_prio %s, IOMMU %s\n", rt ? "yes" : "no",
                thr ? "yes" : "no", rtnet ? "yes" : "no", iommu ? "yes" : "no");
         return EXIT_OK;

@@ -29,6 +29,9 @@ typedef struct BusProps {
         double utilization, target;
         bool real_time, threaded_irqs, rtnet_prio, iommu;
         const char *state;
+        /* RtCpuNodes; rows past n_rt_nodes are zero, so the arrays compare whole. */
+        AllocRtNode rt_nodes[ALLOC_RT_NODES_MAX];
+        size_t n_rt_nodes;
 } BusProps;
 
 /* A tenant as last announced (InterfacesAdded / PropertiesChanged), to say only what changed. */
@@ -108,6 +111,8 @@ int bus_append_tenant_record(sd_bus_message *m, const TenantInfo *t);
 int bus_reply_tenant_record(sd_bus_message *call, const TenantInfo *t);
 int bus_append_pf_record(sd_bus_message *m, const Pf *pf);
 int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const char *tenant);
+/* One NUMA node's RT CPUs (RtCpuNodes), numa_node absent for the unknown node. */
+int bus_append_rt_node_record(sd_bus_message *m, const AllocRtNode *n);
 int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device);
 int bus_append_action_record(sd_bus_message *m, const Action *a);
 int bus_append_note_record(sd_bus_message *m, const PlanNote *n);

@@ -131,6 +131,28 @@ int bus_append_pf_record(sd_bus_message *m, const Pf *pf) {
         return r;
 }
 
+int bus_append_rt_node_record(sd_bus_message *m, const AllocRtNode *n) {
+        int r = sd_bus_message_open_container(m, 'a', "{sv}");
+
+        if (r >= 0 && n->numa_node >= 0)
+                r = append_i(m, SRIOVD_KEY_NUMA_NODE, n->numa_node);
+        if (r >= 0)
+                r = append_u(m, SRIOVD_KEY_CPUS, n->cpus);
+        if (r >= 0)
+                r = append_u(m, SRIOVD_KEY_BOOKED, n->booked);
+        if (r >= 0)
+                r = append_u(m, SRIOVD_KEY_SHARED, n->shared);
+        if (r >= 0)
+                r = append_u(m, SRIOVD_KEY_ROOM, n->room);
+        if (r >= 0)
+                r = append_u(m, SRIOVD_KEY_GUESTS, n->guests);
+        if (r >= 0)
+                r = append_u(m, SRIOVD_KEY_WAITING, n->waiting);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const char *tenant) {
         int r;
 

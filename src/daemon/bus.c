@@ -14,6 +14,7 @@
 static void bus_props_read(Bus *b, BusProps *ret) {
         const Inventory *inv = manager_inventory(b->manager);
         AllocSummary s;
+        size_t n;
 
         manager_alloc_summary(b->manager, &s);
         *ret = (BusProps) {
@@ -29,6 +30,18 @@ static void bus_props_read(Bus *b, BusProps *ret) {
                 .iommu = inv && inv->caps.iommu,
                 .state = manager_state(b->manager),
         };
+        n = manager_rt_nodes(b->manager, ret->rt_nodes, ELEMENTSOF(ret->rt_nodes));
+        ret->n_rt_nodes = MIN(n, ELEMENTSOF(ret->rt_nodes));
+}
+
+static int append_rt_nodes(sd_bus_message *reply, const BusProps *p) {
+        int r = sd_bus_message_open_container(reply, 'a', "a{sv}");
+
+        for (size_t i = 0; r >= 0 && i < p->n_rt_nodes; i++)
+                r = bus_append_rt_node_record(reply, &p->rt_nodes[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
 }
 
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -63,6 +76,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
                 return sd_bus_message_append(reply, "b", (int) p.iommu);
         if (streq(property, "State"))
                 return sd_bus_message_append(reply, "s", p.state);
+        if (streq(property, "RtCpuNodes"))
+                return append_rt_nodes(reply, &p);
         return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property %s", property);
 }
 
@@ -90,6 +105,8 @@ static void bus_announce_properties(Bus *b) {
 #undef CHANGED
         if (!streq_ptr(p.state, o->state))
                 changed[n++] = "State";
+        if (p.n_rt_nodes != o->n_rt_nodes || memcmp(p.rt_nodes, o->rt_nodes, sizeof(p.rt_nodes)) != 0)
+                changed[n++] = "RtCpuNodes";
         changed[n] = NULL;
         *o = p;
         if (n == 0)
@@ -401,6 +418,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("RtnetPrio", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Iommu", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("State", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RtCpuNodes", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 
         /* UNPRIVILEGED: sd-bus would otherwise demand CAP_SYS_ADMIN; access is checked per method. */
         SD_BUS_METHOD_WITH_ARGS("Ping", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_ping, SD_BUS_VTABLE_UNPRIVILEGED),

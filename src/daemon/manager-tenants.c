@@ -251,6 +251,10 @@ void manager_alloc_summary(const Manager *m, AllocSummary *ret) {
         };
 }
 
+size_t manager_rt_nodes(const Manager *m, AllocRtNode *ret, size_t n) {
+        return m->tenants ? tenants_rt_nodes(m->tenants, ret, n) : 0;
+}
+
 int manager_force_num_vfs(Manager *m, const char *pf) {
         if (!pci_addr_valid(pf))
                 return -EINVAL;

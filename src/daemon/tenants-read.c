@@ -81,6 +81,10 @@ void tenants_stats(const Tenants *t, AllocStats *ret) {
                 *ret = (AllocStats) {};
 }
 
+size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n) {
+        return t->alloc ? allocator_rt_nodes(t->alloc, ret, n) : 0;
+}
+
 const char *tenants_domain(const Tenants *t, const char *tenant) {
         const Extra *e = tenants_extra_find(t, tenant);
         return e ? e->domain : "";

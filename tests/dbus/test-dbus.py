@@ -662,17 +662,41 @@ def test_rt_cpus(env, d, mon):
     # RT CPUs are booked per guest like VFs: node 0 of the fixture has RT CPUs 2-7. Six rt-vcpu
     # guests there get one each, none twice; a seventh is refused with NoRtCpu naming the node; a
     # second NIC of a booked guest shares its CPU; a release frees the CPU for the next guest.
+    def rt_nodes():
+        return plain("aa{sv}", env.prop("RtCpuNodes"))
+
+    def node0(rows):
+        [row] = [r for r in rows if r.get("numa_node") == 0]
+        return row
+
+    # Capacity and use per NUMA node, on the Manager (RtCpuNodes) and in sriovctl status.
+    before = rt_nodes()
+    assert node0(before) == {"numa_node": 0, "cpus": 6, "booked": 0, "shared": 0, "room": 0, "guests": 0,
+                             "waiting": 0}, before
+    assert env.ctl_json("status")["rt_cpus"] == before
     got = {}
     for i in range(6):
         r = env.rec("Allocate", "sssa{sv}", f"rt-{i}", "rt-vcpu", f"vm-rt-{i}", 1, "numa_node", "i", 0)
         assert r.get("rt_cpus") and len(r["rt_cpus"]) == 1 and r.get("rt_waiting") is False, r
         got[f"rt-{i}"] = r["rt_cpus"][0]
     assert sorted(got.values()) == [2, 3, 4, 5, 6, 7], got
+    full = {"numa_node": 0, "cpus": 6, "booked": 6, "shared": 0, "room": 0, "guests": 6, "waiting": 0}
+    assert node0(rt_nodes()) == full, rt_nodes()
+    # PropertiesChanged said so: the last RtCpuNodes announced has node 0 full.
+    mon.wait("PropertiesChanged", lambda data: "RtCpuNodes" in data[1] and
+             node0(plain("aa{sv}", data[1]["RtCpuNodes"]["data"])) == full)
+    st = env.ctl_json("status")
+    assert node0(st["rt_cpus"]) == full, st
+    # Every row of --json has each key (null when absent), as sriovd sent it otherwise.
+    assert all(set(r) == set(full) for r in st["rt_cpus"]), st
+    text = env.ctl("status", check=0).stdout
+    assert re.search(r"^RT CPUs: +node 0: 6 of 6 booked, 0 shared \(room for 0\), 6 guests, 0 waiting$", text, re.M), text
     doc = env.ctl_error(1, E + "NoRtCpu", "allocate", "rt-6", "rt-vcpu", "--domain", "vm-rt-6", "--numa-node", "0")
     assert "no RT CPU free on node 0" in doc["message"] and "vm-rt-0" in doc["message"], doc
     assert not any(t["tenant"] == "rt-6" for t in env.tenants())
     second = env.rec("Allocate", "sssa{sv}", "rt-0-b", "rt-vcpu", "vm-rt-0", 1, "numa_node", "i", 0)
     assert second["rt_cpus"] == [got["rt-0"]], (second, got)
+    assert node0(rt_nodes()) == full, rt_nodes()   # one more NIC, not one more guest
     # What an operator reads: the tenant's line and the tenants table name the guest's RT CPU.
     line = env.ctl("tenant", "rt-0-b").stdout
     assert line.rstrip().endswith(f", RT CPUs {got['rt-0']}"), line
@@ -682,10 +706,14 @@ def test_rt_cpus(env, d, mon):
     assert rows["rt-1"][-1] == str(got["rt-1"]) and rows.get("t-virtio", ["-"])[-1] == "-", rows
     assert env.ctl_json("tenant", "rt-1")["rt_cpus"] == [got["rt-1"]]
     env.ctl("release", "rt-3", check=0)
+    assert node0(rt_nodes()) == dict(full, booked=5, guests=5), rt_nodes()
+    mon.wait("PropertiesChanged", lambda data: "RtCpuNodes" in data[1] and
+             node0(plain("aa{sv}", data[1]["RtCpuNodes"]["data"]))["booked"] == 5)
     r = env.rec("Allocate", "sssa{sv}", "rt-6", "rt-vcpu", "vm-rt-6", 1, "numa_node", "i", 0)
     assert r["rt_cpus"] == [got["rt-3"]], (r, got)
     for t in ["rt-0", "rt-0-b", "rt-1", "rt-2", "rt-4", "rt-5", "rt-6"]:
         env.ctl("release", t, check=0)
+    assert rt_nodes() == before, rt_nodes()
 
 
 def test_capacity_and_limits(env, d, mon):

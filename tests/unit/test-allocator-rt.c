@@ -95,6 +95,22 @@ TEST(three_guests_two_cpus) {
                 ASSERT_EQ(st.rt_cpus_booked, 2);
                 ASSERT_EQ(st.rt_guests, 2);
                 ASSERT_EQ(st.rt_guests_waiting, 1);
+
+                /* Per node: node 0's two CPUs booked by g1 and g2, g3 waiting there; node 1 idle. */
+                AllocRtNode rows[ALLOC_RT_NODES_MAX];
+                ASSERT_EQ(allocator_rt_nodes(a, rows, ELEMENTSOF(rows)), 2);
+                ASSERT_EQ(rows[0].numa_node, 0);
+                ASSERT_EQ(rows[0].cpus, 2);
+                ASSERT_EQ(rows[0].booked, 2);
+                ASSERT_EQ(rows[0].shared, 0);
+                ASSERT_EQ(rows[0].room, 0);
+                ASSERT_EQ(rows[0].guests, 2);
+                ASSERT_EQ(rows[0].waiting, 1);
+                ASSERT_EQ(rows[1].numa_node, 1);
+                ASSERT_EQ(rows[1].cpus, 2);
+                ASSERT_EQ(rows[1].booked + rows[1].guests + rows[1].waiting, 0);
+                /* A short buffer gets the first rows; the count is still all of them. */
+                ASSERT_EQ(allocator_rt_nodes(a, rows, 1), 2);
         }
         /* g1 leaves: its CPU goes to g3, said in an RT_CPUS decision. */
         alloc_decisions_clear(&d);
@@ -142,9 +158,27 @@ TEST(share) {
         AllocDecisions d = {};
 
         ASSERT_EQ(req(a, "s1", "rt-shared", 0, "v1", &d), 0);
+        {
+                /* Booked by one guest of a class sharing with 3: room for 2 more such guests. */
+                AllocRtNode rows[ALLOC_RT_NODES_MAX];
+                ASSERT_EQ(allocator_rt_nodes(a, rows, ELEMENTSOF(rows)), 1);
+                ASSERT_EQ(rows[0].booked, 1);
+                ASSERT_EQ(rows[0].shared, 0);
+                ASSERT_EQ(rows[0].room, 2);
+        }
         ASSERT_EQ(req(a, "s2", "rt-shared", 0, "v2", &d), 0);
         ASSERT_EQ(req(a, "s3", "rt-shared", 0, "v3", &d), 0);
         ASSERT_STREQ(cpus_of(a, "s3"), "5");
+        {
+                AllocRtNode rows[ALLOC_RT_NODES_MAX];
+                ASSERT_EQ(allocator_rt_nodes(a, rows, ELEMENTSOF(rows)), 1);
+                ASSERT_EQ(rows[0].numa_node, 0);
+                ASSERT_EQ(rows[0].cpus, 1);
+                ASSERT_EQ(rows[0].booked, 1);
+                ASSERT_EQ(rows[0].shared, 1);
+                ASSERT_EQ(rows[0].room, 0);
+                ASSERT_EQ(rows[0].guests, 3);
+        }
         ASSERT_EQ(req(a, "s4", "rt-shared", 0, "v4", &d), ALLOCATOR_REFUSED);
         /* An exclusive guest does not join a shared CPU. */
         ASSERT_EQ(req(a, "x", "rt", 0, "vx", &d), ALLOCATOR_REFUSED);
@@ -288,6 +322,31 @@ static void check(Allocator *a) {
                 ASSERT(users[c] <= cap[c]);
         allocator_stats(a, &st);
         ASSERT(st.rt_cpus_booked <= st.rt_cpus);
+
+        /* The per-node rows add up to the totals, in node order, unknown node last. */
+        {
+                AllocRtNode rows[ALLOC_RT_NODES_MAX];
+                size_t n = allocator_rt_nodes(a, rows, ELEMENTSOF(rows));
+                unsigned cpus = 0, booked = 0, holding = 0, waiting = 0;
+
+                ASSERT(n <= ELEMENTSOF(rows));
+                for (size_t i = 0; i < n; i++) {
+                        ASSERT(rows[i].cpus > 0 || rows[i].guests > 0 || rows[i].waiting > 0);
+                        ASSERT(rows[i].booked <= rows[i].cpus && rows[i].shared <= rows[i].booked);
+                        ASSERT_EQ(rows[i].booked > 0, rows[i].guests > 0);
+                        if (i > 0)
+                                ASSERT(rows[i].numa_node < 0 ||
+                                       (rows[i - 1].numa_node >= 0 && rows[i - 1].numa_node < rows[i].numa_node));
+                        cpus += rows[i].cpus;
+                        booked += rows[i].booked;
+                        holding += rows[i].guests;
+                        waiting += rows[i].waiting;
+                }
+                ASSERT_EQ(cpus, st.rt_cpus);
+                ASSERT_EQ(booked, st.rt_cpus_booked);
+                ASSERT_EQ(holding, st.rt_guests);
+                ASSERT_EQ(waiting, st.rt_guests_waiting);
+        }
 }
 
 static void run(uint64_t seed, unsigned steps, unsigned clone_every, char **log, size_t *log_size) {

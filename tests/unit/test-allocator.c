@@ -250,6 +250,80 @@ TEST(headroom) {
         alloc_decisions_done(&d);
 }
 
+/* The headroom is kept on each node: free VFs on another node are no headroom for a
+ * sriov-required arrival that wants a NUMA-local one. Under a global count all of these fail. */
+TEST(headroom_per_node) {
+        _cleanup_(allocator_freep) Allocator *a = NULL;
+        AllocDecisions d = {};
+        AllocVf vfs[16];
+        char id[16];
+
+        /* 2 nodes of 4 VFs, headroom 2, target 0.5: each node keeps min(2, 4 - 2) = 2. */
+        a = mkalloc(2, 0.5, vfs, mkpool(vfs, 2, 4));
+        ASSERT_EQ(req(a, "p0", "local", 0, &d), 0);
+        expect(&d, 0, ALLOC_DECISION_VF, "p0", "", "0000:41:01.0");
+        ASSERT_EQ(req(a, "p1", "local", 0, &d), 0);
+        expect(&d, 0, ALLOC_DECISION_VF, "p1", "", "0000:41:01.1");
+
+        /* Node 0 is down to its headroom, node 1 has 4 free: a sriov-preferred tenant on node 0 whose
+         * class stays NUMA-local waits on virtio-net (globally 6 > 2 free: it took 41:01.2) ... */
+        ASSERT_EQ(req(a, "p2", "local", 0, &d), 0);
+        ASSERT_EQ(d.n_decisions, 1);
+        expect(&d, 0, ALLOC_DECISION_VIRTIO, "p2", "", "");
+        ASSERT_CONTAINS(d.decisions[0].reason,
+                        "the 2 free VFs on NUMA node 0 are its headroom kept for sriov-required tenants (2)");
+        ASSERT_CONTAINS(d.decisions[0].reason, "class local does not allow remote NUMA (4 VFs free elsewhere)");
+        /* ... and one whose class allows remote NUMA gets a node-1 VF, said so. */
+        ASSERT_EQ(req(a, "p3", "stream", 0, &d), 0);
+        ASSERT_EQ(d.n_decisions, 1);
+        expect(&d, 0, ALLOC_DECISION_VF, "p3", "", "0000:81:01.0");
+        ASSERT(d.decisions[0].remote_numa);
+        ASSERT_CONTAINS(d.decisions[0].reason, "none free above the headroom on guest's node 0");
+
+        /* sriov-required tenants on node 0 still get node-0 VFs: the headroom, no move. */
+        ASSERT_EQ(req(a, "r0", "trading", 0, &d), 0);
+        ASSERT_EQ(d.n_decisions, 1);
+        expect(&d, 0, ALLOC_DECISION_VF, "r0", "", "0000:41:01.2");
+        ASSERT(!d.decisions[0].remote_numa);
+        ASSERT_EQ(req(a, "r1", "trading", 0, &d), 0);
+        ASSERT_EQ(d.n_decisions, 1);
+        expect(&d, 0, ALLOC_DECISION_VF, "r1", "", "0000:41:01.3");
+
+        /* One VF frees on node 0: 1 free there, below its headroom, so p2 still waits (globally
+         * 1 + 3 free > 2: it was upgraded). */
+        ASSERT_EQ(rel(a, "p0", &d), 0);
+        ASSERT_EQ(d.n_decisions, 1);
+        expect(&d, 0, ALLOC_DECISION_RELEASED, "p0", "0000:41:01.0", "");
+        ASSERT_EQ(nic_of(a, "p2"), ALLOC_NIC_VIRTIO);
+        /* No NUMA preference: the node with the most free above its headroom (node 1, 3 - 2). */
+        ASSERT_EQ(req(a, "any", "local", -1, &d), 0);
+        expect(&d, 0, ALLOC_DECISION_VF, "any", "", "0000:81:01.1");
+        ASSERT_EQ(req(a, "any2", "local", -1, &d), 0);
+        expect(&d, 0, ALLOC_DECISION_VIRTIO, "any2", "", "");
+        ASSERT_CONTAINS(d.decisions[0].reason, "headroom each node keeps for sriov-required tenants");
+        /* Node 1's headroom is its own too: a NUMA-local sriov-required arrival there takes it. */
+        ASSERT_EQ(req(a, "r2", "trading", 1, &d), 0);
+        expect(&d, 0, ALLOC_DECISION_VF, "r2", "", "0000:81:01.2");
+        ASSERT_EQ(allocator_verify(a), 0);
+        allocator_free(a);
+
+        /* The target caps each node's headroom: 2 nodes of 8 VFs at 0.85 keep 8 - ceil(6.8) = 1 each
+         * (globally 16 - ceil(13.6) = 2, which node 0 alone would have kept). */
+        a = mkalloc(2, 0.85, vfs, mkpool(vfs, 2, 8));
+        for (int i = 0; i < 7; i++) {
+                snprintf(id, sizeof(id), "p%d", i);
+                ASSERT_EQ(req(a, id, "local", 0, &d), 0);
+                ASSERT_EQ(d.decisions[0].kind, ALLOC_DECISION_VF);
+        }
+        ASSERT_EQ(req(a, "p7", "local", 0, &d), 0);
+        expect(&d, 0, ALLOC_DECISION_VIRTIO, "p7", "", "");
+        ASSERT_CONTAINS(d.decisions[0].reason, "the 1 free VFs on NUMA node 0 are its headroom");
+        ASSERT_EQ(req(a, "r0", "trading", 0, &d), 0);
+        expect(&d, 0, ALLOC_DECISION_VF, "r0", "", "0000:41:01.7");
+        ASSERT_EQ(allocator_verify(a), 0);
+        alloc_decisions_done(&d);
+}
+
 TEST(downgrade) {
         _cleanup_(allocator_freep) Allocator *a = NULL;
         AllocDecisions d = {};
@@ -696,7 +770,7 @@ static void shadow_apply(Shadow *sh, const AllocDecisions *d) {
 }
 
 static void check_invariants(Allocator *a, const AllocPolicy *pol, const AllocVf *pool, size_t n_pool, Shadow *sh) {
-        unsigned free_by_node[2] = {}, free_all = 0, usable = 0;
+        unsigned free_by_node[2] = {}, usable_by_node[2] = {}, free_all = 0, usable = 0;
         bool held[P_VFS] = {};
         AllocStats st;
         size_t n_vf = 0, n_virtio = 0, n_none = 0;
@@ -757,6 +831,7 @@ static void check_invariants(Allocator *a, const AllocPolicy *pol, const AllocVf
         for (size_t v = 0; v < n_pool; v++)
                 if (pool[v].healthy && !pool[v].reserved) {
                         usable++;
+                        usable_by_node[pool[v].numa_node]++;
                         if (!held[v]) {
                                 free_all++;
                                 free_by_node[pool[v].numa_node]++;
@@ -776,31 +851,52 @@ static void check_invariants(Allocator *a, const AllocPolicy *pol, const AllocVf
         ASSERT(st.usable == 0 || (st.utilization > (double) st.allocated / st.usable - 1e-12 &&
                                   st.utilization < (double) st.allocated / st.usable + 1e-12));
 
-        /* Work-conserving: nobody who may take a free VF waits for one. */
+        /* Work-conserving: nobody who may take a free VF waits for one. The headroom is per node:
+         * a sriov-preferred tenant waits only while every node it may use has no more VFs free
+         * than that node's headroom, min(headroom, usable_n - ceil(target * usable_n)). */
         {
-                unsigned need = (unsigned) (pol->target_utilization * usable);
-                unsigned h;
-                if (need < pol->target_utilization * usable - 1e-9)
-                        need++;
-                h = MIN(pol->headroom, usable > need ? usable - need : 0);
+                unsigned spare[2], spare_all = 0;
+                bool reach_all = false;
+
+                for (unsigned n = 0; n < 2; n++) {
+                        double want = pol->target_utilization * usable_by_node[n];
+                        unsigned need = (unsigned) want, h;
+                        if (need < want - 1e-9)
+                                need++;
+                        h = MIN(pol->headroom, usable_by_node[n] > need ? usable_by_node[n] - need : 0);
+                        spare[n] = free_by_node[n] > h ? free_by_node[n] - h : 0;
+                        spare_all += spare[n];
+                }
                 for (size_t i = 0; i < allocator_n_tenants(a); i++) {
                         AllocTenant t;
                         const AllocClass *c;
-                        bool local_free, other_free;
+                        bool local_free, other_free, local_spare, other_spare;
 
                         ASSERT_EQ(allocator_tenant(a, i, &t), 0);
                         c = class_by_name(t.class_name);
                         local_free = t.numa_node < 0 ? free_all > 0 : free_by_node[t.numa_node] > 0;
                         other_free = t.numa_node >= 0 && free_all > free_by_node[t.numa_node];
+                        local_spare = t.numa_node < 0 ? spare_all > 0 : spare[t.numa_node] > 0;
+                        other_spare = t.numa_node >= 0 && spare_all > spare[t.numa_node];
                         if (t.nic == ALLOC_NIC_NONE)
                                 ASSERT(!local_free && !(c->allow_remote_numa && other_free));
-                        if (t.nic == ALLOC_NIC_VIRTIO && c->vnic == VNIC_SRIOV_PREFERRED && free_all > h)
-                                ASSERT(!local_free && !(c->allow_remote_numa && other_free));
-                        /* The target: met whenever a waiting tenant could raise utilization. */
+                        if (t.nic == ALLOC_NIC_VIRTIO && c->vnic == VNIC_SRIOV_PREFERRED)
+                                ASSERT(!local_spare && !(c->allow_remote_numa && other_spare));
+                        /* The target: met on every node with a free VF a waiting tenant may use. */
+                        if (t.nic == ALLOC_NIC_VIRTIO && c->vnic == VNIC_SRIOV_PREFERRED)
+                                for (unsigned n = 0; n < 2; n++) {
+                                        bool may = t.numa_node < 0 || (int) n == t.numa_node || c->allow_remote_numa;
+                                        if (may && free_by_node[n] > 0)
+                                                ASSERT((double) (usable_by_node[n] - free_by_node[n]) >=
+                                                       pol->target_utilization * usable_by_node[n] - 1e-9);
+                                }
                         if (t.nic == ALLOC_NIC_VIRTIO && c->vnic == VNIC_SRIOV_PREFERRED &&
-                            (local_free || (c->allow_remote_numa && other_free)))
-                                ASSERT(st.utilization >= pol->target_utilization - 1e-9);
+                            (t.numa_node < 0 || c->allow_remote_numa))
+                                reach_all = true;
                 }
+                /* ... and so on the host, when a waiting tenant may use every node. */
+                if (reach_all && free_all > 0)
+                        ASSERT(st.utilization >= pol->target_utilization - 1e-9);
         }
 }
 
@@ -951,6 +1047,7 @@ int main(void) {
         RUN(numa_local_first);
         RUN(remote_only_if_allowed);
         RUN(headroom);
+        RUN(headroom_per_node);
         RUN(downgrade);
         RUN(upgrade);
         RUN(vf_in_guest);
