@@ -46,6 +46,9 @@ HEADERS = {
     'plan.h': 'core',
     'allocator.h': 'core',
     'guest-placement.h': 'core',
+    'counters.h': 'core',
+    'alert.h': 'core',
+    'prom.h': 'core',
     # kernel effectors
     'rootfs.h': 'kernel',
     'kernel.h': 'kernel',
@@ -53,6 +56,7 @@ HEADERS = {
     'ethtool.h': 'kernel',
     'monitor.h': 'kernel',
     'vfio-users.h': 'kernel',
+    'proc-counters.h': 'kernel',
     # libvirt
     'virt.h': 'virt',
     # what the daemon and sriovctl share on the bus (bus-protocol.h: being written, see issue 16)
