@@ -71,6 +71,7 @@ HEADERS = {
     'manager.h': 'daemon',
     'runtime.h': 'daemon',
     'state.h': 'daemon',
+    'metrics-file.h': 'daemon',
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
     'vf-wait.h': 'daemon',
