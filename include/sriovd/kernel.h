@@ -69,6 +69,8 @@ typedef struct ProcStat {
         unsigned long flags;
         unsigned rt_priority;
         unsigned policy;
+        uint64_t utime, stime;         /* clock ticks (USER_HZ) */
+        uint64_t start_time;           /* clock ticks after boot */
 } ProcStat;
 #define PF_KTHREAD 0x00200000UL
 

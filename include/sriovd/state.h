@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sriovd/macro.h"
 #include "sriovd/plan.h"   /* TENANT_ID_MAX; CLASS_NAME_MAX through config.h */
@@ -132,6 +133,14 @@ int state_read_file(int dir_fd, const char *name, char **ret, size_t *ret_size);
  * the file may already hold the new generation). ret_error may be NULL.
  */
 int state_save(int dir_fd, const char *name, State *s, StateError *ret_error);
+/*
+ * The bytes of state_save() and of any other file sriovd replaces whole (the metrics
+ * file): ".NAME.tmp-RANDOM" created in dir_fd with mode, written, fsync()ed, renamed over
+ * name, the directory fsync()ed. A reader sees the old file or the new, never a mix.
+ * The errno of the failed system call (the temporary file removed); after a failed
+ * directory fsync the file may already be the new one. -EINVAL for an invalid name.
+ */
+int state_file_replace(int dir_fd, const char *name, const char *buf, size_t size, mode_t mode);
 
 /*
  * The journal beside the file (STATE_JOURNAL_NAME): one line per acknowledged change since the

@@ -187,7 +187,7 @@ int state_write_all(int fd, const char *buf, size_t size) {
 }
 
 /* Create ".NAME.tmp-RANDOM" exclusively; its name into tmp. */
-static int temp_create(int dir_fd, const char *name, char tmp[static NAME_MAX + 1]) {
+static int temp_create(int dir_fd, const char *name, mode_t mode, char tmp[static NAME_MAX + 1]) {
         for (unsigned attempt = 0; attempt < 100; attempt++) {
                 uint64_t rnd;
                 int fd;
@@ -195,7 +195,7 @@ static int temp_create(int dir_fd, const char *name, char tmp[static NAME_MAX + 
                 if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
                         rnd = ((uint64_t) getpid() << 32) ^ (uint64_t) time(NULL) ^ attempt;
                 snprintf(tmp, NAME_MAX + 1, ".%s" TEMP_INFIX "%016" PRIx64, name, rnd);
-                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+                fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, mode);
                 if (fd >= 0)
                         return fd;
                 if (errno != EEXIST)
@@ -204,35 +204,27 @@ static int temp_create(int dir_fd, const char *name, char tmp[static NAME_MAX + 
         return -EEXIST;
 }
 
-int state_save(int dir_fd, const char *name, State *s, StateError *ret_error) {
+int state_file_replace(int dir_fd, const char *name, const char *buf, size_t size, mode_t mode) {
         _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
         char tmp[NAME_MAX + 1];
-        State next;
-        size_t size;
         int r;
 
         if (!state_name_valid(name))
                 return -EINVAL;
-        if (s->generation >= INT64_MAX)
-                return -EOVERFLOW;
-
-        next = *s;
-        next.generation++;
-        r = state_format(&next, &buf, &size, ret_error);
-        if (r < 0)
-                return r;
 
         /* One fd for the directory: the temp file, the rename and the fsync all see the same one. */
         dfd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return negative_errno();
 
-        fd = temp_create(dfd, name, tmp);
+        fd = temp_create(dfd, name, mode, tmp);
         if (fd < 0)
                 return fd;
 
-        r = state_write_all(fd, buf, size);
+        /* The umask must not take from a file others read (node_exporter reads the metrics file). */
+        r = fchmod(fd, mode) < 0 ? negative_errno() : 0;
+        if (r >= 0)
+                r = state_write_all(fd, buf, size);
         if (r >= 0 && fsync(fd) < 0)
                 r = negative_errno();
         if (r >= 0) {
@@ -251,7 +243,29 @@ int state_save(int dir_fd, const char *name, State *s, StateError *ret_error) {
         /* The rename is only durable once the directory is. */
         if (fsync(dfd) < 0)
                 return negative_errno();
+        return 0;
+}
 
+int state_save(int dir_fd, const char *name, State *s, StateError *ret_error) {
+        _cleanup_free_ char *buf = NULL;
+        State next;
+        size_t size;
+        int r;
+
+        if (!state_name_valid(name))
+                return -EINVAL;
+        if (s->generation >= INT64_MAX)
+                return -EOVERFLOW;
+
+        next = *s;
+        next.generation++;
+        r = state_format(&next, &buf, &size, ret_error);
+        if (r < 0)
+                return r;
+
+        r = state_file_replace(dir_fd, name, buf, size, 0600);
+        if (r < 0)
+                return r;
         s->generation = next.generation;
         return 0;
 }

@@ -48,10 +48,16 @@ int proc_stat_parse(const char *buf, ProcStat *ret) {
                 errno = 0;
                 v = strtoull(p, &end, 10);
                 if (errno)
-                        return -EINVAL;
+                        return -ERANGE;   /* every field is at most 64 bits */
                 p = end;
                 if (field == 9)
                         st.flags = (unsigned long) v;
+                else if (field == 14)
+                        st.utime = v;
+                else if (field == 15)
+                        st.stime = v;
+                else if (field == 22)
+                        st.start_time = v;
                 else if (field == 40)
                         st.rt_priority = (unsigned) MIN(v, 99ULL);
                 else if (field == 41)

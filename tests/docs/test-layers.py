@@ -46,6 +46,9 @@ HEADERS = {
     'plan.h': 'core',
     'allocator.h': 'core',
     'guest-placement.h': 'core',
+    'counters.h': 'core',
+    'alert.h': 'core',
+    'prom.h': 'core',
     # kernel effectors
     'rootfs.h': 'kernel',
     'kernel.h': 'kernel',
@@ -54,6 +57,7 @@ HEADERS = {
     'monitor.h': 'kernel',
     'vfio-users.h': 'kernel',
     'vhost.h': 'kernel',
+    'proc-counters.h': 'kernel',
     # libvirt
     'virt.h': 'virt',
     # what the daemon and sriovctl share on the bus (bus-protocol.h: being written, see issue 16)
@@ -68,6 +72,7 @@ HEADERS = {
     'manager.h': 'daemon',
     'runtime.h': 'daemon',
     'state.h': 'daemon',
+    'metrics-file.h': 'daemon',
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
     'guest-vhost.h': 'daemon',

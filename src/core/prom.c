@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* prom.c — Prometheus text format: names checked, HELP and label values escaped, one declaration per family */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sriovd/prom.h"
+#include "sriovd/util.h"
+
+void prom_writer_done(PromWriter *w) {
+        free(w->buf);
+        free(w->family);
+        for (size_t i = 0; i < w->n_families; i++)
+                free(w->families[i]);
+        free(w->families);
+        *w = (PromWriter) {};
+}
+
+static bool is_alpha_(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+bool prom_metric_name_valid(const char *name) {
+        if (!name || !(is_alpha_(name[0]) || name[0] == ':'))
+                return false;
+        for (const char *p = name + 1; *p; p++)
+                if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
+                        return false;
+        return true;
+}
+
+bool prom_label_name_valid(const char *name) {
+        if (!name || !is_alpha_(name[0]) || strncmp(name, "__", 2) == 0)
+                return false;
+        for (const char *p = name + 1; *p; p++)
+                if (!is_alpha_(*p) && !is_digit(*p))
+                        return false;
+        return true;
+}
+
+static bool utf8_valid(const char *s) {
+        size_t n = strlen(s);
+
+        for (size_t i = 0; i < n;) {
+                size_t k = utf8_sequence_len((const unsigned char *) s + i, n - i);
+                if (k == 0)
+                        return false;
+                i += k;
+        }
+        return true;
+}
+
+static int fail(PromWriter *w, int error) {
+        if (w->error == 0)
+                w->error = error;
+        return w->error;
+}
+
+static int reserve(PromWriter *w, size_t more) {
+        size_t size;
+        char *b;
+
+        if (more > PROM_SIZE_MAX || w->len + more + 1 > PROM_SIZE_MAX)
+                return fail(w, -E2BIG);
+        if (w->len + more + 1 <= w->size)
+                return 0;
+        size = MAX(w->size * 2, (size_t) 4096);
+        while (size < w->len + more + 1)
+                size *= 2;
+        b = realloc(w->buf, size);
+        if (!b)
+                return fail(w, -ENOMEM);
+        w->buf = b;
+        w->size = size;
+        return 0;
+}
+
+static int put(PromWriter *w, const char *s, size_t n) {
+        if (reserve(w, n) < 0)
+                return w->error;
+        memcpy(w->buf + w->len, s, n);
+        w->len += n;
+        w->buf[w->len] = 0;
+        return 0;
+}
+
+static int puts_(PromWriter *w, const char *s) {
+        return put(w, s, strlen(s));
+}
+
+/* HELP text escapes backslash and newline; label values a double quote too. */
+static int put_escaped(PromWriter *w, const char *s, bool quote) {
+        for (const char *p = s; *p; p++) {
+                const char *esc = *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : quote && *p == '"' ? "\\\"" : NULL;
+                int r = esc ? puts_(w, esc) : put(w, p, 1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int prom_family(PromWriter *w, const char *name, PromType type, const char *help) {
+        size_t n;
+        char *copy;
+        char **f;
+
+        if (w->error)
+                return w->error;
+        if (!prom_metric_name_valid(name) || !help || !utf8_valid(help))
+                return fail(w, -EINVAL);
+        n = strlen(name);
+        /* The format's convention, which promtool checks: counters and only counters end in _total. */
+        if ((type == PROM_COUNTER) != (n > 6 && streq(name + n - 6, "_total")))
+                return fail(w, -EINVAL);
+        if (type != PROM_COUNTER && type != PROM_GAUGE)
+                return fail(w, -EINVAL);
+        for (size_t i = 0; i < w->n_families; i++)
+                if (streq(w->families[i], name))
+                        return fail(w, -EEXIST);
+        if (w->n_families >= PROM_FAMILIES_MAX)
+                return fail(w, -E2BIG);
+
+        copy = strdup(name);
+        f = realloc(w->families, (w->n_families + 1) * sizeof(*f));
+        if (!copy || !f) {
+                free(copy);
+                if (f)
+                        w->families = f;
+                return fail(w, -ENOMEM);
+        }
+        w->families = f;
+        w->families[w->n_families++] = copy;
+        free(w->family);
+        w->family = strdup(name);
+        if (!w->family)
+                return fail(w, -ENOMEM);
+
+        puts_(w, "# HELP ");
+        puts_(w, name);
+        puts_(w, " ");
+        put_escaped(w, help, false);
+        puts_(w, "\n# TYPE ");
+        puts_(w, name);
+        puts_(w, type == PROM_COUNTER ? " counter\n" : " gauge\n");
+        return w->error;
+}
+
+static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels) {
+        if (w->error)
+                return w->error;
+        if (!w->family)
+                return fail(w, -EINVAL);
+        for (size_t i = 0; i < n_labels; i++) {
+                if (!prom_label_name_valid(labels[i].name) || !labels[i].value || !utf8_valid(labels[i].value))
+                        return fail(w, -EINVAL);
+                for (size_t j = 0; j < i; j++)
+                        if (streq(labels[i].name, labels[j].name))
+                                return fail(w, -EINVAL);
+        }
+
+        puts_(w, w->family);
+        if (n_labels > 0) {
+                puts_(w, "{");
+                for (size_t i = 0; i < n_labels; i++) {
+                        if (i > 0)
+                                puts_(w, ",");
+                        puts_(w, labels[i].name);
+                        puts_(w, "=\"");
+                        put_escaped(w, labels[i].value, true);
+                        puts_(w, "\"");
+                }
+                puts_(w, "}");
+        }
+        return puts_(w, " ");
+}
+
+static bool family_is_counter(const PromWriter *w) {
+        size_t n = strlen(w->family);
+        return n > 6 && streq(w->family + n - 6, "_total");
+}
+
+/* The shortest of %.15g and %.17g that reads back as the same double: 0.1, not 0.10000000000000001. */
+static void format_double(double v, char buf[static 32]) {
+        if (isnan(v))
+                strcpy(buf, "NaN");
+        else if (isinf(v))
+                strcpy(buf, v > 0 ? "+Inf" : "-Inf");
+        else {
+                snprintf(buf, 32, "%.15g", v);
+                if (strtod(buf, NULL) != v)
+                        snprintf(buf, 32, "%.17g", v);
+        }
+}
+
+int prom_sample(PromWriter *w, const PromLabel *labels, size_t n_labels, double value) {
+        char buf[32];
+
+        if (!w->error && w->family && family_is_counter(w) && !(value >= 0))
+                return fail(w, -EINVAL);
+        if (sample_start(w, labels, n_labels) < 0)
+                return w->error;
+        format_double(value, buf);
+        puts_(w, buf);
+        return puts_(w, "\n");
+}
+
+int prom_sample_u64(PromWriter *w, const PromLabel *labels, size_t n_labels, uint64_t value) {
+        char buf[32];
+
+        if (sample_start(w, labels, n_labels) < 0)
+                return w->error;
+        snprintf(buf, sizeof(buf), "%" PRIu64 "\n", value);
+        return puts_(w, buf);
+}
+
+int prom_writer_finish(PromWriter *w, char **ret, size_t *ret_size) {
+        int r = w->error;
+
+        /* An empty page is a valid one. */
+        if (r == 0 && !w->buf)
+                r = put(w, "", 0);
+        if (r == 0) {
+                *ret = TAKE_PTR(w->buf);
+                if (ret_size)
+                        *ret_size = w->len;
+        }
+        prom_writer_done(w);
+        return r;
+}

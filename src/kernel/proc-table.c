@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* proc-table.c — lines, counts and the CPU header of /proc/interrupts and /proc/softirqs, and the table they fill */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sriovd/cpuset.h"
+#include "proc-table-internal.h"
+
+bool proc_next_line(const char **p, ProcLine *ret) {
+        const char *s = *p, *nl;
+
+        if (!*s)
+                return false;
+        nl = strchrnul(s, '\n');
+        *ret = (ProcLine) { s, nl };
+        *p = *nl ? nl + 1 : nl;
+        return true;
+}
+
+const char *proc_skip_blanks(const char *p, const char *end) {
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        return p;
+}
+
+int proc_parse_u64(const char **p, const char *end, uint64_t *ret) {
+        const char *s = *p;
+        uint64_t v = 0;
+
+        if (s >= end || *s < '0' || *s > '9')
+                return -EBADMSG;
+        /* By hand: strtoull() would take a sign, "0x" and leading blanks, and read past the line. */
+        for (; s < end && *s >= '0' && *s <= '9'; s++) {
+                unsigned d = (unsigned) (*s - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        if (s < end && *s != ' ' && *s != '\t')
+                return -EBADMSG;
+        *p = s;
+        *ret = v;
+        return 0;
+}
+
+int proc_parse_cpu_header(const ProcLine *line, unsigned **ret, size_t *ret_n) {
+        _cleanup_free_ unsigned *cpus = NULL;
+        size_t n = 0, allocated = 0;
+        const char *p = line->start;
+
+        for (;;) {
+                uint64_t cpu;
+                int r;
+
+                p = proc_skip_blanks(p, line->end);
+                if (p >= line->end)
+                        break;
+                if (line->end - p < 4 || strncmp(p, "CPU", 3) != 0)
+                        return -EBADMSG;
+                p += 3;
+                r = proc_parse_u64(&p, line->end, &cpu);
+                if (r < 0)
+                        return r;
+                if (cpu >= CPUSET_MAX)
+                        return -ERANGE;
+                /* The kernel prints CPUs in order; anything else would misplace every count. */
+                if (n > 0 && cpu <= cpus[n - 1])
+                        return -EBADMSG;
+                if (GREEDY_REALLOC(cpus, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                cpus[n++] = (unsigned) cpu;
+        }
+        if (n == 0)
+                return -EBADMSG;
+        *ret = TAKE_PTR(cpus);
+        *ret_n = n;
+        return 0;
+}
+
+int proc_table_add(ProcTableBuilder *b, const CounterRow *row, const uint64_t *values) {
+        CounterTable *t = &b->t;
+
+        if (t->n_rows >= COUNTER_ROWS_MAX)
+                return -ERANGE;
+        if (GREEDY_REALLOC(t->rows, b->allocated_rows, t->n_rows + 1) < 0 ||
+            GREEDY_REALLOC(t->values, b->allocated_values, (t->n_rows + 1) * t->n_cpus) < 0)
+                return -ENOMEM;
+        t->rows[t->n_rows] = *row;
+        memcpy(t->values + t->n_rows * t->n_cpus, values, t->n_cpus * sizeof(*values));
+        t->n_rows++;
+        return 0;
+}
+
+void proc_table_builder_done(ProcTableBuilder *b) {
+        counter_table_done(&b->t);
+        b->allocated_rows = b->allocated_values = 0;
+}
+
+/* qsort_r() comparator: row indexes by the rows they point at. */
+static int index_cmp(const void *a, const void *b, void *userdata) {
+        const CounterRow *rows = userdata;
+        return counter_row_cmp(&rows[*(const size_t *) a], &rows[*(const size_t *) b]);
+}
+
+int proc_table_finish(ProcTableBuilder *b, CounterTable *ret) {
+        _cleanup_(proc_table_builder_done) ProcTableBuilder in = *b;
+        _cleanup_(counter_table_done) CounterTable t = {};
+        _cleanup_free_ size_t *order = NULL;
+        size_t n = in.t.n_rows, w = in.t.n_cpus;
+
+        *b = (ProcTableBuilder) {};
+
+        order = malloc(MAX(n, 1) * sizeof(*order));
+        t.rows = malloc(MAX(n, 1) * sizeof(*t.rows));
+        t.values = malloc(MAX(n * w, 1) * sizeof(*t.values));
+        if (!order || !t.rows || !t.values)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        /* Already in order for numbered rows; named rows come in the kernel's order, not by name. */
+        if (n > 1)
+                qsort_r(order, n, sizeof(*order), index_cmp, in.t.rows);
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0 && counter_row_cmp(&in.t.rows[order[i - 1]], &in.t.rows[order[i]]) == 0)
+                        return -EBADMSG;
+                t.rows[i] = in.t.rows[order[i]];
+                memcpy_safe(t.values + i * w, in.t.values + order[i] * w, w * sizeof(*t.values));
+        }
+        t.n_rows = n;
+        t.cpus = TAKE_PTR(in.t.cpus);
+        t.n_cpus = w;
+
+        *ret = t;
+        t = (CounterTable) {};
+        return 0;
+}
