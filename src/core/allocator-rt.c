@@ -473,8 +473,17 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
         alloc_rt_guest_key(guest, t->id, key, sizeof(key));
         gi = guest_find(a, key);
         if (gi != NO_GUEST) {
-                a->guests[gi].n_tenants++;
+                g = &a->guests[gi];
+                g->n_tenants++;
                 t->guest = gi;
+                /* Its strictest tenant's share, whichever was restored first; a want the booking
+                 * meets (a smaller one was restored first), never one it does not: that is the
+                 * reconcile's to book, with a decision. */
+                g->share = MIN(g->share, MAX(c->rt_share, 1u));
+                if (g->n_cpus >= want)
+                        g->want = (uint8_t) MAX(g->want, want);
+                for (unsigned k = 0; k < g->n_cpus; k++)
+                        recompute_cap(a, rt_index(a, g->cpus[k]));
                 return 0;
         }
         gi = guest_new(a, key, t, c);
@@ -483,6 +492,12 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
         g = &a->guests[gi];
         g->n_tenants = 1;
         t->guest = gi;
+
+        /* The saved booking is the guest's, which another of its tenants may have grown past this
+         * one's class: all of it is kept, not cut to this class's want. */
+        if (n >= want && n <= ALLOC_RT_CPUS_MAX)
+                want = n;
+        g->want = (uint8_t) want;
 
         /* The saved CPUs, when each is still an RT CPU with room; else the reconcile re-books. */
         for (unsigned k = 0; k < MIN(n, want); k++) {
