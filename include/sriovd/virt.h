@@ -390,19 +390,6 @@ int virt_vcpu0_host_cpu(Virt *v, const char *domain, VirtError *err);
 #define VIRT_UUID_STRING_MAX 37
 int virt_domain_uuid(Virt *v, const char *domain, char ret[static VIRT_UUID_STRING_MAX], VirtError *err);
 
-/*
- * RT tenants: vCPU i pinned to the i-th CPU of vcpu_cpus (round robin when
- * fewer CPUs than vCPUs), the emulator threads to emulator_cpus (may be
- * NULL: left), LIVE|CONFIG as the state allows. fifo_prio 1..99 makes the
- * vCPU threads SCHED_FIFO at that priority through the persistent domain
- * XML (<cputune><vcpusched scheduler='fifo'>; libvirt has no live API for
- * it, and changing another process's threads behind libvirt's back would be
- * lost on restart and not shown in the XML): it takes effect at the next
- * start of the domain. Returns 1 when the XML changed and a running domain
- * must be restarted for it; 0 otherwise. fifo_prio 0 = leave the scheduler.
- */
-int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuSet *emulator_cpus,
-                int fifo_prio, VirtError *err);
 
 /* ---- test helpers (the test driver has no device attach) ---------------------- */
 

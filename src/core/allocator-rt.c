@@ -221,18 +221,20 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
                        char *why, size_t size) {
         size_t idx[ALLOC_RT_CPUS_MAX];
         char key[ALLOC_GUEST_MAX];
-        unsigned want = class_rt_need(c);
+        unsigned want = class_rt_need(c), share = MAX(c->rt_share, 1u);
         uint32_t g;
 
         if (want == 0 || c->rt_fallback)
                 return true;
         alloc_rt_guest_key(guest, tenant, key, sizeof(key));
         g = guest_find(a, key);
+        /* Joined, the guest books at its strictest tenant's share: what join and grow will ask. */
+        if (g != NO_GUEST)
+                share = MIN(share, a->guests[g].share);
         if (g != NO_GUEST && a->guests[g].n_cpus > 0) {
-                if (guest_fits(a, &a->guests[g], want, MAX(c->rt_share, 1u), idx))
+                if (guest_fits(a, &a->guests[g], want, share, idx))
                         return true;
-                explain_full(a, a->guests[g].node, want - MIN(want, a->guests[g].n_cpus), MAX(c->rt_share, 1u), why,
-                             size);
+                explain_full(a, a->guests[g].node, want - MIN(want, a->guests[g].n_cpus), share, why, size);
                 return false;
         }
         if (g != NO_GUEST) {
@@ -240,9 +242,9 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
                 node = a->guests[g].node;
                 want = MAX(want, a->guests[g].want);
         }
-        if (rt_pick(a, node, want, MAX(c->rt_share, 1u), idx))
+        if (rt_pick(a, node, want, share, idx))
                 return true;
-        explain_full(a, node, want, MAX(c->rt_share, 1u), why, size);
+        explain_full(a, node, want, share, why, size);
         return false;
 }
 
@@ -321,6 +323,8 @@ static int guest_grow(Allocator *a, RtGuest *g, const Tenant *t, unsigned want, 
 
         if (share >= g->share && want <= g->n_cpus)
                 return 0;
+        /* The CPUs it gains serve the guest at its strictest tenant's share, not this one's. */
+        share = MIN(share, g->share);
         if (!guest_fits(a, g, want, share, idx))
                 return 1;
         g->share = MIN(g->share, share);
@@ -473,8 +477,17 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
         alloc_rt_guest_key(guest, t->id, key, sizeof(key));
         gi = guest_find(a, key);
         if (gi != NO_GUEST) {
-                a->guests[gi].n_tenants++;
+                g = &a->guests[gi];
+                g->n_tenants++;
                 t->guest = gi;
+                /* Its strictest tenant's share, whichever was restored first; a want the booking
+                 * meets (a smaller one was restored first), never one it does not: that is the
+                 * reconcile's to book, with a decision. */
+                g->share = MIN(g->share, MAX(c->rt_share, 1u));
+                if (g->n_cpus >= want)
+                        g->want = (uint8_t) MAX(g->want, want);
+                for (unsigned k = 0; k < g->n_cpus; k++)
+                        recompute_cap(a, rt_index(a, g->cpus[k]));
                 return 0;
         }
         gi = guest_new(a, key, t, c);
@@ -483,6 +496,12 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
         g = &a->guests[gi];
         g->n_tenants = 1;
         t->guest = gi;
+
+        /* The saved booking is the guest's, which another of its tenants may have grown past this
+         * one's class: all of it is kept, not cut to this class's want. */
+        if (n >= want && n <= ALLOC_RT_CPUS_MAX)
+                want = n;
+        g->want = (uint8_t) want;
 
         /* The saved CPUs, when each is still an RT CPU with room; else the reconcile re-books. */
         for (unsigned k = 0; k < MIN(n, want); k++) {

@@ -339,6 +339,49 @@ static int id_cmp(const void *a, const void *b) {
 }
 
 /*
+ * The other tenants of the guests whose RT CPUs d changed. A booking is its guest's, and every
+ * tenant's saved entry holds it: a decision names one tenant (the one that joined, or the guest's
+ * first when it is served), so the rest are saved with it, or a restart finds them disagreeing.
+ * Into *ids (grown; *n_ids counted on), none when d changed no named guest's booking.
+ */
+static int add_guest_mates(const Tenants *t, const AllocDecisions *d, char (**ids)[TENANT_ID_MAX], size_t *n_ids,
+                           size_t *allocated) {
+        size_t n = allocator_n_tenants(t->alloc), n_guests = 0;
+        _cleanup_free_ const char **guests = NULL;
+
+        for (size_t i = 0; d && i < d->n_decisions; i++) {
+                AllocTenant a;
+
+                if (!d->decisions[i].rt_changed || allocator_find_tenant(t->alloc, d->decisions[i].tenant, &a) < 0 ||
+                    !a.guest || !a.guest[0])
+                        continue;
+                if (!guests) {
+                        guests = calloc(d->n_decisions, sizeof(char *));
+                        if (!guests)
+                                return -ENOMEM;
+                }
+                guests[n_guests++] = a.guest;
+        }
+        if (n_guests == 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                AllocTenant a;
+                bool mate = false;
+
+                if (allocator_tenant(t->alloc, i, &a) < 0 || !a.guest || !a.guest[0])
+                        continue;
+                for (size_t g = 0; g < n_guests && !mate; g++)
+                        mate = streq(a.guest, guests[g]);
+                if (!mate)
+                        continue;
+                if (GREEDY_REALLOC(*ids, *allocated, *n_ids + 1) < 0)
+                        return -ENOMEM;
+                strscpy((*ids)[(*n_ids)++], TENANT_ID_MAX, a.id);
+        }
+        return 0;
+}
+
+/*
  * Save a change to tenant (may be NULL) and to every tenant d decided on, before it is
  * acknowledged: one line appended to the journal, fdatasync()ed, in O(k log k) for k changed
  * tenants. The rewrite that keeps the journal short is the caller's to run after the reply
@@ -348,7 +391,7 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
         _cleanup_free_ char (*ids)[TENANT_ID_MAX] = NULL;
         _cleanup_free_ StateTenant *set = NULL;
         _cleanup_free_ char (*released)[TENANT_ID_MAX] = NULL;
-        size_t n_ids = 0, n_set = 0, n_released = 0, n = (d ? d->n_decisions : 0) + 1;
+        size_t n_ids = 0, n_set = 0, n_released = 0, ids_allocated, n = (d ? d->n_decisions : 0) + 1;
         StateError err = {};
         struct stat st;
         int r;
@@ -373,15 +416,21 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
         }
 
         ids = calloc(n, TENANT_ID_MAX);
-        set = calloc(n, sizeof(StateTenant));
-        released = calloc(n, TENANT_ID_MAX);
-        if (!ids || !set || !released)
+        if (!ids)
                 return -ENOMEM;
+        ids_allocated = n;
         for (size_t i = 0; i < n; i++) {
                 const char *id = i + 1 < n ? d->decisions[i].tenant : tenant;
                 if (id)
                         strscpy(ids[n_ids++], TENANT_ID_MAX, id);
         }
+        r = add_guest_mates(t, d, &ids, &n_ids, &ids_allocated);
+        if (r < 0)
+                return r;
+        set = calloc(MAX(n_ids, 1u), sizeof(StateTenant));
+        released = calloc(MAX(n_ids, 1u), TENANT_ID_MAX);
+        if (!set || !released)
+                return -ENOMEM;
         qsort_safe(ids, n_ids, TENANT_ID_MAX, id_cmp);
         for (size_t i = 0; i < n_ids; i++) {
                 const StateTenant *o;

@@ -556,65 +556,6 @@ static int open_for_pinning(Virt *v, const char *domain, virDomainPtr *ret_d, un
         return r < 0 ? r : active;
 }
 
-int virt_pin_rt(Virt *v, const char *domain, const CpuSet *vcpu_cpus, const CpuSet *emulator_cpus,
-                int fifo_prio, VirtError *err) {
-        _cleanup_domain_ virDomainPtr d = NULL;
-        _cleanup_(virt_vcpus_done) VirtVcpus vc = {};
-        _cleanup_free_ char *xml = NULL, *new_xml = NULL;
-        unsigned flags, n_cpus = vcpu_cpus ? cpuset_count(vcpu_cpus) : 0;
-        int r, ncpus, active;
-
-        if (fifo_prio < 0 || fifo_prio > 99)
-                return virt_error_set(err, -EINVAL, "SCHED_FIFO priority %d is outside 0..99", fifo_prio);
-        active = open_for_pinning(v, domain, &d, &flags, &ncpus, &vc, err);
-        if (active < 0)
-                return active;
-
-        for (unsigned i = 0; n_cpus > 0 && i < vc.n; i++) {
-                _cleanup_free_ unsigned char *map = NULL;
-                int cpu = cpuset_nth(vcpu_cpus, i % n_cpus), maplen;
-                CpuSet one = {};
-
-                if (cpu < 0 || cpu >= ncpus)
-                        return virt_error_set(err, -EINVAL, "CPU %d is not a host CPU (0..%d)", cpu, ncpus - 1);
-                cpuset_add(&one, (unsigned) cpu);
-                if (cpuset_equal(&one, &vc.pinned[i]))
-                        continue;
-                if (cpu_map(&one, ncpus, &map, &maplen) < 0)
-                        return virt_error_set(err, -ENOMEM, "out of memory");
-                r = pin(pin_vcpu, d, (int) i, map, maplen, flags, err);
-                if (r < 0)
-                        return r;
-        }
-
-        if (emulator_cpus && !cpuset_is_empty(emulator_cpus)) {
-                _cleanup_free_ unsigned char *map = NULL;
-                int maplen;
-
-                if (cpu_map(emulator_cpus, ncpus, &map, &maplen) < 0)
-                        return virt_error_set(err, -ENOMEM, "out of memory");
-                r = pin(pin_emulator, d, -1, map, maplen, flags, err);
-                if (r < 0)
-                        return r;
-        }
-
-        if (fifo_prio == 0)
-                return 0;
-        /* The persistent config is where vcpusched lives; libvirt applies it when QEMU starts. */
-        xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
-        if (!xml)
-                return virt_error_last(err, -EIO);
-        r = virt_domain_xml_set_vcpu_fifo(xml, vc.n, fifo_prio, &new_xml);
-        if (r < 0)
-                return virt_error_set(err, r, "domain %s: its XML could not be given a vcpusched", domain);
-        if (r == 0)
-                return 0;
-        r = redefine(d, new_xml, err);
-        if (r < 0)
-                return r;
-        return active ? 1 : 0;
-}
-
 /* ---- one placement per guest ---- */
 
 static int change_add(VirtPlaceChanges *c, const VirtPlaceChange *x) {

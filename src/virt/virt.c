@@ -78,7 +78,7 @@ static void on_device_removal_failed(virConnectPtr conn, virDomainPtr dom, const
 
 /*
  * libvirt's QEMU driver sends this for every live vcpupin and emulatorpin, sriovd's own
- * (virt_pin_rt) and anyone else's (virsh vcpupin), and for the other cputune/blkdeviotune
+ * (virt_place_guest) and anyone else's (virsh vcpupin), and for the other cputune/blkdeviotune
  * tunables; vCPU 0's new pinning is passed on when it is among the changes.
  */
 static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int n, void *opaque) {

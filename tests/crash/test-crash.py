@@ -23,6 +23,16 @@
 # 0 failed restarts, 0 tenants lost at restart, 0 tenants moved without a logged cause (a tenant
 # whose saved VF still exists keeps it unless a decision for it *from that VF* is logged).
 #
+# RT CPUs (issue 17): the host's [cpus] rt is scarce (2 per node) and some classes book them per
+# guest (the shipped rt-vcpu: 1 CPU of its own, refuse; and classes made here: shared CPUs, 2
+# vCPUs, the housekeeping fallback); tenants of one guest (a shared domain) share its booking.
+# Counted, each 0: RT bookings moved without a logged decision (an acknowledged booking is what
+# the saved file holds and what a restarted sriovd shows, unless a call in flight or a logged
+# rt-cpus decision for a tenant of that guest says otherwise), RT CPUs over their share (held by
+# more guests than the strictest rt_cpu_share among them), RT CPUs twice in a guest, tenants of a
+# guest disagreeing, bookings smaller than a refusing member's rt_vcpus; in the saved file and
+# live. A NoRtCpu refusal is an acknowledged "nothing changed": what it asked for is never saved.
+#
 # Environment: SRIOVD_CRASH_KILLS (200), SRIOVD_CRASH_SECONDS (time bound, 200),
 # SRIOVD_CRASH_SEED (13), SRIOVD_CRASH_CLIENTS (6, 4-8 sensible), SRIOVD_CRASH_KEEP=1 keeps the
 # work directory (logs of every sriovd instance), SRIOVD_CRASH_VERBOSE=1 prints every epoch,
@@ -73,6 +83,19 @@ NO_REPLY = "org.freedesktop.DBus.Error.NoReply"
 UNDELIVERED = {"org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"}
 # sriovd's answers that change nothing and are expected under this workload.
 EXPECTED_ERRORS = {"org.sriovd.Error.NoCapacity", "org.sriovd.Error.NoRtCpu", "org.sriovd.Error.UnknownTenant"}
+NO_RT_CPU = "org.sriovd.Error.NoRtCpu"
+# Scarce RT CPUs (the fixture isolates 2-7 and 18-23): two per node, so guests wait, share and are refused.
+RT_CPUS = "2-3,18-19"
+# Classes made here from the shipped rt-vcpu: its keys replaced. rt-vcpu itself: 1 CPU of its own, refuse.
+EXTRA_CLASSES = {
+    "rt-pair": {"rt_cpu_share": "2"},
+    "rt-shared": {"vnic": "sriov-preferred", "rt_vcpus": "2", "rt_cpu_share": "3", "rt_cpu_fallback": "housekeeping"},
+    "rt-wait": {"rt_cpu_fallback": "housekeeping"},
+}
+# Guests that tenants of several clients join (the domain of an Allocate).
+SHARED_GUESTS = ["g0", "g1", "g2"]
+FALLBACK_SHARED = "RT CPUs over a falling-back tenant's share"
+RT_DECISION_CPUS = re.compile(r"RT CPUs? (\d+(?:, \d+)*)")
 
 
 def log(*a):
@@ -81,14 +104,56 @@ def log(*a):
 
 # ---- what sriovd computes that the test must know ----
 
-def class_kinds():
-    """Shipped tenant classes: name -> vnic (sriov-required | sriov-preferred | virtio)."""
-    kinds = {}
+def class_texts():
+    """The classes sriovd gets: the shipped ones and EXTRA_CLASSES, name -> INI text."""
+    texts = {}
     for path in sorted(glob.glob(os.path.join(SOURCE, "conf", "tenant-classes.d", "*.ini"))):
         with open(path) as f:
-            m = re.search(r"^\s*vnic\s*=\s*(\S+)", f.read(), re.M)
-        kinds[os.path.basename(path)[:-4]] = m.group(1) if m else "?"
-    return kinds
+            texts[os.path.basename(path)[:-4]] = f.read()
+    for name, keys in EXTRA_CLASSES.items():
+        text = texts["rt-vcpu"]
+        for key, value in keys.items():
+            text, n = re.subn(rf"^{key}\s*=.*$", f"{key} = {value}", text, flags=re.M)
+            assert n == 1, (name, key)
+        texts[name] = text
+    return texts
+
+
+def class_key(text, key, default):
+    m = re.search(rf"^\s*{key}\s*=\s*(\S+)", text, re.M)
+    return m.group(1) if m else default
+
+
+def class_kinds():
+    """Tenant classes: name -> vnic (sriov-required | sriov-preferred | virtio)."""
+    return {name: class_key(text, "vnic", "?") for name, text in class_texts().items()}
+
+
+def class_rt():
+    """Tenant classes: name -> {"want": RT CPUs its guest books (0: none), "share", "refuse"}."""
+    out = {}
+    for name, text in class_texts().items():
+        rt = class_key(text, "vcpu_pinning", "none") == "rt"
+        out[name] = {"want": int(class_key(text, "rt_vcpus", "1")) if rt else 0,
+                     "share": int(class_key(text, "rt_cpu_share", "1")),
+                     "refuse": class_key(text, "rt_cpu_fallback", "refuse") == "refuse"}
+    return out
+
+
+def guest_key(tenant, domain):
+    """The guest whose RT booking a tenant shares: its domain, else its own (sriovd's key)."""
+    return domain if domain else "tenant " + tenant
+
+
+def rt_decided(reason):
+    """The RT CPUs a logged decision's reason gives the guest: a tuple, () when it waits; None: no RT text."""
+    ms = list(RT_DECISION_CPUS.finditer(reason))
+    if not ms:
+        return () if "RT CPU" in reason else None
+    tail = reason[ms[-1].end():]
+    if any(w in tail for w in ("until one is", "no RT CPU", "RT CPUs free")):
+        return ()
+    return tuple(int(c) for c in ms[-1].group(1).split(", "))
 
 
 def read_state(state_dir):
@@ -235,13 +300,16 @@ class Daemon:
         self.state = self.state_dir
         os.mkdir(self.state_dir)
         os.mkdir(os.path.join(tmp, "logs"))
-        shutil.copytree(os.path.join(SOURCE, "conf", "tenant-classes.d"), os.path.join(tmp, "tenant-classes.d"))
+        os.mkdir(os.path.join(tmp, "tenant-classes.d"))
+        for name, text in class_texts().items():
+            with open(os.path.join(tmp, "tenant-classes.d", name + ".ini"), "w") as f:
+                f.write(text)
         self.conf = os.path.join(tmp, "sriovd.conf")
         # No num_vfs: a count lowered while sriovd was down stays lowered (with num_vfs = 8 sriovd
         # would write sriov_numvfs back and wait for VFs that a fixture never creates).
         with open(self.conf, "w") as f:
             f.write(f"[daemon]\nstate_dir = {self.state_dir}\ndrift_check_sec = 0\nvf_headroom = 0\n"
-                    f"max_tenants = 1024\n")
+                    f"max_tenants = 1024\n\n[cpus]\nrt = {RT_CPUS}\n")
         self.proc = None
         self.instance = 0
         self.log_path = None
@@ -365,13 +433,13 @@ class Client(threading.Thread):
             elif what == "vlan":
                 a["vlan"] = rng.choice([None, 0, 7, 100, 4094])
             else:
-                a["domain"] = rng.choice(["", f"vm-{t}", f"vm-{t}.b"])
+                a["domain"] = rng.choice(["", f"vm-{t}", f"vm-{t}.b"] + SHARED_GUESTS)
         else:
             a = {"class": rng.choice(self.classes), "numa_node": rng.choice([-1, -1, 0, 1]),
                  "mac": "52:54:%02x:%02x:%02x:%02x" % tuple(rng.randrange(256) for _ in range(4))
                  if rng.random() < 0.3 else None,
                  "vlan": rng.choice([None, None, 0, 7, 100, rng.randrange(4095)]),
-                 "domain": rng.choice(["", "", f"vm-{t}"])}
+                 "domain": rng.choice(["", "", f"vm-{t}"] + SHARED_GUESTS)}
         self.last[t] = a
         return t, "allocate", a
 
@@ -452,6 +520,12 @@ class Run:
         self.errors = collections.Counter()
         self.violations = []
         self.fault = False
+        self.rtc = class_rt()
+        self.rt_known = {}                                # guest -> its RT CPUs as last known (() = waiting)
+        self.rt_guest = {}                                # tenant -> its guest, for tenants of RT classes
+        self.live_rt = {}                                 # tenant -> its guest's RT CPUs in the last query
+        self.rt_ever = collections.defaultdict(set)       # guest -> its tenants since the last check (a
+                                                          # decision names one, which may have left since)
 
     def violation(self, kind, text):
         self.fig[kind] += 1
@@ -504,7 +578,7 @@ class Run:
                 inflight[t].append(ev)
             elif o == "error":
                 self.errors[ev["error"]] += 1
-                if ev["error"] == "org.sriovd.Error.Failed" and self.fault:
+                if (ev["error"] == "org.sriovd.Error.Failed" and self.fault) or ev["error"] == NO_RT_CPU:
                     refused[t].append(ev)
                 elif ev["error"] not in EXPECTED_ERRORS:
                     self.violation("unexpected errors", f"{ev['op']} {t} {ev['args']}: {ev['error']}: "
@@ -513,6 +587,7 @@ class Run:
                 self.fig["acknowledged"] += 1
                 self.model[t] = None
                 self.source[t] = "ack"
+                self.rt_leave(t)
             else:
                 self.fig["acknowledged"] += 1
                 a = ev["args"]
@@ -528,8 +603,104 @@ class Run:
                 self.model[t] = {"class": a["class"], "numa_node": a["numa_node"], "mac": mac, "vlan": a["vlan"],
                                  "domain": a["domain"]}
                 self.source[t] = "ack"
+                self.rt_ack(t, a, rec)
         self.fault = False
         return inflight, refused
+
+    # -- RT CPU bookings --
+
+    def rt_leave(self, t):
+        g = self.rt_guest.pop(t, None)
+        if g is not None and g not in self.rt_guest.values():
+            self.rt_known.pop(g, None)    # its last tenant gone: so is its booking
+
+    def rt_ack(self, t, a, rec):
+        """An acknowledged Allocate: its reply says what its guest holds now."""
+        rc = self.rtc[a["class"]]
+        cpus = tuple(rec.get("rt_cpus", []))
+        self.rt_leave(t)
+        if rc["want"] == 0:
+            if cpus or "rt_waiting" in rec:
+                self.violation("bad replies", f"Allocate {t} {a}: RT CPUs {cpus} for a class that books none")
+            return
+        if len(set(cpus)) != len(cpus):
+            self.violation("RT CPUs twice in a guest", f"Allocate {t} {a} answered rt_cpus {list(cpus)}")
+        if rc["refuse"] and len(cpus) < rc["want"]:
+            self.violation("bad replies", f"Allocate {t} {a}: class {a['class']} refuses without {rc['want']} RT CPUs, "
+                           f"answered rt_cpus {list(cpus)} rt_waiting {rec.get('rt_waiting')}")
+        if bool(rec.get("rt_waiting")) == bool(cpus):
+            self.violation("bad replies", f"Allocate {t} {a}: rt_cpus {list(cpus)} with rt_waiting {rec.get('rt_waiting')}")
+        g = guest_key(t, a["domain"])
+        self.rt_guest[t] = g
+        self.rt_ever[g].add(t)
+        self.rt_known[g] = cpus
+        self.fig["RT bookings acknowledged"] += 1
+
+    def rt_check(self, where, entries, text, excused=frozenset(), waiting_excused=False):
+        """entries: tenant -> (class, domain, RT CPUs) as sriovd holds them (saved or live). Checks them
+        against each other and against what the test knew (rt_known), then makes them what it knows.
+        excused: guests a call in flight may have changed; waiting_excused: a guest that waited may
+        have been served by one."""
+        guests = collections.defaultdict(dict)
+        for t, (cls, domain, cpus) in entries.items():
+            if self.rtc.get(cls, {"want": 0})["want"] > 0:
+                guests[guest_key(t, domain)][t] = tuple(cpus)
+            elif cpus:
+                self.violation("RT bookings moved without a logged decision",
+                               f"{where}: {t} of class {cls}, which books none, holds RT CPUs {list(cpus)}")
+        dec = decisions(text)
+        booking = {}
+        for g, members in sorted(guests.items()):
+            first = members[min(members)]
+            booking[g] = first
+            if len(set(members.values())) > 1:
+                self.violation("RT tenants of a guest disagreeing", f"{where}: guest {g}: {members}")
+            for t, cpus in members.items():
+                if len(set(cpus)) != len(cpus):
+                    self.violation("RT CPUs twice in a guest", f"{where}: {t} of guest {g} holds {list(cpus)}")
+                rc = self.rtc[entries[t][0]]
+                if rc["refuse"] and cpus and len(cpus) < rc["want"]:
+                    self.violation("RT bookings smaller than a member needs",
+                                   f"{where}: guest {g} holds {list(cpus)}, {t}'s class {entries[t][0]} needs "
+                                   f"{rc['want']} and refuses without")
+                if g not in self.rt_known or cpus == self.rt_known[g]:
+                    continue
+                known = self.rt_known[g]
+                logged = [d for m in set(members) | self.rt_ever.get(g, set()) for d in dec.get(m, [])
+                          if rt_decided(d[3]) == cpus]
+                if g in excused or (waiting_excused and not known):
+                    self.fig["RT bookings changed by a call in flight"] += 1
+                elif logged:
+                    self.fig["RT bookings changed with a logged decision"] += 1
+                    if VERBOSE or self.fig["RT bookings changed with a logged decision"] <= 3:
+                        log(f"  {where}: guest {g} RT CPUs {list(known)} -> {list(cpus)}, logged: {logged[-1][4]}")
+                else:
+                    lines = "\n".join("      " + d[4] for m in members for d in dec.get(m, [])) or \
+                        "      (no decision logged for its tenants)"
+                    self.violation("RT bookings moved without a logged decision",
+                                   f"{where}: {t} of guest {g} holds RT CPUs {list(cpus)}, known before: {list(known)}; "
+                                   f"sriovd logged:\n{lines}")
+        users = collections.defaultdict(list)
+        for g, cpus in booking.items():
+            for c in set(cpus):
+                users[c].append(g)
+        for c, gs in sorted(users.items()):
+            # A tenant of a falling-back class that joins a guest whose CPUs it cannot share that
+            # tightly shares what there is (allocator-rt.c, alloc_rt_join): counted, not a violation.
+            # A refusing class's share always holds.
+            strictest = min([self.rtc[entries[t][0]]["share"] for g in gs for t in guests[g]
+                             if self.rtc[entries[t][0]]["refuse"]] or [64])
+            loosest = min(self.rtc[entries[t][0]]["share"] for g in gs for t in guests[g])
+            if len(gs) > strictest:
+                self.violation("RT CPUs over their share", f"{where}: RT CPU {c} serves guests {sorted(gs)}, "
+                               f"the strictest rt_cpu_share of a refusing class among them is {strictest}")
+            elif len(gs) > loosest:
+                self.fig[FALLBACK_SHARED] += 1
+        self.fig["RT guests checked"] += len(booking)
+        self.fig["RT CPUs shared, checked"] += sum(1 for gs in users.values() if len(gs) > 1)
+        self.rt_known = booking
+        self.rt_guest = {t: g for g, members in guests.items() for t in members}
+        self.rt_ever = collections.defaultdict(set, {g: set(members) for g, members in guests.items()})
 
     @staticmethod
     def matches(s, cand):
@@ -572,9 +743,10 @@ class Run:
             if inflight.get(t) and ok and 0 not in ok:
                 self.fig["in flight, took effect"] += 1
             if not ok and any(self.matches(got, c) for c in self.candidates(t, (refused or {}).get(t, []))[1:]):
+                names = sorted({e["error"] for e in (refused or {}).get(t, [])})
                 self.violation("refused changes saved",
                                f"kill {k}: tenant {t}: last acknowledged {fmt_settings(self.model.get(t))}, saved "
-                               f"{fmt_settings(got)}, which a call answered org.sriovd.Error.Failed "
+                               f"{fmt_settings(got)}, which a call answered {' or '.join(names)} "
                                f"(nothing changed) asked for\n    its calls:\n" + self.describe(t))
             elif not ok:
                 # The model holds the last acknowledged state, or what the last restart showed live when no
@@ -601,6 +773,14 @@ class Run:
             vnic = self.kinds.get(e["class"])
             if vnic == "sriov-required" and e.get("kind") == "virtio":
                 self.fig["sriov-required saved as virtio"] += 1
+        excused = set()
+        for t, evs in inflight.items():
+            if t in self.rt_guest:
+                excused.add(self.rt_guest[t])
+            excused |= {guest_key(t, e["args"]["domain"]) for e in evs if e["op"] == "allocate"}
+        self.rt_check(f"kill {k}: saved file", {t: (e["class"], e.get("domain") or "", e.get("rt_cpus") or [])
+                                                for t, e in saved.items()},
+                      self.d.log_text(), excused, waiting_excused=bool(inflight))
         return saved
 
     def lost_detail(self, acked, got):
@@ -682,6 +862,8 @@ class Run:
         self.conn.call(*DEST, "Verify")
         after = self.query()
         dec = decisions(self.d.log_text())
+        self.rt_check(f"before kill {k}: a VF removed while running: live",
+                      {t: (r[1], r[7], self.live_rt.get(t, ())) for t, r in after.items()}, self.d.log_text())
         for v in gone:
             t = next((t for t, r in rows.items() if r[3] == v), None)
             if t is None:
@@ -716,6 +898,7 @@ class Run:
             except minibus.Error as e:
                 if e.name != "org.sriovd.Error.UnknownTenant" or t in records:
                     self.violation("inconsistent answers", f"GetTenant {t}: {e}; ListTenants row {records.get(t)}")
+        self.live_rt = {t: tuple(r.get("rt_cpus", [])) for t, r in records.items()}
         return {t: self.row(r) for t, r in records.items()}
 
     def check_live(self, k, saved, rows):
@@ -776,6 +959,7 @@ class Run:
         for t in list(self.model):
             if t not in rows and self.model[t] is not None:
                 self.model[t], self.source[t] = None, f"restart {k}"
+        self.rt_check(f"restart {k}: live", {t: (r[1], r[7], self.live_rt.get(t, ())) for t, r in rows.items()}, text)
         stale = [n for n in os.listdir(self.d.state_dir) if n not in ("allocations.json", "allocations.journal")]
         if stale:
             self.fig["stray files in the state dir (max)"] = max(self.fig["stray files in the state dir (max)"],
@@ -936,6 +1120,14 @@ def main():
         f"{f['sriov-required saved as virtio']})")
     log(f"moved: {f['moved']} of {f['kept-VF checks']} tenants whose saved VF was still there; "
         f"with a logged cause: {f['moved with a logged cause']}; without: {f['moved without cause']}")
+    log(f"RT CPUs ({RT_CPUS}): {f['RT bookings acknowledged']} bookings acknowledged, {f['RT guests checked']} "
+        f"guest checks ({f['RT CPUs shared, checked']} shared CPUs), NoRtCpu refusals: {run.errors[NO_RT_CPU]}; "
+        f"changed by a call in flight: {f['RT bookings changed by a call in flight']}, with a logged decision: "
+        f"{f['RT bookings changed with a logged decision']}, without: {f['RT bookings moved without a logged decision']}")
+    log(f"RT CPUs over their share: {f['RT CPUs over their share']} (over a falling-back tenant's, which shares "
+        f"what there is: {f[FALLBACK_SHARED]}); twice in a guest: {f['RT CPUs twice in a guest']}; "
+        f"tenants of a guest disagreeing: {f['RT tenants of a guest disagreeing']}; bookings smaller than a refusing "
+        f"member needs: {f['RT bookings smaller than a member needs']}")
     if SAVE_FAULTS:
         log(f"save faults: {f['save faults']} bursts; refused changes saved later: {f['refused changes saved']}")
     other = {k: f[k] for k in ("unexplained saved changes", "restored differently", "tenants from nowhere", "inconsistent answers", "bad replies",

@@ -186,6 +186,27 @@ TEST(share) {
         alloc_decisions_done(&d);
 }
 
+/* A refusing class joining a guest that waits at a stricter share (a falling-back tenant's) is
+ * checked at that share, as its join books: refused, not accepted to wait. It once was: the check
+ * asked at its own share 3 and found CPU 5 with room, the join asked at the guest's 1. */
+TEST(join_checked_at_guest_share) {
+        static const AllocRtCpu one[] = { { 5, 0 } };
+        _cleanup_(allocator_freep) Allocator *a = mk(one, 1);
+        AllocDecisions d = {};
+        AllocTenant t;
+
+        ASSERT_EQ(req(a, "s1", "rt-shared", 0, "v1", &d), 0);
+        ASSERT_STREQ(cpus_of(a, "s1"), "5");
+        ASSERT_EQ(req(a, "f1", "rt-soft", 0, "w", &d), 0);
+        ASSERT_EQ(allocator_find_tenant(a, "f1", &t), 0);
+        ASSERT(t.rt_waiting);
+        ASSERT_EQ(req(a, "r1", "rt-shared", 0, "w", &d), ALLOCATOR_REFUSED);
+        ASSERT_EQ(d.decisions[d.n_decisions - 1].missing, ALLOC_MISSING_RT_CPU);
+        ASSERT_EQ(allocator_find_tenant(a, "r1", &t), -ENOENT);
+        ASSERT_EQ(allocator_verify(a), 0);
+        alloc_decisions_done(&d);
+}
+
 /* The VF's node decides where the CPUs are: a guest with no preference gets both on one node. */
 TEST(node_follows_vf) {
         _cleanup_(allocator_freep) Allocator *a = mk(NULL, 0);
@@ -467,6 +488,7 @@ int main(void) {
         RUN(three_guests_two_cpus);
         RUN(guest_shares);
         RUN(share);
+        RUN(join_checked_at_guest_share);
         RUN(node_follows_vf);
         RUN(reclass);
         RUN(restore);

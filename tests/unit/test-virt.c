@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <systemd/sd-event.h>
 
+#include "sriovd/guest-placement.h"
 #include "sriovd/virt.h"
 #include "test.h"
 
@@ -584,7 +585,6 @@ TEST(test_driver_events_and_reconcile) {
         VirtError err = {};
         Recorder rec = {};
         char path[64];
-        CpuSet pin = {}, emu = {};
         int r;
 
         write_node_xml(path, sizeof(path));
@@ -621,29 +621,61 @@ TEST(test_driver_events_and_reconcile) {
         }
         virt_domain_list_free(doms, n_doms);
 
-        /* vCPUs: pin, emulator, SCHED_FIFO in the persistent XML. */
+        /* vCPUs: a placement built as the daemon builds it (guest_placement() from the class and
+         * the booking, src/daemon/guests.c): vCPU 0 on its RT CPU, vCPU 1 and the emulator on the
+         * housekeeping CPUs, SCHED_FIFO for vCPU 0 in the persistent XML. */
         ASSERT_EQ(virt_get_vcpus(v, "holder", &vc, &err), 0);
         ASSERT_EQ(vc.n, 2);
-        cpuset_add(&pin, 3);
-        cpuset_add(&emu, 0);
-        r = virt_pin_rt(v, "holder", &pin, &emu, 20, &err);
-        if (r < 0)
-                fprintf(stderr, "   pin on the test driver: %d %s\n", r, err.message);
-        ASSERT(r >= 0);
-        ASSERT_EQ(virt_vcpu0_host_cpu(v, "holder", &err), 3);
-        ASSERT_EQ(r, 1);        /* running: vcpusched takes effect at the next start */
-        /* No tunable event to check here: libvirt's test driver (9.0) sends none for a vcpupin, the
-         * QEMU driver does; tests/virt/test-virt-live.py checks it against libvirtd. */
-        /* The test driver pins the running domain only (CURRENT); the XML of what runs shows it. */
-        ASSERT_EQ(virt_domain_xml(v, "holder", false, &xml, &err), 0);
-        ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='3'/>");
-        ASSERT_CONTAINS(xml, "<vcpupin vcpu='1' cpuset='3'/>");
-        xml = mfree(xml);
-        ASSERT_EQ(virt_domain_xml(v, "holder", true, &xml, &err), 0);
-        /* libvirt writes it back one vCPU at a time. */
-        ASSERT_CONTAINS(xml, "<vcpusched vcpus='0' scheduler='fifo' priority='20'/>");
-        ASSERT_CONTAINS(xml, "<vcpusched vcpus='1' scheduler='fifo' priority='20'/>");
-        ASSERT_EQ(virt_pin_rt(v, "holder", &pin, &emu, 20, &err), 0);   /* already so */
+        {
+                _cleanup_(config_freep) Config *cfg = NULL;
+                _cleanup_(virt_place_changes_done) VirtPlaceChanges done = {}, again = {};
+                CpuSet node0 = {};
+                Inventory inv = { .topo = { .n_nodes = 1, .node_cpus = &node0 } };
+                static const uint16_t booked[] = { 3 };
+                TenantClass cls;
+                GuestPlacement p;
+                bool saw_sched = false;
+
+                for (unsigned c = 0; c < 6; c++) {
+                        cpuset_add(&inv.topo.online, c);
+                        cpuset_add(&node0, c);
+                }
+                ASSERT_EQ(config_new("/x.conf", "/x.d", &cfg), 0);
+                cfg->have_rt_cpus = cfg->have_housekeeping_cpus = true;
+                cpuset_add(&cfg->rt_cpus, 3);
+                cpuset_add(&cfg->rt_cpus, 5);
+                for (unsigned c = 0; c < 3; c++)
+                        cpuset_add(&cfg->housekeeping_cpus, c);
+                tenant_class_init(&cls);
+                cls.vcpu_pin_rt = 1;
+                cls.vcpu_fifo_priority = 20;
+                ASSERT_EQ(guest_placement(&inv, cfg, &cls, booked, 1, &p), 0);
+                r = virt_place_guest(v, "holder", &p, false, &done, &err);
+                if (r < 0)
+                        fprintf(stderr, "   placement on the test driver: %d %s\n", r, err.message);
+                ASSERT_EQ(r, 0);
+                ASSERT(done.n >= 2);
+                for (size_t i = 0; i < done.n; i++)
+                        saw_sched |= done.changes[i].kind == VIRT_PLACE_VCPU_SCHED && done.changes[i].prio_after == 20;
+                ASSERT(saw_sched);
+                ASSERT_EQ(virt_vcpu0_host_cpu(v, "holder", &err), 3);
+                /* No tunable event to check here: libvirt's test driver (9.0) sends none for a vcpupin, the
+                 * QEMU driver does; tests/virt/test-virt-live.py checks it against libvirtd. */
+                /* The test driver pins the running domain only (CURRENT); the XML of what runs shows it. */
+                ASSERT_EQ(virt_domain_xml(v, "holder", false, &xml, &err), 0);
+                ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='3'/>");
+                ASSERT_CONTAINS(xml, "<vcpupin vcpu='1' cpuset='0-2'/>");
+                ASSERT_CONTAINS(xml, "<emulatorpin cpuset='0-2'/>");
+                xml = mfree(xml);
+                ASSERT_EQ(virt_domain_xml(v, "holder", true, &xml, &err), 0);
+                /* The persistent config is where vcpusched lives: the RT vCPU only. */
+                ASSERT_CONTAINS(xml, "<vcpusched vcpus='0' scheduler='fifo' priority='20'/>");
+                ASSERT(!strstr(xml, "<vcpusched vcpus='1'"));
+                xml = mfree(xml);
+                /* Read-modify-write: placed, nothing differs. */
+                ASSERT_EQ(virt_place_guest(v, "holder", &p, false, &again, &err), 0);
+                ASSERT_EQ(again.n, 0);
+        }
 
         /* One placement per guest: vCPU 0 alone on its RT CPU at FIFO, vCPU 1 and the emulator on
          * housekeeping CPUs, memory on the node; a dry run first changes nothing. */

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "sriovd/guest-placement.h"
 #include "sriovd/virt.h"
 
 /*
@@ -19,7 +20,10 @@
  *   attach DOM KIND SRC MAC TENANT | detach DOM KIND SRC MAC
  *   swap DOM OLDKIND OLDSRC NEWKIND NEWSRC MAC TENANT
  *   nics DOM            one "nic TYPE PCI MAC ALIAS" line per NIC of the live XML
- *   vcpu0 DOM | pin DOM VCPU_CPUS EMULATOR_CPUS PRIO
+ *   vcpu0 DOM
+ *   place DOM RTCPU HOUSEKEEPING PRIO   virt_place_guest() with the placement the daemon would build
+ *                                       (guest_placement()) for a guest booking RTCPU, in a class
+ *                                       with vcpu_fifo_priority = PRIO; answers the changes made
  *   vcpupin DOM VCPU CPUS            virDomainPinVcpuFlags(LIVE) from a connection of its own, as virsh would
  *   wait EVENT DOM DEVICE SECONDS [DETAIL]   dispatch sd-event until that event (with that detail) arrived
  * KIND: vf-interface, vf-hostdev, virtio-network, virtio-bridge, virtio-ethernet; SRC: VF address or source name.
@@ -73,6 +77,47 @@ static int parse_nic(const char *kind, const char *src, const char *mac, const c
                 return -EINVAL;
         *ret = n;
         return 0;
+}
+
+/*
+ * The placement sriovd makes for an RT guest (src/daemon/guests.c): guest_placement() from the
+ * host's CPUs ([cpus] rt = the booked CPU, housekeeping = the list; one NUMA node, so numatune is
+ * left), the class (vcpu_pinning = rt, vcpu_fifo_priority = prio) and the booking; then applied.
+ */
+static int place(Virt *v, const char *domain, const char *rt, const char *housekeeping, int prio,
+                 VirtPlaceChanges *ch, VirtError *err) {
+        _cleanup_(config_freep) Config *cfg = NULL;
+        long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+        CpuSet node0 = {};
+        Inventory inv = { .topo = { .n_nodes = 1, .node_cpus = &node0 } };
+        uint16_t booked;
+        TenantClass cls;
+        GuestPlacement p;
+        int r;
+
+        if (ncpus <= 0 || ncpus > CPUSET_MAX)
+                return -ERANGE;
+        for (long c = 0; c < ncpus; c++) {
+                cpuset_add(&inv.topo.online, (unsigned) c);
+                cpuset_add(&node0, (unsigned) c);
+        }
+        r = config_new("/virt-live.conf", "/virt-live.d", &cfg);
+        if (r < 0)
+                return r;
+        cfg->have_rt_cpus = cfg->have_housekeeping_cpus = true;
+        r = cpuset_parse_list(rt, &cfg->rt_cpus);
+        if (r >= 0)
+                r = cpuset_parse_list(housekeeping, &cfg->housekeeping_cpus);
+        if (r < 0 || cpuset_count(&cfg->rt_cpus) != 1)
+                return -EINVAL;
+        booked = (uint16_t) cpuset_nth(&cfg->rt_cpus, 0);
+        tenant_class_init(&cls);
+        cls.vcpu_pin_rt = 1;
+        cls.vcpu_fifo_priority = prio;
+        r = guest_placement(&inv, cfg, &cls, &booked, 1, &p);
+        if (r < 0)
+                return r;
+        return virt_place_guest(v, domain, &p, false, ch, err);
 }
 
 /* Another client's vcpupin (virsh vcpupin --live): sriovd must hear of it through the event alone. */
@@ -208,21 +253,9 @@ int main(int argc, char **argv) {
                                 r = (int) d.n_nics;
                 } else if (streq(w[0], "vcpu0") && n == 2)
                         r = virt_vcpu0_host_cpu(v, w[1], &err);
-                else if (streq(w[0], "pin") && n == 5) {
-                        CpuSet a = {}, b = {};
-                        r = cpuset_parse_list(w[2], &a);
-                        if (r >= 0)
-                                r = cpuset_parse_list(w[3], &b);
-                        if (r >= 0)
-                                r = virt_pin_rt(v, w[1], &a, &b, atoi(w[4]), &err);
-                } else if (streq(w[0], "place") && n == 6) {
-                        /* place DOM RTCPU HOUSEKEEPING PRIO NODE: one RT vCPU; answers the changes made. */
-                        GuestPlacement gp = { .n_rt = 1, .rt_cpus = { (uint16_t) atoi(w[2]) }, .fifo_priority = atoi(w[4]),
-                                              .memory_node = atoi(w[5]), .node = -1 };
+                else if (streq(w[0], "place") && n == 5) {
                         VirtPlaceChanges ch = {};
-                        r = cpuset_parse_list(w[3], &gp.housekeeping);
-                        if (r >= 0)
-                                r = virt_place_guest(v, w[1], &gp, false, &ch, &err);
+                        r = place(v, w[1], w[2], w[3], atoi(w[4]), &ch, &err);
                         if (r >= 0)
                                 r = (int) ch.n;
                         virt_place_changes_done(&ch);
