@@ -487,7 +487,7 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
                 if (g->n_cpus >= want)
                         g->want = (uint8_t) MAX(g->want, want);
                 for (unsigned k = 0; k < g->n_cpus; k++)
-                        recompute_cap(a, rt_index(a, g->cpus[k]));
+                        recompute_cap(a, alloc_rt_cpu_index(a, g->cpus[k]));
                 return 0;
         }
         gi = guest_new(a, key, t, c);
