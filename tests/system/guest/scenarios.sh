@@ -179,25 +179,13 @@ if [ $rc = 0 ] && wait_for 20 sh -c "[ \"\$($V vcpupin l2-b 0 | awk '\$1 ~ /^0/ 
 else fail $S-rt-pinning "l2-b's vCPU 0 pinned to '$(pin_b)', want $RT_CPU" libvirt; fi
 # One placement for the RT guest (seed 004 with 002): vCPU 0 alone on the RT CPU, the rest on the
 # node's housekeeping CPU, FIFO on vCPU 0 only, memory on the NIC's node.
-emu_b() { $V emulatorpin l2-b 2>/dev/null | awk '{print $2}'; }
-vcpu1_b() { $V vcpupin l2-b 1 2>/dev/null | awk '{print $2}'; }
 xml_b=$($V dumpxml --inactive l2-b 2>&1)
-if [ "$(vcpu1_b)" = 0 ] && [ "$(emu_b)" = 0 ] && echo "$xml_b" | grep -q "<vcpusched vcpus='0' scheduler='fifo' priority='10'/>" &&
-        ! echo "$xml_b" | grep -q "<vcpusched vcpus='1'" && echo "$xml_b" | grep -q "<memory mode='strict' nodeset='1'/>"; then
+has_b() { echo "$xml_b" | grep -q "$1"; }
+if has_b "<vcpupin vcpu='1' cpuset='0'/>" && has_b "<emulatorpin cpuset='0'/>" &&
+        has_b "<vcpusched vcpus='0' scheduler='fifo' priority='10'/>" && ! has_b "<vcpusched vcpus='1'" &&
+        has_b "<memory mode='strict' nodeset='1'/>"; then
         pass rt-placement "l2-b: vCPU 1 and the emulator on housekeeping CPU 0, vcpusched fifo/10 on vCPU 0 only, numatune strict node 1"
-else fail rt-placement "l2-b: vCPU 1 on '$(vcpu1_b)', emulator on '$(emu_b)'; $(echo "$xml_b" | grep -E 'vcpusched|<memory mode' | tr -s ' ' | tr '\n' ' ')" libvirt; fi
-# vcpusched applies from the next start: QEMU's vCPU threads then carry it (TCG names them CPU N/TCG).
-vcpu_thread_sched() {   # vcpu_thread_sched DOMAIN N: policy:prio of QEMU's vCPU N thread
-        local q t; q=$(cat /run/libvirt/qemu/$1.pid 2>/dev/null) || return 1
-        for t in /proc/$q/task/*; do [ "$(cat $t/comm 2>/dev/null)" = "CPU $2/TCG" ] && sched_of ${t##*/} && return 0; done
-        return 1
-}
-$V destroy l2-b > /dev/null 2>&1; out=$($V start l2-b 2>&1) || say "INFO rt-fifo: virsh start l2-b: $out"
-if wait_for 20 sh -c "[ \"\$(vcpu_thread_sched l2-b 0)\" = 1:10 ] && [ \"\$(vcpu_thread_sched l2-b 1)\" = 0:0 ]" 2>/dev/null ||
-        { [ "$(vcpu_thread_sched l2-b 0)" = 1:10 ] && [ "$(vcpu_thread_sched l2-b 1)" = 0:0 ]; }; then
-        pass rt-fifo "after a start, l2-b's CPU 0/TCG thread is FIFO 10, CPU 1/TCG SCHED_OTHER"
-else fail rt-fifo "l2-b's vCPU threads: CPU 0 '$(vcpu_thread_sched l2-b 0)', CPU 1 '$(vcpu_thread_sched l2-b 1)' (want 1:10, 0:0)" libvirt; fi
-wait_for 20 sh -c "[ \"\$($V vcpupin l2-b 0 | awk '\$1 ~ /^0/ {print \$2}')\" = $RT_CPU ]"
+else fail rt-placement "l2-b: $(echo "$xml_b" | grep -E 'vcpupin|emulatorpin|vcpusched|<memory mode' | tr -s ' ' | tr '\n' ' ')" libvirt; fi
 # RT CPUs are accounted between guests: this host has one (CPU 1, node 1), l2-b holds it. A second
 # RT guest is refused, naming the node and the holder; nothing of it stays.
 out=$(sriovctl allocate t-rt2 rt-guest --domain l2-d 2>&1); rc=$?
@@ -227,6 +215,19 @@ nd=$(journalctl -u sriovd --since "@$t_alloc" MESSAGE_ID=$MID_DRIFT -o cat --no-
 [ "$nd" = 0 ] && pass drift-own-changes "no drift entries for sriovd's own allocations" ||
         fail drift-own-changes "$nd drift entries since the first allocation: $(journalctl -u sriovd --since "@$t_alloc" MESSAGE_ID=$MID_DRIFT -o cat --no-pager | head -n 2 | tr '\n' ' ')"
 
+# A restart of the guest is libvirt's (it puts the VF's MAC back at the stop): after the false-drift check.
+# vcpusched applies from the next start: QEMU's vCPU threads then carry it (TCG names them CPU N/TCG).
+vcpu_thread_sched() {   # vcpu_thread_sched DOMAIN N: policy:prio of QEMU's vCPU N thread
+        local q t; q=$(cat /run/libvirt/qemu/$1.pid 2>/dev/null) || return 1
+        for t in /proc/$q/task/*; do [ "$(cat $t/comm 2>/dev/null)" = "CPU $2/TCG" ] && sched_of ${t##*/} && return 0; done
+        return 1
+}
+$V destroy l2-b > /dev/null 2>&1; out=$($V start l2-b 2>&1) || say "INFO rt-fifo: virsh start l2-b: $out"
+if wait_for 20 sh -c "[ \"\$(vcpu_thread_sched l2-b 0)\" = 1:10 ] && [ \"\$(vcpu_thread_sched l2-b 1)\" = 0:0 ]" 2>/dev/null ||
+        { [ "$(vcpu_thread_sched l2-b 0)" = 1:10 ] && [ "$(vcpu_thread_sched l2-b 1)" = 0:0 ]; }; then
+        pass rt-fifo "after a start, l2-b's CPU 0/TCG thread is FIFO 10, CPU 1/TCG SCHED_OTHER"
+else fail rt-fifo "l2-b's vCPU threads: CPU 0 '$(vcpu_thread_sched l2-b 0)', CPU 1 '$(vcpu_thread_sched l2-b 1)' (want 1:10, 0:0)" libvirt; fi
+wait_for 20 sh -c "[ \"\$($V vcpupin l2-b 0 | awk '\$1 ~ /^0/ {print \$2}')\" = $RT_CPU ]"
 # The VF's MSI-X vectors appear once l2-a's igbvf enables them (no uevent): wait for them.
 vfio_irqs() { grep "vfio-msix.*($VF)" /proc/interrupts | sed 's/^ *\([0-9]*\):.*/\1/'; }
 vcpu0_cpu() { $V vcpuinfo l2-a | awk '/^CPU:/ {print $2; exit}'; }
@@ -395,6 +396,13 @@ if [ $rc_wait != 0 ]; then
                 fail $S-reused "after l2-a let go: t-wait: exit $rc_wait: $out_wait"
 fi
 sriovctl release t-wait > /dev/null 2>&1
+# The RT CPU goes with its guest's last tenant: the RT guest refused before gets it now.
+sriovctl release t-rt > /dev/null 2>&1
+out=$(sriovctl allocate t-rt2 rt-guest --domain l2-d 2>&1); rc=$?
+rt2=$(sriovctl tenant t-rt2 2>&1 | sed -n 's/.*, RT CPUs //p')
+if [ $rc = 0 ] && [ "$rt2" = $RT_CPU ] && wait_for 20 sh -c "[ \"\$($V vcpupin l2-d 0 | awk '\$1 ~ /^0/ {print \$2}')\" = $RT_CPU ]"; then
+        pass rt-freed "t-rt released: t-rt2 (l2-d) gets RT CPU $RT_CPU, l2-d's vCPU 0 pinned there"
+else fail rt-freed "allocate t-rt2: exit $rc: $out; RT CPUs '$rt2'; l2-d vCPU 0 on '$($V vcpupin l2-d 0 | awk '{print $2}')'" libvirt; fi
 
 # ===== 9. Journal
 S=journal
