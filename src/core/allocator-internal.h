@@ -218,6 +218,8 @@ int alloc_rt_leave(Allocator *a, uint32_t s, AllocDecisions *d);
  * (grown if need be): 0; 1 = it cannot, nothing changed. */
 int alloc_rt_refit(Allocator *a, uint32_t s, AllocDecisions *d);
 int alloc_rt_serve(Allocator *a, AllocDecisions *d);
+/* Whether tenant s's guest holds all the RT CPUs its class needs; *ret_node: where it should. */
+bool alloc_rt_booked(const Allocator *a, uint32_t s, int *ret_node);
 /* Restore: joins the guest with its saved CPUs where they still hold. */
 int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t *cpus, unsigned n);
 /* The node tenant s's RT CPUs belong on: its VF's, else its guest's. */

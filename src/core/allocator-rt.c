@@ -339,6 +339,14 @@ static int guest_grow(Allocator *a, RtGuest *g, const Tenant *t, unsigned want, 
         return note_booking(t, g, d, text);
 }
 
+bool alloc_rt_booked(const Allocator *a, uint32_t s, int *ret_node) {
+        const Tenant *t = &a->slots[s];
+        unsigned want = class_rt_need(tenant_class(a, t));
+
+        *ret_node = t->guest != NO_GUEST ? a->guests[t->guest].node : alloc_rt_node(a, t);
+        return want == 0 || (t->guest != NO_GUEST && a->guests[t->guest].n_cpus >= want);
+}
+
 int alloc_rt_refit(Allocator *a, uint32_t s, AllocDecisions *d) {
         Tenant *t = &a->slots[s];
         const AllocClass *c = tenant_class(a, t);

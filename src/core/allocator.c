@@ -417,10 +417,29 @@ static int settle_rt(Allocator *a, const char *id, const char *guest, AllocDecis
         return alloc_rt_join(a, s, guest, d);
 }
 
-int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret) {
-        char why[ALLOC_REASON_MAX];
-        uint32_t cls, s;
+/* The request refused for want of RT CPUs (why): one REFUSED decision; nothing changed. */
+static int refuse_rt(const Allocator *a, const AllocRequest *req, uint32_t cls, const char *why, AllocDecisions *ret) {
+        uint32_t s = alloc_tenant_find(a, req->tenant);
+        bool existing = s != NO_SLOT;
+        Tenant tmp = { .nic = existing ? a->slots[s].nic : ALLOC_NIC_NONE };
         int r;
+
+        strscpy(tmp.id, sizeof(tmp.id), req->tenant);
+        r = alloc_decide(ret, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "%s%s: %s", existing ? "to class " : "class ",
+                         a->classes[cls].name, why);
+        if (r < 0)
+                return r;
+        ret->decisions[ret->n_decisions - 1].missing = ALLOC_MISSING_RT_CPU;
+        return ALLOCATOR_REFUSED;
+}
+
+int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret) {
+        _cleanup_(allocator_freep) Allocator *undo = NULL;
+        char why[ALLOC_REASON_MAX];
+        Allocator swap;
+        size_t n_before;
+        uint32_t cls, s;
+        int node, r;
 
         if (!a || !req || !ret || !tenant_id_valid(req->tenant))
                 return -EINVAL;
@@ -446,16 +465,19 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
         if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback &&
             !(s != NO_SLOT && a->slots[s].cls == cls && same_guest(a, &a->slots[s], req->guest)) &&
             !alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant,
-                               prospective_node(a, s, cls, req->numa_node), why, sizeof(why))) {
-                Tenant tmp = { .nic = s != NO_SLOT ? a->slots[s].nic : ALLOC_NIC_NONE };
-                strscpy(tmp.id, sizeof(tmp.id), req->tenant);
-                r = alloc_decide(ret, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "%s%s: %s",
-                                 s != NO_SLOT ? "to class " : "class ", a->classes[cls].name, why);
+                               prospective_node(a, s, cls, req->numa_node), why, sizeof(why)))
+                return refuse_rt(a, req, cls, why, ret);
+        /*
+         * The look above cannot see everything the request does (the VF it gets, who is moved for
+         * it, guests served first): a class that refuses without RT CPUs is checked again on the
+         * outcome, and a request that leaves it without them is undone whole.
+         */
+        if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback) {
+                r = allocator_clone(a, &undo);
                 if (r < 0)
                         return r;
-                ret->decisions[ret->n_decisions - 1].missing = ALLOC_MISSING_RT_CPU;
-                return ALLOCATOR_REFUSED;
         }
+        n_before = ret->n_decisions;
         if (s != NO_SLOT)
                 r = request_replace(a, s, cls, req->numa_node, ret);
         else {
@@ -464,9 +486,21 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
                         return r;
                 r = request_new(a, req, cls, ret);
         }
-        if (r != 0)
+        if (r == 0)
+                r = settle_rt(a, req->tenant, req->guest, ret);
+        if (r != 0 || !undo)
                 return r;
-        return settle_rt(a, req->tenant, req->guest, ret);
+        s = alloc_tenant_find(a, req->tenant);
+        if (s == NO_SLOT || alloc_rt_booked(a, s, &node))
+                return 0;
+        swap = *a;
+        *a = *undo;
+        *undo = swap;
+        ret->n_decisions = n_before;
+        /* Feasible before, not after: what it would have had went to guests waiting longer. */
+        if (alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant, node, why, sizeof(why)))
+                snprintf(why, sizeof(why), "no RT CPU free on node %d for it (guests waiting longer come first)", node);
+        return refuse_rt(a, req, cls, why, ret);
 }
 
 int allocator_release(Allocator *a, const char *tenant, AllocDecisions *ret) {

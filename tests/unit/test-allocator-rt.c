@@ -207,6 +207,43 @@ TEST(join_checked_at_guest_share) {
         alloc_decisions_done(&d);
 }
 
+/*
+ * A refusing class is refused whatever the path: here a tenant that lost its CPU (it left the RT
+ * set) waits, as a restart or a re-book leaves it; a node change of it then takes no look first
+ * (it keeps what it has), and would have been accepted waiting. Refused, it stays as it was.
+ */
+TEST(refused_on_outcome) {
+        static const AllocRtCpu two[] = { { 2, 0 }, { 3, 0 } }, one[] = { { 2, 0 } };
+        _cleanup_(allocator_freep) Allocator *a = mk(two, 2);
+        AllocDecisions d = {};
+        AllocTenant t;
+        char vf[PCI_ADDR_MAX];
+
+        ASSERT_EQ(req(a, "a", "rt", 0, "ga", &d), 0);
+        ASSERT_EQ(req(a, "b", "rt", 0, "gb", &d), 0);
+        ASSERT_STREQ(cpus_of(a, "b"), "3");
+        ASSERT_EQ(allocator_set_rt_cpus(a, one, 1, &d), 0);
+        ASSERT_EQ(allocator_find_tenant(a, "b", &t), 0);
+        ASSERT(t.rt_waiting);
+        strscpy(vf, sizeof(vf), t.vf);
+
+        ASSERT_EQ(req(a, "b", "rt", 1, "gb", &d), ALLOCATOR_REFUSED);
+        ASSERT_EQ(d.n_decisions, 1);
+        ASSERT_EQ(d.decisions[0].kind, ALLOC_DECISION_REFUSED);
+        ASSERT_EQ(d.decisions[0].missing, ALLOC_MISSING_RT_CPU);
+        ASSERT_CONTAINS(d.decisions[0].reason, "no RT CPU free on node 0");
+        ASSERT_EQ(allocator_find_tenant(a, "b", &t), 0);
+        ASSERT(t.rt_waiting && t.numa_node == 0 && streq(t.vf, vf));   /* as it was */
+        ASSERT_STREQ(cpus_of(a, "a"), "2");
+        ASSERT_EQ(allocator_verify(a), 0);
+        /* A falling-back class may wait: the same change of it is made. */
+        ASSERT_EQ(req(a, "b", "rt-soft", 1, "gb", &d), 0);
+        ASSERT_EQ(allocator_find_tenant(a, "b", &t), 0);
+        ASSERT(t.rt_waiting && t.numa_node == 1);
+        ASSERT_EQ(allocator_verify(a), 0);
+        alloc_decisions_done(&d);
+}
+
 /* The VF's node decides where the CPUs are: a guest with no preference gets both on one node. */
 TEST(node_follows_vf) {
         _cleanup_(allocator_freep) Allocator *a = mk(NULL, 0);
@@ -489,6 +526,7 @@ int main(void) {
         RUN(guest_shares);
         RUN(share);
         RUN(join_checked_at_guest_share);
+        RUN(refused_on_outcome);
         RUN(node_follows_vf);
         RUN(reclass);
         RUN(restore);
