@@ -172,11 +172,15 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = d->tenant),
                                "Tenant %s: domain %s is not defined (yet); its NIC follows when it is", d->tenant,
                                f->domain);
-        else if (r < 0)
+        else if (r < 0) {
                 log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = d->tenant, .vf = d->new_vf[0] ? d->new_vf : NULL),
                                "Tenant %s: failed to change its NIC in %s: %s", d->tenant, f->domain,
                                err.message[0] ? err.message : strerror(-r));
-        else {
+                /* The RT CPUs are booked whether or not the NIC got in: a running guest goes onto
+                 * them now, not at the next drift check, which would call its first placement drift. */
+                if (have_new && guests_domain_running(g, f->domain))
+                        learn_running(g, f->domain);
+        } else {
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = d->tenant),
                                "Tenant %s: NIC %s%s%s in domain %s", d->tenant, have_old ? old_nic.alias : "",
                                have_old && have_new ? " -> " : "", have_new ? new_nic.alias : "", f->domain);

@@ -168,6 +168,53 @@ static void test_libvirt_late(const char *fixtures) {
         sh("rm -rf %s", dir);
 }
 
+/*
+ * A running guest whose NIC cannot go in (the test driver has no device attach): its RT tenant's
+ * CPUs are booked all the same, so the guest is placed on them at the allocation, before any
+ * cycle's drift check could call that first placement drift.
+ */
+static void test_rt_placed_when_attach_fails(const char *fixtures) {
+        char dir[] = "/tmp/sriovd-guests-noattach-XXXXXX", path[512], conf[1024], root[512];
+        Manager *m = NULL;
+        TenantInfo rt;
+        VirtError err = {};
+        CycleResult res;
+        char *xml = NULL;
+
+        ASSERT(mkdtemp(dir));
+        sh("cp -a %s/fixture-two-socket %s/root && mkdir %s/tenant-classes.d", fixtures, dir, dir);
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/rtpin.ini", dir);
+        test_write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
+                         "vcpu_pinning = rt\n");
+        snprintf(path, sizeof(path), "%s/node.xml", dir);
+        test_write_file(path, node_with_domains_xml);
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
+        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
+                 "[cpus]\nkeep_irqs_off_rt = no\n", dir, dir);
+        test_write_file(path, conf);
+        snprintf(root, sizeof(root), "%s/root", dir);
+
+        ASSERT_EQ(manager_new(root, path, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_connect_guests(m), 1);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(manager_allocate(m, "rt", "rtpin", "vm-running", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
+                                   &rt, NULL, 0), 0);
+        ASSERT_EQ(rt.n_rt_cpus, 1u);
+        ASSERT_EQ(rt.rt_cpus[0], 2);
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        ASSERT(!strstr(xml, "type='hostdev'"));          /* the attach failed */
+        ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='2'/>");
+        free(xml);
+        /* Memory placement is for the next start: in the definition. */
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", true, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "<memory mode='strict' nodeset='0'/>");
+        free(xml);
+
+        manager_free(m);
+        sh("rm -rf %s", dir);
+}
+
 /* Two domains sriovd has no tenant in: one running with VF 41:00.6, one shut off with VF 41:01.1 (index 7). */
 static const char node_with_foreign_xml[] =
         "<node>\n"
@@ -408,6 +455,7 @@ int main(int argc, char **argv) {
         sh("rm -rf %s", dir);
 
         test_libvirt_late(argv[1]);
+        test_rt_placed_when_attach_fails(argv[1]);
         test_foreign_domains_block_count_change(argv[1]);
         test_vhost_plan(argv[1]);
         return 0;
