@@ -453,8 +453,20 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
 
         s = alloc_tenant_find(a, req->tenant);
         if (s != NO_SLOT && a->slots[s].cls == cls && a->slots[s].node == req->numa_node &&
-            same_guest(a, &a->slots[s], req->guest))
+            same_guest(a, &a->slots[s], req->guest)) {
+                /* Nothing to change; but a refusing class's tenant that waits (its CPU left the RT
+                 * set, or a restart could not give it back) has not what it asks for. */
+                if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback &&
+                    !alloc_rt_booked(a, s, &node)) {
+                        r = alloc_decisions_reserve(ret, 1);
+                        if (r < 0)
+                                return r;
+                        if (alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant, node, why, sizeof(why)))
+                                snprintf(why, sizeof(why), "its guest waits for RT CPUs on node %d", node);
+                        return refuse_rt(a, req, cls, why, ret);
+                }
                 return 0;
+        }
 
         r = alloc_decisions_reserve(ret, alloc_decisions_bound(a) + a->n_guests + 1);
         if (r < 0)

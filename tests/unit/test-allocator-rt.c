@@ -236,6 +236,11 @@ TEST(refused_on_outcome) {
         ASSERT(t.rt_waiting && t.numa_node == 0 && streq(t.vf, vf));   /* as it was */
         ASSERT_STREQ(cpus_of(a, "a"), "2");
         ASSERT_EQ(allocator_verify(a), 0);
+        /* The same request again changes nothing, and is no yes either. */
+        ASSERT_EQ(req(a, "b", "rt", 0, "gb", &d), ALLOCATOR_REFUSED);
+        ASSERT_EQ(d.decisions[0].missing, ALLOC_MISSING_RT_CPU);
+        ASSERT_EQ(allocator_find_tenant(a, "b", &t), 0);
+        ASSERT(t.rt_waiting && t.numa_node == 0 && streq(t.vf, vf));
         /* A falling-back class may wait: the same change of it is made. */
         ASSERT_EQ(req(a, "b", "rt-soft", 1, "gb", &d), 0);
         ASSERT_EQ(allocator_find_tenant(a, "b", &t), 0);
