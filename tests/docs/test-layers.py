@@ -46,6 +46,7 @@ HEADERS = {
     'plan.h': 'core',
     'allocator.h': 'core',
     'guest-placement.h': 'core',
+    'metrics.h': 'core',
     'counters.h': 'core',
     'alert.h': 'core',
     'prom.h': 'core',

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * metrics.h — one sampling period's values, as the sampler makes them and everyone else reads them:
+ * the Prometheus file, the D-Bus metrics, the alert rules, sriovctl top. Pure data.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sriovd/macro.h"
+
+#define METRIC_LABELS_MAX 6
+#define METRIC_LABEL_VALUE_MAX 64
+
+typedef enum MetricKind {
+        METRIC_GAUGE,                 /* a rate or a level: per second, a ratio, a count now */
+        METRIC_COUNTER,               /* a kernel counter as read (name ends in _total) */
+} MetricKind;
+
+/* Label names are from one fixed set, so that every consumer can filter on them. */
+typedef enum MetricLabelName {
+        METRIC_LABEL_PF,
+        METRIC_LABEL_VF,
+        METRIC_LABEL_TENANT,
+        METRIC_LABEL_CLASS,
+        METRIC_LABEL_CPU,
+        METRIC_LABEL_IRQ,
+        METRIC_LABEL_NODE,
+        METRIC_LABEL_THREAD,
+        _METRIC_LABEL_MAX,
+} MetricLabelName;
+
+typedef struct MetricLabel {
+        MetricLabelName name;
+        char value[METRIC_LABEL_VALUE_MAX];
+} MetricLabel;
+
+typedef struct MetricSample {
+        const char *name;             /* a family name: static storage ("sriovd_irq_rate") */
+        MetricKind kind;
+        MetricLabel labels[METRIC_LABELS_MAX];
+        unsigned n_labels;
+        double value;                 /* NaN: no value this period (the first sample, a counter reset) */
+} MetricSample;
+
+/* One period: every sample, sorted by name then labels (metric_snapshot_sort). */
+typedef struct MetricSnapshot {
+        uint64_t timestamp_usec;      /* CLOCK_REALTIME of the sample */
+        uint64_t period_usec;         /* measured time since the previous sample */
+        MetricSample *samples;
+        size_t n_samples, allocated;
+} MetricSnapshot;
+
+const char *metric_label_name_to_string(MetricLabelName n);
+void metric_snapshot_done(MetricSnapshot *s);
+/* Append a sample; labels given as (name, value) pairs, n_labels of them. -ENOMEM, -E2BIG (labels). */
+int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
+                        const MetricLabel *labels, unsigned n_labels);
+void metric_snapshot_sort(MetricSnapshot *s);
+/* The value of label n in sample m, NULL when it has none. */
+const char *metric_sample_label(const MetricSample *m, MetricLabelName n);
