@@ -14,14 +14,9 @@ int proc_softirqs_parse(const char *buf, CounterTable *ret) {
         ProcLine line;
         int r;
 
-        if (!proc_next_line(&p, &line))
-                return -EBADMSG;
-        r = proc_parse_cpu_header(&line, &b.t.cpus, &b.t.n_cpus);
+        r = proc_table_begin(&p, &b, &values);
         if (r < 0)
                 return r;
-        values = malloc(b.t.n_cpus * sizeof(*values));
-        if (!values)
-                return -ENOMEM;
 
         while (proc_next_line(&p, &line)) {
                 const char *s = proc_skip_blanks(line.start, line.end), *colon, *q;

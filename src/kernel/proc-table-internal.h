@@ -35,3 +35,6 @@ int proc_table_add(ProcTableBuilder *b, const CounterRow *row, const uint64_t *v
 /* Sort the rows (values with them) into *ret; -EBADMSG for a row twice. The builder is emptied either way. */
 int proc_table_finish(ProcTableBuilder *b, CounterTable *ret);
 void proc_table_builder_done(ProcTableBuilder *b);
+/* A per-CPU table's first line (the CPU header) into b, *p past it, and a row buffer of one value
+ * per CPU in *ret_values (the caller frees it). -EBADMSG for no header. */
+int proc_table_begin(const char **p, ProcTableBuilder *b, uint64_t **ret_values);

@@ -136,3 +136,16 @@ int proc_table_finish(ProcTableBuilder *b, CounterTable *ret) {
         t = (CounterTable) {};
         return 0;
 }
+
+int proc_table_begin(const char **p, ProcTableBuilder *b, uint64_t **ret_values) {
+        ProcLine line;
+        int r;
+
+        if (!proc_next_line(p, &line))
+                return -EBADMSG;
+        r = proc_parse_cpu_header(&line, &b->t.cpus, &b->t.n_cpus);
+        if (r < 0)
+                return r;
+        *ret_values = malloc(MAX(b->t.n_cpus, (size_t) 1) * sizeof(uint64_t));
+        return *ret_values ? 0 : -ENOMEM;
+}

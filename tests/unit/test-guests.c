@@ -92,6 +92,43 @@ static unsigned first_irq_of(Manager *m, const char *vf) {
 }
 
 /*
+ * DIR/root (a copy of the two-socket fixture), an empty DIR/tenant-classes.d, DIR/node.xml for
+ * libvirt's test driver and DIR/sriovd.conf: state in DIR/state, that libvirt, then conf_tail.
+ */
+static void env_prepare(const char *fixtures, const char *dir, const char *node_xml, const char *conf_tail) {
+        char path[512], conf[1024];
+
+        sh("cp -a %s/fixture-two-socket %s/root && mkdir %s/tenant-classes.d", fixtures, dir, dir);
+        snprintf(path, sizeof(path), "%s/node.xml", dir);
+        test_write_file(path, node_xml);
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
+        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n%s", dir,
+                 dir, conf_tail);
+        test_write_file(path, conf);
+}
+
+/* A class file DIR/tenant-classes.d/NAME.ini. */
+static void env_class(const char *dir, const char *name, const char *text) {
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/tenant-classes.d/%s.ini", dir, name);
+        test_write_file(path, text);
+}
+
+/* The manager on env_prepare()'s DIR, its policy loaded, connected to libvirt. */
+static Manager *env_start(const char *dir) {
+        char root[512], path[512];
+        Manager *m = NULL;
+
+        snprintf(root, sizeof(root), "%s/root", dir);
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
+        ASSERT_EQ(manager_new(root, path, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_connect_guests(m), 1);
+        return m;
+}
+
+/*
  * libvirt is not there when the daemon starts: tenants are allocated meanwhile. When it comes
  * (here: the configuration names a reachable URI at the next attempt), sriovd connects on its
  * own backoff, attaches the pending NIC, re-pins the RT tenant's vCPUs of a guest that was
@@ -174,7 +211,7 @@ static void test_libvirt_late(const char *fixtures) {
  * cycle's drift check could call that first placement drift.
  */
 static void test_rt_placed_when_attach_fails(const char *fixtures) {
-        char dir[] = "/tmp/sriovd-guests-noattach-XXXXXX", path[512], conf[1024], root[512];
+        char dir[] = "/tmp/sriovd-guests-noattach-XXXXXX";
         Manager *m = NULL;
         TenantInfo rt;
         VirtError err = {};
@@ -182,21 +219,10 @@ static void test_rt_placed_when_attach_fails(const char *fixtures) {
         char *xml = NULL;
 
         ASSERT(mkdtemp(dir));
-        sh("cp -a %s/fixture-two-socket %s/root && mkdir %s/tenant-classes.d", fixtures, dir, dir);
-        snprintf(path, sizeof(path), "%s/tenant-classes.d/rtpin.ini", dir);
-        test_write_file(path, "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
-                         "vcpu_pinning = rt\n");
-        snprintf(path, sizeof(path), "%s/node.xml", dir);
-        test_write_file(path, node_with_domains_xml);
-        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
-        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
-                 "[cpus]\nkeep_irqs_off_rt = no\n", dir, dir);
-        test_write_file(path, conf);
-        snprintf(root, sizeof(root), "%s/root", dir);
-
-        ASSERT_EQ(manager_new(root, path, &m), 0);
-        ASSERT_EQ(manager_load_config(m), 0);
-        ASSERT_EQ(manager_connect_guests(m), 1);
+        env_prepare(fixtures, dir, node_with_domains_xml, "[cpus]\nkeep_irqs_off_rt = no\n");
+        env_class(dir, "rtpin", "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
+                                "vcpu_pinning = rt\n");
+        m = env_start(dir);
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
         ASSERT_EQ(manager_allocate(m, "rt", "rtpin", "vm-running", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
                                    &rt, NULL, 0), 0);
@@ -251,29 +277,20 @@ static const char *last_error_note(Manager *m) {
  * blocks any count change of its PF; a shut-off one only a change that removes its VF.
  */
 static void test_foreign_domains_block_count_change(const char *fixtures) {
-        char dir[] = "/tmp/sriovd-guests-foreign-XXXXXX", path[512], conf[1024], root[512];
+        char dir[] = "/tmp/sriovd-guests-foreign-XXXXXX", path[512], conf[1024];
         Manager *m = NULL;
         CycleResult res;
 
         ASSERT(mkdtemp(dir));
-        sh("cp -a %s/fixture-two-socket %s/root", fixtures, dir);
-        snprintf(path, sizeof(path), "%s/node.xml", dir);
-        test_write_file(path, node_with_foreign_xml);
-        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
-        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
-                 "[pf 0000:41:00.0]\nnum_vfs = 12\n", dir, dir);
-        test_write_file(path, conf);
-        snprintf(root, sizeof(root), "%s/root", dir);
-
-        ASSERT_EQ(manager_new(root, path, &m), 0);
-        ASSERT_EQ(manager_load_config(m), 0);
-        ASSERT_EQ(manager_connect_guests(m), 1);
+        env_prepare(fixtures, dir, node_with_foreign_xml, "[pf 0000:41:00.0]\nnum_vfs = 12\n");
+        m = env_start(dir);
         ASSERT_EQ(manager_cycle(m, CYCLE_DRY_RUN, &res), 0);
         ASSERT_EQ(res.n_policy_errors, 1);
         ASSERT_STREQ(last_error_note(m), "num_vfs 8 -> 12 refused: it destroys all 8 VFs and 1 are in use "
                                          "(domain vm-foreign); stop them first: a force covers sriovd's tenants "
                                          "only (config line 5)");
 
+        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
         snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
                  "[pf 0000:41:00.0]\nnum_vfs = 4\n", dir, dir);
         test_write_file(path, conf);
@@ -313,7 +330,7 @@ static const Action *plan_find(const Plan *p, ActionKind kind) {
  * A class that leaves them plans nothing for them.
  */
 static void test_vhost_plan(const char *fixtures) {
-        char dir[] = "/tmp/sriovd-guests-vhost-XXXXXX", path[512], conf[1024], root[512], buf[CPUSET_LIST_MAX];
+        char dir[] = "/tmp/sriovd-guests-vhost-XXXXXX", root[512], buf[CPUSET_LIST_MAX];
         Manager *m = NULL;
         Plan *plan = NULL;
         const Action *a;
@@ -321,27 +338,16 @@ static void test_vhost_plan(const char *fixtures) {
         CycleResult res;
 
         ASSERT(mkdtemp(dir));
+        env_prepare(fixtures, dir, node_with_virtio_xml, "[cpus]\nrt = 4-7,20-23\nhousekeeping = 0-3,8-19,24-31\n");
         snprintf(root, sizeof(root), "%s/root", dir);
-        sh("cp -a %s/fixture-two-socket %s && mkdir %s/tenant-classes.d", fixtures, root, dir);
         test_proc_qemu(root, 7400, VHOST_UUID);
         test_proc_thread(root, "7450", 7450, "vhost-7400", 0x208040, 0, 0, "0-31");
         /* Another QEMU's worker: not this guest's. */
         test_proc_qemu(root, 7500, "00000000-1111-2222-3333-444444444444");
         test_proc_thread(root, "7550", 7550, "vhost-7500", 0x208040, 0, 0, "0-31");
-        snprintf(path, sizeof(path), "%s/tenant-classes.d/web.ini", dir);
-        test_write_file(path, "[class]\nvnic = virtio\nrank = 0\nvhost_cpus = housekeeping\nvhost_priority = 3\n");
-        snprintf(path, sizeof(path), "%s/tenant-classes.d/plain.ini", dir);
-        test_write_file(path, "[class]\nvnic = virtio\nrank = 0\n");
-        snprintf(path, sizeof(path), "%s/node.xml", dir);
-        test_write_file(path, node_with_virtio_xml);
-        snprintf(path, sizeof(path), "%s/sriovd.conf", dir);
-        snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nlibvirt_uri = test://%s/node.xml\n\n"
-                 "[cpus]\nrt = 4-7,20-23\nhousekeeping = 0-3,8-19,24-31\n", dir, dir);
-        test_write_file(path, conf);
-
-        ASSERT_EQ(manager_new(root, path, &m), 0);
-        ASSERT_EQ(manager_load_config(m), 0);
-        ASSERT_EQ(manager_connect_guests(m), 1);
+        env_class(dir, "web", "[class]\nvnic = virtio\nrank = 0\nvhost_cpus = housekeeping\nvhost_priority = 3\n");
+        env_class(dir, "plain", "[class]\nvnic = virtio\nrank = 0\n");
+        m = env_start(dir);
         ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
         ASSERT_EQ(manager_allocate(m, "web", "web", "vm-web", &(TenantOptions) { .numa_node = 1, .vlan = -1 }, &t,
                                    NULL, 0), 0);
