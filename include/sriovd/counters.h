@@ -83,12 +83,30 @@ static inline double counter_rates_value(const CounterRates *r, size_t row, size
 /* The row's rate summed over the CPUs. */
 double counter_rates_row_total(const CounterRates *r, size_t row);
 
-/* One VF's (or netdev's) traffic counters, as IFLA_VF_STATS and IFLA_STATS64 give them. */
+/*
+ * One VF's (or netdev's) traffic counters, as IFLA_VF_STATS and IFLA_STATS64 give them.
+ * have says which the kernel gave: a field not in it is "not available" (a kernel before
+ * the drop counters, IFLA_STATS64 has no broadcast), not a zero. A driver without
+ * ndo_get_vf_stats (igb) gets all-zero VF stats from the kernel, which look like no
+ * traffic: no reader can tell.
+ */
+typedef enum VfCounterField {
+        VF_COUNTER_RX_PACKETS = 1u << 0,
+        VF_COUNTER_TX_PACKETS = 1u << 1,
+        VF_COUNTER_RX_BYTES = 1u << 2,
+        VF_COUNTER_TX_BYTES = 1u << 3,
+        VF_COUNTER_RX_DROPPED = 1u << 4,
+        VF_COUNTER_TX_DROPPED = 1u << 5,
+        VF_COUNTER_BROADCAST = 1u << 6,
+        VF_COUNTER_MULTICAST = 1u << 7,
+} VfCounterField;
+
 typedef struct VfCounters {
         uint64_t rx_packets, tx_packets;
         uint64_t rx_bytes, tx_bytes;
         uint64_t rx_dropped, tx_dropped;
         uint64_t broadcast, multicast;
+        uint32_t have;                   /* VF_COUNTER_* the kernel gave */
 } VfCounters;
 
 typedef struct VfRates {
@@ -97,6 +115,7 @@ typedef struct VfRates {
         double rx_dropped, tx_dropped;
         double broadcast, multicast;
         bool reset;                      /* some counter went down: a VF reset or re-created */
+        uint32_t have;                   /* VF_COUNTER_* in both samples; the others' rates are 0 */
 } VfRates;
 
 /* -EINVAL for elapsed_usec 0. */

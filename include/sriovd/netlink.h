@@ -76,6 +76,8 @@ typedef struct RouteNl RouteNl;
 int route_nl_open(RouteNl **ret);
 RouteNl *route_nl_free(RouteNl *nl);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RouteNl *, route_nl_free);
+/* The socket under nl, for the other rtnetlink readers (netdev-stats.c); still nl's. */
+struct nl_sock *route_nl_socket(RouteNl *nl);
 
 /*
  * VF info of the netdev ifindex (RTM_GETLINK with RTEXT_FILTER_VF), sorted by

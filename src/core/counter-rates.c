@@ -142,6 +142,7 @@ int vf_counters_rates(const VfCounters *prev, const VfCounters *cur, uint64_t el
         RATE(multicast);
 #undef RATE
         v.reset = reset;
+        v.have = prev->have & cur->have;
         *ret = v;
         return 0;
 }

@@ -94,6 +94,10 @@ RouteNl *route_nl_free(RouteNl *nl) {
         return NULL;
 }
 
+struct nl_sock *route_nl_socket(RouteNl *nl) {
+        return nl->sk;
+}
+
 /*
  * libnl's -NLE_* from parsing the kernel's answer: a malformed message, but for
  * memory. (Its link parser also wants IFLA_IFNAME, which the kernel always sends.)

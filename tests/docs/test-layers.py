@@ -54,6 +54,7 @@ HEADERS = {
     'rootfs.h': 'kernel',
     'kernel.h': 'kernel',
     'netlink.h': 'kernel',
+    'netdev-stats.h': 'kernel',
     'ethtool.h': 'kernel',
     'monitor.h': 'kernel',
     'vfio-users.h': 'kernel',

@@ -6,10 +6,12 @@
 # what it found as JSON lines on its second serial port; the assertions are made here, on the
 # state the guest recorded (never on timing).
 #
-#   test-vm.py SRIOVD GUEST [VFIO_MSIX]      GUEST: std | rt | daemon | vfio
+#   test-vm.py SRIOVD GUEST [HELPER]      GUEST: std | rt | daemon | vfio | stats
 #
-# VFIO_MSIX (tests/vm/vfio-msix.c, for the vfio guest) enables a VF's MSI-X through VFIO as QEMU
-# does for a guest, so that the kernel makes real vfio-msix vectors for sriovd to find.
+# HELPER is the guest's own program: for vfio, tests/vm/vfio-msix.c, which enables a VF's MSI-X
+# through VFIO as QEMU does for a guest, so that the kernel makes real vfio-msix vectors for
+# sriovd to find; for stats, tests/vm/vf-stats.c, sriovd's counter reader (netdev-stats.c) with
+# frames sent out of a VF.
 #
 # Exit 77 (skip) without QEMU's igb device or the cache, unless SRIOVD_VM_REQUIRED=1.
 import base64
@@ -100,7 +102,9 @@ GUESTS = {
     "rt": ("kernel-rt", "", "once.sh"),
     "daemon": ("kernel-std", "threadirqs", "daemon.sh"),
     "vfio": ("kernel-std", "", "vfio.sh"),
+    "stats": ("kernel-std", "", "stats.sh"),
 }
+HELPERS = {"vfio": "/usr/local/sbin/vfio-msix", "stats": "/usr/local/sbin/vf-stats"}
 
 
 def conf_files(guest):
@@ -241,7 +245,7 @@ class Snapshot:
         return "\n".join(self.s.get(section, []))
 
 
-def run_guest(name, sriovd, tmp, vfio_msix=None):
+def run_guest(name, sriovd, tmp, helper=None):
     kernel, append, script = GUESTS[name]
     files = {
         "/init": open(os.path.join(HERE, "guest", "init"), "rb").read(),
@@ -258,8 +262,8 @@ def run_guest(name, sriovd, tmp, vfio_msix=None):
         "/usr/local/sbin/ip": shutil.which("ip") or "/sbin/ip",
         "/usr/local/sbin/ethtool": os.path.join(CACHE, "ethtool", "sbin", "ethtool"),
     }
-    if vfio_msix:
-        binaries["/usr/local/sbin/vfio-msix"] = vfio_msix
+    if helper:
+        binaries[HELPERS[name]] = helper
     initrd = os.path.join(tmp, "initrd")
     mkinitramfs.build(initrd, CACHE, kernel, MODULES, files, binaries)
     console, results = os.path.join(tmp, "console"), os.path.join(tmp, "results")
@@ -630,13 +634,91 @@ def test_vfio_msix(g, c):
             or _fail(f"exit {g.step('msix-daemon-log')['rc']}"))
 
 
+ALL_VF_COUNTERS = 0xff                 # VF_COUNTER_* (counters.h): the eight IFLA_VF_STATS a 6.x kernel sends
+STATS64_COUNTERS = 0xff & ~0x40         # IFLA_STATS64: all but broadcast
+
+
+def test_stats(g, c):
+    """The counter reader on a real kernel and a real SR-IOV PF: one read of the PF lists every VF
+    with all eight IFLA_VF_STATS counters; frames sent out of a VF netdev raise its IFLA_STATS64
+    and the receiving e1000e's on the same hub. igb has no ndo_get_vf_stats: the kernel reports
+    its VFs' counters as zeros, which is what the PF read must show, traffic or not."""
+    setup = g.step("stats-setup")
+    rec = g.step("vf-stats")
+    reads = {}
+    dump = []
+    sent = None
+    for line in rec["data"].splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if "sent" in doc:
+            sent = doc
+        elif doc.get("read") == "dump":
+            dump.append(doc)
+        elif "read" in doc:
+            reads[doc["read"]] = doc
+    frames = setup["frames"]
+    c.check("vf-stats ran: exit 0, the reads before and after, one dump",
+            lambda: rec["rc"] == 0 and sent and len(reads) == 6 and dump
+            or _fail(f"exit {rec['rc']}, reads {sorted(reads)}, stderr {rec['stderr']!r}; setup {setup}"))
+    if rec["rc"] != 0 or len(reads) != 6:
+        return
+
+    def delta(name, field):
+        return reads[name + "-after"]["netdev"][field] - reads[name + "-before"]["netdev"][field]
+
+    def vf_delta(vf, field):
+        a = {v["vf"]: v["counters"] for v in reads["pf-after"]["vfs"]}
+        b = {v["vf"]: v["counters"] for v in reads["pf-before"]["vfs"]}
+        return a[vf][field] - b[vf][field]
+
+    pf_after = reads["pf-after"]
+    try:
+        print(f"info  {c.name}: {frames} frames out of {setup['vf']} (carrier {setup['carrier']}), "
+              f"seen after {reads['vf-after']['t'] - sent['t']:.1f} s: "
+              f"VF netdev tx +{delta('vf', 'tx_packets')} packets +{delta('vf', 'tx_bytes')} bytes, "
+              f"peer {setup['peer']} rx +{delta('peer', 'rx_packets')} packets, "
+              f"PF {setup['pf']} rx +{delta('pf', 'rx_packets')} tx +{delta('pf', 'tx_packets')}; "
+              f"PF's IFLA_VF_STATS for VF 0: rx +{vf_delta(0, 'rx_packets')} tx +{vf_delta(0, 'tx_packets')}; "
+              f"VF 0 after: {pf_after['vfs'][0]['counters']}")
+    except (KeyError, IndexError) as e:
+        print(f"info  {c.name}: counters incomplete ({e!r})")
+    c.check(f"one read of the PF lists its {NUM_VFS} VFs, 0..{NUM_VFS - 1}, each with all eight IFLA_VF_STATS",
+            lambda: [v["vf"] for v in pf_after["vfs"]] == list(range(NUM_VFS))
+            and all(v["counters"]["have"] == ALL_VF_COUNTERS for v in pf_after["vfs"])
+            or _fail(pf_after["vfs"]))
+    c.check("the PF's own IFLA_STATS64 read with it (all but broadcast)",
+            lambda: pf_after["netdev"]["have"] == STATS64_COUNTERS and pf_after["ifname"] == setup["pf"]
+            or _fail(pf_after["netdev"]))
+    c.check(f"{frames} frames out of the VF netdev: its tx_packets rose by >= {frames}, tx_bytes by >= {frames * 120}",
+            lambda: frames <= delta("vf", "tx_packets") < frames + 50 and delta("vf", "tx_bytes") >= frames * 120
+            or _fail(f"tx +{delta('vf', 'tx_packets')} packets, +{delta('vf', 'tx_bytes')} bytes"))
+    c.check(f"the e1000e on the same hub received them: rx_packets rose by >= {frames}",
+            lambda: delta("peer", "rx_packets") >= frames or _fail(f"rx +{delta('peer', 'rx_packets')}"))
+    c.check("igb has no ndo_get_vf_stats: the kernel reports VF 0's counters as zeros, traffic or not",
+            lambda: all(v == 0 for k, v in pf_after["vfs"][0]["counters"].items() if k != "have")
+            or _fail(pf_after["vfs"][0]))
+    names = [d["ifname"] for d in dump]
+    c.check("one dump: every netdev (lo, PF, VFs, e1000e) sorted by ifindex, no VF lists",
+            lambda: "lo" in names and setup["pf"] in names and setup["vf"] in names and setup["peer"] in names
+            and [d["ifindex"] for d in dump] == sorted(d["ifindex"] for d in dump)
+            and all(not d["vfs"] and d["netdev"]["have"] == STATS64_COUNTERS for d in dump)
+            or _fail(names))
+    vf_in_dump = [d for d in dump if d["ifname"] == setup["vf"]]
+    c.check("the dump's VF netdev counters are the single read's or later",
+            lambda: vf_in_dump and vf_in_dump[0]["netdev"]["tx_packets"] >= reads["vf-after"]["netdev"]["tx_packets"]
+            or _fail(vf_in_dump))
+
+
 def _fail(msg):
     raise AssertionError(msg)
 
 
 def main():
     sriovd, name = sys.argv[1], sys.argv[2]
-    vfio_msix = sys.argv[3] if len(sys.argv) > 3 else None
+    helper = sys.argv[3] if len(sys.argv) > 3 else None
     missing = []
     if not QEMU or "igb" not in subprocess.run([QEMU, "-device", "help"], capture_output=True,
                                                  text=True).stdout:
@@ -657,9 +739,10 @@ def main():
     g = None
     ok = False
     try:
-        g = run_guest(name, sriovd, tmp, vfio_msix if name == "vfio" else None)
+        g = run_guest(name, sriovd, tmp, helper if name in HELPERS else None)
         {"std": lambda: test_once(g, c, rt=False), "rt": lambda: test_once(g, c, rt=True),
-         "daemon": lambda: test_daemon(g, c), "vfio": lambda: test_vfio(g, c)}[name]()
+         "daemon": lambda: test_daemon(g, c), "vfio": lambda: test_vfio(g, c),
+         "stats": lambda: test_stats(g, c)}[name]()
         ok = c.report()
     except AssertionError as e:
         c.report()
