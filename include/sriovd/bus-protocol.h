@@ -58,6 +58,16 @@
 #define SRIOVD_KEY_ROOM "room"                /* u, always: guests the booked CPUs may still take (rt_share) */
 #define SRIOVD_KEY_GUESTS "guests"            /* u, always: guests holding RT CPUs there */
 #define SRIOVD_KEY_WAITING "waiting"          /* u, always: guests placed without, waiting for one there */
+/* Alert records (the Manager's ActiveAlerts property) */
+#define SRIOVD_KEY_NAME "name"                /* s, always: the rule, as in [alert NAME] */
+#define SRIOVD_KEY_METRIC "metric"            /* s, always */
+#define SRIOVD_KEY_LABELS "labels"            /* a{ss}, always: the subject (pf, vf, tenant, class, cpu, ...) */
+#define SRIOVD_KEY_VALUE "value"              /* d, always: the value that raised it */
+#define SRIOVD_KEY_THRESHOLD "threshold"      /* d, always */
+#define SRIOVD_KEY_CLEAR "clear"              /* d, always: the level it clears at */
+#define SRIOVD_KEY_DIRECTION "direction"      /* s, always: above | below */
+#define SRIOVD_KEY_PERIODS "periods"          /* u, always */
+#define SRIOVD_KEY_SINCE "since"              /* t, always: CLOCK_REALTIME usec of the sample that raised it */
 /* Device records (besides address, kind, pf, netdev, numa_node, path, tenant) */
 #define SRIOVD_KEY_DRIVER "driver"            /* s: when bound */
 #define SRIOVD_KEY_NUM_VFS "num_vfs"          /* u, PFs */

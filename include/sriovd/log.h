@@ -14,7 +14,14 @@ typedef struct LogFields {
         const char *tenant;
         int irq;                  /* -1 = none */
         const char *message_id;   /* 32 hex digits, for key events */
+        /*
+         * More journal fields, "SRIOVD_NAME=value" each, NULL-terminated, at most LOG_EXTRA_MAX
+         * (the rest dropped); on stderr as name=value, lowercase and without SRIOVD_.
+         */
+        const char *const *extra;
 } LogFields;
+
+#define LOG_EXTRA_MAX 16
 
 #define LOG_FIELDS(...) (&(const LogFields) { .irq = -1, __VA_ARGS__ })
 
@@ -69,3 +76,5 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define SRIOVD_MESSAGE_VFS_MISSING "e2aae87d1cf941db9cb7c9201e288640"
 #define SRIOVD_MESSAGE_ALLOCATION  "fc781dbc665c49a18dd8c18baaaf914d"
 #define SRIOVD_MESSAGE_STATE       "78df8c09e7624d0c8354330a6f5a18e3"
+#define SRIOVD_MESSAGE_ALERT_RAISED  "853e3175dcba4be788ba9806f0bc50c8"
+#define SRIOVD_MESSAGE_ALERT_CLEARED "58fcbe781d9a41a396bbf0b5c90aa369"

@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "sriovd/alerts.h"
 #include "sriovd/config.h"
 #include "sriovd/inventory.h"
+#include "sriovd/metrics.h"
 #include "sriovd/plan.h"
 #include "sriovd/rootfs.h"
 #include "sriovd/tenants.h"
@@ -130,6 +132,26 @@ typedef void (*ManagerEventFn)(Manager *m, ManagerEvent event, const char *subje
 void manager_set_event_fn(Manager *m, ManagerEventFn fn, void *userdata);
 /* "starting", "running" or "degraded" (the last cycle failed actions or found drift). */
 const char *manager_state(const Manager *m);
+/*
+ * Why the state is "degraded", one sentence each ("2 of the last cycle's actions failed: ...");
+ * none otherwise. Active alerts are not among them: they say how traffic fares, "degraded"
+ * that sriovd could not bring the host to its policy. A NULL-terminated list, the caller's.
+ */
+int manager_state_reasons(const Manager *m, char ***ret);
+
+/* ---- Alerts: the rules of the config in force, fed by the sampler ---- */
+
+/*
+ * One sampling period's values, for the alert rules (alerts_feed()): the sampler calls this
+ * once per period, from the event loop. Until the sampler is wired in (issue 18), nothing
+ * calls it in the daemon and no alert ever raises; the unit tests call it directly.
+ */
+void manager_metrics_sampled(Manager *m, const MetricSnapshot *s);
+/* The alert rules and who is alerting; NULL before a config was loaded. */
+const Alerts *manager_alerts(const Manager *m);
+/* Told after each raise and clear is logged (the bus: AlertRaised, AlertCleared, ActiveAlerts). */
+typedef void (*ManagerAlertFn)(Manager *m, const AlertInfo *a, bool raised, AlertClearReason reason, void *userdata);
+void manager_set_alert_fn(Manager *m, ManagerAlertFn fn, void *userdata);
 /* The event loop, for the bus connection to attach to (NULL before manager_run()). */
 struct sd_event *manager_event_loop(const Manager *m);
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sriovd/alert-policy.h"
 #include "sriovd/cpuset.h"
 #include "sriovd/inventory.h"
 #include "sriovd/macro.h"
@@ -166,6 +167,10 @@ typedef struct Config {
         size_t n_pfs;
         TenantClass *classes;              /* sorted by name */
         size_t n_classes;
+
+        /* Every alert rule in force or switched off: the built-ins first, then [alert] sections in file order. */
+        AlertPolicy *alerts;
+        size_t n_alerts;
 
         /* Derived at load: what config_scope() hands out. */
         PciId *scope_ids;                  /* scope_default_ids + every [match] id */

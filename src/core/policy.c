@@ -156,6 +156,7 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_classes; i++)
                 free(c->classes[i].file);
         free(c->classes);
+        free(c->alerts);
         free(c->scope_ids);
         free(c->scope_addrs);
         free(c);

@@ -190,6 +190,47 @@ static void print_rt_nodes(json_object *nodes) {
         }
 }
 
+static const char *const alert_keys[] = {
+        SRIOVD_KEY_NAME, SRIOVD_KEY_METRIC, SRIOVD_KEY_LABELS, SRIOVD_KEY_VALUE, SRIOVD_KEY_THRESHOLD,
+        SRIOVD_KEY_CLEAR, SRIOVD_KEY_DIRECTION, SRIOVD_KEY_PERIODS, SRIOVD_KEY_SINCE, NULL,
+};
+
+/* One line per active alert, as Prometheus writes a sample: metric{label="value",...}. */
+static void print_alerts(json_object *alerts) {
+        size_t n;
+
+        if (!alerts || !json_object_is_type(alerts, json_type_array))
+                return;   /* an older sriovd: no alerts to speak of */
+        n = json_object_array_length(alerts);
+        if (n == 0) {
+                printf("Alerts:      none\n");
+                return;
+        }
+        printf("Alerts:      %zu active\n", n);
+        for (size_t i = 0; i < n; i++) {
+                json_object *a = json_object_array_get_idx(alerts, i), *labels = rec_get(a, SRIOVD_KEY_LABELS), *v;
+                double value = 0, threshold = 0;
+                char subject[512] = "";
+                size_t k = 0;
+
+                if (labels && json_object_is_type(labels, json_type_object)) {
+                        json_object_object_foreach(labels, key, val) {
+                                int w = snprintf(subject + k, sizeof(subject) - k, "%s%s=\"%s\"", k ? "," : "", key,
+                                                 json_object_get_string(val));
+                                if (w > 0)
+                                        k = MIN(k + (size_t) w, sizeof(subject) - 1);
+                        }
+                }
+                if ((v = rec_get(a, SRIOVD_KEY_VALUE)))
+                        value = json_object_get_double(v);
+                if ((v = rec_get(a, SRIOVD_KEY_THRESHOLD)))
+                        threshold = json_object_get_double(v);
+                printf("  %-24s %s{%s} = %g, %s %g\n", dash(rec_str(a, SRIOVD_KEY_NAME)),
+                       dash(rec_str(a, SRIOVD_KEY_METRIC)), subject, value, dash(rec_str(a, SRIOVD_KEY_DIRECTION)),
+                       threshold);
+        }
+}
+
 static int cmd_status(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         _cleanup_json_ json_object *props = NULL;
@@ -224,6 +265,8 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
         bool rt = rec_bool(props, "RealTime"), thr = rec_bool(props, "ThreadedIrqs"),
              rtnet = rec_bool(props, "RtnetPrio"), iommu = rec_bool(props, "Iommu");
         json_object *rt_nodes = rec_get(props, "RtCpuNodes");
+        json_object *alerts = rec_get(props, "ActiveAlerts"), *reasons = rec_get(props, "StateReasons");
+        bool have_reasons = reasons && json_object_is_type(reasons, json_type_array);
 
         if (arg_json) {
                 _cleanup_json_ json_object *o = json_object_new_object();
@@ -232,6 +275,7 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                 json_set(o, "version", json_object_new_string(version));
                 json_set(o, "api_version", json_object_new_int64(api));
                 json_set(o, "state", json_object_new_string(state));
+                json_set(o, "state_reasons", have_reasons ? json_object_get(reasons) : json_object_new_array());
                 json_set(o, "vf_total", json_object_new_int64(total));
                 json_set(o, "vf_usable", json_object_new_int64(usable));
                 json_set(o, "vf_allocated", json_object_new_int64(allocated));
@@ -250,16 +294,27 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                 json_set(kernel, "rtnet_prio", json_object_new_boolean(rtnet));
                 json_set(kernel, "iommu", json_object_new_boolean(iommu));
                 json_set(o, "kernel", kernel);
+                if (alerts && json_object_is_type(alerts, json_type_array)) {
+                        json_object *rows = json_object_new_array();
+                        for (size_t i = 0; i < json_object_array_length(alerts); i++)
+                                json_object_array_add(rows, rec_mirror(json_object_array_get_idx(alerts, i),
+                                                                       alert_keys));
+                        json_set(o, "alerts", rows);
+                }
                 json_print(o);
                 return EXIT_OK;
         }
         printf("sriovd %s: %s\n", version, state);
+        for (size_t i = 0; have_reasons && i < json_object_array_length(reasons); i++)
+                printf("%-13s%s\n", i == 0 ? "Degraded:" : "",
+                       json_object_get_string(json_object_array_get_idx(reasons, i)));
         printf("VFs:         %u total, %u usable, %u allocated (%.1f%%, target %.0f%%)\n", (unsigned) total,
                (unsigned) usable, (unsigned) allocated, util * 100, target * 100);
         printf("Tenants:     %u\n", (unsigned) tenants);
         print_rt_nodes(rt_nodes);
         printf("Kernel:      PREEMPT_RT %s, threaded IRQs %s, rtnet_prio %s, IOMMU %s\n", rt ? "yes" : "no",
                thr ? "yes" : "no", rtnet ? "yes" : "no", iommu ? "yes" : "no");
+        print_alerts(alerts);
         return EXIT_OK;
 }
 
@@ -683,7 +738,7 @@ static void help(void) {
         printf("sriovctl [OPTIONS] COMMAND [ARGS]\n\n"
                "Query and drive sriovd over D-Bus (org.sriovd.Manager1 on the system bus).\n\n"
                "Commands:\n"
-               "  status                         daemon state, VF figures, kernel features\n"
+               "  status                         daemon state and why degraded, VF figures, kernel features, active alerts\n"
                "  devices                        managed PFs and VFs, with their tenants\n"
                "  irqs                           the NICs' IRQs: affinity, thread priority\n"
                "  tenants                        every tenant and its NIC\n"

@@ -29,6 +29,7 @@ typedef struct BusProps {
         double utilization, target;
         bool real_time, threaded_irqs, rtnet_prio, iommu;
         const char *state;
+        uint64_t state_reasons_hash;        /* StateReasons */
         /* RtCpuNodes; rows past n_rt_nodes are zero, so the arrays compare whole. */
         AllocRtNode rt_nodes[ALLOC_RT_NODES_MAX];
         size_t n_rt_nodes;
@@ -152,6 +153,13 @@ int bus_device_find(sd_bus *bus, const char *path, const char *interface, void *
                     sd_bus_error *error);
 int bus_device_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes, sd_bus_error *error);
 int bus_sync_devices(Bus *b, bool announce);
+
+/* bus-alerts.c: ActiveAlerts, StateReasons, AlertRaised and AlertCleared. */
+int bus_append_active_alerts(sd_bus_message *m, const Alerts *a);
+int bus_append_state_reasons(sd_bus_message *m, Manager *manager);
+uint64_t bus_state_reasons_hash(Manager *manager);
+/* The manager's alert function while the bus is up: the signal, then PropertiesChanged. */
+void bus_on_alert(Manager *m, const AlertInfo *a, bool raised, AlertClearReason reason, void *userdata);
 
 /* bus-read.c: the read-only methods. */
 int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error);

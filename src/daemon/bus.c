@@ -29,6 +29,7 @@ static void bus_props_read(Bus *b, BusProps *ret) {
                 .rtnet_prio = inv && inv->caps.rtnet_prio_present,
                 .iommu = inv && inv->caps.iommu,
                 .state = manager_state(b->manager),
+                .state_reasons_hash = bus_state_reasons_hash(b->manager),
         };
         n = manager_rt_nodes(b->manager, ret->rt_nodes, ELEMENTSOF(ret->rt_nodes));
         ret->n_rt_nodes = MIN(n, ELEMENTSOF(ret->rt_nodes));
@@ -78,6 +79,10 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
                 return sd_bus_message_append(reply, "s", p.state);
         if (streq(property, "RtCpuNodes"))
                 return append_rt_nodes(reply, &p);
+        if (streq(property, "StateReasons"))
+                return bus_append_state_reasons(reply, b->manager);
+        if (streq(property, "ActiveAlerts"))
+                return bus_append_active_alerts(reply, manager_alerts(b->manager));
         return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property %s", property);
 }
 
@@ -105,6 +110,8 @@ static void bus_announce_properties(Bus *b) {
 #undef CHANGED
         if (!streq_ptr(p.state, o->state))
                 changed[n++] = "State";
+        if (p.state_reasons_hash != o->state_reasons_hash)
+                changed[n++] = "StateReasons";
         if (p.n_rt_nodes != o->n_rt_nodes || memcmp(p.rt_nodes, o->rt_nodes, sizeof(p.rt_nodes)) != 0)
                 changed[n++] = "RtCpuNodes";
         changed[n] = NULL;
@@ -419,6 +426,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Iommu", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("State", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RtCpuNodes", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("StateReasons", "as", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ActiveAlerts", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 
         /* UNPRIVILEGED: sd-bus would otherwise demand CAP_SYS_ADMIN; access is checked per method. */
         SD_BUS_METHOD_WITH_ARGS("Ping", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_ping, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -452,6 +461,10 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("DeviceAdded", SD_BUS_ARGS("s", address), 0),
         SD_BUS_SIGNAL_WITH_ARGS("DeviceRemoved", SD_BUS_ARGS("s", address), 0),
         SD_BUS_SIGNAL_WITH_ARGS("DriftDetected", SD_BUS_ARGS("s", what), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("AlertRaised",
+                                SD_BUS_ARGS("s", name, "s", metric, "a{ss}", labels, "d", value, "d", threshold), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("AlertCleared",
+                                SD_BUS_ARGS("s", name, "s", metric, "a{ss}", labels, "d", value, "s", reason), 0),
         SD_BUS_VTABLE_END
 };
 
@@ -557,6 +570,7 @@ int bus_new(Manager *m, Bus **ret) {
                 return r;
         bus_props_read(b, &b->announced);
         manager_set_event_fn(m, on_manager_event, b);
+        manager_set_alert_fn(m, bus_on_alert, b);
         log_info("D-Bus API %s ready at %s", SRIOVD_BUS_NAME, SRIOVD_BUS_PATH);
         *ret = TAKE_PTR(b);
         return 0;
@@ -565,8 +579,10 @@ int bus_new(Manager *m, Bus **ret) {
 Bus *bus_free(Bus *b) {
         if (!b)
                 return NULL;
-        if (b->manager)
+        if (b->manager) {
                 manager_set_event_fn(b->manager, NULL, NULL);
+                manager_set_alert_fn(b->manager, NULL, NULL);
+        }
         sd_event_source_unref(b->reconnect_timer);
         sd_event_source_unref(b->flush_defer);
         bus_disconnect(b);

@@ -57,8 +57,14 @@ typedef enum SectionKind {
         SECTION_RT,
         SECTION_MATCH,
         SECTION_PF,
+        SECTION_ALERT,
         SECTION_CLASS,
 } SectionKind;
+
+/* Where an [alert NAME] section set what the checks at the end need; 0 = not set. */
+typedef struct AlertLines {
+        unsigned section, metric, threshold, clear;
+} AlertLines;
 
 typedef struct Parser Parser;
 typedef struct KeyDef KeyDef;
@@ -117,6 +123,13 @@ struct Parser {
 
         size_t allocated_pfs;
 
+        /* [alert NAME] sections, parallel to config->alerts until check_alerts() adds the built-ins */
+        size_t alert_index;
+        AlertPolicy scratch_alert;
+        size_t allocated_alerts;
+        AlertLines *alert_lines;
+        size_t allocated_alert_lines;
+
         /* checked once everything is loaded */
         unsigned rt_line, housekeeping_line;
         unsigned rtnet_prio_line;
@@ -171,6 +184,8 @@ void check_class_refs(Config *c, ErrorList *errors, const unsigned *lines);
 void check_vf_keys(Config *c, ErrorList *errors);
 void check_cpus(Config *c, ErrorList *errors, const Parser *p);
 void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p);
+/* Completes the [alert] sections (clear defaults, the pool rule's target) and adds the built-ins not named. */
+int check_alerts(Config *c, ErrorList *errors, const Parser *p);
 
 /* config-keys.c: the sections, their keys, and the syntax of what they take. */
 extern const SectionDef config_main_sections[];

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,97 @@ static int key_virtio_bridge(Parser *p, const KeyDef *k, const char *value, void
         return key_virtio_source(p, k, value, data, true);
 }
 
+/* ---- [alert NAME] ---- */
+
+static AlertLines *alert_lines(Parser *p) {
+        /* A scratch section's keys are checked, their lines not kept. */
+        return p->scratch ? NULL : &p->alert_lines[p->alert_index];
+}
+
+static int key_alert_metric(Parser *p, const KeyDef *k, const char *value, void *data) {
+        AlertPolicy *a = data;
+        AlertLines *l = alert_lines(p);
+
+        if (!alert_metric_name_valid(value))
+                return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, e.g. sriovd_vf_drop_rate",
+                                    k->name, Q(value), ALERT_METRIC_MAX - 1);
+        strcpy(a->metric, value);
+        if (l)
+                l->metric = p->line;
+        return 0;
+}
+
+static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *data) {
+        AlertPolicy *a = data;
+
+        /* Empty takes a built-in's gate away. */
+        if (value[0] && !alert_metric_name_valid(value))
+                return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, or nothing",
+                                    k->name, Q(value), ALERT_METRIC_MAX - 1);
+        strcpy(a->gate, value);
+        return 0;
+}
+
+/* Decimal, optionally with a fraction or exponent; "inf", "nan" and hex floats are mistakes. */
+static int key_alert_level(Parser *p, const KeyDef *k, const char *value, void *data) {
+        AlertPolicy *a = data;
+        AlertLines *l = alert_lines(p);
+        const char *digits = value + (value[0] == '-' || value[0] == '+');
+        char *end;
+        double d;
+
+        errno = 0;
+        d = strtod(value, &end);
+        if (!(isdigit((unsigned char) digits[0]) || (digits[0] == '.' && isdigit((unsigned char) digits[1]))) ||
+            strpbrk(value, "xXpP") || *end || errno == ERANGE || !isfinite(d))
+                return parser_error(p, "%s = \"%s\" is not a number; expected a decimal number such as 10, 0.85 or 1e6",
+                                    k->name, Q(value));
+        if (streq(k->name, "threshold")) {
+                a->rule.threshold = d;
+                /* The operator's threshold wins over the one [daemon] vf_target_utilization gives. */
+                a->follows_target = false;
+                if (l)
+                        l->threshold = p->line;
+        } else {
+                a->rule.clear = d;
+                if (l)
+                        l->clear = p->line;
+        }
+        return 0;
+}
+
+static int key_alert_enabled(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int b = 0, r;
+
+        r = key_bool(p, &(KeyDef) { .name = k->name, .offset = 0 }, value, &b);
+        if (r >= 0)
+                ((AlertPolicy *) data)->enabled = b;
+        return r;
+}
+
+/* A label filter: a glob on that label's value; one per label, replacing a built-in's. */
+static int key_alert_filter(Parser *p, const KeyDef *k, const char *value, void *data) {
+        AlertPolicy *a = data;
+        int label = metric_label_name_from_string(k->name);
+        unsigned i;
+
+        if (label < 0)
+                return parser_error(p, "%s is not a metric label", k->name);
+        if (!value[0] || strlen(value) >= ALERT_FILTER_MAX || has_control_chars(value))
+                return parser_error(p, "%s = \"%s\" is not a valid label filter; expected a value or a glob such as web-*, at most %d characters",
+                                    k->name, Q(value), ALERT_FILTER_MAX - 1);
+        for (i = 0; i < a->n_filters; i++)
+                if (a->filters[i].label == (MetricLabelName) label)
+                        break;
+        if (i == a->n_filters)
+                a->n_filters++;
+        a->filters[i].label = (MetricLabelName) label;
+        strcpy(a->filters[i].pattern, value);
+        return 0;
+}
+
+static const char *const alert_direction_values[] = { [ALERT_ABOVE] = "above", [ALERT_BELOW] = "below" };
+
 #define KEY_INT(n, type, field, lo, hi) \
         { .name = n, .parse = key_int, .offset = offsetof(type, field), .min = lo, .max = hi }
 #define KEY_UNSIGNED(n, type, field, lo, hi) \
@@ -509,6 +601,28 @@ static const KeyDef class_keys[] = {
 _Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");
 _Static_assert(ALLOC_RT_CPUS_MAX == 8 && ALLOC_RT_SHARE_MAX == 64, "rt_vcpus and rt_cpu_share ranges");
 
+static const KeyDef alert_keys[] = {
+        KEY("metric", key_alert_metric, AlertPolicy, metric),
+        KEY("threshold", key_alert_level, AlertPolicy, rule.threshold),
+        KEY("clear", key_alert_level, AlertPolicy, rule.clear),
+        KEY_ENUM("direction", AlertPolicy, rule.direction, alert_direction_values),
+        KEY_UNSIGNED("periods", AlertPolicy, rule.periods, 1, 10000),
+        KEY("while", key_alert_gate, AlertPolicy, gate),
+        KEY("enabled", key_alert_enabled, AlertPolicy, enabled),
+        KEY("pf", key_alert_filter, AlertPolicy, filters),
+        KEY("vf", key_alert_filter, AlertPolicy, filters),
+        KEY("tenant", key_alert_filter, AlertPolicy, filters),
+        KEY("class", key_alert_filter, AlertPolicy, filters),
+        KEY("cpu", key_alert_filter, AlertPolicy, filters),
+        KEY("irq", key_alert_filter, AlertPolicy, filters),
+        KEY("node", key_alert_filter, AlertPolicy, filters),
+        KEY("thread", key_alert_filter, AlertPolicy, filters),
+};
+
+_Static_assert(ELEMENTSOF(alert_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");
+_Static_assert(ALERT_PERIODS_MAX == 10000, "periods range");
+_Static_assert(sizeof(AlertDirection) == sizeof(int), "key_enum writes an int");
+
 #define SECTION(n, k, arg, table) \
         { .name = n, .kind = k, .arg_syntax = arg, .keys = table, .n_keys = ELEMENTSOF(table) }
 
@@ -518,6 +632,7 @@ const SectionDef config_main_sections[] = {
         SECTION("rt", SECTION_RT, NULL, rt_keys),
         SECTION("match", SECTION_MATCH, "VVVV:DDDD", pf_keys),
         SECTION("pf", SECTION_PF, "DDDD:BB:DD.F", pf_keys),
+        SECTION("alert", SECTION_ALERT, "NAME", alert_keys),
 };
 
 const SectionDef config_class_sections[] = {

@@ -87,6 +87,7 @@ static void parser_done(Parser *p) {
                 free(p->seen[i].key);
         free(p->seen);
         free(p->pf_class_lines);
+        free(p->alert_lines);
 }
 
 /* ---- sections ------------------------------------------------------------ */
@@ -160,6 +161,34 @@ static void pf_append(Parser *p, const PfPolicy *pf) {
         c->pfs[c->n_pfs] = *pf;
         p->pf_class_lines[c->n_pfs] = 0;
         p->pf_index = c->n_pfs++;
+}
+
+/* A built-in's section starts from the built-in: "enabled = no" alone switches it off. */
+static void alert_begin(Parser *p, const char *name) {
+        const AlertPolicy *builtin = alert_builtin_find(name);
+        Config *c = p->config;
+        AlertPolicy a;
+
+        if (builtin) {
+                a = *builtin;
+                a.line = p->line;
+        } else
+                alert_policy_init(&a, name, p->line);
+
+        if (p->scratch) {
+                p->scratch_alert = a;
+                return;
+        }
+        if (GREEDY_REALLOC(c->alerts, p->allocated_alerts, c->n_alerts + 1) < 0 ||
+            GREEDY_REALLOC(p->alert_lines, p->allocated_alert_lines, c->n_alerts + 1) < 0) {
+                p->oom = true;
+                p->scratch = true;
+                p->scratch_alert = a;
+                return;
+        }
+        c->alerts[c->n_alerts] = a;
+        p->alert_lines[c->n_alerts] = (AlertLines) { .section = p->line };
+        p->alert_index = c->n_alerts++;
 }
 
 /*
@@ -241,6 +270,19 @@ static int section_begin(Parser *p, char *header) {
                 p->scratch = section_check_duplicate(p, key);
                 break;
 
+        case SECTION_ALERT:
+                if (!class_name_valid(arg)) {
+                        parser_error(p, "invalid alert name \"%s\"; expected [a-z0-9][a-z0-9_-]*, at most %d characters, e.g. [alert vf-drops]",
+                                     Q(arg), ALERT_NAME_MAX - 1);
+                        p->scratch = true;
+                        alert_begin(p, "scratch");
+                        break;
+                }
+                snprintf(key, sizeof(key), "alert %s", arg);
+                p->scratch = section_check_duplicate(p, key);
+                alert_begin(p, arg);
+                break;
+
         case SECTION_CLASS:
                 p->scratch = section_check_duplicate(p, def->name);
                 if (p->scratch)
@@ -273,6 +315,8 @@ static void *section_data(Parser *p) {
         case SECTION_MATCH:
         case SECTION_PF:
                 return p->scratch ? &p->scratch_pf : &p->config->pfs[p->pf_index];
+        case SECTION_ALERT:
+                return p->scratch ? &p->scratch_alert : &p->config->alerts[p->alert_index];
         case SECTION_CLASS:
                 return p->scratch ? &p->scratch_class : p->class;
         default:
@@ -682,6 +726,9 @@ static int config_parse(Config *c, const char *text, size_t size, char **ret_err
         check_cpus(c, &errors, &p);
         check_vf_keys(c, &errors);
         check_rt_priorities(c, &errors, info.items, &p);
+        r = check_alerts(c, &errors, &p);
+        if (r < 0)
+                return r;
 
         if (errors.oom)
                 return -ENOMEM;

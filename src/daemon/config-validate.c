@@ -2,8 +2,10 @@
 /* config-validate.c — "did you mean", and the cross-checks that need every file loaded */
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -244,4 +246,56 @@ void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *in
                           t->irq_thread_priority, low->name, low->irq_thread_priority, low->file,
                           info[lowest_rt].prio_line, why);
         }
+}
+
+int check_alerts(Config *c, ErrorList *errors, const Parser *p) {
+        AlertPolicy *all;
+        size_t n = 0;
+
+        for (size_t i = 0; i < c->n_alerts; i++) {
+                AlertPolicy *a = &c->alerts[i];
+                const AlertLines *l = &p->alert_lines[i];
+
+                if (!a->builtin && !a->metric[0])
+                        error_add(errors, 0, c->path, l->section,
+                                  "[alert %s] has no metric key; expected metric = NAME, e.g. metric = sriovd_vf_drop_rate",
+                                  a->name);
+                if (!a->builtin && l->threshold == 0)
+                        error_add(errors, 0, c->path, l->section,
+                                  "[alert %s] has no threshold key; expected threshold = NUMBER", a->name);
+                if (a->follows_target)
+                        a->rule.threshold = c->vf_target_utilization / 100.0;
+                /* The documented default: no hysteresis, it clears where it raises. */
+                if (l->clear == 0 && (l->threshold > 0 || a->follows_target))
+                        a->rule.clear = a->rule.threshold;
+                if (alert_rule_validate(&a->rule) < 0)
+                        error_add(errors, 0, c->path, l->clear ?: l->threshold ?: l->section,
+                                  "[alert %s] clear = %g is on the wrong side of threshold = %g; expected clear %s threshold with direction = %s",
+                                  a->name, a->rule.clear, a->rule.threshold,
+                                  a->rule.direction == ALERT_ABOVE ? "<=" : ">=",
+                                  alert_direction_to_string(a->rule.direction));
+        }
+
+        /* The built-ins first, each as its section (if any) left it, then the others in file order. */
+        all = calloc(alert_n_builtins + c->n_alerts, sizeof(AlertPolicy));
+        if (!all)
+                return -ENOMEM;
+        for (size_t b = 0; b < alert_n_builtins; b++) {
+                const AlertPolicy *named = NULL;
+
+                for (size_t i = 0; i < c->n_alerts && !named; i++)
+                        if (streq(c->alerts[i].name, alert_builtins[b].name))
+                                named = &c->alerts[i];
+                all[n] = named ? *named : alert_builtins[b];
+                if (!named && all[n].follows_target)
+                        all[n].rule.threshold = all[n].rule.clear = c->vf_target_utilization / 100.0;
+                n++;
+        }
+        for (size_t i = 0; i < c->n_alerts; i++)
+                if (!c->alerts[i].builtin)
+                        all[n++] = c->alerts[i];
+        free(c->alerts);
+        c->alerts = all;
+        c->n_alerts = n;
+        return 0;
 }

@@ -174,7 +174,7 @@ static int log_journal(int level, int error, const LogFields *f, const char *fil
         char irq_buf[sizeof("SRIOVD_IRQ=") + 12];
         _cleanup_free_ char *msg = NULL, *code_file = NULL, *code_func = NULL, *pf = NULL, *vf = NULL,
                             *tenant = NULL, *message_id = NULL;
-        struct iovec iov[12];
+        struct iovec iov[12 + LOG_EXTRA_MAX];
         size_t n = 0;
 
         msg = field_new("MESSAGE", message);
@@ -224,6 +224,8 @@ static int log_journal(int level, int error, const LogFields *f, const char *fil
                         message_id = field_new("MESSAGE_ID", f->message_id);
                         iov_add(iov, &n, message_id);
                 }
+                for (size_t i = 0; f->extra && f->extra[i] && i < LOG_EXTRA_MAX; i++)
+                        iov_add(iov, &n, f->extra[i]);
         }
 
         return sd_journal_sendv(iov, (int) n);
@@ -254,6 +256,20 @@ static void log_stderr(int level, const LogFields *f, const char *message) {
                         FIELD_ADD("tenant=%s", f->tenant);
                 if (f->irq >= 0)
                         FIELD_ADD("irq=%d", f->irq);
+                for (size_t i = 0; f->extra && f->extra[i] && i < LOG_EXTRA_MAX; i++) {
+                        const char *e = f->extra[i], *eq = strchr(e, '=');
+                        char name[64];
+                        size_t w = 0;
+
+                        if (!eq)
+                                continue;
+                        if (strncmp(e, "SRIOVD_", 7) == 0)
+                                e += 7;
+                        for (; e < eq && w < sizeof(name) - 1; e++)
+                                name[w++] = (char) (*e >= 'A' && *e <= 'Z' ? *e - 'A' + 'a' : *e);
+                        name[w] = 0;
+                        FIELD_ADD("%s=%s", name, eq + 1);
+                }
                 /* MESSAGE_ID is for journalctl queries; on a terminal it is only noise. */
         }
 #undef FIELD_ADD

@@ -95,6 +95,10 @@ struct Manager {
         size_t n_force_num_vfs, allocated_force_num_vfs;
         ManagerEventFn event_fn;
         void *event_userdata;
+        /* The config's alert rules; kept across reloads, so unchanged rules keep their state. */
+        Alerts *alerts;
+        ManagerAlertFn alert_fn;
+        void *alert_userdata;
         Bus *bus;
         Guests *guests;
 

@@ -55,6 +55,7 @@ Manager *manager_free(Manager *m) {
         route_nl_free(m->kernel.route);
         ethtool_nl_free(m->kernel.ethtool);
         ethtool_monitor_free(m->ethtool_monitor);
+        alerts_free(m->alerts);
         config_free(m->config);
         inventory_free(m->inventory);
         plan_free(m->plan);
@@ -77,6 +78,26 @@ Manager *manager_free(Manager *m) {
         free(m->offloads_unsupported);
         free(m);
         return NULL;
+}
+
+static void on_alert(const AlertInfo *a, bool raised, AlertClearReason reason, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->alert_fn)
+                m->alert_fn(m, a, raised, reason, m->alert_userdata);
+}
+
+/* Before the config is switched: a rule the new one lacks is cleared while its old copy still exists. */
+static int manager_set_alert_rules(Manager *m, const Config *c) {
+        int r;
+
+        if (!m->alerts) {
+                r = alerts_new(&m->alerts);
+                if (r < 0)
+                        return r;
+                alerts_set_event_fn(m->alerts, on_alert, m);
+        }
+        return alerts_set_rules(m->alerts, c->alerts, c->n_alerts);
 }
 
 int manager_load_config(Manager *m) {
@@ -106,6 +127,12 @@ int manager_load_config(Manager *m) {
                                        m->config ? ", keeping the one in use" : "");
         }
 
+        r = manager_set_alert_rules(m, c);
+        if (r < 0) {
+                config_free(c);
+                return log_error_errno(r, "Failed to set up the alert rules of %s%s: %m", m->config_path,
+                                       m->config ? ", keeping the configuration in use" : "");
+        }
         config_free(m->config);
         m->config = c;
         m->expect_changes = true;
@@ -617,6 +644,60 @@ const char *manager_state(const Manager *m) {
         if (!m->ready)
                 return "starting";
         return m->last.n_failed > 0 || m->last.n_drift > 0 ? "degraded" : "running";
+}
+
+int manager_state_reasons(const Manager *m, char ***ret) {
+        char **v = calloc(3, sizeof(char *));
+        size_t n = 0;
+
+        if (!v)
+                return -ENOMEM;
+        if (m->ready && m->last.n_failed > 0) {
+                char failed[512] = "";
+                size_t k = 0, shown = 0;
+
+                /* The plan keeps the first pass's failures; later passes' are only counted. */
+                for (size_t i = 0; m->plan && i < m->plan->n_actions && shown < 3; i++) {
+                        const Action *a = &m->plan->actions[i];
+
+                        if (a->skipped || a->result >= 0)
+                                continue;
+                        strjoin_appendf(failed, sizeof(failed), &k, "%s %s: %s", action_kind_to_string(a->kind),
+                                        a->target[0] ? a->target : "host", strerror(-a->result));
+                        shown++;
+                }
+                if (asprintf(&v[n], "%u of the last cycle's actions failed%s%s", m->last.n_failed,
+                             failed[0] ? ": " : "", failed) < 0)
+                        v[n] = NULL;
+                n += !!v[n];
+        }
+        if (m->ready && m->last.n_drift > 0) {
+                if (asprintf(&v[n], "%u changes did not stick in the last cycle (drift)", m->last.n_drift) < 0)
+                        v[n] = NULL;
+                n += !!v[n];
+        }
+        *ret = v;
+        return 0;
+}
+
+void manager_metrics_sampled(Manager *m, const MetricSnapshot *s) {
+        int r;
+
+        if (!m->alerts)
+                return;
+        r = alerts_feed(m->alerts, s);
+        if (r < 0)
+                log_warning_errno(r, "Failed to check this period's metrics against the alert rules, "
+                                  "trying again next period: %m");
+}
+
+const Alerts *manager_alerts(const Manager *m) {
+        return m->alerts;
+}
+
+void manager_set_alert_fn(Manager *m, ManagerAlertFn fn, void *userdata) {
+        m->alert_fn = fn;
+        m->alert_userdata = userdata;
 }
 
 struct sd_event *manager_event_loop(const Manager *m) {

@@ -304,6 +304,12 @@ def test_properties(env, d, mon):
         assert isinstance(env.prop(p), bool), p
     st = env.ctl_json("status")
     assert st["state"] == "running" and st["vf_total"] == 16 and st["version"] == "0.1.0"
+    # Nothing feeds the alert rules yet (the sampler is not wired in): no alerts, and running is
+    # not degraded, so no reasons either. The properties and their shapes are what is checked.
+    assert plain("aa{sv}", env.prop("ActiveAlerts")) == [], env.prop("ActiveAlerts")
+    assert env.prop("StateReasons") == [], env.prop("StateReasons")
+    assert st["alerts"] == [] and st["state_reasons"] == [], st
+    assert re.search(r"^Alerts: +none$", env.ctl("status", check=0).stdout, re.M)
     env.call("Ping")
 
 

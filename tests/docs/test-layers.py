@@ -49,6 +49,7 @@ HEADERS = {
     'metrics.h': 'core',
     'counters.h': 'core',
     'alert.h': 'core',
+    'alert-policy.h': 'core',
     'prom.h': 'core',
     # kernel effectors
     'rootfs.h': 'kernel',
@@ -75,6 +76,7 @@ HEADERS = {
     'runtime.h': 'daemon',
     'state.h': 'daemon',
     'metrics-file.h': 'daemon',
+    'alerts.h': 'daemon',
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
     'guest-vhost.h': 'daemon',

@@ -489,7 +489,7 @@ TEST(unknown_section) {
         expect_one_error("# comment\n[mtach 15b3:101d]\nnum_vfs = 2\n", "sriovd.conf:2",
                          "unknown section [mtach 15b3:101d]; did you mean [match 15b3:101d]?");
         expect_one_error("[network]\n", "sriovd.conf:1",
-                         "unknown section [network]; expected [daemon], [cpus], [rt], [match VVVV:DDDD] or [pf DDDD:BB:DD.F]");
+                         "unknown section [network]; expected [daemon], [cpus], [rt], [match VVVV:DDDD], [pf DDDD:BB:DD.F] or [alert NAME]");
         expect_one_error("[daemon main]\n", "sriovd.conf:1", "section [daemon] takes no argument; expected [daemon]");
         expect_one_error("[pf]\n", "sriovd.conf:1", "section [pf] needs an argument; expected [pf DDDD:BB:DD.F]");
 }

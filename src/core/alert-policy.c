@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* alert-policy.c — the built-in alert rules, and which samples a rule watches */
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <string.h>
+
+#include "sriovd/alert-policy.h"
+#include "sriovd/util.h"
+
+/*
+ * What seed 000 and issue 18 ask to be watched out of the box. Thresholds are deliberately
+ * loose: a built-in rule that cries wolf gets switched off, and then it watches nothing.
+ */
+const AlertPolicy alert_builtins[] = {
+        {
+                /* Any steady stream of foreign interrupts on an RT core is jitter for its guest. */
+                .name = ALERT_BUILTIN_RT_INTERFERENCE,
+                .metric = "sriovd_rt_cpu_interference_rate",
+                .rule = { .threshold = 10, .clear = 1, .direction = ALERT_ABOVE, .periods = ALERT_PERIODS_DEFAULT },
+                .enabled = true,
+                .builtin = true,
+        },
+        {
+                /* A latency-critical tenant loses packets: its VF's queues overflow. */
+                .name = ALERT_BUILTIN_LATENCY_DROPS,
+                .metric = "sriovd_vf_drop_rate",
+                .rule = { .threshold = 0, .clear = 0, .direction = ALERT_ABOVE, .periods = ALERT_PERIODS_DEFAULT },
+                .filters = { { .label = METRIC_LABEL_CLASS, .pattern = "latency-critical" } },
+                .n_filters = 1,
+                .enabled = true,
+                .builtin = true,
+        },
+        {
+                /* VFs idle while tenants make do with virtio-net: the pool is set up wrong. */
+                .name = ALERT_BUILTIN_POOL_UNDERUSED,
+                .metric = "sriovd_vf_pool_utilization",
+                .rule = { .threshold = 0.85, .clear = 0.85, .direction = ALERT_BELOW, .periods = ALERT_PERIODS_DEFAULT },
+                .gate = "sriovd_tenants_waiting_virtio",
+                .enabled = true,
+                .builtin = true,
+                .follows_target = true,
+        },
+};
+
+const size_t alert_n_builtins = ELEMENTSOF(alert_builtins);
+
+const AlertPolicy *alert_builtin_find(const char *name) {
+        for (size_t i = 0; i < alert_n_builtins; i++)
+                if (streq(alert_builtins[i].name, name))
+                        return &alert_builtins[i];
+        return NULL;
+}
+
+void alert_policy_init(AlertPolicy *p, const char *name, unsigned line) {
+        *p = (AlertPolicy) {
+                .rule = { .direction = ALERT_ABOVE, .periods = ALERT_PERIODS_DEFAULT },
+                .enabled = true,
+                .line = line,
+        };
+        snprintf(p->name, sizeof(p->name), "%s", name);
+}
+
+bool alert_policy_equal(const AlertPolicy *a, const AlertPolicy *b) {
+        if (!streq(a->name, b->name) || !streq(a->metric, b->metric) || !streq(a->gate, b->gate))
+                return false;
+        if (a->enabled != b->enabled || a->n_filters != b->n_filters)
+                return false;
+        /* Exact: a threshold changed in the last digit is a changed rule. */
+        if (a->rule.threshold != b->rule.threshold || a->rule.clear != b->rule.clear ||
+            a->rule.direction != b->rule.direction ||
+            (a->rule.periods ?: ALERT_PERIODS_DEFAULT) != (b->rule.periods ?: ALERT_PERIODS_DEFAULT))
+                return false;
+        for (unsigned i = 0; i < a->n_filters; i++)
+                if (a->filters[i].label != b->filters[i].label ||
+                    !streq(a->filters[i].pattern, b->filters[i].pattern))
+                        return false;
+        return true;
+}
+
+bool alert_policy_matches(const AlertPolicy *p, const MetricSample *m) {
+        if (!streq(m->name, p->metric))
+                return false;
+        for (unsigned i = 0; i < p->n_filters; i++) {
+                const char *v = metric_sample_label(m, p->filters[i].label);
+
+                if (!v || fnmatch(p->filters[i].pattern, v, 0) != 0)
+                        return false;
+        }
+        return true;
+}
+
+bool alert_metric_name_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n >= ALERT_METRIC_MAX)
+                return false;
+        if (!(isalpha((unsigned char) s[0]) || s[0] == '_' || s[0] == ':'))
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (!(isalnum((unsigned char) s[i]) || s[i] == '_' || s[i] == ':'))
+                        return false;
+        return true;
+}
+
+int metric_label_name_from_string(const char *s) {
+        for (int i = 0; i < _METRIC_LABEL_MAX; i++)
+                if (streq(s, metric_label_name_to_string((MetricLabelName) i)))
+                        return i;
+        return -EINVAL;
+}
+
+const char *alert_direction_to_string(AlertDirection d) {
+        return d == ALERT_BELOW ? "below" : "above";
+}

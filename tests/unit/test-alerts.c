@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-alerts.c — [alert] rules and the engine on synthetic snapshots: periods, hysteresis, filters, built-ins, reloads, vanished subjects, the manager's feed */
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sriovd/alerts.h"
+#include "sriovd/config.h"
+#include "sriovd/log.h"
+#include "sriovd/manager.h"
+#include "test.h"
+
+typedef struct Events {
+        unsigned raised, cleared;
+        AlertClearReason last_reason;
+        char last_name[ALERT_NAME_MAX];
+        double last_value;
+} Events;
+
+static void on_event(const AlertInfo *a, bool raised, AlertClearReason reason, void *userdata) {
+        Events *e = userdata;
+
+        if (raised)
+                e->raised++;
+        else {
+                e->cleared++;
+                e->last_reason = reason;
+        }
+        snprintf(e->last_name, sizeof(e->last_name), "%s", a->policy->name);
+        e->last_value = a->value;
+}
+
+static Config *load(const char *text) {
+        _cleanup_free_ char *errors = NULL;
+        Config *c = NULL;
+        int r = config_load_string("test.conf", text, NULL, &c, &errors);
+
+        if (r < 0)
+                fprintf(stderr, "%s\n", errors ?: "");
+        ASSERT_EQ(r, 0);
+        return c;
+}
+
+static char *load_errors(const char *text) {
+        char *errors = NULL;
+        Config *c = NULL;
+
+        ASSERT_EQ(config_load_string("test.conf", text, NULL, &c, &errors), -EINVAL);
+        ASSERT(errors);
+        return errors;
+}
+
+/* An engine with c's rules and an event counter. */
+static Alerts *engine(const Config *c, Events *e) {
+        Alerts *a = NULL;
+
+        ASSERT_EQ(alerts_new(&a), 0);
+        alerts_set_event_fn(a, on_event, e);
+        ASSERT_EQ(alerts_set_rules(a, c->alerts, c->n_alerts), 0);
+        return a;
+}
+
+static MetricLabel L(MetricLabelName n, const char *v) {
+        MetricLabel l = { .name = n };
+        snprintf(l.value, sizeof(l.value), "%s", v);
+        return l;
+}
+
+static void add(MetricSnapshot *s, const char *name, double v, unsigned n, ...) {
+        MetricLabel labels[METRIC_LABELS_MAX];
+        va_list ap;
+
+        va_start(ap, n);
+        for (unsigned i = 0; i < n; i++)
+                labels[i] = va_arg(ap, MetricLabel);
+        va_end(ap);
+        ASSERT_EQ(metric_snapshot_add(s, name, METRIC_GAUGE, v, labels, n), 0);
+}
+
+/* One period of one metric on one CPU. */
+static int feed_cpu(Alerts *a, const char *metric, const char *cpu, double v) {
+        MetricSnapshot s = { .timestamp_usec = 1000 };
+        int r;
+
+        add(&s, metric, v, 1, L(METRIC_LABEL_CPU, cpu));
+        metric_snapshot_sort(&s);
+        r = alerts_feed(a, &s);
+        metric_snapshot_done(&s);
+        return r;
+}
+
+#define NO_BUILTINS \
+        "[alert rt-cpu-interference]\nenabled = no\n[alert latency-critical-drops]\nenabled = no\n" \
+        "[alert vf-pool-underused]\nenabled = no\n"
+
+TEST(raise_after_exactly_n_periods) {
+        _cleanup_(config_freep) Config *c = load(NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 5\nperiods = 4\n");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+        AlertInfo info;
+
+        for (int i = 0; i < 3; i++)
+                ASSERT_EQ(feed_cpu(a, "m", "4", 6), 0);
+        ASSERT_EQ(alerts_n_active(a), 0);
+        ASSERT_EQ(feed_cpu(a, "m", "4", 7), 1);
+        ASSERT_EQ(e.raised, 1);
+        ASSERT_EQ(alerts_n_active(a), 1);
+        ASSERT_EQ(alerts_get_active(a, 0, &info), 0);
+        ASSERT_STREQ(info.policy->name, "hot");
+        ASSERT_EQ(info.value, 7);
+        ASSERT_EQ(info.since_usec, 1000);
+        ASSERT_EQ(info.n_labels, 1);
+        ASSERT_STREQ(info.labels[0].value, "4");
+        ASSERT_EQ(alerts_get_active(a, 1, &info), -ERANGE);
+        /* At the threshold is not over it: a run broken by one value starts again. */
+        Events f = {};
+        _cleanup_(alerts_freep) Alerts *b = engine(c, &f);
+        for (int i = 0; i < 3; i++)
+                ASSERT_EQ(feed_cpu(b, "m", "5", 6), 0);
+        ASSERT_EQ(feed_cpu(b, "m", "5", 5), 0);
+        for (int i = 0; i < 3; i++)
+                ASSERT_EQ(feed_cpu(b, "m", "5", 6), 0);
+        ASSERT_EQ(f.raised, 0);
+        ASSERT_EQ(feed_cpu(b, "m", "5", 6), 1);
+        /* Default periods is 3 (seed 000). */
+        _cleanup_(config_freep) Config *d = load(NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 5\n");
+        ASSERT_EQ(d->alerts[3].rule.periods, 3);
+}
+
+TEST(clear_with_hysteresis) {
+        _cleanup_(config_freep) Config *c = load(NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 10\nclear = 5\n");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+
+        for (int i = 0; i < 3; i++)
+                feed_cpu(a, "m", "4", 20);
+        ASSERT_EQ(alerts_n_active(a), 1);
+        /* Between clear and threshold: stays active, however long. */
+        for (int i = 0; i < 6; i++)
+                ASSERT_EQ(feed_cpu(a, "m", "4", 7), 0);
+        ASSERT_EQ(alerts_n_active(a), 1);
+        ASSERT_EQ(feed_cpu(a, "m", "4", 5), 0);
+        ASSERT_EQ(feed_cpu(a, "m", "4", 4), 0);
+        ASSERT_EQ(feed_cpu(a, "m", "4", 1), 1);
+        ASSERT_EQ(e.cleared, 1);
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_BACK);
+        ASSERT_EQ(e.last_value, 1);
+        ASSERT_EQ(alerts_n_active(a), 0);
+
+        /* Without clear, it clears where it raises; below works the other way round. */
+        _cleanup_(config_freep) Config *d = load(NO_BUILTINS "[alert low]\nmetric = m\nthreshold = 0.5\ndirection = below\nperiods = 1\n");
+        ASSERT_EQ(d->alerts[3].rule.clear, 0.5);
+        Events f = {};
+        _cleanup_(alerts_freep) Alerts *b = engine(d, &f);
+        ASSERT_EQ(feed_cpu(b, "m", "0", 0.4), 1);
+        ASSERT_EQ(feed_cpu(b, "m", "0", 0.49), 0);
+        ASSERT_EQ(feed_cpu(b, "m", "0", 0.5), 1);
+        ASSERT_EQ(f.raised, 1);
+        ASSERT_EQ(f.cleared, 1);
+}
+
+TEST(label_filters) {
+        _cleanup_(config_freep) Config *c = load(NO_BUILTINS "[alert drops]\nmetric = sriovd_vf_drop_rate\nthreshold = 0\n"
+                                                "periods = 1\nclass = latency-critical\ntenant = web-*\n");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+        MetricSnapshot s = {};
+        AlertInfo info;
+
+        add(&s, "sriovd_vf_drop_rate", 3, 3, L(METRIC_LABEL_VF, "0000:41:00.2"), L(METRIC_LABEL_TENANT, "web-1"),
+            L(METRIC_LABEL_CLASS, "latency-critical"));
+        add(&s, "sriovd_vf_drop_rate", 3, 3, L(METRIC_LABEL_VF, "0000:41:00.3"), L(METRIC_LABEL_TENANT, "db-1"),
+            L(METRIC_LABEL_CLASS, "latency-critical"));
+        add(&s, "sriovd_vf_drop_rate", 3, 3, L(METRIC_LABEL_VF, "0000:41:00.4"), L(METRIC_LABEL_TENANT, "web-2"),
+            L(METRIC_LABEL_CLASS, "throughput"));
+        /* No class label at all: a filter on it does not match. */
+        add(&s, "sriovd_vf_drop_rate", 3, 2, L(METRIC_LABEL_VF, "0000:41:00.5"), L(METRIC_LABEL_TENANT, "web-3"));
+        add(&s, "sriovd_vf_rx_rate", 3, 3, L(METRIC_LABEL_VF, "0000:41:00.2"), L(METRIC_LABEL_TENANT, "web-1"),
+            L(METRIC_LABEL_CLASS, "latency-critical"));
+        metric_snapshot_sort(&s);
+        ASSERT_EQ(alerts_feed(a, &s), 1);
+        ASSERT_EQ(alerts_n_active(a), 1);
+        ASSERT_EQ(alerts_get_active(a, 0, &info), 0);
+        ASSERT_STREQ(info.labels[0].value, "0000:41:00.2");
+        metric_snapshot_done(&s);
+}
+
+TEST(builtins_and_switching_one_off) {
+        _cleanup_(config_freep) Config *c = load("[daemon]\nvf_target_utilization = 70\n");
+        ASSERT_EQ(c->n_alerts, 3);
+        ASSERT_STREQ(c->alerts[0].name, "rt-cpu-interference");
+        ASSERT_STREQ(c->alerts[0].metric, "sriovd_rt_cpu_interference_rate");
+        ASSERT_STREQ(c->alerts[1].metric, "sriovd_vf_drop_rate");
+        ASSERT_STREQ(c->alerts[2].metric, "sriovd_vf_pool_utilization");
+        ASSERT_STREQ(c->alerts[2].gate, "sriovd_tenants_waiting_virtio");
+        ASSERT_EQ(c->alerts[2].rule.threshold, 0.7);
+        ASSERT_EQ(c->alerts[2].rule.direction, ALERT_BELOW);
+        for (size_t i = 0; i < 3; i++)
+                ASSERT(c->alerts[i].enabled && c->alerts[i].builtin);
+
+        /* Switched off by name; a section may also change one key of a built-in and keep the rest. */
+        _cleanup_(config_freep) Config *d = load("[alert rt-cpu-interference]\nenabled = no\n\n"
+                                                 "[alert latency-critical-drops]\nclass = trading\n\n"
+                                                 "[alert mine]\nmetric = sriovd_rt_cpu_interference_rate\nthreshold = 1000\n");
+        ASSERT_EQ(d->n_alerts, 4);
+        ASSERT(!d->alerts[0].enabled);
+        ASSERT_STREQ(d->alerts[1].filters[0].pattern, "trading");
+        ASSERT_EQ(d->alerts[1].n_filters, 1);
+        ASSERT_STREQ(d->alerts[1].metric, "sriovd_vf_drop_rate");
+        ASSERT_EQ(d->alerts[2].rule.threshold, 0.85);
+        ASSERT_STREQ(d->alerts[3].name, "mine");
+
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(d, &e);
+        for (int i = 0; i < 5; i++)
+                feed_cpu(a, "sriovd_rt_cpu_interference_rate", "4", 500);
+        /* The built-in would have raised at 500/s > 10/s; switched off, only "mine" watches, and 500 < 1000. */
+        ASSERT_EQ(e.raised, 0);
+
+        _cleanup_(config_freep) Config *f = load("");
+        Events g = {};
+        _cleanup_(alerts_freep) Alerts *b = engine(f, &g);
+        for (int i = 0; i < 3; i++)
+                feed_cpu(b, "sriovd_rt_cpu_interference_rate", "4", 500);
+        ASSERT_EQ(g.raised, 1);
+        ASSERT_STREQ(g.last_name, "rt-cpu-interference");
+}
+
+/* Utilization per node, tenants waiting on virtio per node: only a node with waiters alerts. */
+static int feed_pool(Alerts *a, double util0, double wait0, double util1, double wait1) {
+        MetricSnapshot s = {};
+        int r;
+
+        add(&s, "sriovd_vf_pool_utilization", util0, 1, L(METRIC_LABEL_NODE, "0"));
+        add(&s, "sriovd_vf_pool_utilization", util1, 1, L(METRIC_LABEL_NODE, "1"));
+        add(&s, "sriovd_tenants_waiting_virtio", wait0, 1, L(METRIC_LABEL_NODE, "0"));
+        add(&s, "sriovd_tenants_waiting_virtio", wait1, 1, L(METRIC_LABEL_NODE, "1"));
+        metric_snapshot_sort(&s);
+        r = alerts_feed(a, &s);
+        metric_snapshot_done(&s);
+        return r;
+}
+
+TEST(pool_rule_only_while_tenants_wait) {
+        _cleanup_(config_freep) Config *c = load("");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+        AlertInfo info;
+
+        for (int i = 0; i < 5; i++)
+                ASSERT_EQ(feed_pool(a, 0.5, 0, 0.5, 0), 0);
+        ASSERT_EQ(feed_pool(a, 0.5, 2, 0.5, 0), 0);
+        ASSERT_EQ(feed_pool(a, 0.5, 2, 0.5, 0), 0);
+        ASSERT_EQ(feed_pool(a, 0.5, 2, 0.5, 0), 1);
+        ASSERT_EQ(alerts_get_active(a, 0, &info), 0);
+        ASSERT_STREQ(info.labels[0].value, "0");
+        ASSERT_EQ(alerts_n_active(a), 1);
+        /* Nobody waiting any more is the condition gone: it clears after the periods. */
+        ASSERT_EQ(feed_pool(a, 0.5, 0, 0.5, 0), 0);
+        ASSERT_EQ(feed_pool(a, 0.5, 0, 0.5, 0), 0);
+        ASSERT_EQ(feed_pool(a, 0.5, 0, 0.5, 0), 1);
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_BACK);
+        ASSERT_EQ(alerts_n_active(a), 0);
+}
+
+TEST(reload_keeps_state_of_unchanged_rules) {
+        _cleanup_(config_freep) Config *c = load(NO_BUILTINS "[alert keep]\nmetric = a\nthreshold = 5\n"
+                                                "[alert change]\nmetric = b\nthreshold = 5\n"
+                                                "[alert drop]\nmetric = c\nthreshold = 5\n");
+        _cleanup_(config_freep) Config *d = load(NO_BUILTINS "[alert keep]\nmetric = a\nthreshold = 5\n"
+                                                "[alert change]\nmetric = b\nthreshold = 6\n");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+
+        MetricSnapshot s = {};
+        add(&s, "a", 10, 1, L(METRIC_LABEL_CPU, "1"));
+        add(&s, "b", 10, 1, L(METRIC_LABEL_CPU, "1"));
+        add(&s, "c", 10, 1, L(METRIC_LABEL_CPU, "1"));
+        metric_snapshot_sort(&s);
+        e = (Events) {};
+        for (int i = 0; i < 3; i++)
+                alerts_feed(a, &s);
+        ASSERT_EQ(alerts_n_active(a), 3);
+        ASSERT_EQ(e.raised, 3);
+        metric_snapshot_done(&s);
+
+        /* Two periods back towards clearing "keep" before the reload, one after: it clears. */
+        add(&s, "a", 1, 1, L(METRIC_LABEL_CPU, "1"));
+        add(&s, "b", 10, 1, L(METRIC_LABEL_CPU, "1"));
+        metric_snapshot_sort(&s);
+        alerts_feed(a, &s);
+        alerts_feed(a, &s);
+        ASSERT_EQ(alerts_n_active(a), 2);   /* "drop" had no sample: gone */
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_GONE);
+
+        e = (Events) {};
+        ASSERT_EQ(alerts_set_rules(a, d->alerts, d->n_alerts), 0);
+        ASSERT_EQ(e.cleared, 1);
+        ASSERT_STREQ(e.last_name, "change");
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_RULE_CHANGED);
+        ASSERT_EQ(alerts_n_active(a), 1);
+        ASSERT_EQ(alerts_feed(a, &s), 1);   /* "keep": the third period back */
+        ASSERT_STREQ(e.last_name, "keep");
+        ASSERT_EQ(alerts_n_active(a), 0);
+        metric_snapshot_done(&s);
+
+        /* Switching a rule off clears its alerts as such. */
+        _cleanup_(config_freep) Config *off = load(NO_BUILTINS "[alert keep]\nmetric = a\nthreshold = 5\nenabled = no\n");
+        for (int i = 0; i < 3; i++)
+                feed_cpu(a, "b", "1", 10);
+        ASSERT_EQ(alerts_n_active(a), 1);
+        e = (Events) {};
+        ASSERT_EQ(alerts_set_rules(a, off->alerts, off->n_alerts), 0);
+        ASSERT_EQ(e.cleared, 1);
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_RULE_REMOVED);
+}
+
+TEST(vanished_subject) {
+        _cleanup_(config_freep) Config *c = load(NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 5\n");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+        MetricSnapshot both = {}, one = {}, nan = {};
+
+        add(&both, "m", 9, 1, L(METRIC_LABEL_CPU, "4"));
+        add(&both, "m", 9, 1, L(METRIC_LABEL_CPU, "5"));
+        metric_snapshot_sort(&both);
+        add(&one, "m", 9, 1, L(METRIC_LABEL_CPU, "4"));
+        add(&nan, "m", 9, 1, L(METRIC_LABEL_CPU, "4"));
+        add(&nan, "m", NAN, 1, L(METRIC_LABEL_CPU, "5"));
+        metric_snapshot_sort(&nan);
+
+        for (int i = 0; i < 3; i++)
+                alerts_feed(a, &both);
+        ASSERT_EQ(alerts_n_active(a), 2);
+        /* A sample with no value this period is there: the alert stays. */
+        ASSERT_EQ(alerts_feed(a, &nan), 0);
+        ASSERT_EQ(alerts_n_active(a), 2);
+        ASSERT_EQ(alerts_feed(a, &one), 1);
+        ASSERT_EQ(e.cleared, 1);
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_GONE);
+        ASSERT_EQ(alerts_n_active(a), 1);
+        /* Back again, it starts from nothing: N periods to raise. */
+        ASSERT_EQ(alerts_feed(a, &both), 0);
+        ASSERT_EQ(alerts_feed(a, &both), 0);
+        ASSERT_EQ(alerts_feed(a, &both), 1);
+        ASSERT_EQ(alerts_n_active(a), 2);
+        metric_snapshot_done(&both);
+        metric_snapshot_done(&one);
+        metric_snapshot_done(&nan);
+}
+
+TEST(config_errors) {
+        char *e;
+
+        e = load_errors("[alert x]\nthreshold = 1\n\n[alert y]\nmetric = m\n");
+        ASSERT_CONTAINS(e, "test.conf:1: [alert x] has no metric key");
+        ASSERT_CONTAINS(e, "test.conf:4: [alert y] has no threshold key");
+        free(e);
+        e = load_errors("[alert x]\nmetric = m\nthreshold = 5\nclear = 6\n");
+        ASSERT_CONTAINS(e, "test.conf:4: [alert x] clear = 6 is on the wrong side of threshold = 5");
+        free(e);
+        e = load_errors("[alert x]\nmetric = m\nthreshold = inf\nperiods = 0\ndirection = abov\n");
+        ASSERT_CONTAINS(e, "test.conf:3: threshold = \"inf\" is not a number");
+        ASSERT_CONTAINS(e, "test.conf:4: periods = 0 is out of range; expected an integer from 1 to 10000");
+        ASSERT_CONTAINS(e, "test.conf:5: direction = \"abov\" is not valid; expected above or below; did you mean \"above\"?");
+        free(e);
+        e = load_errors("[alert X!]\nmetric = m\n[alert ok]\nmetric = 9m\nthreshold = 1\nflavour = x\n[alert ok]\n");
+        ASSERT_CONTAINS(e, "test.conf:1: invalid alert name \"X!\"");
+        ASSERT_CONTAINS(e, "test.conf:4: metric = \"9m\" is not a valid metric name");
+        ASSERT_CONTAINS(e, "test.conf:6: unknown key \"flavour\" in [alert ok]");
+        ASSERT_CONTAINS(e, "test.conf:7: duplicate section [alert ok], first at line 3");
+        free(e);
+        e = load_errors("[alert]\n");
+        ASSERT_CONTAINS(e, "test.conf:1: section [alert] needs an argument; expected [alert NAME]");
+        free(e);
+}
+
+static void on_manager_alert(Manager *m, const AlertInfo *a, bool raised, AlertClearReason reason, void *userdata) {
+        on_event(a, raised, reason, userdata);
+}
+
+TEST(manager_feed_and_reload) {
+        char root[] = "/tmp/test-alerts-XXXXXX", path[64];
+        _cleanup_(manager_freep) Manager *m = NULL;
+        char **reasons = NULL;
+        Events e = {};
+        AlertInfo info;
+
+        ASSERT(mkdtemp(root));
+        snprintf(path, sizeof(path), "%s/sriovd.conf", root);
+        test_write_file(path, NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 5\n");
+        ASSERT_EQ(manager_new(root, path, &m), 0);
+        /* Before a config: nothing to feed, and no crash. */
+        ASSERT(!manager_alerts(m));
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT(manager_alerts(m));
+        ASSERT_EQ(alerts_n_rules(manager_alerts(m)), 4);
+        manager_set_alert_fn(m, on_manager_alert, &e);
+
+        MetricSnapshot s = {};
+        add(&s, "m", 8, 1, L(METRIC_LABEL_CPU, "2"));
+        for (int i = 0; i < 3; i++)
+                manager_metrics_sampled(m, &s);
+        ASSERT_EQ(alerts_n_active(manager_alerts(m)), 1);
+        ASSERT_EQ(alerts_get_active(manager_alerts(m), 0, &info), 0);
+        ASSERT_EQ(info.value, 8);
+
+        /* A reload with the same rule keeps it; a broken config keeps the rules in force. */
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(alerts_n_active(manager_alerts(m)), 1);
+        test_write_file(path, "[alert hot]\nmetric = m\n");
+        ASSERT(manager_load_config(m) < 0);
+        ASSERT_EQ(alerts_n_active(manager_alerts(m)), 1);
+        test_write_file(path, NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 50\n");
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(alerts_n_active(manager_alerts(m)), 0);
+        ASSERT_EQ(e.raised, 1);
+        ASSERT_EQ(e.cleared, 1);
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_RULE_CHANGED);
+
+        /* Not ready, not degraded: no reasons. */
+        ASSERT_EQ(manager_state_reasons(m, &reasons), 0);
+        ASSERT(!reasons[0]);
+        free(reasons);
+        metric_snapshot_done(&s);
+        sh("rm -rf %s", root);
+}
+
+int main(int argc, char **argv) {
+        log_setup(LOG_TARGET_STDERR, LOG_WARNING);
+        RUN(raise_after_exactly_n_periods);
+        RUN(clear_with_hysteresis);
+        RUN(label_filters);
+        RUN(builtins_and_switching_one_off);
+        RUN(pool_rule_only_while_tenants_wait);
+        RUN(reload_keeps_state_of_unchanged_rules);
+        RUN(vanished_subject);
+        RUN(config_errors);
+        RUN(manager_feed_and_reload);
+        return 0;
+}
