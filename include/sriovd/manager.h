@@ -167,5 +167,13 @@ int manager_stop(Manager *m);
  * daemon holds the runtime directory's lock. Returns the number of threads changed.
  */
 int manager_restore(Manager *m);
+/*
+ * The last sampling period's values (sampler.h), NULL while monitoring is off
+ * (monitor_interval_sec = 0) or before the first sample. Valid until the next period.
+ */
+const struct MetricSnapshot *manager_metrics(const Manager *m);
+/* Take a sample now, as the timer does (tests, benchmarks); -ENODATA while monitoring is off. */
+int manager_sample_now(Manager *m);
+
 /* Run as a daemon until SIGTERM/SIGINT. */
 int manager_run(Manager *m);

@@ -74,6 +74,7 @@ HEADERS = {
     'runtime.h': 'daemon',
     'state.h': 'daemon',
     'metrics-file.h': 'daemon',
+    'sampler.h': 'daemon',
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
     'guest-vhost.h': 'daemon',
