@@ -54,8 +54,9 @@ static void write_metrics_file(Manager *m) {
 
         if (!path || !path[0])
                 return;
-        /* The default is node_exporter's directory: a host without it wants no file, nor a warning. */
-        if (!m->config->metrics_file_set && !dir_exists(path))
+        /* The default is node_exporter's directory: a host without it wants no file, nor a warning;
+         * and a daemon on a --root tree (a fixture) must not put its figures there as the host's. */
+        if (!m->config->metrics_file_set && (!rootfs_is_real(m->root) || !dir_exists(path)))
                 return;
         r = sampler_prom_page(&m->metrics, &page, &size);
         if (r >= 0)
