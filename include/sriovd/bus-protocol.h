@@ -109,6 +109,7 @@
 #define SRIOVD_ERROR_TOO_MANY_TENANTS "org.sriovd.Error.TooManyTenants"
 #define SRIOVD_ERROR_FAILED "org.sriovd.Error.Failed"
 #define SRIOVD_ERROR_NOT_ON_VF "org.sriovd.Error.NotOnVf"         /* a VF's setting, for a tenant without one */
+#define SRIOVD_ERROR_NOT_MONITORING "org.sriovd.Error.NotMonitoring" /* GetMetrics with monitor_interval_sec = 0 */
 
 /*
  * name <-> errno (src/protocol/bus-protocol.c, linked by sriovd and sriovctl). Several errnos

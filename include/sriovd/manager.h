@@ -143,8 +143,7 @@ int manager_state_reasons(const Manager *m, char ***ret);
 
 /*
  * One sampling period's values, for the alert rules (alerts_feed()): the sampler calls this
- * once per period, from the event loop. Until the sampler is wired in (issue 18), nothing
- * calls it in the daemon and no alert ever raises; the unit tests call it directly.
+ * once per period, from the event loop (manager-metrics.c); the unit tests call it directly.
  */
 void manager_metrics_sampled(Manager *m, const MetricSnapshot *s);
 /* The alert rules and who is alerting; NULL before a config was loaded. */
@@ -189,5 +188,13 @@ int manager_stop(Manager *m);
  * daemon holds the runtime directory's lock. Returns the number of threads changed.
  */
 int manager_restore(Manager *m);
+/*
+ * The last sampling period's values (sampler.h), NULL while monitoring is off
+ * (monitor_interval_sec = 0) or before the first sample. Valid until the next period.
+ */
+const struct MetricSnapshot *manager_metrics(const Manager *m);
+/* Take a sample now, as the timer does (tests, benchmarks); -ENODATA while monitoring is off. */
+int manager_sample_now(Manager *m);
+
 /* Run as a daemon until SIGTERM/SIGINT. */
 int manager_run(Manager *m);

@@ -16,7 +16,7 @@
  * that makes them; every one a METRIC_GAUGE:
  *   sriovd_rt_cpu_interference_rate   interrupts/s on an RT CPU from IRQs no RT tenant owns; label cpu
  *   sriovd_vf_drop_rate               packets/s a tenant's VF dropped (rx + tx); labels vf, tenant, class (and pf)
- *   sriovd_vf_pool_utilization        allocated / usable VFs, a ratio 0..1; label pf, or node for a node's pool
+ *   sriovd_vf_node_utilization_ratio        allocated / usable VFs, a ratio 0..1; label pf, or node for a node's pool
  *   sriovd_tenants_waiting_virtio     tenants on virtio-net that want a VF, now; label node (none: the host)
  * A subject that still exists goes into every snapshot, with NaN when it has no value this
  * period: the alert engine takes one that is missing for gone, and clears its alert.

@@ -18,6 +18,8 @@
 #define CLASS_NAME_MAX 64
 /* Fixed, not localstatedir: the unit's StateDirectory=sriovd is always /var/lib/sriovd. */
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/sriovd"
+#define CONFIG_DEFAULT_METRICS_FILE "/var/lib/prometheus/node-exporter/sriovd.prom"
+#define DEFAULT_MONITOR_INTERVAL_SEC 5
 #define CONFIG_DEFAULT_LIBVIRT_URI "qemu:///system"
 #define COALESCE_DEFAULT_USECS 50
 
@@ -154,6 +156,11 @@ typedef struct Config {
         unsigned access_group_line;        /* where access_group was set, 0 = the default */
         unsigned max_tenants;              /* default 16384 (STATE_TENANTS_MAX): tenants the D-Bus API admits */
         char *libvirt_uri;                 /* default qemu:///system */
+        unsigned monitor_interval_sec;     /* default 5: the sampler's period; 0 = no sampling */
+        /* The Prometheus page; "" = none. The default is node_exporter's textfile directory on
+         * Debian, written only while that directory exists; a path set here is always written. */
+        char *metrics_file;
+        bool metrics_file_set;
 
         /* [cpus] */
         bool have_rt_cpus, have_housekeeping_cpus;

@@ -36,7 +36,7 @@ const AlertPolicy alert_builtins[] = {
         {
                 /* VFs idle while tenants make do with virtio-net: the pool is set up wrong. */
                 .name = ALERT_BUILTIN_POOL_UNDERUSED,
-                .metric = "sriovd_vf_pool_utilization",
+                .metric = "sriovd_vf_node_utilization_ratio",
                 .rule = { .threshold = 0.85, .clear = 0.85, .direction = ALERT_BELOW, .periods = ALERT_PERIODS_DEFAULT },
                 .gate = "sriovd_tenants_waiting_virtio",
                 .enabled = true,

@@ -102,10 +102,13 @@ int config_new(const char *path, const char *classes_dir, Config **ret) {
                 .vf_target_utilization = 85,
                 .access_group = strdup(DEFAULT_ACCESS_GROUP),
                 .libvirt_uri = strdup(CONFIG_DEFAULT_LIBVIRT_URI),
+                .monitor_interval_sec = DEFAULT_MONITOR_INTERVAL_SEC,
+                .metrics_file = strdup(CONFIG_DEFAULT_METRICS_FILE),
                 .rtnet_prio = -1,
                 .keep_irqs_off_rt = true,
         };
-        if (!c->path || (classes_dir && !c->classes_dir) || !c->state_dir || !c->access_group || !c->libvirt_uri)
+        if (!c->path || (classes_dir && !c->classes_dir) || !c->state_dir || !c->access_group || !c->libvirt_uri ||
+            !c->metrics_file)
                 return -ENOMEM;
 
         *ret = TAKE_PTR(c);
@@ -152,6 +155,7 @@ Config *config_free(Config *c) {
         free(c->state_dir);
         free(c->access_group);
         free(c->libvirt_uri);
+        free(c->metrics_file);
         free(c->pfs);
         for (size_t i = 0; i < c->n_classes; i++)
                 free(c->classes[i].file);

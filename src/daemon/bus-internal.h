@@ -167,3 +167,4 @@ int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *err
 int bus_method_list_devices(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error);

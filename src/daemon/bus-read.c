@@ -8,6 +8,7 @@
 #include "sriovd/allocator.h"
 #include "sriovd/bus-protocol.h"
 #include "sriovd/kernel.h"
+#include "sriovd/metrics.h"
 #include "sriovd/plan.h"
 
 static int check_tenant_arg(const char *tenant, sd_bus_error *error) {
@@ -238,6 +239,45 @@ int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error) {
                         return r;
         }
         r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* The last period as the sampler made it: every sample, NaN where it had no value this period. */
+int bus_method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        Bus *b = userdata;
+        const MetricSnapshot *snap = manager_metrics(b->manager);
+        int r;
+
+        if (!snap)
+                return bus_error_setf(error, -ENOSTR, "Monitoring is off (monitor_interval_sec = 0) or has no sample yet");
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "t", snap->period_usec);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sa{ss}d)");
+        for (size_t i = 0; r >= 0 && i < snap->n_samples; i++) {
+                const MetricSample *s = &snap->samples[i];
+
+                r = sd_bus_message_open_container(reply, 'r', "sa{ss}d");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "s", s->name);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(reply, 'a', "{ss}");
+                for (unsigned k = 0; r >= 0 && k < s->n_labels; k++)
+                        r = sd_bus_message_append(reply, "{ss}", metric_label_name_to_string(s->labels[k].name),
+                                                  s->labels[k].value);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "d", s->value);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);

@@ -240,6 +240,19 @@ static int key_path(Parser *p, const KeyDef *k, const char *value, void *data) {
         return set_string(p, (char **) ((uint8_t *) data + k->offset), value);
 }
 
+/* "" switches the file off; anything else must be a file's absolute path. */
+static int key_metrics_file(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        if (value[0] && (!absolute_path_valid(value) || value[strlen(value) - 1] == '/'))
+                return parser_error(p, "%s = \"%s\" is not valid; expected an absolute file path without \"..\", or \"\" for none",
+                                    k->name, Q(value));
+        r = set_string(p, (char **) ((uint8_t *) data + k->offset), value);
+        if (r >= 0)
+                ((Config *) data)->metrics_file_set = true;
+        return r;
+}
+
 static int key_group(Parser *p, const KeyDef *k, const char *value, void *data) {
         if (!group_name_valid(value))
                 return parser_error(p, "%s = \"%s\" is not a valid group name; expected [a-z_][a-z0-9_-]*, at most 32 characters",
@@ -523,6 +536,8 @@ static const KeyDef daemon_keys[] = {
         KEY("access_group", key_group_line, Config, access_group),
         KEY_UNSIGNED("max_tenants", Config, max_tenants, 1, 16384),
         KEY("libvirt_uri", key_uri, Config, libvirt_uri),
+        KEY_UNSIGNED("monitor_interval_sec", Config, monitor_interval_sec, 0, 3600),
+        KEY("metrics_file", key_metrics_file, Config, metrics_file),
 };
 
 static const KeyDef cpus_keys[] = {

@@ -19,6 +19,7 @@
 #include "sriovd/manager.h"
 #include "sriovd/monitor.h"
 #include "sriovd/runtime.h"
+#include "sriovd/sampler.h"
 #include "sriovd/ethtool.h"
 #include "sriovd/netlink.h"
 #include "sriovd/util.h"
@@ -107,6 +108,13 @@ struct Manager {
         /* Started guests' passthrough VFs, looked at for the vectors the guest enables (vf-irq-watch.c). */
         VfIrqWatchList irq_watches;
         sd_event_source *irq_watch_timer;
+        /* The sampler (manager-metrics.c): its timer, the last period's values, the file's state. */
+        Sampler *sampler;
+        sd_event_source *sample_timer;
+        unsigned sample_interval_sec;     /* what the timer is armed with; 0 = off */
+        MetricSnapshot metrics;
+        bool have_metrics;
+        bool metrics_file_failing;        /* logged once until a write works again */
         /* --once: plans and results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
@@ -127,6 +135,10 @@ bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *a
 void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
 /* vf-users.c: who outside sriovd's tenants uses the VFs a pending count change destroys (sorted). */
 int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
+
+/* manager-metrics.c: start, re-arm (interval changed) or stop the sampler after a cycle or reload. */
+int manager_arm_sampler(Manager *m);
+void manager_metrics_done(Manager *m);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);

@@ -46,6 +46,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->retry_timer);
         sd_event_source_unref(m->rewrite_defer);
         sd_event_source_unref(m->irq_watch_timer);
+        manager_metrics_done(m);
         vf_wait_list_done(&m->vf_waits);
         vf_irq_watch_list_done(&m->irq_watches);
         link_monitor_free(m->link_monitor);
@@ -551,6 +552,10 @@ int manager_run(Manager *m) {
         r = manager_arm_drift_timer(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the drift timer: %m");
+        /* After the first apply, so the first period's baseline is the tuned host. */
+        r = manager_arm_sampler(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to start the sampler, no metrics: %m");
 
         /* After the first cycle, so a caller never sees an API before the host is in order. */
         r = bus_new(m, &m->bus);
@@ -628,6 +633,9 @@ int manager_reload(Manager *m, char **ret_errors) {
                 r = manager_arm_drift_timer(m);
                 if (r < 0)
                         log_error_errno(r, "Failed to set up the drift timer: %m");
+                r = manager_arm_sampler(m);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to re-arm the sampler, no metrics: %m");
         }
         manager_notify_status(m, "READY=1\n");
         if (ret_errors)

@@ -27,6 +27,8 @@ const sd_bus_error_map sriovd_bus_errors[] = {
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_FAILED, EIO),
         /* Rare on purpose: no kernel or library error passed up may be taken for it. */
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_ON_VF, EMEDIUMTYPE),
+        /* Likewise rare: sd-bus itself returns ENODATA (missing credentials), never ENOSTR. */
+        SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_MONITORING, ENOSTR),
         SD_BUS_ERROR_MAP_END
 };
 

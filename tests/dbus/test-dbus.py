@@ -121,10 +121,13 @@ class Daemon:
         self.write_conf(extra)
         self.start()
 
-    def write_conf(self, extra="", max_tenants=64):
+    def write_conf(self, extra="", max_tenants=64, monitor=1):
+        self.metrics_file = os.path.join(self.tmp, "metrics", "sriovd.prom")
+        os.makedirs(os.path.dirname(self.metrics_file), exist_ok=True)
         with open(self.conf, "w") as f:
             f.write(f"[daemon]\nstate_dir = {self.tmp}/state\ndrift_check_sec = 0\nvf_headroom = 0\n"
-                    f"access_group = staff\nmax_tenants = {max_tenants}\n{extra}\n[match 15b3:101d]\nnum_vfs = 8\n")
+                    f"access_group = staff\nmax_tenants = {max_tenants}\nmonitor_interval_sec = {monitor}\n"
+                    f"metrics_file = {self.metrics_file}\n{extra}\n[match 15b3:101d]\nnum_vfs = 8\n")
 
     def start(self):
         notify = os.path.join(self.tmp, "notify")
@@ -287,10 +290,48 @@ def test_introspection(env, d, mon):
     for key in header_keys:
         assert re.search(r"\b%s\b" % key, shipped_text), f"bus-protocol.h key {key} not in the shipped XML"
     for m in ["Allocate", "Release", "SetCoalesce", "GetTenant", "ListDevices", "ListTenants", "ListIrqs", "Plan",
-              "Verify", "Reload", "ForceNumVfs", "Ping"]:
+              "GetMetrics", "Verify", "Reload", "ForceNumVfs", "Ping"]:
         assert f'<method name="{m}">' in live or f'<method name="{m}"/>' in live, m
     for s in ["AllocationChanged", "DeviceAdded", "DeviceRemoved", "DriftDetected"]:
         assert f'<signal name="{s}">' in live, s
+
+
+def test_metrics(env, d, mon):
+    # monitor_interval_sec = 1: a period has passed once period_usec is about a second.
+    def metrics():
+        r = env.call("GetMetrics")
+        assert r["type"] == "ta(sa{ss}d)", r["type"]
+        return r["data"][0], r["data"][1]
+    assert wait_until(lambda: metrics()[0] > 0, timeout=10), metrics()[0]
+    period, samples = metrics()
+    assert 500000 < period < 5000000, period
+    names = {s[0] for s in samples}
+    for n in ["sriovd_vf_pool_vfs", "sriovd_vf_pool_utilization_ratio", "sriovd_vf_target_utilization_ratio",
+              "sriovd_vf_node_vfs", "sriovd_irq_interrupts_total", "sriovd_rt_cpu_interference_rate"]:
+        assert n in names, (n, sorted(names))
+    pools = {s[1]["pf"]: s[2] for s in samples if s[0] == "sriovd_vf_pool_vfs"}
+    devices = env.rec("ListDevices")
+    assert pools == {p["address"]: float(p["num_vfs"]) for p in devices if p["kind"] == "pf"}, (pools, devices)
+    irq = next(s for s in samples if s[0] == "sriovd_irq_interrupts_total")
+    assert set(irq[1]) >= {"pf", "irq", "cpu"} and irq[2] > 0, irq
+    # The same period in the file, for node_exporter.
+    text = open(d.metrics_file).read()
+    assert "# TYPE sriovd_irq_interrupts_total counter" in text and "sriovd_vf_pool_vfs{" in text, text[:500]
+    # Off: NotMonitoring, and no file written any more; on again at the next reload.
+    d.write_conf(monitor=0)
+    env.ctl("reload", check=0)
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call(*DEST, IFACE, "GetMetrics", "")
+        raise AssertionError("GetMetrics answered with monitoring off")
+    except minibus.Error as e:
+        assert e.name == E + "NotMonitoring" and "monitor_interval_sec = 0" in e.message, (e.name, e.message)
+        SEEN_ERRORS.add(e.name)
+    finally:
+        conn.close()
+    d.write_conf()
+    env.ctl("reload", check=0)
+    assert wait_until(lambda: metrics()[0] > 0, timeout=10)
 
 
 def test_properties(env, d, mon):
@@ -912,12 +953,12 @@ def test_log_control(env, d, mon):
     assert get("LogTarget") == "auto"
 
 
-TESTS = [test_introspection, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_object_manager,
+TESTS = [test_introspection, test_metrics, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_object_manager,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
 ALL_ERRORS = {E + n for n in ["NoCapacity", "NoRtCpu", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",
-                              "Busy", "NotPermitted", "TooManyTenants", "Failed", "NotOnVf"]}
+                              "Busy", "NotPermitted", "TooManyTenants", "Failed", "NotOnVf", "NotMonitoring"]}
 
 
 def main():

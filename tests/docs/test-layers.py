@@ -77,6 +77,7 @@ HEADERS = {
     'state.h': 'daemon',
     'metrics-file.h': 'daemon',
     'alerts.h': 'daemon',
+    'sampler.h': 'daemon',
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
     'guest-vhost.h': 'daemon',

@@ -196,7 +196,7 @@ TEST(builtins_and_switching_one_off) {
         ASSERT_STREQ(c->alerts[0].name, "rt-cpu-interference");
         ASSERT_STREQ(c->alerts[0].metric, "sriovd_rt_cpu_interference_rate");
         ASSERT_STREQ(c->alerts[1].metric, "sriovd_vf_drop_rate");
-        ASSERT_STREQ(c->alerts[2].metric, "sriovd_vf_pool_utilization");
+        ASSERT_STREQ(c->alerts[2].metric, "sriovd_vf_node_utilization_ratio");
         ASSERT_STREQ(c->alerts[2].gate, "sriovd_tenants_waiting_virtio");
         ASSERT_EQ(c->alerts[2].rule.threshold, 0.7);
         ASSERT_EQ(c->alerts[2].rule.direction, ALERT_BELOW);
@@ -236,8 +236,8 @@ static int feed_pool(Alerts *a, double util0, double wait0, double util1, double
         MetricSnapshot s = {};
         int r;
 
-        add(&s, "sriovd_vf_pool_utilization", util0, 1, L(METRIC_LABEL_NODE, "0"));
-        add(&s, "sriovd_vf_pool_utilization", util1, 1, L(METRIC_LABEL_NODE, "1"));
+        add(&s, "sriovd_vf_node_utilization_ratio", util0, 1, L(METRIC_LABEL_NODE, "0"));
+        add(&s, "sriovd_vf_node_utilization_ratio", util1, 1, L(METRIC_LABEL_NODE, "1"));
         add(&s, "sriovd_tenants_waiting_virtio", wait0, 1, L(METRIC_LABEL_NODE, "0"));
         add(&s, "sriovd_tenants_waiting_virtio", wait1, 1, L(METRIC_LABEL_NODE, "1"));
         metric_snapshot_sort(&s);

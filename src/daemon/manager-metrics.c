@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager-metrics.c — the sampler on the daemon's loop: its timer, the last period, the Prometheus file */
+
+#include <time.h>
+
+#include "manager-internal.h"
+#include "sriovd/metrics-file.h"
+
+void manager_metrics_done(Manager *m) {
+        m->sample_timer = sd_event_source_disable_unref(m->sample_timer);
+        m->sampler = sampler_free(m->sampler);
+        metric_snapshot_done(&m->metrics);
+        m->have_metrics = false;
+        m->sample_interval_sec = 0;
+}
+
+const MetricSnapshot *manager_metrics(const Manager *m) {
+        return m->have_metrics ? &m->metrics : NULL;
+}
+
+/*
+ * Every period's values, right after they are taken: the alert rules are fed the whole
+ * snapshot, so that "held for N periods" counts periods of this timer.
+ */
+static void on_sampled(Manager *m, const MetricSnapshot *snap) {
+        manager_metrics_sampled(m, snap);
+}
+
+static uint64_t realtime_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static bool dir_exists(const char *path) {
+        _cleanup_free_ char *dir = strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        struct stat st;
+
+        if (!slash)
+                return false;
+        *slash = 0;
+        return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void write_metrics_file(Manager *m) {
+        const char *path = m->config->metrics_file;
+        _cleanup_free_ char *page = NULL;
+        size_t size = 0;
+        int r;
+
+        if (!path || !path[0])
+                return;
+        /* The default is node_exporter's directory: a host without it wants no file, nor a warning;
+         * and a daemon on a --root tree (a fixture) must not put its figures there as the host's. */
+        if (!m->config->metrics_file_set && (!rootfs_is_real(m->root) || !dir_exists(path)))
+                return;
+        r = sampler_prom_page(&m->metrics, &page, &size);
+        if (r >= 0)
+                r = metrics_file_write(path, page, size);
+        if (r < 0) {
+                if (!m->metrics_file_failing)
+                        log_warning_errno(r, "Failed to write the metrics file %s, ignoring until it works: %m", path);
+                m->metrics_file_failing = true;
+                return;
+        }
+        if (m->metrics_file_failing)
+                log_info("Metrics file %s written again", path);
+        m->metrics_file_failing = false;
+}
+
+int manager_sample_now(Manager *m) {
+        _cleanup_free_ TenantInfo *tenants = NULL;
+        AllocRtNode nodes[ALLOC_RT_NODES_MAX];
+        size_t n = manager_n_tenants(m), k = 0;
+        SamplerInput in;
+        int r;
+
+        if (!m->config || m->config->monitor_interval_sec == 0)
+                return -ENODATA;
+        if (!m->sampler) {
+                r = sampler_new(m->root, &m->sampler);
+                if (r < 0)
+                        return r;
+        }
+        tenants = calloc(MAX(n, (size_t) 1), sizeof(*tenants));
+        if (!tenants)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (manager_tenant(m, i, &tenants[k]) >= 0)
+                        k++;
+        in = (SamplerInput) {
+                .inv = m->inventory,
+                .cfg = m->config,
+                .tenants = tenants,
+                .n_tenants = k,
+                .rt_nodes = nodes,
+                .n_rt_nodes = MIN(manager_rt_nodes(m, nodes, ELEMENTSOF(nodes)), ELEMENTSOF(nodes)),
+        };
+        r = sampler_sample(m->sampler, &in, now_usec(), realtime_usec(), &m->metrics);
+        if (r < 0)
+                return r;
+        m->have_metrics = true;
+        write_metrics_file(m);
+        on_sampled(m, &m->metrics);
+        return 0;
+}
+
+static int on_sample_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        r = manager_sample_now(m);
+        if (r < 0)
+                log_debug("Sampling failed, trying again next period: %s", strerror(-r));
+        r = sd_event_source_set_time_relative(s, (uint64_t) m->sample_interval_sec * 1000000);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the sampler: %m");
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+int manager_arm_sampler(Manager *m) {
+        unsigned interval = m->config ? m->config->monitor_interval_sec : 0;
+        uint64_t period = (uint64_t) interval * 1000000;
+        int r;
+
+        if (interval == 0) {
+                /* Off: no wakeups, and no stale values for GetMetrics to hand out. */
+                manager_metrics_done(m);
+                return 0;
+        }
+        if (m->sample_timer && interval == m->sample_interval_sec)
+                return 0;
+
+        if (!m->sampler) {
+                /* The baseline the first period's rates are measured against. */
+                r = manager_sample_now(m);
+                if (r < 0)
+                        log_debug("First sample failed, trying again next period: %s", strerror(-r));
+        }
+        m->sample_interval_sec = interval;
+        if (m->sample_timer) {
+                r = sd_event_source_set_time_relative(m->sample_timer, period);
+                if (r < 0)
+                        return r;
+                return sd_event_source_set_enabled(m->sample_timer, SD_EVENT_ONESHOT);
+        }
+        /* The rates use the measured time: a period a little late costs no accuracy, and the
+         * slack lets the kernel batch this wakeup with others. */
+        return sd_event_add_time_relative(m->event, &m->sample_timer, CLOCK_MONOTONIC, period,
+                                          MIN(period / 10, (uint64_t) 500000), on_sample_timer, m);
+}

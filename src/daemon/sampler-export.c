@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sampler-export.c — every metric family sriovd exports, its HELP text, and the snapshot as a Prometheus page */
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "sriovd/prom.h"
+#include "sriovd/sampler.h"
+#include "sriovd/util.h"
+
+/* README's "Monitoring" lists the same families: keep both in step. */
+static const struct {
+        const char *name, *help;
+} families[] = {
+        { "sriovd_irq_interrupts_total", "Interrupts of a NIC IRQ on one CPU, as /proc/interrupts counts them" },
+        { "sriovd_irq_rate", "Interrupts per second of a NIC IRQ on one CPU over the last period" },
+        { "sriovd_irq_thread_cpu_ratio", "Share of one CPU the IRQ's irq/N- thread used over the last period" },
+        { "sriovd_ksoftirqd_cpu_ratio", "Share of one CPU the RT CPU's ksoftirqd used over the last period" },
+        { "sriovd_rt_cpu_interference_rate",
+          "Interrupts per second on an RT CPU from device IRQs no RT tenant owns" },
+        { "sriovd_rt_cpu_arch_interrupt_rate",
+          "Interrupts per second on an RT CPU of a named /proc/interrupts row (timer, IPIs; irq is the row)" },
+        { "sriovd_cpu_net_rx_softirqs_total", "NET_RX softirqs run on the CPU (/proc/softirqs)" },
+        { "sriovd_cpu_net_rx_softirq_rate", "NET_RX softirqs per second on the CPU over the last period" },
+        { "sriovd_cpu_net_tx_softirqs_total", "NET_TX softirqs run on the CPU (/proc/softirqs)" },
+        { "sriovd_cpu_net_tx_softirq_rate", "NET_TX softirqs per second on the CPU over the last period" },
+        { "sriovd_cpu_irq_ticks_total", "Clock ticks (USER_HZ) the CPU spent in hard IRQs (/proc/stat)" },
+        { "sriovd_cpu_irq_time_ratio", "Share of the CPU spent in hard IRQs over the last period" },
+        { "sriovd_cpu_softirq_ticks_total", "Clock ticks (USER_HZ) the CPU spent in softirqs (/proc/stat)" },
+        { "sriovd_cpu_softirq_time_ratio", "Share of the CPU spent in softirqs over the last period" },
+        { "sriovd_vf_pool_vfs", "VFs the PF has" },
+        { "sriovd_vf_pool_allocated", "VFs of the PF tenants hold" },
+        { "sriovd_vf_pool_utilization_ratio", "Share of the PF's VFs tenants hold" },
+        { "sriovd_vf_node_vfs", "VFs of the PFs on the NUMA node" },
+        { "sriovd_vf_node_allocated", "VFs on the NUMA node tenants hold" },
+        { "sriovd_vf_node_utilization_ratio", "Share of the NUMA node's VFs tenants hold" },
+        { "sriovd_vf_target_utilization_ratio", "vf_target_utilization: the share of VFs the allocator aims to use" },
+        { "sriovd_tenants_waiting_virtio", "sriov-preferred tenants on virtio-net, each of which would take a VF" },
+        { "sriovd_rt_cpus", "RT CPUs of the pool on the NUMA node" },
+        { "sriovd_rt_cpus_booked", "RT CPUs of the NUMA node booked by at least one guest" },
+        { "sriovd_rt_guests", "Guests holding RT CPUs of the NUMA node" },
+        { "sriovd_rt_guests_waiting", "Guests placed without RT CPUs, waiting for one on the NUMA node" },
+};
+
+const char *sampler_family_help(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(families); i++)
+                if (streq(families[i].name, name))
+                        return families[i].help;
+        return NULL;
+}
+
+int sampler_prom_page(const MetricSnapshot *snap, char **ret, size_t *ret_size) {
+        _cleanup_(prom_writer_done) PromWriter w = {};
+        const char *family = NULL;
+
+        for (size_t i = 0; i < snap->n_samples; i++) {
+                const MetricSample *m = &snap->samples[i];
+                PromLabel labels[METRIC_LABELS_MAX];
+
+                /* Sorted by name: each family's samples follow one another. */
+                if (!family || !streq(family, m->name)) {
+                        const char *help = sampler_family_help(m->name);
+
+                        family = m->name;
+                        (void) prom_family(&w, m->name, m->kind == METRIC_COUNTER ? PROM_COUNTER : PROM_GAUGE,
+                                           help ?: m->name);
+                }
+                /* No value this period: left out rather than a NaN every query would have to skip. */
+                if (isnan(m->value))
+                        continue;
+                for (unsigned k = 0; k < m->n_labels; k++)
+                        labels[k] = (PromLabel) { metric_label_name_to_string(m->labels[k].name), m->labels[k].value };
+                if (m->kind == METRIC_COUNTER)
+                        (void) prom_sample_u64(&w, labels, m->n_labels, (uint64_t) m->value);
+                else
+                        (void) prom_sample(&w, labels, m->n_labels, m->value);
+        }
+        return prom_writer_finish(&w, ret, ret_size);
+}

@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sampler.c — the kernel's counters, read each period, as rates attributed to NICs, tenants and CPUs */
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sriovd/plan.h"
+#include "sriovd/proc-counters.h"
+#include "sriovd/sampler.h"
+#include "sriovd/util.h"
+
+struct Sampler {
+        RootFs *root;
+        unsigned long ticks_per_sec;
+        bool have_prev;
+        uint64_t prev_usec;
+        CounterTable interrupts, softirqs, cpu_times;
+        ThreadTimes *threads;            /* last period's, sorted by tid */
+        size_t n_threads;
+        /* ksoftirqd of the RT CPUs: walked for once, again when the set changes or one is gone. */
+        CpuSet ksoftirqd_cpus;
+        bool ksoftirqd_known;
+        pid_t ksoftirqd[CPUSET_MAX];
+};
+
+int sampler_new(RootFs *root, Sampler **ret) {
+        Sampler *s = calloc(1, sizeof(Sampler));
+        long hz = sysconf(_SC_CLK_TCK);
+
+        if (!s)
+                return -ENOMEM;
+        s->root = root;
+        s->ticks_per_sec = hz > 0 ? (unsigned long) hz : 100;
+        *ret = s;
+        return 0;
+}
+
+Sampler *sampler_free(Sampler *s) {
+        if (!s)
+                return NULL;
+        counter_table_done(&s->interrupts);
+        counter_table_done(&s->softirqs);
+        counter_table_done(&s->cpu_times);
+        free(s->threads);
+        free(s);
+        return NULL;
+}
+
+/* Whose an IRQ is: its PF, VF (NULL for the PF's own), and the tenant holding that VF. */
+typedef struct IrqOwner {
+        unsigned irq;
+        const Pf *pf;
+        const Vf *vf;
+        const TenantInfo *tenant;
+        bool rt;                         /* its tenant's class wants its IRQs (or vCPUs) on RT CPUs */
+        pid_t thread;
+} IrqOwner;
+
+static int owner_cmp(const void *a, const void *b) {
+        const IrqOwner *x = a, *y = b;
+        return (x->irq > y->irq) - (x->irq < y->irq);
+}
+
+static bool class_is_rt(const Config *cfg, const char *name) {
+        const TenantClass *c = cfg && name ? config_find_class(cfg, name) : NULL;
+        return c && (c->irq_cpus == IRQ_CPUS_RT || c->irq_cpus == IRQ_CPUS_VCPU || c->vcpu_pin_rt);
+}
+
+static const TenantInfo *tenant_of_vf(const SamplerInput *in, const char *vf) {
+        for (size_t i = 0; i < in->n_tenants; i++)
+                if (in->tenants[i].vf[0] && streq(in->tenants[i].vf, vf))
+                        return &in->tenants[i];
+        return NULL;
+}
+
+static int collect_owners(const SamplerInput *in, IrqOwner **ret, size_t *ret_n) {
+        _cleanup_free_ IrqOwner *o = NULL;
+        const Inventory *inv = in->inv;
+        size_t n = 0, allocated = 0;
+
+        for (size_t i = 0; inv && i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+
+                for (size_t j = 0; j <= pf->n_vfs; j++) {
+                        const Vf *vf = j < pf->n_vfs ? &pf->vfs[j] : NULL;
+                        const unsigned *irqs = vf ? vf->irqs : pf->irqs;
+                        size_t n_irqs = vf ? vf->n_irqs : pf->n_irqs;
+                        const TenantInfo *t = vf ? tenant_of_vf(in, vf->addr) : NULL;
+
+                        for (size_t k = 0; k < n_irqs; k++) {
+                                const Irq *q = inventory_find_irq(inv, irqs[k]);
+
+                                if (GREEDY_REALLOC(o, allocated, n + 1) < 0)
+                                        return -ENOMEM;
+                                o[n++] = (IrqOwner) {
+                                        .irq = irqs[k], .pf = pf, .vf = vf, .tenant = t,
+                                        .rt = t && class_is_rt(in->cfg, t->class_name),
+                                        .thread = q ? q->thread : 0,
+                                };
+                        }
+                }
+        }
+        qsort_safe(o, n, sizeof(*o), owner_cmp);
+        *ret = TAKE_PTR(o);
+        *ret_n = n;
+        return 0;
+}
+
+static const IrqOwner *find_owner(const IrqOwner *o, size_t n, unsigned irq) {
+        IrqOwner key = { .irq = irq };
+        return bsearch_safe(&key, o, n, sizeof(*o), owner_cmp);
+}
+
+/* Labels built up one by one; values cut at METRIC_LABEL_VALUE_MAX - 1 (ids are shorter). */
+typedef struct Labels {
+        MetricLabel l[METRIC_LABELS_MAX];
+        unsigned n;
+} Labels;
+
+static void label(Labels *ls, MetricLabelName name, const char *value) {
+        if (!value || !value[0] || ls->n >= METRIC_LABELS_MAX)
+                return;
+        ls->l[ls->n].name = name;
+        strscpy(ls->l[ls->n].value, sizeof(ls->l[ls->n].value), value);
+        ls->n++;
+}
+
+static void label_u(Labels *ls, MetricLabelName name, unsigned long v) {
+        char buf[24];
+        snprintf(buf, sizeof(buf), "%lu", v);
+        label(ls, name, buf);
+}
+
+static void label_node(Labels *ls, int node) {
+        if (node >= 0)
+                label_u(ls, METRIC_LABEL_NODE, (unsigned) node);
+        else
+                label(ls, METRIC_LABEL_NODE, "unknown");
+}
+
+static void owner_labels(Labels *ls, const IrqOwner *o) {
+        label(ls, METRIC_LABEL_PF, o->pf->addr);
+        if (o->vf)
+                label(ls, METRIC_LABEL_VF, o->vf->addr);
+        if (o->tenant) {
+                label(ls, METRIC_LABEL_TENANT, o->tenant->tenant);
+                label(ls, METRIC_LABEL_CLASS, o->tenant->class_name);
+        }
+        label_u(ls, METRIC_LABEL_IRQ, o->irq);
+}
+
+static int add(MetricSnapshot *snap, const char *name, MetricKind kind, double value, const Labels *ls) {
+        return metric_snapshot_add(snap, name, kind, value, ls->l, ls->n);
+}
+
+/* The rate of row i (cur's index, = the rates') on cpu, NaN without one this period. */
+static double rate_of(const CounterRates *rates, size_t i, unsigned cpu) {
+        CounterTable view;
+        ssize_t k;
+
+        if (!rates || i >= rates->n_rows || rates->reset[i])
+                return NAN;
+        view = (CounterTable) { .cpus = rates->cpus, .n_cpus = rates->n_cpus };
+        k = counter_table_find_cpu(&view, cpu);
+        return k < 0 ? NAN : counter_rates_value(rates, i, (size_t) k);
+}
+
+static int sample_irqs(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates,
+                       const IrqOwner *owners, size_t n_owners) {
+        int r;
+
+        /* One series per IRQ and CPU it has landed on: the rest are zeros by the thousand. */
+        for (size_t i = 0; i < cur->n_rows && cur->rows[i].irq != COUNTER_NAMED; i++) {
+                const IrqOwner *o = find_owner(owners, n_owners, cur->rows[i].irq);
+
+                if (!o)
+                        continue;
+                for (size_t j = 0; j < cur->n_cpus; j++) {
+                        uint64_t v = counter_table_value(cur, i, j);
+                        Labels ls = {};
+
+                        if (v == 0)
+                                continue;
+                        owner_labels(&ls, o);
+                        label_u(&ls, METRIC_LABEL_CPU, cur->cpus[j]);
+                        r = add(snap, "sriovd_irq_interrupts_total", METRIC_COUNTER, (double) v, &ls);
+                        if (r >= 0)
+                                r = add(snap, "sriovd_irq_rate", METRIC_GAUGE, rate_of(rates, i, cur->cpus[j]), &ls);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/*
+ * RT-core interference: interrupts per second on each RT CPU from device IRQs that no RT
+ * tenant owns (every IRQ of the host but the VF vectors of tenants whose class puts IRQs or
+ * vCPUs on RT CPUs). The named rows (LOC, RES, CAL, TLB, ...) are the CPU's own timer and
+ * IPIs, which no IRQ affinity moves: each is its own series, so a rule may count them or not.
+ */
+static int sample_rt(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates,
+                     const IrqOwner *owners, size_t n_owners, const CpuSet *rt) {
+        int r;
+
+        for (size_t j = 0; j < cur->n_cpus; j++) {
+                unsigned cpu = cur->cpus[j];
+                bool have = rates != NULL;
+                double sum = 0;
+                Labels ls = {};
+
+                if (!cpuset_has(rt, cpu))
+                        continue;
+                label_u(&ls, METRIC_LABEL_CPU, cpu);
+                for (size_t i = 0; i < cur->n_rows; i++) {
+                        const IrqOwner *o;
+                        double v;
+
+                        if (cur->rows[i].irq == COUNTER_NAMED) {
+                                Labels named = ls;
+
+                                label(&named, METRIC_LABEL_IRQ, cur->rows[i].name);
+                                r = add(snap, "sriovd_rt_cpu_arch_interrupt_rate", METRIC_GAUGE,
+                                        rate_of(rates, i, cpu), &named);
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
+                        o = find_owner(owners, n_owners, cur->rows[i].irq);
+                        if (o && o->rt)
+                                continue;
+                        v = rate_of(rates, i, cpu);
+                        /* A row new this period has no rate yet: it counts from the next. */
+                        if (!isnan(v))
+                                sum += v;
+                }
+                r = add(snap, "sriovd_rt_cpu_interference_rate", METRIC_GAUGE, have ? sum : NAN, &ls);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int sample_softirqs(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates) {
+        static const struct { const char *row, *counter, *rate; } rows[] = {
+                { "NET_RX", "sriovd_cpu_net_rx_softirqs_total", "sriovd_cpu_net_rx_softirq_rate" },
+                { "NET_TX", "sriovd_cpu_net_tx_softirqs_total", "sriovd_cpu_net_tx_softirq_rate" },
+        };
+        int r;
+
+        for (size_t k = 0; k < ELEMENTSOF(rows); k++) {
+                CounterRow key = { .irq = COUNTER_NAMED };
+                ssize_t i;
+
+                strscpy(key.name, sizeof(key.name), rows[k].row);
+                i = counter_table_find(cur, &key);
+                if (i < 0)
+                        continue;
+                for (size_t j = 0; j < cur->n_cpus; j++) {
+                        Labels ls = {};
+
+                        label_u(&ls, METRIC_LABEL_CPU, cur->cpus[j]);
+                        r = add(snap, rows[k].counter, METRIC_COUNTER, (double) counter_table_value(cur, (size_t) i, j), &ls);
+                        if (r >= 0)
+                                r = add(snap, rows[k].rate, METRIC_GAUGE, rate_of(rates, (size_t) i, cur->cpus[j]), &ls);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* /proc/stat's irq and softirq time: the share of each CPU spent there (1.0 = all of it). */
+static int sample_cpu_times(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates,
+                            unsigned long ticks_per_sec) {
+        static const struct { const char *row, *counter, *ratio; } rows[] = {
+                { "irq", "sriovd_cpu_irq_ticks_total", "sriovd_cpu_irq_time_ratio" },
+                { "softirq", "sriovd_cpu_softirq_ticks_total", "sriovd_cpu_softirq_time_ratio" },
+        };
+        int r;
+
+        for (size_t k = 0; k < ELEMENTSOF(rows); k++) {
+                CounterRow key = { .irq = COUNTER_NAMED };
+                ssize_t i;
+
+                strscpy(key.name, sizeof(key.name), rows[k].row);
+                i = counter_table_find(cur, &key);
+                if (i < 0)
+                        continue;
+                for (size_t j = 0; j < cur->n_cpus; j++) {
+                        Labels ls = {};
+
+                        label_u(&ls, METRIC_LABEL_CPU, cur->cpus[j]);
+                        r = add(snap, rows[k].counter, METRIC_COUNTER, (double) counter_table_value(cur, (size_t) i, j), &ls);
+                        if (r >= 0)
+                                r = add(snap, rows[k].ratio, METRIC_GAUGE,
+                                        rate_of(rates, (size_t) i, cur->cpus[j]) / (double) ticks_per_sec, &ls);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int thread_cmp(const void *a, const void *b) {
+        const ThreadTimes *x = a, *y = b;
+        return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* One thread's share of a CPU since the last period, NaN when it is new. Appends to *now. */
+static int thread_share(Sampler *s, pid_t pid, uint64_t elapsed, ThreadTimes **now, size_t *n_now,
+                        size_t *allocated, double *ret) {
+        ThreadTimes cur, key = { .tid = pid };
+        const ThreadTimes *prev;
+        int r;
+
+        r = proc_thread_times_read(s->root, pid, pid, &cur);
+        if (r < 0)
+                return r;
+        if (GREEDY_REALLOC(*now, *allocated, *n_now + 1) < 0)
+                return -ENOMEM;
+        (*now)[(*n_now)++] = cur;
+
+        prev = bsearch_safe(&key, s->threads, s->n_threads, sizeof(*s->threads), thread_cmp);
+        *ret = NAN;
+        if (prev && elapsed > 0)
+                (void) thread_times_cpu_share(prev, &cur, elapsed, s->ticks_per_sec, ret);
+        return 0;
+}
+
+static int sample_threads(Sampler *s, MetricSnapshot *snap, const IrqOwner *owners, size_t n_owners,
+                          const CpuSet *rt, uint64_t elapsed) {
+        _cleanup_free_ ThreadTimes *now = NULL;
+        size_t n_now = 0, allocated = 0;
+        unsigned cpus[CPUSET_MAX];
+        size_t n_cpus = 0;
+        bool rescan = false;
+        int r;
+
+        for (size_t i = 0; i < n_owners; i++) {
+                Labels ls = {};
+                double v;
+
+                if (owners[i].thread <= 0)
+                        continue;
+                r = thread_share(s, owners[i].thread, elapsed, &now, &n_now, &allocated, &v);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue;   /* exited since the inventory was read */
+                owner_labels(&ls, &owners[i]);
+                label_u(&ls, METRIC_LABEL_THREAD, (unsigned long) owners[i].thread);
+                r = add(snap, "sriovd_irq_thread_cpu_ratio", METRIC_GAUGE, v, &ls);
+                if (r < 0)
+                        return r;
+        }
+
+        for (unsigned c = 0; c < CPUSET_MAX; c++)
+                if (cpuset_has(rt, c))
+                        cpus[n_cpus++] = c;
+        if (!s->ksoftirqd_known || !cpuset_equal(rt, &s->ksoftirqd_cpus)) {
+                if (proc_ksoftirqd_scan(s->root, cpus, n_cpus, s->ksoftirqd) >= 0) {
+                        s->ksoftirqd_known = true;
+                        s->ksoftirqd_cpus = *rt;
+                }
+        }
+        for (size_t k = 0; s->ksoftirqd_known && k < n_cpus; k++) {
+                Labels ls = {};
+                double v;
+
+                if (s->ksoftirqd[k] <= 0)
+                        continue;
+                r = thread_share(s, s->ksoftirqd[k], elapsed, &now, &n_now, &allocated, &v);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        rescan = true;   /* a CPU went offline and back: its ksoftirqd is another */
+                        continue;
+                }
+                label_u(&ls, METRIC_LABEL_CPU, cpus[k]);
+                label_u(&ls, METRIC_LABEL_THREAD, (unsigned long) s->ksoftirqd[k]);
+                r = add(snap, "sriovd_ksoftirqd_cpu_ratio", METRIC_GAUGE, v, &ls);
+                if (r < 0)
+                        return r;
+        }
+        if (rescan)
+                s->ksoftirqd_known = false;
+
+        qsort_safe(now, n_now, sizeof(*now), thread_cmp);
+        free(s->threads);
+        s->threads = TAKE_PTR(now);
+        s->n_threads = n_now;
+        return 0;
+}
+
+/* Per PF and per NUMA node: VFs, those tenants hold, and the share against the target. */
+static int sample_pools(MetricSnapshot *snap, const SamplerInput *in) {
+        unsigned node_vfs[ALLOC_NODES_MAX + 1] = {}, node_alloc[ALLOC_NODES_MAX + 1] = {};
+        bool node_seen[ALLOC_NODES_MAX + 1] = {};
+        Labels none = {};
+        int r;
+
+        for (size_t i = 0; in->inv && i < in->inv->n_pfs; i++) {
+                const Pf *pf = &in->inv->pfs[i];
+                size_t slot = pf->numa_node >= 0 && pf->numa_node < ALLOC_NODES_MAX ? (size_t) pf->numa_node : ALLOC_NODES_MAX;
+                unsigned allocated = 0;
+                Labels ls = {};
+
+                for (size_t k = 0; k < in->n_tenants; k++)
+                        if (in->tenants[k].vf[0] && streq(in->tenants[k].pf, pf->addr))
+                                allocated++;
+                label(&ls, METRIC_LABEL_PF, pf->addr);
+                label_node(&ls, pf->numa_node);
+                r = add(snap, "sriovd_vf_pool_vfs", METRIC_GAUGE, (double) pf->n_vfs, &ls);
+                if (r >= 0)
+                        r = add(snap, "sriovd_vf_pool_allocated", METRIC_GAUGE, allocated, &ls);
+                if (r >= 0)
+                        r = add(snap, "sriovd_vf_pool_utilization_ratio", METRIC_GAUGE,
+                                pf->n_vfs ? (double) allocated / (double) pf->n_vfs : 0, &ls);
+                if (r < 0)
+                        return r;
+                node_vfs[slot] += (unsigned) pf->n_vfs;
+                node_alloc[slot] += allocated;
+                node_seen[slot] = true;
+        }
+        for (size_t slot = 0; slot <= ALLOC_NODES_MAX; slot++) {
+                Labels ls = {};
+
+                if (!node_seen[slot])
+                        continue;
+                label_node(&ls, slot < ALLOC_NODES_MAX ? (int) slot : -1);
+                r = add(snap, "sriovd_vf_node_vfs", METRIC_GAUGE, node_vfs[slot], &ls);
+                if (r >= 0)
+                        r = add(snap, "sriovd_vf_node_allocated", METRIC_GAUGE, node_alloc[slot], &ls);
+                if (r >= 0)
+                        r = add(snap, "sriovd_vf_node_utilization_ratio", METRIC_GAUGE,
+                                node_vfs[slot] ? (double) node_alloc[slot] / node_vfs[slot] : 0, &ls);
+                if (r < 0)
+                        return r;
+        }
+        if (in->cfg) {
+                unsigned waiting = 0;
+
+                r = add(snap, "sriovd_vf_target_utilization_ratio", METRIC_GAUGE,
+                        in->cfg->vf_target_utilization / 100.0, &none);
+                if (r < 0)
+                        return r;
+                /* sriov-preferred tenants on virtio-net: each would take a VF (alerts' pool gate). */
+                for (size_t k = 0; k < in->n_tenants; k++) {
+                        const TenantClass *c = config_find_class(in->cfg, in->tenants[k].class_name);
+                        waiting += c && c->vnic == VNIC_SRIOV_PREFERRED && streq(in->tenants[k].kind, "virtio");
+                }
+                r = add(snap, "sriovd_tenants_waiting_virtio", METRIC_GAUGE, waiting, &none);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < in->n_rt_nodes; i++) {
+                const AllocRtNode *n = &in->rt_nodes[i];
+                Labels ls = {};
+
+                label_node(&ls, n->numa_node);
+                r = add(snap, "sriovd_rt_cpus", METRIC_GAUGE, n->cpus, &ls);
+                if (r >= 0)
+                        r = add(snap, "sriovd_rt_cpus_booked", METRIC_GAUGE, n->booked, &ls);
+                if (r >= 0)
+                        r = add(snap, "sriovd_rt_guests", METRIC_GAUGE, n->guests, &ls);
+                if (r >= 0)
+                        r = add(snap, "sriovd_rt_guests_waiting", METRIC_GAUGE, n->waiting, &ls);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* A table read, or an empty one where the kernel has no such file (-ENOENT): no samples of it. */
+static int read_optional(int (*reader)(RootFs *, CounterTable *), RootFs *root, CounterTable *ret) {
+        int r = reader(root, ret);
+        if (r == -ENOENT) {
+                *ret = (CounterTable) {};
+                return 0;
+        }
+        return r;
+}
+
+int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint64_t real_usec,
+                   MetricSnapshot *ret) {
+        _cleanup_(counter_table_done) CounterTable irqs = {}, soft = {}, times = {};
+        _cleanup_(counter_rates_done) CounterRates irq_rates = {}, soft_rates = {}, time_rates = {};
+        _cleanup_(metric_snapshot_done) MetricSnapshot snap = {};
+        _cleanup_free_ IrqOwner *owners = NULL;
+        bool have_rates;
+        uint64_t elapsed;
+        size_t n_owners = 0;
+        HostCpus cpus = {};
+        int r;
+
+        r = proc_interrupts_read(s->root, &irqs);
+        if (r < 0)
+                return r;
+        r = read_optional(proc_softirqs_read, s->root, &soft);
+        if (r < 0)
+                return r;
+        r = read_optional(proc_cpu_times_read, s->root, &times);
+        if (r < 0)
+                return r;
+
+        elapsed = s->have_prev && mono_usec > s->prev_usec ? mono_usec - s->prev_usec : 0;
+        have_rates = elapsed > 0;
+        if (have_rates) {
+                r = counter_table_rates(&s->interrupts, &irqs, elapsed, &irq_rates);
+                if (r >= 0)
+                        r = counter_table_rates(&s->softirqs, &soft, elapsed, &soft_rates);
+                if (r >= 0)
+                        r = counter_table_rates(&s->cpu_times, &times, elapsed, &time_rates);
+                if (r < 0)
+                        return r;
+        }
+
+        r = collect_owners(in, &owners, &n_owners);
+        if (r < 0)
+                return r;
+        if (in->inv && in->cfg)
+                host_cpus(in->inv, in->cfg, &cpus);
+
+        snap.timestamp_usec = real_usec;
+        snap.period_usec = elapsed;
+        r = sample_irqs(&snap, &irqs, have_rates ? &irq_rates : NULL, owners, n_owners);
+        if (r >= 0)
+                r = sample_rt(&snap, &irqs, have_rates ? &irq_rates : NULL, owners, n_owners, &cpus.rt);
+        if (r >= 0)
+                r = sample_softirqs(&snap, &soft, have_rates ? &soft_rates : NULL);
+        if (r >= 0)
+                r = sample_cpu_times(&snap, &times, have_rates ? &time_rates : NULL, s->ticks_per_sec);
+        if (r >= 0)
+                r = sample_threads(s, &snap, owners, n_owners, &cpus.rt, elapsed);
+        if (r >= 0)
+                r = sample_pools(&snap, in);
+        if (r < 0)
+                return r;
+        metric_snapshot_sort(&snap);
+
+        /* This period's counters are the next one's baseline, only once everything worked. */
+        counter_table_done(&s->interrupts);
+        counter_table_done(&s->softirqs);
+        counter_table_done(&s->cpu_times);
+        s->interrupts = irqs;
+        s->softirqs = soft;
+        s->cpu_times = times;
+        irqs = soft = times = (CounterTable) {};
+        s->prev_usec = mono_usec;
+        s->have_prev = true;
+
+        metric_snapshot_done(ret);
+        *ret = snap;
+        snap = (MetricSnapshot) {};
+        return 0;
+}

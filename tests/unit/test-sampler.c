@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-sampler.c — the sampler on a fixture host: rates from known /proc deltas, labels, resets, the page */
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sriovd/metrics-file.h"
+#include "sriovd/sampler.h"
+#include "test-fixture.h"
+
+static char root[512];
+
+/* The value of the sample name{labels...} (pairs of MetricLabelName, value, ending with -1); aborts when absent. */
+static double value_of(const MetricSnapshot *s, const char *name, ...) {
+        for (size_t i = 0; i < s->n_samples; i++) {
+                const MetricSample *m = &s->samples[i];
+                bool match = streq(m->name, name);
+                unsigned n = 0;
+                va_list ap;
+                int l;
+
+                va_start(ap, name);
+                while (match && (l = va_arg(ap, int)) >= 0) {
+                        const char *v = va_arg(ap, const char *), *have = metric_sample_label(m, (MetricLabelName) l);
+                        match = have && streq(have, v);
+                        n++;
+                }
+                va_end(ap);
+                if (match && n == m->n_labels)
+                        return m->value;
+        }
+        fprintf(stderr, "no sample %s with those labels\n", name);
+        abort();
+}
+
+static bool has_sample(const MetricSnapshot *s, const char *name, MetricLabelName l, const char *v) {
+        for (size_t i = 0; i < s->n_samples; i++)
+                if (streq(s->samples[i].name, name) && streq_ptr(metric_sample_label(&s->samples[i], l), v))
+                        return true;
+        return false;
+}
+
+/* /proc/interrupts with CPUs 0-3 and the rows given as "IRQ c0 c1 c2 c3" lines, LOC last. */
+static void write_interrupts(const char *rows, unsigned loc_cpu2) {
+        char path[600], text[4096];
+        int k;
+
+        k = snprintf(text, sizeof(text), "           CPU0       CPU1       CPU2       CPU3\n");
+        for (const char *p = rows; *p;) {
+                unsigned irq, c[4];
+                int used;
+
+                ASSERT(sscanf(p, "%u %u %u %u %u%n", &irq, &c[0], &c[1], &c[2], &c[3], &used) == 5);
+                k += snprintf(text + k, sizeof(text) - (size_t) k, "%4u: %10u %10u %10u %10u  PCI-MSIX-x 0-edge  q\n",
+                              irq, c[0], c[1], c[2], c[3]);
+                p += used;
+                while (*p == ' ' || *p == ';')
+                        p++;
+        }
+        snprintf(text + k, sizeof(text) - (size_t) k, " LOC: %10u %10u %10u %10u  Local timer interrupts\n"
+                 " ERR:          0\n", 5u, 5u, loc_cpu2, 5u);
+        snprintf(path, sizeof(path), "%s/proc/interrupts", root);
+        test_write_file(path, text);
+}
+
+static void write_softirqs_and_stat(unsigned net_rx_cpu2, unsigned softirq_ticks_cpu2) {
+        char path[600], text[2048];
+
+        snprintf(text, sizeof(text),
+                 "                    CPU0       CPU1       CPU2       CPU3\n"
+                 "          HI:          0          0          0          0\n"
+                 "      NET_TX:          1          1          4          1\n"
+                 "      NET_RX:          1          1 %10u          1\n", net_rx_cpu2);
+        snprintf(path, sizeof(path), "%s/proc/softirqs", root);
+        test_write_file(path, text);
+        snprintf(text, sizeof(text),
+                 "cpu  0 0 0 0 0 0 0 0 0 0\n"
+                 "cpu0 10 0 10 100 0 0 0 0 0 0\n"
+                 "cpu1 10 0 10 100 0 0 0 0 0 0\n"
+                 "cpu2 10 0 10 100 0 7 %u 0 0 0\n"
+                 "cpu3 10 0 10 100 0 0 0 0 0 0\n"
+                 "intr 0\nctxt 0\n", softirq_ticks_cpu2);
+        snprintf(path, sizeof(path), "%s/proc/stat", root);
+        test_write_file(path, text);
+}
+
+/* The thread's task stat with utime and stime (fields 14, 15), a kernel thread (PF_KTHREAD). */
+static void write_thread(int pid, const char *comm, unsigned utime, unsigned stime) {
+        char path[600], text[1024];
+        int k;
+
+        sh("mkdir -p %s/proc/%d/task/%d", root, pid, pid);
+        k = snprintf(text, sizeof(text), "%d (%s) S", pid, comm);
+        for (unsigned f = 4; f <= 52; f++)
+                k += snprintf(text + k, sizeof(text) - (size_t) k, " %u",
+                              f == 9 ? 0x200000u : f == 14 ? utime : f == 15 ? stime : f == 22 ? 10u : 0u);
+        snprintf(text + k, sizeof(text) - (size_t) k, "\n");
+        snprintf(path, sizeof(path), "%s/proc/%d/task/%d/stat", root, pid, pid);
+        test_write_file(path, text);
+        snprintf(path, sizeof(path), "%s/proc/%d/stat", root, pid);
+        test_write_file(path, text);
+}
+
+static const char *run_export(const char *dir, const char *page, size_t size);
+
+int main(int argc, char **argv) {
+        char dir[] = "/tmp/sriovd-sampler-XXXXXX", classes[600], rows[512], irqbuf[4][16];
+        _cleanup_(metric_snapshot_done) MetricSnapshot snap = {};
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_free_ char *page = NULL;
+        Inventory *inv = NULL;
+        Config *cfg;
+        const Pf *pf;
+        const Irq *qa;
+        TenantInfo t = { .tenant = "trader", .class_name = "latency-critical", .kind = "vf" };
+        unsigned a, b, c, d, e;
+        size_t size;
+        long hz = sysconf(_SC_CLK_TCK);
+        const char *why;
+
+        ASSERT(argc >= 2);
+        ASSERT(mkdtemp(dir));
+        sh("cp -a %s/fixture-two-socket %s/root", argv[1], dir);
+        snprintf(root, sizeof(root), "%s/root", dir);
+        snprintf(classes, sizeof(classes), "%s/conf/tenant-classes.d", getenv("SRIOVD_SOURCE_DIR"));
+        cfg = test_config("[daemon]\nmonitor_interval_sec = 5\n\n[cpus]\nrt = 2-3\n", classes);
+        ASSERT_EQ(rootfs_new(root, &r), 0);
+        ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
+
+        /* The tenant holds the first VF of the first PF; the second VF is nobody's. */
+        pf = &inv->pfs[0];
+        ASSERT(pf->n_vfs >= 2 && pf->n_irqs >= 2 && pf->vfs[0].n_irqs >= 1 && pf->vfs[1].n_irqs >= 2);
+        strscpy(t.vf, sizeof(t.vf), pf->vfs[0].addr);
+        strscpy(t.pf, sizeof(t.pf), pf->addr);
+        a = pf->vfs[0].irqs[0];   /* the tenant's: RT class, not interference */
+        b = pf->irqs[0];          /* the PF's, whose counter goes down */
+        e = pf->irqs[1];          /* the PF's, steady: interference on CPU 2 */
+        c = pf->vfs[1].irqs[0];   /* disappears */
+        d = pf->vfs[1].irqs[1];   /* appears */
+        snprintf(irqbuf[0], 16, "%u", a);
+        snprintf(irqbuf[1], 16, "%u", b);
+        snprintf(irqbuf[2], 16, "%u", e);
+        snprintf(irqbuf[3], 16, "%u", d);
+        qa = inventory_find_irq(inv, a);
+        ASSERT(qa);
+
+        ASSERT_EQ(sampler_new(r, &s), 0);
+        SamplerInput in = { .inv = inv, .cfg = cfg, .tenants = &t, .n_tenants = 1 };
+
+        /* First sample: counters as read, no rates. */
+        snprintf(rows, sizeof(rows), "%u 0 0 100 0; %u 0 0 0 1000; %u 0 0 10 0; %u 7 0 50 0", a, b, e, c);
+        write_interrupts(rows, 10);
+        write_softirqs_and_stat(1000, 100);
+        if (qa->thread > 0)
+                write_thread(qa->thread, "irq/x", 10, 10);
+        ASSERT_EQ(sampler_sample(s, &in, 1000000, 1700000000000000, &snap), 0);
+        ASSERT_EQ(snap.period_usec, 0u);
+        ASSERT_EQ(snap.timestamp_usec, 1700000000000000u);
+        ASSERT(value_of(&snap, "sriovd_irq_interrupts_total", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, t.vf,
+                        METRIC_LABEL_TENANT, "trader", METRIC_LABEL_CLASS, "latency-critical",
+                        METRIC_LABEL_IRQ, irqbuf[0], METRIC_LABEL_CPU, "2", -1) == 100);
+        ASSERT(isnan(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, t.vf,
+                              METRIC_LABEL_TENANT, "trader", METRIC_LABEL_CLASS, "latency-critical",
+                              METRIC_LABEL_IRQ, irqbuf[0], METRIC_LABEL_CPU, "2", -1)));
+        ASSERT(isnan(value_of(&snap, "sriovd_rt_cpu_interference_rate", METRIC_LABEL_CPU, "2", -1)));
+        /* Zero counts make no series: the PF's IRQ b never landed on CPU 2; c did on CPU 0. */
+        for (size_t i = 0; i < snap.n_samples; i++)
+                ASSERT(!streq_ptr(metric_sample_label(&snap.samples[i], METRIC_LABEL_IRQ), irqbuf[1]) ||
+                       streq(metric_sample_label(&snap.samples[i], METRIC_LABEL_CPU), "3"));
+        ASSERT(value_of(&snap, "sriovd_irq_interrupts_total", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF,
+                        pf->vfs[1].addr, METRIC_LABEL_IRQ, (snprintf(rows, sizeof(rows), "%u", c), rows),
+                        METRIC_LABEL_CPU, "0", -1) == 7);
+
+        /* Two seconds later. */
+        snprintf(rows, sizeof(rows), "%u 0 0 300 0; %u 0 0 0 500; %u 0 0 50 0; %u 0 0 20 0", a, b, e, d);
+        write_interrupts(rows, 30);
+        write_softirqs_and_stat(3000, 100 + 2 * (unsigned) hz);
+        if (qa->thread > 0)
+                write_thread(qa->thread, "irq/x", 10 + (unsigned) hz / 2, 10);
+        ASSERT_EQ(sampler_sample(s, &in, 3000000, 1700000002000000, &snap), 0);
+        ASSERT_EQ(snap.period_usec, 2000000u);
+        /* (300 - 100) / 2 s */
+        ASSERT(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, t.vf,
+                        METRIC_LABEL_TENANT, "trader", METRIC_LABEL_CLASS, "latency-critical",
+                        METRIC_LABEL_IRQ, irqbuf[0], METRIC_LABEL_CPU, "2", -1) == 100.0);
+        /* The PF's IRQ: no VF, no tenant labels; its counter went down: the counter as read, no rate. */
+        ASSERT(value_of(&snap, "sriovd_irq_interrupts_total", METRIC_LABEL_PF, pf->addr,
+                        METRIC_LABEL_IRQ, irqbuf[1], METRIC_LABEL_CPU, "3", -1) == 500);
+        ASSERT(isnan(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr,
+                              METRIC_LABEL_IRQ, irqbuf[1], METRIC_LABEL_CPU, "3", -1)));
+        /* The IRQ that disappeared has no series; the one that appeared has its count, no rate yet. */
+        ASSERT(!has_sample(&snap, "sriovd_irq_rate", METRIC_LABEL_VF, pf->vfs[1].addr) ||
+               isnan(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, pf->vfs[1].addr,
+                              METRIC_LABEL_IRQ, irqbuf[3], METRIC_LABEL_CPU, "2", -1)));
+        for (size_t i = 0; i < snap.n_samples; i++) {
+                const char *irq = metric_sample_label(&snap.samples[i], METRIC_LABEL_IRQ);
+                char cbuf[16];
+                snprintf(cbuf, sizeof(cbuf), "%u", c);
+                ASSERT(!irq || !streq(irq, cbuf));
+        }
+        ASSERT(value_of(&snap, "sriovd_irq_interrupts_total", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF,
+                        pf->vfs[1].addr, METRIC_LABEL_IRQ, irqbuf[3], METRIC_LABEL_CPU, "2", -1) == 20);
+        /* Interference on CPU 2: only e, (50 - 10) / 2; a is an RT tenant's, d is new. */
+        ASSERT(value_of(&snap, "sriovd_rt_cpu_interference_rate", METRIC_LABEL_CPU, "2", -1) == 20.0);
+        ASSERT(value_of(&snap, "sriovd_rt_cpu_interference_rate", METRIC_LABEL_CPU, "3", -1) == 0.0);
+        ASSERT(!has_sample(&snap, "sriovd_rt_cpu_interference_rate", METRIC_LABEL_CPU, "0"));
+        ASSERT(value_of(&snap, "sriovd_rt_cpu_arch_interrupt_rate", METRIC_LABEL_CPU, "2", METRIC_LABEL_IRQ, "LOC", -1) == 10.0);
+        /* Softirqs and CPU time. */
+        ASSERT(value_of(&snap, "sriovd_cpu_net_rx_softirq_rate", METRIC_LABEL_CPU, "2", -1) == 1000.0);
+        ASSERT(value_of(&snap, "sriovd_cpu_net_rx_softirqs_total", METRIC_LABEL_CPU, "2", -1) == 3000);
+        ASSERT(value_of(&snap, "sriovd_cpu_net_tx_softirq_rate", METRIC_LABEL_CPU, "2", -1) == 0.0);
+        ASSERT(fabs(value_of(&snap, "sriovd_cpu_softirq_time_ratio", METRIC_LABEL_CPU, "2", -1) - 1.0) < 1e-9);
+        ASSERT(value_of(&snap, "sriovd_cpu_irq_time_ratio", METRIC_LABEL_CPU, "2", -1) == 0.0);
+        if (qa->thread > 0) {
+                char pid[16];
+                snprintf(pid, sizeof(pid), "%d", (int) qa->thread);
+                ASSERT(fabs(value_of(&snap, "sriovd_irq_thread_cpu_ratio", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF,
+                                     t.vf, METRIC_LABEL_TENANT, "trader", METRIC_LABEL_CLASS, "latency-critical",
+                                     METRIC_LABEL_IRQ, irqbuf[0], METRIC_LABEL_THREAD, pid, -1) - 0.25) < 1e-9);
+        }
+        /* The pool: one of the PF's VFs held. */
+        ASSERT(value_of(&snap, "sriovd_vf_pool_allocated", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_NODE,
+                        pf->numa_node >= 0 ? (char[]) { (char) ('0' + pf->numa_node), 0 } : "unknown", -1) == 1);
+        ASSERT(value_of(&snap, "sriovd_vf_target_utilization_ratio", -1) == 0.85);
+
+        /* A third sample: b counts on from its reset; the rate is back. */
+        snprintf(rows, sizeof(rows), "%u 0 0 300 0; %u 0 0 0 900; %u 0 0 50 0; %u 0 0 20 0", a, b, e, d);
+        write_interrupts(rows, 30);
+        ASSERT_EQ(sampler_sample(s, &in, 7000000, 1700000006000000, &snap), 0);
+        ASSERT(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr,
+                        METRIC_LABEL_IRQ, irqbuf[1], METRIC_LABEL_CPU, "3", -1) == 100.0);
+        ASSERT(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, pf->vfs[1].addr,
+                        METRIC_LABEL_IRQ, irqbuf[3], METRIC_LABEL_CPU, "2", -1) == 0.0);
+
+        /* A /proc/interrupts that does not parse fails the sample and keeps the baseline. */
+        {
+                char path[600];
+                snprintf(path, sizeof(path), "%s/proc/interrupts", root);
+                test_write_file(path, "garbage\n");
+                ASSERT(sampler_sample(s, &in, 8000000, 1700000007000000, &snap) < 0);
+                ASSERT_EQ(snap.period_usec, 4000000u);   /* the last good one is left as it was */
+        }
+
+        /* The page: HELP and TYPE, counters as counters, NaN gauges left out. */
+        ASSERT_EQ(sampler_prom_page(&snap, &page, &size), 0);
+        ASSERT_CONTAINS(page, "# TYPE sriovd_irq_interrupts_total counter\n");
+        ASSERT_CONTAINS(page, "# TYPE sriovd_irq_rate gauge\n");
+        ASSERT_CONTAINS(page, "# HELP sriovd_rt_cpu_interference_rate ");
+        ASSERT(!strstr(page, "NaN"));
+        for (size_t i = 0; i < snap.n_samples; i++)
+                ASSERT(sampler_family_help(snap.samples[i].name));
+
+        why = argc > 2 && streq(argv[2], "export") ? run_export(dir, page, size) : NULL;
+        sh("rm -rf %s", dir);
+        inventory_free(inv);
+        config_free(cfg);
+        if (why) {
+                printf("SKIP: %s\n", why);
+                return EXIT_TEST_SKIP;
+        }
+        return 0;
+}
+
+/*
+ * The page as node_exporter's textfile collector reads it: promtool's lint, then a real
+ * prometheus-node-exporter on loopback (a free port, the collector pointed at dir/textfile),
+ * scraped; every sriovd family must come back. NULL when it ran, else why not.
+ */
+static const char *run_export(const char *dir, const char *page, size_t size) {
+        char path[600], cmd[2048];
+        pid_t pid;
+        int port = 0, status;
+
+        if (system("command -v promtool >/dev/null") != 0)
+                return "promtool not installed (Debian package prometheus)";
+        if (system("command -v prometheus-node-exporter >/dev/null") != 0)
+                return "prometheus-node-exporter not installed";
+        if (system("command -v curl >/dev/null") != 0)
+                return "curl not installed";
+
+        sh("mkdir -p %s/textfile", dir);
+        snprintf(path, sizeof(path), "%s/textfile/sriovd.prom", dir);
+        ASSERT_EQ(metrics_file_write(path, page, size), 0);
+        sh("promtool check metrics < %s", path);
+
+        /* A free port: bind 0, read it back, let it go; node_exporter takes it right after. */
+        {
+                FILE *f = popen("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "
+                                "print(s.getsockname()[1])'", "r");
+                ASSERT(f && fscanf(f, "%d", &port) == 1);
+                pclose(f);
+        }
+        pid = fork();
+        ASSERT(pid >= 0);
+        if (pid == 0) {
+                char listen[64], textdir[600];
+                snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", port);
+                snprintf(textdir, sizeof(textdir), "--collector.textfile.directory=%s/textfile", dir);
+                execlp("prometheus-node-exporter", "prometheus-node-exporter", "--collector.disable-defaults",
+                       "--collector.textfile", textdir, listen, (char *) NULL);
+                _exit(127);
+        }
+        snprintf(cmd, sizeof(cmd),
+                 "for i in $(seq 50); do curl -sf http://127.0.0.1:%d/metrics > %s/scraped && exit 0; sleep 0.1; done; exit 1",
+                 port, dir);
+        status = system(cmd);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        ASSERT_EQ(status, 0);
+        /* node_exporter found no error in the file, and serves sriovd's samples as they were. */
+        sh("grep -q '^node_textfile_scrape_error 0' %s/scraped", dir);
+        sh("grep -q '^# TYPE sriovd_irq_interrupts_total counter' %s/scraped", dir);
+        sh("grep -q '^sriovd_rt_cpu_interference_rate{cpu=\"2\"} 0' %s/scraped", dir);
+        sh("grep -q '^sriovd_cpu_net_rx_softirqs_total{cpu=\"2\"} 3000' %s/scraped", dir);
+        printf("promtool and node_exporter on 127.0.0.1:%d took the page (%zu bytes)\n", port, size);
+        return NULL;
+}
