@@ -334,6 +334,29 @@ def test_metrics(env, d, mon):
     assert wait_until(lambda: metrics()[0] > 0, timeout=10)
 
 
+def test_alerts(env, d, mon):
+    # Fed by the sampler each period (1 s here): a rule on node 0's VF pool raises after exactly its
+    # 2 periods over 0.4 once 4 of its 8 VFs are held, is an ActiveAlerts record and in sriovctl
+    # status, and clears (hysteresis: at or below 0.2) once they are given back.
+    d.write_conf(extra="[alert pool-busy]\nmetric = sriovd_vf_node_utilization_ratio\nthreshold = 0.4\n"
+                       "clear = 0.2\ndirection = above\nperiods = 2\nnode = 0\n")
+    env.ctl("reload", check=0)
+    for i in range(4):
+        env.ctl("allocate", f"busy-{i}", "latency-critical", "--numa-node", "0", check=0)
+    mon.wait("AlertRaised", lambda data: data[0] == "pool-busy" and data[2] == {"node": "0"} and data[3] == 0.5,
+             timeout=15)
+    active = plain("aa{sv}", env.prop("ActiveAlerts"))
+    assert [a["name"] for a in active] == ["pool-busy"], active
+    assert "pool-busy" in env.ctl("status").stdout
+    assert [a["name"] for a in env.ctl_json("status")["alerts"]] == ["pool-busy"]
+    for i in range(4):
+        env.ctl("release", f"busy-{i}", check=0)
+    mon.wait("AlertCleared", lambda data: data[0] == "pool-busy", timeout=15)
+    assert plain("aa{sv}", env.prop("ActiveAlerts")) == []
+    d.write_conf()
+    env.ctl("reload", check=0)
+
+
 def test_properties(env, d, mon):
     assert env.prop("Version") == "0.1.0"
     assert env.prop("ApiVersion") == 2
@@ -953,7 +976,7 @@ def test_log_control(env, d, mon):
     assert get("LogTarget") == "auto"
 
 
-TESTS = [test_introspection, test_metrics, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_object_manager,
+TESTS = [test_introspection, test_metrics, test_alerts, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_object_manager,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
