@@ -33,9 +33,9 @@ void tenants_vfs_recreated(Tenants *t, const char *pf) {
         strscpy(t->gens[t->n_gens++].pf, PCI_ADDR_MAX, pf);
 }
 
-static bool orphan_holds(const StateTenant *orphans, size_t n, const char *vf) {
+static bool state_holds_vf(const StateTenant *tenants, size_t n, const char *vf) {
         for (size_t i = 0; i < n; i++)
-                if (orphans[i].kind == STATE_KIND_VF && streq(orphans[i].vf, vf))
+                if (tenants[i].kind == STATE_KIND_VF && streq(tenants[i].vf, vf))
                         return true;
         return false;
 }
@@ -52,8 +52,14 @@ static int alloc_vf_cmp(const void *a, const void *b) {
  * changes; the rest of the host is still served. The VF
  * an orphan was saved on is held back: it is that tenant's until it is released.
  */
-static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_orphans, const Inventory *inv,
-                               AllocVf **ret, size_t *ret_n) {
+/* Whether a tenant holds vf: in the allocator in force, or in the tenants about to be placed (known). */
+static bool vf_held(const Tenants *t, const State *known, const char *vf) {
+        return (t->alloc && allocator_vf_holder(t->alloc, vf)) ||
+               (known && state_holds_vf(known->tenants, known->n, vf));
+}
+
+static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_orphans, const State *known,
+                               const Inventory *inv, AllocVf **ret, size_t *ret_n) {
         char first[256] = "";
         size_t n = 0, k = 0, out = 0;
         AllocVf *vfs;
@@ -69,9 +75,13 @@ static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_
                         AllocVf *v = &vfs[k];
                         *v = (AllocVf) {
                                 .numa_node = pf->numa_node,
-                                /* A VF a driver holds is a working function; an unbound one is not yet. */
-                                .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0,
-                                .reserved = orphan_holds(orphans, n_orphans, pf->vfs[j].addr),
+                                /* A VF a driver holds is a working function; an unbound one is not yet
+                                 * — unless a tenant holds it already: libvirt unbinds a managed hostdev
+                                 * on its way between vfio-pci and the host driver at every stop and
+                                 * start of the guest, and that moves no tenant. */
+                                .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0 ||
+                                           vf_held(t, known, pf->vfs[j].addr),
+                                .reserved = state_holds_vf(orphans, n_orphans, pf->vfs[j].addr),
                                 .in_guest = tenants_vf_in_guest(t, pf->vfs[j].addr),
                                 .generation = pf_generation(t, pf->addr),
                         };
@@ -270,7 +280,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
                                 return r;
                 }
         n_placed_orphans = n_orphans;
-        r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
+        r = pool_from_inventory(t, orphans, n_orphans, known, inv, &vfs, &n_vfs);
         if (r < 0)
                 return r;
         r = allocator_set_pool(a, vfs, n_vfs, &d);
@@ -286,7 +296,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         if (n_orphans > n_placed_orphans) {
                 /* Some could not be restored after all: their VFs are held back too. */
                 vfs = mfree(vfs);
-                r = pool_from_inventory(t, orphans, n_orphans, inv, &vfs, &n_vfs);
+                r = pool_from_inventory(t, orphans, n_orphans, known, inv, &vfs, &n_vfs);
                 if (r >= 0)
                         r = allocator_set_pool(a, vfs, n_vfs, &d);
                 if (r < 0)
@@ -319,7 +329,7 @@ int tenants_update_pool(Tenants *t, const Config *cfg, const Inventory *inv) {
 
         if (!t->alloc)
                 return 0;
-        r = pool_from_inventory(t, t->orphans, t->n_orphans, inv, &vfs, &n);
+        r = pool_from_inventory(t, t->orphans, t->n_orphans, NULL, inv, &vfs, &n);
         if (r < 0)
                 return r;
         r = allocator_set_pool(t->alloc, vfs, n, &d);

@@ -517,6 +517,34 @@ TEST(vf_in_guest_is_no_ones) {
         sh("rm -rf %s", s.dir);
 }
 
+/*
+ * libvirt unbinds a managed hostdev VF between vfio-pci and its host driver at each stop and start
+ * of the guest: a tenant's VF seen without a driver is not taken from it (it was moved to another
+ * VF, which the restarted guest then got as well); a free VF without one is still not handed out.
+ */
+TEST(held_vf_unbound_stays) {
+        char path[256], held[PCI_ADDR_MAX];
+        TenantInfo t;
+        CycleResult res;
+        Manager *m;
+        Scratch s;
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(manager_allocate(m, "held", "latency-critical", "", NODE(0), &t, NULL, 0), 0);
+        strscpy(held, sizeof(held), t.vf);
+        snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/driver", s.root, held);
+        ASSERT_EQ(unlink(path), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        expect_tenant(m, "held", "latency-critical", 0, "vf", held);
+        /* Restarted meanwhile: restored on the same VF. */
+        manager_free(m);
+        m = start(&s);
+        expect_tenant(m, "held", "latency-critical", 0, "vf", held);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 /* A PF that claims NUMA node 70 on a two-node host: taken as node-unknown, and the allocator
  * still serves the whole host (it once refused every request for such a pool). */
 TEST(unknown_node_still_served) {
@@ -725,6 +753,7 @@ int main(int argc, char **argv) {
         RUN(restart_restores_before_it_replaces);
         RUN(unknown_node_still_served);
         RUN(vf_in_guest_is_no_ones);
+        RUN(held_vf_unbound_stays);
         RUN(coalesce_needs_a_vf);
         RUN(guest_booking_saved_for_every_tenant);
         return 0;
