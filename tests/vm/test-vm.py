@@ -773,7 +773,10 @@ def test_traffic(g, c):
     alert rule on the VF's tx packet rate raises after exactly its periods and clears after the
     traffic stops. Every version of the file and every journal entry was recorded in the order
     they came: each entry belongs to the last version before it (sriovd writes the file, then
-    feeds the alerts). igb reports zero IFLA_VF_STATS: the VF's figures are its host netdev's."""
+    feeds the alerts), so the sample that raised is known exactly; the gaps between versions are
+    printed (a version the probe missed would show as a gap of two periods and fail the run
+    checks, never pass them wrongly). igb reports zero IFLA_VF_STATS: the VF's figures are its
+    host netdev's."""
     setup = g.step("traffic-setup")
     send = g.step("send")
     log = g.step("daemon-log")
@@ -867,7 +870,7 @@ def test_traffic(g, c):
         return i >= 0 and rates[i] is not None and rates[i] <= TRAFFIC_CLEAR
 
     n = TRAFFIC_PERIODS
-    c.check(f"raised on the {n}th consecutive sample above {TRAFFIC_THRESHOLD:g}, not before: "
+    c.check(f"raised with the last of {n} consecutive samples above {TRAFFIC_THRESHOLD:g}, not before: "
             f"version {j} of the file, the run starting at {times[j - n + 1] - t0:+.1f} s from the first frame",
             lambda: all(above(i) for i in range(j - n + 1, j + 1)) and not above(j - n)
             and times[j - n + 1] > t0
@@ -878,7 +881,7 @@ def test_traffic(g, c):
             and rec.get("SRIOVD_PERIODS") == str(n) and rec.get("SRIOVD_METRIC") == TRAFFIC_METRIC
             and rec.get("PRIORITY") == "4"
             or _fail(rec))
-    c.check(f"cleared on the {n}th consecutive sample at or below {TRAFFIC_CLEAR:g} after the traffic stopped",
+    c.check(f"cleared with the last of {n} consecutive samples at or below {TRAFFIC_CLEAR:g} after the traffic stopped",
             lambda: all(at_clear(i) for i in range(m - n + 1, m + 1)) and not at_clear(m - n)
             and times[m - n + 1] > t1 and abs(float(crec["SRIOVD_VALUE"]) - rates[m]) <= 1e-5 * max(1.0, rates[m])
             or _fail(f"version {m}; rates {rates[max(0, m - n - 1):m + 1]}; {crec}"))
