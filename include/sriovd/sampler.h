@@ -9,6 +9,7 @@
 #include "sriovd/config.h"
 #include "sriovd/inventory.h"
 #include "sriovd/metrics.h"
+#include "sriovd/netdev-stats.h"
 #include "sriovd/rootfs.h"
 #include "sriovd/tenants.h"
 
@@ -27,6 +28,14 @@ typedef struct SamplerInput {
         size_t n_tenants;
         const AllocRtNode *rt_nodes;
         size_t n_rt_nodes;
+        /* Traffic over rtnetlink, read by the daemon where there is a kernel (none on a fixture
+         * root: no VF or netdev samples). pf_stats: route_nl_read_stats() of PFs by their
+         * ifindex, any order (the VFs' IFLA_VF_STATS); netdevs: route_nl_dump_stats(), sorted
+         * by ifindex (the PFs' and VF netdevs' IFLA_STATS64). */
+        const NetdevStats *pf_stats;
+        size_t n_pf_stats;
+        const NetdevStats *netdevs;
+        size_t n_netdevs;
 } SamplerInput;
 
 int sampler_new(RootFs *root, Sampler **ret);
@@ -34,7 +43,8 @@ Sampler *sampler_free(Sampler *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 
 /*
- * Read /proc/interrupts, /proc/softirqs, /proc/stat and the threads' CPU time under the root,
+ * Read /proc/interrupts, /proc/softirqs, /proc/stat and the threads' CPU time under the root
+ * (and take in's traffic counters: the sriovd_vf_* and sriovd_netdev_* families),
  * at mono_usec (CLOCK_MONOTONIC, for the rates) and real_usec (CLOCK_REALTIME, the snapshot's
  * timestamp), into *ret (replaced; the caller's to metric_snapshot_done()). A missing
  * /proc/softirqs or /proc/stat gives no samples of theirs; /proc/interrupts is needed: its

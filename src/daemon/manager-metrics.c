@@ -5,6 +5,7 @@
 
 #include "manager-internal.h"
 #include "sriovd/metrics-file.h"
+#include "sriovd/netdev-stats.h"
 
 void manager_metrics_done(Manager *m) {
         m->sample_timer = sd_event_source_disable_unref(m->sample_timer);
@@ -70,7 +71,68 @@ static void write_metrics_file(Manager *m) {
         m->metrics_file_failing = false;
 }
 
+/* The traffic counters of one period, as the sampler takes them (SamplerInput's). */
+typedef struct TrafficRead {
+        NetdevStats *pf_stats;
+        size_t n_pf_stats;
+        NetdevStats *netdevs;
+        size_t n_netdevs;
+} TrafficRead;
+
+static void traffic_read_done(TrafficRead *t) {
+        netdev_stats_array_free(t->pf_stats, t->n_pf_stats);
+        netdev_stats_array_free(t->netdevs, t->n_netdevs);
+        *t = (TrafficRead) {};
+}
+
+/*
+ * One RTM_GETLINK per PF (its VFs' IFLA_VF_STATS, passed-through ones' too) and one dump of
+ * the netdevs (IFLA_STATS64), only where rtnetlink speaks of the netdevs the root shows: on a
+ * fixture tree the ifindexes are made up. Whatever fails is left out of this period (its
+ * samples missing, their alerts taken as gone) and said at debug level: it is tried again in
+ * one period, and a PF gone between the inventory and the read is no news.
+ */
+static void traffic_read(Manager *m, TrafficRead *ret) {
+        const Inventory *inv = m->inventory;
+        NlError err;
+        int r;
+
+        *ret = (TrafficRead) {};
+        if (!m->netlink_live || !m->kernel.route)
+                return;
+        if (inv && inv->n_pfs > 0) {
+                ret->pf_stats = calloc(inv->n_pfs, sizeof(*ret->pf_stats));
+                if (!ret->pf_stats)
+                        return;
+        }
+        for (size_t i = 0; inv && i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+
+                if (pf->ifindex <= 0)
+                        continue;
+                r = route_nl_read_stats(m->kernel.route, pf->ifindex, &ret->pf_stats[ret->n_pf_stats], &err);
+                if (r < 0) {
+                        log_debug("Reading the VF counters of PF %s (ifindex %d) failed, leaving them out: %s%s%s",
+                                  pf->addr, pf->ifindex, strerror(-r), err.message[0] ? ": " : "", err.message);
+                        continue;
+                }
+                ret->n_pf_stats++;
+        }
+        /* A link added or removed during the dump interrupts it: once more, then this period goes without. */
+        for (int attempt = 0; attempt < 2; attempt++) {
+                r = route_nl_dump_stats(m->kernel.route, &ret->netdevs, &ret->n_netdevs, &err);
+                if (r != -EAGAIN)
+                        break;
+        }
+        if (r < 0) {
+                log_debug("Dumping the netdevs' counters failed, leaving them out: %s", strerror(-r));
+                ret->netdevs = NULL;
+                ret->n_netdevs = 0;
+        }
+}
+
 int manager_sample_now(Manager *m) {
+        _cleanup_(traffic_read_done) TrafficRead traffic = {};
         _cleanup_free_ TenantInfo *tenants = NULL;
         AllocRtNode nodes[ALLOC_RT_NODES_MAX];
         size_t n = manager_n_tenants(m), k = 0;
@@ -90,6 +152,7 @@ int manager_sample_now(Manager *m) {
         for (size_t i = 0; i < n; i++)
                 if (manager_tenant(m, i, &tenants[k]) >= 0)
                         k++;
+        traffic_read(m, &traffic);
         in = (SamplerInput) {
                 .inv = m->inventory,
                 .cfg = m->config,
@@ -97,6 +160,10 @@ int manager_sample_now(Manager *m) {
                 .n_tenants = k,
                 .rt_nodes = nodes,
                 .n_rt_nodes = MIN(manager_rt_nodes(m, nodes, ELEMENTSOF(nodes)), ELEMENTSOF(nodes)),
+                .pf_stats = traffic.pf_stats,
+                .n_pf_stats = traffic.n_pf_stats,
+                .netdevs = traffic.netdevs,
+                .n_netdevs = traffic.n_netdevs,
         };
         r = sampler_sample(m->sampler, &in, now_usec(), realtime_usec(), &m->metrics);
         if (r < 0)

@@ -8,10 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sampler-internal.h"
 #include "sriovd/plan.h"
 #include "sriovd/proc-counters.h"
-#include "sriovd/sampler.h"
-#include "sriovd/util.h"
 
 struct Sampler {
         RootFs *root;
@@ -25,6 +24,7 @@ struct Sampler {
         CpuSet ksoftirqd_cpus;
         bool ksoftirqd_known;
         pid_t ksoftirqd[CPUSET_MAX];
+        TrafficBaseline traffic;
 };
 
 int sampler_new(RootFs *root, Sampler **ret) {
@@ -46,6 +46,7 @@ Sampler *sampler_free(Sampler *s) {
         counter_table_done(&s->softirqs);
         counter_table_done(&s->cpu_times);
         free(s->threads);
+        traffic_baseline_done(&s->traffic);
         free(s);
         return NULL;
 }
@@ -70,13 +71,6 @@ static bool class_is_rt(const Config *cfg, const char *name) {
         return c && (c->irq_cpus == IRQ_CPUS_RT || c->irq_cpus == IRQ_CPUS_VCPU || c->vcpu_pin_rt);
 }
 
-static const TenantInfo *tenant_of_vf(const SamplerInput *in, const char *vf) {
-        for (size_t i = 0; i < in->n_tenants; i++)
-                if (in->tenants[i].vf[0] && streq(in->tenants[i].vf, vf))
-                        return &in->tenants[i];
-        return NULL;
-}
-
 static int collect_owners(const SamplerInput *in, IrqOwner **ret, size_t *ret_n) {
         _cleanup_free_ IrqOwner *o = NULL;
         const Inventory *inv = in->inv;
@@ -89,7 +83,7 @@ static int collect_owners(const SamplerInput *in, IrqOwner **ret, size_t *ret_n)
                         const Vf *vf = j < pf->n_vfs ? &pf->vfs[j] : NULL;
                         const unsigned *irqs = vf ? vf->irqs : pf->irqs;
                         size_t n_irqs = vf ? vf->n_irqs : pf->n_irqs;
-                        const TenantInfo *t = vf ? tenant_of_vf(in, vf->addr) : NULL;
+                        const TenantInfo *t = vf ? sampler_tenant_of_vf(in, vf->addr) : NULL;
 
                         for (size_t k = 0; k < n_irqs; k++) {
                                 const Irq *q = inventory_find_irq(inv, irqs[k]);
@@ -113,26 +107,6 @@ static int collect_owners(const SamplerInput *in, IrqOwner **ret, size_t *ret_n)
 static const IrqOwner *find_owner(const IrqOwner *o, size_t n, unsigned irq) {
         IrqOwner key = { .irq = irq };
         return bsearch_safe(&key, o, n, sizeof(*o), owner_cmp);
-}
-
-/* Labels built up one by one; values cut at METRIC_LABEL_VALUE_MAX - 1 (ids are shorter). */
-typedef struct Labels {
-        MetricLabel l[METRIC_LABELS_MAX];
-        unsigned n;
-} Labels;
-
-static void label(Labels *ls, MetricLabelName name, const char *value) {
-        if (!value || !value[0] || ls->n >= METRIC_LABELS_MAX)
-                return;
-        ls->l[ls->n].name = name;
-        strscpy(ls->l[ls->n].value, sizeof(ls->l[ls->n].value), value);
-        ls->n++;
-}
-
-static void label_u(Labels *ls, MetricLabelName name, unsigned long v) {
-        char buf[24];
-        snprintf(buf, sizeof(buf), "%lu", v);
-        label(ls, name, buf);
 }
 
 static void label_node(Labels *ls, int node) {
@@ -492,6 +466,7 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         _cleanup_(counter_table_done) CounterTable irqs = {}, soft = {}, times = {};
         _cleanup_(counter_rates_done) CounterRates irq_rates = {}, soft_rates = {}, time_rates = {};
         _cleanup_(metric_snapshot_done) MetricSnapshot snap = {};
+        _cleanup_(traffic_baseline_done) TrafficBaseline traffic = {};
         _cleanup_free_ IrqOwner *owners = NULL;
         bool have_rates;
         uint64_t elapsed;
@@ -540,6 +515,8 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
                 r = sample_threads(s, &snap, owners, n_owners, &cpus.rt, elapsed);
         if (r >= 0)
                 r = sample_pools(&snap, in);
+        if (r >= 0)
+                r = sampler_traffic(&s->traffic, in, elapsed, &snap, &traffic);
         if (r < 0)
                 return r;
         metric_snapshot_sort(&snap);
@@ -552,6 +529,9 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         s->softirqs = soft;
         s->cpu_times = times;
         irqs = soft = times = (CounterTable) {};
+        traffic_baseline_done(&s->traffic);
+        s->traffic = traffic;
+        traffic = (TrafficBaseline) {};
         s->prev_usec = mono_usec;
         s->have_prev = true;
 

@@ -106,6 +106,7 @@ static void write_thread(int pid, const char *comm, unsigned utime, unsigned sti
 }
 
 static const char *run_export(const char *dir, const char *page, size_t size);
+static void test_traffic(Inventory *inv, const Config *cfg, RootFs *r, const TenantInfo *t);
 
 int main(int argc, char **argv) {
         char dir[] = "/tmp/sriovd-sampler-XXXXXX", classes[600], rows[512], irqbuf[4][16];
@@ -237,6 +238,8 @@ int main(int argc, char **argv) {
         ASSERT(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, pf->vfs[1].addr,
                         METRIC_LABEL_IRQ, irqbuf[3], METRIC_LABEL_CPU, "2", -1) == 0.0);
 
+        test_traffic(inv, cfg, r, &t);
+
         /* A /proc/interrupts that does not parse fails the sample and keeps the baseline. */
         {
                 char path[600];
@@ -319,4 +322,123 @@ static const char *run_export(const char *dir, const char *page, size_t size) {
         sh("grep -q '^sriovd_cpu_net_rx_softirqs_total{cpu=\"2\"} 3000' %s/scraped", dir);
         printf("promtool and node_exporter on 127.0.0.1:%d took the page (%zu bytes)\n", port, size);
         return NULL;
+}
+
+static VfCounters counters(uint64_t rx, uint64_t tx, uint64_t rx_drop, uint64_t tx_drop, uint32_t have) {
+        return (VfCounters) { .rx_packets = rx, .tx_packets = tx, .rx_bytes = rx * 100, .tx_bytes = tx * 100,
+                              .rx_dropped = rx_drop, .tx_dropped = tx_drop, .have = have };
+}
+
+/*
+ * VF and netdev traffic from known counter deltas, as the daemon's rtnetlink reads give them:
+ * VF 0 (the tenant's) counted by its PF; VF 1 with the PF's zeros and traffic on its host
+ * netdev (igb), taken from there; a VF reset; VF 1's source changing; the PF's own netdev.
+ */
+static void test_traffic(Inventory *inv, const Config *cfg, RootFs *r, const TenantInfo *t) {
+        _cleanup_(metric_snapshot_done) MetricSnapshot snap = {};
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        _cleanup_free_ char *page = NULL;
+        Pf *pf = &inv->pfs[0];
+        const char *vf0 = pf->vfs[0].addr, *vf1 = pf->vfs[1].addr;
+        const uint32_t all = 0xff, s64 = 0xff & ~VF_COUNTER_BROADCAST;
+        VfStats vfs[2] = { { .vf = pf->vfs[0].index }, { .vf = pf->vfs[1].index } };
+        NetdevStats pfs = { .ifindex = 10, .vfs = vfs, .n_vfs = 2 };
+        NetdevStats dump[3] = { { .ifindex = 10 }, { .ifindex = 20 }, { .ifindex = 21 } };
+        SamplerInput in = { .inv = inv, .cfg = cfg, .tenants = t, .n_tenants = 1,
+                            .pf_stats = &pfs, .n_pf_stats = 1, .netdevs = dump, .n_netdevs = 3 };
+        int saved[3] = { pf->ifindex, pf->vfs[0].ifindex, pf->vfs[1].ifindex };
+        char rows[64];
+        size_t size;
+
+#define VF0(name) METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, vf0, METRIC_LABEL_TENANT, "trader", \
+                  METRIC_LABEL_CLASS, "latency-critical", -1
+#define VF1(name) METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, vf1, -1
+        ASSERT(vfs[0].vf < vfs[1].vf);
+        pf->ifindex = 10;
+        pf->vfs[0].ifindex = 20;   /* bound on the host too: its netdev has its own series */
+        pf->vfs[1].ifindex = 21;
+        snprintf(rows, sizeof(rows), "%u 0 0 1 0", pf->irqs[0]);
+        write_interrupts(rows, 1);
+        ASSERT_EQ(sampler_new(r, &s), 0);
+
+        /* First period: the counters as read, no rates; VF 1's from its netdev. */
+        vfs[0].counters = counters(1000, 500, 10, 20, all);
+        vfs[1].counters = counters(0, 0, 0, 0, all);
+        dump[0].netdev = counters(5000, 4000, 0, 0, s64);
+        dump[1].netdev = counters(7, 7, 0, 0, s64);
+        dump[2].netdev = counters(300, 100, 1, 0, s64);
+        ASSERT_EQ(sampler_sample(s, &in, 1000000, 1700000000000000, &snap), 0);
+        ASSERT(value_of(&snap, "sriovd_vf_rx_packets_total", VF0()) == 1000);
+        ASSERT(value_of(&snap, "sriovd_vf_tx_bytes_total", VF0()) == 50000);
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_rx_packet_rate", VF0())));
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_drop_rate", VF0())));
+        ASSERT(value_of(&snap, "sriovd_vf_stats_from_netdev", VF0()) == 0);
+        ASSERT(value_of(&snap, "sriovd_vf_stats_from_netdev", VF1()) == 1);
+        ASSERT(value_of(&snap, "sriovd_vf_rx_packets_total", VF1()) == 300);
+        ASSERT(value_of(&snap, "sriovd_netdev_rx_packets_total", METRIC_LABEL_PF, pf->addr, -1) == 5000);
+        ASSERT(value_of(&snap, "sriovd_netdev_tx_packets_total", VF0()) == 7);
+
+        /* Two seconds later: (1200 - 1000) / 2 s, drops (14 - 10 + 22 - 20) / 2 s. */
+        vfs[0].counters = counters(1200, 700, 14, 22, all);
+        dump[0].netdev = counters(5100, 4000, 0, 0, s64);
+        dump[2].netdev = counters(300, 150, 1, 0, s64);
+        ASSERT_EQ(sampler_sample(s, &in, 3000000, 1700000002000000, &snap), 0);
+        ASSERT(value_of(&snap, "sriovd_vf_rx_packet_rate", VF0()) == 100.0);
+        ASSERT(value_of(&snap, "sriovd_vf_tx_packet_rate", VF0()) == 100.0);
+        ASSERT(value_of(&snap, "sriovd_vf_rx_byte_rate", VF0()) == 10000.0);
+        ASSERT(value_of(&snap, "sriovd_vf_drop_rate", VF0()) == 3.0);
+        ASSERT(value_of(&snap, "sriovd_vf_tx_packet_rate", VF1()) == 25.0);
+        ASSERT(value_of(&snap, "sriovd_vf_drop_rate", VF1()) == 0.0);
+        ASSERT(value_of(&snap, "sriovd_netdev_tx_packet_rate", VF1()) == 25.0);
+        ASSERT(value_of(&snap, "sriovd_netdev_rx_packet_rate", METRIC_LABEL_PF, pf->addr, -1) == 50.0);
+        ASSERT(value_of(&snap, "sriovd_netdev_rx_packet_rate", VF0()) == 0.0);
+
+        /* VF 0 reset (its counters went down): no rate this period. VF 1's PF counts now: the
+         * source changed, no rate either; the netdev's own series is unaffected. */
+        vfs[0].counters = counters(5, 5, 0, 0, all);
+        vfs[1].counters = counters(10, 10, 0, 0, all);
+        dump[2].netdev = counters(300, 170, 1, 0, s64);
+        ASSERT_EQ(sampler_sample(s, &in, 5000000, 1700000004000000, &snap), 0);
+        ASSERT(value_of(&snap, "sriovd_vf_rx_packets_total", VF0()) == 5);
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_rx_packet_rate", VF0())));
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_drop_rate", VF0())));
+        ASSERT(value_of(&snap, "sriovd_vf_stats_from_netdev", VF1()) == 0);
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_tx_packet_rate", VF1())));
+        ASSERT(value_of(&snap, "sriovd_netdev_tx_packet_rate", VF1()) == 10.0);
+
+        /* And back: both VFs have rates again. */
+        vfs[0].counters = counters(25, 5, 0, 0, all);
+        vfs[1].counters = counters(10, 30, 0, 0, all);
+        ASSERT_EQ(sampler_sample(s, &in, 7000000, 1700000006000000, &snap), 0);
+        ASSERT(value_of(&snap, "sriovd_vf_rx_packet_rate", VF0()) == 10.0);
+        ASSERT(value_of(&snap, "sriovd_vf_tx_packet_rate", VF1()) == 10.0);
+
+        /* A kernel without the drop counters (before 4.20): no drop rate, not a zero. */
+        vfs[0].counters = counters(45, 5, 0, 0, all & ~(VF_COUNTER_RX_DROPPED | VF_COUNTER_TX_DROPPED));
+        ASSERT_EQ(sampler_sample(s, &in, 9000000, 1700000008000000, &snap), 0);
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_drop_rate", VF0())));
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_rx_dropped_total", VF0())));
+        ASSERT(value_of(&snap, "sriovd_vf_rx_packet_rate", VF0()) == 10.0);
+
+        /* Nothing read (a fixture root, netlink down): no traffic series at all. */
+        in.pf_stats = NULL, in.n_pf_stats = 0, in.netdevs = NULL, in.n_netdevs = 0;
+        ASSERT_EQ(sampler_sample(s, &in, 11000000, 1700000010000000, &snap), 0);
+        ASSERT(!has_sample(&snap, "sriovd_vf_rx_packets_total", METRIC_LABEL_VF, vf0));
+        ASSERT(!has_sample(&snap, "sriovd_netdev_rx_packets_total", METRIC_LABEL_PF, pf->addr));
+        in.pf_stats = &pfs, in.n_pf_stats = 1, in.netdevs = dump, in.n_netdevs = 3;
+        ASSERT_EQ(sampler_sample(s, &in, 13000000, 1700000012000000, &snap), 0);
+        /* After a period without, the counters are a new first sample. */
+        ASSERT(isnan(value_of(&snap, "sriovd_vf_rx_packet_rate", VF0())));
+
+        ASSERT_EQ(sampler_prom_page(&snap, &page, &size), 0);
+        ASSERT_CONTAINS(page, "# TYPE sriovd_vf_rx_packets_total counter\n");
+        ASSERT_CONTAINS(page, "# TYPE sriovd_vf_drop_rate gauge\n");
+        ASSERT(!strstr(page, "NaN"));
+        for (size_t i = 0; i < snap.n_samples; i++)
+                ASSERT(sampler_family_help(snap.samples[i].name));
+#undef VF0
+#undef VF1
+        pf->ifindex = saved[0];
+        pf->vfs[0].ifindex = saved[1];
+        pf->vfs[1].ifindex = saved[2];
 }

@@ -6,12 +6,13 @@
 # what it found as JSON lines on its second serial port; the assertions are made here, on the
 # state the guest recorded (never on timing).
 #
-#   test-vm.py SRIOVD GUEST [HELPER]      GUEST: std | rt | daemon | vfio | stats
+#   test-vm.py SRIOVD GUEST [HELPER]      GUEST: std | rt | daemon | vfio | stats | traffic
 #
 # HELPER is the guest's own program: for vfio, tests/vm/vfio-msix.c, which enables a VF's MSI-X
 # through VFIO as QEMU does for a guest, so that the kernel makes real vfio-msix vectors for
 # sriovd to find; for stats, tests/vm/vf-stats.c, sriovd's counter reader (netdev-stats.c) with
-# frames sent out of a VF.
+# frames sent out of a VF; for traffic, tests/vm/traffic-probe.c, which paces frames out of a VF
+# and records sriovd's metrics file and journal entries.
 #
 # Exit 77 (skip) without QEMU's igb device or the cache, unless SRIOVD_VM_REQUIRED=1.
 import base64
@@ -103,8 +104,34 @@ GUESTS = {
     "daemon": ("kernel-std", "threadirqs", "daemon.sh"),
     "vfio": ("kernel-std", "", "vfio.sh"),
     "stats": ("kernel-std", "", "stats.sh"),
+    "traffic": ("kernel-std", "", "traffic.sh"),
 }
-HELPERS = {"vfio": "/usr/local/sbin/vfio-msix", "stats": "/usr/local/sbin/vf-stats"}
+HELPERS = {"vfio": "/usr/local/sbin/vfio-msix", "stats": "/usr/local/sbin/vf-stats",
+           "traffic": "/usr/local/sbin/traffic-probe"}
+
+# The traffic guest's rule: VF 0's tx packets per second, over 20 (the probe sends 100) for 3
+# periods raises it, at most 5 for 3 periods clears it.
+TRAFFIC_ALERT = "vf0-traffic"
+TRAFFIC_METRIC = "sriovd_vf_tx_packet_rate"
+TRAFFIC_THRESHOLD = 20.0
+TRAFFIC_CLEAR = 5.0
+TRAFFIC_PERIODS = 3
+MSG_ALERT_RAISED = "853e3175dcba4be788ba9806f0bc50c8"     # include/sriovd/log.h
+MSG_ALERT_CLEARED = "58fcbe781d9a41a396bbf0b5c90aa369"
+
+
+def traffic_config():
+    text = config(vf_settings=False).replace(
+        "vf_timeout_sec = 60\n",
+        "vf_timeout_sec = 60\nmonitor_interval_sec = 1\nmetrics_file = /tmp/sriovd.prom\n")
+    return text + f"""
+[alert {TRAFFIC_ALERT}]
+metric = {TRAFFIC_METRIC}
+threshold = {TRAFFIC_THRESHOLD:g}
+clear = {TRAFFIC_CLEAR:g}
+periods = {TRAFFIC_PERIODS}
+vf = {VF_ADDRS[0]}
+"""
 
 
 def conf_files(guest):
@@ -135,6 +162,8 @@ def conf_files(guest):
             "tenant": PT_TENANT, "class": "passthrough", "kind": "vf", "vf": TENANT_VF,
             "mac": "52:54:00:aa:00:02", "vlan": None, "domain": None, "numa_node": None,
             "coalesce": None, "seq": 1}])
+    if guest == "traffic":
+        conf_dir("conf-traffic", traffic_config())
     files["/vm/env.sh"] = (f"WANT_VFS={NUM_VFS}\nWANT_VLAN={VLAN}\nWANT_CPUS={RT_CPUS}\n"
                            f"PT_CPUS={PT_CPUS}\nPT_VECTORS={PT_VECTORS}\n").encode()
     return files
@@ -712,6 +741,153 @@ def test_stats(g, c):
             or _fail(vf_in_dump))
 
 
+PROM_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+PROM_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def prom_samples(page):
+    """[(family, {label: value}, value)] of a Prometheus text page."""
+    out = []
+    for line in page.splitlines():
+        m = PROM_LINE.match(line)
+        if m:
+            out.append((m.group(1), dict(PROM_LABEL.findall(m.group(2) or "")), float(m.group(3))))
+    return out
+
+
+def prom_value(samples, family, **labels):
+    """The one sample of family with those labels (and maybe more), None when absent (NaN is left out)."""
+    found = [v for f, ls, v in samples if f == family and all(ls.get(k) == w for k, w in labels.items())]
+    assert len(found) <= 1, f"{family} {labels}: {len(found)} samples"
+    return found[0] if found else None
+
+
+def prom_sum(samples, family, **labels):
+    found = [v for f, ls, v in samples if f == family and all(ls.get(k) == w for k, w in labels.items())]
+    return sum(found) if found else None
+
+
+def test_traffic(g, c):
+    """Issue 18's real-kernel "Done when": sriovd as a daemon sampling every second; frames out of
+    VF 0's netdev raise the VF's packet counters and its IRQs' rates in the exported file, and an
+    alert rule on the VF's tx packet rate raises after exactly its periods and clears after the
+    traffic stops. Every version of the file and every journal entry was recorded in the order
+    they came: each entry belongs to the last version before it (sriovd writes the file, then
+    feeds the alerts), so the sample that raised is known exactly; the gaps between versions are
+    printed (a version the probe missed would show as a gap of two periods and fail the run
+    checks, never pass them wrongly). igb reports zero IFLA_VF_STATS: the VF's figures are its
+    host netdev's."""
+    setup = g.step("traffic-setup")
+    send = g.step("send")
+    log = g.step("daemon-log")
+    watch = g.step("watch")["data"]
+    vf = setup["vf"]
+    sent = json.loads(send["data"]) if send["rc"] == 0 else None
+    versions, entries = [], []           # versions: (t, samples); entries: (t, fields, index of its version)
+    for line in watch.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if "file" in rec:
+            versions.append((rec["t"], prom_samples(rec["file"])))
+        elif "journal" in rec:
+            entries.append((rec["t"], rec["journal"], len(versions) - 1))
+    messages = "\n".join(f"{t:.3f} {e.get('MESSAGE', '')}" for t, e, _ in entries)
+    print(f"info  {c.name}: {len(versions)} versions of the metrics file, {len(entries)} journal entries; "
+          f"setup {setup}; send {send['data'].strip()} {send['stderr'].strip()}")
+    c.check("traffic-probe sent every frame out of VF 0's netdev",
+            lambda: sent and sent["sent"] == setup["rate"] * setup["seconds"]
+            or _fail(f"exit {send['rc']}: {send['stderr']}"))
+    c.check("sriovd logged natively (journal entries with sriovd's fields) and wrote the file each period",
+            lambda: len(versions) >= 10 and any("MESSAGE_ID" in e for _, e, _ in entries)
+            or _fail(f"{len(versions)} versions, {len(entries)} entries; watch stderr "
+                     f"{g.step('watch-err')['data']!r}; log {log['data'][-2000:]!r}"))
+    if not sent or not versions:
+        return
+    t0, t1 = sent["t0"], sent["t1"]
+
+    rates = [prom_value(smp, TRAFFIC_METRIC, vf=vf) for _, smp in versions]
+    times = [t for t, _ in versions]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    print(f"info  {c.name}: traffic {t0:.1f}..{t1:.1f} s; periods (file time: {TRAFFIC_METRIC}): " +
+          ", ".join(f"{t:.1f}: {'-' if r is None else f'{r:.1f}'}" for t, r in zip(times, rates)) +
+          f"; gaps between versions {min(gaps):.2f}..{max(gaps):.2f} s")
+    before = [i for i, t in enumerate(times) if t < t0]
+    during = [i for i, t in enumerate(times) if t0 + 1.5 < t <= t1]
+    after = [i for i, t in enumerate(times) if t > t1 + 1.5]
+    c.check("versions of the file before, during and after the traffic",
+            lambda: before and during and after or _fail(f"{len(before)}/{len(during)}/{len(after)}"))
+    if not (before and during and after):
+        return
+    first, last = versions[before[-1]][1], versions[after[-1]][1]
+
+    def tx_total(smp):
+        return prom_value(smp, "sriovd_vf_tx_packets_total", vf=vf)
+
+    c.check(f"VF 0's tx packets in the file rose by the {sent['sent']} frames sent (its counter, *_total)",
+            lambda: tx_total(first) is not None and tx_total(last) is not None
+            and sent["sent"] <= tx_total(last) - tx_total(first) < sent["sent"] + 50
+            or _fail(f"{tx_total(first)} -> {tx_total(last)}"))
+    c.check("igb reports zero IFLA_VF_STATS: VF 0's figures are its host netdev's (sriovd_vf_stats_from_netdev 1)",
+            lambda: all(prom_value(versions[i][1], "sriovd_vf_stats_from_netdev", vf=vf) == 1 for i in during)
+            or _fail([prom_value(versions[i][1], "sriovd_vf_stats_from_netdev", vf=vf) for i in during]))
+    c.check(f"VF 0's tx packet rate near the {setup['rate']}/s sent while the traffic ran (VF and netdev families)",
+            lambda: all(rates[i] is not None and 0.6 * setup["rate"] <= rates[i] <= 1.4 * setup["rate"]
+                        and abs(prom_value(versions[i][1], "sriovd_netdev_tx_packet_rate", vf=vf) - rates[i]) < 1e-6
+                        for i in during)
+            or _fail([rates[i] for i in during]))
+    c.check("the e1000e is no VF's or PF's: no series of it", lambda: all(
+        ls.get("pf") == PF_ADDR for _, smp in versions for f, ls, _ in smp
+        if f.startswith("sriovd_netdev_")) or _fail("a netdev series without the igb PF"))
+
+    def irq_rate(i):
+        return prom_sum(versions[i][1], "sriovd_irq_rate", vf=vf) or 0.0
+
+    quiet = max(irq_rate(i) for i in before)
+    busy = max(irq_rate(i) for i in during)
+    c.check(f"VF 0's IRQs' rates in the file rose with the traffic (sriovd_irq_rate summed: {quiet:.1f}/s -> {busy:.1f}/s)",
+            lambda: busy >= 10 and busy > 2 * quiet + 1 or _fail(f"{quiet} -> {busy}"))
+    pf_rx = [prom_value(versions[i][1], "sriovd_netdev_rx_packet_rate", pf=PF_ADDR, vf=None) for i in during]
+    print(f"info  {c.name}: PF netdev rx rates during traffic: {pf_rx}")
+
+    raised = [(t, e, k) for t, e, k in entries
+              if e.get("MESSAGE_ID") == MSG_ALERT_RAISED and e.get("SRIOVD_ALERT") == TRAFFIC_ALERT]
+    cleared = [(t, e, k) for t, e, k in entries
+               if e.get("MESSAGE_ID") == MSG_ALERT_CLEARED and e.get("SRIOVD_ALERT") == TRAFFIC_ALERT]
+    c.check(f"one raise (MESSAGE_ID {MSG_ALERT_RAISED}) and one clear (MESSAGE_ID {MSG_ALERT_CLEARED}) of {TRAFFIC_ALERT}",
+            lambda: len(raised) == 1 and len(cleared) == 1 and raised[0][0] < cleared[0][0]
+            or _fail(messages[-3000:]))
+    if len(raised) != 1 or len(cleared) != 1:
+        return
+    _, rec, j = raised[0]
+    _, crec, m = cleared[0]
+
+    def above(i):
+        return i >= 0 and rates[i] is not None and rates[i] > TRAFFIC_THRESHOLD
+
+    def at_clear(i):
+        return i >= 0 and rates[i] is not None and rates[i] <= TRAFFIC_CLEAR
+
+    n = TRAFFIC_PERIODS
+    c.check(f"raised with the last of {n} consecutive samples above {TRAFFIC_THRESHOLD:g}, not before: "
+            f"version {j} of the file, the run starting at {times[j - n + 1] - t0:+.1f} s from the first frame",
+            lambda: all(above(i) for i in range(j - n + 1, j + 1)) and not above(j - n)
+            and times[j - n + 1] > t0
+            or _fail(f"version {j}; rates {rates[max(0, j - n - 1):j + 1]}"))
+    c.check("the raise entry's value is that sample's, with the rule's and the VF's fields",
+            lambda: abs(float(rec["SRIOVD_VALUE"]) - rates[j]) <= 1e-5 * max(1.0, rates[j])
+            and rec.get("SRIOVD_VF") == vf and rec.get("SRIOVD_PF") == PF_ADDR
+            and rec.get("SRIOVD_PERIODS") == str(n) and rec.get("SRIOVD_METRIC") == TRAFFIC_METRIC
+            and rec.get("PRIORITY") == "4"
+            or _fail(rec))
+    c.check(f"cleared with the last of {n} consecutive samples at or below {TRAFFIC_CLEAR:g} after the traffic stopped",
+            lambda: all(at_clear(i) for i in range(m - n + 1, m + 1)) and not at_clear(m - n)
+            and times[m - n + 1] > t1 and abs(float(crec["SRIOVD_VALUE"]) - rates[m]) <= 1e-5 * max(1.0, rates[m])
+            or _fail(f"version {m}; rates {rates[max(0, m - n - 1):m + 1]}; {crec}"))
+    c.check("SIGTERM: exit 0", lambda: log["rc"] == 0 or _fail(f"exit {log['rc']}"))
+
+
 def _fail(msg):
     raise AssertionError(msg)
 
@@ -742,7 +918,7 @@ def main():
         g = run_guest(name, sriovd, tmp, helper if name in HELPERS else None)
         {"std": lambda: test_once(g, c, rt=False), "rt": lambda: test_once(g, c, rt=True),
          "daemon": lambda: test_daemon(g, c), "vfio": lambda: test_vfio(g, c),
-         "stats": lambda: test_stats(g, c)}[name]()
+         "stats": lambda: test_stats(g, c), "traffic": lambda: test_traffic(g, c)}[name]()
         ok = c.report()
     except AssertionError as e:
         c.report()
