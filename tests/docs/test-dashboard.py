@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-dashboard.py — the shipped Grafana dashboard asks only for metrics sriovd really exports
 #
-# usage: test-dashboard.py DASHBOARD.json SRIOVD SAMPLER_EXPORT_C   (env: SRIOVD_BUILD_DIR, SRIOVD_MKHOST)
+# usage: test-dashboard.py DASHBOARD.json SRIOVD SAMPLER_EXPORT_C [--prometheus]
+#        (env: SRIOVD_SOURCE_DIR, SRIOVD_BUILD_DIR, SRIOVD_MKHOST)
 #
 # The exported names come from the real daemon, not from a list copied here: sriovd runs on a copy
 # of the two-socket fixture (with the /proc files the sampler reads and the fixture does not model:
@@ -18,6 +19,15 @@
 # dashboard's shape is checked as Grafana imports it. The checker first runs on synthetic bad
 # dashboards (an unknown metric, a node_* metric, a metric the alert built-ins name but nothing
 # exports, a panel without a datasource), so it cannot pass by catching nothing.
+#
+# --prometheus: the queries on real data instead. The real sriovd with two tenants (allocated on a
+# private bus) while interrupts arrive in the fixture's /proc/interrupts, its file served by a
+# real prometheus-node-exporter and scraped each second by a real Prometheus; then every query,
+# as Grafana sends it for this host, must evaluate and return series (but the pool alert
+# condition, which needs tenants waiting while VFs are free), the heatmap's "RT" rows must be
+# exactly the fixture's RT CPUs and its other rows none of them, each tenant must have a rate,
+# the alert table an interference row for the RT CPU taking foreign interrupts, and the pool
+# panel's target line vf_target_utilization's 0.85.
 
 import copy
 import json
@@ -30,6 +40,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 # PromQL's functions (Prometheus 2.x and 3.x), aggregation operators and keywords: never metrics.
 FUNCTIONS = set("""
@@ -246,53 +259,237 @@ def add_proc_files(root, mkhost):
             f.write(f"ksoftirqd/{c}\n")
 
 
-def exported_families(sriovd, tmp):
-    """The families of the metrics file the real sriovd writes on a fixture host, once a second
-    period has given the rates their values. None (with the reason) when it cannot run."""
-    sys.path.insert(0, os.path.dirname(os.environ["SRIOVD_MKHOST"]))
-    import mkhost  # noqa: E402  (tests/fixtures)
+class FixtureDaemon:
+    """The real sriovd on a copy of the two-socket fixture, sampling every second into its own
+    metrics file; bus: a private bus's address, or None for none at all (never this host's)."""
 
-    root = os.path.join(tmp, "root")
-    shutil.copytree(os.path.join(os.environ["SRIOVD_BUILD_DIR"], "tests", "fixture-two-socket"), root, symlinks=True)
-    add_proc_files(root, mkhost)
-    for d in ["state", "run", "metrics"]:
-        os.mkdir(os.path.join(tmp, d))
-    prom = os.path.join(tmp, "metrics", "sriovd.prom")
-    conf = os.path.join(tmp, "sriovd.conf")
-    with open(conf, "w") as f:
-        f.write(f"[daemon]\nstate_dir = {tmp}/state\ndrift_check_sec = 0\nmonitor_interval_sec = 1\n"
-                f"metrics_file = {prom}\n\n[match 15b3:101d]\nnum_vfs = 8\n")
-    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    notify.bind(os.path.join(tmp, "notify"))
-    # No bus at all: sriovd keeps trying to connect and samples meanwhile; never this host's bus.
-    env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"), RUNTIME_DIRECTORY=os.path.join(tmp, "run"),
-               DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + os.path.join(tmp, "no-bus"))
-    env.pop("JOURNAL_STREAM", None)
-    log = open(os.path.join(tmp, "stderr"), "w+")
-    proc = subprocess.Popen([sriovd, "--root", root, "--config", conf], env=env, stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 30
-        text = ""
-        while time.monotonic() < deadline and proc.poll() is None:
-            # Rates have values from the second period on: then every family has its samples.
-            if os.path.exists(prom):
-                with open(prom) as f:
+    def __init__(self, sriovd, tmp, bus=None):
+        sys.path.insert(0, os.path.dirname(os.environ["SRIOVD_MKHOST"]))
+        import mkhost  # noqa: E402  (tests/fixtures)
+
+        self.tmp = tmp
+        self.root = os.path.join(tmp, "root")
+        shutil.copytree(os.path.join(os.environ["SRIOVD_BUILD_DIR"], "tests", "fixture-two-socket"), self.root,
+                        symlinks=True)
+        add_proc_files(self.root, mkhost)
+        for d in ["state", "run", "metrics"]:
+            os.mkdir(os.path.join(tmp, d))
+        shutil.copytree(os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "conf", "tenant-classes.d"),
+                        os.path.join(tmp, "tenant-classes.d"))
+        self.prom = os.path.join(tmp, "metrics", "sriovd.prom")
+        conf = os.path.join(tmp, "sriovd.conf")
+        with open(conf, "w") as f:
+            f.write(f"[daemon]\nstate_dir = {tmp}/state\ndrift_check_sec = 0\nmonitor_interval_sec = 1\n"
+                    f"metrics_file = {self.prom}\naccess_group = root\n\n[match 15b3:101d]\nnum_vfs = 8\n")
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(os.path.join(tmp, "notify"))
+        self.notify.settimeout(60)
+        # Without a bus sriovd keeps trying to connect and samples meanwhile.
+        env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"), RUNTIME_DIRECTORY=os.path.join(tmp, "run"),
+                   DBUS_SYSTEM_BUS_ADDRESS=bus or "unix:path=" + os.path.join(tmp, "no-bus"))
+        env.pop("JOURNAL_STREAM", None)
+        self.log = open(os.path.join(tmp, "stderr"), "w+")
+        self.proc = subprocess.Popen([sriovd, "--root", self.root, "--config", conf], env=env, stdout=self.log,
+                                     stderr=self.log)
+        try:
+            while "READY=1" not in self.notify.recv(4096).decode():
+                pass
+        except socket.timeout:
+            self.fail("never READY=1")
+
+    def fail(self, why):
+        self.stop()
+        self.log.seek(0)
+        sys.exit(f"sriovd: {why}:\n{self.log.read()[-3000:]}")
+
+    def second_period(self, timeout=30):
+        """The metrics file once rates have values (the second period on): every family has samples."""
+        deadline, text = time.monotonic() + timeout, ""
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if os.path.exists(self.prom):
+                with open(self.prom) as f:
                     text = f.read()
-                if re.search(r"^sriovd_irq_rate\{", text, re.M) and re.search(r"^sriovd_cpu_net_rx_softirq_rate\{",
-                                                                               text, re.M):
-                    break
+                if re.search(r"^sriovd_irq_rate\{", text, re.M) and \
+                        re.search(r"^sriovd_cpu_net_rx_softirq_rate\{", text, re.M):
+                    return text
             time.sleep(0.1)
-        else:
-            log.seek(0)
-            sys.exit(f"sriovd wrote no second period to {prom} (rc {proc.poll()}):\n{log.read()}\n{text[:2000]}")
+        self.fail(f"no second period in {self.prom} (rc {self.proc.poll()}); the file: {text[:1000]}")
+
+    def bump_interrupts(self, n):
+        """Interrupts arriving: n more on every CPU an IRQ has landed on, and on CPU 2 (an RT CPU
+        of the fixture) from IRQ 9, which no RT tenant owns. Replaced by rename, as the kernel's
+        file is never seen half written."""
+        path = os.path.join(self.root, "proc", "interrupts")
+        with open(path) as f:
+            lines = f.read().splitlines()
+        ncpus = len(lines[0].split())
+        out = [lines[0]]
+        for line in lines[1:]:
+            head, _, rest = line.partition(":")
+            fields = rest.split()
+            if not head.strip().isdigit() or len(fields) < ncpus:
+                out.append(line)
+                continue
+            counts = [int(x) for x in fields[:ncpus]]
+            counts = [c + n if c else c for c in counts]
+            if head.strip() == "9":
+                counts[2] += n
+            out.append(head + ":" + "".join(" %10d" % c for c in counts) + " " + " ".join(fields[ncpus:]))
+        with open(path + ".new", "w") as f:
+            f.write("\n".join(out) + "\n")
+        os.rename(path + ".new", path)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=20)
+        self.notify.close()
+
+
+def exported_families(sriovd, tmp):
+    """The families of the metrics file the real sriovd writes on a fixture host, with samples."""
+    d = FixtureDaemon(sriovd, tmp)
+    try:
+        text = d.second_period()
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=20)
-        notify.close()
+        d.stop()
     families = dict(re.findall(r"^# TYPE (%s) (\w+)$" % NAME, text, re.M))
     sampled = set(re.findall(r"^(%s)[{ ]" % NAME, text, re.M))
     return families, sampled
+
+
+# ---- the queries on real data: sriovd -> node_exporter -> Prometheus ----
+
+RT_CPUS = set(range(2, 8)) | set(range(18, 24))      # the fixture's isolcpus
+TENANTS = {"t-lc": "latency-critical", "t-tp": "throughput"}
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def prom_query(port, query):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        return json.loads(e.read() or b"{}") or {"status": "error", "error": str(e)}
+    except (urllib.error.URLError, ConnectionError):
+        return {"status": "error", "error": "no answer"}
+
+
+def as_promql(expr, instance):
+    """A dashboard query as Grafana sends it for this host; label_values() as its selector."""
+    e = expr.replace("$__rate_interval", "10s").replace("$instance", instance)
+    m = re.fullmatch(r"\s*label_values\s*\((.*),\s*\w+\s*\)\s*", e, re.S)
+    return m.group(1) if m else e
+
+
+def evaluate(dash, sriovd, tmp):
+    """Every query of the dashboard on what Prometheus scraped from a real sriovd through a real
+    node_exporter: it must evaluate, and return series (the ones that may be empty are named),
+    and the panels that mark or compare must do so on this host's facts. 77 without the tools."""
+    tools = ["dbus-daemon", "busctl", "prometheus", "prometheus-node-exporter"]
+    missing = [t for t in tools if not shutil.which(t)]
+    if missing:
+        print(f"SKIP: {', '.join(missing)} not installed (Debian: dbus, systemd, prometheus, prometheus-node-exporter)")
+        return 77
+    sys.path.insert(0, os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "tests", "dbus"))
+    import minibus  # noqa: E402
+
+    procs = []
+    bus = minibus.PrivateBus(tmp, os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "conf", "org.sriovd.Manager1.conf"))
+    d = FixtureDaemon(sriovd, tmp, bus.address)
+    try:
+        for tenant, cls in TENANTS.items():
+            r = subprocess.run(["busctl", "--address=" + bus.address, "call", "org.sriovd.Manager1",
+                                "/org/sriovd/Manager1", "org.sriovd.Manager1", "Allocate", "sssa{sv}", tenant, cls,
+                                "vm-" + tenant, "0"], capture_output=True, text=True, timeout=30)
+            assert r.returncode == 0, f"Allocate {tenant}: {r.stderr}"
+        d.second_period()
+        ne_port, prom_port = free_port(), free_port()
+        instance = f"127.0.0.1:{ne_port}"
+        procs.append(subprocess.Popen(["prometheus-node-exporter", "--collector.disable-defaults", "--collector.textfile",
+                                       "--collector.textfile.directory=" + os.path.dirname(d.prom),
+                                       f"--web.listen-address={instance}"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        conf = os.path.join(tmp, "prometheus.yml")
+        with open(conf, "w") as f:
+            json.dump({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                       "scrape_configs": [{"job_name": "sriovd", "static_configs": [{"targets": [instance]}]}]}, f)
+        procs.append(subprocess.Popen(["prometheus", "--config.file=" + conf, "--storage.tsdb.path=" + tmp + "/tsdb",
+                                       f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=error"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # Interrupts keep arriving; enough scrapes for rate() over 10 s, and interference above
+        # the built-in threshold on RT CPU 2.
+        deadline, ready = time.monotonic() + 60, False
+        while time.monotonic() < deadline and not ready:
+            d.bump_interrupts(200)
+            time.sleep(0.5)
+            n = prom_query(prom_port, f'count_over_time(sriovd_vf_target_utilization_ratio{{instance="{instance}"}}[1m])')
+            hot = prom_query(prom_port, f'sriovd_rt_cpu_interference_rate{{instance="{instance}", cpu="2"}} > 10')
+            ready = (n.get("status") == "success" and n["data"]["result"] and
+                     float(n["data"]["result"][0]["value"][1]) >= 8 and hot.get("data", {}).get("result"))
+        assert ready, f"Prometheus has not scraped sriovd's file 8 times with interference on CPU 2: {n} {hot}"
+
+        results, failures = {}, []
+        for where, expr in expressions(dash):
+            q = as_promql(expr, instance)
+            r = prom_query(prom_port, q)
+            if r.get("status") != "success":
+                failures.append(f"{where}: Prometheus: {r.get('error')} ({q})")
+                continue
+            results[where] = r["data"]["result"]
+            may_be_empty = "vf-pool-underused" in expr   # needs tenants waiting while VFs are free
+            if not results[where] and not may_be_empty:
+                failures.append(f"{where}: no series on a host with tenants and interrupts: {q}")
+            print(f"{len(results[where]):3} series: {where}")
+
+        def series(title, ref):
+            return results.get(f"panel {title!r} target {ref}", [])
+
+        def panel_title(prefix):
+            return next(p["title"] for p in walk_panels(dash["panels"]) if p["title"].startswith(prefix))
+
+        heat = panel_title("NIC interrupts per CPU")
+        rt_rows = {int(s["metric"]["cpu"]) for s in series(heat, "A")}
+        other_rows = {int(s["metric"]["cpu"]) for s in series(heat, "B")}
+        if not rt_rows or not rt_rows <= RT_CPUS or other_rows & RT_CPUS:
+            failures.append(f"heatmap: RT rows {sorted(rt_rows)}, others {sorted(other_rows)}; RT CPUs {sorted(RT_CPUS)}")
+        by_tenant = {s["metric"].get("tenant"): float(s["value"][1])
+                     for s in series(panel_title("Interrupts per second by tenant"), "A")}
+        if set(by_tenant) != set(TENANTS) or not all(v > 0 for v in by_tenant.values()):
+            failures.append(f"interrupts by tenant: {by_tenant}, want a positive rate for each of {sorted(TENANTS)}")
+        by_class = {s["metric"].get("class") for s in series(panel_title("Interrupts per second by tenant class"), "A")}
+        if by_class != set(TENANTS.values()):
+            failures.append(f"interrupts by class: {by_class}")
+        alerts = [(s["metric"].get("alert"), s["metric"].get("cpu")) for s in series(panel_title("Built-in alert"), "A")]
+        if ("rt-cpu-interference", "2") not in alerts:
+            failures.append(f"alert table: no rt-cpu-interference row for CPU 2: {alerts}")
+        target = series(panel_title("VF pool utilization per PF"), "B")
+        if [float(s["value"][1]) for s in target] != [0.85]:
+            failures.append(f"VF pool panel's target line: {target}")
+        held = {s["metric"]["pf"]: float(s["value"][1]) for s in series(panel_title("VFs per PF"), "A")}
+        if sum(held.values()) != len(TENANTS):
+            failures.append(f"VFs held per PF: {held}, want {len(TENANTS)} in all")
+        for f in failures:
+            print("FAIL: " + f)
+        if failures:
+            return 1
+        print(f"{len(results)} queries evaluated by Prometheus on sriovd's file through node_exporter ({instance}): "
+              f"heatmap RT rows {sorted(rt_rows)}, tenants {by_tenant}, alert rows {alerts}")
+        return 0
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=20)
+        d.stop()
+        bus.stop()
 
 
 def self_test(good, exported):
@@ -348,6 +545,12 @@ def main():
     dashboard_path, sriovd, export_c = sys.argv[1:4]
     with open(dashboard_path) as f:
         dash = json.load(f)
+    if sys.argv[4:] == ["--prometheus"]:
+        tmp = tempfile.mkdtemp(prefix="sriovd-dashboard-")
+        try:
+            return evaluate(dash, sriovd, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     with open(export_c) as f:
         help_table = set(re.findall(r'\{ "(sriovd_\w+)",', f.read()))
