@@ -8,7 +8,8 @@ vendor=$1
 etc=$2
 dest=${DESTDIR:-}
 cd "$dest$vendor"
-find . -type f | sort | while read -r f; do
+# grafana/ is data for Grafana, not this host's configuration: it stays in the vendor directory.
+find . -path ./grafana -prune -o -type f -print | sort | while read -r f; do
         target="$dest$etc/${f#./}"
         if [ -e "$target" ]; then
                 echo "Keeping $etc/${f#./} (the shipped one is $vendor/${f#./})"

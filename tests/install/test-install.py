@@ -4,6 +4,7 @@
 # with meson's default prefix, gives a tree that works: the unit starts the installed sriovd, which
 # reads the installed sriovd.conf, the bus policy is where dbus-daemon reads it, the unit where
 # systemd reads it; and a second install keeps an edited sriovd.conf.
+import json
 import os
 import re
 import shutil
@@ -94,6 +95,14 @@ def check_tree(name, dest):
     modules = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs if d.endswith("/modules-load.d")]
     check(len(modules) == 1 and re.search(r"^vfio-pci$", open(modules[0]).read(), re.M),
           f"{name}: a modules-load.d entry loads vfio-pci ({modules})")
+    # The Grafana dashboard, in the data directory beside the shipped defaults, as valid JSON.
+    dashboards = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs if f == "sriovd-dashboard.json"]
+    share = "/usr/share/sriovd/grafana" if name == "--prefix=/usr" else "/usr/local/share/sriovd/grafana"
+    ok = len(dashboards) == 1 and "/" + os.path.relpath(os.path.dirname(dashboards[0]), dest) == share
+    # ... and not copied to the configuration directory as if it were policy (a conffile in the .deb).
+    if check(ok, f"{name}: the Grafana dashboard installed in {share}, only there ({dashboards})"):
+        with open(dashboards[0]) as f:
+            check(json.load(f).get("panels"), f"{name}: the installed dashboard is JSON with panels")
     return conf_file
 
 
