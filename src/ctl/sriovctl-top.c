@@ -837,9 +837,10 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
                 if (!fetched || next == 0)
                         next = now_usec() + interval;
                 term_size(&cols, &rows);
-                r = draw(&ls, &f, escapes ? rows : MAX(rows, (size_t) 8), true);
+                /* A dumb terminal gets lines cut to its width; a pipe whole frames. */
+                r = draw(&ls, &f, escapes ? rows : 0, true);
                 if (r >= 0)
-                        r = print_frame(&ls, cols, escapes ? rows : 0, escapes);
+                        r = print_frame(&ls, tty ? cols : 0, escapes ? rows : 0, escapes);
                 /* A dumb terminal gets the frames one after another, a blank line between them. */
                 if (r >= 0 && !escapes && write(STDOUT_FILENO, "\n", 1) < 0)
                         r = -errno;
