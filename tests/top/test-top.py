@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-top.py — `sriovctl top` against the real sriovd (monitor_interval_sec = 1) on a fixture copy
 # and a private bus (tests/dbus's harness): a tenant's IRQ made to fire ~200/s by rewriting the
-# fixture's /proc/interrupts, then --once (text and --json) read as a script would, and the live
-# view run in a real terminal under tmux: drawn, sorted with s, squeezed by a resize, left with q
-# and with ^C, the shell's screen and its tty modes back each time. Skips (77) without
-# dbus-daemon, busctl or tmux.
+# fixture's /proc/interrupts, then --once (text and --json) read as a script would, an alert rule
+# tripped and shown at the bottom, and the live view run in a real terminal under tmux: drawn,
+# sorted with s, squeezed by a resize, left with q, ^C and SIGTERM, the shell's screen and its tty
+# modes back each time; NotMonitoring with monitoring off. Skips (77) without dbus-daemon, busctl
+# or tmux.
 import importlib.util
 import json
 import os
@@ -107,6 +108,21 @@ def check_once(bus, irq, cpu):
     print("ok --once and --json")
 
 
+def check_alert(env, d, bus):
+    # A rule node 0's pool trips at once (1 of its 8 VFs held: 0.125): the alert at the bottom.
+    d.write_conf(extra="[alert pool-low]\nmetric = sriovd_vf_node_utilization_ratio\nthreshold = 0.05\n"
+                       "clear = 0.01\ndirection = above\nperiods = 1\nnode = 0\n")
+    env.ctl("reload", check=0)
+    assert H.wait_until(lambda: H.plain("aa{sv}", env.prop("ActiveAlerts")), timeout=10), env.prop("ActiveAlerts")
+    r = ctl(bus, "top", "--once")
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert re.search(r"^Alerts: 1 active\n  pool-low +sriovd_vf_node_utilization_ratio\{node=\"0\"\} = 0\.125, "
+                     r"above 0\.05$", r.stdout, re.M), r.stdout
+    doc = json.loads(ctl(bus, "--json", "top").stdout)
+    assert [a["name"] for a in doc["alerts"]] == ["pool-low"], doc["alerts"]
+    print("ok an active alert at the bottom")
+
+
 class Tmux:
     def __init__(self, tmp, bus):
         self.sock = os.path.join(tmp, "tmux.sock")
@@ -167,7 +183,7 @@ def check_live(tmp, bus, cpu):
         assert re.search(r"^VFs: 1 of 16 allocated", s, re.M), s
         assert re.search(r"^  CPU RT   NIC-IRQ/s ", s, re.M) and re.search(rf"^ +{cpu} rt +\d", s, re.M), s
         assert re.search(rf"^{TENANT} +latency-critical +0000:41:00\.\d+ ", s, re.M), s
-        assert re.search(r"^Alerts: none", s, re.M), s
+        assert re.search(r"^Alerts: 1 active\n  pool-low ", s, re.M), s
         # s: the next sort, redrawn at once.
         tm.keys("s")
         tm.wait(lambda s: "sort: packets " in s, "s did not change the sort")
@@ -241,6 +257,7 @@ def main():
         assert H.wait_until(lambda: tenant_rate(env) > 100, timeout=15), tenant_rate(env)
         time.sleep(1.2)
         check_once(bus, irq, cpu)
+        check_alert(env, d, bus)
         check_live(tmp, bus, cpu)
         check_not_monitoring(env, d, bus)
     except Exception:
