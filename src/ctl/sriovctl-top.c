@@ -628,8 +628,8 @@ static void print_json(Frame *f) {
 
 /* File-static: what a signal handler and atexit() need to put the terminal back. */
 static struct termios saved_tio;
-static bool tio_saved, screen_on;
-static volatile sig_atomic_t quit_signal, resized;
+static bool tio_saved, screen_on, keys_on;
+static volatile sig_atomic_t quit_signal, resized, suspended;
 
 static void term_restore(void) {
         if (screen_on) {
@@ -647,6 +647,8 @@ static void term_restore(void) {
 static void on_signal(int sig) {
         if (sig == SIGWINCH)
                 resized = 1;
+        else if (sig == SIGTSTP)
+                suspended = 1;
         else
                 quit_signal = sig;
 }
@@ -677,7 +679,7 @@ static int term_enter(bool screen) {
                 t.c_lflag &= ~(tcflag_t) (ICANON | ECHO);
                 t.c_cc[VMIN] = 1;
                 t.c_cc[VTIME] = 0;
-                tio_saved = true;
+                tio_saved = keys_on = true;
                 if (tcsetattr(STDIN_FILENO, TCSANOW, &t) < 0)
                         return -errno;
         }
@@ -739,7 +741,25 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
-/* Keys until the deadline: 1 to quit, 2 to redraw now, 0 at the deadline. */
+/*
+ * ^Z: the shell's screen and modes back before the stop, since the shell gets the terminal;
+ * ours again at SIGCONT, and the frame redrawn.
+ */
+static int suspend(bool screen) {
+        struct sigaction dfl = { .sa_handler = SIG_DFL }, ours = { .sa_handler = on_signal };
+
+        suspended = 0;
+        term_restore();
+        sigemptyset(&dfl.sa_mask);
+        sigemptyset(&ours.sa_mask);
+        sigaction(SIGTSTP, &dfl, NULL);
+        raise(SIGTSTP);
+        /* here after SIGCONT */
+        sigaction(SIGTSTP, &ours, NULL);
+        return term_enter(screen);
+}
+
+/* Keys until the deadline: 1 to quit, 2 to redraw now, 3 to fetch now, 4 to suspend, 0 at the deadline. */
 static int wait_keys(uint64_t deadline) {
         for (;;) {
                 uint64_t now = now_usec();
@@ -750,20 +770,23 @@ static int wait_keys(uint64_t deadline) {
 
                 if (quit_signal)
                         return 1;
+                if (suspended)
+                        return 4;
                 if (resized) {
                         resized = 0;
                         return 2;
                 }
                 if (now >= deadline)
                         return 0;
-                r = poll(&p, tio_saved ? 1 : 0, timeout);
-                if (r < 0 && errno == EINTR)
-                        continue;
+                r = poll(&p, keys_on ? 1 : 0, timeout);
                 if (r <= 0)
                         continue;
-                if (read(STDIN_FILENO, &c, 1) != 1) {
-                        /* stdin at its end: nobody to press q, so run on with no keys */
-                        tio_saved = tio_saved && tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio) < 0;
+                r = (int) read(STDIN_FILENO, &c, 1);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r != 1) {
+                        /* stdin at its end (a hangup): nobody to press q, so run on without keys */
+                        keys_on = false;
                         continue;
                 }
                 switch (c) {
@@ -788,8 +811,8 @@ static int wait_keys(uint64_t deadline) {
 int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
         const char *term = getenv("TERM");
         bool tty = isatty(STDOUT_FILENO), escapes = tty && term && *term && !streq(term, "dumb");
-        struct sigaction sa = { .sa_handler = on_signal }, old[4];
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH };
+        struct sigaction sa = { .sa_handler = on_signal }, old[5];
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP };
         _cleanup_(frame_done) Frame f = {};
         uint64_t next = 0;
         int r, status = 0;
@@ -854,6 +877,10 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
                         goto out;
                 case 2:
                         fetched = true;       /* the same period, drawn again (sorted anew, resized) */
+                        break;
+                case 4:
+                        r = suspend(escapes);
+                        fetched = true;
                         break;
                 default:
                         fetched = false;

@@ -4,8 +4,8 @@
 # and a private bus (tests/dbus's harness): a tenant's IRQ made to fire ~200/s by rewriting the
 # fixture's /proc/interrupts, then --once (text and --json) read as a script would, an alert rule
 # tripped and shown at the bottom, and the live view run in a real terminal under tmux: drawn,
-# sorted with s, squeezed by a resize, left with q, ^C and SIGTERM, the shell's screen and its tty
-# modes back each time; NotMonitoring with monitoring off. Skips (77) without dbus-daemon, busctl
+# sorted with s, squeezed by a resize, left with q, ^C and SIGTERM, stopped with ^Z and brought back
+# with fg, the shell's screen and its tty modes back each time; NotMonitoring with monitoring off. Skips (77) without dbus-daemon, busctl
 # or tmux.
 import importlib.util
 import json
@@ -199,7 +199,7 @@ def check_live(tmp, bus, cpu):
         subprocess.run(["tmux", "-S", tm.sock, "resize-window", "-t", "t", "-x", "120", "-y", "40"], check=True)
         # q: exit 0, the alternate screen left (the shell's line with the command is back), tty modes back.
         tm.keys("q")
-        s = tm.wait(lambda s: "TOP-EXITED" in s and not s.startswith("sriovd top"), "q did not end top")
+        s = tm.wait(lambda s: re.search(r"^TOP-EXITED \d+$", s, re.M), "q did not end top")
         assert re.search(r"^TOP-EXITED 0$", s, re.M) and "sriovd top - " not in s, s
         assert re.search(r"^\S*[$#] \S*sriovctl --address ", s, re.M), s
         tty_restored(tm, "MODES-1")
@@ -215,7 +215,20 @@ def check_live(tmp, bus, cpu):
         s = tm.wait(lambda s: re.search(r"^TOP-TERM \d+$", s, re.M), "SIGTERM did not end top")
         assert re.search(r"^TOP-TERM 143$", s, re.M) and "sriovd top - " not in s, s
         tty_restored(tm, "MODES-3")
-        print("ok live view under tmux: drawn, s, resize, q, ^C, SIGTERM")
+        # ^Z: stopped with the shell's screen and modes back; fg: the view again, and q still works.
+        tm.run_top("TOP-FG")
+        tm.keys("C-z")
+        s = tm.wait(lambda s: "Stopped" in s and "sriovd top - " not in s, "^Z did not give the shell back")
+        tty_restored(tm, "MODES-4")
+        # (the shell went on to the echo at the stop: fg's own status is what tells)
+        assert re.search(r"^TOP-FG 148$", s, re.M), s
+        tm.keys("fg; echo FG-EXITED $?", "Enter")
+        tm.wait(lambda s: s.startswith("sriovd top - "), "fg did not bring the view back")
+        tm.keys("q")
+        s = tm.wait(lambda s: re.search(r"^FG-EXITED \d+$", s, re.M), "q after fg did not end top")
+        assert re.search(r"^FG-EXITED 0$", s, re.M) and "sriovd top - " not in s, s
+        tty_restored(tm, "MODES-5")
+        print("ok live view under tmux: drawn, s, resize, q, ^C, SIGTERM, ^Z and fg")
     finally:
         tm.stop()
 
