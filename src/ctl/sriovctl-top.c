@@ -811,7 +811,7 @@ static int wait_keys(uint64_t deadline) {
 int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
         const char *term = getenv("TERM");
         bool tty = isatty(STDOUT_FILENO), escapes = tty && term && *term && !streq(term, "dumb");
-        struct sigaction sa = { .sa_handler = on_signal }, old[5];
+        struct sigaction sa = { .sa_handler = on_signal }, ign = { .sa_handler = SIG_IGN }, old[5], old_pipe;
         static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP };
         _cleanup_(frame_done) Frame f = {};
         uint64_t next = 0;
@@ -840,8 +840,11 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
         if (r < 0)
                 return r;
         sigemptyset(&sa.sa_mask);
+        sigemptyset(&ign.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
                 sigaction(sigs[i], &sa, &old[i]);
+        /* `sriovctl top | head`: EPIPE ends the loop and the tty is put back; SIGPIPE would not wait. */
+        sigaction(SIGPIPE, &ign, &old_pipe);
         atexit(term_restore);
         r = term_enter(escapes);
         for (bool fetched = true; r >= 0;) {
@@ -867,6 +870,10 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
                 /* A dumb terminal gets the frames one after another, a blank line between them. */
                 if (r >= 0 && !escapes && write(STDOUT_FILENO, "\n", 1) < 0)
                         r = -errno;
+                if (r == -EPIPE) {
+                        r = 0;        /* the reader has what it wanted */
+                        goto out;
+                }
                 if (r < 0) {
                         sd_bus_error_set_errnof(error, r, "cannot draw: %s", strerror(-r));
                         break;
@@ -891,5 +898,6 @@ out:
         term_restore();
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
                 sigaction(sigs[i], &old[i], NULL);
+        sigaction(SIGPIPE, &old_pipe, NULL);
         return r < 0 ? r : status;
 }

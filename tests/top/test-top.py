@@ -193,7 +193,9 @@ def check_live(tmp, bus, cpu):
         assert re.search(r"NIC-IRQ/s.*\n +0 ", s), s
         # A narrow, short terminal: every line cut to it, the header still on the first row.
         subprocess.run(["tmux", "-S", tm.sock, "resize-window", "-t", "t", "-x", "50", "-y", "14"], check=True)
-        s = tm.wait(lambda s: len(s.rstrip("\n").split("\n")) <= 14 and "more CPUs" in s, "no redraw at 50x14")
+        # (until the redraw, tmux shows the bottom of the old frame: no header on the first row)
+        s = tm.wait(lambda s: s.startswith("sriovd top - ") and len(s.rstrip("\n").split("\n")) <= 14
+                    and "more CPUs" in s, "no redraw at 50x14")
         rows = s.rstrip("\n").split("\n")
         assert rows[0].startswith("sriovd top - ") and all(len(r) <= 50 for r in rows), s
         subprocess.run(["tmux", "-S", tm.sock, "resize-window", "-t", "t", "-x", "120", "-y", "40"], check=True)
@@ -228,6 +230,15 @@ def check_live(tmp, bus, cpu):
         s = tm.wait(lambda s: re.search(r"^FG-EXITED \d+$", s, re.M), "q after fg did not end top")
         assert re.search(r"^FG-EXITED 0$", s, re.M) and "sriovd top - " not in s, s
         tty_restored(tm, "MODES-5")
+        # Into a pipe that closes: whole lines without escapes, exit 0 at EPIPE, tty modes back.
+        tm.keys("clear; " + f"{SRIOVCTL} --address {tm.bus.address} top | head -2; echo PIPE-EXITED "
+                "${PIPESTATUS[0]}", "Enter")
+        s = tm.wait(lambda s: re.search(r"^PIPE-EXITED \d+$", s, re.M), "top into a closed pipe did not end",
+                    timeout=20)
+        assert re.search(r"^PIPE-EXITED 0$", s, re.M), s
+        assert re.search(r"^sriovd top - .*\(s: sort, q: quit\)\nVFs: 1 of 16 allocated .* booked\nPIPE-EXITED",
+                         s, re.M), s
+        tty_restored(tm, "MODES-6")
         print("ok live view under tmux: drawn, s, resize, q, ^C, SIGTERM, ^Z and fg")
     finally:
         tm.stop()
