@@ -14,6 +14,7 @@
 #include <systemd/sd-bus.h>
 
 #include "sriovctl-record.h"
+#include "sriovctl-top.h"
 #include "sriovd-config.h"
 #include "sriovd/bus-protocol.h"
 #include "sriovd/macro.h"
@@ -34,6 +35,8 @@ static int arg_numa_node = -1;
 static bool arg_have_numa_node;
 static const char *arg_mac;       /* sent as given: sriovd validates */
 static long arg_vlan = -1;
+static bool arg_once;
+static double arg_interval;   /* top --interval; 0: the daemon's period */
 
 /* ---- calls ---- */
 
@@ -712,6 +715,21 @@ static int cmd_verify(sd_bus *bus, char **args, int n) {
         return failed || remaining ? EXIT_FAILED : EXIT_OK;
 }
 
+/* ---- top ---- */
+
+static int cmd_top(sd_bus *bus, char **args, int n) {
+        TopOptions o = { .once = arg_once || arg_json, .json = arg_json, .interval_sec = arg_interval };
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = top_run(bus, &o, &e);
+        if (r < 0) {
+                int code = fail("top", &e, r);
+                sd_bus_error_free(&e);
+                return code;
+        }
+        return r;
+}
 
 typedef struct Command {
         const char *name;
@@ -732,6 +750,7 @@ static const Command commands[] = {
         { "verify", cmd_verify, 0, 0 },
         { "reload", cmd_reload, 0, 0 },
         { "force-num-vfs", cmd_force_num_vfs, 1, 1 },
+        { "top", cmd_top, 0, 0 },
 };
 
 static void help(void) {
@@ -752,7 +771,9 @@ static void help(void) {
                "  reload                         re-read the configuration and apply it; fails,\n"
                "                                 with the FILE:LINE: errors, on a broken one\n"
                "  force-num-vfs PF               let the next cycle change PF's VF count although\n"
-               "                                 tenants hold its VFs\n\n"
+               "                                 tenants hold its VFs\n"
+               "  top [--once] [--interval SEC]  interrupt and packet rates per CPU and per tenant,\n"
+               "                                 redrawn each period; keys: q quit, s sort, r refresh\n\n"
                "Options:\n"
                "  --json            machine-readable output (errors too: {\"error\", \"message\"})\n"
                "  --address ADDR    D-Bus address (default: the system bus; DBUS_SYSTEM_BUS_ADDRESS)\n"
@@ -763,7 +784,8 @@ static void help(void) {
 }
 
 int main(int argc, char **argv) {
-        enum { OPT_JSON = 0x100, OPT_ADDRESS, OPT_DOMAIN, OPT_NUMA_NODE, OPT_MAC, OPT_VLAN, OPT_VERSION };
+        enum { OPT_JSON = 0x100, OPT_ADDRESS, OPT_DOMAIN, OPT_NUMA_NODE, OPT_MAC, OPT_VLAN, OPT_VERSION, OPT_ONCE,
+               OPT_INTERVAL };
         static const struct option options[] = {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "address", required_argument, NULL, OPT_ADDRESS },
@@ -771,6 +793,8 @@ int main(int argc, char **argv) {
                 { "numa-node", required_argument, NULL, OPT_NUMA_NODE },
                 { "mac", required_argument, NULL, OPT_MAC },
                 { "vlan", required_argument, NULL, OPT_VLAN },
+                { "once", no_argument, NULL, OPT_ONCE },
+                { "interval", required_argument, NULL, OPT_INTERVAL },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 {}
@@ -812,6 +836,17 @@ int main(int argc, char **argv) {
                                 return usage_error("--vlan: not a VLAN id: %s", optarg);
                         break;
                 }
+                case OPT_ONCE:
+                        arg_once = true;
+                        break;
+                case OPT_INTERVAL: {
+                        char *end;
+                        errno = 0;
+                        arg_interval = strtod(optarg, &end);
+                        if (errno || *end || !*optarg || !(arg_interval >= 0.1 && arg_interval <= 3600))
+                                return usage_error("--interval: not a number of seconds from 0.1 to 3600: %s", optarg);
+                        break;
+                }
                 case 'h':
                         help();
                         return EXIT_OK;
@@ -833,6 +868,8 @@ int main(int argc, char **argv) {
                 return usage_error("wrong number of arguments for %s", cmd->name);
         if ((arg_have_numa_node || *arg_domain || arg_mac || arg_vlan >= 0) && !streq(cmd->name, "allocate"))
                 return usage_error("--domain, --numa-node, --mac and --vlan go with %s", "allocate");
+        if ((arg_once || arg_interval > 0) && !streq(cmd->name, "top"))
+                return usage_error("--once and --interval go with %s", "top");
 
         r = sd_bus_error_add_map(sriovd_bus_errors);
         if (r < 0)

@@ -66,7 +66,12 @@ cd - >/dev/null
 
 # sriovctl's commands and options; allocate's own options only after allocate.
 check 'sriovctl st' 'status'
-check 'sriovctl t' 'tenant tenants'
+check 'sriovctl t' 'tenant tenants top'
+check 'sriovctl to' 'top'
+check 'sriovctl top --' '--address --help --interval --json --once --version'
+check 'sriovctl status --o' ''
+check 'sriovctl top --interval ' '1 10 2 5'
+check 'sriovctl top --interval 5 --o' '--once'
 check 'sriovctl f' 'force-num-vfs'
 check 'sriovctl --j' '--json'
 check 'sriovctl allocate --n' '--numa-node'
