@@ -145,10 +145,8 @@ static int frame_add_sample(Frame *f, const char *name, json_object *labels, dou
         }
         if (!tenant)
                 return 0;
-        /*
-         * A tenant's IRQs, and its VF's traffic under whichever names the sampler gives it
-         * (sriovd_vf_rx_packets_rate, ...): any sriovd_vf_*packets*_rate of the tenant is summed.
-         */
+        /* A tenant's IRQs, and its VF's traffic: packets/s are rx + tx (the sampler's per-VF
+         * series only; sriovd_netdev_* count the same packets again for a host-bound VF). */
         if (streq(name, "sriovd_irq_rate") || streq(name, "sriovd_irq_interrupts_total") ||
             streq(name, "sriovd_vf_drop_rate") || has_prefix_suffix(name, "sriovd_vf_", "_rate")) {
                 t = frame_tenant(f, tenant);
@@ -179,7 +177,7 @@ static int frame_add_sample(Frame *f, const char *name, json_object *labels, dou
                 }
         } else if (streq(name, "sriovd_vf_drop_rate"))
                 acc(&t->drops, v);
-        else if (strstr(name, "packets"))
+        else if (streq(name, "sriovd_vf_rx_packet_rate") || streq(name, "sriovd_vf_tx_packet_rate"))
                 acc(&t->packets, v);
         return 0;
 }

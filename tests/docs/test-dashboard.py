@@ -564,9 +564,14 @@ def main():
     exported = set(families)
     print(f"sriovd on the fixture exported {len(exported)} families ({len(sampled)} with samples)")
     # Every family of the HELP table, with samples: else a query on a real one could fail here.
-    missing = sorted(help_table - sampled)
+    # VF and netdev traffic comes over rtnetlink from a live kernel only (a fixture's ifindexes are
+    # made up): those families are never sampled here, so the dashboard may not query them until
+    # this test can see them (the vm-traffic test checks them on a real kernel).
+    live_only = {n for n in help_table if re.match(r"sriovd_(netdev_|vf_(rx|tx)_|vf_drop_rate|vf_stats_from)", n)}
+    missing = sorted(help_table - sampled - live_only)
     assert not missing, f"the fixture daemon produced no samples of {missing}: the host model needs them"
     assert exported <= help_table, f"families without a HELP entry: {sorted(exported - help_table)}"
+    exported -= live_only
 
     self_test(dash, exported)
     print("checker self-test: bad metric, node_* metric, unexported alert metric, bad function, bad variable, "
