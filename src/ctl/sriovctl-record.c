@@ -2,10 +2,12 @@
 /* sriovctl-record.c — sriovd's replies read generically into json-c values: what sriovd sends today and what a later sriovd may add */
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sriovctl-record.h"
+#include "sriovd/bus-protocol.h"
 #include "sriovd/macro.h"
 
 /* ---- JSON out (json-c) ---- */
@@ -171,4 +173,27 @@ json_object *rec_mirror(json_object *rec, const char *const *keys) {
 
 const char *dash(const char *s) {
         return s && *s ? s : "-";
+}
+
+char *alert_format(json_object *a, char *buf, size_t size) {
+        json_object *labels = rec_get(a, SRIOVD_KEY_LABELS), *v;
+        double value = NAN, threshold = NAN;
+        char subject[512] = "";
+        size_t k = 0;
+
+        if (labels && json_object_is_type(labels, json_type_object)) {
+                json_object_object_foreach(labels, key, val) {
+                        int w = snprintf(subject + k, sizeof(subject) - k, "%s%s=\"%s\"", k ? "," : "", key,
+                                         json_object_get_string(val));
+                        if (w > 0)
+                                k = MIN(k + (size_t) w, sizeof(subject) - 1);
+                }
+        }
+        if ((v = rec_get(a, SRIOVD_KEY_VALUE)))
+                value = json_object_get_double(v);
+        if ((v = rec_get(a, SRIOVD_KEY_THRESHOLD)))
+                threshold = json_object_get_double(v);
+        snprintf(buf, size, "%-24s %s{%s} = %g, %s %g", dash(rec_str(a, SRIOVD_KEY_NAME)),
+                 dash(rec_str(a, SRIOVD_KEY_METRIC)), subject, value, dash(rec_str(a, SRIOVD_KEY_DIRECTION)), threshold);
+        return buf;
 }

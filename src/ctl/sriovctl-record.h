@@ -40,6 +40,8 @@ json_object *rec_ref(json_object *rec, const char *key);
 json_object *rec_mirror(json_object *rec, const char *const *keys);
 /* s, or "-" for a table cell when it is NULL or empty. */
 const char *dash(const char *s);
+/* An ActiveAlerts record as one line: "NAME METRIC{labels} = VALUE, DIRECTION THRESHOLD". */
+char *alert_format(json_object *a, char *buf, size_t size);
 
 static inline void bus_unrefp(sd_bus **b) {
         sd_bus_flush_close_unref(*b);

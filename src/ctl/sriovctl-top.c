@@ -504,26 +504,8 @@ static int draw_alerts(Lines *ls, const Frame *f) {
                 return lines_add(ls, "Alerts: none");
         r = lines_add(ls, "Alerts: %zu active", n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                json_object *a = json_object_array_get_idx(alerts, i), *labels = rec_get(a, SRIOVD_KEY_LABELS), *v;
-                double value = NAN, threshold = NAN;
-                char subject[256] = "";
-                size_t k = 0;
-
-                if (labels && json_object_is_type(labels, json_type_object)) {
-                        json_object_object_foreach(labels, key, val) {
-                                int w = snprintf(subject + k, sizeof(subject) - k, "%s%s=\"%s\"", k ? "," : "", key,
-                                                 json_object_get_string(val));
-                                if (w > 0)
-                                        k = MIN(k + (size_t) w, sizeof(subject) - 1);
-                        }
-                }
-                if ((v = rec_get(a, SRIOVD_KEY_VALUE)))
-                        value = json_object_get_double(v);
-                if ((v = rec_get(a, SRIOVD_KEY_THRESHOLD)))
-                        threshold = json_object_get_double(v);
-                r = lines_add(ls, "  %-24s %s{%s} = %g, %s %g", dash_or(rec_str(a, SRIOVD_KEY_NAME)),
-                              dash_or(rec_str(a, SRIOVD_KEY_METRIC)), subject, value,
-                              dash_or(rec_str(a, SRIOVD_KEY_DIRECTION)), threshold);
+                char line[1024];
+                r = lines_add(ls, "  %s", alert_format(json_object_array_get_idx(alerts, i), line, sizeof(line)));
         }
         return r;
 }

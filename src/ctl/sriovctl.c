@@ -211,26 +211,8 @@ static void print_alerts(json_object *alerts) {
         }
         printf("Alerts:      %zu active\n", n);
         for (size_t i = 0; i < n; i++) {
-                json_object *a = json_object_array_get_idx(alerts, i), *labels = rec_get(a, SRIOVD_KEY_LABELS), *v;
-                double value = 0, threshold = 0;
-                char subject[512] = "";
-                size_t k = 0;
-
-                if (labels && json_object_is_type(labels, json_type_object)) {
-                        json_object_object_foreach(labels, key, val) {
-                                int w = snprintf(subject + k, sizeof(subject) - k, "%s%s=\"%s\"", k ? "," : "", key,
-                                                 json_object_get_string(val));
-                                if (w > 0)
-                                        k = MIN(k + (size_t) w, sizeof(subject) - 1);
-                        }
-                }
-                if ((v = rec_get(a, SRIOVD_KEY_VALUE)))
-                        value = json_object_get_double(v);
-                if ((v = rec_get(a, SRIOVD_KEY_THRESHOLD)))
-                        threshold = json_object_get_double(v);
-                printf("  %-24s %s{%s} = %g, %s %g\n", dash(rec_str(a, SRIOVD_KEY_NAME)),
-                       dash(rec_str(a, SRIOVD_KEY_METRIC)), subject, value, dash(rec_str(a, SRIOVD_KEY_DIRECTION)),
-                       threshold);
+                char line[1024];
+                printf("  %s\n", alert_format(json_object_array_get_idx(alerts, i), line, sizeof(line)));
         }
 }
 
