@@ -216,9 +216,44 @@ static void print_alerts(json_object *alerts) {
         }
 }
 
+/*
+ * Per PF: its VFs and those tenants hold, from ListDevices (one row per PF, in its order).
+ * NULL when the list cannot be had: status says what it can without it.
+ */
+static json_object *pf_pools(sd_bus *bus) {
+        _cleanup_json_ json_object *devs = NULL;
+        json_object *pools;
+
+        if (call_list(bus, "ListDevices", &devs) != 0 || !json_object_is_type(devs, json_type_array))
+                return NULL;
+        pools = json_object_new_array();
+        for (size_t i = 0; pools && i < json_object_array_length(devs); i++) {
+                json_object *d = json_object_array_get_idx(devs, i), *pool;
+                int64_t num_vfs = 0, node = -1, held = 0;
+                const char *pf = rec_str(d, SRIOVD_KEY_ADDRESS);
+
+                if (!pf || !streq_ptr(rec_str(d, SRIOVD_KEY_KIND), "pf"))
+                        continue;
+                rec_int(d, SRIOVD_KEY_NUM_VFS, &num_vfs);
+                rec_int(d, SRIOVD_KEY_NUMA_NODE, &node);
+                for (size_t k = 0; k < json_object_array_length(devs); k++) {
+                        json_object *vf = json_object_array_get_idx(devs, k);
+                        held += streq_ptr(rec_str(vf, SRIOVD_KEY_KIND), "vf") && streq_ptr(rec_str(vf, SRIOVD_KEY_PF), pf) &&
+                                rec_str(vf, SRIOVD_KEY_TENANT);
+                }
+                pool = json_object_new_object();
+                json_set(pool, "pf", json_object_new_string(pf));
+                json_set(pool, "numa_node", node >= 0 ? json_object_new_int64(node) : NULL);
+                json_set(pool, "vfs", json_object_new_int64(num_vfs));
+                json_set(pool, "allocated", json_object_new_int64(held));
+                json_object_array_add(pools, pool);
+        }
+        return pools;
+}
+
 static int cmd_status(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
-        _cleanup_json_ json_object *props = NULL;
+        _cleanup_json_ json_object *props = NULL, *pools = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
         int64_t total = 0, usable = 0, allocated = 0, tenants = 0, api = 1;
         double util = 0, target = 0;
@@ -253,6 +288,8 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
         json_object *alerts = rec_get(props, "ActiveAlerts"), *reasons = rec_get(props, "StateReasons");
         bool have_reasons = reasons && json_object_is_type(reasons, json_type_array);
 
+        pools = pf_pools(bus);
+
         if (arg_json) {
                 _cleanup_json_ json_object *o = json_object_new_object();
                 json_object *kernel = json_object_new_object();
@@ -267,6 +304,7 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                 json_set(o, "vf_utilization", json_double(util));
                 json_set(o, "vf_target", json_double(target));
                 json_set(o, "tenants", json_object_new_int64(tenants));
+                json_set(o, "pools", pools ? json_object_get(pools) : NULL);
                 if (rt_nodes && json_object_is_type(rt_nodes, json_type_array)) {
                         json_object *rows = json_object_new_array();
                         for (size_t i = 0; i < json_object_array_length(rt_nodes); i++)
@@ -295,6 +333,18 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                        json_object_get_string(json_object_array_get_idx(reasons, i)));
         printf("VFs:         %u total, %u usable, %u allocated (%.1f%%, target %.0f%%)\n", (unsigned) total,
                (unsigned) usable, (unsigned) allocated, util * 100, target * 100);
+        for (size_t i = 0; pools && i < json_object_array_length(pools); i++) {
+                json_object *p = json_object_array_get_idx(pools, i);
+                int64_t vfs = 0, held = 0, node = -1;
+                char where[32] = "";
+
+                rec_int(p, "vfs", &vfs);
+                rec_int(p, "allocated", &held);
+                if (rec_int(p, "numa_node", &node))
+                        snprintf(where, sizeof(where), " (node %d)", (int) node);
+                printf("%-13s%s%s: %u VFs, %u allocated (%.1f%%)\n", i == 0 ? "Pools:" : "", rec_str(p, "pf"), where,
+                       (unsigned) vfs, (unsigned) held, vfs > 0 ? 100.0 * (double) held / (double) vfs : 0.0);
+        }
         printf("Tenants:     %u\n", (unsigned) tenants);
         print_rt_nodes(rt_nodes);
         printf("Kernel:      PREEMPT_RT %s, threaded IRQs %s, rtnet_prio %s, IOMMU %s\n", rt ? "yes" : "no",

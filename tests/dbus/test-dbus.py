@@ -349,6 +349,14 @@ def test_alerts(env, d, mon):
     assert [a["name"] for a in active] == ["pool-busy"], active
     assert "pool-busy" in env.ctl("status").stdout
     assert [a["name"] for a in env.ctl_json("status")["alerts"]] == ["pool-busy"]
+    # Per-PF pools in status, as ListDevices has them: node 0's PF holds the 4.
+    devs = env.rec("ListDevices")
+    want = {p["address"]: (p["num_vfs"], sum(1 for v in devs if v["kind"] == "vf" and v.get("pf") == p["address"]
+                                              and "tenant" in v)) for p in devs if p["kind"] == "pf"}
+    pools = {p["pf"]: (p["vfs"], p["allocated"]) for p in env.ctl_json("status")["pools"]}
+    assert pools == want and pools["0000:41:00.0"] == (8, 4), (pools, want)
+    text = env.ctl("status").stdout
+    assert "Pools:       0000:41:00.0 (node 0): 8 VFs, 4 allocated (50.0%)" in text, text
     for i in range(4):
         env.ctl("release", f"busy-{i}", check=0)
     mon.wait("AlertCleared", lambda data: data[0] == "pool-busy", timeout=15)
