@@ -178,7 +178,7 @@ static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels)
                 if (!prom_label_name_valid(labels[i].name) || !labels[i].value || !utf8_valid(labels[i].value))
                         return fail(w, -EINVAL);
                 for (size_t j = 0; j < i; j++)
-                        if (streq(labels[i].name, labels[j].name))
+                        if (labels[i].name[0] == labels[j].name[0] && streq(labels[i].name, labels[j].name))
                                 return fail(w, -EINVAL);
         }
 

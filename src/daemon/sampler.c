@@ -143,7 +143,12 @@ static int collect_owners(const SamplerInput *in, const CpuSet *rt, IrqOwner **r
                         }
                 }
         }
-        qsort_safe(o, n, sizeof(*o), owner_cmp);
+        /* PFs and VFs in order have their vectors in order, as the kernel numbered them. */
+        for (size_t i = 1; i < n; i++)
+                if (owner_cmp(&o[i - 1], &o[i]) > 0) {
+                        qsort_safe(o, n, sizeof(*o), owner_cmp);
+                        break;
+                }
         *ret = TAKE_PTR(o);
         *ret_n = n;
         return 0;
