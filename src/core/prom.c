@@ -182,20 +182,44 @@ static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels)
                                 return fail(w, -EINVAL);
         }
 
-        puts_(w, w->family);
-        if (n_labels > 0) {
-                puts_(w, "{");
+        /* Room for the whole line at once (a value escaped at most doubles, and the number
+         * needs 32), so that the pieces below are copied without a check each. */
+        {
+                size_t need = strlen(w->family) + 2 + 32, n;
+                char *p;
+
+                for (size_t i = 0; i < n_labels; i++)
+                        need += strlen(labels[i].name) + 2 * strlen(labels[i].value) + 4;
+                if (reserve(w, need) < 0)
+                        return w->error;
+                p = w->buf + w->len;
+#define COPY(s, len) do { memcpy(p, (s), (len)); p += (len); } while (0)
+                n = strlen(w->family);
+                COPY(w->family, n);
                 for (size_t i = 0; i < n_labels; i++) {
-                        if (i > 0)
-                                puts_(w, ",");
-                        puts_(w, labels[i].name);
-                        puts_(w, "=\"");
-                        put_escaped(w, labels[i].value, true);
-                        puts_(w, "\"");
+                        *p++ = i == 0 ? '{' : ',';
+                        n = strlen(labels[i].name);
+                        COPY(labels[i].name, n);
+                        *p++ = '=';
+                        *p++ = '"';
+                        for (const char *v = labels[i].value; *v; v++) {
+                                if (*v == '\\' || *v == '"')
+                                        *p++ = '\\', *p++ = *v;
+                                else if (*v == '\n')
+                                        *p++ = '\\', *p++ = 'n';
+                                else
+                                        *p++ = *v;
+                        }
+                        *p++ = '"';
                 }
-                puts_(w, "}");
+                if (n_labels > 0)
+                        *p++ = '}';
+                *p++ = ' ';
+#undef COPY
+                *p = 0;
+                w->len = (size_t) (p - w->buf);
         }
-        return puts_(w, " ");
+        return 0;
 }
 
 static bool family_is_counter(const PromWriter *w) {
