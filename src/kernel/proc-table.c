@@ -19,34 +19,6 @@ bool proc_next_line(const char **p, ProcLine *ret) {
         return true;
 }
 
-const char *proc_skip_blanks(const char *p, const char *end) {
-        while (p < end && (*p == ' ' || *p == '\t'))
-                p++;
-        return p;
-}
-
-int proc_parse_u64(const char **p, const char *end, uint64_t *ret) {
-        const char *s = *p;
-        uint64_t v = 0;
-
-        if (s >= end || *s < '0' || *s > '9')
-                return -EBADMSG;
-        /* By hand: strtoull() would take a sign, "0x" and leading blanks, and read past the line.
-         * The overflow test compares with constants: a division per digit was a third of the
-         * parse of a 270,000-count /proc/interrupts. */
-        for (; s < end && *s >= '0' && *s <= '9'; s++) {
-                unsigned d = (unsigned) (*s - '0');
-                if (v >= UINT64_MAX / 10 && (v > UINT64_MAX / 10 || d > UINT64_MAX % 10))
-                        return -ERANGE;
-                v = v * 10 + d;
-        }
-        if (s < end && *s != ' ' && *s != '\t')
-                return -EBADMSG;
-        *p = s;
-        *ret = v;
-        return 0;
-}
-
 int proc_parse_cpu_header(const ProcLine *line, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ unsigned *cpus = NULL;
         size_t n = 0, allocated = 0;
@@ -78,6 +50,16 @@ int proc_parse_cpu_header(const ProcLine *line, unsigned **ret, size_t *ret_n) {
                 return -EBADMSG;
         *ret = TAKE_PTR(cpus);
         *ret_n = n;
+        return 0;
+}
+
+int proc_table_reserve(ProcTableBuilder *b, size_t n) {
+        CounterTable *t = &b->t;
+
+        n = MIN(n, (size_t) COUNTER_ROWS_MAX);
+        if (GREEDY_REALLOC(t->rows, b->allocated_rows, n) < 0 ||
+            GREEDY_REALLOC(t->values, b->allocated_values, n * MAX(t->n_cpus, (size_t) 1)) < 0)
+                return -ENOMEM;
         return 0;
 }
 
