@@ -24,7 +24,9 @@ static void help(void) {
         printf("Usage: bench-sampler [OPTIONS] MKHOST\n\n"
                "CPU time of one sampling period (monitor_interval_sec) on the 'large' fixture host\n"
                "(%u PFs x %u VFs, %u IRQs per VF, irq/N- threads), the Prometheus file included, against a\n"
-               "bare loop that reads the same /proc files and parses them with the same parsers.\n\n"
+               "bare loop that reads the same /proc files and parses them with the same parsers: the three\n"
+               "tables, and the stat files of the threads the sampler reads (those on the RT CPUs), through\n"
+               "fds held open as the sampler holds them; and the same loop opening each thread's file by path.\n\n"
                "  -n, --iterations N  measured iterations (default 20, or $SRIOVD_BENCH_ITERATIONS)\n"
                "  -w, --warmup N      unmeasured warm-up iterations (default 1)\n"
                "  --python PATH       interpreter for MKHOST (default python3)\n"
@@ -69,8 +71,12 @@ static int complete_tree(const char *root, unsigned n_cpus) {
         return system(cmd) == 0 ? 0 : -EIO;
 }
 
-/* The floor: open, read to EOF, close, and parse, with nothing attributed, kept or exported. */
-static int floor_once(RootFs *root, const pid_t *threads, size_t n_threads, size_t *ret_samples) {
+/*
+ * The floor: read and parse the files the sampler reads, with nothing attributed, kept or
+ * exported. The tables are opened, read to EOF and closed; the threads' stat files are read the
+ * way the sampler reads them, through fds held open (fds[i] >= 0), or by path (fds NULL).
+ */
+static int floor_once(RootFs *root, const pid_t *threads, const int *fds, size_t n_threads, size_t *ret_samples) {
         CounterTable t = {};
         size_t n = 0;
         int r;
@@ -92,7 +98,8 @@ static int floor_once(RootFs *root, const pid_t *threads, size_t n_threads, size
         counter_table_done(&t);
         for (size_t i = 0; i < n_threads; i++) {
                 ThreadTimes tt;
-                if (proc_thread_times_read(root, threads[i], threads[i], &tt) >= 0)
+                if ((fds ? proc_thread_times_reread(fds[i], threads[i], threads[i], &tt)
+                         : proc_thread_times_read(root, threads[i], threads[i], &tt)) >= 0)
                         n++;
         }
         *ret_samples = n;
@@ -110,17 +117,38 @@ static double cpu_now(void) {
         return u + s;
 }
 
+/* The threads whose times the sampler read in its last period: those its snapshot has a series of. */
+static size_t snapshot_threads(const MetricSnapshot *snap, pid_t *ret) {
+        size_t n = 0;
+
+        for (size_t i = 0; snap && i < snap->n_samples; i++) {
+                const char *t = metric_sample_label(&snap->samples[i], METRIC_LABEL_THREAD);
+                if (t && (streq(snap->samples[i].name, "sriovd_irq_thread_cpu_ratio") ||
+                          streq(snap->samples[i].name, "sriovd_ksoftirqd_cpu_ratio")))
+                        ret[n++] = (pid_t) atoi(t);
+        }
+        return n;
+}
+
+enum { W_SAMPLER, W_FLOOR, W_FLOOR_PATH, _W_MAX };
+
 int main(int argc, char **argv) {
+        static const char *const names[_W_MAX] = {
+                [W_SAMPLER] = "sampler period (+ file):",
+                [W_FLOOR] = "floor: read + parse (held fds):",
+                [W_FLOOR_PATH] = "floor, threads by path:",
+        };
         char tmp[PATH_MAX] = "", root[PATH_MAX], conf[PATH_MAX], text[PATH_MAX + 128];
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_(rootfs_freep) RootFs *rfs = NULL;
         _cleanup_free_ pid_t *threads = NULL;
-        _cleanup_free_ double *floor_ms = NULL, *sample_ms = NULL, *floor_wall = NULL, *sample_wall = NULL;
+        _cleanup_free_ int *fds = NULL;
+        double *cpu_ms[_W_MAX] = {}, *wall_ms[_W_MAX] = {};
         const Inventory *inv;
         const MetricSnapshot *snap;
         BenchOptions o = {};
         CycleResult res;
-        size_t n_threads = 0, floor_samples = 0;
+        size_t n_threads = 0, n_irq_threads = 0, floor_samples = 0;
         double gen_ms = 0;
         int r, ret = EXIT_FAILURE;
         FILE *f;
@@ -169,75 +197,90 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench-sampler: cannot add /proc files to %s: %s\n", root, strerror(-r));
                 goto finish;
         }
-        threads = calloc(inv->n_irqs + 1, sizeof(*threads));
+        for (size_t i = 0; i < inv->n_irqs; i++)
+                n_irq_threads += inv->irqs[i].thread > 0;
+
+        /* A first period, untimed: the baseline, and which threads the sampler reads (those on
+         * the RT CPUs), so that the floor reads the same files. */
+        r = manager_sample_now(m);
+        if (r < 0) {
+                fprintf(stderr, "bench-sampler: the sampler failed: %s\n", strerror(-r));
+                goto finish;
+        }
+        snap = manager_metrics(m);
+        threads = calloc(MAX(snap ? snap->n_samples : 0, (size_t) 1), sizeof(*threads));
         if (!threads)
                 goto finish;
-        for (size_t i = 0; i < inv->n_irqs; i++)
-                if (inv->irqs[i].thread > 0)
-                        threads[n_threads++] = inv->irqs[i].thread;
+        n_threads = snapshot_threads(snap, threads);
         r = rootfs_new(root, &rfs);
         if (r < 0)
                 goto finish;
-
-        floor_ms = calloc(o.iterations, sizeof(double));
-        sample_ms = calloc(o.iterations, sizeof(double));
-        floor_wall = calloc(o.iterations, sizeof(double));
-        sample_wall = calloc(o.iterations, sizeof(double));
-        if (!floor_ms || !sample_ms || !floor_wall || !sample_wall)
+        fds = calloc(MAX(n_threads, (size_t) 1), sizeof(*fds));
+        if (!fds)
                 goto finish;
-
-        for (unsigned i = 0; i < o.warmup + o.iterations; i++) {
-                double c0, w0, cf = 0, wf = 0, cs = 0, ws = 0;
-
-                /* Interleaved, the order swapped every iteration, so neither gets the warmer cache. */
-                for (unsigned k = 0; k < 2; k++) {
-                        bool sampler = (k + i) % 2 == 0;
-
-                        c0 = cpu_now();
-                        w0 = bench_now_ms();
-                        r = sampler ? manager_sample_now(m) : floor_once(rfs, threads, n_threads, &floor_samples);
-                        if (r < 0) {
-                                fprintf(stderr, "bench-sampler: %s failed: %s\n", sampler ? "the sampler" : "the floor",
-                                        strerror(-r));
-                                goto finish;
-                        }
-                        if (sampler) {
-                                cs = cpu_now() - c0;
-                                ws = bench_now_ms() - w0;
-                        } else {
-                                cf = cpu_now() - c0;
-                                wf = bench_now_ms() - w0;
-                        }
-                }
-                if (i >= o.warmup) {
-                        sample_ms[i - o.warmup] = cs;
-                        sample_wall[i - o.warmup] = ws;
-                        floor_ms[i - o.warmup] = cf;
-                        floor_wall[i - o.warmup] = wf;
+        for (size_t i = 0; i < n_threads; i++) {
+                fds[i] = proc_thread_times_open(rfs, threads[i], threads[i]);
+                if (fds[i] < 0) {
+                        fprintf(stderr, "bench-sampler: cannot open thread %d's stat: %s\n", (int) threads[i],
+                                strerror(-fds[i]));
+                        goto finish;
                 }
         }
-        qsort(sample_ms, o.iterations, sizeof(double), cmp_double);
-        qsort(floor_ms, o.iterations, sizeof(double), cmp_double);
-        qsort(sample_wall, o.iterations, sizeof(double), cmp_double);
-        qsort(floor_wall, o.iterations, sizeof(double), cmp_double);
+
+        for (unsigned w = 0; w < _W_MAX; w++) {
+                cpu_ms[w] = calloc(o.iterations, sizeof(double));
+                wall_ms[w] = calloc(o.iterations, sizeof(double));
+                if (!cpu_ms[w] || !wall_ms[w])
+                        goto finish;
+        }
+
+        for (unsigned i = 0; i < o.warmup + o.iterations; i++) {
+                /* Interleaved, the order rotated every iteration, so none always gets the warmer cache. */
+                for (unsigned k = 0; k < _W_MAX; k++) {
+                        unsigned w = (k + i) % _W_MAX;
+                        double c0 = cpu_now(), w0 = bench_now_ms();
+
+                        r = w == W_SAMPLER ? manager_sample_now(m)
+                                : floor_once(rfs, threads, w == W_FLOOR ? fds : NULL, n_threads, &floor_samples);
+                        if (r < 0) {
+                                fprintf(stderr, "bench-sampler: %s failed: %s\n", names[w], strerror(-r));
+                                goto finish;
+                        }
+                        if (i >= o.warmup) {
+                                cpu_ms[w][i - o.warmup] = cpu_now() - c0;
+                                wall_ms[w][i - o.warmup] = bench_now_ms() - w0;
+                        }
+                }
+        }
+        for (unsigned w = 0; w < _W_MAX; w++) {
+                qsort(cpu_ms[w], o.iterations, sizeof(double), cmp_double);
+                qsort(wall_ms[w], o.iterations, sizeof(double), cmp_double);
+        }
 
         snap = manager_metrics(m);
-        printf("bench-sampler: large host: %zu PFs, %zu IRQs (%zu threads), %u CPUs%s%.0f ms to generate\n",
-               inv->n_pfs, inv->n_irqs, n_threads, cpuset_count(&inv->topo.online),
+        printf("bench-sampler: large host: %zu PFs, %zu IRQs (%zu threads, %zu of them read: on the RT CPUs, and ksoftirqd), "
+               "%u CPUs%s%.0f ms to generate\n",
+               inv->n_pfs, inv->n_irqs, n_irq_threads, n_threads, cpuset_count(&inv->topo.online),
                o.root ? " (given tree), " : ", ", gen_ms);
         printf("  snapshot: %zu samples; floor parsed %zu counters\n", snap ? snap->n_samples : 0, floor_samples);
-        printf("  %-36s CPU median %7.2f ms (min %.2f, max %.2f), wall median %7.2f ms\n", "sampler period (+ file):",
-               sample_ms[o.iterations / 2], sample_ms[0], sample_ms[o.iterations - 1], sample_wall[o.iterations / 2]);
-        printf("  %-36s CPU median %7.2f ms (min %.2f, max %.2f), wall median %7.2f ms\n", "floor: bare read + parse:",
-               floor_ms[o.iterations / 2], floor_ms[0], floor_ms[o.iterations - 1], floor_wall[o.iterations / 2]);
+        for (unsigned w = 0; w < _W_MAX; w++)
+                printf("  %-36s CPU median %7.2f ms (min %.2f, max %.2f), wall median %7.2f ms\n", names[w],
+                       cpu_ms[w][o.iterations / 2], cpu_ms[w][0], cpu_ms[w][o.iterations - 1], wall_ms[w][o.iterations / 2]);
         printf("  ratio sampler / floor (CPU medians): %.2f\n",
-               floor_ms[o.iterations / 2] > 0 ? sample_ms[o.iterations / 2] / floor_ms[o.iterations / 2] : 0);
+               cpu_ms[W_FLOOR][o.iterations / 2] > 0 ? cpu_ms[W_SAMPLER][o.iterations / 2] / cpu_ms[W_FLOOR][o.iterations / 2] : 0);
         printf("  at monitor_interval_sec = %d: %.4f%% of one CPU (target <= 0.2%%); the floor alone %.4f%%\n",
-               PERIOD_SEC, sample_ms[o.iterations / 2] / (PERIOD_SEC * 1000.0) * 100,
-               floor_ms[o.iterations / 2] / (PERIOD_SEC * 1000.0) * 100);
+               PERIOD_SEC, cpu_ms[W_SAMPLER][o.iterations / 2] / (PERIOD_SEC * 1000.0) * 100,
+               cpu_ms[W_FLOOR][o.iterations / 2] / (PERIOD_SEC * 1000.0) * 100);
         ret = EXIT_SUCCESS;
 
 finish:
+        for (size_t i = 0; fds && i < n_threads; i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+        for (unsigned w = 0; w < _W_MAX; w++) {
+                free(cpu_ms[w]);
+                free(wall_ms[w]);
+        }
         if (tmp[0] && bench_tree_remove(tmp) < 0)
                 fprintf(stderr, "bench-sampler: failed to remove %s\n", tmp);
         return ret;

@@ -70,5 +70,8 @@ void metric_snapshot_done(MetricSnapshot *s);
 int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
                         const MetricLabel *labels, unsigned n_labels);
 void metric_snapshot_sort(MetricSnapshot *s);
+/* The order of two samples' label lists within a family: label by label, name then value; a
+ * list that is the other's start first. */
+int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, unsigned n_b);
 /* The value of label n in sample m, NULL when it has none. */
 const char *metric_sample_label(const MetricSample *m, MetricLabelName n);

@@ -48,6 +48,12 @@ int proc_cpu_times_read(RootFs *root, CounterTable *ret);
  * another TID.
  */
 int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret);
+/*
+ * The same file kept open between reads (rootfs_open_file(); the fd is the caller's to close),
+ * and read again through it: the same errors, -ESRCH once the thread has exited.
+ */
+int proc_thread_times_open(RootFs *root, pid_t pid, pid_t tid);
+int proc_thread_times_reread(int fd, pid_t pid, pid_t tid, ThreadTimes *ret);
 
 /*
  * The ksoftirqd/N kernel thread of each CPU in cpus (one walk over /proc, PF_KTHREAD only: user

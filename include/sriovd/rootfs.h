@@ -34,6 +34,19 @@ bool rootfs_sched_live(const RootFs *r);
 /* Open a path beneath the root; returns an fd or negative errno. */
 int rootfs_open(RootFs *r, int flags, const char *fmt, ...) _printf_(3, 4);
 /*
+ * Open a regular file for reading, to be read again and again with rootfs_reread(): the fd
+ * (the caller's to close) or -EISDIR, -EBADF as for rootfs_read().
+ */
+int rootfs_open_file(RootFs *r, const char *fmt, ...) _printf_(2, 3);
+/*
+ * The file of fd (from rootfs_open_file()) from its start, one pread(), into buf (NUL-terminated,
+ * trailing newlines stripped); its length, or -EFBIG when it did not fit in size - 1 bytes. A
+ * /proc/PID file kept open reads as of now, without the path lookup (five directories for a
+ * thread's stat, most of its cost), and fails with -ESRCH once the task has gone, even when its
+ * PID has been given to another.
+ */
+int rootfs_reread(int fd, char *buf, size_t size);
+/*
  * Whole file, trailing newlines stripped; *ret is freed by the caller. Only a regular
  * file is read (sysfs and procfs attributes are): -EISDIR for a directory, -EBADF for a
  * FIFO, socket or device, which are opened O_NONBLOCK and never read.

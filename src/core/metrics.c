@@ -43,18 +43,116 @@ const char *metric_sample_label(const MetricSample *m, MetricLabelName n) {
         return NULL;
 }
 
-static int sample_cmp(const void *x, const void *y) {
-        const MetricSample *a = x, *b = y;
-        int c = strcmp(a->name, b->name);
+int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, unsigned n_b) {
+        int c = 0;
 
-        for (unsigned i = 0; !c && i < MIN(a->n_labels, b->n_labels); i++) {
-                c = (a->labels[i].name > b->labels[i].name) - (a->labels[i].name < b->labels[i].name);
+        for (unsigned i = 0; !c && i < MIN(n_a, n_b); i++) {
+                c = (a[i].name > b[i].name) - (a[i].name < b[i].name);
                 if (!c)
-                        c = strcmp(a->labels[i].value, b->labels[i].value);
+                        c = strcmp(a[i].value, b[i].value);
         }
-        return c ?: (a->n_labels > b->n_labels) - (a->n_labels < b->n_labels);
+        return c ?: (n_a > n_b) - (n_a < n_b);
 }
 
+static int sample_cmp(const void *x, const void *y) {
+        const MetricSample *a = x, *b = y;
+        /* Names are static strings: one family's samples share the pointer. */
+        int c = a->name == b->name ? 0 : strcmp(a->name, b->name);
+
+        return c ?: metric_labels_cmp(a->labels, a->n_labels, b->labels, b->n_labels);
+}
+
+static int labels_cmp(const void *x, const void *y) {
+        const MetricSample *a = x, *b = y;
+        return metric_labels_cmp(a->labels, a->n_labels, b->labels, b->n_labels);
+}
+
+/* A period has a few dozen families; more and the plain sort does. */
+#define SORT_FAMILIES_MAX 128
+
+static int family_cmp(const void *x, const void *y) {
+        return strcmp(*(const char *const *) x, *(const char *const *) y);
+}
+
+/*
+ * Families first, by a counting sort (one pass, and one move of each sample into its place),
+ * then each family by its labels, which is skipped where they come in order already. The
+ * plain qsort() of the large host's 10,812 samples was 150,000 comparisons, a fifth of the
+ * sampler's period; most of them are spent here on families the sampler makes in order.
+ */
 void metric_snapshot_sort(MetricSnapshot *s) {
+        const char *names[SORT_FAMILIES_MAX];
+        size_t count[SORT_FAMILIES_MAX] = {}, start[SORT_FAMILIES_MAX], n_names = 0, last = 0;
+        _cleanup_free_ size_t *dest = NULL;
+        _cleanup_free_ unsigned char *family = NULL;
+        MetricSample tmp;
+
+        if (s->n_samples < 2)
+                return;
+        dest = malloc(s->n_samples * sizeof(*dest));
+        family = malloc(s->n_samples);
+        if (!dest || !family)
+                goto plain;
+
+        for (size_t i = 0; i < s->n_samples; i++) {
+                const char *name = s->samples[i].name;
+
+                if (n_names == 0 || (names[last] != name && !streq(names[last], name))) {
+                        for (last = 0; last < n_names && !streq(names[last], name); last++)
+                                ;
+                        if (last == n_names) {
+                                if (n_names == SORT_FAMILIES_MAX)
+                                        goto plain;
+                                names[n_names++] = name;
+                        }
+                }
+                family[i] = (unsigned char) last;
+                count[last]++;
+        }
+        {
+                const char *sorted[SORT_FAMILIES_MAX];
+                size_t rank[SORT_FAMILIES_MAX], at = 0;
+
+                memcpy(sorted, names, n_names * sizeof(*names));
+                qsort(sorted, n_names, sizeof(*sorted), family_cmp);
+                for (size_t k = 0; k < n_names; k++)
+                        for (size_t f = 0; f < n_names; f++)
+                                if (names[f] == sorted[k])
+                                        rank[f] = k;
+                for (size_t k = 0; k < n_names; k++)
+                        for (size_t f = 0; f < n_names; f++)
+                                if (rank[f] == k) {
+                                        start[f] = at;
+                                        at += count[f];
+                                }
+        }
+        /* Stable: a family's samples keep the order they were made in. */
+        for (size_t i = 0; i < s->n_samples; i++)
+                dest[i] = start[family[i]]++;
+        /* The permutation in place, a swap placing one sample each: no second 4.6 MB array. */
+        for (size_t i = 0; i < s->n_samples; i++)
+                while (dest[i] != i) {
+                        size_t j = dest[i];
+
+                        tmp = s->samples[j];
+                        s->samples[j] = s->samples[i];
+                        s->samples[i] = tmp;
+                        dest[i] = dest[j];
+                        dest[j] = j;
+                }
+        for (size_t i = 0; i < s->n_samples;) {
+                size_t e = i + 1;
+                bool in_order = true;
+
+                for (; e < s->n_samples && (s->samples[e].name == s->samples[i].name ||
+                                            streq(s->samples[e].name, s->samples[i].name)); e++)
+                        in_order = in_order && labels_cmp(&s->samples[e - 1], &s->samples[e]) <= 0;
+                if (!in_order)
+                        qsort(s->samples + i, e - i, sizeof(MetricSample), labels_cmp);
+                i = e;
+        }
+        return;
+
+plain:
         qsort_safe(s->samples, s->n_samples, sizeof(MetricSample), sample_cmp);
 }

@@ -51,7 +51,14 @@ static bool utf8_valid(const char *s) {
         size_t n = strlen(s);
 
         for (size_t i = 0; i < n;) {
-                size_t k = utf8_sequence_len((const unsigned char *) s + i, n - i);
+                size_t k;
+
+                /* ASCII, which every label value sriovd makes is, needs no decoding. */
+                if ((unsigned char) s[i] < 0x80) {
+                        i++;
+                        continue;
+                }
+                k = utf8_sequence_len((const unsigned char *) s + i, n - i);
                 if (k == 0)
                         return false;
                 i += k;
@@ -97,13 +104,21 @@ static int puts_(PromWriter *w, const char *s) {
         return put(w, s, strlen(s));
 }
 
-/* HELP text escapes backslash and newline; label values a double quote too. */
+/* HELP text escapes backslash and newline; label values a double quote too. The runs between
+ * are copied whole: a byte at a time was a third of the page's time. */
 static int put_escaped(PromWriter *w, const char *s, bool quote) {
+        const char *special = quote ? "\\\n\"" : "\\\n";
+
         for (const char *p = s; *p; p++) {
-                const char *esc = *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : quote && *p == '"' ? "\\\"" : NULL;
-                int r = esc ? puts_(w, esc) : put(w, p, 1);
-                if (r < 0)
-                        return r;
+                size_t n = strcspn(p, special);
+
+                if (n > 0 && put(w, p, n) < 0)
+                        return w->error;
+                p += n;
+                if (!*p)
+                        break;
+                if (puts_(w, *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : "\\\"") < 0)
+                        return w->error;
         }
         return 0;
 }
@@ -163,24 +178,48 @@ static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels)
                 if (!prom_label_name_valid(labels[i].name) || !labels[i].value || !utf8_valid(labels[i].value))
                         return fail(w, -EINVAL);
                 for (size_t j = 0; j < i; j++)
-                        if (streq(labels[i].name, labels[j].name))
+                        if (labels[i].name[0] == labels[j].name[0] && streq(labels[i].name, labels[j].name))
                                 return fail(w, -EINVAL);
         }
 
-        puts_(w, w->family);
-        if (n_labels > 0) {
-                puts_(w, "{");
+        /* Room for the whole line at once (a value escaped at most doubles, and the number
+         * needs 32), so that the pieces below are copied without a check each. */
+        {
+                size_t need = strlen(w->family) + 2 + 32, n;
+                char *p;
+
+                for (size_t i = 0; i < n_labels; i++)
+                        need += strlen(labels[i].name) + 2 * strlen(labels[i].value) + 4;
+                if (reserve(w, need) < 0)
+                        return w->error;
+                p = w->buf + w->len;
+#define COPY(s, len) do { memcpy(p, (s), (len)); p += (len); } while (0)
+                n = strlen(w->family);
+                COPY(w->family, n);
                 for (size_t i = 0; i < n_labels; i++) {
-                        if (i > 0)
-                                puts_(w, ",");
-                        puts_(w, labels[i].name);
-                        puts_(w, "=\"");
-                        put_escaped(w, labels[i].value, true);
-                        puts_(w, "\"");
+                        *p++ = i == 0 ? '{' : ',';
+                        n = strlen(labels[i].name);
+                        COPY(labels[i].name, n);
+                        *p++ = '=';
+                        *p++ = '"';
+                        for (const char *v = labels[i].value; *v; v++) {
+                                if (*v == '\\' || *v == '"')
+                                        *p++ = '\\', *p++ = *v;
+                                else if (*v == '\n')
+                                        *p++ = '\\', *p++ = 'n';
+                                else
+                                        *p++ = *v;
+                        }
+                        *p++ = '"';
                 }
-                puts_(w, "}");
+                if (n_labels > 0)
+                        *p++ = '}';
+                *p++ = ' ';
+#undef COPY
+                *p = 0;
+                w->len = (size_t) (p - w->buf);
         }
-        return puts_(w, " ");
+        return 0;
 }
 
 static bool family_is_counter(const PromWriter *w) {
@@ -188,9 +227,30 @@ static bool family_is_counter(const PromWriter *w) {
         return n > 6 && streq(w->family + n - 6, "_total");
 }
 
+/* Decimal digits of v into buf (21 bytes at least), NUL-terminated; returns buf. */
+static char *format_u64(uint64_t v, char *buf) {
+        char tmp[24], *p = tmp + sizeof(tmp);
+        size_t n;
+
+        do
+                *--p = (char) ('0' + v % 10);
+        while ((v /= 10) > 0);
+        n = (size_t) (tmp + sizeof(tmp) - p);
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        return buf;
+}
+
 /* The shortest of %.15g and %.17g that reads back as the same double: 0.1, not 0.10000000000000001. */
 static void format_double(double v, char buf[static 32]) {
-        if (isnan(v))
+        /* Whole numbers below 10^15 (counts, most rates of an idle NIC: 0) print as %.15g would
+         * print them, without its and strtod()'s cost. */
+        if (v >= 0 && v < 1e15 && v == (double) (uint64_t) v)
+                format_u64((uint64_t) v, buf);
+        else if (v < 0 && v > -1e15 && v == -(double) (uint64_t) -v) {
+                buf[0] = '-';
+                format_u64((uint64_t) -v, buf + 1);
+        } else if (isnan(v))
                 strcpy(buf, "NaN");
         else if (isinf(v))
                 strcpy(buf, v > 0 ? "+Inf" : "-Inf");
@@ -218,8 +278,8 @@ int prom_sample_u64(PromWriter *w, const PromLabel *labels, size_t n_labels, uin
 
         if (sample_start(w, labels, n_labels) < 0)
                 return w->error;
-        snprintf(buf, sizeof(buf), "%" PRIu64 "\n", value);
-        return puts_(w, buf);
+        puts_(w, format_u64(value, buf));
+        return puts_(w, "\n");
 }
 
 int prom_writer_finish(PromWriter *w, char **ret, size_t *ret_size) {

@@ -21,10 +21,20 @@ static inline void label(Labels *ls, MetricLabelName name, const char *value) {
         ls->n++;
 }
 
+/* Digits by hand: three of these a sample, 30,000 a period on the large host, and snprintf()
+ * was a tenth of the period's time. */
 static inline void label_u(Labels *ls, MetricLabelName name, unsigned long v) {
-        char buf[24];
-        snprintf(buf, sizeof(buf), "%lu", v);
-        label(ls, name, buf);
+        char buf[24], *p = buf + sizeof(buf);
+
+        if (ls->n >= METRIC_LABELS_MAX)
+                return;
+        *--p = 0;
+        do
+                *--p = (char) ('0' + v % 10);
+        while ((v /= 10) > 0);
+        ls->l[ls->n].name = name;
+        memcpy(ls->l[ls->n].value, p, (size_t) (buf + sizeof(buf) - p));
+        ls->n++;
 }
 
 static inline const TenantInfo *sampler_tenant_of_vf(const SamplerInput *in, const char *vf) {

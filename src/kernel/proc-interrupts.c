@@ -41,6 +41,11 @@ int proc_interrupts_parse(const char *buf, CounterTable *ret) {
         r = proc_table_begin(&p, &b, &values);
         if (r < 0)
                 return r;
+        /* Each count takes 11 bytes at least ("%10u "): room for every row at once, rather than
+         * growing a 2 MB table by doubling (and copying) it, on the large host. */
+        r = proc_table_reserve(&b, strlen(p) / (11 * b.t.n_cpus + 1) + 32);
+        if (r < 0)
+                return r;
 
         while (proc_next_line(&p, &line)) {
                 const char *s = proc_skip_blanks(line.start, line.end), *colon;

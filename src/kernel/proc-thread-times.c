@@ -6,17 +6,10 @@
 #include "sriovd/kernel.h"
 #include "sriovd/proc-counters.h"
 
-int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret) {
-        _cleanup_free_ char *buf = NULL;
+static int thread_times_parse(const char *buf, pid_t pid, pid_t tid, ThreadTimes *ret) {
         ProcStat st;
         int r;
 
-        if (pid <= 0 || tid <= 0)
-                return -EINVAL;
-        /* The task's own file: /proc/PID/stat sums all threads of a process. */
-        r = rootfs_read(root, &buf, "/proc/%d/task/%d/stat", (int) pid, (int) tid);
-        if (r < 0)
-                return r;
         r = proc_stat_parse(buf, &st);
         if (r < 0)
                 return r == -ERANGE ? r : -EBADMSG;
@@ -31,4 +24,36 @@ int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret)
                 .start_time = st.start_time,
         };
         return 0;
+}
+
+int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret) {
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        if (pid <= 0 || tid <= 0)
+                return -EINVAL;
+        /* The task's own file: /proc/PID/stat sums all threads of a process. */
+        r = rootfs_read(root, &buf, "/proc/%d/task/%d/stat", (int) pid, (int) tid);
+        if (r < 0)
+                return r;
+        return thread_times_parse(buf, pid, tid, ret);
+}
+
+int proc_thread_times_open(RootFs *root, pid_t pid, pid_t tid) {
+        if (pid <= 0 || tid <= 0)
+                return -EINVAL;
+        return rootfs_open_file(root, "/proc/%d/task/%d/stat", (int) pid, (int) tid);
+}
+
+int proc_thread_times_reread(int fd, pid_t pid, pid_t tid, ThreadTimes *ret) {
+        /* 52 fields of at most 20 digits and a 16-byte name: under 1,100 bytes. */
+        char buf[2048];
+        int r;
+
+        if (pid <= 0 || tid <= 0)
+                return -EINVAL;
+        r = rootfs_reread(fd, buf, sizeof(buf));
+        if (r < 0)
+                return r == -EFBIG ? -EBADMSG : r;
+        return thread_times_parse(buf, pid, tid, ret);
 }

@@ -228,6 +228,40 @@ static int rootfs_readv(RootFs *r, char **ret, struct stat *ret_st, const char *
         return read_fd_all(fd, ret);
 }
 
+int rootfs_open_file(RootFs *r, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY | O_NONBLOCK, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        k = check_regular(fd, NULL);
+        if (k < 0)
+                return k;
+        return TAKE_FD(fd);
+}
+
+int rootfs_reread(int fd, char *buf, size_t size) {
+        ssize_t n;
+
+        if (size == 0)
+                return -EINVAL;
+        do
+                n = pread(fd, buf, size, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n >= size)
+                return -EFBIG;
+        while (n > 0 && buf[n - 1] == '\n')
+                n--;
+        buf[n] = 0;
+        return (int) n;
+}
+
 int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) {
         va_list ap;
         int k;

@@ -2,6 +2,7 @@
 /* test-proc-counters.c — /proc/interrupts, /proc/softirqs, /proc/stat and thread times: real formats, hostile ones, this kernel */
 
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -234,6 +235,17 @@ TEST(large) {
 
 static volatile unsigned long burn_sink;
 
+/* A thread that says its TID on fds[0] and exits once fds[1] has something. */
+static void *tid_then_wait(void *userdata) {
+        const int *fds = userdata;
+        pid_t tid = (pid_t) syscall(SYS_gettid);
+        char c;
+
+        if (write(fds[0], &tid, sizeof(tid)) != (ssize_t) sizeof(tid) || read(fds[1], &c, 1) != 1)
+                abort();
+        return NULL;
+}
+
 /* The readers on a fixture root, and on this machine's own /proc (read only). */
 TEST(readers) {
         char dir[] = "/tmp/sriovd-proc-XXXXXX", path[512];
@@ -277,6 +289,22 @@ TEST(readers) {
         test_write_file(path, "6 (x) S 1 1 1 0 -1 4194304 0 0 0 0 3 4\n");
         ASSERT_EQ(proc_thread_times_read(fixture, 5, 6, &before), -EBADMSG);
         ASSERT_EQ(proc_thread_times_read(fixture, 0, 6, &before), -EINVAL);
+
+        /* Kept open and read again: the file as it is now (the kernel's is rewritten in place). */
+        test_write_file(path, "6 (x) S 1 1 1 0 -1 4194304 0 0 0 0 3 4 0 0 20 0 1 0 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n");
+        int fd = proc_thread_times_open(fixture, 5, 6);
+        ASSERT(fd >= 0);
+        ASSERT_EQ(proc_thread_times_reread(fd, 5, 6, &before), 0);
+        ASSERT_EQ(before.utime, 3);
+        test_write_file(path, "6 (x) S 1 1 1 0 -1 4194304 0 0 0 0 30 40 0 0 20 0 1 0 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n");
+        ASSERT_EQ(proc_thread_times_reread(fd, 5, 6, &before), 0);
+        ASSERT_EQ(before.utime, 30);
+        ASSERT_EQ(before.stime, 40);
+        ASSERT_EQ(proc_thread_times_reread(fd, 5, 7, &before), -EBADMSG);
+        close(fd);
+        ASSERT_EQ(proc_thread_times_open(fixture, 5, 8), -ENOENT);
+        sh("mkdir -p %s/proc/9/task/9 && mkfifo %s/proc/9/task/9/stat", dir, dir);
+        ASSERT_EQ(proc_thread_times_open(fixture, 9, 9), -EBADF);
         sh("rm -rf %s", dir);
 
         /* This kernel's files parse (whatever its version prints), and this thread's time grows. */
@@ -302,6 +330,38 @@ TEST(readers) {
         fprintf(stderr, "this thread: %llu -> %llu ticks\n", (unsigned long long) (before.utime + before.stime),
                 (unsigned long long) (after.utime + after.stime));
         ASSERT(after.utime + after.stime >= before.utime + before.stime + 15);
+
+        /* Held open: the same figures, and -ESRCH once the thread has gone (its TID may be reused). */
+        fd = proc_thread_times_open(real, getpid(), tid);
+        ThreadTimes held;
+        ASSERT(fd >= 0);
+        ASSERT_EQ(proc_thread_times_reread(fd, getpid(), tid, &held), 0);
+        ASSERT(held.utime + held.stime >= after.utime + after.stime);
+        ASSERT_EQ(held.start_time, after.start_time);
+        close(fd);
+        {
+                int to_main[2], to_thread[2], fds[2];
+                pthread_t th;
+                pid_t other;
+
+                ASSERT_EQ(pipe(to_main), 0);
+                ASSERT_EQ(pipe(to_thread), 0);
+                fds[0] = to_main[1];
+                fds[1] = to_thread[0];
+                ASSERT_EQ(pthread_create(&th, NULL, tid_then_wait, fds), 0);
+                ASSERT_EQ(read(to_main[0], &other, sizeof(other)), (ssize_t) sizeof(other));
+                fd = proc_thread_times_open(real, getpid(), other);
+                ASSERT(fd >= 0);
+                ASSERT_EQ(proc_thread_times_reread(fd, getpid(), other, &held), 0);
+                ASSERT_EQ(write(to_thread[1], "x", 1), 1);
+                ASSERT_EQ(pthread_join(th, NULL), 0);
+                ASSERT_EQ(proc_thread_times_reread(fd, getpid(), other, &held), -ESRCH);
+                close(fd);
+                close(to_main[0]);
+                close(to_main[1]);
+                close(to_thread[0]);
+                close(to_thread[1]);
+        }
 
         /* Two samples of the real file a moment apart give rates, none negative. */
         _cleanup_(counter_rates_done) CounterRates r = {};

@@ -150,6 +150,21 @@ int main(int argc, char **argv) {
         qa = inventory_find_irq(inv, a);
         ASSERT(qa);
 
+        /* Two more IRQ threads, of IRQs no RT tenant owns: e's delivered to RT CPU 3 is read (issue
+         * 18 asks for the threads on the RT CPUs), b's on housekeeping CPU 0 is not. */
+        Irq *qe = (Irq *) inventory_find_irq(inv, e), *qb = (Irq *) inventory_find_irq(inv, b);
+        ASSERT(qe && qb);
+        qe->thread = 4242;
+        qe->has_effective = true;
+        cpuset_clear(&qe->effective);
+        cpuset_add(&qe->effective, 3);
+        qb->thread = 4243;
+        qb->has_effective = true;
+        cpuset_clear(&qb->effective);
+        cpuset_add(&qb->effective, 0);
+        write_thread(4242, "irq/e", 10, 10);
+        write_thread(4243, "irq/b", 10, 10);
+
         ASSERT_EQ(sampler_new(r, &s), 0);
         SamplerInput in = { .inv = inv, .cfg = cfg, .tenants = &t, .n_tenants = 1 };
 
@@ -183,8 +198,14 @@ int main(int argc, char **argv) {
         write_softirqs_and_stat(3000, 100 + 2 * (unsigned) hz);
         if (qa->thread > 0)
                 write_thread(qa->thread, "irq/x", 10 + (unsigned) hz / 2, 10);
+        /* Rewritten in place, as the kernel's file is: the fd the sampler kept reads the new times. */
+        write_thread(4242, "irq/e", 10 + (unsigned) hz, 10);
+        write_thread(4243, "irq/b", 10 + (unsigned) hz, 10);
         ASSERT_EQ(sampler_sample(s, &in, 3000000, 1700000002000000, &snap), 0);
         ASSERT_EQ(snap.period_usec, 2000000u);
+        ASSERT(fabs(value_of(&snap, "sriovd_irq_thread_cpu_ratio", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_IRQ, irqbuf[2],
+                             METRIC_LABEL_THREAD, "4242", -1) - 0.5) < 1e-9);
+        ASSERT(!has_sample(&snap, "sriovd_irq_thread_cpu_ratio", METRIC_LABEL_THREAD, "4243"));
         /* (300 - 100) / 2 s */
         ASSERT(value_of(&snap, "sriovd_irq_rate", METRIC_LABEL_PF, pf->addr, METRIC_LABEL_VF, t.vf,
                         METRIC_LABEL_TENANT, "trader", METRIC_LABEL_CLASS, "latency-critical",
