@@ -388,14 +388,16 @@ static int sample_rt(MetricSnapshot *snap, const IrqTable *t, const CpuSet *rt) 
         return 0;
 }
 
-static int sample_softirqs(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates) {
-        static const struct { const char *row, *counter, *rate; } rows[] = {
-                { "NET_RX", "sriovd_cpu_net_rx_softirqs_total", "sriovd_cpu_net_rx_softirq_rate" },
-                { "NET_TX", "sriovd_cpu_net_tx_softirqs_total", "sriovd_cpu_net_tx_softirq_rate" },
-        };
+/* A per-CPU table's named row: its counter per CPU, and its rate divided by per (a ratio of time). */
+typedef struct CpuRow {
+        const char *row, *counter, *rate;
+} CpuRow;
+
+static int sample_cpu_rows(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates,
+                           const CpuRow *rows, size_t n_rows, double per) {
         int r;
 
-        for (size_t k = 0; k < ELEMENTSOF(rows); k++) {
+        for (size_t k = 0; k < n_rows; k++) {
                 CounterRow key = { .irq = COUNTER_NAMED };
                 ssize_t i;
 
@@ -409,7 +411,7 @@ static int sample_softirqs(MetricSnapshot *snap, const CounterTable *cur, const 
                         label_u(&ls, METRIC_LABEL_CPU, cur->cpus[j]);
                         r = add(snap, rows[k].counter, METRIC_COUNTER, (double) counter_table_value(cur, (size_t) i, j), &ls);
                         if (r >= 0)
-                                r = add(snap, rows[k].rate, METRIC_GAUGE, rate_of(rates, (size_t) i, cur->cpus[j]), &ls);
+                                r = add(snap, rows[k].rate, METRIC_GAUGE, rate_of(rates, (size_t) i, cur->cpus[j]) / per, &ls);
                         if (r < 0)
                                 return r;
                 }
@@ -417,36 +419,22 @@ static int sample_softirqs(MetricSnapshot *snap, const CounterTable *cur, const 
         return 0;
 }
 
+static int sample_softirqs(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates) {
+        static const CpuRow rows[] = {
+                { "NET_RX", "sriovd_cpu_net_rx_softirqs_total", "sriovd_cpu_net_rx_softirq_rate" },
+                { "NET_TX", "sriovd_cpu_net_tx_softirqs_total", "sriovd_cpu_net_tx_softirq_rate" },
+        };
+        return sample_cpu_rows(snap, cur, rates, rows, ELEMENTSOF(rows), 1.0);
+}
+
 /* /proc/stat's irq and softirq time: the share of each CPU spent there (1.0 = all of it). */
 static int sample_cpu_times(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates,
                             unsigned long ticks_per_sec) {
-        static const struct { const char *row, *counter, *ratio; } rows[] = {
+        static const CpuRow rows[] = {
                 { "irq", "sriovd_cpu_irq_ticks_total", "sriovd_cpu_irq_time_ratio" },
                 { "softirq", "sriovd_cpu_softirq_ticks_total", "sriovd_cpu_softirq_time_ratio" },
         };
-        int r;
-
-        for (size_t k = 0; k < ELEMENTSOF(rows); k++) {
-                CounterRow key = { .irq = COUNTER_NAMED };
-                ssize_t i;
-
-                strscpy(key.name, sizeof(key.name), rows[k].row);
-                i = counter_table_find(cur, &key);
-                if (i < 0)
-                        continue;
-                for (size_t j = 0; j < cur->n_cpus; j++) {
-                        Labels ls = {};
-
-                        label_u(&ls, METRIC_LABEL_CPU, cur->cpus[j]);
-                        r = add(snap, rows[k].counter, METRIC_COUNTER, (double) counter_table_value(cur, (size_t) i, j), &ls);
-                        if (r >= 0)
-                                r = add(snap, rows[k].ratio, METRIC_GAUGE,
-                                        rate_of(rates, (size_t) i, cur->cpus[j]) / (double) ticks_per_sec, &ls);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
+        return sample_cpu_rows(snap, cur, rates, rows, ELEMENTSOF(rows), (double) ticks_per_sec);
 }
 
 static int slot_cmp(const void *a, const void *b) {
