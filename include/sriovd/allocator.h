@@ -270,6 +270,8 @@ int allocator_tenant(const Allocator *a, size_t i, AllocTenant *ret);
 int allocator_find_tenant(const Allocator *a, const char *id, AllocTenant *ret);
 /* The tenant id holding the VF, NULL when free or unknown. */
 const char *allocator_vf_holder(const Allocator *a, const char *vf);
+/* How many RT CPUs class_name's guests need when the class refuses without them; 0 otherwise. */
+unsigned allocator_class_rt_required(const Allocator *a, const char *class_name);
 void allocator_stats(const Allocator *a, AllocStats *ret);
 /* Per NUMA node with RT CPUs or guests for them, node order with -1 last: up to n rows into ret;
  * returns how many there are (at most ALLOC_RT_NODES_MAX). The rows add up to AllocStats' rt_*. */

@@ -243,3 +243,11 @@ void allocator_reserve_seq(Allocator *a, uint64_t seq) {
         if (seq >= a->next_seq)
                 a->next_seq = seq + 1;
 }
+
+unsigned allocator_class_rt_required(const Allocator *a, const char *class_name) {
+        uint32_t cls;
+
+        if (!a || !class_name || alloc_class_find(a, class_name, &cls) < 0 || a->classes[cls].rt_fallback)
+                return 0;
+        return class_rt_need(&a->classes[cls]);
+}

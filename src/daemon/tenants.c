@@ -513,6 +513,19 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                         swap_allocators(&t->alloc, &saved);   /* promised unchanged; not relied on */
                 return r;
         }
+        /* The contract at the boundary: a class that refuses without RT CPUs is never answered
+         * yes-and-waiting (the allocator refuses such an outcome; this holds it whatever path led
+         * there). Nothing of it stays. */
+        if (allocator_find_tenant(t->alloc, tenant, &cur) >= 0) {
+                if (cur.n_rt_cpus < allocator_class_rt_required(t->alloc, class_name)) {
+                        if (saved)
+                                swap_allocators(&t->alloc, &saved);
+                        if (reason)
+                                snprintf(reason, reason_size, "class %s: no RT CPU for guest %s now", class_name,
+                                         domain[0] ? domain : tenant);
+                        return -EXFULL;
+                }
+        }
 
         had_extra = tenants_extra_find(t, tenant);
         if (had_extra)
