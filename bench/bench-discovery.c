@@ -317,13 +317,14 @@ static int run_kind(const Bench *b, Kind k) {
         }
         case KIND_THREAD_SCAN: {
                 _cleanup_free_ IrqThread *threads = NULL;
-                size_t n;
+                _cleanup_free_ Kthread *kthreads = NULL;
+                size_t n, n_k;
                 bool irqbalance;
 
                 r = rootfs_new(b->root, &root);
                 if (r < 0)
                         return r;
-                return irq_threads_scan(root, &threads, &n, &irqbalance);
+                return irq_threads_scan(root, &threads, &n, &kthreads, &n_k, &irqbalance);
         }
         case KIND_PCI_IDS:
                 return pci_ids_load();

@@ -22,13 +22,15 @@ const char *error_class_to_string(ErrorClass c);
 
 typedef struct RouteNl RouteNl;
 typedef struct EthtoolNl EthtoolNl;
+typedef struct NetdevNl NetdevNl;
 
 /* What actions act on. */
 typedef struct Kernel {
         RootFs *root;
         /* NULL: the netdevs in the root's sysfs are not this host's (a fixture); VF link changes are skipped. */
         RouteNl *route;
-        EthtoolNl *ethtool;       /* NULL likewise: coalescing and offload changes are skipped */
+        EthtoolNl *ethtool;       /* NULL likewise: coalescing, offload and channel changes are skipped */
+        NetdevNl *netdev;         /* NULL: no netdev genl (before Linux 6.5), or a fixture: napi-set skipped */
 } Kernel;
 
 /* Run one action; sets a->applied and a->result (1 changed, 0 already so, <0 errno). */

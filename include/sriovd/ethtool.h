@@ -65,6 +65,19 @@ int ethtool_features_get(EthtoolNl *e, int ifindex, Features *ret, NlError *err)
  */
 int ethtool_features_set(EthtoolNl *e, int ifindex, const int want[_OFFLOAD_MAX], NlError *err);
 
+/* RSS channels of ifindex (CHANNELS_GET). Errors as for ethtool_coalesce_get(). */
+int ethtool_channels_get(EthtoolNl *e, int ifindex, Channels *ret, NlError *err);
+
+/*
+ * Same contract as ethtool_coalesce_set(): only the counts that differ are sent, then read
+ * back. -EINVAL before sending for a count above the driver's maximum or for a kind the driver
+ * lacks. The driver requests its IRQs anew: the caller re-reads them.
+ */
+int ethtool_channels_set(EthtoolNl *e, int ifindex, const ChannelsChange *want, NlError *err);
+
+/* The CHANNELS_SET request for c (only what it changes); errors as for ethtool_build_coalesce_set(). */
+int ethtool_build_channels_set(int family, int ifindex, const ChannelsChange *c, struct nl_msg **ret);
+
 /*
  * The COALESCE_SET request for c, carrying only the fields c changes, for
  * message-level tests; freed by the caller with nlmsg_free(). -EINVAL for
@@ -82,9 +95,10 @@ int ethtool_build_coalesce_set(int family, int ifindex, const CoalesceChange *c,
  */
 int ethtool_build_features_set(int family, int ifindex, const int want[_OFFLOAD_MAX], struct nl_msg **ret);
 
-/* Pure parsers of a COALESCE_GET_REPLY / FEATURES_GET_REPLY (or _NTF); -EBADMSG if malformed. */
+/* Pure parsers of a COALESCE_GET_REPLY / FEATURES_GET_REPLY / CHANNELS_GET_REPLY (or _NTF); -EBADMSG if malformed. */
 int ethtool_coalesce_parse(const struct nlmsghdr *h, Coalesce *ret);
 int ethtool_features_parse(const struct nlmsghdr *h, Features *ret);
+int ethtool_channels_parse(const struct nlmsghdr *h, Channels *ret);
 
 /*
  * Ethtool notifications (the "monitor" multicast group) of the caller's

@@ -145,14 +145,79 @@ void coalesce_field_set(void *c, size_t i, long v);
  */
 unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, CoalesceChange *ret);
 
-/* A netdev's coalescing and offloads over ethtool netlink; filled by the daemon, not by inventory_read(). */
+/*
+ * RSS channels as the kernel reports them (ETHTOOL_MSG_CHANNELS_GET). A count is -1 when the
+ * driver has no channels of that kind (its maximum is 0 or absent).
+ */
+typedef struct Channels {
+        long rx, tx, other, combined;
+        long max_rx, max_tx, max_other, max_combined;
+} Channels;
+
+/* What to change: -1 = leave. */
+typedef struct ChannelsChange {
+        long rx, tx, combined;
+} ChannelsChange;
+#define CHANNELS_CHANGE_NONE ((ChannelsChange) { -1, -1, -1 })
+
+/*
+ * The per-NAPI settings of netdev genl napi-set (Linux 6.13+); -1 = unknown (the kernel did
+ * not report it) in a Napi, leave in a change.
+ */
+typedef struct NapiParams {
+        long defer_hard_irqs;       /* how many times to defer re-enabling the IRQ */
+        long gro_flush_timeout;     /* ns */
+        long irq_suspend_timeout;   /* ns */
+} NapiParams;
+#define NAPI_PARAMS_NONE ((NapiParams) { -1, -1, -1 })
+
+/*
+ * One NAPI instance of a netdev. With threaded NAPI (/sys/class/net/DEV/threaded) each has a
+ * kernel thread "napi/DEV-ID" that does the receive work the softirq would, and that sriovd can
+ * pin and raise like an IRQ thread.
+ */
+typedef struct Napi {
+        unsigned id;                /* NAPI id (the thread's name carries it); 0 = unknown */
+        unsigned irq;               /* the IRQ that schedules it; 0 = not known */
+        pid_t thread;               /* its napi/ kernel thread, 0 = none (not threaded) */
+        int thread_policy, thread_priority;
+        CpuSet thread_cpus;         /* the thread's allowed CPUs */
+        NapiParams params;
+} Napi;
+
+/* How NAPIs were paired with their IRQs. */
+typedef enum NapiPairing {
+        NAPI_PAIRED_NONE,           /* not paired (no NAPIs, or nothing to pair them by) */
+        NAPI_PAIRED_KERNEL,         /* netdev genl napi-get named each NAPI's IRQ (Linux 6.8+) */
+        NAPI_PAIRED_QUEUES,         /* by queue order: NAPI ids ascending against the queue IRQs' indexes */
+        _NAPI_PAIRED_MAX,
+} NapiPairing;
+
+typedef struct NetdevNapi {
+        int threaded;               /* /sys/class/net/DEV/threaded: 0/1; -1 = no such file (before 5.12) */
+        Napi *napis;                /* sorted by id */
+        size_t n_napis;
+        NapiPairing pairing;
+        bool have_napi_set;         /* the kernel takes per-NAPI settings (napi-set) */
+} NetdevNapi;
+
+/*
+ * A netdev's coalescing, offloads, channels and NAPIs (ethtool and netdev netlink, sysfs);
+ * filled by the daemon, not by inventory_read().
+ */
 typedef struct NetdevTune {
         Coalesce coalesce;
         int coalesce_error;         /* 0 = read; <0 = why not (-EOPNOTSUPP: the driver has none) */
         Features features;
         int features_error;
+        Channels channels;
+        int channels_error;         /* as coalesce_error; -ENODATA = not read (no class wants channels) */
+        NetdevNapi napi;
+        bool napi_known;            /* napi was read (a class wants threaded NAPI, or per-NAPI settings) */
         bool known;                 /* false: not read (fixture root, no netdev) */
 } NetdevTune;
+/* Free what a NetdevTune owns (its NAPIs). */
+void netdev_tune_done(NetdevTune *t);
 
 typedef struct Vf {
         unsigned index;             /* N of virtfnN */
@@ -224,6 +289,31 @@ int host_problem_add(HostProblems *p, const char *target, int errno_value, const
         _printf_(4, 5);
 void host_problems_done(HostProblems *p);
 
+/*
+ * Kernel threads sriovd places besides IRQ threads, found in the same walk over /proc (kernel
+ * threads only: user space can name itself anything).
+ */
+typedef enum KthreadKind {
+        KTHREAD_NAPI,               /* napi/DEV-ID: threaded NAPI; num = the NAPI id */
+        KTHREAD_KSOFTIRQD,          /* ksoftirqd/N: softirqs the interrupted context did not finish; num = N */
+        KTHREAD_KTIMERS,            /* ktimers/N (PREEMPT_RT): timer softirqs; num = N */
+        KTHREAD_RCUC,               /* rcuc/N (RCU callbacks offloaded per CPU); num = N */
+        _KTHREAD_KIND_MAX,
+} KthreadKind;
+
+#define KTHREAD_NAME_MAX 64
+typedef struct Kthread {
+        KthreadKind kind;
+        unsigned num;               /* the CPU, or the NAPI id */
+        char netdev[IF_NAMESIZE];   /* KTHREAD_NAPI: DEV of the name (as it was when the thread started) */
+        char name[KTHREAD_NAME_MAX];
+        pid_t pid;
+        int policy, priority;
+        CpuSet cpus;                /* allowed CPUs; read for KTHREAD_NAPI only (the others are per-CPU) */
+} Kthread;
+
+const char *kthread_kind_to_string(KthreadKind k);
+
 typedef struct Inventory {
         Topology topo;
         KernelCaps caps;
@@ -233,6 +323,8 @@ typedef struct Inventory {
         size_t n_irqs;
         Irq *other_irqs;            /* every other IRQ of the host (disks, other NICs), sorted */
         size_t n_other_irqs;
+        Kthread *kthreads;          /* sorted by kind, then num, then pid */
+        size_t n_kthreads;
         CpuSet default_affinity;    /* /proc/irq/default_smp_affinity */
         bool have_default_affinity;
         HostProblems problems;      /* what the tree got wrong, and what was left out for it */
@@ -269,6 +361,8 @@ void pf_done(Pf *pf);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
 
 const Irq *inventory_find_irq(const Inventory *inv, unsigned irq);
+/* The kernel thread of kind with num (the first by pid), NULL when none. */
+const Kthread *inventory_find_kthread(const Inventory *inv, KthreadKind kind, unsigned num);
 const Pf *inventory_find_pf(const Inventory *inv, const char *addr);
 const VfLink *pf_find_vf_link(const Pf *pf, unsigned vf);
 /* Whether addr is the PF itself or one of its VFs (pf may be NULL: false). */

@@ -90,9 +90,18 @@ typedef struct IrqThread {
 } IrqThread;
 /*
  * One walk over /proc: all irq/N- kernel threads (PF_KTHREAD only: user space
- * can fake the name), sorted by irq, and whether irqbalance runs.
+ * can fake the name), sorted by irq; the other kernel threads sriovd places
+ * (Kthread: napi/, ksoftirqd/, ktimers/, rcuc/), sorted by kind, num, pid, with
+ * each NAPI thread's allowed CPUs; and whether irqbalance runs.
  */
-int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irqbalance);
+int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret_kthreads, size_t *ret_n_kthreads,
+                     bool *ret_irqbalance);
+/*
+ * Pure: what a kernel thread's name says: "napi/DEV-ID" (KTHREAD_NAPI, num = ID, netdev = DEV),
+ * "ksoftirqd/N", "ktimers/N", "rcuc/N" (num = N, netdev ""). -EINVAL: none of these. Names
+ * before Linux 6.0 were cut at 15 characters: a NAPI name cut before its ID is not one.
+ */
+int kthread_name_parse(const char *comm, KthreadKind *ret_kind, unsigned *ret_num, char ret_netdev[static IF_NAMESIZE]);
 
 /* Write smp_affinity_list; 1 changed, 0 already so. */
 int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus);
@@ -113,6 +122,27 @@ int sched_thread_get(pid_t pid, int *ret_policy, int *ret_priority);
  * 1 changed, 0 already so, -ESRCH no longer that thread.
  */
 int sched_thread_set(RootFs *root, pid_t pid, unsigned irq, int policy, int priority);
+
+/*
+ * A kernel thread pid named name (a Kthread's): to cpus (NULL: leave) and policy/priority
+ * (priority < 0: leave), after checking again under the root's /proc that pid still is that
+ * kernel thread. 1 changed, 0 already so, -ESRCH no longer that thread.
+ */
+int sched_kthread_set(RootFs *root, pid_t pid, const char *name, const CpuSet *cpus, int policy, int priority);
+/*
+ * tid to cpus (NULL: leave) and policy/priority (priority < 0: leave) where they differ from what
+ * it has now (now_*); 1 changed, 0 already so. The caller checked that tid is the thread it means.
+ */
+int sched_thread_change(pid_t tid, const CpuSet *now_cpus, int now_policy, int now_priority, const CpuSet *cpus,
+                        int policy, int priority);
+/* The CPUs a thread may run on, from the scheduler (live roots) or /proc/PID/status. */
+int sched_thread_cpus_get(RootFs *root, pid_t pid, CpuSet *ret);
+
+/* napi.c — threaded NAPI of a netdev, in sysfs. */
+/* /sys/class/net/DEV/threaded: *ret 0/1. -ENOENT: no such netdev, or a kernel before 5.12 (no file). */
+int netdev_threaded_read(RootFs *root, const char *netdev, int *ret);
+/* Write it; 1 changed, 0 already so. The kernel starts or stops the napi/ threads at once. */
+int netdev_threaded_set(RootFs *root, const char *netdev, bool on);
 
 /* topology.c — CPUs, NUMA nodes and kernel features. */
 int topology_read(RootFs *root, Topology *ret);

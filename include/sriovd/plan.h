@@ -14,12 +14,20 @@ typedef enum ActionKind {
         ACTION_SET_NUM_VFS,         /* PF sriov_numvfs */
         ACTION_SET_VF_LINK,         /* one VF's MAC/VLAN/spoofchk/trust/link/rate, rtnetlink on the PF */
         ACTION_SET_VF_DRIVER,       /* bind a VF to vfio-pci, or give it back to its native driver */
+        /* Before anything that names the netdev's IRQs: a channel change makes the driver request
+         * them anew. The IRQs and NAPIs of a netdev whose channels change are planned next pass. */
+        ACTION_SET_CHANNELS,        /* a netdev's RSS channel counts, ethtool netlink */
         ACTION_SET_COALESCE,        /* a netdev's interrupt coalescing, ethtool netlink */
         ACTION_SET_OFFLOADS,        /* a netdev's TSO/GSO/GRO/LRO, ethtool netlink */
+        ACTION_SET_NAPI_THREADED,   /* /sys/class/net/DEV/threaded: NAPI in napi/ kernel threads */
+        ACTION_SET_NAPI_PARAMS,     /* one NAPI's defer-hard-irqs etc., netdev genl napi-set */
         ACTION_SET_RTNET_PRIO,      /* net.core.rtnet_prio */
         ACTION_SET_IRQ_DEFAULT,     /* /proc/irq/default_smp_affinity: IRQs requested later */
         ACTION_SET_IRQ_AFFINITY,    /* /proc/irq/N/smp_affinity_list */
         ACTION_SET_IRQ_THREAD,      /* sched_setscheduler() of the irq/N- thread */
+        ACTION_SET_NAPI_PIN,        /* a napi/ thread onto its IRQ's CPUs (after); irq = that IRQ */
+        ACTION_SET_NAPI_SCHED,      /* sched_setscheduler() of a napi/ thread */
+        ACTION_SET_KTHREAD_SCHED,   /* of ksoftirqd/N, ktimers/N, rcuc/N on an RT CPU ([rt] *_priority) */
         ACTION_SET_PF_LINK,         /* the PF netdev's IFF_UP (rtnetlink): libvirt needs it for VF interfaces */
         /* A guest's placement (guest-placement.h), through libvirt: planned and carried out by the
          * daemon's libvirt side, never by apply; effect names the domain. */
@@ -41,8 +49,10 @@ typedef struct Action {
         unsigned irq;               /* IRQ actions */
         unsigned vf;                /* VF actions: the VF index on its PF */
         unsigned vcpu;              /* guest actions: the vCPU (or I/O thread, or count) */
-        pid_t pid;                  /* ACTION_SET_IRQ_THREAD, the vhost actions */
+        pid_t pid;                  /* ACTION_SET_IRQ_THREAD, the vhost, NAPI and kthread actions */
         int policy_before, policy_after;
+        /* The thread's name for the NAPI and kthread actions: checked again before the write (PIDs are reused). */
+        char thread_name[KTHREAD_NAME_MAX];
         union {
                 struct {            /* ACTION_SET_IRQ_AFFINITY, ACTION_SET_IRQ_DEFAULT, the guest pins */
                         CpuSet cpus_before, cpus_after;
@@ -56,13 +66,18 @@ typedef struct Action {
                 struct {            /* ACTION_SET_VF_DRIVER; "" after = the kernel's choice */
                         char driver_before[DRIVER_MAX], driver_after[DRIVER_MAX];
                 };
-                struct {            /* ACTION_SET_COALESCE, ACTION_SET_OFFLOADS, on netdev ifindex of target */
+                struct {            /* ACTION_SET_COALESCE, _OFFLOADS, _CHANNELS, _NAPI_*: on netdev ifindex of target */
                         int netdev_ifindex;
+                        char netdev[IF_NAMESIZE];
                         bool tune_before_known;   /* false: not read (fixture root) */
                         Coalesce coalesce_before;
                         CoalesceChange coalesce_after;   /* only what changes */
                         Features features_before;
                         int offloads_after[_OFFLOAD_MAX];  /* -1 leave, 0 off, 1 on */
+                        Channels channels_before;
+                        ChannelsChange channels_after;   /* only what changes */
+                        unsigned napi_id;                /* ACTION_SET_NAPI_PARAMS */
+                        NapiParams napi_before, napi_after;   /* after: only what changes */
                 };
         };
         bool restore;               /* puts back what sriovd changed (thread left its RT class) */
@@ -88,11 +103,12 @@ typedef struct PlanNote {
         char text[256];             /* room for a refusal that names who uses the VFs */
 } PlanNote;
 
-/* What sriovd changed on IRQ threads, to restore it later. */
+/* What sriovd changed on IRQ threads (and NAPI and per-CPU kernel threads), to restore it later. */
 typedef struct SavedSched {
         pid_t pid;
-        unsigned irq;
+        unsigned irq;                   /* the irq/N- thread's IRQ; 0 for the others */
         int policy, priority;
+        char name[KTHREAD_NAME_MAX];    /* a NAPI or per-CPU kernel thread's name; "" = the IRQ thread */
 } SavedSched;
 
 /* A VF held by a tenant (the allocator's decision), and what the tenant needs on it. */

@@ -69,6 +69,11 @@ typedef struct TenantClass {
         IrqSpread irq_spread;
         int irq_thread_priority;          /* 0 = leave the kernel default, else 1..99 */
         Tristate offload_tso, offload_gso, offload_gro, offload_lro;
+        /* The receive work of the class's netdevs: channels first, then NAPI in threads placed like the IRQs. */
+        ChannelsChange channels;          /* channels_combined/_rx/_tx; -1 = leave */
+        Tristate napi_threads;            /* /sys/class/net/DEV/threaded; default leave */
+        int napi_thread_priority;         /* SCHED_FIFO of the napi/ threads; -1 (default) = irq_thread_priority, 0 = leave */
+        NapiParams napi_params;           /* napi_defer_hard_irqs, napi_gro_flush_timeout_ns, napi_irq_suspend_timeout_ns */
 
         /* The guest side (libvirt). */
         int vf_attach_hostdev;            /* 1: plain <hostdev> instead of <interface type='hostdev'> */
@@ -169,6 +174,9 @@ typedef struct Config {
 
         /* [rt] */
         int rtnet_prio;                    /* -1 = leave */
+        /* SCHED_FIFO of the per-CPU kernel threads on the RT CPUs (ksoftirqd/N, ktimers/N, rcuc/N), by
+         * KthreadKind; 0 = leave. [KTHREAD_NAPI] is unused: NAPI threads follow their class. */
+        int kthread_priority[_KTHREAD_KIND_MAX];
 
         PfPolicy *pfs;
         size_t n_pfs;
@@ -185,6 +193,9 @@ typedef struct Config {
         char (*scope_addrs)[PCI_ADDR_MAX]; /* every [pf] address */
         size_t n_scope_addrs;
 } Config;
+
+/* The FIFO priority of a class's napi/ threads: napi_thread_priority, or its IRQ threads' when -1; 0 = leave. */
+int tenant_class_napi_priority(const TenantClass *cls);
 
 /* The defaults every setting starts from, before the INI reader fills it; path and classes_dir copied. */
 int config_new(const char *path, const char *classes_dir, Config **ret);

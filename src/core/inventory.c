@@ -61,9 +61,17 @@ void host_problems_done(HostProblems *p) {
         *p = (HostProblems) {};
 }
 
+void netdev_tune_done(NetdevTune *t) {
+        t->napi.napis = mfree(t->napi.napis);
+        t->napi.n_napis = 0;
+}
+
 void pf_done(Pf *pf) {
-        for (size_t j = 0; j < pf->n_vfs; j++)
+        for (size_t j = 0; j < pf->n_vfs; j++) {
                 free(pf->vfs[j].irqs);
+                netdev_tune_done(&pf->vfs[j].tune);
+        }
+        netdev_tune_done(&pf->tune);
         free(pf->vfs);
         free(pf->irqs);
         free(pf->netdevs);
@@ -84,6 +92,7 @@ Inventory *inventory_free(Inventory *inv) {
         free(inv->pfs);
         free(inv->irqs);
         free(inv->other_irqs);
+        free(inv->kthreads);
         free(inv->topo.node_cpus);
         free(inv);
         return NULL;
@@ -242,4 +251,29 @@ unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, Coalesce
         }
         *ret = d;
         return n;
+}
+
+const char *kthread_kind_to_string(KthreadKind k) {
+        static const char *const names[_KTHREAD_KIND_MAX] = {
+                [KTHREAD_NAPI] = "napi", [KTHREAD_KSOFTIRQD] = "ksoftirqd",
+                [KTHREAD_KTIMERS] = "ktimers", [KTHREAD_RCUC] = "rcuc",
+        };
+        return (unsigned) k < _KTHREAD_KIND_MAX ? names[k] : "unknown";
+}
+
+static int kthread_key_cmp(const void *key, const void *elem) {
+        const Kthread *k = key, *e = elem;
+        if (k->kind != e->kind)
+                return (k->kind > e->kind) - (k->kind < e->kind);
+        return (k->num > e->num) - (k->num < e->num);
+}
+
+const Kthread *inventory_find_kthread(const Inventory *inv, KthreadKind kind, unsigned num) {
+        const Kthread key = { .kind = kind, .num = num }, *k;
+
+        k = bsearch_safe(&key, inv->kthreads, inv->n_kthreads, sizeof(Kthread), kthread_key_cmp);
+        /* Sorted by pid last: step back to the first of equal kind and num. */
+        while (k && k > inv->kthreads && kthread_key_cmp(&key, k - 1) == 0)
+                k--;
+        return k;
 }

@@ -198,6 +198,12 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_VF_DRIVER] = "vf-driver",
                 [ACTION_SET_COALESCE] = "coalesce",
                 [ACTION_SET_OFFLOADS] = "offloads",
+                [ACTION_SET_CHANNELS] = "channels",
+                [ACTION_SET_NAPI_THREADED] = "napi-threaded",
+                [ACTION_SET_NAPI_PARAMS] = "napi-params",
+                [ACTION_SET_NAPI_PIN] = "napi-pin",
+                [ACTION_SET_NAPI_SCHED] = "napi-sched",
+                [ACTION_SET_KTHREAD_SCHED] = "kthread-sched",
                 [ACTION_SET_RTNET_PRIO] = "rtnet-prio",
                 [ACTION_SET_IRQ_DEFAULT] = "irq-default",
                 [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
@@ -281,7 +287,12 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
                 return vf_link_format(a, after, buf, size);
         case ACTION_SET_COALESCE:
         case ACTION_SET_OFFLOADS:
+        case ACTION_SET_CHANNELS:
+        case ACTION_SET_NAPI_PARAMS:
                 return tune_format(a, after, buf, size);
+        case ACTION_SET_NAPI_THREADED:
+                snprintf(buf, size, "%s", (after ? a->after : a->before) ? "on" : "off");
+                return buf;
         case ACTION_SET_VF_DRIVER: {
                 const char *d = after ? a->driver_after : a->driver_before;
                 snprintf(buf, size, "%s", d[0] ? d : after ? "(native)" : "(none)");
@@ -293,6 +304,7 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
         case ACTION_SET_EMULATOR_PIN:
         case ACTION_SET_IOTHREAD_PIN:
         case ACTION_SET_VHOST_PIN:
+        case ACTION_SET_NAPI_PIN:
                 return cpuset_format_list(after ? &a->cpus_after : &a->cpus_before, buf, size);
         case ACTION_SET_VCPU_SCHED:
                 if (!after && a->before < -1)
@@ -315,6 +327,8 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
                 return buf;
         case ACTION_SET_IRQ_THREAD:
         case ACTION_SET_VHOST_SCHED:
+        case ACTION_SET_NAPI_SCHED:
+        case ACTION_SET_KTHREAD_SCHED:
                 snprintf(buf, size, "%s/%ld", sched_policy_to_string(after ? a->policy_after : a->policy_before),
                          after ? a->after : a->before);
                 return buf;

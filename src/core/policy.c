@@ -77,10 +77,20 @@ void tenant_class_init(TenantClass *cls) {
                 .offload_gso = TRISTATE_LEAVE,
                 .offload_gro = TRISTATE_LEAVE,
                 .offload_lro = TRISTATE_LEAVE,
+                .channels = CHANNELS_CHANGE_NONE,
+                .napi_threads = TRISTATE_LEAVE,
+                .napi_thread_priority = -1,
+                .napi_params = NAPI_PARAMS_NONE,
                 .virtio_source = "default",
                 .rt_vcpus = 1,
                 .rt_cpu_share = 1,
         };
+}
+
+int tenant_class_napi_priority(const TenantClass *cls) {
+        if (!cls)
+                return 0;
+        return cls->napi_thread_priority >= 0 ? cls->napi_thread_priority : cls->irq_thread_priority;
 }
 
 int config_new(const char *path, const char *classes_dir, Config **ret) {

@@ -246,6 +246,24 @@ int action_apply(Kernel *k, Action *a) {
                 }
                 r = sched_thread_set(root, a->pid, a->irq, a->policy_after, (int) a->after);
                 break;
+        case ACTION_SET_NAPI_THREADED:
+                r = netdev_threaded_set(root, a->netdev, a->after != 0);
+                break;
+        case ACTION_SET_NAPI_PIN:
+        case ACTION_SET_NAPI_SCHED:
+        case ACTION_SET_KTHREAD_SCHED:
+                if (!rootfs_sched_live(root)) {
+                        action_skip(a, "PIDs under --root are not this host's");
+                        return 0;
+                }
+                r = a->kind == ACTION_SET_NAPI_PIN
+                            ? sched_kthread_set(root, a->pid, a->thread_name, &a->cpus_after, 0, -1)
+                            : sched_kthread_set(root, a->pid, a->thread_name, NULL, a->policy_after, (int) a->after);
+                break;
+        case ACTION_SET_CHANNELS:
+        case ACTION_SET_NAPI_PARAMS:
+                /* TODO(issue 19): ethtool channels and netdev genl napi-set. */
+                break;
         case ACTION_SET_VCPU_PIN:
         case ACTION_SET_EMULATOR_PIN:
         case ACTION_SET_IOTHREAD_PIN:

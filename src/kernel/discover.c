@@ -133,7 +133,7 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
         if (r < 0)
                 return r;
 
-        r = irq_threads_scan(root, &threads, &n_threads, &irqbalance);
+        r = irq_threads_scan(root, &threads, &n_threads, &inv->kthreads, &inv->n_kthreads, &irqbalance);
         if (r < 0)
                 return r;
         r = kernel_caps_read(root, n_threads > 0, irqbalance, &inv->caps);

@@ -97,10 +97,35 @@ static int irq_thread_cmp(const void *a, const void *b) {
         return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irqbalance) {
+static int kthread_cmp(const void *a, const void *b) {
+        const Kthread *x = a, *y = b;
+        if (x->kind != y->kind)
+                return (x->kind > y->kind) - (x->kind < y->kind);
+        if (x->num != y->num)
+                return (x->num > y->num) - (x->num < y->num);
+        return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* A napi/, ksoftirqd/, ktimers/ or rcuc/ kernel thread, into *k; false: not one (or gone meanwhile). */
+static bool kthread_from_stat(RootFs *root, const ProcStat *st, Kthread *k) {
+        *k = (Kthread) { .pid = st->pid, .policy = (int) st->policy, .priority = (int) st->rt_priority };
+        if (kthread_name_parse(st->comm, &k->kind, &k->num, k->netdev) < 0)
+                return false;
+        strscpy(k->name, sizeof(k->name), st->comm);
+        if (rootfs_sched_live(root) && sched_thread_get(st->pid, &k->policy, &k->priority) < 0)
+                return false;
+        /* Per-CPU threads are bound by the kernel; only a NAPI thread's CPUs are sriovd's to set. */
+        if (k->kind == KTHREAD_NAPI && sched_thread_cpus_get(root, st->pid, &k->cpus) < 0)
+                return false;
+        return true;
+}
+
+int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret_kthreads, size_t *ret_n_kthreads,
+                     bool *ret_irqbalance) {
         _cleanup_closedir_ DIR *d = NULL;
         _cleanup_free_ IrqThread *threads = NULL;
-        size_t n = 0, allocated = 0;
+        _cleanup_free_ Kthread *kthreads = NULL;
+        size_t n = 0, allocated = 0, n_k = 0, allocated_k = 0;
         bool irqbalance = false;
         struct dirent *de;
         int r;
@@ -112,6 +137,7 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irq
         while ((de = readdir(d))) {
                 _cleanup_free_ char *buf = NULL;
                 ProcStat st;
+                Kthread k;
                 int irq;
 
                 if (!isdigit((unsigned char) de->d_name[0]))
@@ -127,8 +153,14 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irq
                         continue;   /* user space can name itself irq/N-x */
                 }
                 irq = irq_thread_name_parse(st.comm);
-                if (irq < 0)
+                if (irq < 0) {
+                        if (!kthread_from_stat(root, &st, &k))
+                                continue;
+                        if (GREEDY_REALLOC(kthreads, allocated_k, n_k + 1) < 0)
+                                return -ENOMEM;
+                        kthreads[n_k++] = k;
                         continue;
+                }
 
                 if (GREEDY_REALLOC(threads, allocated, n + 1) < 0)
                         return -ENOMEM;
@@ -145,8 +177,11 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, bool *ret_irq
         }
 
         qsort_safe(threads, n, sizeof(*threads), irq_thread_cmp);
+        qsort_safe(kthreads, n_k, sizeof(*kthreads), kthread_cmp);
         *ret = TAKE_PTR(threads);
         *ret_n = n;
+        *ret_kthreads = TAKE_PTR(kthreads);
+        *ret_n_kthreads = n_k;
         *ret_irqbalance = irqbalance;
         return 0;
 }

@@ -99,3 +99,55 @@ int irq_thread_name_parse(const char *comm) {
                 return -EINVAL;
         return (int) v;
 }
+
+/* "ksoftirqd/3": the CPU after prefix, nothing after it. */
+static int percpu_name_parse(const char *comm, const char *prefix, unsigned *ret) {
+        size_t n = strlen(prefix);
+        unsigned long v;
+        char *end;
+
+        if (strncmp(comm, prefix, n) != 0 || !isdigit((unsigned char) comm[n]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(comm + n, &end, 10);
+        if (errno || *end || v >= CPUSET_MAX)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+int kthread_name_parse(const char *comm, KthreadKind *ret_kind, unsigned *ret_num, char ret_netdev[static IF_NAMESIZE]) {
+        static const char *const percpu[_KTHREAD_KIND_MAX] = {
+                [KTHREAD_KSOFTIRQD] = "ksoftirqd/", [KTHREAD_KTIMERS] = "ktimers/", [KTHREAD_RCUC] = "rcuc/",
+        };
+        const char *dash;
+        unsigned long v;
+        char *end;
+        size_t len;
+
+        for (KthreadKind k = 0; k < _KTHREAD_KIND_MAX; k++)
+                if (percpu[k] && percpu_name_parse(comm, percpu[k], ret_num) >= 0) {
+                        *ret_kind = k;
+                        ret_netdev[0] = 0;
+                        return 0;
+                }
+
+        /* napi/DEV-ID: DEV may itself hold '-', the ID is after the last one. */
+        if (strncmp(comm, "napi/", 5) != 0)
+                return -EINVAL;
+        dash = strrchr(comm + 5, '-');
+        if (!dash || !isdigit((unsigned char) dash[1]))
+                return -EINVAL;
+        len = (size_t) (dash - (comm + 5));
+        if (len == 0 || len >= IF_NAMESIZE)
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(dash + 1, &end, 10);
+        if (errno || *end || v == 0 || v > UINT32_MAX)
+                return -EINVAL;
+        memcpy(ret_netdev, comm + 5, len);
+        ret_netdev[len] = 0;
+        *ret_kind = KTHREAD_NAPI;
+        *ret_num = (unsigned) v;
+        return 0;
+}

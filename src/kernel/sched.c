@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sched.c — scheduling policy and priority of IRQ handler threads */
+/* sched.c — scheduling policy, priority and CPUs of the kernel threads sriovd places */
 
 #include <sched.h>
 
 #include "sriovd/kernel.h"
+#include "sriovd/vhost.h"
 
 int sched_thread_get(pid_t pid, int *ret_policy, int *ret_priority) {
         struct sched_param p;
@@ -43,4 +44,74 @@ int sched_thread_set(RootFs *root, pid_t pid, unsigned irq, int policy, int prio
         if (sched_setscheduler(pid, policy, &p) < 0)
                 return negative_errno();
         return 1;
+}
+
+int sched_thread_change(pid_t tid, const CpuSet *now_cpus, int now_policy, int now_priority, const CpuSet *cpus,
+                        int policy, int priority) {
+        bool changed = false;
+
+        if (cpus && !cpuset_equal(cpus, now_cpus)) {
+                cpu_set_t set;
+
+                CPU_ZERO(&set);
+                for (unsigned c = 0; c < CPU_SETSIZE && c < CPUSET_MAX; c++)
+                        if (cpuset_has(cpus, c))
+                                CPU_SET(c, &set);
+                if (sched_setaffinity(tid, sizeof(set), &set) < 0)
+                        return negative_errno();
+                changed = true;
+        }
+        if (priority >= 0 && (now_policy != policy || now_priority != priority)) {
+                struct sched_param p = { .sched_priority = priority };
+                if (sched_setscheduler(tid, policy, &p) < 0)
+                        return negative_errno();
+                changed = true;
+        }
+        return changed;
+}
+
+int sched_thread_cpus_get(RootFs *root, pid_t pid, CpuSet *ret) {
+        _cleanup_free_ char *status = NULL;
+        int r;
+
+        if (rootfs_sched_live(root)) {
+                cpu_set_t set;
+
+                if (sched_getaffinity(pid, sizeof(set), &set) < 0)
+                        return negative_errno();
+                cpuset_clear(ret);
+                for (unsigned c = 0; c < CPU_SETSIZE && c < CPUSET_MAX; c++)
+                        if (CPU_ISSET(c, &set))
+                                cpuset_add(ret, c);
+                return 0;
+        }
+        r = rootfs_read(root, &status, "/proc/%d/status", (int) pid);
+        if (r < 0)
+                return r;
+        return proc_status_cpus_parse(status, ret);
+}
+
+int sched_kthread_set(RootFs *root, pid_t pid, const char *name, const CpuSet *cpus, int policy, int priority) {
+        _cleanup_free_ char *buf = NULL;
+        int cur_policy, cur_priority, r;
+        CpuSet cur_cpus = {};
+        ProcStat st;
+
+        /* Between observe and now the thread may have exited and its PID been reused. */
+        r = rootfs_read(root, &buf, "/proc/%d/stat", (int) pid);
+        if (r == -ENOENT)
+                return -ESRCH;
+        if (r < 0)
+                return r;
+        if (proc_stat_parse(buf, &st) < 0 || !(st.flags & PF_KTHREAD) || !streq(st.comm, name))
+                return -ESRCH;
+        r = sched_thread_get(pid, &cur_policy, &cur_priority);
+        if (r < 0)
+                return r;
+        if (cpus) {
+                r = sched_thread_cpus_get(root, pid, &cur_cpus);
+                if (r < 0)
+                        return r;
+        }
+        return sched_thread_change(pid, &cur_cpus, cur_policy, cur_priority, cpus, policy, priority);
 }

@@ -198,7 +198,6 @@ int vhost_threads_scan(RootFs *root, pid_t qemu, VhostThread **ret, size_t *ret_
 int vhost_thread_set(RootFs *root, pid_t qemu, const VhostThread *t, const CpuSet *cpus, int policy, int priority) {
         char task[32];
         VhostThread now;
-        bool changed = false;
         int r;
 
         snprintf(task, sizeof(task), t->kthread ? "/proc" : "/proc/%d/task", (int) qemu);
@@ -208,22 +207,5 @@ int vhost_thread_set(RootFs *root, pid_t qemu, const VhostThread *t, const CpuSe
         if (r == 0)
                 return -ESRCH;
 
-        if (cpus && !cpuset_equal(cpus, &now.cpus)) {
-                cpu_set_t set;
-
-                CPU_ZERO(&set);
-                for (unsigned c = 0; c < CPU_SETSIZE && c < CPUSET_MAX; c++)
-                        if (cpuset_has(cpus, c))
-                                CPU_SET(c, &set);
-                if (sched_setaffinity(t->tid, sizeof(set), &set) < 0)
-                        return negative_errno();
-                changed = true;
-        }
-        if (priority >= 0 && (now.policy != policy || now.priority != priority)) {
-                struct sched_param p = { .sched_priority = priority };
-                if (sched_setscheduler(t->tid, policy, &p) < 0)
-                        return negative_errno();
-                changed = true;
-        }
-        return changed;
+        return sched_thread_change(t->tid, &now.cpus, now.policy, now.priority, cpus, policy, priority);
 }

@@ -57,6 +57,8 @@ HEADERS = {
     'netlink.h': 'kernel',
     'netdev-stats.h': 'kernel',
     'ethtool.h': 'kernel',
+    'netdev-genl.h': 'kernel',
+    'napi-pair.h': 'core',
     'monitor.h': 'kernel',
     'vfio-users.h': 'kernel',
     'vhost.h': 'kernel',

@@ -121,13 +121,14 @@ TEST(two_socket) {
 TEST(irq_threads_only_kernel_threads) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_free_ IrqThread *t = NULL;
+        _cleanup_free_ Kthread *k = NULL;
         char path[1024];
         bool irqbalance;
-        size_t n;
+        size_t n, n_k;
 
         snprintf(path, sizeof(path), "%s/fixture-two-socket", fixtures_dir);
         ASSERT_EQ(rootfs_new(path, &r), 0);
-        ASSERT_EQ(irq_threads_scan(r, &t, &n, &irqbalance), 0);
+        ASSERT_EQ(irq_threads_scan(r, &t, &n, &k, &n_k, &irqbalance), 0);
         /* 82 NIC + 4 NVMe + 1 ACPI handler threads; the user process named irq/999-x is not one. */
         ASSERT_EQ(n, 87);
         ASSERT_EQ(t[0].irq, 9);
