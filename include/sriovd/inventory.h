@@ -13,6 +13,7 @@
 #define DRIVER_MAX 64
 #define PCI_NAME_MAX 160
 #define TENANT_ID_MAX 64  /* tenant ids: [A-Za-z0-9._-]{1,63} */
+#define KTHREAD_NAME_MAX 64 /* a kernel thread's full name (Linux 6.0+; 15 characters before) */
 
 typedef struct RootFs RootFs;
 
@@ -180,6 +181,7 @@ typedef struct Napi {
         unsigned id;                /* NAPI id (the thread's name carries it); 0 = unknown */
         unsigned irq;               /* the IRQ that schedules it; 0 = not known */
         pid_t thread;               /* its napi/ kernel thread, 0 = none (not threaded) */
+        char thread_name[KTHREAD_NAME_MAX];
         int thread_policy, thread_priority;
         CpuSet thread_cpus;         /* the thread's allowed CPUs */
         NapiParams params;
@@ -301,7 +303,6 @@ typedef enum KthreadKind {
         _KTHREAD_KIND_MAX,
 } KthreadKind;
 
-#define KTHREAD_NAME_MAX 64
 typedef struct Kthread {
         KthreadKind kind;
         unsigned num;               /* the CPU, or the NAPI id */

@@ -67,6 +67,50 @@ bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
         return false;
 }
 
+bool plan_channels_change(const PlanBuilder *b, const char *addr) {
+        for (size_t i = 0; i < b->plan->n_actions; i++) {
+                const Action *a = &b->plan->actions[i];
+                if (a->kind == ACTION_SET_CHANNELS && streq(a->target, addr))
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * The PF's netdev gets the PF's class; a VF's host netdev the class of the tenant holding it, or
+ * the PF's. A VF in a guest has no host netdev: fn sees it with ifindex 0, to say so for the
+ * tenant rather than pretend. PFs whose VFs this plan replaces, and VFs it binds to vfio-pci,
+ * are left for the next pass.
+ */
+void plan_for_each_netdev(PlanBuilder *b, PlanNetdevFn fn, void *userdata) {
+        const Inventory *inv = b->inv;
+
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *pf = &inv->pfs[i];
+                const TenantClass *pf_cls = plan_pf_class(b, pf);
+
+                if (plan_pf_vfs_replaced(b, pf))
+                        continue;
+                if (pf->ifindex > 0)
+                        fn(b, &(PlanNetdev) { .addr = pf->addr, .ifindex = pf->ifindex,
+                                              .name = pf->n_netdevs > 0 ? pf->netdevs[0] : "",
+                                              .tune = &pf->tune, .cls = pf_cls, .irqs = pf->irqs,
+                                              .n_irqs = pf->n_irqs }, userdata);
+                for (size_t j = 0; j < pf->n_vfs; j++) {
+                        const Vf *vf = &pf->vfs[j];
+                        const PlanAllocation *alloc = plan_find_allocation(b, vf->addr);
+                        const TenantClass *cls =
+                                alloc && alloc->class_name[0] ? config_find_class(b->cfg, alloc->class_name) : pf_cls;
+
+                        if (vf->ifindex > 0 && plan_vf_leaves_host(b, vf->addr))
+                                continue;
+                        fn(b, &(PlanNetdev) { .addr = vf->addr, .ifindex = vf->ifindex, .name = vf->netdev,
+                                              .tune = &vf->tune, .cls = cls, .alloc = alloc, .irqs = vf->irqs,
+                                              .n_irqs = vf->n_irqs }, userdata);
+                }
+        }
+}
+
 bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf) {
         for (size_t i = 0; i < b->plan->n_actions; i++) {
                 const Action *a = &b->plan->actions[i];

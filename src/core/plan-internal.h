@@ -23,6 +23,23 @@ const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf)
 bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf);
 /* Whether the plan already changes the PF's VF count, i.e. its present VFs are going away. */
 bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf);
+/* Whether the plan changes the channels of the netdev of PF or VF addr (its IRQs are requested anew). */
+bool plan_channels_change(const PlanBuilder *b, const char *addr);
+
+/* A netdev the planner tunes: the PF's first, or a VF's on the host (ifindex 0: in a guest). */
+typedef struct PlanNetdev {
+        const char *addr;                 /* the PCI function */
+        int ifindex;
+        const char *name;
+        const NetdevTune *tune;
+        const TenantClass *cls;           /* the tenant's class, or the PF's; NULL: none */
+        const PlanAllocation *alloc;      /* a VF's tenant, or NULL */
+        const unsigned *irqs;             /* the function's vectors */
+        size_t n_irqs;
+} PlanNetdev;
+typedef void (*PlanNetdevFn)(PlanBuilder *b, const PlanNetdev *nd, void *userdata);
+void plan_for_each_netdev(PlanBuilder *b, PlanNetdevFn fn, void *userdata);
+
 /* The class of a PF (its [pf]/[match] class), NULL for none. */
 const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf);
 
@@ -44,6 +61,12 @@ void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 void plan_vf_link_one(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsigned index);
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 
-/* plan-tune.c: coalescing and offloads of every PF and VF netdev. */
+/* plan-tune.c: channels, coalescing and offloads of every PF and VF netdev. */
 void plan_tune(PlanBuilder *b);
 char *tune_format(const Action *a, bool after, char *buf, size_t size);
+
+/* plan-napi.c: threaded NAPI and per-NAPI settings of every netdev (before the IRQs), and the napi/
+ * threads onto their IRQs' CPUs at the class's priority (after them: they follow what plan_irqs chose). */
+void plan_napi(PlanBuilder *b);
+void plan_napi_threads(PlanBuilder *b);
+char *napi_params_format(const NapiParams *p, const NapiParams *mask, char *buf, size_t size);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* plan-tune.c — interrupt coalescing and offloads of every netdev the host sees, per tenant class */
+/* plan-tune.c — RSS channels, interrupt coalescing and offloads of every netdev the host sees, per tenant class */
 
 #include <errno.h>
 #include <stdio.h>
@@ -139,54 +139,110 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
         snprintf(a->effect, sizeof(a->effect), "class %s", cls->name);
 }
 
+static bool channels_want(const TenantClass *cls, ChannelsChange *ret) {
+        *ret = cls ? cls->channels : CHANNELS_CHANGE_NONE;
+        return ret->rx >= 0 || ret->tx >= 0 || ret->combined >= 0;
+}
+
 /*
- * The PF's netdev gets the PF's class; a VF's netdev the class of the tenant
- * holding it, or the PF's. A VF in a guest has no host netdev: its coalescing is
- * the guest driver's business, and the plan says so for the tenant rather than
- * pretending.
+ * Seed 004 §6.2: an RT NIC keeps few queues, the others spread over the housekeeping CPUs. The
+ * driver answers a change by requesting its IRQs anew, so nothing else of the netdev's IRQs is
+ * planned in the same pass (plan_channels_change()); the cycle's next pass pins the new ones.
  */
-void plan_tune(PlanBuilder *b) {
-        const Inventory *inv = b->inv;
+static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
+        const NetdevTune *tune = nd->tune;
+        const Channels *c = &tune->channels;
+        static const char *const names[] = { "rx", "tx", "combined" };
+        ChannelsChange want;
+        long *w[3] = { &want.rx, &want.tx, &want.combined };
+        const long cur[3] = { c->rx, c->tx, c->combined }, max[3] = { c->max_rx, c->max_tx, c->max_combined };
+        bool any = false;
+        Action *a;
 
-        /* One pass per kind keeps the plan ordered by kind. */
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < inv->n_pfs; i++) {
-                        const Pf *pf = &inv->pfs[i];
-                        const TenantClass *pf_cls = plan_pf_class(b, pf);
-
-                        if (plan_pf_vfs_replaced(b, pf))
-                                continue;   /* next pass, on the new VFs */
-                        if (pf->ifindex > 0) {
-                                if (pass == 0)
-                                        plan_coalesce(b, pf->addr, pf->ifindex, &pf->tune, pf_cls, NULL);
-                                else
-                                        plan_offloads(b, pf->addr, pf->ifindex, &pf->tune, pf_cls);
-                        }
-                        for (size_t j = 0; j < pf->n_vfs; j++) {
-                                const Vf *vf = &pf->vfs[j];
-                                const PlanAllocation *alloc = plan_find_allocation(b, vf->addr);
-                                const TenantClass *cls = alloc && alloc->class_name[0]
-                                                                 ? config_find_class(b->cfg, alloc->class_name)
-                                                                 : pf_cls;
-
-                                /* Rebinding to vfio-pci in this plan takes the netdev away: nothing to tune. */
-                                if (vf->ifindex > 0 && plan_vf_leaves_host(b, vf->addr))
-                                        continue;
-                                if (vf->ifindex <= 0) {
-                                        if (alloc && pass == 0 && cls)
-                                                plan_add_note(b, NOTE_INFO, vf->addr,
-                                                              "tenant %s: coalescing not enforceable from the host: "
-                                                              "the VF has no host netdev (passed through); the "
-                                                              "guest's driver decides",
-                                                              alloc->tenant);
-                                        continue;
-                                }
-                                if (pass == 0)
-                                        plan_coalesce(b, vf->addr, vf->ifindex, &vf->tune, cls, alloc);
-                                else
-                                        plan_offloads(b, vf->addr, vf->ifindex, &vf->tune, cls);
-                        }
+        if (!channels_want(nd->cls, &want))
+                return;
+        if (tune->known && tune->channels_error == -EOPNOTSUPP) {
+                plan_add_note(b, NOTE_WARNING, nd->addr, "the driver has no channel counts (EOPNOTSUPP); class %s's "
+                              "channels not applied", nd->cls->name);
+                return;
+        }
+        if (tune->known && tune->channels_error < 0) {
+                plan_add_note(b, NOTE_WARNING, nd->addr, "channels could not be read (%s); retried next cycle",
+                              strerror(-tune->channels_error));
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(w); i++) {
+                if (*w[i] < 0)
+                        continue;
+                if (!tune->known) {
+                        any = true;
+                        continue;
                 }
+                if (max[i] <= 0 || *w[i] > max[i]) {
+                        /* Asking anyway would have the kernel refuse the whole request, the other counts too. */
+                        plan_add_note(b, NOTE_ERROR, nd->addr, "class %s wants %ld %s channels; %s has %s%ld",
+                                      nd->cls->name, *w[i], names[i], nd->name, max[i] <= 0 ? "none" : "at most ",
+                                      max[i] <= 0 ? 0 : max[i]);
+                        *w[i] = -1;
+                        continue;
+                }
+                if (cur[i] == *w[i]) {
+                        *w[i] = -1;
+                        continue;
+                }
+                any = true;
+        }
+        if (!any)
+                return;
+        a = plan_add_action(b, ACTION_SET_CHANNELS, nd->addr, 0, 0);
+        if (!a)
+                return;
+        a->netdev_ifindex = nd->ifindex;
+        strscpy(a->netdev, sizeof(a->netdev), nd->name);
+        a->tune_before_known = tune->known;
+        a->channels_before = *c;
+        a->channels_after = want;
+        snprintf(a->effect, sizeof(a->effect), "class %.32s; new IRQs pinned next pass",
+                 nd->cls->name);
+}
+
+typedef enum TunePass {
+        TUNE_CHANNELS,
+        TUNE_COALESCE,
+        TUNE_OFFLOADS,
+        _TUNE_PASS_MAX,
+} TunePass;
+
+static void tune_netdev(PlanBuilder *b, const PlanNetdev *nd, void *userdata) {
+        TunePass pass = *(const TunePass *) userdata;
+
+        if (nd->ifindex <= 0) {
+                if (nd->alloc && pass == TUNE_COALESCE && nd->cls)
+                        plan_add_note(b, NOTE_INFO, nd->addr,
+                                      "tenant %s: coalescing not enforceable from the host: the VF has no host "
+                                      "netdev (passed through); the guest's driver decides",
+                                      nd->alloc->tenant);
+                return;
+        }
+        switch (pass) {
+        case TUNE_CHANNELS:
+                plan_channels(b, nd);
+                break;
+        case TUNE_COALESCE:
+                plan_coalesce(b, nd->addr, nd->ifindex, nd->tune, nd->cls, nd->alloc);
+                break;
+        case TUNE_OFFLOADS:
+                plan_offloads(b, nd->addr, nd->ifindex, nd->tune, nd->cls);
+                break;
+        case _TUNE_PASS_MAX:
+                break;
+        }
+}
+
+void plan_tune(PlanBuilder *b) {
+        /* One pass per kind keeps the plan ordered by kind: channels before anything naming the IRQs. */
+        for (TunePass pass = 0; pass < _TUNE_PASS_MAX; pass++)
+                plan_for_each_netdev(b, tune_netdev, &pass);
 }
 
 char *tune_format(const Action *a, bool after, char *buf, size_t size) {
@@ -197,6 +253,20 @@ char *tune_format(const Action *a, bool after, char *buf, size_t size) {
                 snprintf(buf, size, "?");
                 return buf;
         }
+        if (a->kind == ACTION_SET_CHANNELS) {
+                const ChannelsChange *c = &a->channels_after;
+                const Channels *was = &a->channels_before;
+
+                if (c->rx >= 0)
+                        strjoin_appendf(buf, size, &k, "rx %ld", after ? c->rx : was->rx);
+                if (c->tx >= 0)
+                        strjoin_appendf(buf, size, &k, "tx %ld", after ? c->tx : was->tx);
+                if (c->combined >= 0)
+                        strjoin_appendf(buf, size, &k, "combined %ld", after ? c->combined : was->combined);
+                return buf;
+        }
+        if (a->kind == ACTION_SET_NAPI_PARAMS)
+                return napi_params_format(after ? &a->napi_after : &a->napi_before, &a->napi_after, buf, size);
         if (a->kind == ACTION_SET_COALESCE) {
                 for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
                         long want = coalesce_field_get(&a->coalesce_after, i);

@@ -122,8 +122,10 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         }
 
         plan_tune(&b);
+        plan_napi(&b);
         plan_irq_default(&b);
         plan_irqs(&b);
+        plan_napi_threads(&b);
         plan_other_irqs(&b);
 
         /* A [pf ADDR] the operator named but the host does not show is worth saying. */
