@@ -216,7 +216,8 @@ int bus_append_action_record(sd_bus_message *m, const Action *a) {
                 r = append_s(m, SRIOVD_KEY_ACTION, action_kind_to_string(a->kind));
         if (r >= 0)
                 r = append_s(m, SRIOVD_KEY_TARGET, a->target);
-        if (r >= 0 && (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD))
+        if (r >= 0 && (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
+                       ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED) && a->irq > 0)))
                 r = append_u(m, SRIOVD_KEY_IRQ, a->irq);
         /* Only where the target is the PF and the action is on one of its VFs: VF 0 is a VF. */
         if (r >= 0 && a->kind == ACTION_SET_VF_LINK)

@@ -24,37 +24,6 @@ static void manager_read_vf_links(Manager *m, Inventory *inv) {
         }
 }
 
-static void read_tune(Manager *m, int ifindex, NetdevTune *t) {
-        NlError err;
-
-        t->coalesce_error = ethtool_coalesce_get(m->kernel.ethtool, ifindex, &t->coalesce, &err);
-        t->features_error = ethtool_features_get(m->kernel.ethtool, ifindex, &t->features, &err);
-        t->known = true;
-}
-
-/* Coalescing and offloads of the netdevs a class governs: the PF's, and its VFs' on the host. */
-static void manager_read_tune(Manager *m, Inventory *inv) {
-        if (!m->kernel.ethtool)
-                return;
-        for (size_t i = 0; i < inv->n_pfs; i++) {
-                Pf *pf = &inv->pfs[i];
-                const PfPolicy *pol = config_pf_policy(m->config, pf->addr, pf->vendor, pf->device);
-
-                /* Without a class nothing is wanted: no reason to ask (tenants' VFs come with issue 7). */
-                if (!pol || !pol->class_name[0])
-                        continue;
-                if (pf->ifindex > 0)
-                        read_tune(m, pf->ifindex, &pf->tune);
-                for (size_t j = 0; j < pf->n_vfs; j++)
-                        if (pf->vfs[j].ifindex > 0)
-                                read_tune(m, pf->vfs[j].ifindex, &pf->vfs[j].tune);
-        }
-}
-
-
-
-
-
 /*
  * Whether sriovd knows which VFs guests have: libvirt said so, or there is none to ask (a fixture
  * without a URI of its own). Until then (the daemon's first cycle comes before libvirt's answer;
@@ -123,6 +92,11 @@ static const char *action_describe(const Action *a, char *buf, size_t size) {
         if (irq || vf)
                 snprintf(buf, size, "%s %s %s %u", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
                          irq ? "IRQ" : "VF", irq ? a->irq : a->vf);
+        else if (a->thread_name[0])
+                snprintf(buf, size, "%s %s %.*s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
+                         KTHREAD_NAME_MAX - 1, a->thread_name);
+        else if (a->kind == ACTION_SET_NAPI_PARAMS)
+                snprintf(buf, size, "%s %s NAPI %u", action_kind_to_string(a->kind), a->target, a->napi_id);
         else
                 snprintf(buf, size, "%s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host");
         return buf;
@@ -166,7 +140,7 @@ static LogFields action_fields(const Inventory *inv, const Action *a, const char
 static void manager_log_action(const Inventory *inv, const Action *a, bool drift) {
         LogFields fields = action_fields(inv, a, drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
         const LogFields *f = &fields;
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[128];
 
         action_describe(a, what, sizeof(what));
         action_format_value(a, false, before, sizeof(before));
@@ -193,7 +167,7 @@ static void manager_log_action(const Inventory *inv, const Action *a, bool drift
 
 /* "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)", for DriftDetected. */
 static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80], text[CPUSET_LIST_MAX * 2 + 128];
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[128], text[CPUSET_LIST_MAX * 2 + 128];
 
         if (!m->event_fn)
                 return;
@@ -376,9 +350,12 @@ static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, ui
 
 /* Skipped on purpose, so not drift: fixture PIDs and netdevs are not this host's. */
 static bool manager_action_not_ours(const Manager *m, const Action *a) {
-        return (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root)) ||
-               (a->kind == ACTION_SET_VF_LINK && !m->kernel.route) ||
-               ((a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS) && !m->kernel.ethtool);
+        bool thread = a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_PIN ||
+                      a->kind == ACTION_SET_NAPI_SCHED || a->kind == ACTION_SET_KTHREAD_SCHED;
+        bool ethtool = a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_CHANNELS;
+
+        return (thread && !rootfs_sched_live(m->root)) || (a->kind == ACTION_SET_VF_LINK && !m->kernel.route) ||
+               (ethtool && !m->kernel.ethtool) || (a->kind == ACTION_SET_NAPI_PARAMS && !m->kernel.netdev);
 }
 
 /*
@@ -389,7 +366,8 @@ static bool manager_action_not_ours(const Manager *m, const Action *a) {
 typedef struct ActionKey {
         ActionKind kind;
         char target[PCI_ADDR_MAX];
-        unsigned irq, vf;
+        unsigned irq, vf, napi_id;
+        pid_t pid;
         bool ok;
 } ActionKey;
 
@@ -403,7 +381,8 @@ static void attempted_done(Attempted *t) {
 }
 
 static bool action_key_match(const ActionKey *k, const Action *a) {
-        return k->kind == a->kind && k->irq == a->irq && k->vf == a->vf && streq(k->target, a->target);
+        return k->kind == a->kind && k->irq == a->irq && k->vf == a->vf && k->pid == a->pid &&
+               k->napi_id == a->napi_id && streq(k->target, a->target);
 }
 
 static const ActionKey *attempted_find(const Attempted *t, const Action *a) {
@@ -421,13 +400,21 @@ static void attempted_add(Attempted *t, const Action *a) {
                 return;
         }
         k = &t->keys[t->n++];
-        *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .ok = a->result >= 0 };
+        *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .pid = a->pid, .napi_id = a->napi_id,
+                           .ok = a->result >= 0 };
         strscpy(k->target, sizeof(k->target), a->target);
 }
 
 static void plan_drop(Plan *p, size_t i) {
         memmove(p->actions + i, p->actions + i + 1, (p->n_actions - i - 1) * sizeof(Action));
         p->n_actions--;
+}
+
+static bool napi_thread_seen(const Inventory *old, const Action *a) {
+        for (size_t i = 0; old && i < old->n_kthreads; i++)
+                if (old->kthreads[i].kind == KTHREAD_NAPI && old->kthreads[i].pid == a->pid)
+                        return streq(old->kthreads[i].name, a->thread_name);
+        return false;
 }
 
 /* Whether a is sriovd's own planned change (start, reload, a tenant's VF changed) rather than drift. */
@@ -442,6 +429,9 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
          */
         if ((a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD) && a->target[0] &&
             device_irq_is_new(m->inventory, inv, a->target, a->irq))
+                return true;
+        /* Likewise a napi/ thread the last cycle did not see: threaded NAPI switched on, a driver reload. */
+        if ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED) && !napi_thread_seen(m->inventory, a))
                 return true;
         if (m->n_expect_vfs == 0 || !a->target[0])
                 return false;
@@ -538,7 +528,7 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
         for (size_t i = 0; i < p->n_actions; i++) {
                 const Action *a = &p->actions[i];
                 const ActionKey *k = attempted_find(tried, a);
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[128];
 
                 if (!k)
                         continue;   /* new: the previous pass made it possible (new VFs, new netdevs) */

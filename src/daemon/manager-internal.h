@@ -135,6 +135,8 @@ bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *a
 void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
 /* vf-users.c: who outside sriovd's tenants uses the VFs a pending count change destroys (sorted). */
 int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
+/* netdev-tune.c: coalescing, offloads, channels and NAPIs of the netdevs some class governs. */
+void manager_read_tune(Manager *m, Inventory *inv);
 
 /* manager-metrics.c: start, re-arm (interval changed) or stop the sampler after a cycle or reload. */
 int manager_arm_sampler(Manager *m);

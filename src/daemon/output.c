@@ -135,6 +135,13 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
                 snprintf(buf, size, "IRQ %u pid %d", a->irq, (int) a->pid);
         else if (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED)
                 snprintf(buf, size, "pid %d", (int) a->pid);
+        else if (a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
+                 a->kind == ACTION_SET_KTHREAD_SCHED)
+                snprintf(buf, size, "%s", a->thread_name);
+        else if (a->kind == ACTION_SET_NAPI_PARAMS)
+                snprintf(buf, size, "%s NAPI %u", a->netdev, a->napi_id);
+        else if (a->kind == ACTION_SET_CHANNELS || a->kind == ACTION_SET_NAPI_THREADED)
+                snprintf(buf, size, "%s", a->netdev);
         else if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
                 snprintf(buf, size, "VF %u", a->vf);
         else if (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS)
@@ -150,7 +157,7 @@ void output_plan_text(FILE *f, const Plan *plan) {
                 fprintf(f, "  %-13s %-13s %-16s %-20s %s\n", "ACTION", "TARGET", "WHAT", "CHANGE", "EFFECT / RESULT");
         for (size_t i = 0; i < plan->n_actions; i++) {
                 const Action *a = &plan->actions[i];
-                char res[256], what[48], before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], change[256];
+                char res[256], what[80], before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], change[256];
 
                 action_result_text(a, res, sizeof(res));
                 snprintf(change, sizeof(change), "%s -> %s", action_format_value(a, false, before, sizeof(before)),
@@ -321,6 +328,24 @@ static json_object *action_json(const Action *a) {
         }
         if (r >= 0 && (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED))
                 r = jsonc_add_int(o, "pid", a->pid);
+        if (r >= 0 && (a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
+                       a->kind == ACTION_SET_KTHREAD_SCHED)) {
+                r = jsonc_add_int(o, "pid", a->pid);
+                if (r >= 0)
+                        r = jsonc_add_string(o, "thread", a->thread_name);
+                if (r >= 0 && a->kind != ACTION_SET_KTHREAD_SCHED)
+                        r = jsonc_add_int(o, "irq", a->irq);
+                if (r >= 0 && a->kind != ACTION_SET_NAPI_PIN)
+                        r = jsonc_add_bool(o, "restore", a->restore);
+        }
+        if (r >= 0 && (a->kind == ACTION_SET_CHANNELS || a->kind == ACTION_SET_NAPI_THREADED ||
+                       a->kind == ACTION_SET_NAPI_PARAMS)) {
+                r = jsonc_add_int(o, "ifindex", a->netdev_ifindex);
+                if (r >= 0)
+                        r = jsonc_add_string(o, "netdev", a->netdev);
+                if (r >= 0 && a->kind == ACTION_SET_NAPI_PARAMS)
+                        r = jsonc_add_int(o, "napi", a->napi_id);
+        }
         if (r >= 0 && (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER))
                 r = jsonc_add_int(o, "vf", a->vf);
         if (r >= 0 && (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS))
@@ -330,7 +355,9 @@ static json_object *action_json(const Action *a) {
         if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
             a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK ||
             a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_VF_DRIVER ||
-            a->kind >= ACTION_SET_VCPU_PIN) {   /* the guest's: CPU lists, FIFO, nodes (plan.h's order) */
+            a->kind == ACTION_SET_CHANNELS || a->kind == ACTION_SET_NAPI_THREADED ||
+            a->kind == ACTION_SET_NAPI_PARAMS || a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
+            a->kind == ACTION_SET_KTHREAD_SCHED || a->kind >= ACTION_SET_VCPU_PIN) {   /* the guest's: CPU lists, FIFO, nodes (plan.h's order) */
                 char buf[CPUSET_LIST_MAX];
                 if (jsonc_add_string(o, "before", action_format_value(a, false, buf, sizeof(buf))) < 0 ||
                     jsonc_add_string(o, "after", action_format_value(a, true, buf, sizeof(buf))) < 0)
