@@ -83,6 +83,11 @@
 #define SRIOVD_KEY_PID "pid"
 #define SRIOVD_KEY_POLICY "policy"
 #define SRIOVD_KEY_PRIORITY "priority"
+/* a{sv} {id u, name s, pid i, policy s, priority i, cpus s, paired s}: the threaded NAPI this IRQ
+ * schedules; paired says how sriovd knows ("napi-get": the kernel said, "queue-order": by queue). */
+#define SRIOVD_KEY_NAPI "napi"
+#define SRIOVD_KEY_ID "id"
+#define SRIOVD_KEY_PAIRED "paired"
 /* Plan actions and notes */
 #define SRIOVD_KEY_ACTION "action"            /* s, always */
 #define SRIOVD_KEY_TARGET "target"            /* s: the PCI function; absent for the host */

@@ -162,7 +162,7 @@ static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
         if (!channels_want(nd->cls, &want))
                 return;
         if (tune->known && tune->channels_error == -EOPNOTSUPP) {
-                plan_add_note(b, NOTE_WARNING, nd->addr, "the driver has no channel counts (EOPNOTSUPP); class %s's "
+                plan_add_note(b, NOTE_INFO, nd->addr, "the driver has no channel counts (EOPNOTSUPP); class %s's "
                               "channels not applied", nd->cls->name);
                 return;
         }

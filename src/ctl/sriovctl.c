@@ -411,7 +411,8 @@ static int cmd_devices(sd_bus *bus, char **args, int n) {
 }
 
 static int cmd_irqs(sd_bus *bus, char **args, int n) {
-        static const char *const keys[] = { SRIOVD_KEY_DEVICE, SRIOVD_KEY_EFFECTIVE, SRIOVD_KEY_THREAD, NULL };
+        static const char *const keys[] = { SRIOVD_KEY_DEVICE, SRIOVD_KEY_EFFECTIVE, SRIOVD_KEY_THREAD, SRIOVD_KEY_NAPI,
+                                            NULL };
         _cleanup_json_ json_object *rows = NULL, *out = NULL;
         int r;
 
@@ -421,11 +422,13 @@ static int cmd_irqs(sd_bus *bus, char **args, int n) {
         if (arg_json)
                 out = json_object_new_array();
         else
-                printf("%5s %-14s %-20s %-20s %-8s %s\n", "IRQ", "DEVICE", "AFFINITY", "EFFECTIVE", "MANAGED", "THREAD");
+                printf("%5s %-14s %-20s %-20s %-8s %-16s %s\n", "IRQ", "DEVICE", "AFFINITY", "EFFECTIVE", "MANAGED",
+                       "THREAD", "NAPI THREAD");
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
-                json_object *q = json_object_array_get_idx(rows, i), *th = rec_get(q, SRIOVD_KEY_THREAD);
+                json_object *q = json_object_array_get_idx(rows, i), *th = rec_get(q, SRIOVD_KEY_THREAD),
+                            *napi = rec_get(q, SRIOVD_KEY_NAPI);
                 int64_t irq = 0, pid = 0, prio = 0;
-                char thread[64] = "-";
+                char thread[64] = "-", napi_thread[160] = "-";
 
                 if (arg_json) {
                         json_object_array_add(out, rec_mirror(q, keys));
@@ -437,9 +440,16 @@ static int cmd_irqs(sd_bus *bus, char **args, int n) {
                         snprintf(thread, sizeof(thread), "%d %s/%d", (int) pid, dash(rec_str(th, SRIOVD_KEY_POLICY)),
                                  (int) prio);
                 }
-                printf("%5u %-14s %-20s %-20s %-8s %s\n", (unsigned) irq, dash(rec_str(q, SRIOVD_KEY_DEVICE)),
+                /* "napi/enp65s0-8193 1234 fifo/60 on 3 (queue-order)": how it was paired is part of the answer. */
+                if (napi && rec_int(napi, SRIOVD_KEY_PID, &pid) && pid > 0) {
+                        rec_int(napi, SRIOVD_KEY_PRIORITY, &prio);
+                        snprintf(napi_thread, sizeof(napi_thread), "%s %d %s/%d on %s (%s)",
+                                 dash(rec_str(napi, SRIOVD_KEY_NAME)), (int) pid, dash(rec_str(napi, SRIOVD_KEY_POLICY)),
+                                 (int) prio, dash(rec_str(napi, SRIOVD_KEY_CPUS)), dash(rec_str(napi, SRIOVD_KEY_PAIRED)));
+                }
+                printf("%5u %-14s %-20s %-20s %-8s %-16s %s\n", (unsigned) irq, dash(rec_str(q, SRIOVD_KEY_DEVICE)),
                        dash(rec_str(q, SRIOVD_KEY_AFFINITY)), dash(rec_str(q, SRIOVD_KEY_EFFECTIVE)),
-                       rec_bool(q, SRIOVD_KEY_WRITABLE) ? "yes" : "kernel", thread);
+                       rec_bool(q, SRIOVD_KEY_WRITABLE) ? "yes" : "kernel", thread, napi_thread);
         }
         if (arg_json)
                 json_print(out);

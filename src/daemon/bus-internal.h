@@ -114,7 +114,9 @@ int bus_append_pf_record(sd_bus_message *m, const Pf *pf);
 int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const char *tenant);
 /* One NUMA node's RT CPUs (RtCpuNodes), numa_node absent for the unknown node. */
 int bus_append_rt_node_record(sd_bus_message *m, const AllocRtNode *n);
-int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device);
+/* napi: the threaded NAPI the IRQ schedules (NULL: none), and how it was paired. */
+int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device, const Napi *napi,
+                          NapiPairing pairing);
 int bus_append_action_record(sd_bus_message *m, const Action *a);
 int bus_append_note_record(sd_bus_message *m, const PlanNote *n);
 

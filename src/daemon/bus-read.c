@@ -142,17 +142,33 @@ static int irq_index_cmp(const void *key, const void *elem) {
         return (k > e) - (k < e);
 }
 
-static void mark_owner(const Inventory *inv, const char **owner, const unsigned *irqs, size_t n, const char *addr) {
+typedef struct IrqOwner {
+        const char *addr;
+        const Napi *napi;         /* the threaded NAPI it schedules */
+        NapiPairing pairing;
+} IrqOwner;
+
+static void mark_owner(const Inventory *inv, IrqOwner *owner, const unsigned *irqs, size_t n, const char *addr,
+                       const NetdevTune *tune) {
         for (size_t i = 0; i < n; i++) {
                 const Irq *q = bsearch_safe(&irqs[i], inv->irqs, inv->n_irqs, sizeof(Irq), irq_index_cmp);
-                if (q)
-                        owner[q - inv->irqs] = addr;
+                IrqOwner *o;
+
+                if (!q)
+                        continue;
+                o = &owner[q - inv->irqs];
+                o->addr = addr;
+                for (size_t k = 0; tune->napi_known && k < tune->napi.n_napis; k++)
+                        if (tune->napi.napis[k].irq == q->irq) {
+                                o->napi = &tune->napi.napis[k];
+                                o->pairing = tune->napi.pairing;
+                        }
         }
 }
 
 int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_message_ sd_bus_message *reply = NULL;
-        _cleanup_free_ const char **owner = NULL;
+        _cleanup_free_ IrqOwner *owner = NULL;
         Bus *b = userdata;
         const Inventory *inv = manager_inventory(b->manager);
         size_t n = inv ? inv->n_irqs : 0;
@@ -163,9 +179,9 @@ int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 return -ENOMEM;
         for (size_t i = 0; inv && i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
-                mark_owner(inv, owner, pf->irqs, pf->n_irqs, pf->addr);
+                mark_owner(inv, owner, pf->irqs, pf->n_irqs, pf->addr, &pf->tune);
                 for (size_t j = 0; j < pf->n_vfs; j++)
-                        mark_owner(inv, owner, pf->vfs[j].irqs, pf->vfs[j].n_irqs, pf->vfs[j].addr);
+                        mark_owner(inv, owner, pf->vfs[j].irqs, pf->vfs[j].n_irqs, pf->vfs[j].addr, &pf->vfs[j].tune);
         }
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
@@ -174,7 +190,7 @@ int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                r = bus_append_irq_record(reply, &inv->irqs[i], owner[i]);
+                r = bus_append_irq_record(reply, &inv->irqs[i], owner[i].addr, owner[i].napi, owner[i].pairing);
                 if (r < 0)
                         return r;
         }

@@ -178,8 +178,9 @@ int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const ch
         return r;
 }
 
-int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device) {
-        char aff[CPUSET_LIST_MAX], eff[CPUSET_LIST_MAX];
+int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device, const Napi *napi,
+                          NapiPairing pairing) {
+        char aff[CPUSET_LIST_MAX], eff[CPUSET_LIST_MAX], cpus[CPUSET_LIST_MAX];
         int r;
 
         cpuset_format_list(&q->affinity, aff, sizeof(aff));
@@ -202,6 +203,15 @@ int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device) {
                                           (int32_t) q->thread, SRIOVD_KEY_POLICY, "s",
                                           sched_policy_to_string(q->thread_policy), SRIOVD_KEY_PRIORITY, "i",
                                           (int32_t) q->thread_priority);
+        if (r >= 0 && napi && napi->thread > 0)
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_KEY_NAPI, "a{sv}", 7, SRIOVD_KEY_ID, "u", napi->id,
+                                          SRIOVD_KEY_NAME, "s", napi->thread_name, SRIOVD_KEY_PID, "i",
+                                          (int32_t) napi->thread, SRIOVD_KEY_POLICY, "s",
+                                          sched_policy_to_string(napi->thread_policy), SRIOVD_KEY_PRIORITY, "i",
+                                          (int32_t) napi->thread_priority, SRIOVD_KEY_CPUS, "s",
+                                          cpuset_format_list(&napi->thread_cpus, cpus, sizeof(cpus)),
+                                          SRIOVD_KEY_PAIRED, "s",
+                                          pairing == NAPI_PAIRED_KERNEL ? "napi-get" : "queue-order");
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;

@@ -66,6 +66,18 @@ irq_thread_priority = {PRIORITY}
 """
 
 
+# conf-napi: the class's receive work in napi/ threads on the RT CPU at NAPI_PRIORITY, one combined
+# channel on the PF (igb with VFs has 2), and the per-CPU threads of the RT CPU at TuneD's
+# realtime-virtual-host priorities (ktimers between them).
+NAPI_PRIORITY = 60
+NAPI_CHANNELS = 1
+KTHREAD_PRIORITIES = {"ksoftirqd": 2, "ktimers": 3, "rcuc": 4}
+NAPI_CLASS = CLASS + f"""napi_threads = on
+napi_thread_priority = {NAPI_PRIORITY}
+channels_combined = {NAPI_CHANNELS}
+"""
+
+
 def config(num_vfs=NUM_VFS, vf_driver=None, vf_settings=True):
     text = f"""[daemon]
 state_dir = /tmp/sriovd-state
@@ -137,9 +149,9 @@ vf = {VF_ADDRS[0]}
 def conf_files(guest):
     files = {}
 
-    def conf_dir(name, text):
+    def conf_dir(name, text, cls=CLASS):
         files[f"/vm/{name}/sriovd.conf"] = text.encode()
-        files[f"/vm/{name}/tenant-classes.d/latency-critical.ini"] = CLASS.encode()
+        files[f"/vm/{name}/tenant-classes.d/latency-critical.ini"] = cls.encode()
 
     conf_dir("conf", config())
     if guest in ("std", "rt"):
@@ -149,6 +161,8 @@ def conf_files(guest):
             "mac": "52:54:00:aa:00:01", "vlan": None, "domain": None, "numa_node": None,
             "coalesce": None, "seq": 1}])
         conf_dir("conf-clean", config(vf_settings=False))
+        conf_dir("conf-napi", config(vf_settings=False) + "\n[rt]\n" +
+                 "".join(f"{k}_priority = {v}\n" for k, v in KTHREAD_PRIORITIES.items()), NAPI_CLASS)
         files["/vm/allocations-clean.json"] = state_file([{
             "tenant": CLEAN_TENANT, "class": "latency-critical", "kind": "vf", "vf": VF_ADDRS[1],
             "mac": CLEAN_MAC, "vlan": CLEAN_VLAN, "domain": None, "numa_node": None,
@@ -256,6 +270,20 @@ class Snapshot:
             m = re.match(r"irq/(\d+)-", comm)
             if m:
                 self.threads[int(m.group(1))] = (int(pid), int(f[38]), int(f[37]), comm)
+        self.kthreads = []  # (comm, pid, policy, rt_priority, allowed CPUs) of napi/, ksoftirqd/, ktimers/, rcuc/
+        for line in s.get("kthreads", []):
+            stat, _, cpus = line.partition(" CPUS ")
+            head, _, rest = stat.rpartition(")")
+            pid, _, comm = head.partition(" (")
+            f = rest.split()
+            if len(f) > 38:
+                self.kthreads.append((comm, int(pid), int(f[38]), int(f[37]), cpus.strip()))
+        self.threaded = dict(line.split()[:2] for line in s.get("threaded", []) if len(line.split()) >= 2)
+        self.combined = None   # the PF's current combined channels (ethtool -l, the second block)
+        for line in s.get("channels", []):
+            m = re.match(r"Combined:\s*(\d+)", line)
+            if m:
+                self.combined = int(m.group(1))
         self.vf_link = {}   # vf index -> line of `ip -d link`
         for line in s["iplink"]:
             m = re.match(r"\s*vf (\d+) ", line)
@@ -467,7 +495,7 @@ def rx_usecs(snap, vfs):
 
 
 def test_once(g, c, rt):
-    for s in ("once-1", "once-2", "once-3", "once-4", "refuse"):
+    for s in ("once-1", "once-2", "once-3", "once-4", "refuse", "napi-1", "napi-2"):
         if s in g.steps:
             try:
                 c.note_doc(g.json(s), g.step(s)["stderr"])
@@ -518,6 +546,60 @@ def test_once(g, c, rt):
     after = g.snapshot("after-refuse")
     c.check("VF count unchanged after the refusal", lambda: vfs_present(after))
     test_clean(g, c)
+    test_napi(g, c, rt)
+
+
+def test_napi(g, c, rt):
+    """Issue 19 on a real kernel: threaded NAPI, a channel change, the RT CPU's per-CPU threads."""
+    before, snap = g.snapshot("napi-0"), g.snapshot("napi-1")
+    doc = g.json("napi-1")
+    c.check("conf-napi --once: exit 0, nothing failed", lambda: once_clean(g, "napi-1"),
+            known=("host-irq-eio", "coalesce-unsupported"))
+    netdevs = [snap.pf_netdev] + [v[2] for v in snap.vfs if v[2]]
+    c.check("threaded NAPI on the PF and every VF netdev",
+            lambda: len(netdevs) == 1 + NUM_VFS and all(snap.threaded.get(n) == "1" for n in netdevs)
+            or _fail(f"threaded {snap.threaded}, netdevs {netdevs}"))
+    chan = [a for a in actions(doc, "channels") if a["target"] == PF_ADDR]
+    c.check(f"the PF's channels changed to combined {NAPI_CHANNELS} (ethtool -l)",
+            lambda: chan and chan[0].get("result") == "done" and snap.combined == NAPI_CHANNELS
+            and before.combined != NAPI_CHANNELS
+            or _fail(f"channels actions {chan}, combined {before.combined} -> {snap.combined}"))
+    new_irqs = sorted(set(snap.msi.get(PF_ADDR, [])) - set(before.msi.get(PF_ADDR, [])))
+    c.check("the PF's IRQs after the channel change pinned in the same --once",
+            lambda: pinned(snap, [PF_ADDR]) is None and
+            all(any(a.get("irq") == i for a in actions(doc, "irq-affinity")) for i in new_irqs)
+            or _fail(f"new IRQs {new_irqs}, irq-affinity actions {[a.get('irq') for a in actions(doc, 'irq-affinity')]}"))
+
+    def napi_threads():
+        by_dev = {n: [t for t in snap.kthreads if t[0].startswith(f"napi/{n}-")] for n in netdevs}
+        # igb: one NAPI per combined channel; igbvf: one (its rx queue).
+        counts = {n: len(ts) for n, ts in by_dev.items()}
+        assert counts[snap.pf_netdev] == NAPI_CHANNELS and all(counts[n] == 1 for n in netdevs[1:]), \
+            f"napi/ threads per netdev: {counts} (all: {[t[0] for t in snap.kthreads]})"
+        wrong = [t for ts in by_dev.values() for t in ts if (t[2], t[3], t[4]) != (1, NAPI_PRIORITY, RT_CPUS)]
+        assert not wrong, f"napi/ threads not FIFO {NAPI_PRIORITY} on CPU {RT_CPUS} (comm, pid, policy, prio, cpus): {wrong}"
+    c.check(f"every napi/ thread on RT CPU {RT_CPUS} at FIFO {NAPI_PRIORITY}", napi_threads)
+
+    def per_cpu():
+        rt_cpu = int(RT_CPUS)
+        seen = {}
+        for comm, _, policy, prio, _ in snap.kthreads:
+            kind, _, cpu = comm.partition("/")
+            if kind in KTHREAD_PRIORITIES and cpu.isdigit():
+                seen[(kind, int(cpu))] = (policy, prio)
+        assert ("ksoftirqd", rt_cpu) in seen, f"no ksoftirqd/{rt_cpu}: {sorted(seen)}"
+        wrong = {k: v for k, v in seen.items() if k[1] == rt_cpu and v != (1, KTHREAD_PRIORITIES[k[0]])}
+        assert not wrong, f"per-CPU threads of RT CPU {rt_cpu} (policy, prio): {wrong}"
+        others = {k: v for k, v in seen.items() if k[1] != rt_cpu and k[0] == "ksoftirqd" and v[0] != 0}
+        assert not others, f"housekeeping CPUs' ksoftirqd touched: {others}"
+        if rt:
+            assert ("ktimers", rt_cpu) in seen or ("rcuc", rt_cpu) in seen, \
+                f"PREEMPT_RT without ktimers/N or rcuc/N: {sorted(seen)}"
+        return sorted(k for k in seen if k[1] == rt_cpu)
+    c.check(f"ksoftirqd/{RT_CPUS} (and ktimers, rcuc where present) at the [rt] priorities, "
+            "the other CPUs' left alone", per_cpu)
+    c.check("a second --once changes nothing", lambda: once_clean(g, "napi-2", want_actions=0),
+            known=("host-irq-eio", "coalesce-unsupported"))
 
 
 def vf_clean(line, mac=ZERO_MAC, vlan=None):

@@ -86,6 +86,19 @@ snapshot() {    # snapshot NAME: the kernel's view of the PF, its VFs, their IRQ
                         irq/*) cat "$p/stat" ;;
                         esac
                 done
+                echo "## kthreads"
+                for p in /proc/[0-9]*; do
+                        case "$(cat "$p/comm" 2>/dev/null)" in
+                        napi/*|ksoftirqd/*|ktimers/*|rcuc/*)
+                                echo "$(cat "$p/stat") CPUS $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$p/status")" ;;
+                        esac
+                done
+                echo "## threaded"
+                for n in "$PF_NETDEV" $(for v in $(vf_addrs); do ls "/sys/bus/pci/devices/$v/net" 2>/dev/null; done); do
+                        echo "$n $(cat /sys/class/net/$n/threaded 2>/dev/null || echo -)"
+                done
+                echo "## channels"
+                ethtool -l "$PF_NETDEV"
                 echo "## iplink"
                 "$IP" -d link show "$PF_NETDEV"
                 echo "## coalesce"

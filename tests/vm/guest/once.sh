@@ -5,6 +5,9 @@
 # holds a VF (allocations.json seeded by the host, as sriovd would have saved it). Then vf_clean: a
 # tenant's VF gets the clean baseline for what it does not set, and once released (its tenant gone
 # from the state) a VF the tenant left with trust, no spoof check, a rate and a forced link is clean.
+# Last, RT softirq work on a stock kernel (conf-napi): threaded NAPI on the PF and the VFs, one
+# channel on the PF (new IRQs pinned in the same --once), ksoftirqd (and ktimers, rcuc where the
+# kernel has them) on the RT CPU at their [rt] priorities; a second --once changes nothing.
 pf_up
 emit "{\"step\":\"cmdline\",\"text\":\"$(cat /proc/cmdline)\"}"
 sriovd_once once-1 /vm/conf/sriovd.conf
@@ -40,3 +43,10 @@ rm -rf /tmp/sriovd-state
 sriovd_once clean-release /vm/conf-clean/sriovd.conf
 snapshot clean-released
 sriovd_once clean-again /vm/conf-clean/sriovd.conf
+
+rm -rf /tmp/sriovd-state
+mkdir -p /tmp/sriovd-state
+snapshot napi-0
+sriovd_once napi-1 /vm/conf-napi/sriovd.conf
+snapshot napi-1
+sriovd_once napi-2 /vm/conf-napi/sriovd.conf
