@@ -17,6 +17,7 @@ static const struct {
         { "sriovd_irq_rate", "Interrupts per second of a NIC IRQ on one CPU over the last period" },
         { "sriovd_irq_thread_cpu_ratio",
           "Share of one CPU the IRQ's irq/N- thread used over the last period (threads on the RT CPUs, and RT tenants')" },
+        { "sriovd_napi_thread_cpu_ratio", "Share of one CPU the napi/ thread of the NAPI a NIC IRQ schedules used over the last period" },
         { "sriovd_ksoftirqd_cpu_ratio", "Share of one CPU the RT CPU's ksoftirqd used over the last period" },
         { "sriovd_rt_cpu_interference_rate",
           "Interrupts per second on an RT CPU from device IRQs no RT tenant owns" },
