@@ -378,7 +378,11 @@ static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, ui
 static bool manager_action_not_ours(const Manager *m, const Action *a) {
         return (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root)) ||
                (a->kind == ACTION_SET_VF_LINK && !m->kernel.route) ||
-               ((a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS) && !m->kernel.ethtool);
+               ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
+                 a->kind == ACTION_SET_KTHREAD_SCHED) && !rootfs_sched_live(m->root)) ||
+               ((a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS ||
+                 a->kind == ACTION_SET_CHANNELS) && !m->kernel.ethtool) ||
+               (a->kind == ACTION_SET_NAPI_PARAMS && !m->kernel.netdev);
 }
 
 /*
