@@ -858,6 +858,8 @@ static int on_notification(struct nl_msg *msg, void *arg) {
                 what = "coalesce";
         else if (g->cmd == ETHTOOL_MSG_FEATURES_NTF)
                 what = "features";
+        else if (g->cmd == ETHTOOL_MSG_CHANNELS_NTF)
+                what = "channels";
         else
                 return NL_OK;
         if (reply_ifindex(nla_find(genlmsg_attrdata(g, 0), genlmsg_attrlen(g, 0), ETHTOOL_A_COALESCE_HEADER),

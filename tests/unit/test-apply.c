@@ -379,6 +379,29 @@ TEST(error_table) {
         }
 }
 
+/* Without the sockets (a fixture root, or a kernel without netdev netlink) the netdev actions are
+ * skipped, said so, and count as nothing done: never sent to whatever netdev has that ifindex here. */
+TEST(netdev_actions_skipped) {
+        _cleanup_(rootfs_freep) RootFs *root = NULL;
+        char dir[] = "/tmp/test-apply-root-XXXXXX";
+        const ActionKind kinds[] = { ACTION_SET_CHANNELS, ACTION_SET_NAPI_PARAMS, ACTION_SET_COALESCE };
+
+        ASSERT(mkdtemp(dir));
+        ASSERT_EQ(rootfs_new(dir, &root), 0);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                Kernel k = { .root = root };
+                Action a = { .kind = kinds[i], .netdev_ifindex = 1, .napi_id = 8193 };
+
+                a.channels_after = (ChannelsChange) { -1, -1, 2 };
+                a.napi_after = (NapiParams) { 2, 20000, -1 };
+                a.coalesce_after = COALESCE_CHANGE_NONE;
+                ASSERT_EQ(action_apply(&k, &a), 0);
+                ASSERT(a.skipped);
+                ASSERT_CONTAINS(a.effect, "skipped");
+        }
+        ASSERT_EQ(rmdir(dir), 0);
+}
+
 TEST(bad_reload_keeps_config) {
         _cleanup_(manager_freep) Manager *m = NULL;
         Scratch s;
@@ -465,6 +488,7 @@ int main(int argc, char **argv) {
         RUN(other_irqs_off_rt);
         RUN(immovable_irqs_remembered_for_this_boot);
         RUN(error_table);
+        RUN(netdev_actions_skipped);
         RUN(bad_reload_keeps_config);
         RUN(vf_events_name_the_vf);
         return 0;

@@ -569,12 +569,16 @@ static void pump(EthtoolMonitor *m, int timeout_ms) {
         ASSERT_EQ(ethtool_monitor_dispatch(m), 0);
 }
 
-/* Whether a FEATURES notification for ifindex arrived. */
-static bool saw_features(const Events *ev, int ifindex) {
+/* Whether a notification of that kind for ifindex arrived. */
+static bool saw(const Events *ev, int ifindex, const char *what) {
         for (size_t i = 0; i < ev->n && i < ELEMENTSOF(ev->ifindex); i++)
-                if (ev->ifindex[i] == ifindex && streq(ev->what[i], "features"))
+                if (ev->ifindex[i] == ifindex && streq(ev->what[i], what))
                         return true;
         return false;
+}
+
+static bool saw_features(const Events *ev, int ifindex) {
+        return saw(ev, ifindex, "features");
 }
 
 static int veth_add(struct nl_sock *sk, const char *name, const char *peer_name) {
@@ -897,13 +901,16 @@ static void channels_print(const char *when, const Channels *c) {
 
 TEST(kernel_channels) {
         _cleanup_(ethtool_nl_freep) EthtoolNl *e = NULL;
+        _cleanup_(ethtool_monitor_freep) EthtoolMonitor *m = NULL;
         ChannelsChange want = CHANNELS_CHANGE_NONE;
+        Events ev = {};
         Channels orig, c;
         unsigned long writes;
         NlError err;
         int r;
 
         ASSERT_EQ(ethtool_nl_open(&e), 0);
+        ASSERT_EQ(ethtool_monitor_new(on_event, &ev, &m), 0);
         ASSERT_EQ(ethtool_channels_get(e, veth, &orig, &err), 0);
         channels_print("veth", &orig);
         /* veth: rx and tx up to the queues it was made with (4), no combined, no other */
@@ -931,10 +938,17 @@ TEST(kernel_channels) {
         ASSERT_EQ(c.rx, 2);
         ASSERT_EQ(c.tx, 3);
         ASSERT_EQ(c.max_rx, 4);
+        /* the monitor saw it: a channel change behind sriovd's back is repaired at once */
+        for (int i = 0; i < 20 && !saw(&ev, veth, "channels"); i++)
+                pump(m, 100);
+        ASSERT(saw(&ev, veth, "channels"));
 
-        /* a second identical set: read, nothing sent */
+        /* a second identical set: read, nothing sent, no notification */
+        ev.n = 0;
         ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), 0);
         ASSERT_EQ(ethtool_nl_writes(e), 1);
+        pump(m, 100);
+        ASSERT_EQ(ev.n, 0);
 
         /* only what differs is sent, the rest stays */
         want = (ChannelsChange) { .rx = 2, .tx = 1, .combined = -1 };
