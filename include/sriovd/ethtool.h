@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* ethtool.h — interrupt coalescing and offload features of a netdev over ethtool generic netlink */
+/* ethtool.h — interrupt coalescing, offload features and RSS channels of a netdev over ethtool generic netlink */
 #pragma once
 
 #include <netlink/msg.h>

@@ -14,7 +14,9 @@
 /*
  * The family's numbers. Debian 12's linux-libc-dev (6.1) has no <linux/netdev.h> with NAPIs,
  * so they are written here, as the kernel's Documentation/netlink/specs/netdev.yaml (and the
- * <linux/netdev.h> generated from it) fixes them: they are ABI and never renumbered.
+ * <linux/netdev.h> generated from it) fixes them: they are ABI and never renumbered. The
+ * trailing underscore keeps them apart from that header's own names, should a newer one come in
+ * through another include.
  */
 #define NETDEV_GENL_NAME "netdev"
 #define NETDEV_GENL_VERSION 1
