@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* ethtool.h — interrupt coalescing and offload features of a netdev over ethtool generic netlink */
+/* ethtool.h — interrupt coalescing, offload features and RSS channels of a netdev over ethtool generic netlink */
 #pragma once
 
 #include <netlink/msg.h>
@@ -102,8 +102,9 @@ int ethtool_channels_parse(const struct nlmsghdr *h, Channels *ret);
 
 /*
  * Ethtool notifications (the "monitor" multicast group) of the caller's
- * network namespace. fn gets the ifindex of each COALESCE_NTF ("coalesce")
- * and FEATURES_NTF ("features"); other notifications are dropped. When the
+ * network namespace. fn gets the ifindex of each COALESCE_NTF ("coalesce"),
+ * FEATURES_NTF ("features") and CHANNELS_NTF ("channels"); other
+ * notifications are dropped. When the
  * socket overflowed and notifications were lost, fn gets ifindex 0 and
  * "lost": re-read everything.
  */

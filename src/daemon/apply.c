@@ -4,6 +4,7 @@
 #include "sriovd/apply.h"
 #include "sriovd/kernel.h"
 #include "sriovd/ethtool.h"
+#include "sriovd/netdev-genl.h"
 #include "sriovd/netlink.h"
 
 ErrorInfo kernel_error_classify(ActionKind kind, int error) {
@@ -49,6 +50,67 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error) {
                         return (ErrorInfo) { ERROR_UNMANAGED, "the scheduler refuses changes to this thread" };
                 }
 
+        /* The napi/ threads and the per-CPU threads: found again by name each cycle, like irq/N-. */
+        if (kind == ACTION_SET_NAPI_PIN || kind == ACTION_SET_NAPI_SCHED || kind == ACTION_SET_KTHREAD_SCHED)
+                switch (e) {
+                case ESRCH:
+                        return (ErrorInfo) { ERROR_TRANSIENT,
+                                             "the kernel thread is gone (threaded NAPI switched, netdev "
+                                             "reloaded, CPU offline); found again next cycle" };
+                case EPERM:
+                        return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs CAP_SYS_NICE" };
+                case EINVAL:
+                        return (ErrorInfo) { ERROR_FATAL, "the scheduler refuses this priority or CPU set" };
+                default:
+                        return (ErrorInfo) { ERROR_UNMANAGED, "the scheduler refuses changes to this thread" };
+                }
+
+        if (kind == ACTION_SET_NAPI_THREADED)
+                switch (e) {
+                case ENOENT:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "this kernel has no threaded NAPI (/sys/class/net/DEV/threaded, "
+                                             "Linux 5.12)" };
+                case EOPNOTSUPP:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "the netdev has no NAPI instances to thread (driver or link down)" };
+                }
+
+        if (kind == ACTION_SET_NAPI_PARAMS)
+                switch (e) {
+                case EOPNOTSUPP:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "unavailable: this kernel has no per-NAPI settings (netdev genl "
+                                             "napi-set, Linux 6.13)" };
+                case ENOENT:
+                        return (ErrorInfo) { ERROR_TRANSIENT,
+                                             "the NAPI is gone (channel change or driver reload); found again "
+                                             "next cycle" };
+                case EIO:
+                        return (ErrorInfo) { ERROR_UNMANAGED,
+                                             "the kernel accepted but reads back something else; not retried" };
+                case EINVAL:
+                case ERANGE:
+                        return (ErrorInfo) { ERROR_FATAL, "the kernel refuses this value" };
+                case ENODEV:
+                        return (ErrorInfo) { ERROR_TRANSIENT, "the netdev went away (driver reload)" };
+                case EPERM:
+                case EACCES:
+                        return (ErrorInfo) { ERROR_FATAL, "not permitted: sriovd needs CAP_NET_ADMIN" };
+                }
+
+        if (kind == ACTION_SET_CHANNELS)
+                switch (e) {
+                case EINVAL:
+                        return (ErrorInfo) { ERROR_FATAL,
+                                             "the driver refuses this channel count (above its maximum, or a "
+                                             "kind it does not have)" };
+                case EBUSY:
+                        return (ErrorInfo) { ERROR_TRANSIENT,
+                                             "the driver cannot change channels now (XDP, AF_XDP or RSS "
+                                             "context in use); retried next cycle" };
+                }
+
         if (kind == ACTION_SET_VF_LINK)
                 switch (e) {
                 case EOPNOTSUPP:
@@ -75,7 +137,7 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error) {
                                              "recorded, not retried until reload" };
                 }
 
-        if (kind == ACTION_SET_COALESCE || kind == ACTION_SET_OFFLOADS)
+        if (kind == ACTION_SET_COALESCE || kind == ACTION_SET_OFFLOADS || kind == ACTION_SET_CHANNELS)
                 switch (e) {
                 case EOPNOTSUPP:
                         return (ErrorInfo) { ERROR_UNMANAGED,
@@ -260,10 +322,33 @@ int action_apply(Kernel *k, Action *a) {
                             ? sched_kthread_set(root, a->pid, a->thread_name, &a->cpus_after, 0, -1)
                             : sched_kthread_set(root, a->pid, a->thread_name, NULL, a->policy_after, (int) a->after);
                 break;
-        case ACTION_SET_CHANNELS:
-        case ACTION_SET_NAPI_PARAMS:
-                /* TODO(issue 19): ethtool channels and netdev genl napi-set. */
+        case ACTION_SET_CHANNELS: {
+                NlError err;
+
+                if (!k->ethtool) {
+                        action_skip(a, "netdevs under --root are not this host's");
+                        return 0;
+                }
+                /* Reads first, sends only what differs, reads back; the driver requests its IRQs
+                 * anew, which the next pass plans. */
+                r = ethtool_channels_set(k->ethtool, a->netdev_ifindex, &a->channels_after, &err);
+                if (r < 0)
+                        strscpy(a->kernel_message, sizeof(a->kernel_message), err.message);
                 break;
+        }
+        case ACTION_SET_NAPI_PARAMS: {
+                NlError err;
+
+                if (!k->netdev) {
+                        action_skip(a, k->route ? "the kernel has no netdev netlink (before Linux 6.5)"
+                                                : "netdevs under --root are not this host's");
+                        return 0;
+                }
+                r = netdev_nl_napi_set(k->netdev, a->napi_id, &a->napi_after, &err);
+                if (r < 0)
+                        strscpy(a->kernel_message, sizeof(a->kernel_message), err.message);
+                break;
+        }
         case ACTION_SET_VCPU_PIN:
         case ACTION_SET_EMULATOR_PIN:
         case ACTION_SET_IOTHREAD_PIN:

@@ -21,6 +21,7 @@
 #include "sriovd/runtime.h"
 #include "sriovd/sampler.h"
 #include "sriovd/ethtool.h"
+#include "sriovd/netdev-genl.h"
 #include "sriovd/netlink.h"
 #include "sriovd/util.h"
 #include "sriovd/vf-irq-watch.h"

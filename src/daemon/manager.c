@@ -24,6 +24,12 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 r = ethtool_nl_open(&m->kernel.ethtool);
                 if (r < 0)
                         log_warning_errno(r, "Failed to open ethtool netlink, coalescing and offloads are not managed: %m");
+                r = netdev_nl_open(&m->kernel.netdev);
+                /* Before Linux 6.5 there is no netdev family: per-NAPI settings are "unavailable". */
+                if (r == -EOPNOTSUPP)
+                        log_info("The kernel has no netdev netlink family, per-NAPI settings are unavailable");
+                else if (r < 0)
+                        log_warning_errno(r, "Failed to open netdev netlink, per-NAPI settings are not managed: %m");
         }
 
         m->runtime_lock_fd = -EBADF;
@@ -55,6 +61,7 @@ Manager *manager_free(Manager *m) {
         rootfs_free(m->root);
         route_nl_free(m->kernel.route);
         ethtool_nl_free(m->kernel.ethtool);
+        netdev_nl_free(m->kernel.netdev);
         ethtool_monitor_free(m->ethtool_monitor);
         alerts_free(m->alerts);
         config_free(m->config);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* ethtool.c — coalescing and offload features by ifindex over ethtool generic netlink */
+/* ethtool.c — coalescing, offload features and RSS channels by ifindex over ethtool generic netlink */
 
 #include <assert.h>
 #include <limits.h>
@@ -207,6 +207,96 @@ int ethtool_build_features_set(int family, int ifindex, const int want[_OFFLOAD_
         return features_build(family, ifindex, mask, value, ret);
 }
 
+/* --- Channels: ChannelsChange's counts with their attributes --- */
+
+static const struct {
+        size_t off;                 /* of the long in ChannelsChange */
+        uint16_t attr;
+} channel_counts[] = {
+        { offsetof(ChannelsChange, rx), ETHTOOL_A_CHANNELS_RX_COUNT },
+        { offsetof(ChannelsChange, tx), ETHTOOL_A_CHANNELS_TX_COUNT },
+        { offsetof(ChannelsChange, combined), ETHTOOL_A_CHANNELS_COMBINED_COUNT },
+};
+#define N_CHANNEL_COUNTS ELEMENTSOF(channel_counts)
+
+static long channels_change_get(const ChannelsChange *c, size_t i) {
+        return *(const long *) ((const char *) c + channel_counts[i].off);
+}
+
+static void channels_change_set(ChannelsChange *c, size_t i, long v) {
+        *(long *) ((char *) c + channel_counts[i].off) = v;
+}
+
+/* The count and maximum of Channels for ChannelsChange's i-th count. */
+static void channels_field(const Channels *ch, size_t i, long *ret_count, long *ret_max) {
+        const long counts[N_CHANNEL_COUNTS] = { ch->rx, ch->tx, ch->combined };
+        const long maxes[N_CHANNEL_COUNTS] = { ch->max_rx, ch->max_tx, ch->max_combined };
+        *ret_count = counts[i];
+        *ret_max = maxes[i];
+}
+
+static int channels_validate(const ChannelsChange *c, unsigned *ret_n) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < N_CHANNEL_COUNTS; i++) {
+                long v = channels_change_get(c, i);
+                if (v < -1 || (v >= 0 && (unsigned long) v > UINT32_MAX))
+                        return -EINVAL;
+                n += v >= 0;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+int ethtool_build_channels_set(int family, int ifindex, const ChannelsChange *c, struct nl_msg **ret) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        unsigned n;
+        int r;
+
+        r = channels_validate(c, &n);
+        if (r < 0)
+                return r;
+        r = request_new(family, ETHTOOL_MSG_CHANNELS_SET, ifindex, 0, &msg);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return -ENODATA;
+        for (size_t i = 0; i < N_CHANNEL_COUNTS; i++) {
+                long v = channels_change_get(c, i);
+                if (v >= 0 && nla_put_u32(msg, channel_counts[i].attr, (uint32_t) v) < 0)
+                        return -EMSGSIZE;
+        }
+        *ret = TAKE_PTR(msg);
+        return 0;
+}
+
+/*
+ * What of want differs from cur, in ret; -EINVAL for a count above the driver's maximum (a
+ * kind it lacks has maximum 0: only 0 is then "already so", as the kernel would agree).
+ */
+static int channels_diff(const Channels *cur, const ChannelsChange *want, ChannelsChange *ret, unsigned *ret_n) {
+        ChannelsChange d = CHANNELS_CHANGE_NONE;
+        unsigned n = 0;
+
+        for (size_t i = 0; i < N_CHANNEL_COUNTS; i++) {
+                long w = channels_change_get(want, i), count, max;
+
+                if (w < 0)
+                        continue;
+                channels_field(cur, i, &count, &max);
+                if (w > max)
+                        return -EINVAL;
+                /* A kind the driver lacks reads -1; 0 of it is what it has. */
+                if (w == (count < 0 ? 0 : count))
+                        continue;
+                channels_change_set(&d, i, w);
+                n++;
+        }
+        *ret = d;
+        *ret_n = n;
+        return 0;
+}
+
 /* --- Answers --- */
 
 /* The header nest of a reply or notification: its device. */
@@ -373,6 +463,64 @@ int ethtool_features_parse(const struct nlmsghdr *h, Features *ret) {
         return 0;
 }
 
+int ethtool_channels_parse(const struct nlmsghdr *h, Channels *ret) {
+        static struct nla_policy policy[ETHTOOL_A_CHANNELS_MAX + 1] = {
+                [ETHTOOL_A_CHANNELS_HEADER] = { .type = NLA_NESTED },
+                [ETHTOOL_A_CHANNELS_RX_MAX] = { .type = NLA_U32 },
+                [ETHTOOL_A_CHANNELS_TX_MAX] = { .type = NLA_U32 },
+                [ETHTOOL_A_CHANNELS_OTHER_MAX] = { .type = NLA_U32 },
+                [ETHTOOL_A_CHANNELS_COMBINED_MAX] = { .type = NLA_U32 },
+                [ETHTOOL_A_CHANNELS_RX_COUNT] = { .type = NLA_U32 },
+                [ETHTOOL_A_CHANNELS_TX_COUNT] = { .type = NLA_U32 },
+                [ETHTOOL_A_CHANNELS_OTHER_COUNT] = { .type = NLA_U32 },
+                [ETHTOOL_A_CHANNELS_COMBINED_COUNT] = { .type = NLA_U32 },
+        };
+        /* count attribute, max attribute, and where they go */
+        static const struct {
+                uint16_t count_attr, max_attr;
+                size_t count_off, max_off;
+        } kinds[] = {
+                { ETHTOOL_A_CHANNELS_RX_COUNT, ETHTOOL_A_CHANNELS_RX_MAX,
+                  offsetof(Channels, rx), offsetof(Channels, max_rx) },
+                { ETHTOOL_A_CHANNELS_TX_COUNT, ETHTOOL_A_CHANNELS_TX_MAX,
+                  offsetof(Channels, tx), offsetof(Channels, max_tx) },
+                { ETHTOOL_A_CHANNELS_OTHER_COUNT, ETHTOOL_A_CHANNELS_OTHER_MAX,
+                  offsetof(Channels, other), offsetof(Channels, max_other) },
+                { ETHTOOL_A_CHANNELS_COMBINED_COUNT, ETHTOOL_A_CHANNELS_COMBINED_MAX,
+                  offsetof(Channels, combined), offsetof(Channels, max_combined) },
+        };
+        struct nlattr *tb[ETHTOOL_A_CHANNELS_MAX + 1];
+        Channels c = {};
+
+        if (genl_check(h, ETHTOOL_MSG_CHANNELS_GET_REPLY, ETHTOOL_MSG_CHANNELS_NTF) < 0)
+                return -EBADMSG;
+        if (genlmsg_parse((struct nlmsghdr *) h, 0, tb, ETHTOOL_A_CHANNELS_MAX, policy) < 0)
+                return -EBADMSG;
+
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                struct nlattr *ca = tb[kinds[i].count_attr], *ma = tb[kinds[i].max_attr];
+                long *count = (long *) ((char *) &c + kinds[i].count_off);
+                long *max = (long *) ((char *) &c + kinds[i].max_off);
+                uint32_t cv, mv;
+
+                /* libnl's policy checks a minimum length only; a u32 is exactly four bytes. */
+                if ((ca && nla_len(ca) != 4) || (ma && nla_len(ma) != 4))
+                        return -EBADMSG;
+                /* The kernel sends both, and only for a kind whose maximum is not 0. A count above
+                 * its maximum is the driver's to explain: taken as it says. */
+                mv = ma ? nla_get_u32(ma) : 0;
+                cv = ca ? nla_get_u32(ca) : 0;
+#if LONG_MAX < UINT32_MAX
+                if (mv > LONG_MAX || cv > LONG_MAX)
+                        return -EBADMSG;
+#endif
+                *max = (long) mv;
+                *count = mv == 0 ? -1 : (long) cv;
+        }
+        *ret = c;
+        return 0;
+}
+
 /* --- The socket --- */
 
 int ethtool_nl_open(EthtoolNl **ret) {
@@ -494,6 +642,21 @@ int ethtool_features_get(EthtoolNl *e, int ifindex, Features *ret, NlError *err)
         return 0;
 }
 
+static int channels_parse_any(const struct nlmsghdr *h, void *ret) {
+        return ethtool_channels_parse(h, ret);
+}
+
+int ethtool_channels_get(EthtoolNl *e, int ifindex, Channels *ret, NlError *err) {
+        Channels c;
+        int r;
+
+        r = get(e, ETHTOOL_MSG_CHANNELS_GET, ifindex, channels_parse_any, &c, err);
+        if (r < 0)
+                return r;
+        *ret = c;
+        return 0;
+}
+
 static int send_set(EthtoolNl *e, struct nl_msg *msg, NlError *err) {
         e->writes++;
         return netlink_transact(e->sk, msg, NULL, NULL, err);
@@ -581,6 +744,43 @@ int ethtool_coalesce_set(EthtoolNl *e, int ifindex, const CoalesceChange *want, 
         return 1;
 }
 
+int ethtool_channels_set(EthtoolNl *e, int ifindex, const ChannelsChange *want, NlError *err) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        ChannelsChange d;
+        Channels cur;
+        NlError rb;
+        unsigned n;
+        int r;
+
+        nl_error_clear(err);
+        r = channels_validate(want, &n);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return 0;
+        r = ethtool_channels_get(e, ifindex, &cur, err);
+        if (r < 0)
+                return r;
+        r = channels_diff(&cur, want, &d, &n);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return 0;
+        r = ethtool_build_channels_set(e->family, ifindex, &d, &msg);
+        if (r < 0)
+                return r;
+        r = send_set(e, msg, err);
+        if (r < 0)
+                return r;
+
+        r = ethtool_channels_get(e, ifindex, &cur, &rb);
+        if (r < 0)
+                return readback_failed(r, &rb, err);
+        if (channels_diff(&cur, want, &d, &n) < 0 || n != 0)
+                return readback_differs(err);
+        return 1;
+}
+
 int ethtool_features_set(EthtoolNl *e, int ifindex, const int want[_OFFLOAD_MAX], NlError *err) {
         _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
         bool mask[N_FEATURE_BITS] = {}, value[N_FEATURE_BITS] = {};
@@ -658,6 +858,8 @@ static int on_notification(struct nl_msg *msg, void *arg) {
                 what = "coalesce";
         else if (g->cmd == ETHTOOL_MSG_FEATURES_NTF)
                 what = "features";
+        else if (g->cmd == ETHTOOL_MSG_CHANNELS_NTF)
+                what = "channels";
         else
                 return NL_OK;
         if (reply_ifindex(nla_find(genlmsg_attrdata(g, 0), genlmsg_attrlen(g, 0), ETHTOOL_A_COALESCE_HEADER),

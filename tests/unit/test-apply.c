@@ -351,12 +351,55 @@ TEST(error_table) {
                 { ACTION_SET_VF_DRIVER, -ENOENT, ERROR_FATAL, "not loaded" },
                 { ACTION_SET_VF_DRIVER, -ENODEV, ERROR_TRANSIENT, "went away" },
                 { ACTION_SET_VF_DRIVER, -EINVAL, ERROR_FATAL, "IOMMU group" },
+                { ACTION_SET_CHANNELS, -EOPNOTSUPP, ERROR_UNMANAGED, "does not support" },
+                { ACTION_SET_CHANNELS, -EINVAL, ERROR_FATAL, "channel count" },
+                { ACTION_SET_CHANNELS, -EIO, ERROR_UNMANAGED, "reads back" },
+                { ACTION_SET_CHANNELS, -EBUSY, ERROR_TRANSIENT, "retried" },
+                { ACTION_SET_CHANNELS, -ENODEV, ERROR_TRANSIENT, "went away" },
+                { ACTION_SET_CHANNELS, -EPERM, ERROR_FATAL, "CAP_NET_ADMIN" },
+                { ACTION_SET_NAPI_PARAMS, -EOPNOTSUPP, ERROR_UNMANAGED, "unavailable" },
+                { ACTION_SET_NAPI_PARAMS, -ENOENT, ERROR_TRANSIENT, "NAPI is gone" },
+                { ACTION_SET_NAPI_PARAMS, -EIO, ERROR_UNMANAGED, "reads back" },
+                { ACTION_SET_NAPI_PARAMS, -EPERM, ERROR_FATAL, "CAP_NET_ADMIN" },
+                { ACTION_SET_NAPI_PIN, -ESRCH, ERROR_TRANSIENT, "thread is gone" },
+                { ACTION_SET_NAPI_PIN, -EPERM, ERROR_FATAL, "CAP_SYS_NICE" },
+                { ACTION_SET_NAPI_SCHED, -ESRCH, ERROR_TRANSIENT, "thread is gone" },
+                { ACTION_SET_NAPI_SCHED, -EPERM, ERROR_FATAL, "CAP_SYS_NICE" },
+                { ACTION_SET_KTHREAD_SCHED, -ESRCH, ERROR_TRANSIENT, "thread is gone" },
+                { ACTION_SET_KTHREAD_SCHED, -EPERM, ERROR_FATAL, "CAP_SYS_NICE" },
+                { ACTION_SET_KTHREAD_SCHED, -EINVAL, ERROR_FATAL, "refuses" },
+                { ACTION_SET_NAPI_THREADED, -ENOENT, ERROR_UNMANAGED, "no threaded NAPI" },
+                { ACTION_SET_NAPI_THREADED, -EOPNOTSUPP, ERROR_UNMANAGED, "no NAPI instances" },
+                { ACTION_SET_NAPI_THREADED, -EPERM, ERROR_FATAL, "needs root" },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 ErrorInfo e = kernel_error_classify(cases[i].kind, cases[i].error);
                 ASSERT_EQ(e.class, cases[i].class);
                 ASSERT_CONTAINS(e.meaning, cases[i].meaning);
         }
+}
+
+/* Without the sockets (a fixture root, or a kernel without netdev netlink) the netdev actions are
+ * skipped, said so, and count as nothing done: never sent to whatever netdev has that ifindex here. */
+TEST(netdev_actions_skipped) {
+        _cleanup_(rootfs_freep) RootFs *root = NULL;
+        char dir[] = "/tmp/test-apply-root-XXXXXX";
+        const ActionKind kinds[] = { ACTION_SET_CHANNELS, ACTION_SET_NAPI_PARAMS, ACTION_SET_COALESCE };
+
+        ASSERT(mkdtemp(dir));
+        ASSERT_EQ(rootfs_new(dir, &root), 0);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                Kernel k = { .root = root };
+                Action a = { .kind = kinds[i], .netdev_ifindex = 1, .napi_id = 8193 };
+
+                a.channels_after = (ChannelsChange) { -1, -1, 2 };
+                a.napi_after = (NapiParams) { 2, 20000, -1 };
+                a.coalesce_after = COALESCE_CHANGE_NONE;
+                ASSERT_EQ(action_apply(&k, &a), 0);
+                ASSERT(a.skipped);
+                ASSERT_CONTAINS(a.effect, "skipped");
+        }
+        ASSERT_EQ(rmdir(dir), 0);
 }
 
 TEST(bad_reload_keeps_config) {
@@ -445,6 +488,7 @@ int main(int argc, char **argv) {
         RUN(other_irqs_off_rt);
         RUN(immovable_irqs_remembered_for_this_boot);
         RUN(error_table);
+        RUN(netdev_actions_skipped);
         RUN(bad_reload_keeps_config);
         RUN(vf_events_name_the_vf);
         return 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* test-ethtool.c — ethtool genl requests attribute by attribute, replies parsed, a veth in a netns */
+/* test-ethtool.c — ethtool genl requests attribute by attribute, replies parsed, a veth in a netns (coalescing, features, channels) */
 
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
@@ -144,6 +144,71 @@ TEST(build_coalesce_set_invalid) {
                 fprintf(stderr, "   %s\n", cases[i].name);
                 ASSERT_EQ(ethtool_build_coalesce_set(cases[i].family, cases[i].ifindex, &cases[i].c, &msg),
                           cases[i].expect);
+                ASSERT(msg == NULL);
+        }
+}
+
+TEST(build_channels_set) {
+        const struct {
+                const char *name;
+                ChannelsChange c;
+                long expect[ETHTOOL_A_CHANNELS_MAX + 1];        /* for the attributes in present */
+                unsigned present;
+        } cases[] = {
+                { "combined alone", { -1, -1, 2 },
+                  { [ETHTOOL_A_CHANNELS_COMBINED_COUNT] = 2 }, BIT(ETHTOOL_A_CHANNELS_COMBINED_COUNT) },
+                { "rx and tx", { 3, 1, -1 },
+                  { [ETHTOOL_A_CHANNELS_RX_COUNT] = 3, [ETHTOOL_A_CHANNELS_TX_COUNT] = 1 },
+                  BIT(ETHTOOL_A_CHANNELS_RX_COUNT) | BIT(ETHTOOL_A_CHANNELS_TX_COUNT) },
+                { "zero is a value, u32 max too", { 0, UINT32_MAX, 0 },
+                  { [ETHTOOL_A_CHANNELS_RX_COUNT] = 0, [ETHTOOL_A_CHANNELS_TX_COUNT] = UINT32_MAX,
+                    [ETHTOOL_A_CHANNELS_COMBINED_COUNT] = 0 },
+                  BIT(ETHTOOL_A_CHANNELS_RX_COUNT) | BIT(ETHTOOL_A_CHANNELS_TX_COUNT) |
+                          BIT(ETHTOOL_A_CHANNELS_COMBINED_COUNT) },
+        };
+        const struct {
+                const char *name;
+                int family, ifindex;
+                ChannelsChange c;
+                int expect;
+        } bad[] = {
+                { "nothing asked", FAMILY, 1, CHANNELS_CHANGE_NONE, -ENODATA },
+                { "ifindex 0", FAMILY, 0, { 1, -1, -1 }, -EINVAL },
+                { "no family", 0, 1, { 1, -1, -1 }, -EINVAL },
+                { "below -1", FAMILY, 1, { -1, -2, -1 }, -EINVAL },
+                { "beyond u32", FAMILY, 1, { -1, -1, (long) UINT32_MAX + 1 }, -EINVAL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+                struct nlattr *tb[ETHTOOL_A_CHANNELS_MAX + 1], *a;
+                unsigned seen = 0;
+                int rem;
+
+                fprintf(stderr, "   %s\n", cases[i].name);
+                ASSERT_EQ(ethtool_build_channels_set(FAMILY, 9, &cases[i].c, &msg), 0);
+                check_request(msg, ETHTOOL_MSG_CHANNELS_SET, 9, 0, tb, ETHTOOL_A_CHANNELS_MAX);
+                nlmsg_for_each_attr(a, nlmsg_hdr(msg), GENL_HDRLEN, rem) {
+                        int t = nla_type(a);
+
+                        ASSERT(t <= ETHTOOL_A_CHANNELS_MAX);
+                        ASSERT(!(seen & BIT(t)));
+                        seen |= BIT(t);
+                        if (t == ETHTOOL_A_CHANNELS_HEADER)
+                                continue;
+                        /* never a maximum, never "other" (sriovd leaves it to the driver) */
+                        ASSERT(cases[i].present & BIT(t));
+                        ASSERT_EQ(nla_len(a), 4);
+                        ASSERT_EQ(nla_get_u32(a), cases[i].expect[t]);
+                }
+                ASSERT_EQ(rem, 0);
+                ASSERT_EQ(seen, BIT(ETHTOOL_A_CHANNELS_HEADER) | cases[i].present);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct nl_msg *msg = NULL;
+
+                fprintf(stderr, "   %s\n", bad[i].name);
+                ASSERT_EQ(ethtool_build_channels_set(bad[i].family, bad[i].ifindex, &bad[i].c, &msg), bad[i].expect);
                 ASSERT(msg == NULL);
         }
 }
@@ -306,6 +371,60 @@ TEST(parse_coalesce) {
         ASSERT_EQ(ethtool_coalesce_parse(nlmsg_hdr(other), &c), -EBADMSG);
 }
 
+TEST(parse_channels) {
+        _cleanup_(nlmsg_freep) struct nl_msg *combined = reply_new(ETHTOOL_MSG_CHANNELS_GET_REPLY, 4);
+        _cleanup_(nlmsg_freep) struct nl_msg *split = reply_new(ETHTOOL_MSG_CHANNELS_NTF, 4);
+        _cleanup_(nlmsg_freep) struct nl_msg *none = reply_new(ETHTOOL_MSG_CHANNELS_GET_REPLY, 4);
+        _cleanup_(nlmsg_freep) struct nl_msg *bad = reply_new(ETHTOOL_MSG_CHANNELS_GET_REPLY, 4);
+        _cleanup_(nlmsg_freep) struct nl_msg *wide = reply_new(ETHTOOL_MSG_CHANNELS_GET_REPLY, 4);
+        _cleanup_(nlmsg_freep) struct nl_msg *other = reply_new(ETHTOOL_MSG_COALESCE_GET_REPLY, 4);
+        Channels c;
+
+        /* igb: combined only, plus one "other" (its link vector) */
+        ASSERT_EQ(nla_put_u32(combined, ETHTOOL_A_CHANNELS_OTHER_MAX, 1), 0);
+        ASSERT_EQ(nla_put_u32(combined, ETHTOOL_A_CHANNELS_OTHER_COUNT, 1), 0);
+        ASSERT_EQ(nla_put_u32(combined, ETHTOOL_A_CHANNELS_COMBINED_MAX, 8), 0);
+        ASSERT_EQ(nla_put_u32(combined, ETHTOOL_A_CHANNELS_COMBINED_COUNT, 4), 0);
+        ASSERT_EQ(ethtool_channels_parse(nlmsg_hdr(combined), &c), 0);
+        ASSERT_EQ(c.rx, -1);
+        ASSERT_EQ(c.max_rx, 0);
+        ASSERT_EQ(c.tx, -1);
+        ASSERT_EQ(c.max_tx, 0);
+        ASSERT_EQ(c.other, 1);
+        ASSERT_EQ(c.max_other, 1);
+        ASSERT_EQ(c.combined, 4);
+        ASSERT_EQ(c.max_combined, 8);
+
+        /* veth: rx and tx, the count may be 0 where the maximum is not */
+        ASSERT_EQ(nla_put_u32(split, ETHTOOL_A_CHANNELS_RX_MAX, 4), 0);
+        ASSERT_EQ(nla_put_u32(split, ETHTOOL_A_CHANNELS_TX_MAX, UINT32_MAX), 0);
+        ASSERT_EQ(nla_put_u32(split, ETHTOOL_A_CHANNELS_RX_COUNT, 0), 0);
+        ASSERT_EQ(nla_put_u32(split, ETHTOOL_A_CHANNELS_TX_COUNT, 3), 0);
+        ASSERT_EQ(ethtool_channels_parse(nlmsg_hdr(split), &c), 0);
+        ASSERT_EQ(c.rx, 0);
+        ASSERT_EQ(c.max_rx, 4);
+        ASSERT_EQ(c.tx, 3);
+        ASSERT_EQ(c.max_tx, UINT32_MAX);
+        ASSERT_EQ(c.other, -1);
+        ASSERT_EQ(c.combined, -1);
+        ASSERT_EQ(c.max_combined, 0);
+
+        /* a driver with get_channels that reports nothing */
+        ASSERT_EQ(ethtool_channels_parse(nlmsg_hdr(none), &c), 0);
+        ASSERT_EQ(c.rx, -1);
+        ASSERT_EQ(c.tx, -1);
+        ASSERT_EQ(c.other, -1);
+        ASSERT_EQ(c.combined, -1);
+        ASSERT_EQ(c.max_rx + c.max_tx + c.max_other + c.max_combined, 0);
+
+        /* a u32 two bytes long, one eight bytes long; a reply of another kind */
+        ASSERT_EQ(nla_put_u16(bad, ETHTOOL_A_CHANNELS_COMBINED_MAX, 3), 0);
+        ASSERT_EQ(ethtool_channels_parse(nlmsg_hdr(bad), &c), -EBADMSG);
+        ASSERT_EQ(nla_put_u64(wide, ETHTOOL_A_CHANNELS_COMBINED_COUNT, 3), 0);
+        ASSERT_EQ(ethtool_channels_parse(nlmsg_hdr(wide), &c), -EBADMSG);
+        ASSERT_EQ(ethtool_channels_parse(nlmsg_hdr(other), &c), -EBADMSG);
+}
+
 /* A verbose bitset: with NOMASK the listed bits are the set ones, else VALUE marks them. */
 static void put_bitset(struct nl_msg *msg, int type, bool nomask, const char *const *names,
                        const bool *values, size_t n) {
@@ -450,12 +569,16 @@ static void pump(EthtoolMonitor *m, int timeout_ms) {
         ASSERT_EQ(ethtool_monitor_dispatch(m), 0);
 }
 
-/* Whether a FEATURES notification for ifindex arrived. */
-static bool saw_features(const Events *ev, int ifindex) {
+/* Whether a notification of that kind for ifindex arrived. */
+static bool saw(const Events *ev, int ifindex, const char *what) {
         for (size_t i = 0; i < ev->n && i < ELEMENTSOF(ev->ifindex); i++)
-                if (ev->ifindex[i] == ifindex && streq(ev->what[i], "features"))
+                if (ev->ifindex[i] == ifindex && streq(ev->what[i], what))
                         return true;
         return false;
+}
+
+static bool saw_features(const Events *ev, int ifindex) {
+        return saw(ev, ifindex, "features");
 }
 
 static int veth_add(struct nl_sock *sk, const char *name, const char *peer_name) {
@@ -771,6 +894,104 @@ TEST(kernel_features) {
         assert_features_eq(&orig, &f);
 }
 
+static void channels_print(const char *when, const Channels *c) {
+        fprintf(stderr, "   channels %s: rx %ld/%ld tx %ld/%ld other %ld/%ld combined %ld/%ld\n", when, c->rx,
+                c->max_rx, c->tx, c->max_tx, c->other, c->max_other, c->combined, c->max_combined);
+}
+
+TEST(kernel_channels) {
+        _cleanup_(ethtool_nl_freep) EthtoolNl *e = NULL;
+        _cleanup_(ethtool_monitor_freep) EthtoolMonitor *m = NULL;
+        ChannelsChange want = CHANNELS_CHANGE_NONE;
+        Events ev = {};
+        Channels orig, c;
+        unsigned long writes;
+        NlError err;
+        int r;
+
+        ASSERT_EQ(ethtool_nl_open(&e), 0);
+        ASSERT_EQ(ethtool_monitor_new(on_event, &ev, &m), 0);
+        ASSERT_EQ(ethtool_channels_get(e, veth, &orig, &err), 0);
+        channels_print("veth", &orig);
+        /* veth: rx and tx up to the queues it was made with (4), no combined, no other */
+        ASSERT_EQ(orig.max_rx, 4);
+        ASSERT_EQ(orig.max_tx, 4);
+        ASSERT_EQ(orig.max_combined, 0);
+        ASSERT_EQ(orig.combined, -1);
+        ASSERT(orig.rx >= 1 && orig.rx <= 4);
+        ASSERT(orig.tx >= 1 && orig.tx <= 4);
+
+        /* nothing asked, and what already is: nothing sent */
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), 0);
+        want.rx = orig.rx;
+        want.tx = orig.tx;
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), 0);
+        ASSERT_EQ(ethtool_nl_writes(e), 0);
+
+        want = (ChannelsChange) { .rx = 2, .tx = 3, .combined = -1 };
+        r = ethtool_channels_set(e, veth, &want, &err);
+        fprintf(stderr, "   set rx 2 tx 3: %d, extack \"%s\"\n", r, err.message);
+        ASSERT_EQ(r, 1);
+        ASSERT_EQ(ethtool_nl_writes(e), 1);
+        ASSERT_EQ(ethtool_channels_get(e, veth, &c, &err), 0);
+        channels_print("after", &c);
+        ASSERT_EQ(c.rx, 2);
+        ASSERT_EQ(c.tx, 3);
+        ASSERT_EQ(c.max_rx, 4);
+        /* the monitor saw it: a channel change behind sriovd's back is repaired at once */
+        for (int i = 0; i < 20 && !saw(&ev, veth, "channels"); i++)
+                pump(m, 100);
+        ASSERT(saw(&ev, veth, "channels"));
+
+        /* a second identical set: read, nothing sent, no notification */
+        ev.n = 0;
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), 0);
+        ASSERT_EQ(ethtool_nl_writes(e), 1);
+        pump(m, 100);
+        ASSERT_EQ(ev.n, 0);
+
+        /* only what differs is sent, the rest stays */
+        want = (ChannelsChange) { .rx = 2, .tx = 1, .combined = -1 };
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), 1);
+        ASSERT_EQ(ethtool_channels_get(e, veth, &c, &err), 0);
+        ASSERT_EQ(c.rx, 2);
+        ASSERT_EQ(c.tx, 1);
+        writes = ethtool_nl_writes(e);
+
+        /* above the maximum, and a kind veth lacks: refused before anything is sent */
+        want = (ChannelsChange) { .rx = 5, .tx = -1, .combined = -1 };
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), -EINVAL);
+        want = (ChannelsChange) { .rx = -1, .tx = -1, .combined = 2 };
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), -EINVAL);
+        /* 0 of a kind it lacks is what it has */
+        want = (ChannelsChange) { .rx = -1, .tx = -1, .combined = 0 };
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), 0);
+        want = (ChannelsChange) { .rx = -2, .tx = -1, .combined = -1 };
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), -EINVAL);
+        ASSERT_EQ(ethtool_nl_writes(e), writes);
+
+        /* What the kernel refuses itself comes back with its text: veth wants at least one rx queue. */
+        want = (ChannelsChange) { .rx = 0, .tx = -1, .combined = -1 };
+        r = ethtool_channels_set(e, veth, &want, &err);
+        fprintf(stderr, "   set rx 0: %d (%s), extack \"%s\"\n", r, strerror(-r), err.message);
+        ASSERT(r < 0);
+        ASSERT_EQ(err.error, r);
+        ASSERT_EQ(ethtool_nl_writes(e), writes + 1);
+
+        /* back as it was */
+        want = (ChannelsChange) { .rx = orig.rx, .tx = orig.tx, .combined = -1 };
+        ASSERT_EQ(ethtool_channels_set(e, veth, &want, &err), 1);
+        ASSERT_EQ(ethtool_channels_get(e, veth, &c, &err), 0);
+        ASSERT_EQ(c.rx, orig.rx);
+        ASSERT_EQ(c.tx, orig.tx);
+
+        /* no such device */
+        ASSERT_EQ(ethtool_channels_get(e, 999999, &c, &err), -ENODEV);
+        want.rx = 1;
+        ASSERT_EQ(ethtool_channels_set(e, 999999, &want, &err), -ENODEV);
+        ASSERT_EQ(ethtool_channels_get(e, 0, &c, &err), -ENODEV);
+}
+
 TEST(kernel_nodev) {
         _cleanup_(ethtool_nl_freep) EthtoolNl *e = NULL;
         CoalesceChange cc = COALESCE_CHANGE_NONE;
@@ -810,6 +1031,7 @@ int main(int argc, char **argv) {
                 netns_setup();
                 RUN(kernel_coalesce);
                 RUN(kernel_features);
+                RUN(kernel_channels);
                 RUN(kernel_nodev);
                 nl_socket_free(rtnl);
                 return 0;
@@ -817,7 +1039,9 @@ int main(int argc, char **argv) {
         RUN(build_coalesce_set);
         RUN(build_coalesce_set_invalid);
         RUN(build_features_set);
+        RUN(build_channels_set);
         RUN(parse_coalesce);
+        RUN(parse_channels);
         RUN(parse_features);
         RUN(diff);
         return 0;
