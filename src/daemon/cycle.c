@@ -215,10 +215,17 @@ static void manager_emit_devices(Manager *m, const Inventory *from, const Invent
         }
 }
 
-/* Remember the first attributes sriovd found on a thread; forget them once restored. */
+/*
+ * Remember the first attributes sriovd found on a thread; forget them once restored. IRQ threads
+ * are known by their IRQ, NAPI and per-CPU kernel threads by their name (irq 0): an entry of
+ * another IRQ or name under the same PID is a thread that is gone, and what it had is replaced.
+ */
 static int manager_track_sched(Manager *m, const Action *a) {
         SavedSched key = { .pid = a->pid };
         SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_sched_cmp);
+        unsigned irq = a->kind == ACTION_SET_IRQ_THREAD ? a->irq : 0;
+        const char *name = a->kind == ACTION_SET_IRQ_THREAD ? "" : a->thread_name;
+        bool same = s && s->irq == irq && streq(s->name, name);
 
         m->saved_dirty = true;
         if (a->restore) {
@@ -228,16 +235,20 @@ static int manager_track_sched(Manager *m, const Action *a) {
                 }
                 return 0;
         }
-        if (s)
+        if (same)
                 return 0;
-        if (GREEDY_REALLOC(m->saved, m->allocated_saved, m->n_saved + 1) < 0)
-                return -ENOMEM;
-        m->saved[m->n_saved++] = (SavedSched) {
+        if (!s) {
+                if (GREEDY_REALLOC(m->saved, m->allocated_saved, m->n_saved + 1) < 0)
+                        return -ENOMEM;
+                s = &m->saved[m->n_saved++];
+        }
+        *s = (SavedSched) {
                 .pid = a->pid,
-                .irq = a->irq,
+                .irq = irq,
                 .policy = a->policy_before,
                 .priority = (int) a->before,
         };
+        strscpy(s->name, sizeof(s->name), name);
         qsort_safe(m->saved, m->n_saved, sizeof(*m->saved), saved_sched_cmp);
         return 0;
 }
@@ -266,7 +277,8 @@ void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, co
 }
 
 static void manager_record_result(Manager *m, const Action *a) {
-        if (a->kind == ACTION_SET_IRQ_THREAD && a->result > 0)
+        if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
+             a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
                 (void) manager_track_sched(m, a);
         if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
             kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
@@ -300,6 +312,27 @@ int manager_restore_sched(Manager *m) {
         /* Put every thread back as sriovd found it, newest knowledge first. */
         while (m->n_saved > 0) {
                 const SavedSched *s = &m->saved[m->n_saved - 1];
+
+                if (s->name[0]) {
+                        char field[sizeof("SRIOVD_THREAD=") + KTHREAD_NAME_MAX];
+                        const char *const extra[] = { field, NULL };
+
+                        snprintf(field, sizeof(field), "SRIOVD_THREAD=%s", s->name);
+
+                        /* A NAPI or per-CPU kernel thread: put back only if the PID is still that thread. */
+                        r = sched_kthread_set(m->root, s->pid, s->name, NULL, s->policy, s->priority);
+                        if (r < 0 && r != -ESRCH)
+                                ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.extra = extra),
+                                                     "Failed to restore thread %s (%d) to %s/%d: %m", s->name,
+                                                     (int) s->pid, sched_policy_to_string(s->policy), s->priority);
+                        else if (r > 0) {
+                                n_changed++;
+                                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.extra = extra), "Restored thread %s (%d) to %s/%d",
+                                               s->name, (int) s->pid, sched_policy_to_string(s->policy), s->priority);
+                        }
+                        m->n_saved--;
+                        continue;
+                }
                 r = sched_thread_set(m->root, s->pid, s->irq, s->policy, s->priority);
                 if (r < 0 && r != -ESRCH)
                         ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.irq = (int) s->irq),
