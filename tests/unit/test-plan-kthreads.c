@@ -8,6 +8,7 @@
 #include "sriovd/plan.h"
 #include "test-fixture.h"
 
+static const char *fixtures_dir;
 static char classes[] = "/tmp/sriovd-kthread-classes-XXXXXX";
 
 static void write_class(const char *name, const char *text) {
@@ -231,9 +232,46 @@ TEST(host_order_warning) {
         ASSERT_EQ(count_notes(r, NOTE_WARNING, "seed 004"), 0);
 }
 
-int main(void) {
+/* The generated hosts (tests/fixtures/mkhost.py): the kthreads as discovery finds them. */
+TEST(fixture_hosts) {
+        _cleanup_(inventory_freep) Inventory *rt = test_fixture_inventory(fixtures_dir, "two-socket", NULL);
+        _cleanup_(inventory_freep) Inventory *std = test_fixture_inventory(fixtures_dir, "one-socket-cx7", NULL);
+        _cleanup_(config_freep) Config *c = config("[rt]\nksoftirqd_priority = 2\nktimers_priority = 3\nrcuc_priority = 4\n"
+                                                    "[pf 0000:41:00.0]\nclass = rt\n");
+        _cleanup_(config_freep) Config *c7 = config("[cpus]\nrt = 6-7\n[rt]\nksoftirqd_priority = 2\nktimers_priority = 3\n");
+        _cleanup_(plan_freep) Plan *p = NULL, *q = NULL;
+        const Action *a;
+
+        /* PREEMPT_RT, RT CPUs 2-7,18-23 (isolated): each of the three kinds on each of the 12. */
+        ASSERT_EQ(plan_build(rt, c, NULL, &p), 0);
+        ASSERT_EQ(count_kind(p, ACTION_SET_KTHREAD_SCHED), 3 * 12);
+        a = find_pid(p, 200 + 3 * 18);
+        ASSERT(a);
+        ASSERT_STREQ(a->thread_name, "ksoftirqd/18");
+        ASSERT_EQ(a->after, 2);
+        a = find_pid(p, 201 + 3 * 2);
+        ASSERT(a);
+        ASSERT_STREQ(a->thread_name, "ktimers/2");
+        ASSERT_EQ(a->policy_before, SCHED_FIFO);
+        ASSERT_EQ(a->before, 1);
+        ASSERT_EQ(a->after, 3);
+        ASSERT(!find_pid(p, 200 + 3 * 8));   /* housekeeping */
+        ASSERT_EQ(count_notes(p, NOTE_INFO, "no ksoftirqd"), 0);
+        ASSERT_EQ(count_notes(p, NOTE_WARNING, "seed 004"), 0);
+
+        /* A stock kernel: ksoftirqd/6 and /7 only, and one note that ktimers cannot be. */
+        ASSERT_EQ(plan_build(std, c7, NULL, &q), 0);
+        ASSERT_EQ(count_kind(q, ACTION_SET_KTHREAD_SCHED), 2);
+        ASSERT(find_pid(q, 200 + 3 * 6));
+        ASSERT(find_pid(q, 200 + 3 * 7));
+        ASSERT_EQ(count_notes(q, NOTE_INFO, "no ktimers/N threads: not a PREEMPT_RT kernel"), 1);
+}
+
+int main(int argc, char **argv) {
         char cmd[256];
 
+        ASSERT(argc == 2);
+        fixtures_dir = argv[1];
         ASSERT(mkdtemp(classes));
         write_class("rt", "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\n"
                           "napi_threads = on\nnapi_thread_priority = 55\n");
@@ -244,6 +282,7 @@ int main(void) {
         RUN(restore_and_pid_reuse);
         RUN(missing_kind);
         RUN(host_order_warning);
+        RUN(fixture_hosts);
 
         snprintf(cmd, sizeof(cmd), "rm -rf %s", classes);
         ASSERT_EQ(system(cmd), 0);

@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
         pthread_barrier_wait(&barrier);
 
         /* The two-socket host, with its fixture IRQ threads replaced by ours: IRQs 44 and 45 of
-         * PF 0000:41:00.0, plus a user thread that merely calls itself irq/46-... */
+         * PF 0000:41:00.0, plus a user thread that merely calls itself irq/46-... Its per-CPU
+         * kernel threads go too: their PIDs are not this host's, and the scheduler here is real. */
         ASSERT(mkdtemp(dir));
         /* Where sriovd keeps what it changed on threads, as systemd's RuntimeDirectory= would. */
         ASSERT_EQ(setenv("RUNTIME_DIRECTORY", dir, 1), 0);
@@ -110,7 +111,7 @@ int main(int argc, char **argv) {
         snprintf(classes, sizeof(classes), "%s/tenant-classes.d", dir);
         snprintf(cmd, sizeof(cmd),
                  "cp -a %s/fixture-two-socket %s && mkdir -p %s && "
-                 "for p in %s/proc/[0-9]*; do grep -q '^irq/' $p/comm && rm -rf $p; done; true",
+                 "for p in %s/proc/[0-9]*; do grep -Eq '^(irq|ksoftirqd|ktimers|rcuc)/' $p/comm && rm -rf $p; done; true",
                  argv[1], root, classes, root);
         ASSERT_EQ(system(cmd), 0);
         fake_irq_thread(root, tids[0], 44, true);
