@@ -358,12 +358,14 @@ static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error)
         for (size_t i = 0; r >= 0 && plan && i < plan->n_actions; i++) {
                 const Action *a = &plan->actions[i];
                 bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[64], line[CPUSET_LIST_MAX * 2 + 160];
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[KTHREAD_NAME_MAX + 8], line[CPUSET_LIST_MAX * 2 + 160];
 
                 if (a->skipped)
                         continue;
                 if (irq)
                         snprintf(what, sizeof(what), " IRQ %u", a->irq);
+                else if (a->thread_name[0])
+                        snprintf(what, sizeof(what), " %s", a->thread_name);
                 else
                         what[0] = 0;
                 snprintf(line, sizeof(line), "%s %s%s: %s -> %s (%s)", action_kind_to_string(a->kind),

@@ -123,6 +123,9 @@ static const char *action_describe(const Action *a, char *buf, size_t size) {
         if (irq || vf)
                 snprintf(buf, size, "%s %s %s %u", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
                          irq ? "IRQ" : "VF", irq ? a->irq : a->vf);
+        else if (a->thread_name[0])   /* the NAPI and per-CPU kernel threads: "kthread-sched host ksoftirqd/3" */
+                snprintf(buf, size, "%s %s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
+                         a->thread_name);
         else
                 snprintf(buf, size, "%s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host");
         return buf;
@@ -166,7 +169,7 @@ static LogFields action_fields(const Inventory *inv, const Action *a, const char
 static void manager_log_action(const Inventory *inv, const Action *a, bool drift) {
         LogFields fields = action_fields(inv, a, drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
         const LogFields *f = &fields;
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160];
 
         action_describe(a, what, sizeof(what));
         action_format_value(a, false, before, sizeof(before));
@@ -193,7 +196,7 @@ static void manager_log_action(const Inventory *inv, const Action *a, bool drift
 
 /* "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)", for DriftDetected. */
 static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80], text[CPUSET_LIST_MAX * 2 + 128];
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160], text[CPUSET_LIST_MAX * 2 + 208];
 
         if (!m->event_fn)
                 return;
@@ -355,7 +358,7 @@ int manager_stop(Manager *m) {
         if (m->config && m->config->restore_on_stop)
                 return manager_restore_sched(m);
         if (m->n_saved > 0)
-                log_info("Stopping with %zu IRQ threads left as sriovd set them (restore_on_stop = no); "
+                log_info("Stopping with %zu threads left as sriovd set them (restore_on_stop = no); "
                          "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
                          m->n_saved);
         return 0;
@@ -409,7 +412,8 @@ static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, ui
 
 /* Skipped on purpose, so not drift: fixture PIDs and netdevs are not this host's. */
 static bool manager_action_not_ours(const Manager *m, const Action *a) {
-        return (a->kind == ACTION_SET_IRQ_THREAD && !rootfs_sched_live(m->root)) ||
+        return ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_KTHREAD_SCHED ||
+                 a->kind == ACTION_SET_NAPI_SCHED || a->kind == ACTION_SET_NAPI_PIN) && !rootfs_sched_live(m->root)) ||
                (a->kind == ACTION_SET_VF_LINK && !m->kernel.route) ||
                ((a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS) && !m->kernel.ethtool);
 }
@@ -571,7 +575,7 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
         for (size_t i = 0; i < p->n_actions; i++) {
                 const Action *a = &p->actions[i];
                 const ActionKey *k = attempted_find(tried, a);
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80];
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160];
 
                 if (!k)
                         continue;   /* new: the previous pass made it possible (new VFs, new netdevs) */

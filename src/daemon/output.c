@@ -133,7 +133,8 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
                 snprintf(buf, size, "IRQ %u", a->irq);
         else if (a->kind == ACTION_SET_IRQ_THREAD)
                 snprintf(buf, size, "IRQ %u pid %d", a->irq, (int) a->pid);
-        else if (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED)
+        else if (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED ||
+                 a->kind == ACTION_SET_KTHREAD_SCHED)
                 snprintf(buf, size, "pid %d", (int) a->pid);
         else if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
                 snprintf(buf, size, "VF %u", a->vf);
@@ -321,6 +322,13 @@ static json_object *action_json(const Action *a) {
         }
         if (r >= 0 && (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED))
                 r = jsonc_add_int(o, "pid", a->pid);
+        if (r >= 0 && a->kind == ACTION_SET_KTHREAD_SCHED) {
+                r = jsonc_add_int(o, "pid", a->pid);
+                if (r >= 0)
+                        r = jsonc_add_string(o, "thread", a->thread_name);
+                if (r >= 0)
+                        r = jsonc_add_bool(o, "restore", a->restore);
+        }
         if (r >= 0 && (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER))
                 r = jsonc_add_int(o, "vf", a->vf);
         if (r >= 0 && (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS))
@@ -330,6 +338,7 @@ static json_object *action_json(const Action *a) {
         if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
             a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK ||
             a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_VF_DRIVER ||
+            a->kind == ACTION_SET_KTHREAD_SCHED ||
             a->kind >= ACTION_SET_VCPU_PIN) {   /* the guest's: CPU lists, FIFO, nodes (plan.h's order) */
                 char buf[CPUSET_LIST_MAX];
                 if (jsonc_add_string(o, "before", action_format_value(a, false, buf, sizeof(buf))) < 0 ||
