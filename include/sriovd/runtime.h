@@ -48,8 +48,10 @@ int unmanaged_irqs_parse(const char *text, const char *boot_id, unsigned **ret, 
 
 /*
  * What sriovd changed on IRQ threads, so that a restart after a crash can still
- * put them back: "PID IRQ POLICY PRIORITY" per line. The parser is pure and
- * strict (-EBADMSG on a malformed line); *ret sorted by PID.
+ * put them back: "PID IRQ POLICY PRIORITY [NAME]" per line, NAME for a NAPI or per-CPU
+ * kernel thread (IRQ 0), absent for an IRQ thread (files from before NAME read as before).
+ * The parser is pure and strict (-EBADMSG on a malformed line, or on a NAME that is not
+ * printable, has spaces or is KTHREAD_NAME_MAX long); *ret sorted by PID.
  */
 void saved_sched_format(FILE *f, const SavedSched *s, size_t n);
 /* Orders SavedSched by PID (qsort/bsearch). */

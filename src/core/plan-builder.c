@@ -124,3 +124,16 @@ const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf) {
         const PfPolicy *pol = config_pf_policy(b->cfg, pf->addr, pf->vendor, pf->device);
         return pol && pol->class_name[0] ? config_find_class(b->cfg, pol->class_name) : NULL;
 }
+
+static int saved_pid_cmp(const void *key, const void *elem) {
+        pid_t k = *(const pid_t *) key, e = ((const SavedSched *) elem)->pid;
+        return (k > e) - (k < e);
+}
+
+const SavedSched *plan_find_saved(const PlanBuilder *b, pid_t pid, unsigned irq, const char *name) {
+        const SavedSched *s = bsearch_safe(&pid, b->ctx->saved, b->ctx->n_saved, sizeof(SavedSched), saved_pid_cmp);
+
+        if (!s || s->irq != irq || !streq(s->name, name))
+                return NULL;
+        return s;
+}

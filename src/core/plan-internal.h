@@ -42,6 +42,11 @@ void plan_for_each_netdev(PlanBuilder *b, PlanNetdevFn fn, void *userdata);
 
 /* The class of a PF (its [pf]/[match] class), NULL for none. */
 const TenantClass *plan_pf_class(const PlanBuilder *b, const Pf *pf);
+/*
+ * What sriovd found on thread pid before it changed it, NULL when nothing: only an entry of the
+ * same IRQ (0 for the others) and the same name ("" for IRQ threads), as a reused PID is not ours.
+ */
+const SavedSched *plan_find_saved(const PlanBuilder *b, pid_t pid, unsigned irq, const char *name);
 
 /*
  * The planner's parts: each adds through the builder above and calls no other part; plan.c
@@ -60,6 +65,9 @@ void plan_pf_vf_links(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 /* Only VF index of pf (plan_build_vf_link()): nothing if pf has no such VF. */
 void plan_vf_link_one(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsigned index);
 void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
+
+/* plan-kthreads.c: ksoftirqd/N, ktimers/N and rcuc/N of the RT CPUs ([rt] *_priority), and the host's order. */
+void plan_kthreads(PlanBuilder *b);
 
 /* plan-tune.c: channels, coalescing and offloads of every PF and VF netdev. */
 void plan_tune(PlanBuilder *b);

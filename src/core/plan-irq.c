@@ -74,11 +74,6 @@ static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, co
         return true;
 }
 
-static int pid_key_cmp(const void *key, const void *elem) {
-        pid_t k = *(const pid_t *) key, e = ((const SavedSched *) elem)->pid;
-        return (k > e) - (k < e);
-}
-
 static void plan_thread(PlanBuilder *b, const char *addr, const Irq *q, const TenantClass *cls) {
         int want = cls ? cls->irq_thread_priority : 0;
         const SavedSched *saved;
@@ -86,9 +81,7 @@ static void plan_thread(PlanBuilder *b, const char *addr, const Irq *q, const Te
 
         if (q->thread <= 0)
                 return;
-        saved = bsearch_safe(&q->thread, b->ctx->saved, b->ctx->n_saved, sizeof(SavedSched), pid_key_cmp);
-        if (saved && saved->irq != q->irq)
-                saved = NULL;   /* the PID was reused: nothing of ours to restore */
+        saved = plan_find_saved(b, q->thread, q->irq, "");   /* NULL for a reused PID: nothing of ours */
 
         if (want > 0) {
                 if (q->thread_policy == SCHED_FIFO && q->thread_priority == want)

@@ -127,6 +127,7 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         plan_irqs(&b);
         plan_napi_threads(&b);
         plan_other_irqs(&b);
+        plan_kthreads(&b);
 
         /* A [pf ADDR] the operator named but the host does not show is worth saying. */
         for (size_t i = 0; i < cfg->n_pfs; i++)

@@ -358,7 +358,7 @@ static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error)
         for (size_t i = 0; r >= 0 && plan && i < plan->n_actions; i++) {
                 const Action *a = &plan->actions[i];
                 bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[80], line[CPUSET_LIST_MAX * 2 + 176];
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[KTHREAD_NAME_MAX + 16], line[CPUSET_LIST_MAX * 2 + 176];
 
                 if (a->skipped)
                         continue;

@@ -17,7 +17,7 @@
 #define CONFIG_SECTIONS_MAX 4096
 #define CONFIG_CLASSES_MAX 1024
 /* The most keys any section has; key_lines[] is sized by it. */
-#define SECTION_KEYS_MAX 32
+#define SECTION_KEYS_MAX 40
 /* Further than this and a suggestion is more confusing than helpful. */
 #define SUGGEST_DISTANCE_MAX 3
 /* Values and names are echoed in messages quoted and cut to this length. */
@@ -133,6 +133,7 @@ struct Parser {
         /* checked once everything is loaded */
         unsigned rt_line, housekeeping_line;
         unsigned rtnet_prio_line;
+        unsigned kthread_prio_lines[_KTHREAD_KIND_MAX];   /* [rt] ksoftirqd/ktimers/rcuc_priority, by KthreadKind */
         unsigned *pf_class_lines;        /* parallel to config->pfs */
         size_t allocated_pf_class_lines;
 
@@ -141,6 +142,8 @@ struct Parser {
         unsigned class_line;
         bool vnic_set;
         unsigned irq_prio_line;          /* where irq_thread_priority was set, 0 = not set */
+        unsigned napi_prio_line;         /* where napi_thread_priority was set, 0 = not set */
+        unsigned napi_threads_line;      /* where napi_threads was set, 0 = not set */
         unsigned vhost_cpus_line;        /* where vhost_cpus was set, 0 = not set */
         bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
         bool vcpu_pinning_invalid;       /* vcpu_pinning was given but rejected */
@@ -151,6 +154,7 @@ struct Parser {
 typedef struct ClassInfo {
         unsigned file_idx;
         unsigned prio_line;              /* 0 = irq_thread_priority not set: no check applies */
+        unsigned napi_prio_line;         /* 0 = napi_thread_priority not set: it follows irq_thread_priority */
         bool irq_cpus_invalid;           /* already reported: checking against the default would mislead */
         bool vcpu_pinning_invalid;       /* the same, for an irq_cpus = vcpu class */
 } ClassInfo;

@@ -154,6 +154,46 @@ static int key_irq_thread_priority(Parser *p, const KeyDef *k, const char *value
         return r;
 }
 
+/* [rt] *_priority: which kthread kind the key sets is where it writes; its line is for the order check. */
+static int key_kthread_priority(Parser *p, const KeyDef *k, const char *value, void *data) {
+        size_t kind = (k->offset - offsetof(Config, kthread_priority)) / sizeof(int);
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0 && kind < _KTHREAD_KIND_MAX)
+                p->kthread_prio_lines[kind] = p->line;
+        return r;
+}
+
+static int key_napi_thread_priority(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0 && !p->scratch)
+                p->napi_prio_line = p->line;
+        return r;
+}
+
+/* A count or setting the kernel keeps unless told: an integer within range, or "leave". */
+static int key_long_or_leave(Parser *p, const KeyDef *k, const char *value, void *data) {
+        long l;
+        int r;
+
+        if (streq(value, "leave")) {
+                *(long *) ((uint8_t *) data + k->offset) = -1;
+                return 0;
+        }
+        r = parse_long_strict(value, &l);
+        if (r == -EINVAL)
+                return parser_error(p, "%s = \"%s\" is not valid; expected an integer from %ld to %ld, or leave",
+                                    k->name, Q(value), k->min, k->max);
+        if (r < 0 || l < k->min || l > k->max)
+                return parser_error(p, "%s = %s is out of range; expected an integer from %ld to %ld, or leave",
+                                    k->name, Q(value), k->min, k->max);
+        *(long *) ((uint8_t *) data + k->offset) = l;
+        return 0;
+}
+
 static int key_unsigned(Parser *p, const KeyDef *k, const char *value, void *data) {
         int v, r;
 
@@ -190,6 +230,16 @@ static int key_tristate(Parser *p, const KeyDef *k, const char *value, void *dat
         }
         *(Tristate *) ((uint8_t *) data + k->offset) = t;
         return 0;
+}
+
+/* napi_thread_priority needs the threads: checked against this at the end of the file. */
+static int key_napi_threads(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_tristate(p, k, value, data);
+        if (r >= 0 && !p->scratch)
+                p->napi_threads_line = p->line;
+        return r;
 }
 
 static int key_enum(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -548,6 +598,12 @@ static const KeyDef cpus_keys[] = {
 
 static const KeyDef rt_keys[] = {
         { .name = "rtnet_prio", .parse = key_rtnet_prio, .offset = offsetof(Config, rtnet_prio), .min = 0, .max = 99 },
+        { .name = "ksoftirqd_priority", .parse = key_kthread_priority,
+          .offset = offsetof(Config, kthread_priority[KTHREAD_KSOFTIRQD]), .min = 0, .max = 99 },
+        { .name = "ktimers_priority", .parse = key_kthread_priority,
+          .offset = offsetof(Config, kthread_priority[KTHREAD_KTIMERS]), .min = 0, .max = 99 },
+        { .name = "rcuc_priority", .parse = key_kthread_priority,
+          .offset = offsetof(Config, kthread_priority[KTHREAD_RCUC]), .min = 0, .max = 99 },
 };
 
 static int key_vf_link_state(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -559,6 +615,12 @@ static int key_vf_link_state(Parser *p, const KeyDef *k, const char *value, void
 
 /* 400 Gbit/s: the fastest ConnectX port; a larger figure is a typo. */
 #define VF_RATE_MAX 400000
+/* ethtool's channel counts are u32; no NIC has more queues than this. */
+#define CHANNELS_MAX 4096
+/* The kernel's own limit for defer-hard-irqs (S32_MAX, netdev genl napi-set). */
+#define NAPI_DEFER_MAX 2147483647
+/* The kernel takes any u64 of nanoseconds; past 4.29 s a timeout is a mistake, not a setting. */
+#define NAPI_TIMEOUT_MAX 4294967295
 
 static const KeyDef pf_keys[] = {
         { .name = "num_vfs", .parse = key_num_vfs, .offset = offsetof(PfPolicy, num_vfs), .min = 0, .max = 4096 },
@@ -599,6 +661,21 @@ static const KeyDef class_keys[] = {
         KEY("offload_gso", key_tristate, TenantClass, offload_gso),
         KEY("offload_gro", key_tristate, TenantClass, offload_gro),
         KEY("offload_lro", key_tristate, TenantClass, offload_lro),
+        { .name = "channels_combined", .parse = key_long_or_leave, .offset = offsetof(TenantClass, channels.combined),
+          .min = 1, .max = CHANNELS_MAX },
+        { .name = "channels_rx", .parse = key_long_or_leave, .offset = offsetof(TenantClass, channels.rx),
+          .min = 1, .max = CHANNELS_MAX },
+        { .name = "channels_tx", .parse = key_long_or_leave, .offset = offsetof(TenantClass, channels.tx),
+          .min = 1, .max = CHANNELS_MAX },
+        KEY("napi_threads", key_napi_threads, TenantClass, napi_threads),
+        { .name = "napi_thread_priority", .parse = key_napi_thread_priority,
+          .offset = offsetof(TenantClass, napi_thread_priority), .min = 0, .max = 99 },
+        { .name = "napi_defer_hard_irqs", .parse = key_long_or_leave,
+          .offset = offsetof(TenantClass, napi_params.defer_hard_irqs), .min = 0, .max = NAPI_DEFER_MAX },
+        { .name = "napi_gro_flush_timeout_ns", .parse = key_long_or_leave,
+          .offset = offsetof(TenantClass, napi_params.gro_flush_timeout), .min = 0, .max = NAPI_TIMEOUT_MAX },
+        { .name = "napi_irq_suspend_timeout_ns", .parse = key_long_or_leave,
+          .offset = offsetof(TenantClass, napi_params.irq_suspend_timeout), .min = 0, .max = NAPI_TIMEOUT_MAX },
         KEY_ENUM("vf_attach", TenantClass, vf_attach_hostdev, vf_attach_values),
         KEY("virtio_network", key_virtio_network, TenantClass, virtio_source),
         KEY("virtio_bridge", key_virtio_bridge, TenantClass, virtio_source),

@@ -596,6 +596,21 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
                           "vhost_cpus = rt needs the guest's own RT CPUs; expected vcpu_pinning = rt in this class, "
                           "or vhost_cpus = housekeeping");
 
+        /* Only threaded NAPI has threads to raise; the per-NAPI settings work either way. */
+        if (cls.napi_thread_priority > 0 && cls.napi_threads != TRISTATE_ON) {
+                if (p.napi_threads_line > 0)
+                        error_add(errors, file_idx, path, p.napi_prio_line,
+                                  "napi_thread_priority = %d needs NAPI threads, but napi_threads = %s (%s:%u); "
+                                  "expected napi_threads = on in this class, or napi_thread_priority = 0",
+                                  cls.napi_thread_priority, tristate_to_string(cls.napi_threads), path,
+                                  p.napi_threads_line);
+                else
+                        error_add(errors, file_idx, path, p.napi_prio_line,
+                                  "napi_thread_priority = %d needs NAPI threads, but napi_threads is not set "
+                                  "(leave); expected napi_threads = on in this class, or napi_thread_priority = 0",
+                                  cls.napi_thread_priority);
+        }
+
         /*
          * Kept even when the file had errors: the load fails anyway, and a PF
          * naming this class should not get a second, misleading error.
@@ -606,6 +621,7 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
         info->items[c->n_classes] = (ClassInfo) {
                 .file_idx = file_idx,
                 .prio_line = p.irq_prio_line,
+                .napi_prio_line = p.napi_prio_line,
                 .irq_cpus_invalid = p.irq_cpus_invalid,
                 .vcpu_pinning_invalid = p.vcpu_pinning_invalid,
         };

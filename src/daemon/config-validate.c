@@ -189,62 +189,133 @@ static bool class_is_rt(const Config *c, const TenantClass *t, const Parser *p, 
         }
 }
 
+/* One priority a class sets for its threads: irq_thread_priority, or its own napi_thread_priority. */
+typedef struct ClassPrio {
+        size_t cls;
+        const char *key;
+        const char *threads;            /* "IRQ" or "NAPI", for messages */
+        int prio;
+        unsigned line;
+} ClassPrio;
+
+/*
+ * A napi_thread_priority of its own is checked like irq_thread_priority; one that follows
+ * irq_thread_priority (not set) is that check already, and with napi_threads = off there are no
+ * threads (a priority without napi_threads = on is refused by the class file's own check).
+ */
+static size_t class_prios(const Config *c, const ClassInfo *info, size_t i, ClassPrio ret[static 2]) {
+        const TenantClass *t = &c->classes[i];
+        size_t n = 0;
+
+        if (class_prio_checked(c, info, i))
+                ret[n++] = (ClassPrio) { i, "irq_thread_priority", "IRQ", t->irq_thread_priority, info[i].prio_line };
+        if (info[i].napi_prio_line > 0 && t->napi_thread_priority > 0 && t->napi_threads == TRISTATE_ON &&
+            !info[i].irq_cpus_invalid && !(t->irq_cpus == IRQ_CPUS_VCPU && info[i].vcpu_pinning_invalid))
+                ret[n++] = (ClassPrio) { i, "napi_thread_priority", "NAPI", t->napi_thread_priority,
+                                         info[i].napi_prio_line };
+        return n;
+}
+
+static const char *const kthread_keys[_KTHREAD_KIND_MAX] = {
+        [KTHREAD_KSOFTIRQD] = "ksoftirqd_priority",
+        [KTHREAD_KTIMERS] = "ktimers_priority",
+        [KTHREAD_RCUC] = "rcuc_priority",
+};
+
+/*
+ * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of seed 004's order for the RT
+ * NIC: below the softirq threshold and below every RT class's IRQ and NAPI threads, or the RT
+ * NIC's receive work waits behind the softirqs of everyone else on that CPU. TuneD's
+ * realtime-virtual-host (ksoftirqd 2, rcuc 4) is the practice this allows.
+ */
+static void check_kthread_priorities(const Config *c, ErrorList *errors, const Parser *p, const ClassPrio *low) {
+        for (size_t k = 0; k < _KTHREAD_KIND_MAX; k++) {
+                int prio = c->kthread_priority[k];
+
+                if (!kthread_keys[k] || prio <= 0 || p->kthread_prio_lines[k] == 0)
+                        continue;
+                if (c->rtnet_prio >= 0 && prio >= c->rtnet_prio)
+                        error_add(errors, 0, c->path, p->kthread_prio_lines[k],
+                                  "%s = %d is not below [rt] rtnet_prio = %d (%s:%u); expected the per-CPU kernel "
+                                  "threads of the RT CPUs below the softirq threshold, under the RT NIC's threads",
+                                  kthread_keys[k], prio, c->rtnet_prio, c->path, p->rtnet_prio_line);
+                else if (low && prio >= low->prio)
+                        error_add(errors, 0, c->path, p->kthread_prio_lines[k],
+                                  "%s = %d is not below RT class \"%s\"'s %s = %d (%s:%u); expected the per-CPU "
+                                  "kernel threads of the RT CPUs below every RT class's IRQ and NAPI threads",
+                                  kthread_keys[k], prio, c->classes[low->cls].name, low->key, low->prio,
+                                  c->classes[low->cls].file, low->line);
+        }
+}
+
 /*
  * The softirq partition only works if the ordering holds: RT classes' IRQ
- * threads at or above rtnet_prio, everyone else's below it, so that non-RT
- * network work never runs in the RT partition and RT work never waits on it.
- * Without rtnet_prio the same ordering is required between the classes
+ * and NAPI threads at or above rtnet_prio, everyone else's below it, so that
+ * non-RT network work never runs in the RT partition and RT work never waits
+ * on it. Without rtnet_prio the same ordering is required between the classes
  * themselves. Which classes are RT: class_is_rt(), by where their IRQ threads
- * run, not by the irq_cpus keyword alone. Reported at the irq_thread_priority
- * line that breaks it, saying why the class counts as RT or not where the
- * keyword does not; priority 0 (kernel default) is never checked.
+ * run, not by the irq_cpus keyword alone. Reported at the priority line that
+ * breaks it, saying why the class counts as RT or not where the keyword does
+ * not; priority 0 (kernel default) is never checked. The per-CPU kernel
+ * threads of [rt] come last: below all of it.
  */
 void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p) {
-        size_t lowest_rt = SIZE_MAX;
+        ClassPrio low = { .cls = SIZE_MAX };
         char why[2 * CPUSET_LIST_MAX + 256];
 
         for (size_t i = 0; i < c->n_classes; i++) {
                 const TenantClass *t = &c->classes[i];
+                ClassPrio prios[2];
+                size_t n = class_prios(c, info, i, prios);
                 bool rt;
 
-                if (!class_prio_checked(c, info, i))
+                if (n == 0)
                         continue;
                 rt = class_is_rt(c, t, p, why, sizeof(why));
 
-                if (c->rtnet_prio < 0) {
-                        if (rt && (lowest_rt == SIZE_MAX ||
-                                   t->irq_thread_priority < c->classes[lowest_rt].irq_thread_priority))
-                                lowest_rt = i;
-                        continue;
-                }
+                for (size_t j = 0; j < n; j++) {
+                        const ClassPrio *e = &prios[j];
 
-                if (rt && t->irq_thread_priority < c->rtnet_prio)
-                        error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
-                                  "irq_thread_priority = %d is below [rt] rtnet_prio = %d (%s:%u); "
-                                  "expected an RT class's IRQ threads at or above the softirq threshold%s",
-                                  t->irq_thread_priority, c->rtnet_prio, c->path, p->rtnet_prio_line, why);
-                else if (!rt && t->irq_thread_priority >= c->rtnet_prio)
-                        error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
-                                  "irq_thread_priority = %d is not below [rt] rtnet_prio = %d (%s:%u); "
-                                  "expected non-RT classes' IRQ threads below the softirq threshold%s",
-                                  t->irq_thread_priority, c->rtnet_prio, c->path, p->rtnet_prio_line, why);
+                        if (rt && (low.cls == SIZE_MAX || e->prio < low.prio))
+                                low = *e;
+                        if (c->rtnet_prio < 0)
+                                continue;
+                        if (rt && e->prio < c->rtnet_prio)
+                                error_add(errors, info[i].file_idx, t->file, e->line,
+                                          "%s = %d is below [rt] rtnet_prio = %d (%s:%u); "
+                                          "expected an RT class's %s threads at or above the softirq threshold%s",
+                                          e->key, e->prio, c->rtnet_prio, c->path, p->rtnet_prio_line, e->threads, why);
+                        else if (!rt && e->prio >= c->rtnet_prio)
+                                error_add(errors, info[i].file_idx, t->file, e->line,
+                                          "%s = %d is not below [rt] rtnet_prio = %d (%s:%u); "
+                                          "expected non-RT classes' %s threads below the softirq threshold%s",
+                                          e->key, e->prio, c->rtnet_prio, c->path, p->rtnet_prio_line, e->threads, why);
+                }
         }
 
-        if (lowest_rt == SIZE_MAX)
+        check_kthread_priorities(c, errors, p, low.cls == SIZE_MAX ? NULL : &low);
+
+        if (c->rtnet_prio >= 0 || low.cls == SIZE_MAX)
                 return;
 
-        /* Against the lowest RT class only: one error per non-RT class is enough to fix it. */
+        /* Against the lowest RT priority only: one error per non-RT priority is enough to fix it. */
         for (size_t i = 0; i < c->n_classes; i++) {
-                const TenantClass *t = &c->classes[i], *low = &c->classes[lowest_rt];
+                const TenantClass *t = &c->classes[i], *lt = &c->classes[low.cls];
+                ClassPrio prios[2];
+                size_t n = class_prios(c, info, i, prios);
 
-                if (!class_prio_checked(c, info, i) || t->irq_thread_priority < low->irq_thread_priority ||
-                    class_is_rt(c, t, p, why, sizeof(why)))
+                if (n == 0 || class_is_rt(c, t, p, why, sizeof(why)))
                         continue;
-                error_add(errors, info[i].file_idx, t->file, info[i].prio_line,
-                          "irq_thread_priority = %d is not below RT class \"%s\"'s irq_thread_priority = %d (%s:%u); "
-                          "expected non-RT classes' IRQ threads below every RT class's%s",
-                          t->irq_thread_priority, low->name, low->irq_thread_priority, low->file,
-                          info[lowest_rt].prio_line, why);
+                for (size_t j = 0; j < n; j++) {
+                        const ClassPrio *e = &prios[j];
+
+                        if (e->prio < low.prio)
+                                continue;
+                        error_add(errors, info[i].file_idx, t->file, e->line,
+                                  "%s = %d is not below RT class \"%s\"'s %s = %d (%s:%u); "
+                                  "expected non-RT classes' %s threads below every RT class's%s",
+                                  e->key, e->prio, lt->name, low.key, low.prio, lt->file, low.line, e->threads, why);
+                }
         }
 }
 

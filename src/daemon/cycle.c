@@ -140,7 +140,7 @@ static LogFields action_fields(const Inventory *inv, const Action *a, const char
 static void manager_log_action(const Inventory *inv, const Action *a, bool drift) {
         LogFields fields = action_fields(inv, a, drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
         const LogFields *f = &fields;
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[128];
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160];
 
         action_describe(a, what, sizeof(what));
         action_format_value(a, false, before, sizeof(before));
@@ -167,7 +167,7 @@ static void manager_log_action(const Inventory *inv, const Action *a, bool drift
 
 /* "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)", for DriftDetected. */
 static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[128], text[CPUSET_LIST_MAX * 2 + 128];
+        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160], text[CPUSET_LIST_MAX * 2 + 208];
 
         if (!m->event_fn)
                 return;
@@ -189,10 +189,17 @@ static void manager_emit_devices(Manager *m, const Inventory *from, const Invent
         }
 }
 
-/* Remember the first attributes sriovd found on a thread; forget them once restored. */
+/*
+ * Remember the first attributes sriovd found on a thread; forget them once restored. IRQ threads
+ * are known by their IRQ, NAPI and per-CPU kernel threads by their name (irq 0): an entry of
+ * another IRQ or name under the same PID is a thread that is gone, and what it had is replaced.
+ */
 static int manager_track_sched(Manager *m, const Action *a) {
         SavedSched key = { .pid = a->pid };
         SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_sched_cmp);
+        unsigned irq = a->kind == ACTION_SET_IRQ_THREAD ? a->irq : 0;
+        const char *name = a->kind == ACTION_SET_IRQ_THREAD ? "" : a->thread_name;
+        bool same = s && s->irq == irq && streq(s->name, name);
 
         m->saved_dirty = true;
         if (a->restore) {
@@ -202,16 +209,20 @@ static int manager_track_sched(Manager *m, const Action *a) {
                 }
                 return 0;
         }
-        if (s)
+        if (same)
                 return 0;
-        if (GREEDY_REALLOC(m->saved, m->allocated_saved, m->n_saved + 1) < 0)
-                return -ENOMEM;
-        m->saved[m->n_saved++] = (SavedSched) {
+        if (!s) {
+                if (GREEDY_REALLOC(m->saved, m->allocated_saved, m->n_saved + 1) < 0)
+                        return -ENOMEM;
+                s = &m->saved[m->n_saved++];
+        }
+        *s = (SavedSched) {
                 .pid = a->pid,
-                .irq = a->irq,
+                .irq = irq,
                 .policy = a->policy_before,
                 .priority = (int) a->before,
         };
+        strscpy(s->name, sizeof(s->name), name);
         qsort_safe(m->saved, m->n_saved, sizeof(*m->saved), saved_sched_cmp);
         return 0;
 }
@@ -240,7 +251,8 @@ void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, co
 }
 
 static void manager_record_result(Manager *m, const Action *a) {
-        if (a->kind == ACTION_SET_IRQ_THREAD && a->result > 0)
+        if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
+             a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
                 (void) manager_track_sched(m, a);
         if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
             kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
@@ -274,6 +286,27 @@ int manager_restore_sched(Manager *m) {
         /* Put every thread back as sriovd found it, newest knowledge first. */
         while (m->n_saved > 0) {
                 const SavedSched *s = &m->saved[m->n_saved - 1];
+
+                if (s->name[0]) {
+                        char field[sizeof("SRIOVD_THREAD=") + KTHREAD_NAME_MAX];
+                        const char *const extra[] = { field, NULL };
+
+                        snprintf(field, sizeof(field), "SRIOVD_THREAD=%s", s->name);
+
+                        /* A NAPI or per-CPU kernel thread: put back only if the PID is still that thread. */
+                        r = sched_kthread_set(m->root, s->pid, s->name, NULL, s->policy, s->priority);
+                        if (r < 0 && r != -ESRCH)
+                                ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.extra = extra),
+                                                     "Failed to restore thread %s (%d) to %s/%d: %m", s->name,
+                                                     (int) s->pid, sched_policy_to_string(s->policy), s->priority);
+                        else if (r > 0) {
+                                n_changed++;
+                                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.extra = extra), "Restored thread %s (%d) to %s/%d",
+                                               s->name, (int) s->pid, sched_policy_to_string(s->policy), s->priority);
+                        }
+                        m->n_saved--;
+                        continue;
+                }
                 r = sched_thread_set(m->root, s->pid, s->irq, s->policy, s->priority);
                 if (r < 0 && r != -ESRCH)
                         ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.irq = (int) s->irq),
@@ -296,7 +329,7 @@ int manager_stop(Manager *m) {
         if (m->config && m->config->restore_on_stop)
                 return manager_restore_sched(m);
         if (m->n_saved > 0)
-                log_info("Stopping with %zu IRQ threads left as sriovd set them (restore_on_stop = no); "
+                log_info("Stopping with %zu threads left as sriovd set them (restore_on_stop = no); "
                          "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
                          m->n_saved);
         return 0;
@@ -528,7 +561,7 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
         for (size_t i = 0; i < p->n_actions; i++) {
                 const Action *a = &p->actions[i];
                 const ActionKey *k = attempted_find(tried, a);
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[128];
+                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160];
 
                 if (!k)
                         continue;   /* new: the previous pass made it possible (new VFs, new netdevs) */

@@ -35,7 +35,7 @@ static void help(void) {
                "  --json             machine-readable output for --dry-run and --once\n"
                "  --check-config     validate the configuration (and, where the host is readable,\n"
                "                     against it) and exit 0 (valid) or 1\n"
-               "  --restore          with sriovd stopped: put back the IRQ threads' scheduling\n"
+               "  --restore          with sriovd stopped: put back the scheduling of the threads\n"
                "                     sriovd changed (kept in %s/saved-sched), then exit\n"
                "  --log-level LEVEL  debug, info, notice, warning, err (default info)\n"
                "  --version          print the version\n\n"

@@ -133,7 +133,8 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
                 snprintf(buf, size, "IRQ %u", a->irq);
         else if (a->kind == ACTION_SET_IRQ_THREAD)
                 snprintf(buf, size, "IRQ %u pid %d", a->irq, (int) a->pid);
-        else if (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED)
+        else if (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED ||
+                 a->kind == ACTION_SET_KTHREAD_SCHED)
                 snprintf(buf, size, "pid %d", (int) a->pid);
         else if (a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
                  a->kind == ACTION_SET_KTHREAD_SCHED)

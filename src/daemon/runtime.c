@@ -101,7 +101,8 @@ int runtime_file_read_at(const char *dir, const char *name, char **ret) {
 
 void saved_sched_format(FILE *f, const SavedSched *s, size_t n) {
         for (size_t i = 0; i < n; i++)
-                fprintf(f, "%d %u %d %d\n", (int) s[i].pid, s[i].irq, s[i].policy, s[i].priority);
+                fprintf(f, "%d %u %d %d%s%s\n", (int) s[i].pid, s[i].irq, s[i].policy, s[i].priority,
+                        s[i].name[0] ? " " : "", s[i].name);
 }
 
 int saved_sched_cmp(const void *a, const void *b) {
@@ -115,6 +116,7 @@ int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n) {
 
         for (const char *p = text; *p;) {
                 int pid, policy, priority, consumed = 0;
+                char name[KTHREAD_NAME_MAX] = "";
                 unsigned irq;
 
                 if (sscanf(p, "%d %u %d %d%n", &pid, &irq, &policy, &priority, &consumed) != 4 || pid <= 0 ||
@@ -123,12 +125,26 @@ int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n) {
                     priority < 0 || priority > 99)
                         return -EBADMSG;
                 p += consumed;
+                /* The thread's name, if any: what sriovd checks again before it touches that PID. */
+                if (*p == ' ') {
+                        size_t len = 0;
+
+                        p++;
+                        while (p[len] > ' ' && p[len] < 0x7f)
+                                len++;
+                        if (len == 0 || len >= KTHREAD_NAME_MAX)
+                                return -EBADMSG;
+                        memcpy(name, p, len);
+                        name[len] = 0;
+                        p += len;
+                }
                 if (*p != '\n')
                         return -EBADMSG;
                 p++;
                 if (GREEDY_REALLOC(s, allocated, n + 1) < 0)
                         return -ENOMEM;
-                s[n++] = (SavedSched) { .pid = pid, .irq = irq, .policy = policy, .priority = priority };
+                s[n] = (SavedSched) { .pid = pid, .irq = irq, .policy = policy, .priority = priority };
+                strcpy(s[n++].name, name);
         }
         qsort_safe(s, n, sizeof(*s), saved_sched_cmp);
         *ret = TAKE_PTR(s);

@@ -1236,6 +1236,230 @@ TEST(garbage) {
         }
 }
 
+/* ---- issue 19: channels, threaded NAPI, per-CPU kernel threads ------------------------- */
+
+TEST(napi_and_kthread_keys) {
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_(config_freep) Config *c = NULL;
+        const TenantClass *t;
+
+        write_file(dir, "sriovd.conf",
+                   "[rt]\nrtnet_prio = 50\nksoftirqd_priority = 2\nktimers_priority = 3\nrcuc_priority = 4\n");
+        write_file(dir, "tenant-classes.d/gold.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 99\n"
+                   "channels_combined = 4096\nchannels_rx = leave\nchannels_tx = 1\n"
+                   "napi_threads = on\nnapi_thread_priority = 60\n"
+                   "napi_defer_hard_irqs = 2147483647\nnapi_gro_flush_timeout_ns = 4294967295\n"
+                   "napi_irq_suspend_timeout_ns = 0\n");
+        /* Per-NAPI settings need no threads; the defaults are all "leave". */
+        write_file(dir, "tenant-classes.d/bulk.ini",
+                   "[class]\nvnic = virtio\nnapi_threads = off\nnapi_defer_hard_irqs = 2\nnapi_thread_priority = 0\n");
+        write_file(dir, "tenant-classes.d/plain.ini", "[class]\nvnic = virtio\n");
+        c = load_ok(dir);
+
+        ASSERT_EQ(c->kthread_priority[KTHREAD_KSOFTIRQD], 2);
+        ASSERT_EQ(c->kthread_priority[KTHREAD_KTIMERS], 3);
+        ASSERT_EQ(c->kthread_priority[KTHREAD_RCUC], 4);
+        ASSERT_EQ(c->kthread_priority[KTHREAD_NAPI], 0);
+        t = config_find_class(c, "gold");
+        ASSERT_EQ(t->channels.combined, 4096);
+        ASSERT_EQ(t->channels.rx, -1);
+        ASSERT_EQ(t->channels.tx, 1);
+        ASSERT_EQ(t->napi_threads, TRISTATE_ON);
+        ASSERT_EQ(t->napi_thread_priority, 60);
+        ASSERT_EQ(tenant_class_napi_priority(t), 60);
+        ASSERT_EQ(t->napi_params.defer_hard_irqs, 2147483647L);
+        ASSERT_EQ(t->napi_params.gro_flush_timeout, 4294967295L);
+        ASSERT_EQ(t->napi_params.irq_suspend_timeout, 0);
+        t = config_find_class(c, "bulk");
+        ASSERT_EQ(t->napi_threads, TRISTATE_OFF);
+        ASSERT_EQ(t->napi_params.defer_hard_irqs, 2);
+        ASSERT_EQ(tenant_class_napi_priority(t), 0);
+        t = config_find_class(c, "plain");
+        ASSERT_EQ(t->channels.combined, -1);
+        ASSERT_EQ(t->channels.rx, -1);
+        ASSERT_EQ(t->channels.tx, -1);
+        ASSERT_EQ(t->napi_threads, TRISTATE_LEAVE);
+        ASSERT_EQ(t->napi_thread_priority, -1);
+        ASSERT_EQ(t->napi_params.defer_hard_irqs, -1);
+        ASSERT_EQ(t->napi_params.gro_flush_timeout, -1);
+        ASSERT_EQ(t->napi_params.irq_suspend_timeout, -1);
+        c = config_free(c);
+
+        /* The [rt] keys default to 0: leave. */
+        ASSERT_EQ(config_load_string("empty.conf", "", NULL, &c, NULL), 0);
+        for (size_t k = 0; k < _KTHREAD_KIND_MAX; k++)
+                ASSERT_EQ(c->kthread_priority[k], 0);
+}
+
+TEST(napi_and_kthread_keys_out_of_range) {
+        expect_class_error("[class]\nvnic = virtio\nchannels_combined = 0\n", "tenant-classes.d/gold.ini:3",
+                           "channels_combined = 0 is out of range; expected an integer from 1 to 4096, or leave");
+        expect_class_error("[class]\nvnic = virtio\nchannels_rx = 4097\n", "tenant-classes.d/gold.ini:3",
+                           "channels_rx = 4097 is out of range");
+        expect_class_error("[class]\nvnic = virtio\nchannels_tx = some\n", "tenant-classes.d/gold.ini:3",
+                           "channels_tx = \"some\" is not valid; expected an integer from 1 to 4096, or leave");
+        expect_class_error("[class]\nvnic = virtio\nnapi_defer_hard_irqs = 2147483648\n", "tenant-classes.d/gold.ini:3",
+                           "napi_defer_hard_irqs = 2147483648 is out of range; expected an integer from 0 to 2147483647");
+        expect_class_error("[class]\nvnic = virtio\nnapi_gro_flush_timeout_ns = -1\n", "tenant-classes.d/gold.ini:3",
+                           "napi_gro_flush_timeout_ns = -1 is out of range");
+        expect_class_error("[class]\nvnic = virtio\nnapi_irq_suspend_timeout_ns = 4294967296\n",
+                           "tenant-classes.d/gold.ini:3", "napi_irq_suspend_timeout_ns = 4294967296 is out of range");
+        expect_class_error("[class]\nvnic = virtio\nnapi_threads = maybe\n", "tenant-classes.d/gold.ini:3",
+                           "napi_threads = \"maybe\" is not valid; expected on, off or leave");
+        expect_class_error("[class]\nvnic = virtio\nnapi_threads = on\nnapi_thread_priority = 100\n",
+                           "tenant-classes.d/gold.ini:4", "napi_thread_priority = 100 is out of range");
+        expect_one_error("[rt]\nksoftirqd_priority = 100\n", "sriovd.conf:2",
+                         "ksoftirqd_priority = 100 is out of range; expected an integer from 0 to 99");
+        expect_one_error("[rt]\n\nrcuc_priority = -1\n", "sriovd.conf:3", "rcuc_priority = -1 is out of range");
+        expect_one_error("[rt]\nktimers_priority = x\n", "sriovd.conf:2", "ktimers_priority = \"x\" is not an integer");
+}
+
+TEST(napi_priority_needs_threads) {
+        /* Refused at the priority's line, naming the napi_threads line that contradicts it. */
+        expect_class_error("[class]\nvnic = virtio\nnapi_threads = off\n\nnapi_thread_priority = 10\n",
+                           "tenant-classes.d/gold.ini:5",
+                           "napi_thread_priority = 10 needs NAPI threads, but napi_threads = off (");
+        expect_class_error("[class]\nvnic = virtio\nnapi_threads = off\n\nnapi_thread_priority = 10\n",
+                           "tenant-classes.d/gold.ini:5", "tenant-classes.d/gold.ini:3); expected napi_threads = on");
+        expect_class_error("[class]\nvnic = virtio\nnapi_thread_priority = 10\n", "tenant-classes.d/gold.ini:3",
+                           "napi_thread_priority = 10 needs NAPI threads, but napi_threads is not set (leave)");
+        expect_class_error("[class]\nvnic = virtio\nnapi_thread_priority = 10\nnapi_threads = leave\n",
+                           "tenant-classes.d/gold.ini:3", "but napi_threads = leave (");
+}
+
+TEST(napi_priority_order) {
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *errors = NULL;
+
+        /* An RT class's NAPI threads follow its IRQ threads' rule, at their own line. */
+        write_file(dir, "sriovd.conf", "[rt]\nrtnet_prio = 50\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\nnapi_threads = on\n"
+                   "napi_thread_priority = 40\n");
+        write_file(dir, "tenant-classes.d/bulk.ini",
+                   "[class]\nvnic = virtio\nirq_thread_priority = 10\nnapi_threads = on\nnapi_thread_priority = 50\n");
+        /* Threads off and a priority that follows irq_thread_priority: nothing more to check. */
+        write_file(dir, "tenant-classes.d/quiet.ini",
+                   "[class]\nvnic = virtio\nirq_thread_priority = 10\nnapi_threads = off\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 2);
+        assert_class_error_exact(errors, dir, "rt", 6,
+                                 "napi_thread_priority = 40 is below [rt] rtnet_prio = 50 (%s/sriovd.conf:2); "
+                                 "expected an RT class's NAPI threads at or above the softirq threshold", dir);
+        assert_class_error_exact(errors, dir, "bulk", 5,
+                                 "napi_thread_priority = 50 is not below [rt] rtnet_prio = 50 (%s/sriovd.conf:2); "
+                                 "expected non-RT classes' NAPI threads below the softirq threshold", dir);
+        free(errors);
+        errors = NULL;
+
+        /* Without rtnet_prio: the lowest RT priority may be a NAPI one, and non-RT classes stay below it. */
+        write_file(dir, "sriovd.conf", "[daemon]\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\nnapi_threads = on\n"
+                   "napi_thread_priority = 55\n");
+        write_file(dir, "tenant-classes.d/bulk.ini", "[class]\nvnic = virtio\nirq_thread_priority = 60\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_class_error_exact(errors, dir, "bulk", 3,
+                                 "irq_thread_priority = 60 is not below RT class \"rt\"'s napi_thread_priority = 55 "
+                                 "(%s/tenant-classes.d/rt.ini:6); expected non-RT classes' IRQ threads below every RT class's",
+                                 dir);
+
+        /* In order, it loads. */
+        write_file(dir, "tenant-classes.d/bulk.ini",
+                   "[class]\nvnic = virtio\nirq_thread_priority = 54\nnapi_threads = on\nnapi_thread_priority = 54\n");
+        c = load_ok(dir);
+}
+
+TEST(kthread_priority_order) {
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *errors = NULL;
+
+        /* With rtnet_prio: each kthread key below it, reported at the key, naming rtnet_prio's line. */
+        write_file(dir, "sriovd.conf",
+                   "[rt]\nrtnet_prio = 50\nksoftirqd_priority = 50\nktimers_priority = 49\nrcuc_priority = 99\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 2);
+        assert_error(errors, dir, "sriovd.conf:3",
+                     "ksoftirqd_priority = 50 is not below [rt] rtnet_prio = 50 (");
+        assert_error(errors, dir, "sriovd.conf:3", "/sriovd.conf:2); expected the per-CPU kernel threads of the RT CPUs "
+                                                   "below the softirq threshold");
+        assert_error(errors, dir, "sriovd.conf:5", "rcuc_priority = 99 is not below [rt] rtnet_prio = 50");
+        free(errors);
+        errors = NULL;
+
+        /* Without rtnet_prio: below the lowest RT class's IRQ or NAPI threads; non-RT classes do not count. */
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 2\nktimers_priority = 60\nrcuc_priority = 61\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\nnapi_threads = on\n"
+                   "napi_thread_priority = 61\n");
+        write_file(dir, "tenant-classes.d/bulk.ini", "[class]\nvnic = virtio\nirq_thread_priority = 1\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_error(errors, dir, "sriovd.conf:4",
+                     "rcuc_priority = 61 is not below RT class \"rt\"'s napi_thread_priority = 61 (");
+        assert_error(errors, dir, "sriovd.conf:4", "/tenant-classes.d/rt.ini:6); expected the per-CPU kernel threads "
+                                                   "of the RT CPUs below every RT class's IRQ and NAPI threads");
+        free(errors);
+        errors = NULL;
+
+        /* With rtnet_prio, an RT class below it (its own error) still bounds the kthreads. */
+        write_file(dir, "sriovd.conf", "[rt]\nrtnet_prio = 50\nksoftirqd_priority = 40\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 30\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 2);
+        assert_class_error_exact(errors, dir, "rt", 4, "irq_thread_priority = 30 is below [rt] rtnet_prio = 50");
+        assert_error(errors, dir, "sriovd.conf:3",
+                     "ksoftirqd_priority = 40 is not below RT class \"rt\"'s irq_thread_priority = 30");
+
+        /* No RT class and no rtnet_prio: nothing to be below; 0 is never checked. */
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 99\nrcuc_priority = 0\n");
+        write_file(dir, "tenant-classes.d/rt.ini", "[class]\nvnic = sriov-required\nirq_cpus = rt\n");
+        c = load_ok(dir);
+        ASSERT_EQ(c->kthread_priority[KTHREAD_KSOFTIRQD], 99);
+}
+
+/* TuneD's realtime-virtual-host values (ksoftirqd FIFO 2, rcuc FIFO 4) fit the shipped classes. */
+TEST(kthread_priority_tuned_with_shipped_classes) {
+        static const char *const names[] = { "best-effort", "latency-critical", "rt-vcpu", "throughput" };
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_free_ char *classes = NULL;
+        _cleanup_(config_freep) Config *c = NULL;
+
+        ASSERT(shipped_conf);
+        ASSERT(asprintf(&classes, "%.*s/tenant-classes.d", (int) (strrchr(shipped_conf, '/') - shipped_conf),
+                        shipped_conf) > 0);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *from = NULL, *to = NULL, *text = NULL;
+                size_t size = 0;
+                FILE *f;
+
+                ASSERT(asprintf(&from, "%s/%s.ini", classes, names[i]) > 0);
+                ASSERT(asprintf(&to, "tenant-classes.d/%s.ini", names[i]) > 0);
+                f = fopen(from, "re");
+                ASSERT(f);
+                text = calloc(1, 65536);
+                ASSERT(text);
+                size = fread(text, 1, 65535, f);
+                fclose(f);
+                ASSERT(size > 0);
+                write_file(dir, to, text);
+        }
+        write_file(dir, "sriovd.conf", "[cpus]\nrt = 4-7\n[rt]\nrtnet_prio = 50\nksoftirqd_priority = 2\nrcuc_priority = 4\n"
+                                       "ktimers_priority = 3\n");
+        c = load_ok(dir);
+        ASSERT_EQ(c->n_classes, ELEMENTSOF(names));
+        c = config_free(c);
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 2\nrcuc_priority = 4\n");
+        c = load_ok(dir);
+}
+
 int main(int argc, char *argv[]) {
         if (argc > 1)
                 shipped_conf = argv[1];
@@ -1270,6 +1494,12 @@ int main(int argc, char *argv[]) {
         RUN(rt_priority_ok);
         RUN(rt_priority_after_other_errors);
         RUN(rt_class_by_placement);
+        RUN(napi_and_kthread_keys);
+        RUN(napi_and_kthread_keys_out_of_range);
+        RUN(napi_priority_needs_threads);
+        RUN(napi_priority_order);
+        RUN(kthread_priority_order);
+        RUN(kthread_priority_tuned_with_shipped_classes);
         RUN(multiple_errors);
         RUN(too_many_errors);
         RUN(missing_file);

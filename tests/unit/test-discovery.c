@@ -135,6 +135,20 @@ TEST(irq_threads_only_kernel_threads) {
         for (size_t i = 0; i < n; i++)
                 ASSERT(t[i].irq != 999);
         ASSERT(irqbalance);
+        /* A PREEMPT_RT host: ksoftirqd/N, ktimers/N and rcuc/N for each of its 32 CPUs, sorted by kind and CPU. */
+        ASSERT_EQ(n_k, 3 * 32);
+        ASSERT_EQ(k[0].kind, KTHREAD_KSOFTIRQD);
+        ASSERT_EQ(k[0].num, 0);
+        ASSERT_EQ(k[0].pid, 200);
+        ASSERT_EQ(k[3].num, 3);
+        ASSERT_STREQ(k[3].name, "ksoftirqd/3");
+        ASSERT_EQ(k[3].policy, SCHED_OTHER);
+        ASSERT_EQ(k[32].kind, KTHREAD_KTIMERS);
+        ASSERT_EQ(k[32 + 5].pid, 201 + 3 * 5);
+        ASSERT_EQ(k[32 + 5].policy, SCHED_FIFO);
+        ASSERT_EQ(k[32 + 5].priority, 1);
+        ASSERT_EQ(k[64].kind, KTHREAD_RCUC);
+        ASSERT_STREQ(k[95].name, "rcuc/31");
 
         /* NVMe vectors are kernel-managed: read-only affinity. */
         Irq q;
@@ -158,6 +172,12 @@ TEST(one_socket_cx7) {
         ASSERT(!inv->caps.rtnet_prio_present);
         ASSERT(!inv->caps.iommu);
         ASSERT(!inv->caps.irqbalance);
+        /* Not PREEMPT_RT: ksoftirqd only, found through the inventory. */
+        ASSERT_EQ(inv->n_kthreads, 8);
+        ASSERT(inventory_find_kthread(inv, KTHREAD_KSOFTIRQD, 7));
+        ASSERT_EQ(inventory_find_kthread(inv, KTHREAD_KSOFTIRQD, 7)->pid, 221);
+        ASSERT(!inventory_find_kthread(inv, KTHREAD_KSOFTIRQD, 8));
+        ASSERT(!inventory_find_kthread(inv, KTHREAD_KTIMERS, 0));
 
         ASSERT_EQ(inv->n_pfs, 1);
         pf = &inv->pfs[0];

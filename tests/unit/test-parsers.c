@@ -107,8 +107,13 @@ TEST(rootfs_confined) {
 }
 
 TEST(saved_sched) {
+        char long_name[KTHREAD_NAME_MAX + 32];
         static const char *const bad[] = { "1 44 1\n", "0 44 0 0\n", "12 44 9 0\n", "12 44 1 100\n",
-                                           "12 44 1 70", "12 44 1 70 x\n", "-3 44 0 0\n" };
+                                           "12 44 1 70", "12 44 1 70 x y\n", "-3 44 0 0\n",
+                                           /* a name: printable, no spaces, not empty */
+                                           "12 0 1 70 \n", "12 0 1 70  ksoftirqd/3\n", "12 0 1 70 ksoft\tirqd/3\n",
+                                           "12 0 1 70 ksoftirqd/3 \n", "12 0 1 70 k\xc3\xa9\n",
+                                           "12 0 1 70 napi/eth0-8193", "12 0 1 70 a\x7f\n" };
         SavedSched *s = NULL;
         char *text = NULL;
         size_t n = 0, size = 0;
@@ -133,6 +138,41 @@ TEST(saved_sched) {
         free(s);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 ASSERT_EQ(saved_sched_parse(bad[i], &s, &n), -EBADMSG);
+
+        /* The NAPI and per-CPU kernel threads' lines carry the name, beside the old 4-field lines. */
+        ASSERT_EQ(saved_sched_parse("1005 45 0 0\n300 0 0 0 ksoftirqd/3\n301 0 1 4 napi/enp65s0f0np0-8193\n",
+                                    &s, &n), 0);
+        ASSERT_EQ(n, 3);
+        ASSERT_EQ(s[0].pid, 300);
+        ASSERT_EQ(s[0].irq, 0);
+        ASSERT_STREQ(s[0].name, "ksoftirqd/3");
+        ASSERT_EQ(s[1].policy, SCHED_FIFO);
+        ASSERT_EQ(s[1].priority, 4);
+        ASSERT_STREQ(s[1].name, "napi/enp65s0f0np0-8193");
+        ASSERT_STREQ(s[2].name, "");
+        f = open_memstream(&text, &size);
+        ASSERT(f);
+        saved_sched_format(f, s, n);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_STREQ(text, "300 0 0 0 ksoftirqd/3\n301 0 1 4 napi/enp65s0f0np0-8193\n1005 45 0 0\n");
+        free(s);
+        ASSERT_EQ(saved_sched_parse(text, &s, &n), 0);   /* and read back */
+        ASSERT_EQ(n, 3);
+        ASSERT_STREQ(s[1].name, "napi/enp65s0f0np0-8193");
+        free(text);
+        free(s);
+
+        /* The longest name fits; one more byte does not. */
+        memset(long_name, 0, sizeof(long_name));
+        strcpy(long_name, "7 0 1 2 ");
+        memset(long_name + strlen(long_name), 'n', KTHREAD_NAME_MAX - 1);
+        strcat(long_name, "\n");
+        ASSERT_EQ(saved_sched_parse(long_name, &s, &n), 0);
+        ASSERT_EQ(strlen(s[0].name), KTHREAD_NAME_MAX - 1);
+        free(s);
+        long_name[strlen(long_name) - 1] = 'n';
+        strcat(long_name, "\n");
+        ASSERT_EQ(saved_sched_parse(long_name, &s, &n), -EBADMSG);
 }
 
 int main(void) {

@@ -11,7 +11,7 @@
 #include "test.h"
 
 static int pipefd[2];
-static pid_t tids[3];
+static pid_t tids[4];
 static pthread_barrier_t barrier;
 
 static void *sleeper(void *arg) {
@@ -51,6 +51,29 @@ static void fake_irq_thread(const char *root, pid_t tid, unsigned irq, bool kthr
         write_file(dir, "comm", comm);
 }
 
+/* A /proc/TID entry of a kernel thread named name (ksoftirqd/3, ...). */
+static void fake_kthread(const char *root, pid_t tid, const char *name) {
+        char dir[256], stat[1024], comm[80], cmd[600];
+
+        snprintf(dir, sizeof(dir), "%s/proc/%d", root, (int) tid);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", dir, dir);
+        ASSERT_EQ(system(cmd), 0);
+        snprintf(stat, sizeof(stat),
+                 "%d (%s) S 2 0 0 0 -1 %u 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0 18446744073709551615 0 0 0 0 0 0 0 "
+                 "2147483647 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+                 (int) tid, name, 0x208040u);
+        write_file(dir, "stat", stat);
+        snprintf(comm, sizeof(comm), "%s\n", name);
+        write_file(dir, "comm", comm);
+}
+
+static const Action *find_kind(const Plan *p, ActionKind kind) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (p->actions[i].kind == kind)
+                        return &p->actions[i];
+        return NULL;
+}
+
 static void expect_sched(pid_t tid, int policy, int priority) {
         struct sched_param p;
         ASSERT_EQ(sched_getscheduler(tid), policy);
@@ -61,7 +84,7 @@ static void expect_sched(pid_t tid, int policy, int priority) {
 int main(int argc, char **argv) {
         char dir[] = "/tmp/sriovd-sched-XXXXXX", root[64], conf[96], classes[96], cmd[1024];
         _cleanup_(manager_freep) Manager *m = NULL;
-        pthread_t threads[3];
+        pthread_t threads[4];
         CycleResult res;
 
         ASSERT(argc == 2);
@@ -72,13 +95,14 @@ int main(int argc, char **argv) {
         log_setup(LOG_TARGET_STDERR, LOG_WARNING);
 
         ASSERT_EQ(pipe(pipefd), 0);
-        ASSERT_EQ(pthread_barrier_init(&barrier, NULL, 4), 0);
-        for (size_t i = 0; i < 3; i++)
+        ASSERT_EQ(pthread_barrier_init(&barrier, NULL, 5), 0);
+        for (size_t i = 0; i < 4; i++)
                 ASSERT_EQ(pthread_create(&threads[i], NULL, sleeper, (void *) i), 0);
         pthread_barrier_wait(&barrier);
 
         /* The two-socket host, with its fixture IRQ threads replaced by ours: IRQs 44 and 45 of
-         * PF 0000:41:00.0, plus a user thread that merely calls itself irq/46-... */
+         * PF 0000:41:00.0, plus a user thread that merely calls itself irq/46-... Its per-CPU
+         * kernel threads go too: their PIDs are not this host's, and the scheduler here is real. */
         ASSERT(mkdtemp(dir));
         /* Where sriovd keeps what it changed on threads, as systemd's RuntimeDirectory= would. */
         ASSERT_EQ(setenv("RUNTIME_DIRECTORY", dir, 1), 0);
@@ -87,7 +111,7 @@ int main(int argc, char **argv) {
         snprintf(classes, sizeof(classes), "%s/tenant-classes.d", dir);
         snprintf(cmd, sizeof(cmd),
                  "cp -a %s/fixture-two-socket %s && mkdir -p %s && "
-                 "for p in %s/proc/[0-9]*; do grep -q '^irq/' $p/comm && rm -rf $p; done; true",
+                 "for p in %s/proc/[0-9]*; do grep -Eq '^(irq|ksoftirqd|ktimers|rcuc)/' $p/comm && rm -rf $p; done; true",
                  argv[1], root, classes, root);
         ASSERT_EQ(system(cmd), 0);
         fake_irq_thread(root, tids[0], 44, true);
@@ -186,8 +210,72 @@ int main(int argc, char **argv) {
         expect_sched(tids[0], SCHED_OTHER, 0);
         expect_sched(tids[1], SCHED_OTHER, 0);
 
+        /*
+         * ksoftirqd/3 on RT CPU 3 (the fixture's isolated CPUs): raised by [rt], on record by name,
+         * put back when the key goes to 0, and after a crash by sriovd --restore; never once its PID
+         * is another thread's.
+         */
+        manager_free(m);
+        m = NULL;
+        fake_kthread(root, tids[3], "ksoftirqd/3");
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 2\n");
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_failed, 0);
+        ASSERT(find_kind(manager_plan(m), ACTION_SET_KTHREAD_SCHED));
+        ASSERT_EQ(find_kind(manager_plan(m), ACTION_SET_KTHREAD_SCHED)->result, 1);
+        expect_sched(tids[3], SCHED_FIFO, 2);
+        {
+                char path[128], line[128];
+                FILE *f;
+
+                snprintf(path, sizeof(path), "%s/saved-sched", dir);
+                f = fopen(path, "re");
+                ASSERT(f);
+                ASSERT(fgets(line, sizeof(line), f));
+                fclose(f);
+                snprintf(path, sizeof(path), "%d 0 0 0 ksoftirqd/3\n", (int) tids[3]);
+                ASSERT_STREQ(line, path);
+        }
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT(!find_kind(manager_plan(m), ACTION_SET_KTHREAD_SCHED));   /* a second cycle changes nothing */
+
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 0\n");
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT(find_kind(manager_plan(m), ACTION_SET_KTHREAD_SCHED));
+        ASSERT(find_kind(manager_plan(m), ACTION_SET_KTHREAD_SCHED)->restore);
+        expect_sched(tids[3], SCHED_OTHER, 0);
+
+        /* Raised again, then a crash: --restore puts it back by name. */
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 3\n");
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        expect_sched(tids[3], SCHED_FIFO, 3);
+        manager_free(m);
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_restore(m), 1);
+        expect_sched(tids[3], SCHED_OTHER, 0);
+        manager_free(m);
+
+        /* Raised, a crash, and the PID is now another kernel thread: --restore leaves it alone. */
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        expect_sched(tids[3], SCHED_FIFO, 3);
+        manager_free(m);
+        fake_kthread(root, tids[3], "kworker/3:1");
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_restore(m), 0);
+        expect_sched(tids[3], SCHED_FIFO, 3);
+        {
+                struct sched_param sp = { .sched_priority = 0 };
+                ASSERT_EQ(sched_setscheduler(tids[3], SCHED_OTHER, &sp), 0);
+        }
+
         close(pipefd[1]);
-        for (size_t i = 0; i < 3; i++)
+        for (size_t i = 0; i < 4; i++)
                 ASSERT_EQ(pthread_join(threads[i], NULL), 0);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         ASSERT_EQ(system(cmd), 0);
