@@ -124,10 +124,19 @@ static bool threaded_toggled(const PlanBuilder *b, const char *addr) {
         return false;
 }
 
+/* At the class's priority; with none (0), put back what sriovd found, as plan_thread() does for IRQ threads. */
 static void plan_napi_sched(PlanBuilder *b, const PlanNetdev *nd, const Napi *n, int want) {
+        const SavedSched *saved = plan_find_saved(b, n->thread, 0, n->thread_name);
+        int policy = SCHED_FIFO;
+        bool restore = want <= 0;
         Action *a;
 
-        if (want <= 0 || (n->thread_policy == SCHED_FIFO && n->thread_priority == want))
+        if (restore) {
+                if (!saved || (n->thread_policy == saved->policy && n->thread_priority == saved->priority))
+                        return;
+                want = saved->priority;
+                policy = saved->policy;
+        } else if (n->thread_policy == SCHED_FIFO && n->thread_priority == want)
                 return;
         a = plan_add_action(b, ACTION_SET_NAPI_SCHED, nd->addr, n->thread_priority, want);
         if (!a)
@@ -135,17 +144,19 @@ static void plan_napi_sched(PlanBuilder *b, const PlanNetdev *nd, const Napi *n,
         a->pid = n->thread;
         a->irq = n->irq;
         a->policy_before = n->thread_policy;
-        a->policy_after = SCHED_FIFO;
+        a->policy_after = policy;
+        a->restore = restore;
         strscpy(a->thread_name, sizeof(a->thread_name), n->thread_name);
-        snprintf(a->effect, sizeof(a->effect), "class %s: %s", nd->cls->name, n->thread_name);
+        snprintf(a->effect, sizeof(a->effect), "class %s: %s", nd->cls ? nd->cls->name : "(none)", n->thread_name);
 }
 
 static void napi_threads_netdev(PlanBuilder *b, const PlanNetdev *nd, void *userdata) {
         const NetdevNapi *napi = &nd->tune->napi;
+        bool on = nd->cls && nd->cls->napi_threads == TRISTATE_ON;
         unsigned unpaired = 0;
 
-        if (nd->ifindex <= 0 || !nd->cls || nd->cls->napi_threads != TRISTATE_ON || !nd->tune->napi_known ||
-            plan_channels_change(b, nd->addr) || threaded_toggled(b, nd->addr))
+        if (nd->ifindex <= 0 || !nd->tune->napi_known || plan_channels_change(b, nd->addr) ||
+            threaded_toggled(b, nd->addr))
                 return;
         for (size_t i = 0; i < napi->n_napis; i++) {
                 const Napi *n = &napi->napis[i];
@@ -154,7 +165,10 @@ static void napi_threads_netdev(PlanBuilder *b, const PlanNetdev *nd, void *user
 
                 if (n->thread <= 0)
                         continue;
-                plan_napi_sched(b, nd, n, tenant_class_napi_priority(nd->cls));
+                /* Not the class's (any more): only what sriovd changed is put back; the CPUs stay. */
+                plan_napi_sched(b, nd, n, on ? tenant_class_napi_priority(nd->cls) : 0);
+                if (!on)
+                        continue;
                 if (n->irq == 0 || !irq_cpus_after(b, n->irq, &want)) {
                         unpaired++;
                         continue;

@@ -15,10 +15,19 @@ static bool wants_channels(const TenantClass *cls) {
         return cls && (cls->channels.rx >= 0 || cls->channels.tx >= 0 || cls->channels.combined >= 0);
 }
 
-static bool wants_napi(const TenantClass *cls) {
+/* saved_napi: sriovd raised some napi/ thread earlier, so a netdev whose class no longer asks is read
+ * too, for its threads to be put back. */
+static bool wants_napi(const TenantClass *cls, bool saved_napi) {
         const NapiParams *p = cls ? &cls->napi_params : NULL;
-        return cls && (cls->napi_threads != TRISTATE_LEAVE || p->defer_hard_irqs >= 0 || p->gro_flush_timeout >= 0 ||
-                       p->irq_suspend_timeout >= 0);
+        return saved_napi || (cls && (cls->napi_threads != TRISTATE_LEAVE || p->defer_hard_irqs >= 0 ||
+                                      p->gro_flush_timeout >= 0 || p->irq_suspend_timeout >= 0));
+}
+
+static bool any_saved_napi(const Manager *m) {
+        for (size_t i = 0; i < m->n_saved; i++)
+                if (strncmp(m->saved[i].name, "napi/", 5) == 0)
+                        return true;
+        return false;
 }
 
 static int napi_id_cmp(const void *a, const void *b) {
@@ -144,8 +153,8 @@ static void read_napi(Manager *m, const Inventory *inv, const char *netdev, int 
         t->napi_known = true;
 }
 
-static void read_tune(Manager *m, const Inventory *inv, const TenantClass *cls, const char *netdev, int ifindex,
-                      const unsigned *irqs, size_t n_irqs, NetdevTune *t) {
+static void read_tune(Manager *m, const Inventory *inv, const TenantClass *cls, bool saved_napi, const char *netdev,
+                      int ifindex, const unsigned *irqs, size_t n_irqs, NetdevTune *t) {
         NlError err;
 
         if (m->kernel.ethtool) {
@@ -157,7 +166,7 @@ static void read_tune(Manager *m, const Inventory *inv, const TenantClass *cls, 
                 t->known = true;
         }
         /* sysfs and /proc answer under a fixture root as well; napi-get only on the live host. */
-        if (wants_napi(cls))
+        if (wants_napi(cls, saved_napi))
                 read_napi(m, inv, netdev, ifindex, irqs, n_irqs, t);
 }
 
@@ -173,20 +182,22 @@ static const TenantClass *vf_class(const Manager *m, const Vf *vf, const TenantC
 
 /* The netdevs a class governs: the PF's, and its VFs' on the host (a tenant's VF by the tenant's class). */
 void manager_read_tune(Manager *m, Inventory *inv) {
+        bool saved_napi = any_saved_napi(m);
+
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 Pf *pf = &inv->pfs[i];
                 const PfPolicy *pol = config_pf_policy(m->config, pf->addr, pf->vendor, pf->device);
                 const TenantClass *cls = pol && pol->class_name[0] ? config_find_class(m->config, pol->class_name) : NULL;
 
-                if (pf->ifindex > 0 && cls)
-                        read_tune(m, inv, cls, pf->n_netdevs > 0 ? pf->netdevs[0] : "", pf->ifindex, pf->irqs,
+                if (pf->ifindex > 0 && (cls || saved_napi))
+                        read_tune(m, inv, cls, saved_napi, pf->n_netdevs > 0 ? pf->netdevs[0] : "", pf->ifindex, pf->irqs,
                                   pf->n_irqs, &pf->tune);
                 for (size_t j = 0; j < pf->n_vfs; j++) {
                         Vf *vf = &pf->vfs[j];
                         const TenantClass *vcls = vf_class(m, vf, cls);
 
-                        if (vf->ifindex > 0 && vcls)
-                                read_tune(m, inv, vcls, vf->netdev, vf->ifindex, vf->irqs, vf->n_irqs, &vf->tune);
+                        if (vf->ifindex > 0 && (vcls || saved_napi))
+                                read_tune(m, inv, vcls, saved_napi, vf->netdev, vf->ifindex, vf->irqs, vf->n_irqs, &vf->tune);
                 }
         }
 }

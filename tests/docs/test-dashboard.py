@@ -246,24 +246,52 @@ def add_proc_files(root, mkhost):
         task = os.path.join(root, "proc", pid, "task", pid)
         os.makedirs(task, exist_ok=True)
         shutil.copy(os.path.join(root, "proc", pid, "stat"), os.path.join(task, "stat"))
-    # ksoftirqd/N of every CPU, kernel threads as the fixture's IRQ threads are.
-    free = max(int(p) for p in pids) + 100
-    for c in range(ncpus):
-        pid = free + c
-        stat = mkhost.proc_stat(pid, f"ksoftirqd/{c}", 2, mkhost.PF_KTHREAD_FLAGS, 20, 0, 0, 0, c, True)
-        for d in [os.path.join(root, "proc", str(pid)), os.path.join(root, "proc", str(pid), "task", str(pid))]:
-            os.makedirs(d, exist_ok=True)
-            with open(os.path.join(d, "stat"), "w") as f:
-                f.write(stat + "\n")
-        with open(os.path.join(root, "proc", str(pid), "comm"), "w") as f:
-            f.write(f"ksoftirqd/{c}\n")
+    # The fixture has ksoftirqd/N of every CPU (tests/fixtures/mkhost.py); their task files came above.
+
+
+NAPI_CLASS = "[class]\nvnic = sriov-preferred\nirq_cpus = rt\nirq_thread_priority = 50\nnapi_threads = on\n"
+
+
+def add_napi_threads(root, mkhost):
+    """Threaded NAPI on each PF netdev, as the kernel shows it before napi-get (Linux < 6.8): the
+    threaded file, and one napi/DEV-ID kernel thread per completion vector, in vector order, for
+    sriovd to pair by queue order."""
+    napi_id, pid = 8193, 9000
+    net = os.path.join(root, "sys", "class", "net")
+    for dev in sorted(os.listdir(net)):
+        if "v" in dev.rsplit("np", 1)[-1]:
+            continue   # the VFs' netdevs: their class is the tenant's
+        with open(os.path.join(net, dev, "threaded"), "w") as f:
+            f.write("1\n")
+        addr = os.path.basename(os.path.realpath(os.path.join(net, dev, "device")))
+        comps = []
+        for irq in os.listdir(os.path.join(root, "proc", "irq")):
+            d = os.path.join(root, "proc", "irq", irq)
+            for a in os.listdir(d) if os.path.isdir(d) else []:
+                m = re.fullmatch(r"mlx5_comp(\d+)@pci:" + re.escape(addr), a)
+                if m:
+                    comps.append(int(m.group(1)))
+        for _ in sorted(comps):
+            name = f"napi/{dev}-{napi_id}"
+            stat = mkhost.proc_stat(pid, name, 2, mkhost.PF_KTHREAD_FLAGS, 20, 0, 0, 0, 0, True)
+            for d in [os.path.join(root, "proc", str(pid)), os.path.join(root, "proc", str(pid), "task", str(pid))]:
+                os.makedirs(d, exist_ok=True)
+                with open(os.path.join(d, "stat"), "w") as f:
+                    f.write(stat + "\n")
+            with open(os.path.join(root, "proc", str(pid), "comm"), "w") as f:
+                f.write(name + "\n")
+            with open(os.path.join(root, "proc", str(pid), "status"), "w") as f:
+                f.write(f"Name:\t{name}\nCpus_allowed_list:\t0-31\n")
+            napi_id += 1
+            pid += 1
+    return pid - 9000
 
 
 class FixtureDaemon:
     """The real sriovd on a copy of the two-socket fixture, sampling every second into its own
     metrics file; bus: a private bus's address, or None for none at all (never this host's)."""
 
-    def __init__(self, sriovd, tmp, bus=None):
+    def __init__(self, sriovd, tmp, bus=None, napi=False):
         sys.path.insert(0, os.path.dirname(os.environ["SRIOVD_MKHOST"]))
         import mkhost  # noqa: E402  (tests/fixtures)
 
@@ -272,15 +300,21 @@ class FixtureDaemon:
         shutil.copytree(os.path.join(os.environ["SRIOVD_BUILD_DIR"], "tests", "fixture-two-socket"), self.root,
                         symlinks=True)
         add_proc_files(self.root, mkhost)
+        if napi:
+            assert add_napi_threads(self.root, mkhost) > 0, "the fixture's PFs have no completion vectors"
         for d in ["state", "run", "metrics"]:
             os.mkdir(os.path.join(tmp, d))
         shutil.copytree(os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "conf", "tenant-classes.d"),
                         os.path.join(tmp, "tenant-classes.d"))
+        if napi:
+            with open(os.path.join(tmp, "tenant-classes.d", "napi-test.ini"), "w") as f:
+                f.write(NAPI_CLASS)
         self.prom = os.path.join(tmp, "metrics", "sriovd.prom")
         conf = os.path.join(tmp, "sriovd.conf")
         with open(conf, "w") as f:
             f.write(f"[daemon]\nstate_dir = {tmp}/state\ndrift_check_sec = 0\nmonitor_interval_sec = 1\n"
-                    f"metrics_file = {self.prom}\naccess_group = root\n\n[match 15b3:101d]\nnum_vfs = 8\n")
+                    f"metrics_file = {self.prom}\naccess_group = root\n\n[match 15b3:101d]\nnum_vfs = 8\n"
+                    + ("class = napi-test\n" if napi else ""))
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(os.path.join(tmp, "notify"))
         self.notify.settimeout(60)
@@ -347,8 +381,9 @@ class FixtureDaemon:
 
 
 def exported_families(sriovd, tmp):
-    """The families of the metrics file the real sriovd writes on a fixture host, with samples."""
-    d = FixtureDaemon(sriovd, tmp)
+    """The families of the metrics file the real sriovd writes on a fixture host, with samples; its
+    PFs with threaded NAPI, so that the napi/ threads' family has samples too."""
+    d = FixtureDaemon(sriovd, tmp, napi=True)
     try:
         text = d.second_period()
     finally:

@@ -249,6 +249,38 @@ TEST(threads_follow_their_irqs_at_the_class_priority) {
         ASSERT_EQ(count(p, ACTION_SET_NAPI_SCHED), 0);
 }
 
+TEST(restored_once_the_class_lets_go) {
+        _cleanup_(inventory_freep) Inventory *inv = host(1, true);
+        _cleanup_(config_freep) Config *c = config(TRISTATE_LEAVE, -1, NAPI_PARAMS_NONE);
+        _cleanup_(plan_freep) Plan *p = NULL;
+        /* sriovd found 901 at other/0 and raised it; 902's PID is now another thread's. */
+        const SavedSched saved[] = {
+                { .pid = 901, .policy = SCHED_OTHER, .priority = 0, .name = "napi/enp65s0-8193" },
+                { .pid = 902, .policy = SCHED_OTHER, .priority = 0, .name = "napi/enp65s0-7000" },
+        };
+        PlanContext ctx = { .saved = saved, .n_saved = 2 };
+        const Action *a;
+
+        for (size_t i = 0; i < 2; i++) {
+                inv->pfs[0].tune.napi.napis[i].thread_policy = SCHED_FIFO;
+                inv->pfs[0].tune.napi.napis[i].thread_priority = 60;
+        }
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count(p, ACTION_SET_NAPI_SCHED), 1);
+        a = find_pid(p, ACTION_SET_NAPI_SCHED, 901);
+        ASSERT(a);
+        ASSERT(a->restore);
+        ASSERT_EQ(a->policy_after, SCHED_OTHER);
+        ASSERT_EQ(a->after, 0);
+        ASSERT_EQ(count(p, ACTION_SET_NAPI_PIN), 0);   /* where it runs is left as it is */
+
+        /* Still the class's, at its priority: no restore. */
+        plan_free(TAKE_PTR(p));
+        ((TenantClass *) config_find_class(c, "rt"))->napi_threads = TRISTATE_ON;
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count(p, ACTION_SET_NAPI_SCHED), 0);
+}
+
 TEST(unpaired_threads_are_said_not_guessed) {
         _cleanup_(inventory_freep) Inventory *inv = host(1, false);
         _cleanup_(config_freep) Config *c = config(TRISTATE_ON, -1, NAPI_PARAMS_NONE);
@@ -360,6 +392,7 @@ int main(void) {
         RUN(napis_paired_by_queue_order);
         RUN(threaded_switched_on_threads_placed_next_pass);
         RUN(threads_follow_their_irqs_at_the_class_priority);
+        RUN(restored_once_the_class_lets_go);
         RUN(unpaired_threads_are_said_not_guessed);
         RUN(leave_touches_nothing);
         RUN(channels_first_irqs_next_pass);
