@@ -2,6 +2,7 @@
 /* napi-pair.c — which IRQ schedules which NAPI, from queue order, where napi-get does not say */
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +22,15 @@ static int number_at(const char *s, const char *end) {
         return (int) v;
 }
 
-int irq_queue_index(const char *action, const char *netdev) {
-        static const char *const kinds[] = { "-TxRx-", "-rx-", "-rxtx-", "-fp-" };
+int irq_queue_index(const char *action, const char *netdev, bool *ret_tx_only) {
+        static const struct {
+                const char *infix;
+                bool tx_only;
+        } kinds[] = { { "-TxRx-", false }, { "-rx-", false }, { "-rxtx-", false }, { "-fp-", false }, { "-tx-", true } };
         size_t n = strlen(netdev);
         const char *rest, *at;
 
+        *ret_tx_only = false;
         if (n == 0)
                 return -1;
         /* mlx5 names its completion vectors by the PCI function, not the netdev. */
@@ -41,25 +46,38 @@ int irq_queue_index(const char *action, const char *netdev) {
                 return -1;
         rest += n;
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
-                if (strncmp(rest, kinds[i], strlen(kinds[i])) == 0)
-                        return number_at(rest + strlen(kinds[i]), rest + strlen(rest));
+                if (strncmp(rest, kinds[i].infix, strlen(kinds[i].infix)) == 0) {
+                        *ret_tx_only = kinds[i].tx_only;
+                        return number_at(rest + strlen(kinds[i].infix), rest + strlen(rest));
+                }
         return -1;
 }
 
 static int queue_irq_cmp(const void *a, const void *b) {
         const QueueIrq *x = a, *y = b;
-        return (x->queue > y->queue) - (x->queue < y->queue);
+        return (x->irq > y->irq) - (x->irq < y->irq);
+}
+
+static size_t pair(Napi *napis, size_t n_napis, const QueueIrq *irqs, size_t n_irqs, bool with_tx) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n_irqs; i++)
+                k += with_tx || !irqs[i].tx_only;
+        if (k != n_napis)
+                return 0;
+        k = 0;
+        for (size_t i = 0; i < n_irqs; i++)
+                if (with_tx || !irqs[i].tx_only)
+                        napis[k++].irq = irqs[i].irq;
+        return k;
 }
 
 size_t napi_pair_by_queues(Napi *napis, size_t n_napis, QueueIrq *irqs, size_t n_irqs) {
-        qsort_safe(irqs, n_irqs, sizeof(*irqs), queue_irq_cmp);
-        /* A queue twice (two vectors for one queue, rx and tx) would shift every pair after it. */
-        for (size_t i = 1; i < n_irqs; i++)
-                if (irqs[i].queue == irqs[i - 1].queue)
-                        return 0;
-        if (n_napis == 0 || n_napis != n_irqs)
+        if (n_napis == 0)
                 return 0;
-        for (size_t i = 0; i < n_napis; i++)
-                napis[i].irq = irqs[i].irq;
-        return n_napis;
+        /* Vector order is the order the driver set its queue vectors up in, and so its NAPIs. */
+        qsort_safe(irqs, n_irqs, sizeof(*irqs), queue_irq_cmp);
+        /* A NAPI per receive vector (igbvf cleans tx in the hard IRQ), else per vector (igb with
+         * separate rx and tx vectors polls both). */
+        return pair(napis, n_napis, irqs, n_irqs, false) ?: pair(napis, n_napis, irqs, n_irqs, true);
 }

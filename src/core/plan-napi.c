@@ -14,7 +14,7 @@
 #include "plan-internal.h"
 
 static const char *const pairing_names[_NAPI_PAIRED_MAX] = {
-        [NAPI_PAIRED_NONE] = "not paired",
+        [NAPI_PAIRED_NONE] = "napi-get unavailable, and the queue IRQs do not match the NAPIs in number",
         [NAPI_PAIRED_KERNEL] = "netdev napi-get",
         [NAPI_PAIRED_QUEUES] = "queue order",
 };

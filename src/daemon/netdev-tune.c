@@ -109,13 +109,14 @@ static int napis_pair_by_queues(Manager *m, const char *netdev, const unsigned *
                 return -ENOMEM;
         for (size_t i = 0; i < n_irqs; i++) {
                 char action[64];
+                bool tx_only;
                 int queue;
 
                 if (irq_read_action(m->root, irqs[i], action, sizeof(action)) < 0)
                         continue;
-                queue = irq_queue_index(action, netdev);
+                queue = irq_queue_index(action, netdev, &tx_only);
                 if (queue >= 0)
-                        q[n++] = (QueueIrq) { .irq = irqs[i], .queue = queue };
+                        q[n++] = (QueueIrq) { .irq = irqs[i], .queue = queue, .tx_only = tx_only };
         }
         if (napi_pair_by_queues(napi->napis, napi->n_napis, q, n) > 0)
                 napi->pairing = NAPI_PAIRED_QUEUES;

@@ -130,38 +130,56 @@ static size_t index_of(const Plan *p, const Action *a) {
         return (size_t) (a - p->actions);
 }
 
-TEST(queue_index_from_handler_names) {
-        ASSERT_EQ(irq_queue_index("enp65s0-TxRx-0", "enp65s0"), 0);
-        ASSERT_EQ(irq_queue_index("enp65s0-TxRx-12", "enp65s0"), 12);
-        ASSERT_EQ(irq_queue_index("enp65s0v0-rx-0", "enp65s0v0"), 0);
-        ASSERT_EQ(irq_queue_index("i40e-ens1f0-TxRx-3", "ens1f0"), 3);
-        ASSERT_EQ(irq_queue_index("mlx5_comp7@pci:0000:41:00.0", "enp65s0f0np0"), 7);
-        /* Not queue vectors: the mailbox, a tx-only vector, another netdev's, a prefix of a longer name. */
-        ASSERT_EQ(irq_queue_index("enp65s0", "enp65s0"), -1);
-        ASSERT_EQ(irq_queue_index("enp65s0v0-tx-0", "enp65s0v0"), -1);
-        ASSERT_EQ(irq_queue_index("enp65s1-TxRx-0", "enp65s0"), -1);
-        ASSERT_EQ(irq_queue_index("enp65s0v0-TxRx-1", "enp65s0"), -1);
-        ASSERT_EQ(irq_queue_index("enp65s0-TxRx-", "enp65s0"), -1);
-        ASSERT_EQ(irq_queue_index("enp65s0-TxRx-1x", "enp65s0"), -1);
-        ASSERT_EQ(irq_queue_index("mlx5_async0@pci:0000:41:00.0", "x"), -1);
-        ASSERT_EQ(irq_queue_index("", ""), -1);
+static int queue_of(const char *action, const char *netdev, bool want_tx_only) {
+        bool tx_only = !want_tx_only;
+        int q = irq_queue_index(action, netdev, &tx_only);
+
+        ASSERT_EQ(tx_only, want_tx_only);
+        return q;
 }
 
-TEST(napis_paired_by_queue_order) {
+TEST(queue_index_from_handler_names) {
+        ASSERT_EQ(queue_of("enp65s0-TxRx-0", "enp65s0", false), 0);
+        ASSERT_EQ(queue_of("enp65s0-TxRx-12", "enp65s0", false), 12);
+        ASSERT_EQ(queue_of("enp65s0v0-rx-0", "enp65s0v0", false), 0);
+        ASSERT_EQ(queue_of("enp65s0v0-tx-0", "enp65s0v0", true), 0);
+        ASSERT_EQ(queue_of("i40e-ens1f0-TxRx-3", "ens1f0", false), 3);
+        ASSERT_EQ(queue_of("mlx5_comp7@pci:0000:41:00.0", "enp65s0f0np0", false), 7);
+        /* Not queue vectors: the mailbox, another netdev's, a prefix of a longer name, no number. */
+        ASSERT_EQ(queue_of("enp65s0", "enp65s0", false), -1);
+        ASSERT_EQ(queue_of("enp65s1-TxRx-0", "enp65s0", false), -1);
+        ASSERT_EQ(queue_of("enp65s0v0-TxRx-1", "enp65s0", false), -1);
+        ASSERT_EQ(queue_of("enp65s0-TxRx-", "enp65s0", false), -1);
+        ASSERT_EQ(queue_of("enp65s0-TxRx-1x", "enp65s0", false), -1);
+        ASSERT_EQ(queue_of("mlx5_async0@pci:0000:41:00.0", "x", false), -1);
+        ASSERT_EQ(queue_of("", "", false), -1);
+}
+
+TEST(napis_paired_by_vector_order) {
         Napi napis[3] = { { .id = 8193 }, { .id = 8194 }, { .id = 8195 } };
-        QueueIrq q[3] = { { 60, 2 }, { 58, 0 }, { 59, 1 } };
-        QueueIrq dup[3] = { { 58, 0 }, { 59, 0 }, { 60, 1 } };
+        /* igb with queue pairs, listed out of order. */
+        QueueIrq q[3] = { { 60, 2, false }, { 58, 0, false }, { 59, 1, false } };
+        /* igbvf: rx-0, tx-0 (cleaned in the hard IRQ: no NAPI of its own). */
+        QueueIrq vf[2] = { { 71, 0, true }, { 70, 0, false } };
+        /* igb with separate vectors: rx vectors first, then tx, each with a NAPI. */
+        QueueIrq sep[2] = { { 81, 0, true }, { 80, 0, false } };
 
         ASSERT_EQ(napi_pair_by_queues(napis, 3, q, 3), 3);
         ASSERT_EQ(napis[0].irq, 58);
         ASSERT_EQ(napis[1].irq, 59);
         ASSERT_EQ(napis[2].irq, 60);
 
-        /* Counts that disagree, or a queue twice: nothing guessed. */
+        ASSERT_EQ(napi_pair_by_queues(napis, 1, vf, 2), 1);
+        ASSERT_EQ(napis[0].irq, 70);
+        ASSERT_EQ(napi_pair_by_queues(napis, 2, sep, 2), 2);
+        ASSERT_EQ(napis[0].irq, 80);
+        ASSERT_EQ(napis[1].irq, 81);
+
+        /* Counts that agree neither way: nothing guessed. */
         for (size_t i = 0; i < 3; i++)
                 napis[i].irq = 0;
         ASSERT_EQ(napi_pair_by_queues(napis, 3, q, 2), 0);
-        ASSERT_EQ(napi_pair_by_queues(napis, 3, dup, 3), 0);
+        ASSERT_EQ(napi_pair_by_queues(napis, 3, sep, 2), 0);
         for (size_t i = 0; i < 3; i++)
                 ASSERT_EQ(napis[i].irq, 0);
         ASSERT_EQ(napi_pair_by_queues(napis, 0, q, 0), 0);
@@ -389,7 +407,7 @@ int main(void) {
         ASSERT(mkdtemp(classes));
         write_class("rt", "irq_cpus = 2-3\nirq_thread_priority = 60\n");
         RUN(queue_index_from_handler_names);
-        RUN(napis_paired_by_queue_order);
+        RUN(napis_paired_by_vector_order);
         RUN(threaded_switched_on_threads_placed_next_pass);
         RUN(threads_follow_their_irqs_at_the_class_priority);
         RUN(restored_once_the_class_lets_go);
