@@ -4,6 +4,7 @@
 import grp
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -522,6 +523,69 @@ def test_coalescing_and_offloads_in_netns(tmp):
         subprocess.run(["ip", "netns", "del", ns])
 
 
+def test_channels_in_netns(tmp):
+    """A class's RSS channels go over real ethtool netlink to the PF netdev (a 4-queue veth),
+    before anything else of it, and a second run has nothing to do."""
+    ns = f"sriovd-test-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run([*in_netns(ns), "ip", "link", "add", "veth0", "numtxqueues", "4", "numrxqueues", "4",
+                        "type", "veth", "peer", "name", "veth1"], check=True)
+        ifindex = json.loads(subprocess.run([*in_netns(ns), "ip", "-j", "link", "show", "veth0"], check=True,
+                                            capture_output=True, text=True).stdout)[0]["ifindex"]
+        root = os.path.join(tmp, "root")
+        shutil.copytree(os.path.join(BUILD, "tests", "fixture-two-socket"), root, symlinks=True)
+        netdir = os.path.join(root, PF0, "net")
+        with open(os.path.join(netdir, os.listdir(netdir)[0], "ifindex"), "w") as f:
+            f.write(f"{ifindex}\n")
+        os.mkdir(os.path.join(tmp, "tenant-classes.d"))
+        with open(os.path.join(tmp, "tenant-classes.d", "few.ini"), "w") as f:
+            f.write("[class]\nvnic = virtio\nchannels_rx = 2\nchannels_tx = 1\n")
+        conf = os.path.join(tmp, "sriovd.conf")
+        with open(conf, "w") as f:
+            f.write("[cpus]\nkeep_irqs_off_rt = no\n\n[pf 0000:41:00.0]\nclass = few\n")
+
+        def once():
+            r = subprocess.run([*in_netns(ns), SRIOVD, "--root", root, "--config", conf, "--once",
+                                "--json"], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, SRIOVD_TEST_LIVE_NETLINK="1"))
+            doc = json.loads(r.stdout)
+            return r, doc, [a for a in doc["plan"]["actions"] if a["target"] == PF0_ADDR]
+
+        def kernel_channels():
+            out = subprocess.run([*in_netns(ns), "ethtool", "-l", "veth0"], capture_output=True, text=True).stdout
+            cur = out.split("Current hardware settings:")[-1]
+            return {k: int(v) for k, v in re.findall(r"^(RX|TX):\s*(\d+)", cur, re.M)}
+
+        # tools/install-deps installs ethtool; without it this is not a test of the kernel's state.
+        assert shutil.which("ethtool"), "ethtool (to read the veth's channels back) is not installed"
+        assert kernel_channels() == {"RX": 4, "TX": 4}, kernel_channels()
+        r, doc, mine = once()
+        assert r.returncode == 0, r.stderr
+        chan = [a for a in mine if a["action"] == "channels"]
+        assert len(chan) == 1 and chan[0]["result"] == "done", mine
+        assert chan[0]["ifindex"] == ifindex and chan[0]["before"] == "rx 4, tx 4" and \
+            chan[0]["after"] == "rx 2, tx 1", chan
+        # Nothing else of the PF's in the pass that changed its channels: its IRQs are the driver's
+        # to request again, pinned on the cycle's next pass.
+        assert mine.index(chan[0]) == 0, [a["action"] for a in mine]
+        assert kernel_channels() == {"RX": 2, "TX": 1}, kernel_channels()
+
+        r, doc, mine = once()
+        assert r.returncode == 0 and not [a for a in mine if a["action"] == "channels"], mine
+
+        # More than the veth has: an error note naming the maximum, nothing sent, the rest applied.
+        with open(os.path.join(tmp, "tenant-classes.d", "few.ini"), "w") as f:
+            f.write("[class]\nvnic = virtio\nchannels_rx = 8\n")
+        r, doc, mine = once()
+        notes = [n["text"] for n in doc["plan"]["notes"] if n["target"] == PF0_ADDR and n["level"] == "error"]
+        assert not [a for a in mine if a["action"] == "channels"], mine
+        assert any("wants 8 rx channels; veth0 has at most 4" in n or "has at most 4" in n for n in notes), notes
+        assert kernel_channels() == {"RX": 2, "TX": 1}, kernel_channels()
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
 def test_transient_errors_retried_with_backoff(tmp):
     """EBUSY on an IRQ is retried soon and backing off, not only at the next drift check."""
     d = Daemon(tmp, "[daemon]\ndrift_check_sec = 0\n", {"SRIOVD_TEST_FAIL_WRITE": "/proc/irq/60/=16"})
@@ -563,7 +627,8 @@ def netns_unavailable():
 
 # The ones that need a network namespace are their own meson test (daemon-netns): where it
 # cannot be made they skip (77) as a whole, instead of passing without having run.
-NETNS_TESTS = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns]
+NETNS_TESTS = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns,
+               test_channels_in_netns]
 TESTS = [test_libvirt_that_never_answers, test_transient_errors_retried_with_backoff, test_cli,
          test_vf_users_block_count_change, test_lifecycle, test_bad_config_at_start,
          test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
