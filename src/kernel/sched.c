@@ -20,30 +20,34 @@ int sched_thread_get(pid_t pid, int *ret_policy, int *ret_priority) {
         return 0;
 }
 
-int sched_thread_set(RootFs *root, pid_t pid, unsigned irq, int policy, int priority) {
+/* pid's stat, if it still is a kernel thread: between observe and now it may have exited and its PID been reused. */
+static int kthread_stat(RootFs *root, pid_t pid, ProcStat *ret) {
         _cleanup_free_ char *buf = NULL;
-        struct sched_param p = { .sched_priority = priority };
-        int cur_policy, cur_priority, r;
-        ProcStat st;
+        int r;
 
-        /* Between observe and now the thread may have exited and its PID been reused. */
         r = rootfs_read(root, &buf, "/proc/%d/stat", (int) pid);
         if (r == -ENOENT)
                 return -ESRCH;
         if (r < 0)
                 return r;
-        if (proc_stat_parse(buf, &st) < 0 || !(st.flags & PF_KTHREAD) ||
-            irq_thread_name_parse(st.comm) != (int) irq)
+        if (proc_stat_parse(buf, ret) < 0 || !(ret->flags & PF_KTHREAD))
                 return -ESRCH;
+        return 0;
+}
 
+int sched_thread_set(RootFs *root, pid_t pid, unsigned irq, int policy, int priority) {
+        int cur_policy, cur_priority, r;
+        ProcStat st;
+
+        r = kthread_stat(root, pid, &st);
+        if (r < 0)
+                return r;
+        if (irq_thread_name_parse(st.comm) != (int) irq)
+                return -ESRCH;
         r = sched_thread_get(pid, &cur_policy, &cur_priority);
         if (r < 0)
                 return r;
-        if (cur_policy == policy && cur_priority == priority)
-                return 0;
-        if (sched_setscheduler(pid, policy, &p) < 0)
-                return negative_errno();
-        return 1;
+        return sched_thread_change(pid, NULL, cur_policy, cur_priority, NULL, policy, priority);
 }
 
 int sched_thread_change(pid_t tid, const CpuSet *now_cpus, int now_policy, int now_priority, const CpuSet *cpus,
@@ -92,18 +96,14 @@ int sched_thread_cpus_get(RootFs *root, pid_t pid, CpuSet *ret) {
 }
 
 int sched_kthread_set(RootFs *root, pid_t pid, const char *name, const CpuSet *cpus, int policy, int priority) {
-        _cleanup_free_ char *buf = NULL;
         int cur_policy, cur_priority, r;
         CpuSet cur_cpus = {};
         ProcStat st;
 
-        /* Between observe and now the thread may have exited and its PID been reused. */
-        r = rootfs_read(root, &buf, "/proc/%d/stat", (int) pid);
-        if (r == -ENOENT)
-                return -ESRCH;
+        r = kthread_stat(root, pid, &st);
         if (r < 0)
                 return r;
-        if (proc_stat_parse(buf, &st) < 0 || !(st.flags & PF_KTHREAD) || !streq(st.comm, name))
+        if (!streq(st.comm, name))
                 return -ESRCH;
         r = sched_thread_get(pid, &cur_policy, &cur_priority);
         if (r < 0)
