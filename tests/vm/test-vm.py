@@ -154,6 +154,9 @@ def conf_files(guest):
         files[f"/vm/{name}/tenant-classes.d/latency-critical.ini"] = cls.encode()
 
     conf_dir("conf", config())
+    if guest in ("std", "rt", "daemon"):
+        conf_dir("conf-napi", config(vf_settings=False) + "\n[rt]\n" +
+                 "".join(f"{k}_priority = {v}\n" for k, v in KTHREAD_PRIORITIES.items()), NAPI_CLASS)
     if guest in ("std", "rt"):
         conf_dir("conf-2vfs", config(num_vfs=2))
         files["/vm/allocations.json"] = state_file([{
@@ -161,8 +164,6 @@ def conf_files(guest):
             "mac": "52:54:00:aa:00:01", "vlan": None, "domain": None, "numa_node": None,
             "coalesce": None, "seq": 1}])
         conf_dir("conf-clean", config(vf_settings=False))
-        conf_dir("conf-napi", config(vf_settings=False) + "\n[rt]\n" +
-                 "".join(f"{k}_priority = {v}\n" for k, v in KTHREAD_PRIORITIES.items()), NAPI_CLASS)
         files["/vm/allocations-clean.json"] = state_file([{
             "tenant": CLEAN_TENANT, "class": "latency-critical", "kind": "vf", "vf": VF_ADDRS[1],
             "mac": CLEAN_MAC, "vlan": CLEAN_VLAN, "domain": None, "numa_node": None,
@@ -179,7 +180,7 @@ def conf_files(guest):
     if guest == "traffic":
         conf_dir("conf-traffic", traffic_config())
     files["/vm/env.sh"] = (f"WANT_VFS={NUM_VFS}\nWANT_VLAN={VLAN}\nWANT_CPUS={RT_CPUS}\n"
-                           f"PT_CPUS={PT_CPUS}\nPT_VECTORS={PT_VECTORS}\n").encode()
+                           f"PT_CPUS={PT_CPUS}\nPT_VECTORS={PT_VECTORS}\nNAPI_PRIO={NAPI_PRIORITY}\n").encode()
     return files
 
 
@@ -684,6 +685,28 @@ def test_daemon(g, c):
             lambda: re.search(rf"Drift repaired: irq-affinity \S+ IRQ {ow['irq']}: 0 -> {RT_CPUS}", log["data"])
             or _fail(log["data"][-2000:]))
     c.check("SIGTERM: exit 0", lambda: log["rc"] == 0 or _fail(f"exit {log['rc']}"))
+
+    # Threaded NAPI under the daemon: placed, a moved thread put back (drift), placed again after
+    # the PF's driver came back with new netdevs and new napi/ threads.
+    nlog = g.step("daemon-napi-log")
+    c.note_log(nlog["data"])
+    moved = g.step("napi-moved")
+
+    def napi_ok(name):
+        snap = g.snapshot(name)
+        napis = [t for t in snap.kthreads if t[0].startswith("napi/")]
+        wrong = [t for t in napis if (t[2], t[3], t[4]) != (1, NAPI_PRIORITY, RT_CPUS)]
+        assert len(napis) >= NUM_VFS + 1 and not wrong, f"napi/ threads {napis}"
+        return napis
+    c.check("daemon: every napi/ thread on the RT CPU at the class priority", lambda: napi_ok("napi-started"))
+    c.check(f"napi/ thread {moved['comm']} moved to CPU 0 behind sriovd's back: put back, logged as drift",
+            lambda: moved["cpus"] == "0" and napi_ok("napi-repaired") and
+            re.search(rf"Drift repaired: napi-pin \S+ {re.escape(moved['comm'])}: 0 -> {RT_CPUS}", nlog["data"])
+            or _fail(f"{moved}; log: {nlog['data'][-2000:]}"))
+    c.check("after the PF driver reload: the new napi/ threads placed again",
+            lambda: {t[1] for t in napi_ok("napi-rebound")}.isdisjoint({t[1] for t in napi_ok("napi-started")})
+            or _fail("the same PIDs as before the reload"))
+    c.check("daemon with conf-napi: SIGTERM exit 0", lambda: nlog["rc"] == 0 or _fail(f"exit {nlog['rc']}"))
 
 
 def test_vfio(g, c):

@@ -3,6 +3,8 @@
 # driver is unbound and bound again (its VFs vanish); VF links are brought up as a host using
 # them would (igbvf requests its vectors at open); sriovd must bring back the VFs, their
 # link settings and IRQ pins; an IRQ affinity overwritten behind its back must be put back.
+# Then a second daemon with conf-napi: the napi/ threads placed, one moved behind its back put
+# back, and after a PF driver reload (new netdevs, threaded NAPI off again) all placed again.
 pf_up
 sriovd --config /vm/conf/sriovd.conf > /tmp/daemon.log 2>&1 &
 DAEMON=$!
@@ -46,3 +48,36 @@ snapshot repaired
 kill -TERM $DAEMON
 wait $DAEMON
 emit_file daemon-log /tmp/daemon.log $?
+
+# Threaded NAPI: every napi/ thread of the PF and its VFs on the RT CPU at the class's FIFO
+# priority, at least one per netdev (the PF has 1 channel: rx and tx vectors, each a NAPI).
+napi_placed() {
+        _n=0
+        for p in /proc/[0-9]*; do
+                case "$(cat "$p/comm" 2>/dev/null)" in napi/*) ;; *) continue ;; esac
+                [ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$p/status")" = "$WANT_CPUS" ] || return 1
+                [ "$(sed 's/.*) //' "$p/stat" | awk '{print $39 ":" $38}')" = "1:$NAPI_PRIO" ] || return 1
+                _n=$((_n + 1))
+        done
+        [ $_n -ge $((WANT_VFS + 1)) ]
+}
+sriovd --config /vm/conf-napi/sriovd.conf > /tmp/daemon-napi.log 2>&1 &
+DAEMON=$!
+wait_for 120 napi_placed
+snapshot napi-started
+NAPI=$(for p in /proc/[0-9]*; do case "$(cat $p/comm)" in napi/*) echo ${p#/proc/}; break ;; esac; done)
+taskset -p 0x1 "$NAPI" > /dev/null
+emit "{\"step\":\"napi-moved\",\"pid\":$NAPI,\"comm\":\"$(cat /proc/$NAPI/comm)\",\"cpus\":\"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$NAPI/status)\"}"
+wait_for 30 napi_placed
+snapshot napi-repaired
+echo "$PF_ADDR" > /sys/bus/pci/drivers/igb/unbind
+wait_for 30 [ ! -e "$PF/virtfn0" ]
+echo "$PF_ADDR" > /sys/bus/pci/drivers/igb/bind
+pf_up
+wait_for 120 vf_netdevs_ready
+vfs_up
+wait_for 120 napi_placed
+snapshot napi-rebound
+kill -TERM $DAEMON
+wait $DAEMON
+emit_file daemon-napi-log /tmp/daemon-napi.log $?
