@@ -252,41 +252,6 @@ def add_proc_files(root, mkhost):
 NAPI_CLASS = "[class]\nvnic = sriov-preferred\nirq_cpus = rt\nirq_thread_priority = 50\nnapi_threads = on\n"
 
 
-def add_napi_threads(root, mkhost):
-    """Threaded NAPI on each PF netdev, as the kernel shows it before napi-get (Linux < 6.8): the
-    threaded file, and one napi/DEV-ID kernel thread per completion vector, in vector order, for
-    sriovd to pair by queue order."""
-    napi_id, pid = 8193, 9000
-    net = os.path.join(root, "sys", "class", "net")
-    for dev in sorted(os.listdir(net)):
-        if "v" in dev.rsplit("np", 1)[-1]:
-            continue   # the VFs' netdevs: their class is the tenant's
-        with open(os.path.join(net, dev, "threaded"), "w") as f:
-            f.write("1\n")
-        addr = os.path.basename(os.path.realpath(os.path.join(net, dev, "device")))
-        comps = []
-        for irq in os.listdir(os.path.join(root, "proc", "irq")):
-            d = os.path.join(root, "proc", "irq", irq)
-            for a in os.listdir(d) if os.path.isdir(d) else []:
-                m = re.fullmatch(r"mlx5_comp(\d+)@pci:" + re.escape(addr), a)
-                if m:
-                    comps.append(int(m.group(1)))
-        for _ in sorted(comps):
-            name = f"napi/{dev}-{napi_id}"
-            stat = mkhost.proc_stat(pid, name, 2, mkhost.PF_KTHREAD_FLAGS, 20, 0, 0, 0, 0, True)
-            for d in [os.path.join(root, "proc", str(pid)), os.path.join(root, "proc", str(pid), "task", str(pid))]:
-                os.makedirs(d, exist_ok=True)
-                with open(os.path.join(d, "stat"), "w") as f:
-                    f.write(stat + "\n")
-            with open(os.path.join(root, "proc", str(pid), "comm"), "w") as f:
-                f.write(name + "\n")
-            with open(os.path.join(root, "proc", str(pid), "status"), "w") as f:
-                f.write(f"Name:\t{name}\nCpus_allowed_list:\t0-31\n")
-            napi_id += 1
-            pid += 1
-    return pid - 9000
-
-
 class FixtureDaemon:
     """The real sriovd on a copy of the two-socket fixture, sampling every second into its own
     metrics file; bus: a private bus's address, or None for none at all (never this host's)."""
@@ -297,11 +262,14 @@ class FixtureDaemon:
 
         self.tmp = tmp
         self.root = os.path.join(tmp, "root")
-        shutil.copytree(os.path.join(os.environ["SRIOVD_BUILD_DIR"], "tests", "fixture-two-socket"), self.root,
-                        symlinks=True)
-        add_proc_files(self.root, mkhost)
         if napi:
-            assert add_napi_threads(self.root, mkhost) > 0, "the fixture's PFs have no completion vectors"
+            # Threaded NAPI on every netdev (napi/ threads per queue vector, paired by queue order).
+            subprocess.run([sys.executable, os.environ["SRIOVD_MKHOST"], "two-socket", self.root,
+                            "--threaded-napi"], check=True)
+        else:
+            shutil.copytree(os.path.join(os.environ["SRIOVD_BUILD_DIR"], "tests", "fixture-two-socket"), self.root,
+                            symlinks=True)
+        add_proc_files(self.root, mkhost)
         for d in ["state", "run", "metrics"]:
             os.mkdir(os.path.join(tmp, d))
         shutil.copytree(os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "conf", "tenant-classes.d"),
