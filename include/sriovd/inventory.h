@@ -314,6 +314,8 @@ typedef struct Kthread {
 } Kthread;
 
 const char *kthread_kind_to_string(KthreadKind k);
+/* Whether a thread name can be recorded in saved-sched (printable ASCII, no space, fits): only those are changed. */
+bool kthread_name_savable(const char *name);
 
 typedef struct Inventory {
         Topology topo;

@@ -28,7 +28,7 @@ typedef struct QueueIrq {
  * are added, so the i-th NAPI by id belongs to the i-th queue vector (by IRQ number: the
  * kernel numbers a device's MSI-X vectors in table order). The receive vectors are tried first
  * (drivers that clean tx in the hard IRQ have a NAPI for rx only), then every queue vector.
- * Only when the counts agree: otherwise nothing is paired, since a guess would pin threads to
- * the wrong CPUs. Sets napis[i].irq (sorts irqs); returns how many were paired.
+ * Only when the counts agree and the ids ascend: otherwise nothing is paired, since a guess
+ * would pin threads to the wrong CPUs. Sets napis[i].irq (sorts irqs); returns how many were paired.
  */
 size_t napi_pair_by_queues(Napi *napis, size_t n_napis, QueueIrq *irqs, size_t n_irqs);

@@ -15,7 +15,7 @@ typedef enum ActionKind {
         ACTION_SET_VF_LINK,         /* one VF's MAC/VLAN/spoofchk/trust/link/rate, rtnetlink on the PF */
         ACTION_SET_VF_DRIVER,       /* bind a VF to vfio-pci, or give it back to its native driver */
         /* Before anything that names the netdev's IRQs: a channel change makes the driver request
-         * them anew. The IRQs and NAPIs of a netdev whose channels change are planned next pass. */
+         * them anew, and what the same pass planned for the old ones is dropped once it is done. */
         ACTION_SET_CHANNELS,        /* a netdev's RSS channel counts, ethtool netlink */
         ACTION_SET_COALESCE,        /* a netdev's interrupt coalescing, ethtool netlink */
         ACTION_SET_OFFLOADS,        /* a netdev's TSO/GSO/GRO/LRO, ethtool netlink */
@@ -162,11 +162,13 @@ typedef struct PlanContext {
          * override them. */
         const PlanVfUser *vf_users;
         size_t n_vf_users;
-        /* Devices whose netdev refused coalescing / offload changes for good: not asked again. */
+        /* Devices whose netdev refused coalescing / offload / channel changes for good: not asked again. */
         const char (*coalesce_unsupported)[PCI_ADDR_MAX];
         size_t n_coalesce_unsupported;
         const char (*offloads_unsupported)[PCI_ADDR_MAX];
         size_t n_offloads_unsupported;
+        const char (*channels_unsupported)[PCI_ADDR_MAX];
+        size_t n_channels_unsupported;
         /* PFs whose driver answered EOPNOTSUPP to VF link settings: not asked again. */
         const char (*vf_link_unsupported)[PCI_ADDR_MAX];
         size_t n_vf_link_unsupported;

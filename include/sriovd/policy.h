@@ -194,6 +194,9 @@ typedef struct Config {
         size_t n_scope_addrs;
 } Config;
 
+/* Whether a class (NULL: none) sets any channel count / any per-NAPI setting. */
+bool tenant_class_wants_channels(const TenantClass *cls);
+bool tenant_class_wants_napi_params(const TenantClass *cls);
 /* The FIFO priority of a class's napi/ threads: napi_thread_priority, or its IRQ threads' when -1; 0 = leave. */
 int tenant_class_napi_priority(const TenantClass *cls);
 

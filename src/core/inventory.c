@@ -261,6 +261,17 @@ const char *kthread_kind_to_string(KthreadKind k) {
         return (unsigned) k < _KTHREAD_KIND_MAX ? names[k] : "unknown";
 }
 
+bool kthread_name_savable(const char *name) {
+        size_t n = strlen(name);
+
+        if (n == 0 || n >= KTHREAD_NAME_MAX)
+                return false;
+        for (const char *p = name; *p; p++)
+                if (*p <= ' ' || *p > '~')
+                        return false;
+        return true;
+}
+
 static int kthread_key_cmp(const void *key, const void *elem) {
         const Kthread *k = key, *e = elem;
         if (k->kind != e->kind)

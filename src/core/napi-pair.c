@@ -28,16 +28,14 @@ int irq_queue_index(const char *action, const char *netdev, bool *ret_tx_only) {
                 bool tx_only;
         } kinds[] = { { "-TxRx-", false }, { "-rx-", false }, { "-rxtx-", false }, { "-fp-", false }, { "-tx-", true } };
         size_t n = strlen(netdev);
-        const char *rest, *at;
+        const char *rest;
 
         *ret_tx_only = false;
         if (n == 0)
                 return -1;
         /* mlx5 names its completion vectors by the PCI function, not the netdev. */
-        if (strncmp(action, "mlx5_comp", 9) == 0) {
-                at = strchr(action + 9, '@');
-                return number_at(action + 9, at ? at : action + strlen(action));
-        }
+        if (strncmp(action, "mlx5_comp", 9) == 0)
+                return number_at(action + 9, action + strcspn(action, "@"));
         /* igb, igbvf, e1000e: "DEV-TxRx-N"; i40e, ice: "i40e-DEV-TxRx-N". */
         rest = strstr(action, netdev);
         while (rest && rest[n] != '-')
@@ -75,6 +73,10 @@ static size_t pair(Napi *napis, size_t n_napis, const QueueIrq *irqs, size_t n_i
 size_t napi_pair_by_queues(Napi *napis, size_t n_napis, QueueIrq *irqs, size_t n_irqs) {
         if (n_napis == 0)
                 return 0;
+        /* Ids that repeat are names a kernel cut at 15 characters ("napi/enp1s0f0-8"): no order to go by. */
+        for (size_t i = 1; i < n_napis; i++)
+                if (napis[i].id <= napis[i - 1].id)
+                        return 0;
         /* Vector order is the order the driver set its queue vectors up in, and so its NAPIs. */
         qsort_safe(irqs, n_irqs, sizeof(*irqs), queue_irq_cmp);
         /* A NAPI per receive vector (igbvf cleans tx in the hard IRQ), else per vector (igb with

@@ -67,15 +67,6 @@ bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
         return false;
 }
 
-bool plan_channels_change(const PlanBuilder *b, const char *addr) {
-        for (size_t i = 0; i < b->plan->n_actions; i++) {
-                const Action *a = &b->plan->actions[i];
-                if (a->kind == ACTION_SET_CHANNELS && streq(a->target, addr))
-                        return true;
-        }
-        return false;
-}
-
 /*
  * The PF's netdev gets the PF's class; a VF's host netdev the class of the tenant holding it, or
  * the PF's. A VF in a guest has no host netdev: fn sees it with ifindex 0, to say so for the

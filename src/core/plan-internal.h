@@ -23,8 +23,6 @@ const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf)
 bool plan_vf_leaves_host(const PlanBuilder *b, const char *vf);
 /* Whether the plan already changes the PF's VF count, i.e. its present VFs are going away. */
 bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf);
-/* Whether the plan changes the channels of the netdev of PF or VF addr (its IRQs are requested anew). */
-bool plan_channels_change(const PlanBuilder *b, const char *addr);
 
 /* A netdev the planner tunes: the PF's first, or a VF's on the host (ifindex 0: in a guest). */
 typedef struct PlanNetdev {

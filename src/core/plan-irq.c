@@ -117,9 +117,6 @@ static void plan_device(PlanBuilder *b, const char *addr, const unsigned *irqs, 
         unsigned count = cpuset_count(set);
         IrqSpread spread = cls ? cls->irq_spread : IRQ_SPREAD_SPREAD;
 
-        /* Its channels change first: the driver requests new vectors, pinned on the cycle's next pass. */
-        if (plan_channels_change(b, addr))
-                return;
         for (size_t i = 0; i < n; i++) {
                 const Irq *q = inventory_find_irq(b->inv, irqs[i]);
                 CpuSet want = {};

@@ -14,7 +14,7 @@
 #include "plan-internal.h"
 
 static const char *const pairing_names[_NAPI_PAIRED_MAX] = {
-        [NAPI_PAIRED_NONE] = "napi-get unavailable, and the queue IRQs do not match the NAPIs in number",
+        [NAPI_PAIRED_NONE] = "napi-get named no IRQ, and the queue IRQs do not match the NAPIs in number",
         [NAPI_PAIRED_KERNEL] = "netdev napi-get",
         [NAPI_PAIRED_QUEUES] = "queue order",
 };
@@ -42,11 +42,6 @@ static void plan_threaded(PlanBuilder *b, const PlanNetdev *nd) {
                  nd->cls->name, nd->name);
 }
 
-static bool params_want(const TenantClass *cls) {
-        const NapiParams *p = &cls->napi_params;
-        return p->defer_hard_irqs >= 0 || p->gro_flush_timeout >= 0 || p->irq_suspend_timeout >= 0;
-}
-
 static void plan_params(PlanBuilder *b, const PlanNetdev *nd) {
         const NetdevNapi *napi = &nd->tune->napi;
         const NapiParams *want = &nd->cls->napi_params;
@@ -63,11 +58,15 @@ static void plan_params(PlanBuilder *b, const PlanNetdev *nd) {
                 NapiParams diff = NAPI_PARAMS_NONE;
                 Action *a;
 
-                if (want->defer_hard_irqs >= 0 && n->params.defer_hard_irqs != want->defer_hard_irqs)
+                /* A setting napi-get did not report, napi-set would refuse: left out rather than retried. */
+                if (want->defer_hard_irqs >= 0 && n->params.defer_hard_irqs >= 0 &&
+                    n->params.defer_hard_irqs != want->defer_hard_irqs)
                         diff.defer_hard_irqs = want->defer_hard_irqs;
-                if (want->gro_flush_timeout >= 0 && n->params.gro_flush_timeout != want->gro_flush_timeout)
+                if (want->gro_flush_timeout >= 0 && n->params.gro_flush_timeout >= 0 &&
+                    n->params.gro_flush_timeout != want->gro_flush_timeout)
                         diff.gro_flush_timeout = want->gro_flush_timeout;
-                if (want->irq_suspend_timeout >= 0 && n->params.irq_suspend_timeout != want->irq_suspend_timeout)
+                if (want->irq_suspend_timeout >= 0 && n->params.irq_suspend_timeout >= 0 &&
+                    n->params.irq_suspend_timeout != want->irq_suspend_timeout)
                         diff.irq_suspend_timeout = want->irq_suspend_timeout;
                 if (diff.defer_hard_irqs < 0 && diff.gro_flush_timeout < 0 && diff.irq_suspend_timeout < 0)
                         continue;
@@ -86,11 +85,11 @@ static void plan_params(PlanBuilder *b, const PlanNetdev *nd) {
 }
 
 static void napi_netdev(PlanBuilder *b, const PlanNetdev *nd, void *userdata) {
-        if (nd->ifindex <= 0 || !nd->cls || !nd->tune->napi_known || plan_channels_change(b, nd->addr))
+        if (nd->ifindex <= 0 || !nd->cls || !nd->tune->napi_known)
                 return;
         if (nd->cls->napi_threads != TRISTATE_LEAVE)
                 plan_threaded(b, nd);
-        if (params_want(nd->cls))
+        if (tenant_class_wants_napi_params(nd->cls))
                 plan_params(b, nd);
 }
 
@@ -155,8 +154,7 @@ static void napi_threads_netdev(PlanBuilder *b, const PlanNetdev *nd, void *user
         bool on = nd->cls && nd->cls->napi_threads == TRISTATE_ON;
         unsigned unpaired = 0;
 
-        if (nd->ifindex <= 0 || !nd->tune->napi_known || plan_channels_change(b, nd->addr) ||
-            threaded_toggled(b, nd->addr))
+        if (nd->ifindex <= 0 || !nd->tune->napi_known || threaded_toggled(b, nd->addr))
                 return;
         for (size_t i = 0; i < napi->n_napis; i++) {
                 const Napi *n = &napi->napis[i];
@@ -166,25 +164,35 @@ static void napi_threads_netdev(PlanBuilder *b, const PlanNetdev *nd, void *user
                 if (n->thread <= 0)
                         continue;
                 /* Not the class's (any more): only what sriovd changed is put back; the CPUs stay. */
-                plan_napi_sched(b, nd, n, on ? tenant_class_napi_priority(nd->cls) : 0);
-                if (!on)
-                        continue;
-                if (n->irq == 0 || !irq_cpus_after(b, n->irq, &want)) {
-                        unpaired++;
+                if (!on) {
+                        plan_napi_sched(b, nd, n, 0);
                         continue;
                 }
-                if (cpuset_equal(&want, &n->thread_cpus))
+                /* Unpaired, FIFO would let it preempt whatever runs on any CPU, RT ones included. */
+                if (n->irq == 0 || !irq_cpus_after(b, n->irq, &want)) {
+                        unpaired++;
+                        plan_napi_sched(b, nd, n, 0);
                         continue;
-                a = plan_add_action(b, ACTION_SET_NAPI_PIN, nd->addr, 0, 0);
-                if (!a)
-                        return;
-                a->pid = n->thread;
-                a->irq = n->irq;
-                a->cpus_before = n->thread_cpus;
-                a->cpus_after = want;
-                strscpy(a->thread_name, sizeof(a->thread_name), n->thread_name);
-                snprintf(a->effect, sizeof(a->effect), "%s follows IRQ %u (paired by %s)", n->thread_name, n->irq,
-                         pairing_names[napi->pairing]);
+                }
+                if (!kthread_name_savable(n->thread_name)) {
+                        plan_add_note(b, NOTE_WARNING, nd->addr, "%s: its netdev's name cannot be recorded to put "
+                                      "it back later; left as it is", nd->name);
+                        continue;
+                }
+                /* Onto its CPUs first: raised where it still may run anywhere, it would preempt anyone. */
+                if (!cpuset_equal(&want, &n->thread_cpus)) {
+                        a = plan_add_action(b, ACTION_SET_NAPI_PIN, nd->addr, 0, 0);
+                        if (!a)
+                                return;
+                        a->pid = n->thread;
+                        a->irq = n->irq;
+                        a->cpus_before = n->thread_cpus;
+                        a->cpus_after = want;
+                        strscpy(a->thread_name, sizeof(a->thread_name), n->thread_name);
+                        snprintf(a->effect, sizeof(a->effect), "%s follows IRQ %u (paired by %s)", n->thread_name,
+                                 n->irq, pairing_names[napi->pairing]);
+                }
+                plan_napi_sched(b, nd, n, tenant_class_napi_priority(nd->cls));
         }
         if (unpaired > 0)
                 plan_add_note(b, NOTE_WARNING, nd->addr, "%u napi/ threads of %s not paired with an IRQ (%s); left "

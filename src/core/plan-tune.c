@@ -139,15 +139,11 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
         snprintf(a->effect, sizeof(a->effect), "class %s", cls->name);
 }
 
-static bool channels_want(const TenantClass *cls, ChannelsChange *ret) {
-        *ret = cls ? cls->channels : CHANNELS_CHANGE_NONE;
-        return ret->rx >= 0 || ret->tx >= 0 || ret->combined >= 0;
-}
-
 /*
  * Seed 004 §6.2: an RT NIC keeps few queues, the others spread over the housekeeping CPUs. The
- * driver answers a change by requesting its IRQs anew, so nothing else of the netdev's IRQs is
- * planned in the same pass (plan_channels_change()); the cycle's next pass pins the new ones.
+ * driver answers a change by requesting its IRQs anew: once it is done, what the pass planned
+ * for the old ones is dropped (manager_apply()) and the cycle's next pass pins the new ones. If
+ * it fails, the old ones are pinned as planned.
  */
 static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
         const NetdevTune *tune = nd->tune;
@@ -159,8 +155,9 @@ static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
         bool any = false;
         Action *a;
 
-        if (!channels_want(nd->cls, &want))
+        if (!tenant_class_wants_channels(nd->cls))
                 return;
+        want = nd->cls->channels;
         if (tune->known && tune->channels_error == -EOPNOTSUPP) {
                 plan_add_note(b, NOTE_INFO, nd->addr, "the driver has no channel counts (EOPNOTSUPP); class %s's "
                               "channels not applied", nd->cls->name);
@@ -171,13 +168,16 @@ static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
                               strerror(-tune->channels_error));
                 return;
         }
+        if (!tune->known)
+                return;   /* not read (a fixture root): nothing to compare with, nothing sent */
+        if (pci_addr_in(b->ctx->channels_unsupported, b->ctx->n_channels_unsupported, nd->addr)) {
+                plan_add_note(b, NOTE_WARNING, nd->addr, "the driver refused channel changes; not tried again "
+                              "until reload or the device is re-added");
+                return;
+        }
         for (size_t i = 0; i < ELEMENTSOF(w); i++) {
                 if (*w[i] < 0)
                         continue;
-                if (!tune->known) {
-                        any = true;
-                        continue;
-                }
                 if (max[i] <= 0 || *w[i] > max[i]) {
                         /* Asking anyway would have the kernel refuse the whole request, the other counts too. */
                         plan_add_note(b, NOTE_ERROR, nd->addr, "class %s wants %ld %s channels; %s has %s%ld",
@@ -202,7 +202,7 @@ static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
         a->tune_before_known = tune->known;
         a->channels_before = *c;
         a->channels_after = want;
-        snprintf(a->effect, sizeof(a->effect), "class %.32s; new IRQs pinned next pass",
+        snprintf(a->effect, sizeof(a->effect), "class %.32s; its new IRQs pinned next pass",
                  nd->cls->name);
 }
 

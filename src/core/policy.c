@@ -87,6 +87,15 @@ void tenant_class_init(TenantClass *cls) {
         };
 }
 
+bool tenant_class_wants_channels(const TenantClass *cls) {
+        return cls && (cls->channels.rx >= 0 || cls->channels.tx >= 0 || cls->channels.combined >= 0);
+}
+
+bool tenant_class_wants_napi_params(const TenantClass *cls) {
+        const NapiParams *p = cls ? &cls->napi_params : NULL;
+        return p && (p->defer_hard_irqs >= 0 || p->gro_flush_timeout >= 0 || p->irq_suspend_timeout >= 0);
+}
+
 int tenant_class_napi_priority(const TenantClass *cls) {
         if (!cls)
                 return 0;

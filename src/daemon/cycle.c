@@ -35,6 +35,28 @@ bool manager_guests_known(const Manager *m) {
         return m->guests_reconciled;
 }
 
+/*
+ * A NAPI or per-CPU thread that is gone (a channel change, a driver reload, threaded NAPI off)
+ * has nothing left to put back; its PID may be anyone's next. IRQ threads' entries stay: a
+ * restore re-checks them, and they are few.
+ */
+static void manager_prune_saved(Manager *m, const Inventory *inv) {
+        for (size_t i = 0; i < m->n_saved;) {
+                const SavedSched *s = &m->saved[i];
+                bool alive = !s->name[0];
+
+                for (size_t k = 0; !alive && k < inv->n_kthreads; k++)
+                        alive = inv->kthreads[k].pid == s->pid && streq(inv->kthreads[k].name, s->name);
+                if (alive) {
+                        i++;
+                        continue;
+                }
+                memmove(&m->saved[i], &m->saved[i + 1], (m->n_saved - i - 1) * sizeof(SavedSched));
+                m->n_saved--;
+                m->saved_dirty = true;
+        }
+}
+
 int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ PlanVfUser *users = NULL;
@@ -48,6 +70,7 @@ int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **r
                 return log_error_errno(r, "Failed to read the host inventory under %s: %m",
                                        rootfs_path(m->root));
         manager_read_vf_links(m, inv);
+        manager_prune_saved(m, inv);
         manager_read_tune(m, inv);
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
@@ -69,6 +92,8 @@ int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **r
                 .n_coalesce_unsupported = m->n_coalesce_unsupported,
                 .offloads_unsupported = m->offloads_unsupported,
                 .n_offloads_unsupported = m->n_offloads_unsupported,
+                .channels_unsupported = m->channels_unsupported,
+                .n_channels_unsupported = m->n_channels_unsupported,
                 .vf_link_unsupported = m->vf_link_unsupported,
                 .n_vf_link_unsupported = m->n_vf_link_unsupported,
                 .vfs_held = (const char(*)[PCI_ADDR_MAX]) m->held,
@@ -268,6 +293,9 @@ static void manager_record_result(Manager *m, const Action *a) {
         else if (a->kind == ACTION_SET_OFFLOADS)
                 addr_list_add(&m->offloads_unsupported, &m->n_offloads_unsupported,
                               &m->allocated_offloads_unsupported, a->target);
+        else if (a->kind == ACTION_SET_CHANNELS)
+                addr_list_add(&m->channels_unsupported, &m->n_channels_unsupported,
+                              &m->allocated_channels_unsupported, a->target);
 }
 
 static void fill_saved_sched(FILE *f, const void *userdata) {
@@ -413,9 +441,14 @@ static void attempted_done(Attempted *t) {
         free(t->keys);
 }
 
+/* napi_id is in a union: only NAPI_PARAMS has one. */
+static unsigned action_napi_id(const Action *a) {
+        return a->kind == ACTION_SET_NAPI_PARAMS ? a->napi_id : 0;
+}
+
 static bool action_key_match(const ActionKey *k, const Action *a) {
         return k->kind == a->kind && k->irq == a->irq && k->vf == a->vf && k->pid == a->pid &&
-               k->napi_id == a->napi_id && streq(k->target, a->target);
+               k->napi_id == action_napi_id(a) && streq(k->target, a->target);
 }
 
 static const ActionKey *attempted_find(const Attempted *t, const Action *a) {
@@ -433,7 +466,7 @@ static void attempted_add(Attempted *t, const Action *a) {
                 return;
         }
         k = &t->keys[t->n++];
-        *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .pid = a->pid, .napi_id = a->napi_id,
+        *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .pid = a->pid, .napi_id = action_napi_id(a),
                            .ok = a->result >= 0 };
         strscpy(k->target, sizeof(k->target), a->target);
 }
@@ -489,6 +522,13 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
         return false;
 }
 
+/* What a channel change makes stale: the netdev's IRQs and NAPIs, re-created by the driver. */
+static bool names_irqs(const Action *a) {
+        return a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
+               a->kind == ACTION_SET_NAPI_THREADED || a->kind == ACTION_SET_NAPI_PARAMS ||
+               a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED;
+}
+
 /*
  * Apply a plan; every action carried out goes into tried. After a VF count
  * change the PF itself was reset (its driver re-requests its vectors): what was
@@ -497,8 +537,8 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
  */
 #define RESET_MAX 16
 static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleResult *res, Attempted *tried) {
-        char reset[RESET_MAX][PCI_ADDR_MAX];
-        size_t n_reset = 0;
+        char reset[RESET_MAX][PCI_ADDR_MAX], rechanneled[RESET_MAX][PCI_ADDR_MAX];
+        size_t n_reset = 0, n_rechanneled = 0;
 
         /* A failed action is reported; the independent ones still run. */
         for (size_t i = 0; i < plan->n_actions; i++) {
@@ -507,6 +547,8 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
 
                 for (size_t k = 0; k < n_reset && !stale; k++)
                         stale = streq(reset[k], a->target) || pf_owns(inventory_find_pf(inv, reset[k]), a->target);
+                for (size_t k = 0; k < n_rechanneled && !stale; k++)
+                        stale = streq(rechanneled[k], a->target) && names_irqs(a);
                 if (stale) {
                         plan_drop(plan, i--);
                         res->n_actions--;
@@ -542,6 +584,9 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                                         memmove(m->force_num_vfs[j], m->force_num_vfs[--m->n_force_num_vfs],
                                                 PCI_ADDR_MAX);
                 }
+                /* The driver requested its vectors anew: what names the old ones (and their NAPIs) is stale. */
+                if (a->kind == ACTION_SET_CHANNELS && a->result > 0 && n_rechanneled < RESET_MAX)
+                        strscpy(rechanneled[n_rechanneled++], PCI_ADDR_MAX, a->target);
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
                         if (a->after > 0 && vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
                                                         (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)

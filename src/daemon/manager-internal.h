@@ -75,6 +75,8 @@ struct Manager {
         size_t n_coalesce_unsupported, allocated_coalesce_unsupported;
         char (*offloads_unsupported)[PCI_ADDR_MAX];
         size_t n_offloads_unsupported, allocated_offloads_unsupported;
+        char (*channels_unsupported)[PCI_ADDR_MAX];
+        size_t n_channels_unsupported, allocated_channels_unsupported;
 
         /* PFs whose driver does not take VF link settings (sorted). */
         char (*vf_link_unsupported)[PCI_ADDR_MAX];

@@ -84,6 +84,7 @@ Manager *manager_free(Manager *m) {
         free(m->force_num_vfs);
         free(m->coalesce_unsupported);
         free(m->offloads_unsupported);
+        free(m->channels_unsupported);
         free(m);
         return NULL;
 }
@@ -148,6 +149,7 @@ int manager_load_config(Manager *m) {
         m->n_vf_link_unsupported = 0;
         m->n_coalesce_unsupported = 0;
         m->n_offloads_unsupported = 0;
+        m->n_channels_unsupported = 0;
         /* Classes may have changed: tenants are placed again against the new ones. */
         m->tenants_configured = false;
         return 0;

@@ -11,16 +11,10 @@
 #include "sriovd/napi-pair.h"
 #include "sriovd/netdev-genl.h"
 
-static bool wants_channels(const TenantClass *cls) {
-        return cls && (cls->channels.rx >= 0 || cls->channels.tx >= 0 || cls->channels.combined >= 0);
-}
-
 /* saved_napi: sriovd raised some napi/ thread earlier, so a netdev whose class no longer asks is read
  * too, for its threads to be put back. */
 static bool wants_napi(const TenantClass *cls, bool saved_napi) {
-        const NapiParams *p = cls ? &cls->napi_params : NULL;
-        return saved_napi || (cls && (cls->napi_threads != TRISTATE_LEAVE || p->defer_hard_irqs >= 0 ||
-                                      p->gro_flush_timeout >= 0 || p->irq_suspend_timeout >= 0));
+        return saved_napi || (cls && cls->napi_threads != TRISTATE_LEAVE) || tenant_class_wants_napi_params(cls);
 }
 
 static bool any_saved_napi(const Manager *m) {
@@ -44,7 +38,12 @@ static void napi_take_thread(Napi *n, const Kthread *k) {
 }
 
 /* The kernel's own account (6.8+): each NAPI with its IRQ and, when threaded, its thread's PID. */
-static int napis_from_kernel(Manager *m, const Inventory *inv, int ifindex, NetdevNapi *ret) {
+static bool irq_in(const unsigned *irqs, size_t n, unsigned irq) {
+        return bsearch_safe(&irq, irqs, n, sizeof(unsigned), unsigned_cmp) != NULL;
+}
+
+static int napis_from_kernel(Manager *m, const Inventory *inv, int ifindex, const unsigned *irqs, size_t n_irqs,
+                             NetdevNapi *ret) {
         _cleanup_free_ NapiInfo *info = NULL;
         size_t n = 0;
         NlError err;
@@ -62,13 +61,18 @@ static int napis_from_kernel(Manager *m, const Inventory *inv, int ifindex, Netd
                 Napi *x = &ret->napis[ret->n_napis++];
                 const Kthread *k = inventory_find_kthread(inv, KTHREAD_NAPI, info[i].id);
 
-                *x = (Napi) { .id = info[i].id, .irq = info[i].irq, .params = info[i].params };
+                /* An IRQ that is not one of the function's vectors is not believed: queue order instead. */
+                *x = (Napi) { .id = info[i].id, .irq = irq_in(irqs, n_irqs, info[i].irq) ? info[i].irq : 0,
+                              .params = info[i].params };
                 /* The walk over /proc found the thread; the PID must agree (a thread that restarted meanwhile does not). */
                 if (k && (info[i].pid <= 0 || k->pid == info[i].pid))
                         napi_take_thread(x, k);
-                if (x->irq > 0)
-                        ret->pairing = NAPI_PAIRED_KERNEL;
         }
+        /* The kernel's pairing only where it named every NAPI's IRQ (igb and igbvf, for one, name none). */
+        ret->pairing = ret->n_napis > 0 ? NAPI_PAIRED_KERNEL : NAPI_PAIRED_NONE;
+        for (size_t i = 0; i < ret->n_napis; i++)
+                if (ret->napis[i].irq == 0)
+                        ret->pairing = NAPI_PAIRED_NONE;
         ret->have_napi_set = netdev_nl_has_napi_set(m->kernel.netdev);
         return 0;
 }
@@ -138,8 +142,8 @@ static void read_napi(Manager *m, const Inventory *inv, const char *netdev, int 
         if (r < 0)
                 napi->threaded = -1;
 
-        r = napis_from_kernel(m, inv, ifindex, napi);
-        if (r == -EOPNOTSUPP || (r < 0 && r != -ENOMEM)) {
+        r = napis_from_kernel(m, inv, ifindex, irqs, n_irqs, napi);
+        if (r < 0 && r != -ENOMEM) {
                 netdev_tune_done(t);
                 napi->pairing = NAPI_PAIRED_NONE;
                 napi->have_napi_set = false;
@@ -161,7 +165,7 @@ static void read_tune(Manager *m, const Inventory *inv, const TenantClass *cls, 
         if (m->kernel.ethtool) {
                 t->coalesce_error = ethtool_coalesce_get(m->kernel.ethtool, ifindex, &t->coalesce, &err);
                 t->features_error = ethtool_features_get(m->kernel.ethtool, ifindex, &t->features, &err);
-                t->channels_error = wants_channels(cls)
+                t->channels_error = tenant_class_wants_channels(cls)
                                             ? ethtool_channels_get(m->kernel.ethtool, ifindex, &t->channels, &err)
                                             : -ENODATA;
                 t->known = true;

@@ -136,8 +136,7 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
         else if (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED ||
                  a->kind == ACTION_SET_KTHREAD_SCHED)
                 snprintf(buf, size, "pid %d", (int) a->pid);
-        else if (a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
-                 a->kind == ACTION_SET_KTHREAD_SCHED)
+        else if (a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED)
                 snprintf(buf, size, "%s", a->thread_name);
         else if (a->kind == ACTION_SET_NAPI_PARAMS)
                 snprintf(buf, size, "%s NAPI %u", a->netdev, a->napi_id);

@@ -175,6 +175,12 @@ TEST(napis_paired_by_vector_order) {
         ASSERT_EQ(napis[0].irq, 80);
         ASSERT_EQ(napis[1].irq, 81);
 
+        /* Names cut at 15 characters: every id the same, no order to pair by. */
+        Napi cut[2] = { { .id = 8 }, { .id = 8 } };
+        QueueIrq two[2] = { { 58, 0, false }, { 59, 1, false } };
+        ASSERT_EQ(napi_pair_by_queues(cut, 2, two, 2), 0);
+        ASSERT_EQ(cut[0].irq, 0);
+
         /* Counts that agree neither way: nothing guessed. */
         for (size_t i = 0; i < 3; i++)
                 napis[i].irq = 0;
@@ -231,8 +237,9 @@ TEST(threads_follow_their_irqs_at_the_class_priority) {
         ASSERT_STREQ(action_format_value(pin0, true, buf, sizeof(buf)), "3");
         ASSERT_STREQ(action_format_value(pin1, true, buf, sizeof(buf)), "2");
         ASSERT(strstr(pin0->effect, "queue order"));
-        /* After the IRQs they follow. */
+        /* After the IRQs they follow; each onto its CPUs before it is raised. */
         ASSERT(index_of(p, pin0) > index_of(p, aff0));
+        ASSERT(index_of(p, find_pid(p, ACTION_SET_NAPI_SCHED, 901)) > index_of(p, pin0));
         /* napi_thread_priority follows irq_thread_priority (60). */
         sched = find_pid(p, ACTION_SET_NAPI_SCHED, 901);
         ASSERT(sched);
@@ -306,7 +313,8 @@ TEST(unpaired_threads_are_said_not_guessed) {
 
         ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT_EQ(count(p, ACTION_SET_NAPI_PIN), 0);
-        ASSERT_EQ(count(p, ACTION_SET_NAPI_SCHED), 2);   /* the priority needs no IRQ */
+        /* Raised while it may still run anywhere, it would preempt whatever runs on the RT CPUs. */
+        ASSERT_EQ(count(p, ACTION_SET_NAPI_SCHED), 0);
         ASSERT(note(p, NOTE_WARNING, "2 napi/ threads of enp65s0 not paired"));
 }
 
@@ -347,9 +355,10 @@ TEST(channels_first_irqs_next_pass) {
         ASSERT_EQ(a->channels_after.rx, -1);
         ASSERT_STREQ(action_format_value(a, false, buf, sizeof(buf)), "combined 2");
         ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)), "combined 1");
-        /* The driver requests new vectors: the old ones and their NAPIs are not worth placing. */
-        ASSERT_EQ(count(p, ACTION_SET_IRQ_AFFINITY), 0);
-        ASSERT_EQ(count(p, ACTION_SET_NAPI_PIN) + count(p, ACTION_SET_NAPI_SCHED), 0);
+        /* The old IRQs are still planned: if the driver refuses the change they stay pinned (the
+         * daemon drops them once a change went through: the driver requested new ones). */
+        ASSERT_EQ(count(p, ACTION_SET_IRQ_AFFINITY), 3);
+        ASSERT(index_of(p, find(p, ACTION_SET_IRQ_AFFINITY)) > index_of(p, a));
 
         /* Already so: nothing, and the IRQs are placed. */
         plan_free(TAKE_PTR(p));
@@ -368,6 +377,23 @@ TEST(channels_first_irqs_next_pass) {
         ((TenantClass *) config_find_class(c, "rt"))->channels = (ChannelsChange) { .rx = 2, .tx = -1, .combined = -1 };
         ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
         ASSERT(note(p, NOTE_ERROR, "wants 2 rx channels; enp65s0 has none"));
+
+        /* A driver that refused for good: not asked again. */
+        plan_free(TAKE_PTR(p));
+        ((TenantClass *) config_find_class(c, "rt"))->channels = (ChannelsChange) { .rx = -1, .tx = -1, .combined = 2 };
+        inv->pfs[0].tune.channels.combined = 4;
+        const char refused[][PCI_ADDR_MAX] = { "0000:41:00.0" };
+        PlanContext ctx = { .channels_unsupported = refused, .n_channels_unsupported = 1 };
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count(p, ACTION_SET_CHANNELS), 0);
+        ASSERT(note(p, NOTE_WARNING, "refused channel changes"));
+
+        /* Not read (a fixture root): nothing to compare with, nothing sent. */
+        plan_free(TAKE_PTR(p));
+        inv->pfs[0].tune.known = false;
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        ASSERT_EQ(count(p, ACTION_SET_CHANNELS), 0);
+        inv->pfs[0].tune.known = true;
 
         /* A driver without channel ops. */
         plan_free(TAKE_PTR(p));
