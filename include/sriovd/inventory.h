@@ -13,7 +13,7 @@
 #define DRIVER_MAX 64
 #define PCI_NAME_MAX 160
 #define TENANT_ID_MAX 64  /* tenant ids: [A-Za-z0-9._-]{1,63} */
-#define KTHREAD_NAME_MAX 64 /* a kernel thread's full name (Linux 6.0+; 15 characters before) */
+#define KTHREAD_NAME_MAX 64 /* a kernel thread's full name (15 characters on older kernels) */
 
 typedef struct RootFs RootFs;
 

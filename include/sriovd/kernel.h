@@ -98,8 +98,9 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
                      bool *ret_irqbalance);
 /*
  * Pure: what a kernel thread's name says: "napi/DEV-ID" (KTHREAD_NAPI, num = ID, netdev = DEV),
- * "ksoftirqd/N", "ktimers/N", "rcuc/N" (num = N, netdev ""). -EINVAL: none of these. Names
- * before Linux 6.0 were cut at 15 characters: a NAPI name cut before its ID is not one.
+ * "ksoftirqd/N", "ktimers/N", "rcuc/N" (num = N, netdev ""). -EINVAL: none of these. Older
+ * kernels cut names at 15 characters: a NAPI name cut inside its ID parses with the wrong one,
+ * which napi_pair_by_queues() refuses to pair (the ids repeat).
  */
 int kthread_name_parse(const char *comm, KthreadKind *ret_kind, unsigned *ret_num, char ret_netdev[static IF_NAMESIZE]);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* napi-pair.h — which IRQ schedules which NAPI, where the kernel does not say (before Linux 6.8) */
+/* napi-pair.h — which IRQ schedules which NAPI, where the kernel does not say (before 6.8, or the driver does not tell it) */
 #pragma once
 
 #include <stdbool.h>
