@@ -24,6 +24,7 @@ import tempfile
 
 SRIOVD, CLIENT, FIXTURE, CLASSES = sys.argv[1:5]
 CALLS = int(os.environ.get("SRIOVD_BENCH_DBUS_CALLS", "2000"))
+LEVELS = [int(c) for c in os.environ.get("SRIOVD_BENCH_DBUS_CLIENTS", "1,4,16").split(",")]
 
 BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -89,7 +90,7 @@ def main():
             return json.loads(out.stdout)
 
         print(f"{'method':<14} {'clients':>7} {'calls':>6} {'p50 us':>9} {'p99 us':>9} {'calls/s':>9}  p99/Ping")
-        for clients in (1, 4, 16):
+        for clients in LEVELS:
             prefix = f"b{clients}"
             rows = [run("Ping", clients, CALLS * 5, prefix)]
             rows.append(run("Allocate", clients, CALLS, prefix))            # new tenants: saved + fsync

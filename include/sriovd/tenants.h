@@ -53,7 +53,7 @@ typedef struct TenantsLog {
         void (*decision)(const AllocDecision *d, const TenantNicFacts *nic, void *userdata);
         void (*problem)(int error, const char *tenant, const char *message, void *userdata);
         /* A group's write is done (tenants_flush()): 0 durable, else the error, every change undone. */
-        void (*saved)(int error, void *userdata);
+        void (*saved)(int error, size_t n_changes, void *userdata);
         void *userdata;
 } TenantsLog;
 

@@ -166,4 +166,4 @@ int manager_saves_join(Manager *m);
 void manager_changed(Manager *m, const char *why);
 /* A change to tenant no decision reports (its coalescing): AllocationChanged, now or once written. */
 void manager_changed_tenant(Manager *m, const char *tenant);
-void manager_on_saved(int error, void *userdata);
+void manager_on_saved(int error, size_t n_changes, void *userdata);

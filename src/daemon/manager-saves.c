@@ -76,11 +76,15 @@ void manager_changed_tenant(Manager *m, const char *tenant) {
         manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, tenant);
 }
 
-void manager_on_saved(int error, void *userdata) {
+void manager_on_saved(int error, size_t n_changes, void *userdata) {
         Manager *m = userdata;
         const char *why = m->saved_why;
         size_t n = m->n_saved_tenants;
 
+        /* What tests/dbus/test-dbus-group.py counts: changes per write. */
+        if (n_changes > 0)
+                log_full_errno(LOG_DEBUG, error, NULL, "State: %zu change(s) saved with one write%s", n_changes,
+                               error < 0 ? ": failed, all undone" : "");
         m->saved_why = NULL;
         m->n_saved_tenants = 0;
         if (m->save_defer)

@@ -59,6 +59,7 @@ int tenants_group_add_line(Tenants *t, const char *line, size_t size) {
         memcpy(g->lines + g->size, line, size);
         g->size += size;
         g->n_lines++;
+        g->n_changes++;
         return 0;
 }
 
@@ -120,7 +121,7 @@ static int group_write(Tenants *t) {
 
 int tenants_flush(Tenants *t) {
         _cleanup_free_ GroupReport *reports = NULL;
-        size_t n_reports;
+        size_t n_reports, n_changes = t->group.n_changes;
         int r;
 
         if (!t->group.open)
@@ -140,6 +141,6 @@ int tenants_flush(Tenants *t) {
                 t->log.decision(&g->d, &nic, t->log.userdata);
         }
         if (t->log.saved)
-                t->log.saved(r, t->log.userdata);
+                t->log.saved(r, n_changes, t->log.userdata);
         return r;
 }

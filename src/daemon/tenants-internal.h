@@ -43,6 +43,7 @@ typedef struct TenantsGroup {
         size_t n_in_guest;
         char *lines;                /* journal lines, one per change, in order */
         size_t size, allocated, n_lines;
+        size_t n_changes;           /* saved by the group's write: lines, or in the file written whole */
         bool whole;                 /* a change that is cheaper written whole: the file is, for all */
         GroupReport *reports;
         size_t n_reports, allocated_reports;

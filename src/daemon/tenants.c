@@ -409,6 +409,7 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
                 if (!t->group.open)
                         return tenants_save(t);
                 t->group.whole = true;   /* the group's write is the file, with this change in it */
+                t->group.n_changes++;
                 return 0;
         }
 
