@@ -37,7 +37,8 @@ struct Manager {
         sd_event_source *save_defer;      /* the grouped changes written, once the bus has none queued */
         ManagerSavedFn saved_fn;          /* set: the bus's changes are grouped (manager-saves.c) */
         void *saved_userdata;
-        const char *saved_why;            /* the group holds a change: what to tell the next cycle */
+        const char *saved_why;            /* a saved change wants a cycle: why */
+        bool decided_vf;                  /* a saved decision moved a VF (or RT CPUs): a cycle is due */
         char (*saved_tenants)[TENANT_ID_MAX];   /* AllocationChanged owed once the group is written */
         size_t n_saved_tenants, allocated_saved_tenants;
         uint64_t retry_usec;              /* the next backoff; 0 = none pending */
@@ -163,7 +164,7 @@ void manager_rewrite_soon(Manager *m);
 /* manager-saves.c: before a change from the bus, the group it joins (if the bus groups them);
  * after it, what follows a saved change, now or once the group is written. */
 int manager_saves_join(Manager *m);
-void manager_changed(Manager *m, const char *why);
+void manager_changed(Manager *m, const char *why, bool vf);
 /* A change to tenant no decision reports (its coalescing): AllocationChanged, now or once written. */
 void manager_changed_tenant(Manager *m, const char *tenant);
 void manager_on_saved(int error, size_t n_changes, void *userdata);

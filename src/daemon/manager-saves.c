@@ -51,20 +51,28 @@ int manager_flush_saves(Manager *m) {
         return m->tenants ? tenants_flush(m->tenants) : 0;
 }
 
-/* What follows a saved change: the journal kept short, the VFs tuned, the properties announced. */
-static void after_saved(Manager *m, const char *why) {
+/*
+ * What follows a saved change: the journal kept short, the properties announced, and a cycle
+ * when a VF is to be tuned (a decision moved one, or a tenant on one changed). A cycle reads the
+ * whole host; a change of virtio-net tenants alone gives it nothing to do.
+ */
+static void after_saved(Manager *m) {
+        const char *why = m->saved_why ?: m->decided_vf ? "allocation" : NULL;
+
+        m->saved_why = NULL;
+        m->decided_vf = false;
         manager_rewrite_soon(m);
-        manager_apply_soon(m, why);
+        if (why)
+                manager_apply_soon(m, why);
         manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
 }
 
-void manager_changed(Manager *m, const char *why) {
-        if (!manager_saves_pending(m)) {
-                after_saved(m, why);
-                return;
-        }
+void manager_changed(Manager *m, const char *why, bool vf) {
         /* The last one's words: the cycle looks at everything anyway. */
-        m->saved_why = why;
+        if (vf)
+                m->saved_why = why;
+        if (!manager_saves_pending(m))
+                after_saved(m);
 }
 
 void manager_changed_tenant(Manager *m, const char *tenant) {
@@ -78,21 +86,21 @@ void manager_changed_tenant(Manager *m, const char *tenant) {
 
 void manager_on_saved(int error, size_t n_changes, void *userdata) {
         Manager *m = userdata;
-        const char *why = m->saved_why;
         size_t n = m->n_saved_tenants;
 
         /* What tests/dbus/test-dbus-group.py counts: changes per write. */
         if (n_changes > 0)
                 log_full_errno(LOG_DEBUG, error, NULL, "State: %zu change(s) saved with one write%s", n_changes,
                                error < 0 ? ": failed, all undone" : "");
-        m->saved_why = NULL;
         m->n_saved_tenants = 0;
         if (m->save_defer)
                 (void) sd_event_source_set_enabled(m->save_defer, SD_EVENT_OFF);
         for (size_t i = 0; error >= 0 && i < n; i++)
                 manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, m->saved_tenants[i]);
-        if (error >= 0 && why)
-                after_saved(m, why);
+        if (error >= 0 && n_changes > 0)
+                after_saved(m);
+        else if (error < 0)
+                m->saved_why = NULL;   /* undone: nothing to tune */
         if (m->saved_fn)
                 m->saved_fn(m, error, m->saved_userdata);
 }

@@ -44,6 +44,8 @@ static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic
 
         manager_expect_vf(m, d->old_vf);
         manager_expect_vf(m, d->new_vf);
+        if (d->old_vf[0] || d->new_vf[0] || d->rt_changed)
+                m->decided_vf = true;
         manager_track_released(m, d);
 
         /* The decision is saved; now the guest gets (or gives back) its NIC. */
@@ -82,6 +84,7 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
         } else
                 r = tenants_update_pool(m->tenants, m->config, inv);
         m->syncing = NULL;
+        m->decided_vf = false;   /* this cycle carries its own decisions out */
         if (r < 0)
                 log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
         manager_rewrite_soon(m);
@@ -161,6 +164,7 @@ void manager_rewrite_soon(Manager *m) {
 int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size) {
         const TenantOptions none = TENANT_OPTIONS_DEFAULT;
+        TenantInfo info;
         int r;
 
         if (!m->tenants)
@@ -173,8 +177,12 @@ int manager_allocate(Manager *m, const char *tenant, const char *class_name, con
         r = tenants_allocate(m->tenants, tenant, class_name, domain ?: "", opts ?: &none, reason, reason_size);
         if (r < 0)
                 return r;
-        manager_changed(m, "allocation");
-        return ret ? tenants_get(m->tenants, m->inventory, tenant, ret) : 0;
+        r = tenants_get(m->tenants, m->inventory, tenant, &info);
+        /* On a VF, a new MAC or VLAN is no decision, and is the VF's to take now. */
+        manager_changed(m, "allocation", r < 0 || info.vf[0]);
+        if (ret && r >= 0)
+                *ret = info;
+        return ret ? r : 0;
 }
 
 int manager_release(Manager *m, const char *tenant) {
@@ -190,7 +198,7 @@ int manager_release(Manager *m, const char *tenant) {
         if (r < 0)
                 return r;
         /* AllocationChanged goes out with the allocator's RELEASED decision. */
-        manager_changed(m, "release");
+        manager_changed(m, "release", false);   /* its VF's clean is a decision's */
         return 0;
 }
 
@@ -222,7 +230,7 @@ int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsi
         if (r < 0)
                 return r;
         manager_changed_tenant(m, tenant);
-        manager_changed(m, "coalescing override");
+        manager_changed(m, "coalescing override", true);
         return 0;
 }
 
