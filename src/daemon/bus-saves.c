@@ -47,6 +47,16 @@ int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, co
                          const char *failed, const char *done) {
         BusHeld *h;
 
+        if (manager_saves_pending(b->manager) && GREEDY_REALLOC(b->held, b->allocated_held, b->n_held + 1) < 0) {
+                /* No room to hold it: the group written now, this call answered by the outcome. */
+                int r = manager_flush_saves(b->manager);
+                if (r < 0) {
+                        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+
+                        (void) bus_error_setf(&e, -EIO, "%s: %s", failed, strerror(-r));
+                        return sd_bus_reply_method_error(call, &e);
+                }
+        }
         if (!manager_saves_pending(b->manager)) {
                 BusHeld now = {};
 
@@ -55,8 +65,6 @@ int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, co
                 bus_flush_now(b);
                 return sd_bus_send(NULL, reply, NULL);
         }
-        if (GREEDY_REALLOC(b->held, b->allocated_held, b->n_held + 1) < 0)
-                return -ENOMEM;   /* the call fails; its change is in the group, never acknowledged */
         h = &b->held[b->n_held++];
         *h = (BusHeld) { .call = sd_bus_message_ref(call), .reply = sd_bus_message_ref(reply) };
         held_set(h, tenant, vf, failed, done);
