@@ -91,6 +91,18 @@ void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_
 /* Rewrite the state file whole if its journal has grown enough (the daemon does it after replies). */
 int manager_save_state(Manager *m);
 /*
+ * Changes saved together. Once fn is set (the bus does), manager_allocate(), manager_release()
+ * and manager_set_coalesce() return 0 with the change applied in memory but not yet written:
+ * every change made before the event loop runs its next lower-priority source (the bus's queued
+ * calls) is written with one fdatasync(), then fn is told 0, or the errno with every one of them
+ * undone. Until then manager_saves_pending() is true and no change of the group may be
+ * acknowledged. manager_flush_saves() writes now; without an event loop, only it does.
+ */
+typedef void (*ManagerSavedFn)(Manager *m, int error, void *userdata);
+void manager_set_saved_fn(Manager *m, ManagerSavedFn fn, void *userdata);
+bool manager_saves_pending(const Manager *m);
+int manager_flush_saves(Manager *m);
+/*
  * The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us,
  * -EMEDIUMTYPE for a tenant on virtio-net (nothing changed; an override it has is kept).
  */

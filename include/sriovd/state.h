@@ -200,6 +200,9 @@ int state_journal_open(int dir_fd, const char *name, int *ret_fd);
 /* Append one change and fdatasync(): 0 only once it survives a crash. On failure the journal is
  * cut back to where it was; if even that fails, -EIO: write the file whole before appending again. */
 int state_journal_append(int fd, uint64_t base, const StateChange *c, StateError *ret_error);
+/* Lines of state_journal_format() (one or many, each with its "\n") appended with one fdatasync():
+ * what a group of changes costs. Cut back on failure as state_journal_append() is. */
+int state_journal_write(int fd, const char *lines, size_t size);
 /* Empty it, once the file was written whole. */
 int state_journal_reset(int fd);
 

@@ -52,6 +52,8 @@ typedef struct TenantNicFacts {
 typedef struct TenantsLog {
         void (*decision)(const AllocDecision *d, const TenantNicFacts *nic, void *userdata);
         void (*problem)(int error, const char *tenant, const char *message, void *userdata);
+        /* A group's write is done (tenants_flush()): 0 durable, else the error, every change undone. */
+        void (*saved)(int error, size_t n_changes, void *userdata);
         void *userdata;
 } TenantsLog;
 
@@ -102,6 +104,18 @@ int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsi
  * be rewritten whole, which empties it: after the reply, from the event loop, not in it. */
 bool tenants_want_rewrite(const Tenants *t);
 int tenants_rewrite(Tenants *t);
+
+/*
+ * Changes saved together (tenants-group.c). After tenants_group_open(), the changes above are
+ * applied in memory as ever, but their journal lines are kept, and the decisions' reports held,
+ * until tenants_flush() writes them all with one fdatasync() (or the file whole). If that fails,
+ * every change since the open is undone: memory equals what is on disk, log->saved says so. Any
+ * other change (configure, the pool, VFs in guests, a rewrite) flushes first, so the group is
+ * always the latest changes, in order. Without an open group, each change is saved on its own.
+ */
+int tenants_group_open(Tenants *t);
+bool tenants_group_pending(const Tenants *t);
+int tenants_flush(Tenants *t);
 
 /* What a tenant has; inv fills in the VF's PF and host netdev. -ENOENT when unknown. */
 int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, TenantInfo *ret);

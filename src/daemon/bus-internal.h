@@ -60,6 +60,18 @@ typedef struct BusDeviceSnap {
         uint64_t vfs_hash;
 } BusDeviceSnap;
 
+/* A reply that acknowledges a change, held until the write that holds the change is durable. */
+typedef struct BusHeld {
+        sd_bus_message *call, *reply;
+        char tenant[TENANT_ID_MAX];
+        char vf[PCI_ADDR_MAX];
+        char done[192];                     /* logged once durable ("D-Bus: released tenant x"); "" none */
+        char failed[128];                   /* the error's words if the write fails ("Release of x not saved") */
+} BusHeld;
+
+/* Calls answered in one go, whatever the bus still has queued: what one write waits for at most. */
+#define BUS_HELD_MAX 256
+
 struct Bus {
         Manager *manager;
         sd_bus *bus;
@@ -83,10 +95,27 @@ struct Bus {
         sd_event_source *reconnect_timer;   /* the bus daemon went away: try again, backing off */
         uint64_t reconnect_usec;
         BusProps announced;
+        BusHeld *held;                      /* replies waiting for their change's write (bus-saves.c) */
+        size_t n_held, allocated_held;
         /* Token bucket for unprivileged dry-run plans. */
         double plan_tokens;
         uint64_t plan_tokens_at;
 };
+
+/* bus.c: the tenants and PFs that changed announced now (a change's signals go before its reply). */
+void bus_flush_now(Bus *b);
+
+/*
+ * bus-saves.c: send reply, a method return to call, once the change it acknowledges is durable:
+ * now when the manager holds no unwritten change, else when its group is written; then done is
+ * logged and tenant's object announced first. If the write fails, call is answered with
+ * "failed: <errno>" (-EIO) instead, as a change saved on its own would have been.
+ */
+int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, const char *tenant, const char *vf,
+                         const char *failed, const char *done);
+/* The manager's ManagerSavedFn: every held reply sent, or failed. */
+void bus_on_saved(Manager *m, int error, void *userdata);
+void bus_held_free(Bus *b);
 
 /* bus-access.c: 1 when the sender may change state (EUID 0 or access_group), 0 when not, <0 on error. */
 int bus_sender_privileged(Bus *b, sd_bus_message *m);

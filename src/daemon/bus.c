@@ -143,7 +143,7 @@ static void bus_flush_soon(Bus *b) {
 }
 
 /* Before a change's reply: its signals first, so a client following them is never behind the reply. */
-static void bus_flush_now(Bus *b) {
+void bus_flush_now(Bus *b) {
         bus_objects_flush(b);
         if (b->flush_defer)
                 (void) sd_event_source_set_enabled(b->flush_defer, SD_EVENT_OFF);
@@ -189,10 +189,25 @@ static int method_ping(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return sd_bus_reply_method_return(m, NULL);
 }
 
+/* A method return with one tenant record, not sent. */
+static int tenant_record_reply(sd_bus_message *call, const TenantInfo *t, sd_bus_message **ret) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = bus_append_tenant_record(reply, t);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
 static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         const char *tenant, *class_name, *domain;
-        char reason[256] = "", mac[MAC_STR_MAX];
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        char reason[256] = "", mac[MAC_STR_MAX], done[192];
         TenantOptions opts;
         TenantInfo t;
         int r;
@@ -224,8 +239,13 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         /* The same request again: the same answer, without a save or a cycle (retrying controllers). */
         if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == opts.numa_node &&
             t.vlan == opts.vlan && (!opts.have_mac || streq(t.mac, mac_format(opts.mac, mac))) &&
-            streq(t.state, "allocated"))
-                return bus_reply_tenant_record(m, &t);
+            streq(t.state, "allocated")) {
+                /* It may be a change of the group not written yet: answered with the group. */
+                r = tenant_record_reply(m, &t, &reply);
+                if (r < 0)
+                        return r;
+                return bus_reply_when_saved(b, m, reply, NULL, NULL, "Allocation not saved, nothing changed", NULL);
+        }
 
         r = manager_allocate(b->manager, tenant, class_name, domain, &opts, &t, reason, sizeof(reason));
         switch (r) {
@@ -246,16 +266,19 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         default:
                 return bus_error_setf(error, -EIO, "Allocation not saved, nothing changed: %s", strerror(-r));
         }
-        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = tenant, .vf = t.vf[0] ? t.vf : NULL),
-                       "D-Bus: allocated %s to tenant %s (class %s)", t.vf[0] ? t.vf : t.kind, tenant, class_name);
+        r = tenant_record_reply(m, &t, &reply);
+        if (r < 0)
+                return r;
+        snprintf(done, sizeof(done), "D-Bus: allocated %s to tenant %s (class %s)", t.vf[0] ? t.vf : t.kind, tenant,
+                 class_name);
         /* A new domain or MAC is no allocator decision: this tenant is looked at in any case. */
-        bus_objects_mark_tenant(b, tenant);
-        bus_flush_now(b);
-        return bus_reply_tenant_record(m, &t);
+        return bus_reply_when_saved(b, m, reply, tenant, t.vf, "Allocation not saved, nothing changed", done);
 }
 
 static int method_release(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        char failed[128], done[128];
         const char *tenant;
         int r;
 
@@ -273,14 +296,18 @@ static int method_release(sd_bus_message *m, void *userdata, sd_bus_error *error
                 return bus_error_setf(error, -ESRCH, "No tenant \"%s\"", tenant);
         if (r < 0)
                 return bus_error_setf(error, -EIO, "Release of %s not saved: %s", tenant, strerror(-r));
-        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = tenant), "D-Bus: released tenant %s", tenant);
-        bus_objects_mark_tenant(b, tenant);
-        bus_flush_now(b);
-        return sd_bus_reply_method_return(m, NULL);
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        snprintf(failed, sizeof(failed), "Release of %s not saved", tenant);
+        snprintf(done, sizeof(done), "D-Bus: released tenant %s", tenant);
+        return bus_reply_when_saved(b, m, reply, tenant, NULL, failed, done);
 }
 
 static int method_set_coalesce(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        char failed[128];
         const char *tenant;
         uint32_t rx, tx;
         int r;
@@ -307,8 +334,11 @@ static int method_set_coalesce(sd_bus_message *m, void *userdata, sd_bus_error *
                                       tenant);
         if (r < 0)
                 return bus_error_setf(error, -EIO, "Coalescing of %s not saved: %s", tenant, strerror(-r));
-        bus_flush_now(b);
-        return sd_bus_reply_method_return(m, NULL);
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        snprintf(failed, sizeof(failed), "Coalescing of %s not saved", tenant);
+        return bus_reply_when_saved(b, m, reply, tenant, NULL, failed, NULL);
 }
 
 static int method_force_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -576,6 +606,7 @@ int bus_new(Manager *m, Bus **ret) {
         bus_props_read(b, &b->announced);
         manager_set_event_fn(m, on_manager_event, b);
         manager_set_alert_fn(m, bus_on_alert, b);
+        manager_set_saved_fn(m, bus_on_saved, b);
         log_info("D-Bus API %s ready at %s", SRIOVD_BUS_NAME, SRIOVD_BUS_PATH);
         *ret = TAKE_PTR(b);
         return 0;
@@ -585,9 +616,12 @@ Bus *bus_free(Bus *b) {
         if (!b)
                 return NULL;
         if (b->manager) {
+                /* Held replies are for changes not written: never sent, never acknowledged. */
+                manager_set_saved_fn(b->manager, NULL, NULL);
                 manager_set_event_fn(b->manager, NULL, NULL);
                 manager_set_alert_fn(b->manager, NULL, NULL);
         }
+        bus_held_free(b);
         sd_event_source_unref(b->reconnect_timer);
         sd_event_source_unref(b->flush_defer);
         bus_disconnect(b);

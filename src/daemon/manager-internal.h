@@ -34,6 +34,13 @@ struct Manager {
         sd_event_source *vf_timer;        /* the next VF creation deadline */
         sd_event_source *retry_timer;     /* transient failures, retried with backoff */
         sd_event_source *rewrite_defer;   /* the state file rewritten whole, after the reply */
+        sd_event_source *save_defer;      /* the grouped changes written, once the bus has none queued */
+        ManagerSavedFn saved_fn;          /* set: the bus's changes are grouped (manager-saves.c) */
+        void *saved_userdata;
+        const char *saved_why;            /* a saved change wants a cycle: why */
+        bool decided_vf;                  /* a saved decision moved a VF (or RT CPUs): a cycle is due */
+        char (*saved_tenants)[TENANT_ID_MAX];   /* AllocationChanged owed once the group is written */
+        size_t n_saved_tenants, allocated_saved_tenants;
         uint64_t retry_usec;              /* the next backoff; 0 = none pending */
         LinkMonitor *link_monitor;
         EthtoolMonitor *ethtool_monitor;
@@ -152,3 +159,12 @@ int manager_open_tenants(Manager *m, bool read_only);
 void manager_sync_tenants(Manager *m, const Inventory *inv);
 /* A re-check cycle soon, when an event loop runs (a tenant's VF wants its MAC, VLAN, window). */
 void manager_apply_soon(Manager *m, const char *why);
+/* manager-tenants.c: the file written whole from the loop, once the journal has grown enough. */
+void manager_rewrite_soon(Manager *m);
+/* manager-saves.c: before a change from the bus, the group it joins (if the bus groups them);
+ * after it, what follows a saved change, now or once the group is written. */
+int manager_saves_join(Manager *m);
+void manager_changed(Manager *m, const char *why, bool vf);
+/* A change to tenant no decision reports (its coalescing): AllocationChanged, now or once written. */
+void manager_changed_tenant(Manager *m, const char *tenant);
+void manager_on_saved(int error, size_t n_changes, void *userdata);

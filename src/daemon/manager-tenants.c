@@ -44,6 +44,8 @@ static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic
 
         manager_expect_vf(m, d->old_vf);
         manager_expect_vf(m, d->new_vf);
+        if (d->old_vf[0] || d->new_vf[0] || d->rt_changed)
+                m->decided_vf = true;
         manager_track_released(m, d);
 
         /* The decision is saved; now the guest gets (or gives back) its NIC. */
@@ -62,8 +64,6 @@ static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic
 static void on_tenant_problem(int error, const char *tenant, const char *message, void *userdata) {
         log_full_errno(LOG_ERR, error, LOG_FIELDS(.tenant = tenant, .message_id = SRIOVD_MESSAGE_STATE), "%s", message);
 }
-
-static void rewrite_soon(Manager *m);
 
 /*
  * The allocations, placed against this inventory: at the first cycle (from the
@@ -84,9 +84,10 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
         } else
                 r = tenants_update_pool(m->tenants, m->config, inv);
         m->syncing = NULL;
+        m->decided_vf = false;   /* this cycle carries its own decisions out */
         if (r < 0)
                 log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
-        rewrite_soon(m);
+        manager_rewrite_soon(m);
 
         m->allocations = mfree(m->allocations);
         m->n_allocations = 0;
@@ -111,9 +112,9 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
  * names a directory (tests do).
  */
 int manager_open_tenants(Manager *m, bool read_only) {
-        const TenantsLog log = { on_tenant_decision, on_tenant_problem, m };
+        const TenantsLog log = { on_tenant_decision, on_tenant_problem, manager_on_saved, m };
         /* A dry run plans the saved tenants as the daemon does, and says nothing of their placement. */
-        const TenantsLog quiet = { NULL, on_tenant_problem, m };
+        const TenantsLog quiet = { NULL, on_tenant_problem, NULL, m };
         bool memory = !rootfs_is_real(m->root) && streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR);
         int r;
 
@@ -149,7 +150,7 @@ static int on_rewrite(sd_event_source *s, void *userdata) {
  * crosses the line does not wait for every tenant's bytes (40 ms at 10,000 tenants). Without
  * an event loop (--once, tests) the journal just grows, up to the bound tenants_commit() keeps.
  */
-static void rewrite_soon(Manager *m) {
+void manager_rewrite_soon(Manager *m) {
         if (!m->event || !tenants_want_rewrite(m->tenants))
                 return;
         if (!m->rewrite_defer) {
@@ -163,19 +164,25 @@ static void rewrite_soon(Manager *m) {
 int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size) {
         const TenantOptions none = TENANT_OPTIONS_DEFAULT;
+        TenantInfo info;
         int r;
 
         if (!m->tenants)
                 return -EAGAIN;
         if (!config_find_class(m->config, class_name))
                 return -ENOENT;
+        r = manager_saves_join(m);
+        if (r < 0)
+                return r;
         r = tenants_allocate(m->tenants, tenant, class_name, domain ?: "", opts ?: &none, reason, reason_size);
         if (r < 0)
                 return r;
-        rewrite_soon(m);
-        manager_apply_soon(m, "allocation");
-        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
-        return ret ? tenants_get(m->tenants, m->inventory, tenant, ret) : 0;
+        r = tenants_get(m->tenants, m->inventory, tenant, &info);
+        /* On a VF, a new MAC or VLAN is no decision, and is the VF's to take now. */
+        manager_changed(m, "allocation", r < 0 || info.vf[0]);
+        if (ret && r >= 0)
+                *ret = info;
+        return ret ? r : 0;
 }
 
 int manager_release(Manager *m, const char *tenant) {
@@ -183,14 +190,15 @@ int manager_release(Manager *m, const char *tenant) {
 
         if (!m->tenants)
                 return -ENOENT;
+        r = manager_saves_join(m);
+        if (r < 0)
+                return r;
         /* A running guest gives the VF back when its OS lets go of it (a live detach), not now. */
         r = tenants_release(m->tenants, tenant, guests_domain_running(m->guests, tenants_domain(m->tenants, tenant)));
         if (r < 0)
                 return r;
-        rewrite_soon(m);
-        /* AllocationChanged went out with the allocator's RELEASED decision. */
-        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
-        manager_apply_soon(m, "release");
+        /* AllocationChanged goes out with the allocator's RELEASED decision. */
+        manager_changed(m, "release", false);   /* its VF's clean is a decision's */
         return 0;
 }
 
@@ -205,7 +213,7 @@ void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_
                 log_error_errno(r, "Failed to save the tenants served from VFs that left their guests: %m");
         if (r <= 0)
                 return;
-        rewrite_soon(m);
+        manager_rewrite_soon(m);
         manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
         manager_apply_soon(m, "VFs in guests");
 }
@@ -215,12 +223,14 @@ int manager_set_coalesce(Manager *m, const char *tenant, unsigned rx_usecs, unsi
 
         if (!m->tenants)
                 return -ENOENT;
+        r = manager_saves_join(m);
+        if (r < 0)
+                return r;
         r = tenants_set_coalesce(m->tenants, tenant, rx_usecs, tx_usecs);
         if (r < 0)
                 return r;
-        rewrite_soon(m);
-        manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, tenant);
-        manager_apply_soon(m, "coalescing override");
+        manager_changed_tenant(m, tenant);
+        manager_changed(m, "coalescing override", true);
         return 0;
 }
 

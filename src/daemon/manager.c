@@ -51,6 +51,8 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->vf_timer);
         sd_event_source_unref(m->retry_timer);
         sd_event_source_unref(m->rewrite_defer);
+        sd_event_source_unref(m->save_defer);
+        free(m->saved_tenants);
         sd_event_source_unref(m->irq_watch_timer);
         manager_metrics_done(m);
         vf_wait_list_done(&m->vf_waits);

@@ -402,16 +402,22 @@ int state_journal_open(int dir_fd, const char *name, int *ret_fd) {
 int state_journal_append(int fd, uint64_t base, const StateChange *c, StateError *ret_error) {
         _cleanup_free_ char *line = NULL;
         size_t size;
-        off_t end;
         int r;
 
         r = state_journal_format(base, c, &line, &size, ret_error);
         if (r < 0)
                 return r;
+        return state_journal_write(fd, line, size);
+}
+
+int state_journal_write(int fd, const char *lines, size_t size) {
+        off_t end;
+        int r;
+
         end = lseek(fd, 0, SEEK_END);
         if (end < 0)
                 return negative_errno();
-        r = state_write_all(fd, line, size);
+        r = state_write_all(fd, lines, size);
         if (r >= 0 && fdatasync(fd) < 0)
                 r = negative_errno();
         /* Cut back durably, or a refused line could come back after a crash. */

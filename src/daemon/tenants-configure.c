@@ -235,6 +235,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         AllocPolicy pol;
         int r;
 
+        (void) tenants_flush(t);   /* placed from what is saved: the group's changes written (or undone) first */
         r = class_table(cfg, &classes);
         if (r < 0)
                 return r;
@@ -329,6 +330,7 @@ int tenants_update_pool(Tenants *t, const Config *cfg, const Inventory *inv) {
 
         if (!t->alloc)
                 return 0;
+        (void) tenants_flush(t);   /* the pool's decisions come after the group's changes, on disk too */
         r = pool_from_inventory(t, t->orphans, t->n_orphans, NULL, inv, &vfs, &n);
         if (r < 0)
                 return r;

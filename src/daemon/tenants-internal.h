@@ -21,6 +21,34 @@ typedef struct PfGeneration {
         uint32_t generation;
 } PfGeneration;
 
+/* A decision whose report waits for its group's write, with the facts it had when it was taken. */
+typedef struct GroupReport {
+        AllocDecision d;
+        char class_name[CLASS_NAME_MAX];
+        char domain[STATE_DOMAIN_MAX];
+        char mac[MAC_STR_MAX];
+        int vlan;
+} GroupReport;
+
+/* Changes applied in memory, not written yet (tenants-group.c): what undoes them, what saves them. */
+typedef struct TenantsGroup {
+        bool open;
+        uint64_t base;              /* the file's generation the lines apply to */
+        Allocator *before;          /* the allocator before the group's first change */
+        Extra *extras;
+        size_t n_extras;
+        StateTenant *orphans;
+        size_t n_orphans;
+        char (*in_guest)[PCI_ADDR_MAX];
+        size_t n_in_guest;
+        char *lines;                /* journal lines, one per change, in order */
+        size_t size, allocated, n_lines;
+        size_t n_changes;           /* saved by the group's write: lines, or in the file written whole */
+        bool whole;                 /* a change that is cheaper written whole: the file is, for all */
+        GroupReport *reports;
+        size_t n_reports, allocated_reports;
+} TenantsGroup;
+
 struct Tenants {
         Allocator *alloc;
         TenantsLog log;
@@ -42,15 +70,23 @@ struct Tenants {
         uint64_t generation;
         double target;
         size_t n_left_out;          /* VFs the allocator cannot hold, as last reported */
+        TenantsGroup group;
 };
 
 /* tenants.c: extras, the reports of decisions and problems, saving. */
 Extra *tenants_extra_find(const Tenants *t, const char *tenant);
 int tenants_extra_add(Tenants *t, const Extra *e);
 _printf_(4, 5) void tenants_problem(const Tenants *t, int error, const char *tenant, const char *fmt, ...);
-void tenants_report(const Tenants *t, const AllocDecisions *d);
+/* Told now, or held for the open group's write. */
+void tenants_report(Tenants *t, const AllocDecisions *d);
 AllocNic tenants_alloc_nic_of(int kind);
 int tenants_snapshot(const Tenants *t, State *ret);
 int tenants_save(Tenants *t);
 int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d);
+/* n_lines journal lines appended with one fdatasync(), or the file written whole when it must be. */
+int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, const char *tenant);
 bool tenants_vf_in_guest(const Tenants *t, const char *vf);
+/* tenants-group.c: a change's line kept for the group's write; a decision's report held for it. */
+int tenants_group_add_line(Tenants *t, const char *line, size_t size);
+int tenants_group_hold_report(Tenants *t, const AllocDecision *d, const TenantNicFacts *nic);
+void tenants_group_done(Tenants *t);

@@ -71,7 +71,7 @@ void tenants_problem(const Tenants *t, int error, const char *tenant, const char
                 t->log.problem(error, tenant, buf, t->log.userdata);
 }
 
-void tenants_report(const Tenants *t, const AllocDecisions *d) {
+void tenants_report(Tenants *t, const AllocDecisions *d) {
         for (size_t i = 0; i < d->n_decisions && t->log.decision; i++) {
                 const AllocDecision *dec = &d->decisions[i];
                 const Extra *e = tenants_extra_find(t, dec->tenant);
@@ -85,6 +85,9 @@ void tenants_report(const Tenants *t, const AllocDecisions *d) {
                 else
                         mac_derive(dec->tenant, mac);
                 mac_format(mac, nic.mac);
+                /* Out of memory to hold it: told now rather than never. */
+                if (t->group.open && tenants_group_hold_report(t, dec, &nic) >= 0)
+                        continue;
                 t->log.decision(dec, &nic, t->log.userdata);
         }
 }
@@ -203,6 +206,7 @@ Tenants *tenants_free(Tenants *t) {
                 close(t->dir_fd);
         if (t->journal_fd >= 0)
                 close(t->journal_fd);
+        tenants_group_done(t);   /* never written, so never acknowledged */
         free(t);
         return NULL;
 }
@@ -331,6 +335,7 @@ bool tenants_want_rewrite(const Tenants *t) {
 }
 
 int tenants_rewrite(Tenants *t) {
+        (void) tenants_flush(t);   /* a failure is the group's callers' to hear */
         return tenants_want_rewrite(t) ? tenants_save(t) : 0;
 }
 
@@ -391,28 +396,21 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
         _cleanup_free_ char (*ids)[TENANT_ID_MAX] = NULL;
         _cleanup_free_ StateTenant *set = NULL;
         _cleanup_free_ char (*released)[TENANT_ID_MAX] = NULL;
-        size_t n_ids = 0, n_set = 0, n_released = 0, ids_allocated, n = (d ? d->n_decisions : 0) + 1;
+        _cleanup_free_ char *line = NULL;
+        size_t n_ids = 0, n_set = 0, n_released = 0, ids_allocated, size, n = (d ? d->n_decisions : 0) + 1;
         StateError err = {};
-        struct stat st;
         int r;
 
         if (t->dir_fd < 0)
                 return 0;
         /* Lines are read back whole at start: one past 8 MiB, or past an eighth of the tenants, is
          * cheaper written whole (a pool change that re-places thousands). */
-        if (t->must_rewrite || t->journal_bytes >= 8u << 20 || (n > 64 && n > allocator_n_tenants(t->alloc) / 8))
-                return tenants_save(t);
-        if (t->journal_fd < 0) {
-                /* Opened only after the file was written whole, so whatever it holds is in the
-                 * file already (or a torn line no append may follow): emptied first. */
-                r = state_journal_open(t->dir_fd, STATE_JOURNAL_NAME, &t->journal_fd);
-                if (r >= 0 && state_journal_reset(t->journal_fd) < 0) {
-                        close(t->journal_fd);
-                        t->journal_fd = -EBADF;
-                        r = -EIO;
-                }
-                if (r < 0)
+        if (t->must_rewrite || t->journal_bytes >= 8u << 20 || (n > 64 && n > allocator_n_tenants(t->alloc) / 8)) {
+                if (!t->group.open)
                         return tenants_save(t);
+                t->group.whole = true;   /* the group's write is the file, with this change in it */
+                t->group.n_changes++;
+                return 0;
         }
 
         ids = calloc(n, TENANT_ID_MAX);
@@ -445,15 +443,45 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
                 else
                         strscpy(released[n_released++], TENANT_ID_MAX, ids[i]);
         }
-        r = state_journal_append(t->journal_fd, t->generation,
+        /* Formatted now, as the tenants are after this change: the group's later ones follow it. */
+        r = state_journal_format(t->group.open ? t->group.base : t->generation,
                                  &(StateChange) { set, n_set, (const char (*)[TENANT_ID_MAX]) released, n_released },
-                                 &err);
+                                 &line, &size, &err);
         if (r < 0) {
                 tenants_problem(t, r, tenant, "could not save the change: %s", err.message[0] ? err.message : strerror(-r));
+                return r;
+        }
+        if (t->group.open)
+                return tenants_group_add_line(t, line, size);
+        return tenants_append(t, line, size, 1, tenant);
+}
+
+int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, const char *tenant) {
+        struct stat st;
+        int r;
+
+        if (t->must_rewrite || t->journal_bytes >= 8u << 20)
+                return tenants_save(t);
+        if (t->journal_fd < 0) {
+                /* Opened only after the file was written whole, so whatever it holds is in the
+                 * file already (or a torn line no append may follow): emptied first. */
+                r = state_journal_open(t->dir_fd, STATE_JOURNAL_NAME, &t->journal_fd);
+                if (r >= 0 && state_journal_reset(t->journal_fd) < 0) {
+                        close(t->journal_fd);
+                        t->journal_fd = -EBADF;
+                        r = -EIO;
+                }
+                if (r < 0)
+                        return tenants_save(t);
+        }
+        r = state_journal_write(t->journal_fd, lines, size);
+        if (r < 0) {
+                tenants_problem(t, r, tenant, "could not save %s: %s", n_lines > 1 ? "the changes" : "the change",
+                                strerror(-r));
                 t->must_rewrite = true;
                 return r;
         }
-        t->journal_lines++;
+        t->journal_lines += n_lines;
         if (fstat(t->journal_fd, &st) >= 0)
                 t->journal_bytes = (uint64_t) st.st_size;
         return 0;
@@ -623,6 +651,7 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
 
         if (!t->alloc)
                 return -EAGAIN;
+        (void) tenants_flush(t);   /* what came before is saved (or undone) first */
         now = calloc(n ?: 1, PCI_ADDR_MAX);
         if (!now)
                 return -ENOMEM;

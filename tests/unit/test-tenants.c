@@ -482,6 +482,106 @@ TEST(unsaved_change_leaves_nothing) {
         sh("rm -rf %s", s.dir);
 }
 
+typedef struct Saves {
+        unsigned calls;
+        int error;
+} Saves;
+
+static void on_saved(Manager *m, int error, void *userdata) {
+        Saves *s = userdata;
+        s->calls++;
+        s->error = error;
+}
+
+static size_t journal_lines(const Scratch *s) {
+        char path[PATH_MAX];
+        size_t n = 0;
+        FILE *f;
+        int c;
+
+        snprintf(path, sizeof(path), "%s/allocations.journal", s->state);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        while ((c = fgetc(f)) != EOF)
+                n += c == '\n';
+        fclose(f);
+        return n;
+}
+
+/* Changes grouped (issue 20): nothing is written until the group is, then one write holds them all;
+ * a group whose write fails leaves nothing of any of its changes, in memory or later on disk. */
+TEST(grouped_changes_share_a_write_or_none_stays) {
+        Saves saves = {};
+        TenantInfo t;
+        Manager *m;
+        Scratch s;
+        char cmd[300];
+        size_t before;
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(manager_allocate(m, "t1", "throughput", "", NODE(0), &t, NULL, 0), 0);
+        manager_set_saved_fn(m, on_saved, &saves);
+
+        before = journal_lines(&s);
+        for (int i = 0; i < 5; i++) {
+                char id[16];
+                snprintf(id, sizeof(id), "g%d", i);
+                ASSERT_EQ(manager_allocate(m, id, "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        }
+        ASSERT_EQ(manager_release(m, "g4"), 0);
+        ASSERT(manager_saves_pending(m));
+        ASSERT_EQ(journal_lines(&s), before);     /* none written before the group is */
+        ASSERT_EQ(saves.calls, 0u);
+        ASSERT_EQ(manager_flush_saves(m), 0);
+        ASSERT_EQ(saves.calls, 1u);
+        ASSERT_EQ(saves.error, 0);
+        ASSERT_EQ(journal_lines(&s), before + 6);  /* a line per change, in one write */
+        ASSERT(!manager_saves_pending(m));
+
+        /* A group that cannot be written: every change of it undone, each a kind of its own. */
+        ASSERT_EQ(manager_allocate(m, "h1", "latency-critical", "", NODE(0), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_release(m, "g0"), 0);
+        ASSERT_EQ(manager_set_coalesce(m, "t1", 1, 2), 0);
+        ASSERT_EQ(manager_allocate(m, "g1", "best-effort", "", &(TenantOptions) { .numa_node = -1, .vlan = 7 }, NULL,
+                                   NULL, 0), 0);
+        snprintf(cmd, sizeof(cmd), "chattr +i %s/allocations.journal %s 2>/dev/null", s.state, s.state);
+        if (system(cmd) != 0) {
+                fprintf(stderr, "SKIP: chattr +i failed on %s\n", s.state);
+                manager_free(m);
+                sh("rm -rf %s", s.dir);
+                exit(EXIT_TEST_SKIP);
+        }
+        ASSERT(manager_flush_saves(m) < 0);
+        sh("chattr -i %s/allocations.journal %s", s.state, s.state);
+        ASSERT_EQ(saves.calls, 2u);
+        ASSERT(saves.error < 0);
+        ASSERT_EQ(manager_get_tenant(m, "h1", &t), -ENOENT);
+        expect_tenant(m, "g0", "best-effort", -1, "virtio", "");
+        ASSERT_EQ(manager_get_tenant(m, "t1", &t), 0);
+        ASSERT(!t.have_coalesce);
+        ASSERT_EQ(manager_get_tenant(m, "g1", &t), 0);
+        ASSERT_EQ(t.vlan, -1);
+        /* The next group that is written carries none of them either. */
+        ASSERT_EQ(manager_allocate(m, "x1", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_flush_saves(m), 0);
+        ASSERT_EQ(saves.error, 0);
+        manager_free(m);
+        m = start(&s);
+        ASSERT_EQ(manager_get_tenant(m, "h1", &t), -ENOENT);
+        ASSERT_EQ(manager_get_tenant(m, "g4", &t), -ENOENT);
+        expect_tenant(m, "g0", "best-effort", -1, "virtio", "");
+        expect_tenant(m, "x1", "best-effort", -1, "virtio", "");
+        ASSERT_EQ(manager_get_tenant(m, "t1", &t), 0);
+        ASSERT(!t.have_coalesce);
+        ASSERT_EQ(manager_get_tenant(m, "g1", &t), 0);
+        ASSERT_EQ(t.vlan, -1);
+        ASSERT_EQ(manager_n_tenants(m), 6u);   /* t1, g0-g3, x1 */
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 /* A VF a guest still has (libvirt's reconcile says so) is given to no one, across cycles, until it is out. */
 TEST(vf_in_guest_is_no_ones) {
         char vf[1][PCI_ADDR_MAX];
@@ -744,6 +844,7 @@ int main(int argc, char **argv) {
         /* "immutable": the save-fault test alone, which needs chattr +i and may skip (77). */
         if (argc == 3 && strcmp(argv[2], "immutable") == 0) {
                 RUN(unsaved_change_leaves_nothing);
+                RUN(grouped_changes_share_a_write_or_none_stays);
                 return 0;
         }
         RUN(allocate_save_restore);

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bus-saves.c — replies that acknowledge a change, held until the write that holds it is durable.
+ *
+ * The manager groups the changes of the calls handled together into one write (manager-saves.c).
+ * Their replies wait here and go out together once it is durable; if it fails, every one of them
+ * is answered with the error a change saved on its own would have had, and nothing of the group
+ * stays. A reply never goes before its write: a controller that heard yes may act on it.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bus-internal.h"
+#include "sriovd/bus-protocol.h"
+#include "sriovd/log.h"
+
+static void held_done(BusHeld *h) {
+        sd_bus_message_unref(h->call);
+        sd_bus_message_unref(h->reply);
+}
+
+void bus_held_free(Bus *b) {
+        for (size_t i = 0; i < b->n_held; i++)
+                held_done(&b->held[i]);
+        b->held = mfree(b->held);
+        b->n_held = b->allocated_held = 0;
+}
+
+/* What a durable change is followed by: its line in the log, its object's signals marked. */
+static void announce(Bus *b, const BusHeld *h) {
+        if (h->done[0])
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = h->tenant, .vf = h->vf[0] ? h->vf : NULL), "%s",
+                               h->done);
+        if (b->bus && h->tenant[0])
+                bus_objects_mark_tenant(b, h->tenant);
+}
+
+static void held_set(BusHeld *h, const char *tenant, const char *vf, const char *failed, const char *done) {
+        strscpy(h->tenant, sizeof(h->tenant), tenant ?: "");
+        strscpy(h->vf, sizeof(h->vf), vf ?: "");
+        strscpy(h->failed, sizeof(h->failed), failed);
+        strscpy(h->done, sizeof(h->done), done ?: "");
+}
+
+int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, const char *tenant, const char *vf,
+                         const char *failed, const char *done) {
+        BusHeld *h;
+
+        if (manager_saves_pending(b->manager) && GREEDY_REALLOC(b->held, b->allocated_held, b->n_held + 1) < 0) {
+                /* No room to hold it: the group written now, this call answered by the outcome. */
+                int r = manager_flush_saves(b->manager);
+                if (r < 0) {
+                        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+
+                        (void) bus_error_setf(&e, -EIO, "%s: %s", failed, strerror(-r));
+                        return sd_bus_reply_method_error(call, &e);
+                }
+        }
+        if (!manager_saves_pending(b->manager)) {
+                BusHeld now = {};
+
+                held_set(&now, tenant, vf, failed, done);
+                announce(b, &now);
+                bus_flush_now(b);
+                return sd_bus_send(NULL, reply, NULL);
+        }
+        h = &b->held[b->n_held++];
+        *h = (BusHeld) { .call = sd_bus_message_ref(call), .reply = sd_bus_message_ref(reply) };
+        held_set(h, tenant, vf, failed, done);
+        /* A flood of calls (Ping too) could keep the write waiting: this many is a group. */
+        if (b->n_held >= BUS_HELD_MAX)
+                (void) manager_flush_saves(b->manager);
+        return 1;
+}
+
+void bus_on_saved(Manager *m, int error, void *userdata) {
+        Bus *b = userdata;
+        _cleanup_free_ BusHeld *held = TAKE_PTR(b->held);
+        size_t n = b->n_held;
+        int r;
+
+        b->n_held = b->allocated_held = 0;
+        if (error >= 0) {
+                for (size_t i = 0; i < n; i++)
+                        announce(b, &held[i]);
+                if (n > 0 && b->bus)
+                        bus_flush_now(b);
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (error >= 0)
+                        r = sd_bus_send(NULL, held[i].reply, NULL);
+                else {
+                        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+
+                        (void) bus_error_setf(&e, -EIO, "%s: %s", held[i].failed, strerror(-error));
+                        r = sd_bus_reply_method_error(held[i].call, &e);
+                }
+                if (r < 0)
+                        log_full_errno(LOG_DEBUG, r, NULL, "Failed to send a reply held for its save, ignoring: %m");
+                held_done(&held[i]);
+        }
+}
