@@ -359,6 +359,11 @@ bool scope_contains(const Scope *s, uint16_t vendor, uint16_t device, const char
  */
 int inventory_read(RootFs *root, const Scope *scope, Inventory **ret);
 Inventory *inventory_free(Inventory *inv);
+/*
+ * A deep copy of src, without what the daemon fills on every observe (VF links, NetdevTune):
+ * the base a drift check refreshes (inventory_refresh()). -ENOMEM.
+ */
+int inventory_dup(const Inventory *src, Inventory **ret);
 /* Free what a Pf owns (VFs, their vectors, netdevs, VF links), not the Pf itself. */
 void pf_done(Pf *pf);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);

@@ -139,6 +139,15 @@ int sched_thread_change(pid_t tid, const CpuSet *now_cpus, int now_policy, int n
 /* The CPUs a thread may run on, from the scheduler (live roots) or /proc/PID/status. */
 int sched_thread_cpus_get(RootFs *root, pid_t pid, CpuSet *ret);
 
+/*
+ * refresh.c — re-read, in inv (a copy of the last full read, inventory_dup()), only what can
+ * drift without an event: IRQ affinities and effective affinities, the scheduling of IRQ, NAPI
+ * and per-CPU threads (a NAPI thread's CPUs too), rtnet_prio, the default affinity. -ESTALE when
+ * the host is no longer what inv describes (an IRQ gone, a thread gone or its PID another's, a
+ * passthrough VF's vectors changed): read it whole instead. -ENOMEM.
+ */
+int inventory_refresh(RootFs *root, Inventory *inv);
+
 /* napi.c — threaded NAPI of a netdev, in sysfs. */
 /* /sys/class/net/DEV/threaded: *ret 0/1. -ENOENT: no such netdev, or a kernel before 5.12 (no file). */
 int netdev_threaded_read(RootFs *root, const char *netdev, int *ret);

@@ -54,6 +54,13 @@ RootFs *manager_root(const Manager *m);
  * they are all there or late, re-checking as they come. ret adds up every cycle;
  * manager_plan() then holds all their actions.
  */
+/*
+ * The cycle the drift timer runs: its first pass may re-read only what can drift, on the last
+ * inventory, while the last full read is recent (cycle.c, FULL_READ_USEC).
+ */
+int manager_drift_check(Manager *m, CycleResult *ret);
+/* How many observes were refreshes rather than full reads (for the benchmark and tests). */
+unsigned manager_refreshes(const Manager *m);
 int manager_once(Manager *m, CycleResult *ret);
 
 /* ---- Tenants: what the D-Bus API and sriovctl drive ---- */

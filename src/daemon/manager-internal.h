@@ -58,6 +58,11 @@ struct Manager {
         Plan *plan;
         CycleResult last;
         unsigned n_cycles;
+        /* A drift check's first pass re-reads only what can drift (inventory_refresh()) while the
+         * last full read is younger than FULL_READ_USEC: set by the drift timer for its cycle. */
+        bool drift_refresh;
+        uint64_t full_read_usec;          /* CLOCK_MONOTONIC of the last full read, 0 = none */
+        unsigned n_full_reads, n_refreshes;
         bool ready;
         /* Changes are expected after start and reload; later ones repair drift. */
         bool expect_changes;
@@ -133,7 +138,8 @@ struct Manager {
 /* cycle.c */
 /* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
 void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr);
-int manager_observe(Manager *m, bool sync_tenants, Inventory **ret_inv, Plan **ret_plan);
+/* refresh: a drift check's pass, which may re-read only what can drift (see manager_read_inventory()). */
+int manager_observe(Manager *m, bool sync_tenants, bool refresh, Inventory **ret_inv, Plan **ret_plan);
 bool manager_guests_known(const Manager *m);
 /* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);

@@ -279,7 +279,9 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
+        m->drift_refresh = true;
         (void) manager_run_cycle(m);
+        m->drift_refresh = false;
         manager_notify_status(m, "");
         r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
         if (r < 0)
@@ -493,6 +495,19 @@ static int manager_setup_event(Manager *m) {
         return 0;
 }
 
+int manager_drift_check(Manager *m, CycleResult *ret) {
+        int r;
+
+        m->drift_refresh = true;
+        r = manager_cycle(m, CYCLE_APPLY, ret);
+        m->drift_refresh = false;
+        return r;
+}
+
+unsigned manager_refreshes(const Manager *m) {
+        return m->n_refreshes;
+}
+
 int manager_once(Manager *m, CycleResult *ret) {
         int r;
 
@@ -613,7 +628,7 @@ int manager_plan_now(Manager *m, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
 
-        r = manager_observe(m, false, &inv, &p);
+        r = manager_observe(m, false, false, &inv, &p);
         if (r < 0)
                 return r;
         /* The RT guests' placement, as libvirt would have to change it. */

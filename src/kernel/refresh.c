@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * refresh.c — a drift check's read: of a copy of the last full inventory, only what can drift
+ * without an event saying so — IRQ affinities, the scheduling of the threads sriovd places, the
+ * vectors of VFs in guests (a guest's driver enabling MSI-X sends no uevent), rtnet_prio, the
+ * default affinity. What comes with an event (a device, a driver, a netdev, a VF count) is the
+ * full read's, on that event or on the daemon's slow full pass.
+ */
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sriovd/kernel.h"
+
+/* The thread's scheduling now; -ESTALE when pid is not that thread any more (the full read knows). */
+static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq, int *policy, int *priority) {
+        _cleanup_free_ char *buf = NULL;
+        ProcStat st;
+        int r;
+
+        if (rootfs_sched_live(root)) {
+                /* The scheduler is the authority; a PID that is gone or reused is the full read's. */
+                r = sched_thread_get(pid, policy, priority);
+                return r < 0 ? -ESTALE : 0;
+        }
+        r = rootfs_read(root, &buf, "/proc/%d/stat", (int) pid);
+        if (r < 0 || proc_stat_parse(buf, &st) < 0 || !(st.flags & PF_KTHREAD))
+                return -ESTALE;
+        if (name ? !streq(st.comm, name) : irq_thread_name_parse(st.comm) != (int) irq)
+                return -ESTALE;
+        *policy = (int) st.policy;
+        *priority = (int) st.rt_priority;
+        return 0;
+}
+
+static int refresh_irq(RootFs *root, Irq *q) {
+        _cleanup_free_ char *list = NULL;
+        struct stat st;
+        CpuSet affinity;
+        Irq now;
+        int r;
+
+        /* The affinity as it was: the effective one follows it, so it is read only when that moved. */
+        r = rootfs_read_stat(root, &list, &st, "/proc/irq/%u/smp_affinity_list", q->irq);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || cpuset_parse_list(list, &affinity) < 0)
+                return -ESTALE;
+        if (!cpuset_equal(&affinity, &q->affinity) || ((st.st_mode & 0222) != 0) != q->writable) {
+                r = irq_read(root, q->irq, &now);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return -ESTALE;
+                q->affinity = now.affinity;
+                q->effective = now.effective;
+                q->has_effective = now.has_effective;
+                q->writable = now.writable;
+        }
+        if (q->thread > 0)
+                return refresh_sched(root, q->thread, NULL, q->irq, &q->thread_policy, &q->thread_priority);
+        return 0;
+}
+
+/* A passthrough VF's vectors appear when its guest's driver enables MSI-X: no uevent says so. */
+static int refresh_vf_vectors(RootFs *root, const Vf *vf) {
+        _cleanup_free_ unsigned *irqs = NULL;
+        size_t n;
+        int r;
+
+        if (!streq(vf->driver, "vfio-pci"))
+                return 0;
+        r = pci_read_irqs(root, vf->addr, &irqs, &n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || n != vf->n_irqs || (n > 0 && memcmp(irqs, vf->irqs, n * sizeof(unsigned)) != 0))
+                return -ESTALE;
+        return 0;
+}
+
+/* A VF count or autoprobe written behind sriovd's back: a real kernel sends uevents for the VFs, a
+ * tree may not; one read each per PF, so a full read follows either way. */
+static int refresh_pf(RootFs *root, const Pf *pf) {
+        long v;
+
+        if (rootfs_read_long(root, &v, "/sys/bus/pci/devices/%s/sriov_numvfs", pf->addr) < 0 || v != pf->num_vfs)
+                return -ESTALE;
+        if (pf->drivers_autoprobe >= 0 &&
+            (rootfs_read_long(root, &v, "/sys/bus/pci/devices/%s/sriov_drivers_autoprobe", pf->addr) < 0 ||
+             v != pf->drivers_autoprobe))
+                return -ESTALE;
+        return 0;
+}
+
+int inventory_refresh(RootFs *root, Inventory *inv) {
+        long v;
+        int r;
+
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                r = refresh_pf(root, &inv->pfs[i]);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++) {
+                        r = refresh_vf_vectors(root, &inv->pfs[i].vfs[j]);
+                        if (r < 0)
+                                return r;
+                }
+        for (size_t i = 0; i < inv->n_irqs; i++) {
+                r = refresh_irq(root, &inv->irqs[i]);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < inv->n_other_irqs; i++) {
+                r = refresh_irq(root, &inv->other_irqs[i]);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < inv->n_kthreads; i++) {
+                Kthread *k = &inv->kthreads[i];
+
+                r = refresh_sched(root, k->pid, k->name, 0, &k->policy, &k->priority);
+                if (r < 0)
+                        return r;
+                if (k->kind == KTHREAD_NAPI && sched_thread_cpus_get(root, k->pid, &k->cpus) < 0)
+                        return -ESTALE;
+        }
+        inv->have_default_affinity = irq_read_default_affinity(root, &inv->default_affinity) >= 0;
+        if (inv->caps.rtnet_prio_present) {
+                r = rootfs_read_long(root, &v, "/proc/sys/net/core/rtnet_prio");
+                if (r < 0)
+                        return -ESTALE;
+                inv->caps.rtnet_prio = v;
+        }
+        return 0;
+}
