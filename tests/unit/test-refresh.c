@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-refresh.c — a drift check's read: a copy of the inventory refreshed, and when it must not be */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sriovd/kernel.h"
+#include "test-fixture.h"
+
+static const char *fixtures_dir;
+static char tree[] = "/tmp/sriovd-refresh-XXXXXX";
+
+static void put(const char *rel, const char *text) {
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", tree, rel);
+        f = fopen(path, "we");
+        ASSERT(f);
+        fputs(text, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+static char *slurp(const char *path) {
+        char *buf = malloc(4096);
+        FILE *f = fopen(path, "re");
+        size_t n;
+
+        ASSERT(buf && f);
+        n = fread(buf, 1, 4095, f);
+        buf[n] = 0;
+        fclose(f);
+        return buf;
+}
+
+static Inventory *read_tree(RootFs *r) {
+        Inventory *inv = NULL;
+
+        ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
+        return inv;
+}
+
+static Inventory *copy(const Inventory *inv) {
+        Inventory *c = NULL;
+
+        ASSERT_EQ(inventory_dup(inv, &c), 0);
+        return c;
+}
+
+TEST(copy_is_whole_and_its_own) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_(inventory_freep) Inventory *inv = NULL, *c = NULL;
+
+        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        inv = read_tree(r);
+        c = copy(inv);
+        ASSERT_EQ(c->n_pfs, inv->n_pfs);
+        ASSERT_EQ(c->n_irqs, inv->n_irqs);
+        ASSERT_EQ(c->n_other_irqs, inv->n_other_irqs);
+        ASSERT_EQ(c->n_kthreads, inv->n_kthreads);
+        ASSERT_EQ(c->topo.n_nodes, inv->topo.n_nodes);
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                ASSERT_STREQ(c->pfs[i].addr, inv->pfs[i].addr);
+                ASSERT_EQ(c->pfs[i].n_vfs, inv->pfs[i].n_vfs);
+                ASSERT(c->pfs[i].vfs != inv->pfs[i].vfs);   /* its own memory: freed apart */
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++) {
+                        ASSERT_EQ(c->pfs[i].vfs[j].n_irqs, inv->pfs[i].vfs[j].n_irqs);
+                        ASSERT(inv->pfs[i].vfs[j].n_irqs == 0 || c->pfs[i].vfs[j].irqs != inv->pfs[i].vfs[j].irqs);
+                }
+                ASSERT(!c->pfs[i].vf_links_known);   /* the daemon reads those again */
+        }
+        ASSERT_EQ(memcmp(c->irqs, inv->irqs, inv->n_irqs * sizeof(Irq)), 0);
+        /* Nothing changed: the refresh agrees with a full read. */
+        ASSERT_EQ(inventory_refresh(r, c), 0);
+        ASSERT_EQ(memcmp(c->irqs, inv->irqs, inv->n_irqs * sizeof(Irq)), 0);
+}
+
+TEST(refresh_sees_what_drifts) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_(inventory_freep) Inventory *inv = NULL, *c = NULL, *full = NULL;
+        char buf[CPUSET_LIST_MAX];
+        const Irq *q;
+
+        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        inv = read_tree(r);
+        c = copy(inv);
+        /* An affinity moved behind sriovd's back, and its effective one with it. */
+        put("proc/irq/60/smp_affinity_list", "2-7\n");
+        put("proc/irq/60/effective_affinity_list", "3\n");
+        ASSERT_EQ(inventory_refresh(r, c), 0);
+        q = inventory_find_irq(c, 60);
+        ASSERT(q);
+        ASSERT_STREQ(cpuset_format_list(&q->affinity, buf, sizeof(buf)), "2-7");
+        ASSERT_STREQ(cpuset_format_list(&q->effective, buf, sizeof(buf)), "3");
+        full = read_tree(r);
+        ASSERT_EQ(memcmp(inventory_find_irq(full, 60), q, sizeof(Irq)), 0);
+}
+
+TEST(stale_when_the_host_is_not_the_copy) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        char path[512];
+
+        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        inv = read_tree(r);
+
+        /* A VF count written behind its back (a tree sends no uevent). */
+        {
+                _cleanup_(inventory_freep) Inventory *c = copy(inv);
+                put("sys/bus/pci/devices/0000:41:00.0/sriov_numvfs", "3\n");
+                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                put("sys/bus/pci/devices/0000:41:00.0/sriov_numvfs", "8\n");
+        }
+        /* An IRQ thread whose PID is now another thread. */
+        {
+                _cleanup_(inventory_freep) Inventory *c = copy(inv);
+                const Irq *q = inventory_find_irq(inv, 44);
+                _cleanup_free_ char *stat = NULL;
+
+                ASSERT(q && q->thread > 0);
+                snprintf(path, sizeof(path), "%s/proc/%d/stat", tree, (int) q->thread);
+                stat = slurp(path);
+                char *open = strchr(stat, '('), *close = strrchr(stat, ')');
+                ASSERT(open && close);
+                char other[1024];
+                snprintf(other, sizeof(other), "%.*s(kworker/0:1%s", (int) (open - stat), stat, close);
+                snprintf(path, sizeof(path), "proc/%d/stat", (int) q->thread);
+                put(path, other);
+                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                put(path, stat);
+                ASSERT_EQ(inventory_refresh(r, c), 0);
+        }
+        /* An IRQ that is gone. */
+        {
+                _cleanup_(inventory_freep) Inventory *c = copy(inv);
+                snprintf(path, sizeof(path), "rm -rf %s/proc/irq/61", tree);
+                ASSERT_EQ(system(path), 0);
+                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+        }
+}
+
+int main(int argc, char **argv) {
+        char cmd[1024];
+
+        ASSERT(argc == 2);
+        fixtures_dir = argv[1];
+        ASSERT(mkdtemp(tree));
+        snprintf(cmd, sizeof(cmd), "cp -a %s/fixture-two-socket/. %s/", fixtures_dir, tree);
+        ASSERT_EQ(system(cmd), 0);
+        RUN(copy_is_whole_and_its_own);
+        RUN(refresh_sees_what_drifts);
+        RUN(stale_when_the_host_is_not_the_copy);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", tree);
+        ASSERT_EQ(system(cmd), 0);
+        return 0;
+}
