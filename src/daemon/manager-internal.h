@@ -30,7 +30,8 @@
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
-        sd_event_source *recheck_timer;   /* events coalesced into one cycle */
+        sd_event_source *recheck_timer;   /* D-Bus and libvirt requests coalesced into one cycle */
+        sd_event_source *recheck_defer;   /* kernel events: one cycle once the pending ones are read */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
         sd_event_source *retry_timer;     /* transient failures, retried with backoff */
         sd_event_source *rewrite_defer;   /* the state file rewritten whole, after the reply */
