@@ -36,6 +36,7 @@ struct Manager {
         sd_event_source *retry_timer;     /* transient failures, retried with backoff */
         sd_event_source *rewrite_defer;   /* the state file rewritten whole, after the reply */
         uint64_t retry_usec;              /* the next backoff; 0 = none pending */
+        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC; 0 = none yet */
         LinkMonitor *link_monitor;
         EthtoolMonitor *ethtool_monitor;
         DeviceMonitor *device_monitor;

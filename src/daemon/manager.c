@@ -251,6 +251,7 @@ static int manager_run_cycle(Manager *m) {
         int r;
 
         /* Whatever asked for a re-check before this cycle began, this cycle answers. */
+        m->cycle_started_usec = now_usec();
         if (m->recheck_timer)
                 (void) sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_OFF);
         if (m->recheck_defer)
@@ -346,19 +347,54 @@ static bool source_armed(sd_event_source *s) {
 }
 
 /*
+ * Kernel events back to back (a storm, or a setting whose every write makes an event) run
+ * cycles at most this often, as the 10 ms wait used to bound them; the first event after a
+ * quiet spell is never held back.
+ */
+#define EVENT_CYCLE_GAP_USEC (5 * 1000)
+
+static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
+        int r;
+
+        if (!m->recheck_timer)
+                return sd_event_add_time(m->event, &m->recheck_timer, CLOCK_MONOTONIC, usec, 1000, on_recheck_timer, m);
+        r = sd_event_source_set_time(m->recheck_timer, usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_ONESHOT);
+        return r;
+}
+
+/*
  * A device, link or ethtool event: a cycle at once, because a new VF's vectors sit on every
  * CPU, RT ones included, until pinned (a fixed 10 ms wait was half of the reaction time). Not
  * one cycle per event, though: a PF making 64 VFs sends hundreds. The cycle is a deferred
  * source of lower priority than the monitors' fds, so every event already received is read
  * before it runs, and the events that arrive while it runs arm it once more, for one cycle
- * after. A cycle re-reads everything, so whatever it follows is covered.
+ * after (no sooner than EVENT_CYCLE_GAP_USEC after the last one began). A cycle re-reads
+ * everything, so whatever it follows is covered.
  */
 static void on_kernel_event(const char *what, void *userdata) {
         Manager *m = userdata;
+        uint64_t now = now_usec(), due = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
         int r;
 
         if (source_armed(m->recheck_defer)) {
                 log_debug("Kernel event %s: a re-check is already due", what);
+                return;
+        }
+        if (m->cycle_started_usec > 0 && now < due) {
+                uint64_t when = UINT64_MAX;
+
+                if (m->recheck_timer && source_armed(m->recheck_timer))
+                        (void) sd_event_source_get_time(m->recheck_timer, &when);
+                if (when <= due) {
+                        log_debug("Kernel event %s: a re-check is already due", what);
+                        return;
+                }
+                log_info("Re-checking after kernel event: %s", what);
+                r = manager_arm_recheck_timer(m, due);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
                 return;
         }
         log_info("Re-checking after kernel event: %s", what);
@@ -382,14 +418,7 @@ void manager_recheck(Manager *m, const char *why) {
         if (source_armed(m->recheck_timer) || source_armed(m->recheck_defer))
                 return;   /* a re-check is already due */
         log_info("Re-checking after kernel event: %s", why);   /* the words tests and operators grep */
-        if (!m->recheck_timer)
-                r = sd_event_add_time_relative(m->event, &m->recheck_timer, CLOCK_MONOTONIC, RECHECK_DELAY_USEC,
-                                               1000, on_recheck_timer, m);
-        else {
-                r = sd_event_source_set_time_relative(m->recheck_timer, RECHECK_DELAY_USEC);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_ONESHOT);
-        }
+        r = manager_arm_recheck_timer(m, now_usec() + RECHECK_DELAY_USEC);
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
