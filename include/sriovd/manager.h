@@ -159,7 +159,7 @@ int manager_load_runtime(Manager *m);
 
 /* A re-check cycle soon (10 ms, so that a burst of requests shares it). */
 void manager_recheck(Manager *m, const char *why);
-/* A re-check cycle as soon as the events already received are read (and 5 ms after the last one began): something new needs pinning. */
+/* A re-check once the events already received are read, 5 ms after the last at the soonest. */
 void manager_recheck_now(Manager *m, const char *why);
 /* Connect to libvirt (config libvirt_uri): 1 connected, 0 not wanted (a fixture without a URI), <0 failed. */
 int manager_connect_guests(Manager *m);
