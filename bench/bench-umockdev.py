@@ -4,15 +4,23 @@
 
 """Two latencies of the real sriovd under tests/umockdev/testkernel.py.
 
-    bench-umockdev.py SRIOVD UDEV_PROBE [--reps N] [--creation-reps M]
+    bench-umockdev.py SRIOVD UDEV_PROBE [--reps N] [--large-reps K] [--creation-reps M]
 
-reaction (the IRQ issue): on the one-socket-cx7 host, with drift_check_sec = 0 and no
-  num_vfs in the config, the kernel itself enables one VF (4 MSI-X vectors); measured
-  from the start of that VF's "add" uevent to the reply to sriovd's last
-  smp_affinity_list write that leaves all 4 vectors at their planned CPUs (the test
-  kernel timestamps every write it receives, CLOCK_MONOTONIC). Baseline, same run: a bare
-  libudev monitor in another process (udev-probe) receiving the same uevent. N reps
-  (default 50, $SRIOVD_BENCH_ITERATIONS), the VF removed and sriovd settled in between.
+reaction (the IRQ issue, issue 20's hotplug goal): on the one-socket-cx7 host, with
+  drift_check_sec = 0 and no num_vfs in the config, the kernel itself enables one VF (4
+  MSI-X vectors); measured from the start of that VF's "add" uevent to the reply to
+  sriovd's last smp_affinity_list write that leaves all 4 vectors at their planned CPUs
+  (the test kernel timestamps every write it receives, CLOCK_MONOTONIC). Baselines, same
+  run: a bare libudev monitor in another process (udev-probe) receiving the same "add",
+  and receiving the VF's "bind" -- the kernel's own delivery of the event after which the
+  vectors exist (the driver allocates them in probe, between the two; no daemon can pin
+  them earlier). The goal is sriovd's pinned within 5 ms of that at p99. N reps (default
+  50, $SRIOVD_BENCH_ITERATIONS), the VF removed and sriovd settled in between; the number
+  of cycles sriovd ran for each VF is counted from its log.
+
+reaction on the large host: the same, on the 'large' host with one PF's 64 VFs removed
+  first (7 x 64 VFs left, 8 vectors each); that PF gets the one new VF (8 vectors). K reps
+  (--large-reps, default 10; 0 skips it).
 
 creation (the VF issue): a 'large'-shaped host with one CX-6 Dx PF (totalvfs 64, 8
   vectors per VF); num_vfs toggled 0 -> 64 by SIGHUP; measured from the test kernel
@@ -102,24 +110,47 @@ def pinned(kernel, pf, n_vfs):
     return kernel.affinities(want) == want
 
 
-def bench_reaction(sriovd, probe_path, reps):
-    pf = "0000:17:00.0"
-    kernel = testkernel.TestKernel("one-socket-cx7").start()
+def quiet(d, sec):
+    """Until sriovd has started no cycle for sec seconds (at most 30 s)."""
+    last, deadline = d.stderr().count("info: Cycle "), time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(sec)
+        n = d.stderr().count("info: Cycle ")
+        if n == last:
+            return
+        last = n
+
+
+def bench_reaction(sriovd, probe_path, reps, large=False):
+    quiet_sec = 1.0 if large else 0.3
+    if large:
+        # The large host less one PF's VFs (7 x 64 VFs, ~3,700 IRQs): that PF gets the new VF.
+        pf = "0000:41:00.0"
+        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        kernel = testkernel.TestKernel("large", tmpdir=shm).start()
+        kernel.set_numvfs(pf, 0)
+        host = "large host, %d IRQs" % len(kernel.affinity)
+    else:
+        pf = "0000:17:00.0"
+        kernel = testkernel.TestKernel("one-socket-cx7").start()
+        host = "one-socket-cx7"
     tmp = tempfile.mkdtemp(prefix="sriovd-bench-")
     d = testkernel.Sriovd(kernel, sriovd, tmp, "[daemon]\ndrift_check_sec = 0\n")
     probe = Probe(probe_path, kernel)
-    react, floor, tk, first = [], [], [], []
+    react, floor, bound, tk, first, cycles = [], [], [], [], [], []
     try:
-        d.wait_for("READY")
-        kernel.wait(lambda: pinned(kernel, pf, 0), 5)
+        d.wait_for("READY", 60)
+        kernel.wait(lambda: pinned(kernel, pf, 0), 30)
         for i in range(reps + 1):
             nw, ne = len(kernel.writes), len(kernel.events)
+            nc = d.stderr().count("info: Cycle ")
             kernel.set_numvfs(pf, 1)
             vf = kernel.fns[pf].vfs[0].name
             t0 = next(t for t, a, p in kernel.events[ne:] if a == "add" and p.endswith(vf))
             if not kernel.wait(lambda: pinned(kernel, pf, 1), 5):
                 raise AssertionError("VF IRQs not pinned:\n" + d.stderr())
             t_probe = probe.wait("add", vf)
+            t_bind = probe.wait("bind", vf)
             want, _ = kernel.planned_affinity(pf)
             vf_want = {q.number: want[q.number] for q in kernel.fns[pf].vfs[0].irqs}
             t_pin, inside = last_pin_ns(kernel, vf_want, nw)
@@ -129,23 +160,31 @@ def bench_reaction(sriovd, probe_path, reps):
                 first.append((t_first - t0) / 1e6)
                 react.append((t_pin - t0) / 1e6)
                 floor.append((t_probe - t0) / 1e6)
+                bound.append((t_bind - t0) / 1e6)
                 tk.append(inside / 1e6)
+            quiet(d, quiet_sec)     # the cycles the VF's last events caused, before counting them
+            if i > 0:
+                cycles.append(d.stderr().count("info: Cycle ") - nc)
             kernel.set_numvfs(pf, 0)
-            time.sleep(0.3)     # sriovd's re-check of the removal, so reps do not overlap
+            quiet(d, quiet_sec)     # sriovd's re-check of the removal, so reps do not overlap
     finally:
         probe.close()
         d.stop()
         kernel.cleanup()
-    print("reaction: one VF (4 IRQs) appears, from its 'add' uevent")
+    beyond = [r - b for r, b in zip(react, bound)]
+    print("reaction (%s): one VF (%d IRQs) appears, from its 'add' uevent" % (host, kernel.vf_irqs))
     print("  sriovd: all IRQs pinned  " + fmt(react))
-    print("  floor: bare libudev monitor receives it  " + fmt(floor))
+    print("  floor: bare libudev monitor receives the 'add'  " + fmt(floor))
+    print("  baseline: bare libudev monitor receives the VF's 'bind' (vectors exist)  " + fmt(bound))
+    print("  sriovd beyond the baseline (pinned - 'bind' received)  " + fmt(beyond))
     print("  of sriovd's: uevent -> its first affinity write arrives  " + fmt(first))
     print("  of sriovd's: inside the test kernel's affinity writes  " + fmt(tk))
-    print("  ratio p50 %.0fx, p99 %.0fx; sriovd minus its %d ms coalescing delay: p50 %.2f ms,"
-          " minus the test kernel's write time too: p50 %.2f ms"
-          % (pct(react, 50) / pct(floor, 50), pct(react, 99) / pct(floor, 99), RECHECK_DELAY_MS,
-             pct(react, 50) - RECHECK_DELAY_MS,
-             pct([r - t for r, t in zip(react, tk)], 50) - RECHECK_DELAY_MS))
+    print("  cycles per VF (its 3 uevents)  " + fmt(cycles).replace(" ms", ""))
+    print("  figure/baseline/ratio: p50 %.2f/%.2f ms = %.2fx, p99 %.2f/%.2f ms = %.2fx; "
+          "beyond the baseline p99 %.2f ms (goal <= 5 ms); against the 'add': p50 %.0fx"
+          % (pct(react, 50), pct(bound, 50), pct(react, 50) / pct(bound, 50),
+             pct(react, 99), pct(bound, 99), pct(react, 99) / pct(bound, 99), pct(beyond, 99),
+             pct(react, 50) / pct(floor, 50)))
     return react, floor
 
 
@@ -190,10 +229,6 @@ def bench_creation(sriovd, reps):
                                              pct(total, 99) / pct(floor, 99)))
 
 
-# manager.c's RECHECK_DELAY_USEC: the wait after a kernel event before the re-check.
-RECHECK_DELAY_MS = 10
-
-
 def main():
     testkernel.enter_testbed_process()
     ap = argparse.ArgumentParser()
@@ -202,9 +237,14 @@ def main():
     ap.add_argument("--reps", type=int,
                     default=int(os.environ.get("SRIOVD_BENCH_ITERATIONS", "50")))
     ap.add_argument("--creation-reps", type=int, default=8)
+    ap.add_argument("--large-reps", type=int, default=10)
     a = ap.parse_args()
-    bench_reaction(a.sriovd, a.udev_probe, a.reps)
-    bench_creation(a.sriovd, a.creation_reps)
+    if a.reps:
+        bench_reaction(a.sriovd, a.udev_probe, a.reps)
+    if a.large_reps:
+        bench_reaction(a.sriovd, a.udev_probe, a.large_reps, large=True)
+    if a.creation_reps:
+        bench_creation(a.sriovd, a.creation_reps)
     return 0
 
 

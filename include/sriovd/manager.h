@@ -176,8 +176,10 @@ struct sd_event *manager_event_loop(const Manager *m);
 /* Pick up what a previous sriovd (that crashed) changed on IRQ threads, from $RUNTIME_DIRECTORY. */
 int manager_load_runtime(Manager *m);
 
-/* A re-check cycle soon (10 ms), as after a kernel event. */
+/* A re-check cycle soon (10 ms, so that a burst of requests shares it). */
 void manager_recheck(Manager *m, const char *why);
+/* A re-check once the events already received are read, 5 ms after the last at the soonest. */
+void manager_recheck_now(Manager *m, const char *why);
 /* Connect to libvirt (config libvirt_uri): 1 connected, 0 not wanted (a fixture without a URI), <0 failed. */
 int manager_connect_guests(Manager *m);
 /* The daemon's: connect from the event loop, never blocking it, retried with backoff (guests_start()). */

@@ -30,7 +30,8 @@
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
-        sd_event_source *recheck_timer;   /* events coalesced into one cycle */
+        sd_event_source *recheck_timer;   /* D-Bus and libvirt requests coalesced into one cycle */
+        sd_event_source *recheck_defer;   /* kernel events: one cycle once the pending ones are read */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
         sd_event_source *retry_timer;     /* transient failures, retried with backoff */
         sd_event_source *rewrite_defer;   /* the state file rewritten whole, after the reply */
@@ -42,6 +43,7 @@ struct Manager {
         char (*saved_tenants)[TENANT_ID_MAX];   /* AllocationChanged owed once the group is written */
         size_t n_saved_tenants, allocated_saved_tenants;
         uint64_t retry_usec;              /* the next backoff; 0 = none pending */
+        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC; 0 = none yet */
         LinkMonitor *link_monitor;
         EthtoolMonitor *ethtool_monitor;
         DeviceMonitor *device_monitor;

@@ -48,6 +48,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         sd_event_source_unref(m->drift_timer);
         sd_event_source_unref(m->recheck_timer);
+        sd_event_source_unref(m->recheck_defer);
         sd_event_source_unref(m->vf_timer);
         sd_event_source_unref(m->retry_timer);
         sd_event_source_unref(m->rewrite_defer);
@@ -251,6 +252,12 @@ static int manager_run_cycle(Manager *m) {
         CycleResult res;
         int r;
 
+        /* Whatever asked for a re-check before this cycle began, this cycle answers. */
+        m->cycle_started_usec = now_usec();
+        if (m->recheck_timer)
+                (void) sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_OFF);
+        if (m->recheck_defer)
+                (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
         r = manager_cycle(m, CYCLE_APPLY, &res);
         manager_arm_vf_timer(m);
         if (r < 0)
@@ -310,10 +317,8 @@ static int manager_arm_drift_timer(Manager *m) {
 }
 
 /*
- * Events come in bursts (a driver reload adds dozens of devices): wait this long, then one cycle.
- * Short, because a new VF's vectors sit on every CPU, RT ones included, until pinned (measured:
- * 100 ms made reaction 123 ms p50, 10 ms makes it ~21 ms); events arriving during a cycle get one
- * more cycle after it, so a burst still costs few cycles.
+ * A re-check asked for by the D-Bus API or libvirt: wait this long, then one cycle, so that a
+ * burst of calls (16 clients allocating) shares it. Kernel events do not wait (below).
  */
 #define RECHECK_DELAY_USEC (10 * 1000)
 
@@ -325,7 +330,7 @@ static int on_vf_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_recheck(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
         (void) manager_run_cycle(m);
@@ -333,29 +338,96 @@ static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void on_kernel_event(const char *what, void *userdata) {
-        Manager *m = userdata;
-        int enabled = SD_EVENT_OFF, r;
+static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        return on_recheck(s, userdata);
+}
 
-        if (m->recheck_timer)
-                (void) sd_event_source_get_enabled(m->recheck_timer, &enabled);
-        if (enabled != SD_EVENT_OFF)
-                return;   /* a re-check is already due */
-        log_info("Re-checking after kernel event: %s", what);
+static bool source_armed(sd_event_source *s) {
+        int enabled = SD_EVENT_OFF;
+
+        if (s)
+                (void) sd_event_source_get_enabled(s, &enabled);
+        return enabled != SD_EVENT_OFF;
+}
+
+/*
+ * Kernel events back to back (a storm, or a setting whose every write makes an event) run
+ * cycles at most this often, as the 10 ms wait used to bound them; the first event after a
+ * quiet spell is never held back.
+ */
+#define EVENT_CYCLE_GAP_USEC (5 * 1000)
+
+static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
+        int r;
 
         if (!m->recheck_timer)
-                r = sd_event_add_time_relative(m->event, &m->recheck_timer, CLOCK_MONOTONIC, RECHECK_DELAY_USEC,
-                                               1000, on_recheck_timer, m);
-        else {
-                r = sd_event_source_set_time_relative(m->recheck_timer, RECHECK_DELAY_USEC);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_ONESHOT);
+                return sd_event_add_time(m->event, &m->recheck_timer, CLOCK_MONOTONIC, usec, 1000, on_recheck_timer, m);
+        r = sd_event_source_set_time(m->recheck_timer, usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_ONESHOT);
+        return r;
+}
+
+/*
+ * A device, link or ethtool event: a cycle at once, because a new VF's vectors sit on every
+ * CPU, RT ones included, until pinned (a fixed 10 ms wait was half of the reaction time). Not
+ * one cycle per event, though: a PF making 64 VFs sends hundreds. The cycle is a deferred
+ * source of lower priority than the monitors' fds, so every event already received is read
+ * before it runs, and the events that arrive while it runs arm it once more, for one cycle
+ * after (no sooner than EVENT_CYCLE_GAP_USEC after the last one began). A cycle re-reads
+ * everything, so whatever it follows is covered.
+ */
+static void on_kernel_event(const char *what, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec(), due = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
+        int r;
+
+        if (source_armed(m->recheck_defer)) {
+                log_debug("Kernel event %s: a re-check is already due", what);
+                return;
         }
+        if (m->cycle_started_usec > 0 && now < due) {
+                uint64_t when = UINT64_MAX;
+
+                if (m->recheck_timer && source_armed(m->recheck_timer))
+                        (void) sd_event_source_get_time(m->recheck_timer, &when);
+                if (when <= due) {
+                        log_debug("Kernel event %s: a re-check is already due", what);
+                        return;
+                }
+                log_info("Re-checking after kernel event: %s", what);
+                r = manager_arm_recheck_timer(m, due);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+                return;
+        }
+        log_info("Re-checking after kernel event: %s", what);
+        if (!m->recheck_defer) {
+                r = sd_event_add_defer(m->event, &m->recheck_defer, on_recheck, m);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(m->recheck_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                if (r < 0)
+                        m->recheck_defer = sd_event_source_unref(m->recheck_defer);
+        } else
+                r = sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_ONESHOT);
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
 
 void manager_recheck(Manager *m, const char *why) {
+        int r;
+
+        if (!m->event)
+                return;
+        if (source_armed(m->recheck_timer) || source_armed(m->recheck_defer))
+                return;   /* a re-check is already due */
+        log_info("Re-checking after kernel event: %s", why);   /* the words tests and operators grep */
+        r = manager_arm_recheck_timer(m, now_usec() + RECHECK_DELAY_USEC);
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+}
+
+void manager_recheck_now(Manager *m, const char *why) {
         if (m->event)
                 on_kernel_event(why, m);
 }

@@ -165,7 +165,7 @@ static int on_irq_watch_timer(sd_event_source *s, uint64_t usec, void *userdata)
                 log_oom();
         else if (r > 0) {
                 snprintf(why, sizeof(why), "MSI-X vectors of passthrough VF %s%s", vf, r > 1 ? " and others" : "");
-                manager_recheck(m, why);
+                manager_recheck_now(m, why);
         }
         manager_arm_irq_watch(m);
         return 0;

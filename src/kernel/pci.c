@@ -159,21 +159,68 @@ static int pci_read_function(RootFs *root, const char *addr, HostProblems *probl
         return pci_read_iommu_group(root, addr, problems, &f->iommu_group);
 }
 
-/* Names from pci.ids (or udev's hwdb), numeric where there is none. */
-static void pci_lookup_names(PciFunction *fns, size_t n) {
+/*
+ * Names by ID, kept for the process: loading pci.ids (1.3 MB, parsed into libpci's hash) is
+ * ~10 ms, which was most of a cycle on a small host and came before a new VF's IRQs could be
+ * pinned. The IDs of a host are few and its names never change while it runs, so pci.ids is
+ * read again only for an ID never seen. Per thread, as the jump buffer; bounded: beyond
+ * NAME_CACHE_MAX IDs lookups just are not kept.
+ */
+#define NAME_CACHE_MAX 256
+typedef struct PciName {
+        uint16_t vendor, device;
+        char name[PCI_NAME_MAX];
+} PciName;
+static __thread PciName *name_cache;
+static __thread size_t n_name_cache;
+
+static int pci_name_cmp(const void *a, const void *b) {
+        const PciName *x = a, *y = b;
+
+        return x->vendor != y->vendor ? (int) x->vendor - (int) y->vendor : (int) x->device - (int) y->device;
+}
+
+static const PciName *name_cache_find(uint16_t vendor, uint16_t device) {
+        PciName key = { .vendor = vendor, .device = device };
+
+        return bsearch_safe(&key, name_cache, n_name_cache, sizeof(key), pci_name_cmp);
+}
+
+/* IDs to look up, each once (unsorted, few). */
+static void ids_add(PciName *ids, size_t *n, size_t max, uint16_t vendor, uint16_t device) {
+        if (name_cache_find(vendor, device))
+                return;
+        for (size_t k = 0; k < *n; k++)
+                if (ids[k].vendor == vendor && ids[k].device == device)
+                        return;
+        if (*n < max)
+                ids[(*n)++] = (PciName) { .vendor = vendor, .device = device };
+}
+
+static void name_cache_add(const PciName *ids, size_t n) {
+        PciName *c;
+
+        if (n == 0 || n_name_cache + n > NAME_CACHE_MAX)
+                return;
+        c = reallocarray(name_cache, n_name_cache + n, sizeof(*c));
+        if (!c)
+                return;   /* looked up again next time */
+        memcpy(c + n_name_cache, ids, n * sizeof(*c));
+        name_cache = c;
+        n_name_cache += n;
+        qsort_safe(name_cache, n_name_cache, sizeof(*name_cache), pci_name_cmp);
+}
+
+/* pci.ids (hwdb off) for ids; how many were resolved, in order (the rest: a broken pci.ids, no memory). */
+static size_t pci_lookup_ids(PciName *ids, size_t n) {
         struct pci_access *a;
         sigjmp_buf jmp;
         /* volatile: read after a longjmp out of libpci */
         volatile size_t i = 0;
 
-        for (size_t k = 0; k < n; k++)
-                snprintf(fns[k].name, sizeof(fns[k].name), "%04x:%04x", fns[k].vendor, fns[k].device);
-        if (n == 0)
-                return;
-
         a = pci_alloc();
         if (!a)
-                return;
+                return 0;
         /* No pci_init(): no access method, so libpci itself never touches sysfs. */
         a->error = pci_error_cb;
         a->warning = pci_quiet_cb;
@@ -187,16 +234,57 @@ static void pci_lookup_names(PciFunction *fns, size_t n) {
         pci_error_jmp = &jmp;
         if (sigsetjmp(jmp, 0) == 0)
                 for (; i < n; i++) {
-                        PciFunction *f = &fns[i];
+                        PciName *id = &ids[i];
                         char name[PCI_NAME_MAX];
 
-                        if (pci_lookup_name(a, name, sizeof(name), PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE, f->vendor,
-                                            f->device))
-                                strscpy(f->name, sizeof(f->name), name);
+                        if (pci_lookup_name(a, name, sizeof(name), PCI_LOOKUP_VENDOR | PCI_LOOKUP_DEVICE, id->vendor,
+                                            id->device))
+                                strscpy(id->name, sizeof(id->name), name);
                 }
         /* else: pci.ids is broken or memory ran out; the rest keep their numeric names */
         pci_error_jmp = NULL;
         pci_cleanup(a);
+        return i;
+}
+
+/* Names from pci.ids, numeric where there is none. */
+static void pci_lookup_names(RootFs *root, PciFunction *fns, size_t n) {
+        /* Each function may bring its own ID and its VFs'. */
+        _cleanup_free_ PciName *ids = n > 0 ? calloc(2 * n, sizeof(*ids)) : NULL;
+        size_t n_ids = 0, n_found;
+
+        for (size_t k = 0; k < n; k++) {
+                PciFunction *f = &fns[k];
+                long vf_device;
+
+                if (name_cache_find(f->vendor, f->device))
+                        continue;
+                ids_add(ids, &n_ids, ids ? 2 * n : 0, f->vendor, f->device);
+                /* Its VFs' ID too, in the same load: the first VF to appear is then named at once. */
+                if (rootfs_read_long(root, &vf_device, PCI_DEV "/sriov_vf_device", f->addr) >= 0 &&
+                    vf_device > 0 && vf_device <= UINT16_MAX)
+                        ids_add(ids, &n_ids, ids ? 2 * n : 0, f->vendor, (uint16_t) vf_device);
+        }
+        for (size_t k = 0; k < n_ids; k++)
+                snprintf(ids[k].name, sizeof(ids[k].name), "%04x:%04x", ids[k].vendor, ids[k].device);
+        if (n_ids > 0) {
+                n_found = pci_lookup_ids(ids, n_ids);
+                name_cache_add(ids, n_found);
+        }
+
+        for (size_t k = 0; k < n; k++) {
+                PciFunction *f = &fns[k];
+                const PciName *c = name_cache_find(f->vendor, f->device);
+
+                if (!c)   /* not kept (cache full, no memory, a broken pci.ids): this scan's answer */
+                        for (size_t j = 0; j < n_ids && !c; j++)
+                                if (ids[j].vendor == f->vendor && ids[j].device == f->device)
+                                        c = &ids[j];
+                if (c)
+                        strscpy(f->name, sizeof(f->name), c->name);
+                else
+                        snprintf(f->name, sizeof(f->name), "%04x:%04x", f->vendor, f->device);
+        }
 }
 
 int pci_scan(RootFs *root, HostProblems *problems, PciFunction **ret, size_t *ret_n) {
@@ -228,7 +316,7 @@ int pci_scan(RootFs *root, HostProblems *problems, PciFunction **ret, size_t *re
                         n++;
         }
         qsort_safe(fns, n, sizeof(*fns), pci_function_cmp);
-        pci_lookup_names(fns, n);
+        pci_lookup_names(root, fns, n);
         *ret = TAKE_PTR(fns);
         *ret_n = n;
         return 0;

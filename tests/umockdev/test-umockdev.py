@@ -16,7 +16,14 @@ NUMA node unknown), event-driven only (drift_check_sec = 0) until the last step:
      sriov_numvfs, never an EBUSY; the 4 new VFs' IRQs are pinned.
   c. PF driver reload (unbind: VFs vanish, numvfs 0; bind: PF back with 0 VFs and new
      IRQ numbers): sriovd creates the 4 VFs again and pins every IRQ again.
-  d. drift_check_sec = 1 and SIGHUP; a VF IRQ's affinity written behind sriovd's back is
+  d. bursts of uevents: with a VF IRQ moved behind sriovd's back (no event, so unnoticed),
+     the kernel sends one uevent and, while sriovd's cycle waits on its affinity write (the
+     kernel is busy), BURST more. The first event starts a cycle at once (its write arrives
+     sooner after the uevent than the 10 ms sriovd used to wait, at least once in a few
+     bursts) and the whole burst costs at most 3 cycles, not one per event. Then a storm:
+     STORM uevents ~1 ms apart, the kernel answering all along: at most one cycle per 5 ms
+     (sriovd's bound on back-to-back cycles) and 3 more.
+  e. drift_check_sec = 1 and SIGHUP; a VF IRQ's affinity written behind sriovd's back is
      put back within a few seconds and logged as drift.
 
 Exit 77 when umockdev (gir1.2-umockdev-1.0, python3-gi, libumockdev-preload) is missing.
@@ -35,6 +42,11 @@ import testkernel  # noqa: E402
 PF = "0000:17:00.0"
 PF_DEV = "/sys/bus/pci/devices/%s/sriov_numvfs" % PF
 SETTLE = 5.0
+BURST = 100
+BURSTS = 5
+OLD_DELAY_MS = 10     # manager.c waited this long after a kernel event before it looked
+STORM = 300
+CYCLE_GAP_MS = 5      # manager.c's EVENT_CYCLE_GAP_USEC
 
 
 def expected_affinity(kernel, pf_addr):
@@ -83,6 +95,55 @@ def numvfs_writes(kernel, since=0):
     return [(w["value"], w["errno"]) for w in kernel.writes_to("/sriov_numvfs")[since:]]
 
 
+def cycles(d):
+    return d.stderr().count("info: Cycle ")
+
+
+def settle(d):
+    """Until sriovd has run no cycle for 0.5 s (at most SETTLE s)."""
+    last, deadline = cycles(d), time.monotonic() + SETTLE
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        if cycles(d) == last:
+            return
+        last = cycles(d)
+
+
+def burst(kernel, d):
+    """One burst (step d): (ms from the first uevent to sriovd's write, cycles it cost)."""
+    vf = kernel.fns[PF].vfs[0]
+    irq = min(q.number for q in vf.irqs)
+    want, _ = expected_affinity(kernel, PF)
+    settle(d)
+    kernel.set_affinity_behind_back(irq, "0-7")
+    n_cycles, nw = cycles(d), len(kernel.writes)
+    with kernel.lock:
+        # Holding the lock, the kernel answers no write: sriovd's cycle waits in its first one.
+        t0 = time.monotonic_ns()
+        kernel.uevent(vf.rel, "bind")
+        time.sleep(0.1)
+        for _ in range(BURST):
+            kernel.uevent(vf.rel, "bind")
+    assert kernel.wait(lambda: kernel.affinity[irq] == want[irq], SETTLE), d.stderr()
+    settle(d)
+    first = next(w["t"] for w in kernel.writes[nw:] if w["path"] == "/proc/irq/%d/smp_affinity_list" % irq)
+    return (first - t0) / 1e6, cycles(d) - n_cycles
+
+
+def storm(kernel, d):
+    """STORM uevents ~1 ms apart (step d): (ms they took, cycles they cost)."""
+    vf = kernel.fns[PF].vfs[0]
+    settle(d)
+    n_cycles = cycles(d)
+    t0 = time.monotonic()
+    for _ in range(STORM):
+        kernel.uevent(vf.rel, "bind")
+        time.sleep(0.001)
+    took = (time.monotonic() - t0) * 1000
+    settle(d)
+    return took, cycles(d) - n_cycles
+
+
 def main():
     testkernel.enter_testbed_process()
     sriovd = sys.argv[1]
@@ -123,7 +184,19 @@ def main():
         check_invariants(kernel)
         print("c. sriov_numvfs writes across the reload (value, errno): %s" % w)
 
-        # d. drift: an affinity changed behind sriovd's back comes back.
+        # d. bursts: the first event handled at once, the rest coalesced.
+        runs = [burst(kernel, d) for _ in range(BURSTS)]
+        print("d. %d bursts of %d uevents: first write %s ms after the first uevent, cycles %s" %
+              (BURSTS, BURST + 1, " ".join("%.2f" % ms for ms, _ in runs),
+               " ".join(str(n) for _, n in runs)))
+        assert all(1 <= n <= 3 for _, n in runs), runs
+        assert min(ms for ms, _ in runs) < OLD_DELAY_MS, runs
+        took, n = storm(kernel, d)
+        print("d. a storm of %d uevents over %.0f ms: %d cycles" % (STORM, took, n))
+        assert 1 <= n <= took / CYCLE_GAP_MS + 3, (took, n)
+        check_invariants(kernel)
+
+        # e. drift: an affinity changed behind sriovd's back comes back.
         d.reload(conf(4, drift=1))
         vf_irq = min(kernel.vf_irqs_of(PF))
         want, _ = expected_affinity(kernel, PF)
@@ -135,7 +208,7 @@ def main():
         while "Drift repaired: irq-affinity" not in d.stderr() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "Drift repaired: irq-affinity" in d.stderr(), d.stderr()
-        print("d. IRQ %d: %s behind sriovd's back, back to %s" % (vf_irq, other, want[vf_irq]))
+        print("e. IRQ %d: %s behind sriovd's back, back to %s" % (vf_irq, other, want[vf_irq]))
 
         d.proc.send_signal(signal.SIGTERM)
         assert d.proc.wait(timeout=10) == 0, d.stderr()

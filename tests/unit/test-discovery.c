@@ -197,6 +197,21 @@ TEST(one_socket_cx7) {
                 ASSERT_EQ(inv->irqs[i].thread, 0);
 }
 
+/* Names are kept for the process (pci.ids is read for new IDs only): a second read names alike. */
+TEST(names_kept) {
+        _cleanup_(inventory_freep) Inventory *a = discover("one-socket-cx7", NULL);
+        _cleanup_(inventory_freep) Inventory *b = discover("one-socket-cx7", NULL);
+        _cleanup_(inventory_freep) Inventory *c = discover("two-socket", NULL);
+
+        ASSERT_EQ(a->n_pfs, 1);
+        ASSERT_EQ(b->n_pfs, 1);
+        ASSERT_CONTAINS(b->pfs[0].name, "ConnectX-7");
+        ASSERT_STREQ(a->pfs[0].name, b->pfs[0].name);
+        /* Another host's IDs after these: looked up, not taken from the first. */
+        ASSERT(c->n_pfs > 0);
+        ASSERT_CONTAINS(c->pfs[0].name, "ConnectX-6 Dx");
+}
+
 TEST(no_nic) {
         _cleanup_(inventory_freep) Inventory *inv = discover("no-nic", NULL);
         ASSERT_EQ(inv->n_pfs, 0);
@@ -253,6 +268,7 @@ int main(int argc, char **argv) {
         RUN(two_socket);
         RUN(irq_threads_only_kernel_threads);
         RUN(one_socket_cx7);
+        RUN(names_kept);
         RUN(no_nic);
         RUN(libpci_stays_in_root);
         return 0;
