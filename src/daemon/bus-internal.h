@@ -139,6 +139,8 @@ int bus_device_path(const char *addr, char **ret);
 int bus_append_tenant_record(sd_bus_message *m, const TenantInfo *t);
 /* A method return with one tenant record, sent. */
 int bus_reply_tenant_record(sd_bus_message *call, const TenantInfo *t);
+/* The same reply, not sent: for a change whose reply waits for its save (bus-saves.c). */
+int bus_tenant_record_reply(sd_bus_message *call, const TenantInfo *t, sd_bus_message **ret);
 int bus_append_pf_record(sd_bus_message *m, const Pf *pf);
 int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const char *tenant);
 /* One NUMA node's RT CPUs (RtCpuNodes), numa_node absent for the unknown node. */

@@ -260,13 +260,24 @@ int bus_append_note_record(sd_bus_message *m, const PlanNote *n) {
         return r;
 }
 
-int bus_reply_tenant_record(sd_bus_message *call, const TenantInfo *t) {
+int bus_tenant_record_reply(sd_bus_message *call, const TenantInfo *t, sd_bus_message **ret) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_message_new_method_return(call, &reply);
         if (r >= 0)
                 r = bus_append_tenant_record(reply, t);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+int bus_reply_tenant_record(sd_bus_message *call, const TenantInfo *t) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        int r;
+
+        r = bus_tenant_record_reply(call, t, &reply);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);

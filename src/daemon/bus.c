@@ -189,20 +189,6 @@ static int method_ping(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return sd_bus_reply_method_return(m, NULL);
 }
 
-/* A method return with one tenant record, not sent. */
-static int tenant_record_reply(sd_bus_message *call, const TenantInfo *t, sd_bus_message **ret) {
-        _cleanup_message_ sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_message_new_method_return(call, &reply);
-        if (r >= 0)
-                r = bus_append_tenant_record(reply, t);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(reply);
-        return 0;
-}
-
 static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         const char *tenant, *class_name, *domain;
@@ -241,7 +227,7 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
             t.vlan == opts.vlan && (!opts.have_mac || streq(t.mac, mac_format(opts.mac, mac))) &&
             streq(t.state, "allocated")) {
                 /* It may be a change of the group not written yet: answered with the group. */
-                r = tenant_record_reply(m, &t, &reply);
+                r = bus_tenant_record_reply(m, &t, &reply);
                 if (r < 0)
                         return r;
                 return bus_reply_when_saved(b, m, reply, NULL, NULL, "Allocation not saved, nothing changed", NULL);
@@ -266,7 +252,7 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         default:
                 return bus_error_setf(error, -EIO, "Allocation not saved, nothing changed: %s", strerror(-r));
         }
-        r = tenant_record_reply(m, &t, &reply);
+        r = bus_tenant_record_reply(m, &t, &reply);
         if (r < 0)
                 return r;
         snprintf(done, sizeof(done), "D-Bus: allocated %s to tenant %s (class %s)", t.vf[0] ? t.vf : t.kind, tenant,
