@@ -55,9 +55,3 @@ int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret)
 int proc_thread_times_open(RootFs *root, pid_t pid, pid_t tid);
 int proc_thread_times_reread(int fd, pid_t pid, pid_t tid, ThreadTimes *ret);
 
-/*
- * The ksoftirqd/N kernel thread of each CPU in cpus (one walk over /proc, PF_KTHREAD only: user
- * space can name itself "ksoftirqd/3"): ret_by_cpu[k] for cpus[k], 0 where none was found.
- * The sampler walks once and again only when a PID it knew has gone.
- */
-int proc_ksoftirqd_scan(RootFs *root, const unsigned *cpus, size_t n_cpus, pid_t *ret_by_cpu);

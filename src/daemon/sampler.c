@@ -35,10 +35,6 @@ struct Sampler {
         ThreadSlot *threads;             /* last period's, sorted by tid */
         size_t n_threads;
         size_t n_fds, fd_budget;         /* thread stat files held open, and how many may be */
-        /* ksoftirqd of the RT CPUs: walked for once, again when the set changes or one is gone. */
-        CpuSet ksoftirqd_cpus;
-        bool ksoftirqd_known;
-        pid_t ksoftirqd[CPUSET_MAX];
         TrafficBaseline traffic;
         /* The snapshot before last's samples, to fill again: 4.6 MB on the large host, whose
          * fresh pages cost more to fault in than to write. */
@@ -529,13 +525,10 @@ static int sample_napi_threads(Sampler *s, MetricSnapshot *snap, const IrqOwner 
         return 0;
 }
 
-static int sample_threads(Sampler *s, MetricSnapshot *snap, const IrqOwner *owners, size_t n_owners,
-                          const CpuSet *rt, uint64_t elapsed) {
+static int sample_threads(Sampler *s, MetricSnapshot *snap, const Inventory *inv, const IrqOwner *owners,
+                          size_t n_owners, const CpuSet *rt, uint64_t elapsed) {
         ThreadSlot *now = NULL;
         size_t n_now = 0, allocated = 0;
-        unsigned cpus[CPUSET_MAX];
-        size_t n_cpus = 0;
-        bool rescan = false;
         int r;
 
         for (size_t i = 0; i < n_owners; i++) {
@@ -565,36 +558,25 @@ static int sample_threads(Sampler *s, MetricSnapshot *snap, const IrqOwner *owne
                         goto fail;
         }
 
-        for (unsigned c = 0; c < CPUSET_MAX; c++)
-                if (cpuset_has(rt, c))
-                        cpus[n_cpus++] = c;
-        if (!s->ksoftirqd_known || !cpuset_equal(rt, &s->ksoftirqd_cpus)) {
-                if (proc_ksoftirqd_scan(s->root, cpus, n_cpus, s->ksoftirqd) >= 0) {
-                        s->ksoftirqd_known = true;
-                        s->ksoftirqd_cpus = *rt;
-                }
-        }
-        for (size_t k = 0; s->ksoftirqd_known && k < n_cpus; k++) {
+        /* Each RT CPU's ksoftirqd, as the inventory's walk over /proc found it. */
+        for (unsigned c = 0; inv && c < CPUSET_MAX; c++) {
+                const Kthread *k = cpuset_has(rt, c) ? inventory_find_kthread(inv, KTHREAD_KSOFTIRQD, c) : NULL;
                 Labels ls = {};
                 double v;
 
-                if (s->ksoftirqd[k] <= 0)
+                if (!k)
                         continue;
-                r = thread_share(s, s->ksoftirqd[k], elapsed, &now, &n_now, &allocated, &v);
+                r = thread_share(s, k->pid, elapsed, &now, &n_now, &allocated, &v);
                 if (r == -ENOMEM)
                         goto fail;
-                if (r < 0) {
-                        rescan = true;   /* a CPU went offline and back: its ksoftirqd is another */
-                        continue;
-                }
-                label_u(&ls, METRIC_LABEL_CPU, cpus[k]);
-                label_u(&ls, METRIC_LABEL_THREAD, (unsigned long) s->ksoftirqd[k]);
+                if (r < 0)
+                        continue;   /* a CPU went offline since: the next inventory has its new one */
+                label_u(&ls, METRIC_LABEL_CPU, c);
+                label_u(&ls, METRIC_LABEL_THREAD, (unsigned long) k->pid);
                 r = add(snap, "sriovd_ksoftirqd_cpu_ratio", METRIC_GAUGE, v, &ls);
                 if (r < 0)
                         goto fail;
         }
-        if (rescan)
-                s->ksoftirqd_known = false;
 
         /* Threads not read this period (gone, or off the RT CPUs now) give their fds back. */
         qsort_safe(now, n_now, sizeof(*now), slot_cmp);
@@ -757,7 +739,7 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         if (r >= 0)
                 r = sample_cpu_times(&snap, &times, have_rates ? &time_rates : NULL, s->ticks_per_sec);
         if (r >= 0)
-                r = sample_threads(s, &snap, owners, n_owners, &cpus.rt, elapsed);
+                r = sample_threads(s, &snap, in->inv, owners, n_owners, &cpus.rt, elapsed);
         if (r >= 0)
                 r = sample_pools(&snap, in);
         if (r >= 0)

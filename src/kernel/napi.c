@@ -7,8 +7,7 @@
 
 /* The name came from a directory listing of a tree that may be hostile: never a path of its own. */
 static bool netdev_name_ok(const char *netdev) {
-        size_t n = strlen(netdev);
-        return n > 0 && n < IF_NAMESIZE && !strchr(netdev, '/') && !streq(netdev, ".") && !streq(netdev, "..");
+        return path_component_valid(netdev) && strlen(netdev) < IF_NAMESIZE;
 }
 
 int netdev_threaded_read(RootFs *root, const char *netdev, int *ret) {
