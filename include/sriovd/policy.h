@@ -194,6 +194,8 @@ typedef struct Config {
         size_t n_scope_addrs;
 } Config;
 
+/* The [rt] key of a per-CPU kthread kind's priority ("ksoftirqd_priority"); NULL for KTHREAD_NAPI. */
+const char *kthread_priority_key(KthreadKind k);
 /* Whether a class (NULL: none) sets any channel count / any per-NAPI setting. */
 bool tenant_class_wants_channels(const TenantClass *cls);
 bool tenant_class_wants_napi_params(const TenantClass *cls);

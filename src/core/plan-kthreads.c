@@ -11,11 +11,6 @@
 
 #include "plan-internal.h"
 
-static const char *const kind_keys[_KTHREAD_KIND_MAX] = {
-        [KTHREAD_KSOFTIRQD] = "ksoftirqd_priority",
-        [KTHREAD_KTIMERS] = "ktimers_priority",
-        [KTHREAD_RCUC] = "rcuc_priority",
-};
 
 static bool kind_is_per_cpu(KthreadKind k) {
         return k == KTHREAD_KSOFTIRQD || k == KTHREAD_KTIMERS || k == KTHREAD_RCUC;
@@ -82,11 +77,11 @@ static void note_missing(PlanBuilder *b, KthreadKind kind) {
                 return;
         if (!any)
                 plan_add_note(b, NOTE_INFO, "", "no %s/N threads: %s; %s = %d not applied",
-                              kthread_kind_to_string(kind), kind_absent_reason(kind), kind_keys[kind], prio);
+                              kthread_kind_to_string(kind), kind_absent_reason(kind), kthread_priority_key(kind), prio);
         else
                 plan_add_note(b, NOTE_INFO, "", "no %s/N thread on RT CPUs %s; %s = %d not applied there",
                               kthread_kind_to_string(kind), cpuset_format_list(&missing, buf, sizeof(buf)),
-                              kind_keys[kind], prio);
+                              kthread_priority_key(kind), prio);
 }
 
 /*
@@ -177,7 +172,7 @@ static void check_host_order(PlanBuilder *b) {
                               "%s (pid %d) runs at %s %d on RT CPU %u, not below class %s's %s threads at "
                               "FIFO %d: seed 004's order is broken on this host; set %s below %d",
                               k->name, (int) k->pid, sched_policy_to_string(policy), prio, k->num, low.cls->name,
-                              low.threads, low.prio, kind_keys[k->kind], low.prio);
+                              low.threads, low.prio, kthread_priority_key(k->kind), low.prio);
         }
 }
 

@@ -87,6 +87,15 @@ void tenant_class_init(TenantClass *cls) {
         };
 }
 
+const char *kthread_priority_key(KthreadKind k) {
+        static const char *const keys[_KTHREAD_KIND_MAX] = {
+                [KTHREAD_KSOFTIRQD] = "ksoftirqd_priority",
+                [KTHREAD_KTIMERS] = "ktimers_priority",
+                [KTHREAD_RCUC] = "rcuc_priority",
+        };
+        return (unsigned) k < _KTHREAD_KIND_MAX ? keys[k] : NULL;
+}
+
 bool tenant_class_wants_channels(const TenantClass *cls) {
         return cls && (cls->channels.rx >= 0 || cls->channels.tx >= 0 || cls->channels.combined >= 0);
 }

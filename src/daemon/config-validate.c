@@ -216,12 +216,6 @@ static size_t class_prios(const Config *c, const ClassInfo *info, size_t i, Clas
         return n;
 }
 
-static const char *const kthread_keys[_KTHREAD_KIND_MAX] = {
-        [KTHREAD_KSOFTIRQD] = "ksoftirqd_priority",
-        [KTHREAD_KTIMERS] = "ktimers_priority",
-        [KTHREAD_RCUC] = "rcuc_priority",
-};
-
 /*
  * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of seed 004's order for the RT
  * NIC: below the softirq threshold and below every RT class's IRQ and NAPI threads, or the RT
@@ -232,18 +226,18 @@ static void check_kthread_priorities(const Config *c, ErrorList *errors, const P
         for (size_t k = 0; k < _KTHREAD_KIND_MAX; k++) {
                 int prio = c->kthread_priority[k];
 
-                if (!kthread_keys[k] || prio <= 0 || p->kthread_prio_lines[k] == 0)
+                if (!kthread_priority_key(k) || prio <= 0 || p->kthread_prio_lines[k] == 0)
                         continue;
                 if (c->rtnet_prio >= 0 && prio >= c->rtnet_prio)
                         error_add(errors, 0, c->path, p->kthread_prio_lines[k],
                                   "%s = %d is not below [rt] rtnet_prio = %d (%s:%u); expected the per-CPU kernel "
                                   "threads of the RT CPUs below the softirq threshold, under the RT NIC's threads",
-                                  kthread_keys[k], prio, c->rtnet_prio, c->path, p->rtnet_prio_line);
+                                  kthread_priority_key(k), prio, c->rtnet_prio, c->path, p->rtnet_prio_line);
                 else if (low && prio >= low->prio)
                         error_add(errors, 0, c->path, p->kthread_prio_lines[k],
                                   "%s = %d is not below RT class \"%s\"'s %s = %d (%s:%u); expected the per-CPU "
                                   "kernel threads of the RT CPUs below every RT class's IRQ and NAPI threads",
-                                  kthread_keys[k], prio, c->classes[low->cls].name, low->key, low->prio,
+                                  kthread_priority_key(k), prio, c->classes[low->cls].name, low->key, low->prio,
                                   c->classes[low->cls].file, low->line);
         }
 }
