@@ -73,6 +73,8 @@ typedef struct ProcStat {
         uint64_t start_time;           /* clock ticks after boot */
 } ProcStat;
 #define PF_KTHREAD 0x00200000UL
+/* A /proc/PID/stat line: 52 fields of at most 20 digits and a 16-byte name, under 1,100 bytes. */
+#define PROC_STAT_MAX 2048
 
 /* Pure parser of /proc/PID/stat. */
 int proc_stat_parse(const char *buf, ProcStat *ret);

@@ -54,6 +54,14 @@ int rootfs_reread(int fd, char *buf, size_t size);
 int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
 /* Same, and the file's fstat() from the same open (mode bits tell read-only knobs). */
 int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) _printf_(4, 5);
+/*
+ * One attribute (an affinity list, a task's stat) into buf, NUL-terminated, trailing newlines
+ * stripped: open, a single read, close. Its length, or -EFBIG when it did not fit in size - 1
+ * bytes. For the files every drift check reads thousands of: no fstat() and no allocation. A
+ * bounded read of a file opened O_NONBLOCK needs no check that it is regular: a FIFO fails
+ * (-ESPIPE), a directory too (-EISDIR), a device gives at most size bytes the parse refuses.
+ */
+int rootfs_read_attr(RootFs *r, char *buf, size_t size, const char *fmt, ...) _printf_(4, 5);
 /* Read and parse one integer (decimal or 0x hex). */
 int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
 /*

@@ -8,7 +8,8 @@
 #include "sriovd/kernel.h"
 
 int irq_read(RootFs *root, unsigned irq, Irq *ret) {
-        _cleanup_free_ char *list = NULL, *eff = NULL;
+        _cleanup_free_ char *list = NULL;
+        char eff[CPUSET_LIST_MAX];
         Irq q = { .irq = irq };
         struct stat st;
         int r;
@@ -22,7 +23,7 @@ int irq_read(RootFs *root, unsigned irq, Irq *ret) {
         if (r < 0)
                 return r;
 
-        if (rootfs_read(root, &eff, "/proc/irq/%u/effective_affinity_list", irq) >= 0 &&
+        if (rootfs_read_attr(root, eff, sizeof(eff), "/proc/irq/%u/effective_affinity_list", irq) >= 0 &&
             cpuset_parse_list(eff, &q.effective) >= 0)
                 q.has_effective = true;
 
@@ -135,7 +136,7 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
                 return r;
 
         while ((de = readdir(d))) {
-                _cleanup_free_ char *buf = NULL;
+                char buf[PROC_STAT_MAX];
                 ProcStat st;
                 Kthread k;
                 int irq;
@@ -143,7 +144,7 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
                 if (!isdigit((unsigned char) de->d_name[0]))
                         continue;
                 /* Processes come and go while we walk: a vanished one is not an error. */
-                if (rootfs_read(root, &buf, "/proc/%s/stat", de->d_name) < 0)
+                if (rootfs_read_attr(root, buf, sizeof(buf), "/proc/%s/stat", de->d_name) < 0)
                         continue;
                 if (proc_stat_parse(buf, &st) < 0)
                         continue;

@@ -27,13 +27,13 @@ static int thread_times_parse(const char *buf, pid_t pid, pid_t tid, ThreadTimes
 }
 
 int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret) {
-        _cleanup_free_ char *buf = NULL;
+        char buf[PROC_STAT_MAX];
         int r;
 
         if (pid <= 0 || tid <= 0)
                 return -EINVAL;
         /* The task's own file: /proc/PID/stat sums all threads of a process. */
-        r = rootfs_read(root, &buf, "/proc/%d/task/%d/stat", (int) pid, (int) tid);
+        r = rootfs_read_attr(root, buf, sizeof(buf), "/proc/%d/task/%d/stat", (int) pid, (int) tid);
         if (r < 0)
                 return r;
         return thread_times_parse(buf, pid, tid, ret);
@@ -46,8 +46,7 @@ int proc_thread_times_open(RootFs *root, pid_t pid, pid_t tid) {
 }
 
 int proc_thread_times_reread(int fd, pid_t pid, pid_t tid, ThreadTimes *ret) {
-        /* 52 fields of at most 20 digits and a 16-byte name: under 1,100 bytes. */
-        char buf[2048];
+        char buf[PROC_STAT_MAX];
         int r;
 
         if (pid <= 0 || tid <= 0)

@@ -8,13 +8,12 @@
  */
 
 #include <string.h>
-#include <sys/stat.h>
 
 #include "sriovd/kernel.h"
 
 /* The thread's scheduling now; -ESTALE when pid is not that thread any more (the full read knows). */
 static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq, int *policy, int *priority) {
-        _cleanup_free_ char *buf = NULL;
+        char buf[PROC_STAT_MAX];
         ProcStat st;
         int r;
 
@@ -23,7 +22,7 @@ static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq
                 r = sched_thread_get(pid, policy, priority);
                 return r < 0 ? -ESTALE : 0;
         }
-        r = rootfs_read(root, &buf, "/proc/%d/stat", (int) pid);
+        r = rootfs_read_attr(root, buf, sizeof(buf), "/proc/%d/stat", (int) pid);
         if (r < 0 || proc_stat_parse(buf, &st) < 0 || !(st.flags & PF_KTHREAD))
                 return -ESTALE;
         if (name ? !streq(st.comm, name) : irq_thread_name_parse(st.comm) != (int) irq)
@@ -34,19 +33,20 @@ static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq
 }
 
 static int refresh_irq(RootFs *root, Irq *q) {
-        _cleanup_free_ char *list = NULL;
-        struct stat st;
+        char list[CPUSET_LIST_MAX];
         CpuSet affinity;
         Irq now;
         int r;
 
-        /* The affinity as it was: the effective one follows it, so it is read only when that moved. */
-        r = rootfs_read_stat(root, &list, &st, "/proc/irq/%u/smp_affinity_list", q->irq);
-        if (r == -ENOMEM)
-                return r;
+        /*
+         * The affinity as it was: the effective one follows it, so it is read only when that moved.
+         * Whether the file is writable (a kernel-managed vector's is not) is fixed when the IRQ is
+         * set up; an IRQ set up again is the full read's, on its event or its period.
+         */
+        r = rootfs_read_attr(root, list, sizeof(list), "/proc/irq/%u/smp_affinity_list", q->irq);
         if (r < 0 || cpuset_parse_list(list, &affinity) < 0)
                 return -ESTALE;
-        if (!cpuset_equal(&affinity, &q->affinity) || ((st.st_mode & 0222) != 0) != q->writable) {
+        if (!cpuset_equal(&affinity, &q->affinity)) {
                 r = irq_read(root, q->irq, &now);
                 if (r == -ENOMEM)
                         return r;

@@ -262,6 +262,18 @@ int rootfs_reread(int fd, char *buf, size_t size) {
         return (int) n;
 }
 
+int rootfs_read_attr(RootFs *r, char *buf, size_t size, const char *fmt, ...) {
+        _cleanup_close_ int fd = -EBADF;
+        va_list ap;
+
+        va_start(ap, fmt);
+        fd = rootfs_openv(r, O_RDONLY | O_NOCTTY | O_NONBLOCK, fmt, ap);
+        va_end(ap);
+        if (fd < 0)
+                return fd;
+        return rootfs_reread(fd, buf, size);
+}
+
 int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) {
         va_list ap;
         int k;

@@ -22,10 +22,10 @@ int sched_thread_get(pid_t pid, int *ret_policy, int *ret_priority) {
 
 /* pid's stat, if it still is a kernel thread: between observe and now it may have exited and its PID been reused. */
 static int kthread_stat(RootFs *root, pid_t pid, ProcStat *ret) {
-        _cleanup_free_ char *buf = NULL;
+        char buf[PROC_STAT_MAX];
         int r;
 
-        r = rootfs_read(root, &buf, "/proc/%d/stat", (int) pid);
+        r = rootfs_read_attr(root, buf, sizeof(buf), "/proc/%d/stat", (int) pid);
         if (r == -ENOENT)
                 return -ESRCH;
         if (r < 0)
