@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* manager-metrics.c — the sampler on the daemon's loop: its timer, the last period, the Prometheus file */
 
+#include <malloc.h>
 #include <time.h>
 
 #include "manager-internal.h"
@@ -181,6 +182,7 @@ static int on_sample_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         r = manager_sample_now(m);
         if (r < 0)
                 log_debug("Sampling failed, trying again next period: %s", strerror(-r));
+        malloc_trim(0);
         r = sd_event_source_set_time_relative(s, (uint64_t) m->sample_interval_sec * 1000000);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the sampler: %m");

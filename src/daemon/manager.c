@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* manager.c — the daemon: its state, event loop, timers, signals and monitors (the cycle is cycle.c) */
 
+#include <malloc.h>
+
 #include "manager-internal.h"
 
 
@@ -290,6 +292,7 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         (void) manager_run_cycle(m);
         m->drift_refresh = false;
         manager_notify_status(m, "");
+        malloc_trim(0);
         r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the drift timer: %m");
