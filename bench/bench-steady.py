@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bench-steady.py — the daemon watching the large host for a minute, beside irqbalance on the same tree
+
+"""What watching the large host costs: sriovd's daemon against irqbalance's.
+
+    bench-steady.py SRIOVD MKHOST [SECONDS]
+
+On copies of one `large` tree (8 PFs x 64 VFs, 4,224 IRQs, on tmpfs, with a 64-CPU
+/proc/stat and /proc/softirqs added), side by side over the same window (SECONDS,
+default 60, or $SRIOVD_BENCH_STEADY_SEC), after each has placed the host once:
+
+  - sriovd, drift_check_sec = 5, monitor_interval_sec = 0 (drift checks only);
+  - sriovd, drift_check_sec = 5, monitor_interval_sec = 5 (the shipped defaults);
+  - irqbalance (Debian's), --foreground at its default 10 s interval, and at 5 s.
+
+irqbalance is the baseline: it watches the same IRQs for a living. It runs in a private
+mount namespace (and network namespace: its socket is abstract, one per namespace) in which the tree's /proc/interrupts, /proc/stat, /proc/softirqs, /proc/irq
+and /sys are bind-mounted over the real ones, and is started only after a check inside that
+namespace that /proc/irq is the tree's (same device, same IRQ count): it must never see,
+let alone move, this machine's interrupts. Its binary is $SRIOVD_IRQBALANCE, else
+irqbalance on PATH, else the one tools/install-deps unpacks (not installs: the package
+would start it on this machine) into /var/cache/sriovd-bench/irqbalance.
+
+Figures per process over the window: CPU time (utime + stime of every task), context
+switches, VmRSS, VmHWM and Pss at the end; ratios against irqbalance. After the window, a
+detection check: one IRQ's affinity is changed behind each sriovd's back and the time to
+its repair is measured (it must come within one drift period, plus a second of margin).
+Exits 77 when irqbalance or the namespace is not available.
+"""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("bench_idle", os.path.join(HERE, "bench-idle.py"))
+idle = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(idle)
+
+DRIFT_SEC = 5
+CACHE_IRQBALANCE = "/var/cache/sriovd-bench/irqbalance/usr/sbin/irqbalance"
+N_CPUS = 64
+POLICY = """[daemon]
+drift_check_sec = {drift}
+monitor_interval_sec = {monitor}
+metrics_file = {metrics}
+[cpus]
+keep_irqs_off_rt = no
+[match 15b3:101d]
+class = tp
+"""
+CLASS = "[class]\nvnic = sriov-preferred\nirq_cpus = numa-local\nirq_spread = spread\n"
+SETTLE_SEC = 8.0      # after READY / start: irqbalance's first pass, sriovd's first full read
+REPAIR_IRQ = None     # chosen from the tree: the first NIC IRQ
+
+
+def skip(why):
+    print(f"bench-steady: skipped: {why}")
+    sys.exit(77)
+
+
+def find_irqbalance():
+    for cand in (os.environ.get("SRIOVD_IRQBALANCE"), shutil.which("irqbalance"), CACHE_IRQBALANCE):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def complete_tree(root):
+    """What a kernel has and mkhost's large tree does not: /proc/stat and /proc/softirqs of 64 CPUs."""
+    with open(os.path.join(root, "proc/stat"), "w") as f:
+        f.write("cpu  1 2 3 4 5 6 7 8 0 0\n")
+        for c in range(N_CPUS):
+            f.write(f"cpu{c} 123456 12 34567 9876543 123 456 789 0 0 0\n")
+        f.write("intr 0\nctxt 1\nbtime 1\nprocesses 1\nprocs_running 1\nprocs_blocked 0\nsoftirq 0\n")
+    with open(os.path.join(root, "proc/softirqs"), "w") as f:
+        f.write(" " * 16 + "".join(f"CPU{c:<8}" for c in range(N_CPUS)) + "\n")
+        for name in ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"):
+            f.write(f"{name:>12}:" + "".join(f" {123456 + c * 7:10}" for c in range(N_CPUS)) + "\n")
+
+
+def cpu_ticks(pid):
+    """utime + stime of the whole process (every task), in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def measure(pid):
+    s = idle.sample(pid)
+    s["ticks"] = cpu_ticks(pid)
+    return s
+
+
+class Irqbalance:
+    """irqbalance over a tree, in its own mount namespace (see the module's text for the check)."""
+
+    def __init__(self, name, binary, tmp, fixture, interval):
+        self.name = name
+        self.dir = os.path.join(tmp, name)
+        os.mkdir(self.dir)
+        self.root = os.path.join(self.dir, "root")
+        shutil.copytree(fixture, self.root, symlinks=True)
+        self.binary = binary
+        self.interval = interval
+        self.log = open(os.path.join(self.dir, "log"), "w+")
+        self.proc = None
+
+    def start(self):
+        r, n = self.root, len(os.listdir(os.path.join(self.root, "proc/irq")))
+        script = f"""set -e
+for f in interrupts stat softirqs; do mount --bind '{r}/proc/'$f /proc/$f; done
+mount --bind '{r}/proc/irq' /proc/irq
+mount --bind '{r}/sys' /sys
+[ "$(stat -c %d /proc/irq)" = "$(stat -c %d '{r}')" ] || {{ echo 'unsafe: /proc/irq is not the tree' >&2; exit 3; }}
+[ "$(ls /proc/irq | wc -l)" = {n} ] || {{ echo 'unsafe: /proc/irq has not the tree IRQ count' >&2; exit 3; }}
+grep -q "$(head -c 64 '{r}/proc/interrupts')" /proc/interrupts || {{ echo 'unsafe: /proc/interrupts' >&2; exit 3; }}
+exec '{self.binary}' --foreground --interval={self.interval}
+"""
+        self.proc = subprocess.Popen(["unshare", "--mount", "--net", "--propagation", "private", "sh", "-c", script],
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+
+    def exec_done(self):
+        """True once the shell has become irqbalance (same PID)."""
+        try:
+            return os.readlink(f"/proc/{self.proc.pid}/exe").endswith("irqbalance")
+        except OSError:
+            return False
+
+
+def read_affinity(root, irq):
+    with open(os.path.join(root, f"proc/irq/{irq}/smp_affinity_list")) as f:
+        return f.read().strip()
+
+
+def repair_time(daemon, irq, limit):
+    """Write a foreign affinity to irq's file in the daemon's tree, return seconds until it is put back."""
+    path = os.path.join(daemon.root, f"proc/irq/{irq}/smp_affinity_list")
+    placed = read_affinity(daemon.root, irq)
+    foreign = "63" if placed != "63" else "62"
+    t0 = time.monotonic()
+    with open(path, "w") as f:
+        f.write(foreign)
+    while time.monotonic() - t0 < limit:
+        if read_affinity(daemon.root, irq) == placed:
+            return time.monotonic() - t0
+        time.sleep(0.02)
+    return None
+
+
+def nic_irq(root):
+    """An IRQ of the first VF's vectors: one the policy places."""
+    with open(os.path.join(root, "proc/interrupts")) as f:
+        for line in f:
+            if "mlx5_comp" in line and ":" in line:
+                return line.split(":", 1)[0].strip()
+    sys.exit("bench-steady: no mlx5_comp IRQ in the tree's /proc/interrupts")
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    sriovd, mkhost = sys.argv[1], sys.argv[2]
+    window = float(sys.argv[3] if len(sys.argv) == 4 else os.environ.get("SRIOVD_BENCH_STEADY_SEC", "60"))
+    binary = find_irqbalance()
+    if not binary:
+        skip("no irqbalance (set SRIOVD_IRQBALANCE, or run tools/install-deps, which unpacks Debian's)")
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        skip("irqbalance's private mount namespace needs root and unshare(1)")
+
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    tmp = tempfile.mkdtemp(prefix="sriovd-bench-steady-", dir=base)
+    procs = []
+    try:
+        fixture = os.path.join(tmp, "fixture")
+        subprocess.run([sys.executable, mkhost, "large", fixture], check=True, stdout=subprocess.DEVNULL)
+        complete_tree(fixture)
+        irq = nic_irq(fixture)
+
+        daemons = []
+        for name, monitor in (("sriovd-drift", 0), ("sriovd-default", DRIFT_SEC)):
+            d = idle.Daemon(name, sriovd, tmp, fixture)
+            with open(d.conf, "w") as f:
+                f.write(POLICY.format(drift=DRIFT_SEC, monitor=monitor, metrics=os.path.join(d.dir, "sriovd.prom")))
+            os.mkdir(os.path.join(d.dir, "tenant-classes.d"))
+            with open(os.path.join(d.dir, "tenant-classes.d", "tp.ini"), "w") as f:
+                f.write(CLASS)
+            daemons.append(d)
+        balancers = [Irqbalance(f"irqbalance-{i}s", binary, tmp, fixture, i) for i in (10, DRIFT_SEC)]
+        procs = daemons + balancers
+        for p in procs:
+            p.start()
+        idle.wait_ready(daemons)
+        for b in balancers:
+            deadline = time.monotonic() + 10
+            while not b.exec_done():
+                if b.proc.poll() is not None:
+                    b.log.seek(0)
+                    log = b.log.read()
+                    if b.proc.returncode == 3:
+                        sys.exit(f"bench-steady: irqbalance not started, its namespace failed the check:\n{log}")
+                    skip(f"irqbalance exited {b.proc.returncode} at start:\n{log}")
+                if time.monotonic() > deadline:
+                    sys.exit("bench-steady: irqbalance did not start within 10 s")
+                time.sleep(0.05)
+        idle.pump(daemons, time.monotonic() + SETTLE_SEC)
+        placed = {d.name: read_affinity(d.root, irq) for d in daemons}
+        moved = {b.name: sum(1 for n in os.listdir(os.path.join(b.root, "proc/irq"))
+                             if n.isdigit() and os.path.exists(os.path.join(b.root, f"proc/irq/{n}/smp_affinity_list"))
+                             and read_affinity(b.root, n) != read_affinity(fixture, n)) for b in balancers}
+
+        pids = {p.name: p.proc.pid for p in procs}
+        t0 = time.monotonic()
+        before = {k: measure(pid) for k, pid in pids.items()}
+        idle.pump(daemons, t0 + window)
+        after = {k: measure(pid) for k, pid in pids.items()}
+        elapsed = time.monotonic() - t0
+        rollup = {k: idle.smaps_rollup(pid) for k, pid in pids.items()}
+        for b in balancers:
+            if b.proc.poll() is not None:
+                sys.exit(f"bench-steady: {b.name} exited during the window")
+
+        repairs = {d.name: repair_time(d, irq, DRIFT_SEC + 1.0) for d in daemons}
+        rcs = {d.name: idle.stop(d) for d in daemons}
+    finally:
+        for p in procs:
+            if p.proc and p.proc.poll() is None:
+                p.proc.kill()
+                p.proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    hz = os.sysconf("SC_CLK_TCK")
+
+    def cpu_s(k):
+        return (after[k]["ticks"] - before[k]["ticks"]) / hz
+
+    def switches(k):
+        return (after[k]["vol"] - before[k]["vol"]) + (after[k]["invol"] - before[k]["invol"])
+
+    print(f"sriovd steady-state benchmark: 'large' host (8 PFs x 64 VFs, 4,224 IRQs, tmpfs), window {elapsed:.1f} s")
+    print(f"irqbalance: {binary}; IRQs it moved off the tree's 0-63 before the window: "
+          + ", ".join(f"{k} {v}" for k, v in moved.items()))
+    print(f"\n  {'process':<34} {'CPU s':>7} {'per min':>8} {'% CPU':>7} {'switches':>9}"
+          f" {'VmRSS':>10} {'VmHWM':>10} {'Pss':>10}")
+    labels = {"sriovd-drift": f"sriovd, drift {DRIFT_SEC} s, monitor off",
+              "sriovd-default": f"sriovd, drift {DRIFT_SEC} s, monitor {DRIFT_SEC} s",
+              "irqbalance-10s": "irqbalance --interval=10 (default)",
+              f"irqbalance-{DRIFT_SEC}s": f"irqbalance --interval={DRIFT_SEC}"}
+    for k, label in labels.items():
+        a = after[k]
+        print(f"  {label:<34} {cpu_s(k):>7.2f} {cpu_s(k) * 60 / elapsed:>8.2f} {cpu_s(k) * 100 / elapsed:>6.2f}%"
+              f" {switches(k):>9} {idle.mib(a['rss']):>10} {idle.mib(a['hwm']):>10}"
+              f" {idle.mib(rollup[k].get('Pss', 0)):>10}")
+    print()
+    for s in ("sriovd-drift", "sriovd-default"):
+        for b in ("irqbalance-10s", f"irqbalance-{DRIFT_SEC}s"):
+            cb = cpu_s(b)
+            ratio = f"{cpu_s(s) / cb:.2f}x" if cb > 0 else "n/a (irqbalance used no measurable CPU)"
+            print(f"  {s} / {b}: CPU {ratio}, RSS {after[s]['rss'] / after[b]['rss']:.2f}x,"
+                  f" Pss {rollup[s].get('Pss', 0) / max(rollup[b].get('Pss', 1), 1):.2f}x")
+    print()
+    failed = False
+    for d, t in repairs.items():
+        print(f"  {d}: IRQ {irq} (placed {placed[d]}) moved behind its back, put back "
+              + (f"after {t:.2f} s (drift period {DRIFT_SEC} s)" if t is not None else "NOT within the period"))
+        failed |= t is None
+    for d, rc in rcs.items():
+        if rc != 0:
+            print(f"  SIGTERM -> {d}: {'no exit' if rc is None else f'exit {rc}'}")
+            failed = True
+    if failed:
+        sys.exit("bench-steady: a daemon missed the drift or did not stop cleanly")
+
+
+if __name__ == "__main__":
+    main()
