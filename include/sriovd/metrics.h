@@ -22,7 +22,10 @@
  * period: the alert engine takes one that is missing for gone, and clears its alert.
  */
 
-#define METRIC_LABELS_MAX 6
+/* The sampler's samples have at most six (an IRQ of a tenant's VF on one CPU: pf, vf, tenant,
+ * class, irq, cpu); one more is the alert rule watching one of them (sriovd_alert_active). */
+#define METRIC_SUBJECT_LABELS_MAX 6
+#define METRIC_LABELS_MAX (METRIC_SUBJECT_LABELS_MAX + 1)
 #define METRIC_LABEL_VALUE_MAX 64
 
 typedef enum MetricKind {
@@ -40,6 +43,7 @@ typedef enum MetricLabelName {
         METRIC_LABEL_IRQ,
         METRIC_LABEL_NODE,
         METRIC_LABEL_THREAD,
+        METRIC_LABEL_ALERT,           /* the rule's name, on the alerts' own families (alert-metrics.h) */
         _METRIC_LABEL_MAX,
 } MetricLabelName;
 
@@ -70,6 +74,12 @@ void metric_snapshot_done(MetricSnapshot *s);
 int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
                         const MetricLabel *labels, unsigned n_labels);
 void metric_snapshot_sort(MetricSnapshot *s);
+/*
+ * Merge add's samples into s, both sorted: s stays sorted, add's samples after s's equal ones.
+ * One pass from the end (the few samples of add are what move the rest), no second sort of
+ * the whole period. -ENOMEM leaves s as it was. add is not changed.
+ */
+int metric_snapshot_merge(MetricSnapshot *s, const MetricSnapshot *add);
 /* The order of two samples' label lists within a family: label by label, name then value; a
  * list that is the other's start first. */
 int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, unsigned n_b);

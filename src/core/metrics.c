@@ -13,6 +13,7 @@ const char *metric_label_name_to_string(MetricLabelName n) {
                 [METRIC_LABEL_PF] = "pf",         [METRIC_LABEL_VF] = "vf",   [METRIC_LABEL_TENANT] = "tenant",
                 [METRIC_LABEL_CLASS] = "class",   [METRIC_LABEL_CPU] = "cpu", [METRIC_LABEL_IRQ] = "irq",
                 [METRIC_LABEL_NODE] = "node",     [METRIC_LABEL_THREAD] = "thread",
+                [METRIC_LABEL_ALERT] = "alert",
         };
         return (unsigned) n < _METRIC_LABEL_MAX ? table[n] : NULL;
 }
@@ -155,4 +156,25 @@ void metric_snapshot_sort(MetricSnapshot *s) {
 
 plain:
         qsort_safe(s->samples, s->n_samples, sizeof(MetricSample), sample_cmp);
+}
+
+int metric_snapshot_merge(MetricSnapshot *s, const MetricSnapshot *add) {
+        size_t i, j, out;
+
+        if (add->n_samples == 0)
+                return 0;
+        if (GREEDY_REALLOC(s->samples, s->allocated, s->n_samples + add->n_samples) < 0)
+                return -ENOMEM;
+        i = s->n_samples;
+        j = add->n_samples;
+        out = s->n_samples + add->n_samples;
+        /* From the end: what is below the first of add's places is never moved. */
+        while (j > 0) {
+                if (i > 0 && sample_cmp(&s->samples[i - 1], &add->samples[j - 1]) > 0)
+                        s->samples[--out] = s->samples[--i];
+                else
+                        s->samples[--out] = add->samples[--j];
+        }
+        s->n_samples += add->n_samples;
+        return 0;
 }
