@@ -2,12 +2,13 @@
 /* alert-metrics.h — the alert engine's own state as metric samples: which alerts are active, how often each rule raised. Pure. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sriovd/metrics.h"
 
 /*
- * The families, both made after a period's snapshot was fed to the rules and merged into it,
+ * The families, both made after a period's snapshot was fed to the rules and appended to it,
  * so the file, GetMetrics and ActiveAlerts tell the same period's alerts. No rule watches them:
  * the snapshot a rule is fed has none yet.
  *   sriovd_alert_active          1 for each active alert; labels alert (the rule) and the subject's
@@ -15,6 +16,9 @@
  */
 #define ALERT_FAMILY_ACTIVE "sriovd_alert_active"
 #define ALERT_FAMILY_RAISED "sriovd_alerts_raised_total"
+
+/* name is one of the two above: a rule's metric or gate may not be (it would never match). */
+bool alert_metrics_family(const char *name);
 
 /*
  * An active alert of rule alert on the subject with those labels (as the watched sample has

@@ -60,7 +60,11 @@ typedef struct MetricSample {
         double value;                 /* NaN: no value this period (the first sample, a counter reset) */
 } MetricSample;
 
-/* One period: every sample, sorted by name then labels (metric_snapshot_sort). */
+/*
+ * One period: every sample, sorted by name then labels (metric_snapshot_sort), but for families
+ * appended whole after the sort (metric_snapshot_append: the alerts', alert-metrics.h), which
+ * follow, each sorted by labels. Every family's samples are contiguous either way.
+ */
 typedef struct MetricSnapshot {
         uint64_t timestamp_usec;      /* CLOCK_REALTIME of the sample */
         uint64_t period_usec;         /* measured time since the previous sample */
@@ -75,11 +79,13 @@ int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, do
                         const MetricLabel *labels, unsigned n_labels);
 void metric_snapshot_sort(MetricSnapshot *s);
 /*
- * Merge add's samples into s, both sorted: s stays sorted, add's samples after s's equal ones.
- * One pass from the end (the few samples of add are what move the rest), no second sort of
- * the whole period. -ENOMEM leaves s as it was. add is not changed.
+ * Append add's samples (sorted) to s, families whole: s's own stay where they are. Keeping the
+ * whole sorted instead would move every sample of a period behind the first appended one
+ * (sriovd_alert_* sort near the front): 1.7 ms of the large host's 10,839 samples, a sixth of
+ * the sampler's period. -EEXIST when s has a family of add's (it would be split), -ENOMEM; s is
+ * left as it was then. add is not changed.
  */
-int metric_snapshot_merge(MetricSnapshot *s, const MetricSnapshot *add);
+int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add);
 /* The order of two samples' label lists within a family: label by label, name then value; a
  * list that is the other's start first. */
 int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, unsigned n_b);

@@ -6,6 +6,10 @@
 
 #include "sriovd/alert-metrics.h"
 
+bool alert_metrics_family(const char *name) {
+        return name && (strcmp(name, ALERT_FAMILY_ACTIVE) == 0 || strcmp(name, ALERT_FAMILY_RAISED) == 0);
+}
+
 static int alert_label(const char *alert, MetricLabel *ret) {
         size_t n = alert ? strlen(alert) : 0;
 

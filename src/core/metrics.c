@@ -158,23 +158,22 @@ plain:
         qsort_safe(s->samples, s->n_samples, sizeof(MetricSample), sample_cmp);
 }
 
-int metric_snapshot_merge(MetricSnapshot *s, const MetricSnapshot *add) {
-        size_t i, j, out;
-
+int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add) {
         if (add->n_samples == 0)
                 return 0;
+        /* s's families, one name compared per family: a pointer compare per sample to find them. */
+        for (size_t i = 0; i < s->n_samples; i++) {
+                if (i > 0 && (s->samples[i].name == s->samples[i - 1].name ||
+                              streq(s->samples[i].name, s->samples[i - 1].name)))
+                        continue;
+                for (size_t j = 0; j < add->n_samples; j++)
+                        if ((j == 0 || add->samples[j].name != add->samples[j - 1].name) &&
+                            streq(s->samples[i].name, add->samples[j].name))
+                                return -EEXIST;
+        }
         if (GREEDY_REALLOC(s->samples, s->allocated, s->n_samples + add->n_samples) < 0)
                 return -ENOMEM;
-        i = s->n_samples;
-        j = add->n_samples;
-        out = s->n_samples + add->n_samples;
-        /* From the end: what is below the first of add's places is never moved. */
-        while (j > 0) {
-                if (i > 0 && sample_cmp(&s->samples[i - 1], &add->samples[j - 1]) > 0)
-                        s->samples[--out] = s->samples[--i];
-                else
-                        s->samples[--out] = add->samples[--j];
-        }
+        memcpy(s->samples + s->n_samples, add->samples, add->n_samples * sizeof(MetricSample));
         s->n_samples += add->n_samples;
         return 0;
 }

@@ -406,7 +406,7 @@ int alerts_export(const Alerts *a, MetricSnapshot *s) {
         }
         if (r < 0)
                 return r;
-        /* Rules in config order, not by name: the few samples sorted here, then merged. */
+        /* Rules in config order, not by name: the few samples sorted here, then put after the period's. */
         metric_snapshot_sort(&add);
-        return metric_snapshot_merge(s, &add);
+        return metric_snapshot_append(s, &add);
 }

@@ -97,12 +97,16 @@ static int feed_cpu(Alerts *a, const char *metric, const char *cpu, double v) {
         return r;
 }
 
-/* The snapshot is sorted: by family name, then within one by labels. */
+/* The snapshot's order (metrics.h): sorted by family name, then within one by labels, but for the
+ * alerts' families, which follow the sampler's, themselves in that order. */
 static void assert_sorted(const MetricSnapshot *s) {
         for (size_t i = 1; i < s->n_samples; i++) {
                 const MetricSample *a = &s->samples[i - 1], *b = &s->samples[i];
                 int c = strcmp(a->name, b->name);
 
+                if (!alert_metrics_family(a->name) && alert_metrics_family(b->name))
+                        continue;
+                ASSERT(!(alert_metrics_family(a->name) && !alert_metrics_family(b->name)));
                 ASSERT(c < 0 || (c == 0 && metric_labels_cmp(a->labels, a->n_labels, b->labels, b->n_labels) <= 0));
         }
 }
@@ -396,6 +400,12 @@ TEST(config_errors) {
         ASSERT_CONTAINS(e, "test.conf:6: unknown key \"flavour\" in [alert ok]");
         ASSERT_CONTAINS(e, "test.conf:7: duplicate section [alert ok], first at line 3");
         free(e);
+        /* The alerts' own families come after the rules are checked: a rule on them never fires. */
+        e = load_errors("[alert x]\nmetric = sriovd_alert_active\nthreshold = 0\n[alert y]\nmetric = m\nthreshold = 0\n"
+                        "while = sriovd_alerts_raised_total\n");
+        ASSERT_CONTAINS(e, "test.conf:2: metric = sriovd_alert_active is made from the alert rules' own outcomes");
+        ASSERT_CONTAINS(e, "test.conf:7: while = sriovd_alerts_raised_total is made from the alert rules' own outcomes");
+        free(e);
         e = load_errors("[alert]\n");
         ASSERT_CONTAINS(e, "test.conf:1: section [alert] needs an argument; expected [alert NAME]");
         free(e);
@@ -423,10 +433,13 @@ TEST(manager_feed_and_reload) {
         ASSERT_EQ(alerts_n_rules(manager_alerts(m)), 4);
         manager_set_alert_fn(m, on_manager_alert, &e);
 
+        /* A new snapshot each period, as the sampler makes them. */
         MetricSnapshot s = {};
-        add(&s, "m", 8, 1, L(METRIC_LABEL_CPU, "2"));
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
+                metric_snapshot_done(&s);
+                add(&s, "m", 8, 1, L(METRIC_LABEL_CPU, "2"));
                 manager_metrics_sampled(m, &s);
+        }
         ASSERT_EQ(alerts_n_active(manager_alerts(m)), 1);
         /* The period that raised it has it, as the file and GetMetrics are written from it. */
         ASSERT_EQ(count_family(&s, ALERT_FAMILY_ACTIVE), 1);
@@ -587,34 +600,32 @@ TEST(exported_as_metrics) {
         metric_snapshot_done(&s);
 }
 
-/* metric_snapshot_merge(): both sorted in, sorted out, equal samples of s first. */
-TEST(merge_sorted) {
-        MetricSnapshot s = {}, b = {};
-        const char *want[] = { "a", "b", "c", "d", "e", "f" };
+/* metric_snapshot_append(): families whole after s's, which stay in place; never a family split. */
+TEST(append_families) {
+        MetricSnapshot s = {}, b = {}, c = {};
 
         add(&s, "b", 1, 1, L(METRIC_LABEL_CPU, "1"));
         add(&s, "d", 1, 0);
-        add(&s, "f", 1, 0);
         add(&b, "a", 2, 0);
-        add(&b, "b", 2, 1, L(METRIC_LABEL_CPU, "0"));
-        add(&b, "c", 2, 0);
-        add(&b, "d", 2, 0);
-        add(&b, "e", 2, 0);
-        ASSERT_EQ(metric_snapshot_merge(&s, &b), 0);
-        ASSERT_EQ(s.n_samples, 8);
-        assert_sorted(&s);
-        for (size_t i = 0, k = 0; i < s.n_samples; i++) {
-                if (i > 0 && streq(s.samples[i].name, s.samples[i - 1].name))
-                        continue;
-                ASSERT_STREQ(s.samples[i].name, want[k++]);
-        }
-        ASSERT_STREQ(s.samples[1].labels[0].value, "0");        /* b{cpu=0} before b{cpu=1} */
-        ASSERT_EQ(s.samples[4].value, 1);                       /* s's d before add's */
-        ASSERT_EQ(s.samples[5].value, 2);
-        ASSERT_EQ(metric_snapshot_merge(&s, &(MetricSnapshot) {}), 0);
-        ASSERT_EQ(s.n_samples, 8);
+        add(&b, "c", 2, 1, L(METRIC_LABEL_CPU, "0"));
+        add(&b, "c", 2, 1, L(METRIC_LABEL_CPU, "1"));
+        ASSERT_EQ(metric_snapshot_append(&s, &b), 0);
+        ASSERT_EQ(s.n_samples, 5);
+        ASSERT_STREQ(s.samples[0].name, "b");
+        ASSERT_STREQ(s.samples[1].name, "d");
+        ASSERT_STREQ(s.samples[2].name, "a");
+        ASSERT_STREQ(s.samples[4].name, "c");
+        ASSERT_STREQ(s.samples[4].labels[0].value, "1");
+        /* A family s has already: refused, s as it was. */
+        add(&c, "e", 3, 0);
+        add(&c, "d", 3, 0);
+        ASSERT_EQ(metric_snapshot_append(&s, &c), -EEXIST);
+        ASSERT_EQ(s.n_samples, 5);
+        ASSERT_EQ(metric_snapshot_append(&s, &(MetricSnapshot) {}), 0);
+        ASSERT_EQ(s.n_samples, 5);
         metric_snapshot_done(&s);
         metric_snapshot_done(&b);
+        metric_snapshot_done(&c);
 }
 
 /* The page with active alerts, as the daemon writes it, through Prometheus' own parser and linter. */
@@ -674,6 +685,6 @@ int main(int argc, char **argv) {
         RUN(config_errors);
         RUN(manager_feed_and_reload);
         RUN(exported_as_metrics);
-        RUN(merge_sorted);
+        RUN(append_families);
         return 0;
 }
