@@ -63,6 +63,15 @@ int alerts_set_rules(Alerts *a, const AlertPolicy *rules, size_t n);
  */
 int alerts_feed(Alerts *a, const MetricSnapshot *s);
 
+/*
+ * The alerts as samples appended to s (metric_snapshot_append()): sriovd_alert_active for each
+ * active alert, sriovd_alerts_raised_total for each enabled rule (alert-metrics.h). After
+ * alerts_feed() of the same s, so that they are that period's. -E2BIG for a subject with
+ * METRIC_LABELS_MAX labels, -EEXIST for an s that has them already, -ENOMEM; s is left as it
+ * was then.
+ */
+int alerts_export(const Alerts *a, MetricSnapshot *s);
+
 size_t alerts_n_active(const Alerts *a);
 /* The i-th active alert, in rule order then label order; -ERANGE past the end. */
 int alerts_get_active(const Alerts *a, size_t i, AlertInfo *ret);

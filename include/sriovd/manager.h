@@ -161,10 +161,11 @@ int manager_state_reasons(const Manager *m, char ***ret);
 /* ---- Alerts: the rules of the config in force, fed by the sampler ---- */
 
 /*
- * One sampling period's values, for the alert rules (alerts_feed()): the sampler calls this
- * once per period, from the event loop (manager-metrics.c); the unit tests call it directly.
+ * One sampling period's values, for the alert rules (alerts_feed()), which then add the alerts
+ * active after it to s (alerts_export()): the sampler calls this once per period, from the
+ * event loop (manager-metrics.c), before s is written anywhere; the unit tests call it directly.
  */
-void manager_metrics_sampled(Manager *m, const MetricSnapshot *s);
+void manager_metrics_sampled(Manager *m, MetricSnapshot *s);
 /* The alert rules and who is alerting; NULL before a config was loaded. */
 const Alerts *manager_alerts(const Manager *m);
 /* Told after each raise and clear is logged (the bus: AlertRaised, AlertCleared, ActiveAlerts). */

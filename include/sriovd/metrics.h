@@ -22,7 +22,10 @@
  * period: the alert engine takes one that is missing for gone, and clears its alert.
  */
 
-#define METRIC_LABELS_MAX 6
+/* The sampler's samples have at most six (an IRQ of a tenant's VF on one CPU: pf, vf, tenant,
+ * class, irq, cpu); one more is the alert rule watching one of them (sriovd_alert_active). */
+#define METRIC_SUBJECT_LABELS_MAX 6
+#define METRIC_LABELS_MAX (METRIC_SUBJECT_LABELS_MAX + 1)
 #define METRIC_LABEL_VALUE_MAX 64
 
 typedef enum MetricKind {
@@ -40,6 +43,7 @@ typedef enum MetricLabelName {
         METRIC_LABEL_IRQ,
         METRIC_LABEL_NODE,
         METRIC_LABEL_THREAD,
+        METRIC_LABEL_ALERT,           /* the rule's name, on the alerts' own families (alert-metrics.h) */
         _METRIC_LABEL_MAX,
 } MetricLabelName;
 
@@ -56,7 +60,11 @@ typedef struct MetricSample {
         double value;                 /* NaN: no value this period (the first sample, a counter reset) */
 } MetricSample;
 
-/* One period: every sample, sorted by name then labels (metric_snapshot_sort). */
+/*
+ * One period: every sample, sorted by name then labels (metric_snapshot_sort), but for families
+ * appended whole after the sort (metric_snapshot_append: the alerts', alert-metrics.h), which
+ * follow, each sorted by labels. Every family's samples are contiguous either way.
+ */
 typedef struct MetricSnapshot {
         uint64_t timestamp_usec;      /* CLOCK_REALTIME of the sample */
         uint64_t period_usec;         /* measured time since the previous sample */
@@ -70,6 +78,14 @@ void metric_snapshot_done(MetricSnapshot *s);
 int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
                         const MetricLabel *labels, unsigned n_labels);
 void metric_snapshot_sort(MetricSnapshot *s);
+/*
+ * Append add's samples (sorted) to s, families whole: s's own stay where they are. Keeping the
+ * whole sorted instead would move every sample of a period behind the first appended one
+ * (sriovd_alert_* sort near the front): 1.7 ms of the large host's 10,839 samples, a sixth of
+ * the sampler's period. -EEXIST when s has a family of add's (it would be split), -ENOMEM; s is
+ * left as it was then. add is not changed.
+ */
+int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add);
 /* The order of two samples' label lists within a family: label by label, name then value; a
  * list that is the other's start first. */
 int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, unsigned n_b);

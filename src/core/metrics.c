@@ -13,6 +13,7 @@ const char *metric_label_name_to_string(MetricLabelName n) {
                 [METRIC_LABEL_PF] = "pf",         [METRIC_LABEL_VF] = "vf",   [METRIC_LABEL_TENANT] = "tenant",
                 [METRIC_LABEL_CLASS] = "class",   [METRIC_LABEL_CPU] = "cpu", [METRIC_LABEL_IRQ] = "irq",
                 [METRIC_LABEL_NODE] = "node",     [METRIC_LABEL_THREAD] = "thread",
+                [METRIC_LABEL_ALERT] = "alert",
         };
         return (unsigned) n < _METRIC_LABEL_MAX ? table[n] : NULL;
 }
@@ -155,4 +156,24 @@ void metric_snapshot_sort(MetricSnapshot *s) {
 
 plain:
         qsort_safe(s->samples, s->n_samples, sizeof(MetricSample), sample_cmp);
+}
+
+int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add) {
+        if (add->n_samples == 0)
+                return 0;
+        /* s's families, one name compared per family: a pointer compare per sample to find them. */
+        for (size_t i = 0; i < s->n_samples; i++) {
+                if (i > 0 && (s->samples[i].name == s->samples[i - 1].name ||
+                              streq(s->samples[i].name, s->samples[i - 1].name)))
+                        continue;
+                for (size_t j = 0; j < add->n_samples; j++)
+                        if ((j == 0 || add->samples[j].name != add->samples[j - 1].name) &&
+                            streq(s->samples[i].name, add->samples[j].name))
+                                return -EEXIST;
+        }
+        if (GREEDY_REALLOC(s->samples, s->allocated, s->n_samples + add->n_samples) < 0)
+                return -ENOMEM;
+        memcpy(s->samples + s->n_samples, add->samples, add->n_samples * sizeof(MetricSample));
+        s->n_samples += add->n_samples;
+        return 0;
 }

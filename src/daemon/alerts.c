@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sriovd/alert-metrics.h"
 #include "sriovd/alerts.h"
 #include "sriovd/log.h"
 #include "sriovd/util.h"
@@ -25,6 +26,7 @@ typedef struct RuleState {
         AlertPolicy policy;
         Subject *subjects;         /* sorted by labels */
         size_t n_subjects, allocated_subjects;
+        uint64_t n_raised;         /* since the daemon started, under this rule's name */
 } RuleState;
 
 struct Alerts {
@@ -217,8 +219,12 @@ int alerts_set_rules(Alerts *a, const AlertPolicy *rules, size_t n) {
                 for (size_t j = 0; j < a->n_rules; j++) {
                         RuleState *old = &a->rules[j];
 
-                        if (!streq(old->policy.name, rules[i].name) || !old->subjects)
+                        if (!streq(old->policy.name, rules[i].name))
                                 continue;
+                        /* A counter of the name: a changed threshold is the same alert to a dashboard. */
+                        next[i].n_raised = old->n_raised;
+                        if (!old->subjects)
+                                break;
                         if (alert_policy_equal(&old->policy, &rules[i])) {
                                 /* Unchanged: its subjects carry on where they stood. */
                                 next[i].subjects = TAKE_PTR(old->subjects);
@@ -298,6 +304,7 @@ static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
                         v = p->rule.direction == ALERT_ABOVE ? -INFINITY : INFINITY;
                 t = alert_feed(&p->rule, &sub->state, v);
                 if (t == ALERT_RAISED) {
+                        r->n_raised++;
                         sub->value = m->value;
                         sub->since_usec = s->timestamp_usec;
                         alert_tell(a, p, sub, true, ALERT_CLEAR_BACK);
@@ -380,4 +387,26 @@ size_t alerts_n_rules(const Alerts *a) {
 
 const AlertPolicy *alerts_rule(const Alerts *a, size_t i) {
         return i < a->n_rules ? &a->rules[i].policy : NULL;
+}
+
+int alerts_export(const Alerts *a, MetricSnapshot *s) {
+        _cleanup_(metric_snapshot_done) MetricSnapshot add = {};
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < a->n_rules; i++) {
+                const RuleState *rs = &a->rules[i];
+
+                if (!rs->policy.enabled)
+                        continue;
+                r = alert_metrics_add_raised(&add, rs->policy.name, rs->n_raised);
+                for (size_t j = 0; r >= 0 && j < rs->n_subjects; j++)
+                        if (rs->subjects[j].state.active)
+                                r = alert_metrics_add_active(&add, rs->policy.name, rs->subjects[j].labels,
+                                                             rs->subjects[j].n_labels);
+        }
+        if (r < 0)
+                return r;
+        /* Rules in config order, not by name: the few samples sorted here, then put after the period's. */
+        metric_snapshot_sort(&add);
+        return metric_snapshot_append(s, &add);
 }

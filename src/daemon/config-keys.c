@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "config-internal.h"
+#include "sriovd/alert-metrics.h"
 #include "sriovd/allocator.h"
 
 static unsigned hex_value(char c) {
@@ -489,6 +490,9 @@ static int key_alert_metric(Parser *p, const KeyDef *k, const char *value, void 
         if (!alert_metric_name_valid(value))
                 return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, e.g. sriovd_vf_drop_rate",
                                     k->name, Q(value), ALERT_METRIC_MAX - 1);
+        if (alert_metrics_family(value))
+                return parser_error(p, "%s = %s is made from the alert rules' own outcomes after they are checked; no rule can watch it",
+                                    k->name, value);
         strcpy(a->metric, value);
         if (l)
                 l->metric = p->line;
@@ -502,6 +506,9 @@ static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *d
         if (value[0] && !alert_metric_name_valid(value))
                 return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, or nothing",
                                     k->name, Q(value), ALERT_METRIC_MAX - 1);
+        if (alert_metrics_family(value))
+                return parser_error(p, "%s = %s is made from the alert rules' own outcomes after they are checked; no rule can watch it",
+                                    k->name, value);
         strcpy(a->gate, value);
         return 0;
 }

@@ -22,9 +22,11 @@ const MetricSnapshot *manager_metrics(const Manager *m) {
 
 /*
  * Every period's values, right after they are taken: the alert rules are fed the whole
- * snapshot, so that "held for N periods" counts periods of this timer.
+ * snapshot, so that "held for N periods" counts periods of this timer, and the alerts active
+ * after it join the snapshot before the file is written, so that the file, GetMetrics and
+ * ActiveAlerts tell the same period.
  */
-static void on_sampled(Manager *m, const MetricSnapshot *snap) {
+static void on_sampled(Manager *m, MetricSnapshot *snap) {
         manager_metrics_sampled(m, snap);
 }
 
@@ -170,8 +172,8 @@ int manager_sample_now(Manager *m) {
         if (r < 0)
                 return r;
         m->have_metrics = true;
-        write_metrics_file(m);
         on_sampled(m, &m->metrics);
+        write_metrics_file(m);
         return 0;
 }
 

@@ -789,7 +789,7 @@ int manager_state_reasons(const Manager *m, char ***ret) {
         return 0;
 }
 
-void manager_metrics_sampled(Manager *m, const MetricSnapshot *s) {
+void manager_metrics_sampled(Manager *m, MetricSnapshot *s) {
         int r;
 
         if (!m->alerts)
@@ -798,6 +798,11 @@ void manager_metrics_sampled(Manager *m, const MetricSnapshot *s) {
         if (r < 0)
                 log_warning_errno(r, "Failed to check this period's metrics against the alert rules, "
                                   "trying again next period: %m");
+        /* What is active after this period's feed, however far it got: what ActiveAlerts says. */
+        r = alerts_export(m->alerts, s);
+        if (r < 0)
+                log_warning_errno(r, "Failed to add the active alerts to this period's metrics, "
+                                  "leaving them out of it: %m");
 }
 
 const Alerts *manager_alerts(const Manager *m) {

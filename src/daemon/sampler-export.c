@@ -67,6 +67,9 @@ static const struct {
         { "sriovd_rt_cpus_booked", "RT CPUs of the NUMA node booked by at least one guest" },
         { "sriovd_rt_guests", "Guests holding RT CPUs of the NUMA node" },
         { "sriovd_rt_guests_waiting", "Guests placed without RT CPUs, waiting for one on the NUMA node" },
+        { "sriovd_alert_active",
+          "1 for each active alert: the daemon's own, held for its periods, cleared with hysteresis (ActiveAlerts); alert is the rule" },
+        { "sriovd_alerts_raised_total", "Times the alert rule raised an alert since the daemon started" },
 };
 
 const char *sampler_family_help(const char *name) {

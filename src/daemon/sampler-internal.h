@@ -7,14 +7,15 @@
 #include "sriovd/sampler.h"
 #include "sriovd/util.h"
 
-/* Labels built up one by one; values cut at METRIC_LABEL_VALUE_MAX - 1 (ids are shorter). */
+/* Labels built up one by one; values cut at METRIC_LABEL_VALUE_MAX - 1 (ids are shorter). At
+ * most a subject's: an alert on the sample adds its own label (alert-metrics.h). */
 typedef struct Labels {
-        MetricLabel l[METRIC_LABELS_MAX];
+        MetricLabel l[METRIC_SUBJECT_LABELS_MAX];
         unsigned n;
 } Labels;
 
 static inline void label(Labels *ls, MetricLabelName name, const char *value) {
-        if (!value || !value[0] || ls->n >= METRIC_LABELS_MAX)
+        if (!value || !value[0] || ls->n >= METRIC_SUBJECT_LABELS_MAX)
                 return;
         ls->l[ls->n].name = name;
         strscpy(ls->l[ls->n].value, sizeof(ls->l[ls->n].value), value);
@@ -26,7 +27,7 @@ static inline void label(Labels *ls, MetricLabelName name, const char *value) {
 static inline void label_u(Labels *ls, MetricLabelName name, unsigned long v) {
         char buf[24], *p = buf + sizeof(buf);
 
-        if (ls->n >= METRIC_LABELS_MAX)
+        if (ls->n >= METRIC_SUBJECT_LABELS_MAX)
                 return;
         *--p = 0;
         do

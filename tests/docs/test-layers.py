@@ -50,6 +50,7 @@ HEADERS = {
     'counters.h': 'core',
     'alert.h': 'core',
     'alert-policy.h': 'core',
+    'alert-metrics.h': 'core',
     'prom.h': 'core',
     # kernel effectors
     'rootfs.h': 'kernel',

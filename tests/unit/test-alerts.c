@@ -9,10 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sriovd/alert-metrics.h"
 #include "sriovd/alerts.h"
 #include "sriovd/config.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
+#include "sriovd/metrics-file.h"
+#include "sriovd/sampler.h"
 #include "test.h"
 
 typedef struct Events {
@@ -92,6 +95,28 @@ static int feed_cpu(Alerts *a, const char *metric, const char *cpu, double v) {
         r = alerts_feed(a, &s);
         metric_snapshot_done(&s);
         return r;
+}
+
+/* The snapshot's order (metrics.h): sorted by family name, then within one by labels, but for the
+ * alerts' families, which follow the sampler's, themselves in that order. */
+static void assert_sorted(const MetricSnapshot *s) {
+        for (size_t i = 1; i < s->n_samples; i++) {
+                const MetricSample *a = &s->samples[i - 1], *b = &s->samples[i];
+                int c = strcmp(a->name, b->name);
+
+                if (!alert_metrics_family(a->name) && alert_metrics_family(b->name))
+                        continue;
+                ASSERT(!(alert_metrics_family(a->name) && !alert_metrics_family(b->name)));
+                ASSERT(c < 0 || (c == 0 && metric_labels_cmp(a->labels, a->n_labels, b->labels, b->n_labels) <= 0));
+        }
+}
+
+static size_t count_family(const MetricSnapshot *s, const char *name) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n_samples; i++)
+                n += streq(s->samples[i].name, name);
+        return n;
 }
 
 #define NO_BUILTINS \
@@ -375,6 +400,12 @@ TEST(config_errors) {
         ASSERT_CONTAINS(e, "test.conf:6: unknown key \"flavour\" in [alert ok]");
         ASSERT_CONTAINS(e, "test.conf:7: duplicate section [alert ok], first at line 3");
         free(e);
+        /* The alerts' own families come after the rules are checked: a rule on them never fires. */
+        e = load_errors("[alert x]\nmetric = sriovd_alert_active\nthreshold = 0\n[alert y]\nmetric = m\nthreshold = 0\n"
+                        "while = sriovd_alerts_raised_total\n");
+        ASSERT_CONTAINS(e, "test.conf:2: metric = sriovd_alert_active is made from the alert rules' own outcomes");
+        ASSERT_CONTAINS(e, "test.conf:7: while = sriovd_alerts_raised_total is made from the alert rules' own outcomes");
+        free(e);
         e = load_errors("[alert]\n");
         ASSERT_CONTAINS(e, "test.conf:1: section [alert] needs an argument; expected [alert NAME]");
         free(e);
@@ -402,11 +433,16 @@ TEST(manager_feed_and_reload) {
         ASSERT_EQ(alerts_n_rules(manager_alerts(m)), 4);
         manager_set_alert_fn(m, on_manager_alert, &e);
 
+        /* A new snapshot each period, as the sampler makes them. */
         MetricSnapshot s = {};
-        add(&s, "m", 8, 1, L(METRIC_LABEL_CPU, "2"));
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
+                metric_snapshot_done(&s);
+                add(&s, "m", 8, 1, L(METRIC_LABEL_CPU, "2"));
                 manager_metrics_sampled(m, &s);
+        }
         ASSERT_EQ(alerts_n_active(manager_alerts(m)), 1);
+        /* The period that raised it has it, as the file and GetMetrics are written from it. */
+        ASSERT_EQ(count_family(&s, ALERT_FAMILY_ACTIVE), 1);
         ASSERT_EQ(alerts_get_active(manager_alerts(m), 0, &info), 0);
         ASSERT_EQ(info.value, 8);
 
@@ -431,8 +467,214 @@ TEST(manager_feed_and_reload) {
         sh("rm -rf %s", root);
 }
 
+/* A VF's drops and an IRQ's rate on one CPU (the widest subject the sampler makes), as one period has them. */
+static void period(MetricSnapshot *s, double drops, double irq) {
+        *s = (MetricSnapshot) { .timestamp_usec = 2000 };
+        add(s, "sriovd_vf_drop_rate", drops, 4, L(METRIC_LABEL_PF, "0000:41:00.0"), L(METRIC_LABEL_VF, "0000:41:00.2"),
+            L(METRIC_LABEL_TENANT, "t-lc"), L(METRIC_LABEL_CLASS, "latency-critical"));
+        add(s, "sriovd_vf_drop_rate", 0, 4, L(METRIC_LABEL_PF, "0000:41:00.0"), L(METRIC_LABEL_VF, "0000:41:00.3"),
+            L(METRIC_LABEL_TENANT, "t-tp"), L(METRIC_LABEL_CLASS, "throughput"));
+        add(s, "sriovd_irq_rate", irq, 6, L(METRIC_LABEL_PF, "0000:41:00.0"), L(METRIC_LABEL_VF, "0000:41:00.2"),
+            L(METRIC_LABEL_TENANT, "t-lc"), L(METRIC_LABEL_CLASS, "latency-critical"), L(METRIC_LABEL_IRQ, "77"),
+            L(METRIC_LABEL_CPU, "3"));
+        add(s, "sriovd_cpu_irq_time_ratio", 0.5, 1, L(METRIC_LABEL_CPU, "3"));
+        metric_snapshot_sort(s);
+}
+
+static char *page_of(const MetricSnapshot *s) {
+        char *page = NULL;
+        size_t size;
+
+        ASSERT_EQ(sampler_prom_page(s, &page, &size), 0);
+        ASSERT_EQ(strlen(page), size);
+        return page;
+}
+
+#define EXPORT_RULES NO_BUILTINS \
+        "[alert drops]\nmetric = sriovd_vf_drop_rate\nthreshold = 0\nperiods = 2\n" \
+        "[alert irq-storm]\nmetric = sriovd_irq_rate\nthreshold = 1000\nclear = 100\nperiods = 1\n"
+
+#define DROPS_ACTIVE "sriovd_alert_active{alert=\"drops\",pf=\"0000:41:00.0\",vf=\"0000:41:00.2\",tenant=\"t-lc\"," \
+                     "class=\"latency-critical\"} 1\n"
+#define STORM_ACTIVE "sriovd_alert_active{alert=\"irq-storm\",pf=\"0000:41:00.0\",vf=\"0000:41:00.2\",tenant=\"t-lc\"," \
+                     "class=\"latency-critical\",irq=\"77\",cpu=\"3\"} 1\n"
+
+/*
+ * The alerts as metrics: a series per active alert, labelled alert and the subject's labels,
+ * from the period that raised it (held for the rule's periods) to the one that cleared it
+ * (hysteresis); a raise counter per enabled rule; the period stays sorted, and the page is one
+ * the Prometheus format allows (HELP and TYPE once per family).
+ */
+TEST(exported_as_metrics) {
+        _cleanup_(config_freep) Config *c = load(EXPORT_RULES);
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+        MetricSnapshot s;
+        char *page;
+
+        /* Period 1: drops over the threshold once (2 needed), no storm: nothing active, both counters 0. */
+        period(&s, 5, 10);
+        ASSERT_EQ(alerts_feed(a, &s), 0);
+        ASSERT_EQ(alerts_export(a, &s), 0);
+        assert_sorted(&s);
+        ASSERT_EQ(count_family(&s, ALERT_FAMILY_ACTIVE), 0);
+        ASSERT_EQ(count_family(&s, ALERT_FAMILY_RAISED), 2);   /* the disabled built-ins have none */
+        page = page_of(&s);
+        ASSERT(!strstr(page, "sriovd_alert_active"));
+        ASSERT(strstr(page, "# TYPE sriovd_alerts_raised_total counter\n"
+                            "sriovd_alerts_raised_total{alert=\"drops\"} 0\n"
+                            "sriovd_alerts_raised_total{alert=\"irq-storm\"} 0\n"));
+        free(page);
+        metric_snapshot_done(&s);
+
+        /* Period 2: drops held for 2 periods, and a storm on the widest subject: both active. */
+        period(&s, 5, 5000);
+        ASSERT_EQ(alerts_feed(a, &s), 2);
+        ASSERT_EQ(alerts_export(a, &s), 0);
+        assert_sorted(&s);
+        ASSERT_EQ(count_family(&s, ALERT_FAMILY_ACTIVE), 2);
+        page = page_of(&s);
+        ASSERT(strstr(page, "# HELP sriovd_alert_active "));
+        ASSERT(strstr(page, "# TYPE sriovd_alert_active gauge\n" DROPS_ACTIVE STORM_ACTIVE));
+        ASSERT(strstr(page, "sriovd_alerts_raised_total{alert=\"drops\"} 1\n"));
+        ASSERT(strstr(page, "sriovd_alerts_raised_total{alert=\"irq-storm\"} 1\n"));
+        /* The sampler's own families are all still there, one declaration each. */
+        ASSERT(strstr(page, "sriovd_cpu_irq_time_ratio{cpu=\"3\"} 0.5\n"));
+        ASSERT_EQ(count_family(&s, "sriovd_vf_drop_rate"), 2);
+        ASSERT_EQ(count_family(&s, "sriovd_irq_rate"), 1);
+        free(page);
+        metric_snapshot_done(&s);
+
+        /* Period 3: the storm at 500, between clear (100) and threshold: held; drops back at 0 once
+         * of the 2 periods it takes to clear: held too. */
+        period(&s, 0, 500);
+        ASSERT_EQ(alerts_feed(a, &s), 0);
+        ASSERT_EQ(alerts_export(a, &s), 0);
+        page = page_of(&s);
+        ASSERT(strstr(page, DROPS_ACTIVE STORM_ACTIVE));
+        free(page);
+        metric_snapshot_done(&s);
+
+        /* Period 4: the storm back under clear (cleared in 1 period), drops' second period at 0:
+         * both cleared, their series gone; the counters stay. */
+        period(&s, 0, 50);
+        ASSERT_EQ(alerts_feed(a, &s), 2);
+        ASSERT_EQ(e.cleared, 2);
+        ASSERT_EQ(alerts_export(a, &s), 0);
+        assert_sorted(&s);
+        ASSERT_EQ(count_family(&s, ALERT_FAMILY_ACTIVE), 0);
+        page = page_of(&s);
+        ASSERT(!strstr(page, "sriovd_alert_active"));
+        ASSERT(strstr(page, "sriovd_alerts_raised_total{alert=\"drops\"} 1\n"
+                            "sriovd_alerts_raised_total{alert=\"irq-storm\"} 1\n"));
+        free(page);
+        metric_snapshot_done(&s);
+
+        /* A reload that changes a rule clears its alert, but its name's count goes on. */
+        period(&s, 5, 5000);
+        ASSERT_EQ(alerts_feed(a, &s), 1);
+        metric_snapshot_done(&s);
+        _cleanup_(config_freep) Config *d = load(NO_BUILTINS
+                "[alert drops]\nmetric = sriovd_vf_drop_rate\nthreshold = 0\nperiods = 2\n"
+                "[alert irq-storm]\nmetric = sriovd_irq_rate\nthreshold = 2000\nclear = 100\nperiods = 1\n");
+        ASSERT_EQ(alerts_set_rules(a, d->alerts, d->n_alerts), 0);
+        period(&s, 0, 50);
+        ASSERT_EQ(alerts_feed(a, &s), 0);
+        ASSERT_EQ(alerts_export(a, &s), 0);
+        page = page_of(&s);
+        ASSERT(!strstr(page, "sriovd_alert_active"));
+        ASSERT(strstr(page, "sriovd_alerts_raised_total{alert=\"irq-storm\"} 2\n"));
+        free(page);
+        metric_snapshot_done(&s);
+
+        /* The pure parts: no room for the alert's label beside a subject that has every one, no name. */
+        s = (MetricSnapshot) {};
+        MetricLabel full[METRIC_LABELS_MAX] = {};
+        ASSERT_EQ(alert_metrics_add_active(&s, "x", full, METRIC_LABELS_MAX), -E2BIG);
+        ASSERT_EQ(alert_metrics_add_active(&s, "", full, 0), -EINVAL);
+        ASSERT_EQ(alert_metrics_add_raised(&s, NULL, 1), -EINVAL);
+        ASSERT_EQ(alert_metrics_add_active(&s, "x", NULL, 0), 0);
+        ASSERT_EQ(s.n_samples, 1);
+        ASSERT_EQ(s.samples[0].n_labels, 1);
+        ASSERT_STREQ(metric_sample_label(&s.samples[0], METRIC_LABEL_ALERT), "x");
+        metric_snapshot_done(&s);
+}
+
+/* metric_snapshot_append(): families whole after s's, which stay in place; never a family split. */
+TEST(append_families) {
+        MetricSnapshot s = {}, b = {}, c = {};
+
+        add(&s, "b", 1, 1, L(METRIC_LABEL_CPU, "1"));
+        add(&s, "d", 1, 0);
+        add(&b, "a", 2, 0);
+        add(&b, "c", 2, 1, L(METRIC_LABEL_CPU, "0"));
+        add(&b, "c", 2, 1, L(METRIC_LABEL_CPU, "1"));
+        ASSERT_EQ(metric_snapshot_append(&s, &b), 0);
+        ASSERT_EQ(s.n_samples, 5);
+        ASSERT_STREQ(s.samples[0].name, "b");
+        ASSERT_STREQ(s.samples[1].name, "d");
+        ASSERT_STREQ(s.samples[2].name, "a");
+        ASSERT_STREQ(s.samples[4].name, "c");
+        ASSERT_STREQ(s.samples[4].labels[0].value, "1");
+        /* A family s has already: refused, s as it was. */
+        add(&c, "e", 3, 0);
+        add(&c, "d", 3, 0);
+        ASSERT_EQ(metric_snapshot_append(&s, &c), -EEXIST);
+        ASSERT_EQ(s.n_samples, 5);
+        ASSERT_EQ(metric_snapshot_append(&s, &(MetricSnapshot) {}), 0);
+        ASSERT_EQ(s.n_samples, 5);
+        metric_snapshot_done(&s);
+        metric_snapshot_done(&b);
+        metric_snapshot_done(&c);
+}
+
+/* The page with active alerts, as the daemon writes it, through Prometheus' own parser and linter. */
+static int promtool_check(void) {
+        char dir[] = "/tmp/test-alerts-prom-XXXXXX", path[256];
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_(alerts_freep) Alerts *a = NULL;
+        _cleanup_free_ char *page = NULL;
+        Events e = {};
+        MetricSnapshot s;
+        int r;
+
+        if (system("command -v promtool >/dev/null 2>&1") != 0) {
+                printf("SKIP: promtool is not installed (Debian package prometheus): nothing to check the page with\n");
+                return EXIT_TEST_SKIP;
+        }
+        c = load(EXPORT_RULES);
+        a = engine(c, &e);
+        for (int i = 0; i < 2; i++) {
+                period(&s, 5, 5000);
+                alerts_feed(a, &s);
+                if (i == 0)
+                        metric_snapshot_done(&s);
+        }
+        ASSERT_EQ(alerts_export(a, &s), 0);
+        ASSERT_EQ(count_family(&s, ALERT_FAMILY_ACTIVE), 2);
+        page = page_of(&s);
+        metric_snapshot_done(&s);
+
+        ASSERT(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/sriovd.prom", dir);
+        ASSERT_EQ(metrics_file_write(path, page, strlen(page)), 0);
+        {
+                char cmd[512];
+
+                snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+                r = system(cmd);
+        }
+        sh("rm -rf %s", dir);
+        ASSERT(WIFEXITED(r));
+        ASSERT_EQ(WEXITSTATUS(r), 0);
+        printf("promtool took the page with 2 active alerts (%zu bytes)\n", strlen(page));
+        return 0;
+}
+
 int main(int argc, char **argv) {
         log_setup(LOG_TARGET_STDERR, LOG_WARNING);
+        if (argc > 1 && streq(argv[1], "promtool"))
+                return promtool_check();
         RUN(raise_after_exactly_n_periods);
         RUN(clear_with_hysteresis);
         RUN(label_filters);
@@ -442,5 +684,7 @@ int main(int argc, char **argv) {
         RUN(vanished_subject);
         RUN(config_errors);
         RUN(manager_feed_and_reload);
+        RUN(exported_as_metrics);
+        RUN(append_families);
         return 0;
 }

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sriovd/alerts.h"
+#include "sriovd/manager.h"
 #include "sriovd/metrics-file.h"
 #include "sriovd/sampler.h"
 #include "test-fixture.h"
@@ -107,6 +109,59 @@ static void write_thread(int pid, const char *comm, unsigned utime, unsigned sti
 
 static const char *run_export(const char *dir, const char *page, size_t size);
 static void test_traffic(Inventory *inv, const Config *cfg, RootFs *r, const TenantInfo *t);
+
+/* A whole file, NUL-terminated; aborts when it cannot be read. */
+static char *read_all(const char *path) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t n = 0, size = 0;
+
+        ASSERT(f);
+        do {
+                if (n + 4096 + 1 > size) {
+                        size = MAX(size * 2, (size_t) 65536);
+                        buf = realloc(buf, size);
+                        ASSERT(buf);
+                }
+                n += fread(buf + n, 1, size - n - 1, f);
+        } while (!feof(f) && !ferror(f));
+        buf[n] = 0;
+        return buf;
+}
+
+/*
+ * The daemon's period on the fixture: the alert its rules raise on a sample is in the file
+ * written from that very sample (and in the snapshot GetMetrics returns), not a period later.
+ * The rule holds on any host from the first period (periods = 1).
+ */
+static void test_manager_period_has_its_alerts(const char *dir) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_free_ char *page = NULL;
+        const MetricSnapshot *snap;
+        char conf[600], prom[600], text[1400];
+        size_t active = 0;
+
+        snprintf(conf, sizeof(conf), "%s/alerts.conf", dir);
+        snprintf(prom, sizeof(prom), "%s/alerts.prom", dir);
+        snprintf(text, sizeof(text),
+                 "[daemon]\nstate_dir = %s\nmonitor_interval_sec = 5\nmetrics_file = %s\n\n"
+                 "[alert always]\nmetric = sriovd_vf_target_utilization_ratio\nthreshold = 0.5\nperiods = 1\n",
+                 dir, prom);
+        test_write_file(conf, text);
+        ASSERT_EQ(manager_new(root, conf, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_sample_now(m), 0);
+        ASSERT_EQ(alerts_n_active(manager_alerts(m)), 1);
+        page = read_all(prom);
+        ASSERT_CONTAINS(page, "# TYPE sriovd_alert_active gauge\nsriovd_alert_active{alert=\"always\"} 1\n");
+        ASSERT_CONTAINS(page, "sriovd_alerts_raised_total{alert=\"always\"} 1\n");
+        ASSERT_CONTAINS(page, "sriovd_alerts_raised_total{alert=\"rt-cpu-interference\"} 0\n");
+        snap = manager_metrics(m);
+        ASSERT(snap);
+        for (size_t i = 0; i < snap->n_samples; i++)
+                active += streq(snap->samples[i].name, "sriovd_alert_active");
+        ASSERT_EQ(active, 1);
+}
 
 int main(int argc, char **argv) {
         char dir[] = "/tmp/sriovd-sampler-XXXXXX", classes[600], rows[512], irqbuf[4][16];
@@ -260,6 +315,7 @@ int main(int argc, char **argv) {
                         METRIC_LABEL_IRQ, irqbuf[3], METRIC_LABEL_CPU, "2", -1) == 0.0);
 
         test_traffic(inv, cfg, r, &t);
+        test_manager_period_has_its_alerts(dir);
 
         /* A /proc/interrupts that does not parse fails the sample and keeps the baseline. */
         {
