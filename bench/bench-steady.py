@@ -23,7 +23,9 @@ irqbalance on PATH, else the one tools/install-deps unpacks (not installs: the p
 would start it on this machine) into /var/cache/sriovd-bench/irqbalance.
 
 Figures per process over the window: CPU time (utime + stime of every task), context
-switches, VmRSS, VmHWM and Pss at the end; ratios against irqbalance. After the window, a
+switches, VmRSS (and its anonymous and file-backed parts: the latter is mostly shared
+libraries, which on a hypervisor libvirtd maps too), VmHWM and Pss at the end; ratios against
+irqbalance. After the window, a
 detection check: one IRQ's affinity is changed behind each sriovd's back and the time to
 its repair is measured (it must come within one drift period, plus a second of margin).
 Exits 77 when irqbalance or the namespace is not available.
@@ -94,6 +96,8 @@ def cpu_ticks(pid):
 def measure(pid):
     s = idle.sample(pid)
     s["ticks"] = cpu_ticks(pid)
+    st = idle.read_status(pid)
+    s["anon"], s["file"] = idle.kib(st["RssAnon"]), idle.kib(st["RssFile"])
     return s
 
 
@@ -246,7 +250,7 @@ def main():
     print(f"irqbalance: {binary}; IRQs it moved off the tree's 0-63 before the window: "
           + ", ".join(f"{k} {v}" for k, v in moved.items()))
     print(f"\n  {'process':<34} {'CPU s':>7} {'per min':>8} {'% CPU':>7} {'switches':>9}"
-          f" {'VmRSS':>10} {'VmHWM':>10} {'Pss':>10}")
+          f" {'VmRSS':>10} {'anon':>9} {'file':>9} {'VmHWM':>10} {'Pss':>10}")
     labels = {"sriovd-drift": f"sriovd, drift {DRIFT_SEC} s, monitor off",
               "sriovd-default": f"sriovd, drift {DRIFT_SEC} s, monitor {DRIFT_SEC} s",
               "irqbalance-10s": "irqbalance --interval=10 (default)",
@@ -254,14 +258,16 @@ def main():
     for k, label in labels.items():
         a = after[k]
         print(f"  {label:<34} {cpu_s(k):>7.2f} {cpu_s(k) * 60 / elapsed:>8.2f} {cpu_s(k) * 100 / elapsed:>6.2f}%"
-              f" {switches(k):>9} {idle.mib(a['rss']):>10} {idle.mib(a['hwm']):>10}"
+              f" {switches(k):>9} {idle.mib(a['rss']):>10} {idle.mib(a['anon']):>9} {idle.mib(a['file']):>9}"
+              f" {idle.mib(a['hwm']):>10}"
               f" {idle.mib(rollup[k].get('Pss', 0)):>10}")
     print()
     for s in ("sriovd-drift", "sriovd-default"):
         for b in ("irqbalance-10s", f"irqbalance-{DRIFT_SEC}s"):
             cb = cpu_s(b)
             ratio = f"{cpu_s(s) / cb:.2f}x" if cb > 0 else "n/a (irqbalance used no measurable CPU)"
-            print(f"  {s} / {b}: CPU {ratio}, RSS {after[s]['rss'] / after[b]['rss']:.2f}x,"
+            print(f"  {s} / {b}: CPU {ratio}, RSS {after[s]['rss'] / after[b]['rss']:.2f}x"
+                  f" (anon {after[s]['anon'] / max(after[b]['anon'], 1):.2f}x, file {after[s]['file'] / max(after[b]['file'], 1):.2f}x),"
                   f" Pss {rollup[s].get('Pss', 0) / max(rollup[b].get('Pss', 1), 1):.2f}x")
     print()
     failed = False

@@ -18,23 +18,92 @@ const char *metric_label_name_to_string(MetricLabelName n) {
         return (unsigned) n < _METRIC_LABEL_MAX ? table[n] : NULL;
 }
 
+#define STRINGS_BLOCK_SIZE (64u * 1024u)
+
+struct MetricStrings {
+        MetricStrings *next;
+        size_t used;
+        char data[STRINGS_BLOCK_SIZE];
+};
+
 void metric_snapshot_done(MetricSnapshot *s) {
+        while (s->strings) {
+                MetricStrings *next = s->strings->next;
+
+                free(s->strings);
+                s->strings = next;
+        }
         free(s->samples);
         *s = (MetricSnapshot) {};
 }
 
-int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
-                        const MetricLabel *labels, unsigned n_labels) {
+/* Label n's value v as the snapshot's own: the last one of that label when equal, else a copy. */
+static const char *intern(MetricSnapshot *s, MetricLabelName n, const char *v) {
+        size_t len = strnlen(v, METRIC_LABEL_VALUE_MAX - 1);
+        const char *last = (unsigned) n < _METRIC_LABEL_MAX ? s->last[n] : NULL;
+        char *copy;
+
+        if (last && strncmp(last, v, len) == 0 && last[len] == 0)
+                return last;
+        if (!s->strings || s->strings->used + len + 1 > STRINGS_BLOCK_SIZE) {
+                MetricStrings *b = malloc(sizeof(MetricStrings));
+
+                if (!b)
+                        return NULL;
+                b->next = s->strings;
+                b->used = 0;
+                s->strings = b;
+        }
+        copy = s->strings->data + s->strings->used;
+        memcpy(copy, v, len);
+        copy[len] = 0;
+        s->strings->used += len + 1;
+        if ((unsigned) n < _METRIC_LABEL_MAX)
+                s->last[n] = copy;
+        return copy;
+}
+
+static int add_sample(MetricSnapshot *s, const char *name, MetricKind kind, double value, unsigned n_labels,
+                      MetricLabelName (*label_name)(const void *labels, unsigned i),
+                      const char *(*label_value)(const void *labels, unsigned i), const void *labels) {
         MetricSample *m;
 
         if (n_labels > METRIC_LABELS_MAX)
                 return -E2BIG;
         if (GREEDY_REALLOC(s->samples, s->allocated, s->n_samples + 1) < 0)
                 return -ENOMEM;
-        m = &s->samples[s->n_samples++];
+        m = &s->samples[s->n_samples];
         *m = (MetricSample) { .name = name, .kind = kind, .value = value, .n_labels = n_labels };
-        memcpy_safe(m->labels, labels, n_labels * sizeof(MetricLabel));
+        for (unsigned i = 0; i < n_labels; i++) {
+                MetricLabelName n = label_name(labels, i);
+
+                m->labels[i] = (MetricSampleLabel) { .name = n, .value = intern(s, n, label_value(labels, i)) };
+                if (!m->labels[i].value)
+                        return -ENOMEM;
+        }
+        s->n_samples++;
         return 0;
+}
+
+static MetricLabelName owned_name(const void *labels, unsigned i) {
+        return ((const MetricLabel *) labels)[i].name;
+}
+
+static const char *owned_value(const void *labels, unsigned i) {
+        return ((const MetricLabel *) labels)[i].value;
+}
+
+static MetricLabelName sample_name(const void *labels, unsigned i) {
+        return ((const MetricSampleLabel *) labels)[i].name;
+}
+
+static const char *sample_value(const void *labels, unsigned i) {
+        return ((const MetricSampleLabel *) labels)[i].value;
+}
+
+int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
+                        const MetricLabel *labels, unsigned n_labels) {
+        return add_sample(s, name, kind, value, n_labels, owned_name, owned_value, labels);
 }
 
 const char *metric_sample_label(const MetricSample *m, MetricLabelName n) {
@@ -55,17 +124,39 @@ int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, 
         return c ?: (n_a > n_b) - (n_a < n_b);
 }
 
+int metric_sample_labels_cmp(const MetricSample *a, const MetricSample *b) {
+        int c = 0;
+
+        for (unsigned i = 0; !c && i < MIN(a->n_labels, b->n_labels); i++) {
+                c = (a->labels[i].name > b->labels[i].name) - (a->labels[i].name < b->labels[i].name);
+                /* Shared values (intern()) are equal by pointer. */
+                if (!c && a->labels[i].value != b->labels[i].value)
+                        c = strcmp(a->labels[i].value, b->labels[i].value);
+        }
+        return c ?: (a->n_labels > b->n_labels) - (a->n_labels < b->n_labels);
+}
+
+int metric_labels_sample_cmp(const MetricLabel *a, unsigned n_a, const MetricSample *b) {
+        int c = 0;
+
+        for (unsigned i = 0; !c && i < MIN(n_a, b->n_labels); i++) {
+                c = (a[i].name > b->labels[i].name) - (a[i].name < b->labels[i].name);
+                if (!c)
+                        c = strcmp(a[i].value, b->labels[i].value);
+        }
+        return c ?: (n_a > b->n_labels) - (n_a < b->n_labels);
+}
+
 static int sample_cmp(const void *x, const void *y) {
         const MetricSample *a = x, *b = y;
         /* Names are static strings: one family's samples share the pointer. */
         int c = a->name == b->name ? 0 : strcmp(a->name, b->name);
 
-        return c ?: metric_labels_cmp(a->labels, a->n_labels, b->labels, b->n_labels);
+        return c ?: metric_sample_labels_cmp(a, b);
 }
 
 static int labels_cmp(const void *x, const void *y) {
-        const MetricSample *a = x, *b = y;
-        return metric_labels_cmp(a->labels, a->n_labels, b->labels, b->n_labels);
+        return metric_sample_labels_cmp(x, y);
 }
 
 /* A period has a few dozen families; more and the plain sort does. */
@@ -173,7 +264,15 @@ int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add) {
         }
         if (GREEDY_REALLOC(s->samples, s->allocated, s->n_samples + add->n_samples) < 0)
                 return -ENOMEM;
-        memcpy(s->samples + s->n_samples, add->samples, add->n_samples * sizeof(MetricSample));
-        s->n_samples += add->n_samples;
+        /* Values copied: add's are add's. */
+        for (size_t j = 0, n = s->n_samples; j < add->n_samples; j++) {
+                const MetricSample *m = &add->samples[j];
+                int r = add_sample(s, m->name, m->kind, m->value, m->n_labels, sample_name, sample_value, m->labels);
+
+                if (r < 0) {
+                        s->n_samples = n;
+                        return r;
+                }
+        }
         return 0;
 }

@@ -78,24 +78,13 @@ void alerts_set_event_fn(Alerts *a, AlertsEventFn fn, void *userdata) {
         a->event_userdata = userdata;
 }
 
-static int labels_cmp(const MetricLabel *a, unsigned na, const MetricLabel *b, unsigned nb) {
-        for (unsigned i = 0; i < MIN(na, nb); i++) {
-                int c = (a[i].name > b[i].name) - (a[i].name < b[i].name);
-                if (!c)
-                        c = strcmp(a[i].value, b[i].value);
-                if (c)
-                        return c;
-        }
-        return (na > nb) - (na < nb);
-}
-
 /* The subject's index, or where it would go (*found false). */
 static size_t subject_find(const RuleState *r, const MetricSample *m, bool *found) {
         size_t lo = 0, hi = r->n_subjects;
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
-                int c = labels_cmp(r->subjects[mid].labels, r->subjects[mid].n_labels, m->labels, m->n_labels);
+                int c = metric_labels_sample_cmp(r->subjects[mid].labels, r->subjects[mid].n_labels, m);
 
                 if (c == 0) {
                         *found = true;
@@ -290,7 +279,10 @@ static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
                         r->n_subjects++;
                         sub = &r->subjects[at];
                         *sub = (Subject) { .n_labels = m->n_labels };
-                        memcpy(sub->labels, m->labels, m->n_labels * sizeof(MetricLabel));
+                        for (unsigned k = 0; k < m->n_labels; k++) {
+                                sub->labels[k].name = m->labels[k].name;
+                                strscpy(sub->labels[k].value, sizeof(sub->labels[k].value), m->labels[k].value);
+                        }
                 } else
                         sub = &r->subjects[at];
                 /* The same subject twice in one snapshot is one measurement, not two periods. */

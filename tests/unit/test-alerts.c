@@ -107,7 +107,7 @@ static void assert_sorted(const MetricSnapshot *s) {
                 if (!alert_metrics_family(a->name) && alert_metrics_family(b->name))
                         continue;
                 ASSERT(!(alert_metrics_family(a->name) && !alert_metrics_family(b->name)));
-                ASSERT(c < 0 || (c == 0 && metric_labels_cmp(a->labels, a->n_labels, b->labels, b->n_labels) <= 0));
+                ASSERT(c < 0 || (c == 0 && metric_sample_labels_cmp(a, b) <= 0));
         }
 }
 
