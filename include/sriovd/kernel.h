@@ -84,6 +84,8 @@ int irq_thread_name_parse(const char *comm);
 /* irq.c — /proc/irq and the IRQ handler threads. */
 /* Affinity, effective affinity and writability of one IRQ; thread fields left 0. */
 int irq_read(RootFs *root, unsigned irq, Irq *ret);
+/* effective_affinity_list alone (a kernel before 4.15 has none: -ENOENT). */
+int irq_read_effective(RootFs *root, unsigned irq, CpuSet *ret);
 
 typedef struct IrqThread {
         unsigned irq;
@@ -106,7 +108,7 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
  */
 int kthread_name_parse(const char *comm, KthreadKind *ret_kind, unsigned *ret_num, char ret_netdev[static IF_NAMESIZE]);
 
-/* Write smp_affinity_list; 1 changed, 0 already so. */
+/* Write smp_affinity_list (the caller knows it differs): 1 written, or -errno. */
 int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus);
 /* Every IRQ number under /proc/irq, sorted. */
 int irq_list(RootFs *root, unsigned **ret, size_t *ret_n);

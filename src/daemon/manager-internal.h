@@ -140,8 +140,8 @@ struct Manager {
 /* cycle.c */
 /* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
 void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr);
-/* refresh: a drift check's pass, which may re-read only what can drift (see manager_read_inventory()). */
-int manager_observe(Manager *m, bool sync_tenants, bool refresh, Inventory **ret_inv, Plan **ret_plan);
+/* base: refresh a copy of it (a drift check, a verify after writes a refresh shows), NULL: read the host whole. */
+int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Inventory **ret_inv, Plan **ret_plan);
 bool manager_guests_known(const Manager *m);
 /* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);

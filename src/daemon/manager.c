@@ -703,7 +703,7 @@ int manager_plan_now(Manager *m, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
 
-        r = manager_observe(m, false, false, &inv, &p);
+        r = manager_observe(m, false, NULL, &inv, &p);
         if (r < 0)
                 return r;
         /* The RT guests' placement, as libvirt would have to change it. */

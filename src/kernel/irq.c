@@ -7,9 +7,18 @@
 
 #include "sriovd/kernel.h"
 
+int irq_read_effective(RootFs *root, unsigned irq, CpuSet *ret) {
+        char eff[CPUSET_LIST_MAX];
+        int r;
+
+        r = rootfs_read_attr(root, eff, sizeof(eff), "/proc/irq/%u/effective_affinity_list", irq);
+        if (r < 0)
+                return r;
+        return cpuset_parse_list(eff, ret);
+}
+
 int irq_read(RootFs *root, unsigned irq, Irq *ret) {
         _cleanup_free_ char *list = NULL;
-        char eff[CPUSET_LIST_MAX];
         Irq q = { .irq = irq };
         struct stat st;
         int r;
@@ -22,26 +31,17 @@ int irq_read(RootFs *root, unsigned irq, Irq *ret) {
         r = cpuset_parse_list(list, &q.affinity);
         if (r < 0)
                 return r;
-
-        if (rootfs_read_attr(root, eff, sizeof(eff), "/proc/irq/%u/effective_affinity_list", irq) >= 0 &&
-            cpuset_parse_list(eff, &q.effective) >= 0)
-                q.has_effective = true;
+        q.has_effective = irq_read_effective(root, irq, &q.effective) >= 0;
 
         *ret = q;
         return 0;
 }
 
 int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus) {
-        _cleanup_free_ char *cur = NULL;
         char buf[CPUSET_LIST_MAX];
-        CpuSet now;
         int r;
 
-        r = rootfs_read(root, &cur, "/proc/irq/%u/smp_affinity_list", irq);
-        if (r < 0)
-                return r;
-        if (cpuset_parse_list(cur, &now) >= 0 && cpuset_equal(&now, cpus))
-                return 0;
+        /* The plan read it a moment ago; the verify reads it again. */
         r = rootfs_write(root, cpuset_format_list(cpus, buf, sizeof(buf)), "/proc/irq/%u/smp_affinity_list", irq);
         return r < 0 ? r : 1;
 }

@@ -35,7 +35,6 @@ static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq
 static int refresh_irq(RootFs *root, Irq *q) {
         char list[CPUSET_LIST_MAX];
         CpuSet affinity;
-        Irq now;
         int r;
 
         /*
@@ -47,15 +46,8 @@ static int refresh_irq(RootFs *root, Irq *q) {
         if (r < 0 || cpuset_parse_list(list, &affinity) < 0)
                 return -ESTALE;
         if (!cpuset_equal(&affinity, &q->affinity)) {
-                r = irq_read(root, q->irq, &now);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return -ESTALE;
-                q->affinity = now.affinity;
-                q->effective = now.effective;
-                q->has_effective = now.has_effective;
-                q->writable = now.writable;
+                q->affinity = affinity;
+                q->has_effective = irq_read_effective(root, q->irq, &q->effective) >= 0;
         }
         if (q->thread > 0)
                 return refresh_sched(root, q->thread, NULL, q->irq, &q->thread_policy, &q->thread_priority);
