@@ -880,8 +880,8 @@ def test_traffic(g, c):
     VF 0's netdev raise the VF's packet counters and its IRQs' rates in the exported file, and an
     alert rule on the VF's tx packet rate raises after exactly its periods and clears after the
     traffic stops. Every version of the file and every journal entry was recorded in the order
-    they came: each entry belongs to the last version before it (sriovd writes the file, then
-    feeds the alerts), so the sample that raised is known exactly; the gaps between versions are
+    they came: each entry belongs to the first version after it (sriovd feeds the alerts, then
+    writes the file with their series), so the sample that raised is known exactly; the gaps between versions are
     printed (a version the probe missed would show as a gap of two periods and fail the run
     checks, never pass them wrongly). igb reports zero IFLA_VF_STATS: the VF's figures are its
     host netdev's."""
@@ -900,7 +900,7 @@ def test_traffic(g, c):
         if "file" in rec:
             versions.append((rec["t"], prom_samples(rec["file"])))
         elif "journal" in rec:
-            entries.append((rec["t"], rec["journal"], len(versions) - 1))
+            entries.append((rec["t"], rec["journal"], len(versions)))
     messages = "\n".join(f"{t:.3f} {e.get('MESSAGE', '')}" for t, e, _ in entries)
     print(f"info  {c.name}: {len(versions)} versions of the metrics file, {len(entries)} journal entries; "
           f"setup {setup}; send {send['data'].strip()} {send['stderr'].strip()}")

@@ -188,7 +188,16 @@ static int do_watch(const char *socket_path, const char *file) {
 
                 if (poll(p, 2, -1) < 0)
                         continue;
-                /* The file first: in one period sriovd writes it before it logs. */
+                /* The journal first, every datagram waiting: in one period sriovd feeds its alerts
+                 * (and logs what they do) before it writes the file. */
+                if (p[1].revents & POLLIN)
+                        for (;;) {
+                                ssize_t k = recv(sfd, buf, sizeof(buf), MSG_DONTWAIT);
+
+                                if (k <= 0)
+                                        break;
+                                print_entry(buf, (size_t) k, now());
+                        }
                 if (p[0].revents & POLLIN) {
                         ssize_t k = read(ifd, buf, sizeof(buf));
                         bool seen = false;
@@ -202,12 +211,6 @@ static int do_watch(const char *socket_path, const char *file) {
                         }
                         if (seen)
                                 print_file(file, now());
-                }
-                if (p[1].revents & POLLIN) {
-                        ssize_t k = recv(sfd, buf, sizeof(buf), 0);
-
-                        if (k > 0)
-                                print_entry(buf, (size_t) k, now());
                 }
         }
         return 0;
