@@ -63,9 +63,8 @@ static const char *intern(MetricSnapshot *s, MetricLabelName n, const char *v) {
         return copy;
 }
 
-static int add_sample(MetricSnapshot *s, const char *name, MetricKind kind, double value, unsigned n_labels,
-                      MetricLabelName (*label_name)(const void *labels, unsigned i),
-                      const char *(*label_value)(const void *labels, unsigned i), const void *labels) {
+int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
+                        const MetricLabel *labels, unsigned n_labels) {
         MetricSample *m;
 
         if (n_labels > METRIC_LABELS_MAX)
@@ -75,35 +74,13 @@ static int add_sample(MetricSnapshot *s, const char *name, MetricKind kind, doub
         m = &s->samples[s->n_samples];
         *m = (MetricSample) { .name = name, .kind = kind, .value = value, .n_labels = n_labels };
         for (unsigned i = 0; i < n_labels; i++) {
-                MetricLabelName n = label_name(labels, i);
-
-                m->labels[i] = (MetricSampleLabel) { .name = n, .value = intern(s, n, label_value(labels, i)) };
+                m->labels[i] = (MetricSampleLabel) { .name = labels[i].name,
+                                                     .value = intern(s, labels[i].name, labels[i].value) };
                 if (!m->labels[i].value)
                         return -ENOMEM;
         }
         s->n_samples++;
         return 0;
-}
-
-static MetricLabelName owned_name(const void *labels, unsigned i) {
-        return ((const MetricLabel *) labels)[i].name;
-}
-
-static const char *owned_value(const void *labels, unsigned i) {
-        return ((const MetricLabel *) labels)[i].value;
-}
-
-static MetricLabelName sample_name(const void *labels, unsigned i) {
-        return ((const MetricSampleLabel *) labels)[i].name;
-}
-
-static const char *sample_value(const void *labels, unsigned i) {
-        return ((const MetricSampleLabel *) labels)[i].value;
-}
-
-int metric_snapshot_add(MetricSnapshot *s, const char *name, MetricKind kind, double value,
-                        const MetricLabel *labels, unsigned n_labels) {
-        return add_sample(s, name, kind, value, n_labels, owned_name, owned_value, labels);
 }
 
 const char *metric_sample_label(const MetricSample *m, MetricLabelName n) {
@@ -267,8 +244,14 @@ int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add) {
         /* Values copied: add's are add's. */
         for (size_t j = 0, n = s->n_samples; j < add->n_samples; j++) {
                 const MetricSample *m = &add->samples[j];
-                int r = add_sample(s, m->name, m->kind, m->value, m->n_labels, sample_name, sample_value, m->labels);
+                MetricLabel labels[METRIC_LABELS_MAX];
+                int r;
 
+                for (unsigned k = 0; k < m->n_labels; k++) {
+                        labels[k].name = m->labels[k].name;
+                        strscpy(labels[k].value, sizeof(labels[k].value), m->labels[k].value);
+                }
+                r = metric_snapshot_add(s, m->name, m->kind, m->value, labels, m->n_labels);
                 if (r < 0) {
                         s->n_samples = n;
                         return r;
