@@ -36,7 +36,7 @@ typedef struct KernelCaps {
 
 typedef struct Irq {
         unsigned irq;
-        char action[32];            /* first handler's name; filled for IRQs outside the NICs only */
+        char action[32];            /* first handler's name; for the NICs' IRQs only when threadless */
         CpuSet affinity;            /* smp_affinity_list */
         CpuSet effective;           /* effective_affinity_list, when the kernel has it */
         bool has_effective;

@@ -78,7 +78,10 @@ static int read_irqs(RootFs *root, Inventory *inv, const IrqThread *threads, siz
                         q->thread = t->pid;
                         q->thread_policy = t->policy;
                         q->thread_priority = t->priority;
-                }
+                } else if (inv->caps.threaded_irqs)
+                        /* No handler yet (a netdev not open): the one requested later brings its
+                         * thread with no event saying so, and a drift check's refresh looks for it. */
+                        (void) irq_read_action(root, nums[i], q->action, sizeof(q->action));
                 inv->n_irqs++;
         }
         return 0;

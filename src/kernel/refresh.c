@@ -32,8 +32,8 @@ static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq
         return 0;
 }
 
-static int refresh_irq(RootFs *root, Irq *q) {
-        char list[CPUSET_LIST_MAX];
+static int refresh_irq(RootFs *root, Irq *q, bool threaded) {
+        char list[CPUSET_LIST_MAX], action[sizeof(q->action)];
         CpuSet affinity;
         int r;
 
@@ -51,6 +51,9 @@ static int refresh_irq(RootFs *root, Irq *q) {
         }
         if (q->thread > 0)
                 return refresh_sched(root, q->thread, NULL, q->irq, &q->thread_policy, &q->thread_priority);
+        /* A handler requested since (igbvf at open, vfio when the guest unmasks) has a new thread. */
+        if (threaded && !q->action[0] && irq_read_action(root, q->irq, action, sizeof(action)) >= 0 && action[0])
+                return -ESTALE;
         return 0;
 }
 
@@ -100,12 +103,12 @@ int inventory_refresh(RootFs *root, Inventory *inv) {
                                 return r;
                 }
         for (size_t i = 0; i < inv->n_irqs; i++) {
-                r = refresh_irq(root, &inv->irqs[i]);
+                r = refresh_irq(root, &inv->irqs[i], inv->caps.threaded_irqs);
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < inv->n_other_irqs; i++) {
-                r = refresh_irq(root, &inv->other_irqs[i]);
+                r = refresh_irq(root, &inv->other_irqs[i], false);
                 if (r < 0)
                         return r;
         }

@@ -130,6 +130,34 @@ TEST(stale_when_the_host_is_not_the_copy) {
                 put(path, stat);
                 ASSERT_EQ(inventory_refresh(r, c), 0);
         }
+        /*
+         * A handler requested after the full read (igbvf at open, vfio when the guest enables
+         * MSI-X): on a kernel that threads IRQs it comes with a new irq/N- thread and no event.
+         */
+        {
+                _cleanup_(inventory_freep) Inventory *before = NULL, *c = NULL;
+                _cleanup_free_ char *stat = NULL;
+                const Irq *q = inventory_find_irq(inv, 44);
+                char cmd[1024], thread[64];
+
+                ASSERT(q && q->thread > 0 && inv->caps.threaded_irqs);
+                snprintf(thread, sizeof(thread), "proc/%d", (int) q->thread);
+                snprintf(cmd, sizeof(cmd), "mv %s/%s %s/hidden-thread && mv %s/proc/irq/44/mlx5_async0@pci:0000:41:00.0 %s/hidden-action",
+                         tree, thread, tree, tree, tree);
+                ASSERT_EQ(system(cmd), 0);
+                before = read_tree(r);
+                q = inventory_find_irq(before, 44);
+                ASSERT(q && q->thread == 0 && !q->action[0]);
+                c = copy(before);
+                ASSERT_EQ(inventory_refresh(r, c), 0);   /* still no handler: nothing to see */
+                snprintf(cmd, sizeof(cmd), "mv %s/hidden-thread %s/%s && mv %s/hidden-action %s/proc/irq/44/mlx5_async0@pci:0000:41:00.0",
+                         tree, tree, thread, tree, tree);
+                ASSERT_EQ(system(cmd), 0);
+                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                inventory_free(c);
+                c = copy(inv);
+                ASSERT_EQ(inventory_refresh(r, c), 0);   /* the full read's copy knows the thread */
+        }
         /* An IRQ that is gone. */
         {
                 _cleanup_(inventory_freep) Inventory *c = copy(inv);

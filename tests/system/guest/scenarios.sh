@@ -234,7 +234,11 @@ vfio_irqs() { grep "vfio-msix.*($VF)" /proc/interrupts | sed 's/^ *\([0-9]*\):.*
 vcpu0_cpu() { $V vcpuinfo l2-a | awk '/^CPU:/ {print $2; exit}'; }
 if [ -n "$vfio_ok" ] && wait_for 240 sh -c "grep -q 'vfio-msix.*($VF)' /proc/interrupts"; then
         say "INFO vcpu: l2-a's vfio-msix IRQs: $(vfio_irqs | tr '\n' ' ')"
-else say "INFO vcpu: no vfio-msix IRQ of '$VF' appeared in 240 s; l2-a's console: $(tail -n 3 /var/log/libvirt/qemu/l2-a.console 2>&1 | tr '\n' ' ')"; fi
+else
+        say "INFO vcpu: no vfio-msix IRQ of '$VF' appeared in 240 s; l2-a's console: $(tail -n 3 /var/log/libvirt/qemu/l2-a.console 2>&1 | tr '\n' ' ')"
+        # What held the CPUs meanwhile (a TCG guest inside a TCG guest boots only as fast as it runs).
+        say "INFO vcpu: load $(cat /proc/loadavg); busiest threads (TID class prio CPU %CPU-over-life name): $(ps -eLo tid=,cls=,rtprio=,psr=,pcpu=,comm= --sort=-pcpu | head -n 10 | tr -s ' ' | tr '\n' ';')"
+fi
 irqs_on() {     # irqs_on CPU: every vfio-msix IRQ of the VF has affinity CPU
         local q; [ -n "$(vfio_irqs)" ] || return 1
         for q in $(vfio_irqs); do [ "$(cat /proc/irq/$q/smp_affinity_list)" = "$1" ] || return 1; done
