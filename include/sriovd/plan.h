@@ -36,6 +36,7 @@ typedef enum ActionKind {
         ACTION_SET_IOTHREAD_PIN,    /* vcpu = the I/O thread id */
         ACTION_SET_VCPU_SCHED,      /* vCPUs 0..vcpu-1 at SCHED_FIFO after (0: none); next start */
         ACTION_SET_NUMATUNE,        /* memory on node after (before -1: none); next start */
+        ACTION_SET_VCPU_THREAD,     /* a running guest's vCPU thread (pid, vcpu): policy/before -> policy/after */
         /* A virtio-net tenant's vhost workers (vhost.h), by the daemon's libvirt side likewise. */
         ACTION_SET_VHOST_PIN,       /* pid: cpus_before -> cpus_after */
         ACTION_SET_VHOST_SCHED,     /* pid: policy/before -> policy/after */

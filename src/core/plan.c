@@ -217,6 +217,7 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_IOTHREAD_PIN] = "iothread-pin",
                 [ACTION_SET_VCPU_SCHED] = "vcpu-sched",
                 [ACTION_SET_NUMATUNE] = "numatune",
+                [ACTION_SET_VCPU_THREAD] = "vcpu-thread",
                 [ACTION_SET_VHOST_PIN] = "vhost-pin",
                 [ACTION_SET_VHOST_SCHED] = "vhost-sched",
         };
@@ -330,6 +331,7 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
                 return buf;
         case ACTION_SET_IRQ_THREAD:
         case ACTION_SET_VHOST_SCHED:
+        case ACTION_SET_VCPU_THREAD:
         case ACTION_SET_NAPI_SCHED:
         case ACTION_SET_KTHREAD_SCHED:
                 snprintf(buf, size, "%s/%ld", sched_policy_to_string(after ? a->policy_after : a->policy_before),

@@ -354,6 +354,7 @@ int action_apply(Kernel *k, Action *a) {
         case ACTION_SET_IOTHREAD_PIN:
         case ACTION_SET_VCPU_SCHED:
         case ACTION_SET_NUMATUNE:
+        case ACTION_SET_VCPU_THREAD:
         case ACTION_SET_VHOST_PIN:
         case ACTION_SET_VHOST_SCHED:
                 /* The guest's placement goes through libvirt and its QEMU (guests.c), never through here. */

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "sriovd/guest-vcpu.h"
 #include "sriovd/guest-vhost.h"
 #include "sriovd/vhost.h"
 
@@ -29,21 +30,16 @@ static Action *append(Action **actions, size_t *n, ActionKind kind, const char *
 int guest_vhost_place(RootFs *root, Virt *v, const char *domain, const VhostPlacement *p, bool dry_run,
                       pid_t *qemu_hint, Action **actions, size_t *n_actions, VirtError *err) {
         _cleanup_free_ VhostThread *threads = NULL;
-        char uuid[VIRT_UUID_STRING_MAX];
         bool live = rootfs_sched_live(root);
         size_t n = 0;
         pid_t qemu;
         int r;
 
-        r = virt_domain_uuid(v, domain, uuid, err);
-        if (r < 0)
-                return r;
-        r = qemu_pid_find(root, uuid, *qemu_hint, &qemu);
+        r = guest_qemu_pid(root, v, domain, qemu_hint, &qemu, err);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        *qemu_hint = qemu;
         r = vhost_threads_scan(root, qemu, &threads, &n);
         if (r == -ENOENT)
                 return 0;   /* QEMU ended meanwhile */

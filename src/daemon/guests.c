@@ -11,6 +11,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "sriovd/guest-vcpu.h"
 #include "sriovd/guest-vhost.h"
 #include "sriovd/guests.h"
 #include "sriovd/log.h"
@@ -319,6 +320,43 @@ static void log_change(const Action *a, const TenantInfo *t, bool drift) {
                        action_format_value(a, true, after, sizeof(after)));
 }
 
+static Running *running_find(Guests *g, const char *domain) {
+        for (size_t i = 0; i < g->n_running; i++)
+                if (streq(g->running[i].domain, domain))
+                        return &g->running[i];
+        return NULL;
+}
+
+/* The threads placed on domain's behalf (vhost workers, vCPU threads): each change logged once, each failure. */
+static void log_thread_actions(const Action *actions, size_t n, const char *domain, const TenantInfo *t, bool drift) {
+        for (size_t i = 0; i < n; i++)
+                if (actions[i].result > 0)
+                        log_change(&actions[i], t, drift);
+                else if (actions[i].result < 0)
+                        log_full_errno(LOG_ERR, actions[i].result, LOG_FIELDS(.tenant = t->tenant),
+                                       "Failed to place %s's thread %d (%s, tenant %s): %m", domain,
+                                       (int) actions[i].pid, action_kind_to_string(actions[i].kind), t->tenant);
+}
+
+/* A running domain's vCPU threads at p's scheduling: what <vcpusched> gives it only from its next start. */
+static void place_vcpu_threads(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t,
+                               bool drift) {
+        _cleanup_free_ Action *actions = NULL;
+        Running *run = running_find(g, domain);
+        pid_t hint = run ? run->qemu_pid : 0;
+        VirtError err = {};
+        size_t n = 0;
+        int r;
+
+        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, domain, p, false, &hint, &actions, &n, &err);
+        if (run)
+                run->qemu_pid = hint;
+        log_thread_actions(actions, n, domain, t, drift);
+        if (r < 0)
+                log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant), "Failed to place %s's vCPU threads (tenant %s): %s",
+                               domain, t->tenant, err.message[0] ? err.message : strerror(-r));
+}
+
 /* domain's RT guest on placement p (read-modify-write: only what differs changes). */
 static void place_with(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, bool drift) {
         _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
@@ -335,6 +373,8 @@ static void place_with(Guests *g, const char *domain, const GuestPlacement *p, c
         if (r < 0)
                 log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant), "Failed to place %s (tenant %s's guest): %s",
                                domain, t->tenant, err.message);
+        else
+                place_vcpu_threads(g, domain, p, t, drift);
 }
 
 /* domain's vhost workers on p: made (dry_run: planned) into *actions. */
@@ -351,25 +391,11 @@ static int place_vhost(Guests *g, Running *run, const VhostPlacement *p, const T
         int r;
 
         r = vhost_actions(g, run, p, false, &actions, &n, &err);
-        for (size_t i = 0; i < n; i++) {
-                if (actions[i].result > 0)
-                        log_change(&actions[i], t, drift);
-                else if (actions[i].result < 0)
-                        log_full_errno(LOG_ERR, actions[i].result, LOG_FIELDS(.tenant = t->tenant),
-                                       "Failed to place %s's vhost thread %d (tenant %s): %m", run->domain,
-                                       (int) actions[i].pid, t->tenant);
-        }
+        log_thread_actions(actions, n, run->domain, t, drift);
         if (r < 0)
                 log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant), "Failed to place %s's vhost threads (tenant %s): %s",
                                run->domain, t->tenant, err.message[0] ? err.message : strerror(-r));
         return r == -ENOMEM ? r : 0;
-}
-
-static Running *running_find(Guests *g, const char *domain) {
-        for (size_t i = 0; i < g->n_running; i++)
-                if (streq(g->running[i].domain, domain))
-                        return &g->running[i];
-        return NULL;
 }
 
 static void place_rt_guest(Guests *g, const char *domain) {
@@ -402,16 +428,21 @@ static int plan_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo
         Plan *plan = userdata;
         VirtError err = {};
         Action *a;
+        int r;
 
-        if (virt_place_guest(g->virt, run->domain, &w->guest, true, &ch, &err) < 0 || ch.n == 0)
+        if (virt_place_guest(g->virt, run->domain, &w->guest, true, &ch, &err) < 0)
                 return 0;
-        a = reallocarray(plan->actions, plan->n_actions + ch.n, sizeof(Action));
-        if (!a)
-                return -ENOMEM;
-        plan->actions = a;
-        for (size_t k = 0; k < ch.n; k++)
-                place_action(run->domain, t->vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
-        return 0;
+        if (ch.n > 0) {
+                a = reallocarray(plan->actions, plan->n_actions + ch.n, sizeof(Action));
+                if (!a)
+                        return -ENOMEM;
+                plan->actions = a;
+                for (size_t k = 0; k < ch.n; k++)
+                        place_action(run->domain, t->vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
+        }
+        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, run->domain, &w->guest, true, &run->qemu_pid,
+                                     &plan->actions, &plan->n_actions, &err);
+        return r == -ENOMEM ? r : 0;
 }
 
 static int plan_vhost(Guests *g, Running *run, const Wanted *w, const TenantInfo *t, void *userdata) {

@@ -134,7 +134,7 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
         else if (a->kind == ACTION_SET_IRQ_THREAD)
                 snprintf(buf, size, "IRQ %u pid %d", a->irq, (int) a->pid);
         else if (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED ||
-                 a->kind == ACTION_SET_KTHREAD_SCHED)
+                 a->kind == ACTION_SET_VCPU_THREAD || a->kind == ACTION_SET_KTHREAD_SCHED)
                 snprintf(buf, size, "pid %d", (int) a->pid);
         else if (a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED)
                 snprintf(buf, size, "%s", a->thread_name);
@@ -326,7 +326,8 @@ static json_object *action_json(const Action *a) {
                 if (r >= 0)
                         r = jsonc_add_bool(o, "restore", a->restore);
         }
-        if (r >= 0 && (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED))
+        if (r >= 0 && (a->kind == ACTION_SET_VHOST_PIN || a->kind == ACTION_SET_VHOST_SCHED ||
+                       a->kind == ACTION_SET_VCPU_THREAD))
                 r = jsonc_add_int(o, "pid", a->pid);
         if (r >= 0 && (a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
                        a->kind == ACTION_SET_KTHREAD_SCHED)) {

@@ -110,31 +110,64 @@ int proc_status_cpus_parse(const char *status, CpuSet *ret) {
         return -EBADMSG;
 }
 
-/*
- * The worker's stat and status under dir ("/proc/QEMU/task" for a vhost_task, "/proc" for a
- * kernel thread): 1 and *ret when tid is a worker of qemu, 0 when it is something else (or gone).
- */
-static int read_worker(RootFs *root, const char *dir, pid_t qemu, pid_t tid, bool kthread, VhostThread *ret) {
-        _cleanup_free_ char *stat = NULL, *status = NULL;
-        char name[32];
-        ProcStat st;
+int proc_thread_stat(RootFs *root, const char *dir, pid_t tid, ProcStat *ret) {
+        char buf[PROC_STAT_MAX];
         int r;
 
-        r = rootfs_read(root, &stat, "%s/%d/stat", dir, (int) tid);
-        if (r == -ENOENT || r == -ESRCH)
-                return 0;
+        /* Gone, or in a hostile tree not a file with a stat in it: not a thread to place either way. */
+        r = rootfs_read_attr(root, buf, sizeof(buf), "%s/%d/stat", dir, (int) tid);
+        if (r < 0 || proc_stat_parse(buf, ret) < 0)
+                return -ESRCH;
+        return 0;
+}
+
+/*
+ * fn for each thread under dir ("/proc/QEMU/task", or "/proc" for kernel threads) but skip, with
+ * its stat; one gone meanwhile, or whose stat is not one, is passed over. fn < 0 ends the walk.
+ */
+int proc_threads_each(RootFs *root, const char *dir, pid_t skip, ProcThreadFn fn, void *userdata) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        r = rootfs_opendir(root, &d, "%s", dir);
         if (r < 0)
                 return r;
+        while ((de = readdir(d))) {
+                ProcStat st;
+                pid_t tid;
+
+                if (parse_pid(de->d_name, &tid) < 0 || tid == skip)
+                        continue;
+                r = proc_thread_stat(root, dir, tid, &st);
+                if (r == -ESRCH)
+                        continue;
+                if (r < 0)
+                        return r;
+                r = fn(root, dir, tid, &st, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* 1 and *ret when st (under dir) is a vhost worker of qemu, 0 when it is something else (or gone). */
+static int read_worker(RootFs *root, const char *dir, pid_t qemu, pid_t tid, const ProcStat *st, bool kthread,
+                       VhostThread *ret) {
+        _cleanup_free_ char *status = NULL;
+        char name[32];
+        int r;
+
         vhost_name(qemu, name, sizeof(name));
-        if (proc_stat_parse(stat, &st) < 0 || !streq(st.comm, name) || !!(st.flags & PF_KTHREAD) != kthread)
+        if (!streq(st->comm, name) || !!(st->flags & PF_KTHREAD) != kthread)
                 return 0;
         r = rootfs_read(root, &status, "%s/%d/status", dir, (int) tid);
         if (r == -ENOENT || r == -ESRCH)
                 return 0;
         if (r < 0)
                 return r;
-        *ret = (VhostThread) { .tid = tid, .kthread = kthread, .policy = (int) st.policy,
-                               .priority = (int) st.rt_priority };
+        *ret = (VhostThread) { .tid = tid, .kthread = kthread, .policy = (int) st->policy,
+                               .priority = (int) st->rt_priority };
         r = proc_status_cpus_parse(status, &ret->cpus);
         return r < 0 ? r : 1;
 }
@@ -144,64 +177,67 @@ static int vhost_thread_cmp(const void *a, const void *b) {
         return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static int scan_dir(RootFs *root, const char *dir, pid_t qemu, bool kthread, VhostThread **threads, size_t *n,
-                    size_t *allocated) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
+typedef struct WorkerScan {
+        pid_t qemu;
+        bool kthread;
+        VhostThread *threads;
+        size_t n, allocated;
+} WorkerScan;
+
+static int scan_one(RootFs *root, const char *dir, pid_t tid, const ProcStat *st, void *userdata) {
+        WorkerScan *s = userdata;
+        VhostThread t;
         int r;
 
-        r = rootfs_opendir(root, &d, "%s", dir);
+        r = read_worker(root, dir, s->qemu, tid, st, s->kthread, &t);
+        if (r == -EBADMSG || r == 0)
+                return 0;   /* not a worker, gone, or a status we cannot read: not ours to place */
         if (r < 0)
                 return r;
-        while ((de = readdir(d))) {
-                VhostThread t;
-                pid_t tid;
-
-                if (parse_pid(de->d_name, &tid) < 0 || tid == qemu)
-                        continue;
-                r = read_worker(root, dir, qemu, tid, kthread, &t);
-                if (r < 0 && r != -EBADMSG)
-                        return r;
-                if (r <= 0)
-                        continue;   /* not a worker, gone, or a status we cannot read: not ours to place */
-                if (GREEDY_REALLOC(*threads, *allocated, *n + 1) < 0)
-                        return -ENOMEM;
-                (*threads)[(*n)++] = t;
-        }
+        if (GREEDY_REALLOC(s->threads, s->allocated, s->n + 1) < 0)
+                return -ENOMEM;
+        s->threads[s->n++] = t;
         return 0;
 }
 
 int vhost_threads_scan(RootFs *root, pid_t qemu, VhostThread **ret, size_t *ret_n) {
         _cleanup_free_ VhostThread *threads = NULL;
-        size_t n = 0, allocated = 0;
+        WorkerScan s = { .qemu = qemu };
         char task[32];
         int r;
 
         if (qemu <= 0)
                 return -EINVAL;
         snprintf(task, sizeof(task), "/proc/%d/task", (int) qemu);
-        r = scan_dir(root, task, qemu, false, &threads, &n, &allocated);
+        r = proc_threads_each(root, task, qemu, scan_one, &s);
+        threads = s.threads;
         if (r < 0)
                 return r == -ENOTDIR ? -ENOENT : r;
         /* A kernel without vhost_task: the workers are kernel threads, found only by their name. */
-        if (n == 0) {
-                r = scan_dir(root, "/proc", qemu, true, &threads, &n, &allocated);
+        if (s.n == 0) {
+                s.kthread = true;
+                r = proc_threads_each(root, "/proc", qemu, scan_one, &s);
+                threads = s.threads;
                 if (r < 0)
                         return r;
         }
-        qsort_safe(threads, n, sizeof(*threads), vhost_thread_cmp);
+        qsort_safe(threads, s.n, sizeof(*threads), vhost_thread_cmp);
         *ret = TAKE_PTR(threads);
-        *ret_n = n;
+        *ret_n = s.n;
         return 0;
 }
 
 int vhost_thread_set(RootFs *root, pid_t qemu, const VhostThread *t, const CpuSet *cpus, int policy, int priority) {
-        char task[32];
         VhostThread now;
+        char task[32];
+        ProcStat st;
         int r;
 
         snprintf(task, sizeof(task), t->kthread ? "/proc" : "/proc/%d/task", (int) qemu);
-        r = read_worker(root, task, qemu, t->tid, t->kthread, &now);
+        r = proc_thread_stat(root, task, t->tid, &st);
+        if (r < 0)
+                return r;
+        r = read_worker(root, task, qemu, t->tid, &st, t->kthread, &now);
         if (r < 0)
                 return r;
         if (r == 0)

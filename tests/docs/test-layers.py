@@ -63,6 +63,7 @@ HEADERS = {
     'monitor.h': 'kernel',
     'vfio-users.h': 'kernel',
     'vhost.h': 'kernel',
+    'qemu-vcpu.h': 'kernel',
     'proc-counters.h': 'kernel',
     # libvirt
     'virt.h': 'virt',
@@ -84,6 +85,7 @@ HEADERS = {
     'tenants.h': 'daemon',
     'guests.h': 'daemon',
     'guest-vhost.h': 'daemon',
+    'guest-vcpu.h': 'daemon',
     'vf-wait.h': 'daemon',
     'vf-irq-watch.h': 'daemon',
     'bus.h': 'daemon',

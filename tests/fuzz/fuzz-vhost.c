@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* fuzz-vhost.c — libFuzzer target: QEMU's command line (-uuid) and a thread's status (Cpus_allowed_list) */
+/* fuzz-vhost.c — libFuzzer target: QEMU's command line (-uuid), a thread's status (Cpus_allowed_list), a vCPU thread's name */
 
 #include <stdint.h>
 #include <string.h>
 
+#include "sriovd/qemu-vcpu.h"
 #include "sriovd/vhost.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,6 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             !memmem(data, size, "-uuid", 5))
                 __builtin_trap();
         if (proc_status_cpus_parse(s, &cpus) >= 0 && !strstr(s, "Cpus_allowed_list:"))
+                __builtin_trap();
+        /* A vCPU's name: "CPU N/ACCEL", N in range, nothing after ACCEL. */
+        int vcpu = qemu_vcpu_name_parse(s);
+        if (vcpu >= 0 && (strncmp(s, "CPU ", 4) != 0 || vcpu > INT16_MAX || !strchr(s, '/')))
                 __builtin_trap();
         return 0;
 }

@@ -386,6 +386,74 @@ static void test_vhost_plan(const char *fixtures) {
         sh("rm -rf %s", dir);
 }
 
+/* The i-th action of kind in p, or NULL. */
+static const Action *plan_find_nth(const Plan *p, ActionKind kind, unsigned i) {
+        for (size_t k = 0; k < p->n_actions; k++)
+                if (p->actions[k].kind == kind && i-- == 0)
+                        return &p->actions[k];
+        return NULL;
+}
+
+/*
+ * An RT guest that already runs when its RT CPU is booked: <vcpusched> in its definition takes
+ * effect only from its next start, so Plan also shows its QEMU's vCPU threads (found by the
+ * domain's UUID, "CPU N/KVM"): vCPU 0 to the class's SCHED_FIFO, the housekeeping vCPU 1 off the
+ * FIFO it had. The fixture's PIDs are not this host's: planned, never applied, so still to do
+ * after a cycle.
+ */
+static void test_rt_vcpu_threads_plan(const char *fixtures) {
+        char dir[] = "/tmp/sriovd-guests-vcpu-XXXXXX", root[512], buf[64];
+        Manager *m = NULL;
+        Plan *plan = NULL;
+        const Action *a;
+        TenantInfo rt;
+        CycleResult res;
+
+        ASSERT(mkdtemp(dir));
+        env_prepare(fixtures, dir, node_with_domains_xml, "[cpus]\nkeep_irqs_off_rt = no\n");
+        snprintf(root, sizeof(root), "%s/root", dir);
+        test_proc_qemu(root, 7600, "9b2d5f3c-1e4a-4c9b-8f0d-2a3b4c5d6e7f");   /* vm-running's */
+        test_proc_thread(root, "7600/task/7610", 7610, "CPU 0/KVM", 0x400040, 0, 0, "0-31");
+        test_proc_thread(root, "7600/task/7611", 7611, "CPU 1/KVM", 0x400040, 1, 5, "0-31");
+        env_class(dir, "rtpin", "[class]\nvnic = sriov-required\nrank = 100\nvcpu_pinning = rt\n"
+                                "vcpu_fifo_priority = 10\n");
+        m = env_start(dir);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(manager_allocate(m, "rt", "rtpin", "vm-running", &(TenantOptions) { .numa_node = 0, .vlan = -1 },
+                                   &rt, NULL, 0), 0);
+        ASSERT_EQ(rt.n_rt_cpus, 1u);
+
+        for (unsigned pass = 0; pass < 2; pass++) {
+                ASSERT_EQ(manager_plan_now(m, &plan), 0);
+                a = plan_find_nth(plan, ACTION_SET_VCPU_THREAD, 0);
+                ASSERT(a);
+                ASSERT_EQ(a->pid, 7610);
+                ASSERT_EQ(a->vcpu, 0u);
+                ASSERT_STREQ(action_format_value(a, false, buf, sizeof(buf)), "other/0");
+                ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)), "fifo/10");
+                ASSERT_STREQ(a->effect, "domain vm-running vCPU 0 thread 7610");
+                a = plan_find_nth(plan, ACTION_SET_VCPU_THREAD, 1);
+                ASSERT(a);
+                ASSERT_EQ(a->pid, 7611);
+                ASSERT_STREQ(action_format_value(a, false, buf, sizeof(buf)), "fifo/5");
+                ASSERT_STREQ(action_format_value(a, true, buf, sizeof(buf)), "other/0");
+                ASSERT(!plan_find_nth(plan, ACTION_SET_VCPU_THREAD, 2));
+                plan = plan_free(plan);
+                /* A drift check under a fixture root touches no thread of this host's. */
+                ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        }
+
+        /* Once QEMU's threads are as the class says, nothing is planned for them. */
+        test_proc_thread(root, "7600/task/7610", 7610, "CPU 0/KVM", 0x400040, 1, 10, "0-31");
+        test_proc_thread(root, "7600/task/7611", 7611, "CPU 1/KVM", 0x400040, 0, 0, "0-31");
+        ASSERT_EQ(manager_plan_now(m, &plan), 0);
+        ASSERT(!plan_find(plan, ACTION_SET_VCPU_THREAD));
+        plan = plan_free(plan);
+
+        manager_free(m);
+        sh("rm -rf %s", dir);
+}
+
 int main(int argc, char **argv) {
         char dir[] = "/tmp/sriovd-guests-XXXXXX", path[512], conf[1024], irq_path[512];
         Manager *m = NULL;
@@ -464,5 +532,6 @@ int main(int argc, char **argv) {
         test_rt_placed_when_attach_fails(argv[1]);
         test_foreign_domains_block_count_change(argv[1]);
         test_vhost_plan(argv[1]);
+        test_rt_vcpu_threads_plan(argv[1]);
         return 0;
 }

@@ -136,7 +136,6 @@ TEST(stale_when_the_host_is_not_the_copy) {
          */
         {
                 _cleanup_(inventory_freep) Inventory *before = NULL, *c = NULL;
-                _cleanup_free_ char *stat = NULL;
                 const Irq *q = inventory_find_irq(inv, 44);
                 char cmd[1024], thread[64];
 

@@ -186,6 +186,24 @@ if has_b "<vcpupin vcpu='1' cpuset='0'/>" && has_b "<emulatorpin cpuset='0'/>" &
         has_b "<memory mode='strict' nodeset='1'/>"; then
         pass rt-placement "l2-b: vCPU 1 and the emulator on housekeeping CPU 0, vcpusched fifo/10 on vCPU 0 only, numatune strict node 1"
 else fail rt-placement "l2-b: $(echo "$xml_b" | grep -E 'vcpupin|emulatorpin|vcpusched|<memory mode' | tr -s ' ' | tr '\n' ' ')" libvirt; fi
+# l2-b ran already when its RT CPU was booked: libvirt applies vcpusched only at a start, so sriovd
+# sets QEMU's running vCPU threads itself (TCG names them CPU N/TCG), and puts them back when moved.
+vcpu_thread_sched() {   # vcpu_thread_sched DOMAIN N: policy:prio of QEMU's vCPU N thread
+        local q t; q=$(cat /run/libvirt/qemu/$1.pid 2>/dev/null) || return 1
+        for t in /proc/$q/task/*; do [ "$(cat $t/comm 2>/dev/null)" = "CPU $2/TCG" ] && sched_of ${t##*/} && return 0; done
+        return 1
+}
+rt_fifo_ok() { [ "$(vcpu_thread_sched l2-b 0)" = 1:10 ] && [ "$(vcpu_thread_sched l2-b 1)" = 0:0 ]; }
+rt_threads_is() { echo "CPU 0 '$(vcpu_thread_sched l2-b 0)', CPU 1 '$(vcpu_thread_sched l2-b 1)' (want 1:10, 0:0)"; }
+if wait_for 20 rt_fifo_ok; then
+        pass rt-fifo-live "running l2-b: CPU 0/TCG thread FIFO 10 at once, CPU 1/TCG SCHED_OTHER"
+        t_vt=$(date +%s); sleep 1
+        tid0=; for t in /proc/$(cat /run/libvirt/qemu/l2-b.pid)/task/*; do [ "$(cat $t/comm 2>/dev/null)" = "CPU 0/TCG" ] && tid0=${t##*/}; done
+        chrt -o -p 0 "$tid0"
+        if wait_for 15 rt_fifo_ok && journalctl -u sriovd --since "@$t_vt" -o cat --no-pager | grep -q "Drift repaired: vcpu-thread: domain l2-b vCPU 0"; then
+                pass rt-fifo-drift "CPU 0/TCG set to SCHED_OTHER behind sriovd's back: FIFO 10 again within a drift check (logged)"
+        else fail rt-fifo-drift "after chrt: $(rt_threads_is); journal: $(journalctl -u sriovd --since "@$t_vt" -o cat --no-pager | grep -i vcpu | tail -n 2 | tr '\n' ' ')"; fi
+else fail rt-fifo-live "l2-b's vCPU threads: $(rt_threads_is)" libvirt; fi
 # RT CPUs are accounted between guests: this host has one (CPU 1, node 1), l2-b holds it. A second
 # RT guest is refused, naming the node and the holder; nothing of it stays.
 out=$(sriovctl allocate t-rt2 rt-guest --domain l2-d 2>&1); rc=$?
@@ -216,15 +234,9 @@ nd=$(journalctl -u sriovd --since "@$t_alloc" MESSAGE_ID=$MID_DRIFT -o cat --no-
         fail drift-own-changes "$nd drift entries since the first allocation: $(journalctl -u sriovd --since "@$t_alloc" MESSAGE_ID=$MID_DRIFT -o cat --no-pager | head -n 2 | tr '\n' ' ')"
 
 # A restart of the guest is libvirt's (it puts the VF's MAC back at the stop): after the false-drift check.
-# vcpusched applies from the next start: QEMU's vCPU threads then carry it (TCG names them CPU N/TCG).
-vcpu_thread_sched() {   # vcpu_thread_sched DOMAIN N: policy:prio of QEMU's vCPU N thread
-        local q t; q=$(cat /run/libvirt/qemu/$1.pid 2>/dev/null) || return 1
-        for t in /proc/$q/task/*; do [ "$(cat $t/comm 2>/dev/null)" = "CPU $2/TCG" ] && sched_of ${t##*/} && return 0; done
-        return 1
-}
+# vcpusched applies from the next start: QEMU's new vCPU threads then carry it from libvirt.
 $V destroy l2-b > /dev/null 2>&1; out=$($V start l2-b 2>&1) || say "INFO rt-fifo: virsh start l2-b: $out"
 # QEMU names its vCPU threads a moment after the start returns: poll (a function, so not sh -c).
-rt_fifo_ok() { [ "$(vcpu_thread_sched l2-b 0)" = 1:10 ] && [ "$(vcpu_thread_sched l2-b 1)" = 0:0 ]; }
 if wait_for 20 rt_fifo_ok; then
         pass rt-fifo "after a start, l2-b's CPU 0/TCG thread is FIFO 10, CPU 1/TCG SCHED_OTHER"
 else fail rt-fifo "l2-b's vCPU threads: CPU 0 '$(vcpu_thread_sched l2-b 0)', CPU 1 '$(vcpu_thread_sched l2-b 1)' (want 1:10, 0:0); threads: $(cat /proc/$(cat /run/libvirt/qemu/l2-b.pid 2>/dev/null)/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')" libvirt; fi
@@ -232,12 +244,13 @@ wait_for 20 sh -c "[ \"\$($V vcpupin l2-b 0 | awk '\$1 ~ /^0/ {print \$2}')\" = 
 # The VF's MSI-X vectors appear once l2-a's igbvf enables them (no uevent): wait for them.
 vfio_irqs() { grep "vfio-msix.*($VF)" /proc/interrupts | sed 's/^ *\([0-9]*\):.*/\1/'; }
 vcpu0_cpu() { $V vcpuinfo l2-a | awk '/^CPU:/ {print $2; exit}'; }
-if [ -n "$vfio_ok" ] && wait_for 240 sh -c "grep -q 'vfio-msix.*($VF)' /proc/interrupts"; then
+# The guest boots in TCG inside TCG: minutes, more on a busy machine (wait_for returns when it is there).
+if [ -n "$vfio_ok" ] && wait_for 480 sh -c "grep -q 'vfio-msix.*($VF)' /proc/interrupts"; then
         say "INFO vcpu: l2-a's vfio-msix IRQs: $(vfio_irqs | tr '\n' ' ')"
 else
-        say "INFO vcpu: no vfio-msix IRQ of '$VF' appeared in 240 s; l2-a's console: $(tail -n 3 /var/log/libvirt/qemu/l2-a.console 2>&1 | tr '\n' ' ')"
+        say "INFO vcpu: no vfio-msix IRQ of '$VF' appeared in 480 s; l2-a's console: $(tail -n 3 /var/log/libvirt/qemu/l2-a.console 2>&1 | tr '\n' ' ')"
         # What held the CPUs meanwhile (a TCG guest inside a TCG guest boots only as fast as it runs).
-        say "INFO vcpu: load $(cat /proc/loadavg); busiest threads (TID class prio CPU %CPU-over-life name): $(ps -eLo tid=,cls=,rtprio=,psr=,pcpu=,comm= --sort=-pcpu | head -n 10 | tr -s ' ' | tr '\n' ';')"
+        say "INFO vcpu: load $(cat /proc/loadavg); busiest threads (PID TID class prio CPU %CPU-over-life name): $(ps -eLo pid=,tid=,cls=,rtprio=,psr=,pcpu=,comm= --sort=-pcpu | head -n 10 | tr -s ' ' | tr '\n' ';')"
 fi
 irqs_on() {     # irqs_on CPU: every vfio-msix IRQ of the VF has affinity CPU
         local q; [ -n "$(vfio_irqs)" ] || return 1
