@@ -467,6 +467,14 @@ int alloc_rt_leave(Allocator *a, uint32_t s, AllocDecisions *d) {
         t->guest = NO_GUEST;
         if (--g->n_tenants > 0)
                 return 0;
+        /* The guest's last tenant gone: its decision says the guest has no RT CPUs any more, so
+         * that its placement leaves them before the next guest is put there. */
+        for (size_t i = d && g->n_cpus > 0 ? d->n_decisions : 0; i > 0; i--)
+                if (streq(d->decisions[i - 1].tenant, t->id)) {
+                        d->decisions[i - 1].rt_changed = true;
+                        d->decisions[i - 1].n_rt_cpus = 0;
+                        break;
+                }
         unbook(a, g);
         return d ? alloc_rt_serve(a, d) : 0;
 }

@@ -95,6 +95,7 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
 
 static void learn_running(Guests *g, const char *domain);
 static void place_guest(Guests *g, const char *domain);
+static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f);
 
 static int on_reconcile_defer(sd_event_source *s, void *userdata) {
         guests_reconcile(userdata);
@@ -168,6 +169,8 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
         /* A VF released from a running guest is no one's until the guest has let go: look again. */
         if (d->kind == ALLOC_DECISION_RELEASED && d->old_vf[0])
                 reconcile_soon(g);
+        if (d->kind == ALLOC_DECISION_RELEASED && d->rt_changed && d->n_rt_cpus == 0)
+                unplace_rt_guest(g, d, f);
 
         if (r == -ENOENT)
                 log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = d->tenant),
@@ -415,6 +418,28 @@ static void place_guest_vhost(Guests *g, const char *domain) {
         if (run && g->virt && virt_is_connected(g->virt) && domain_wants(g, domain, wants_vhost, &w, &t) &&
             place_vhost(g, run, &w.vhost, &t, false) < 0)
                 log_oom();
+}
+
+/*
+ * The guest's last RT tenant released: its RT CPUs are free for the next guest, so it leaves them
+ * (every vCPU on the housekeeping CPUs, vcpusched removed, the running vCPU threads off SCHED_FIFO).
+ * numatune stays: memory is where it is.
+ */
+static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f) {
+        const Inventory *inv = manager_inventory(g->manager);
+        VirtError err = {};
+        TenantInfo t = {};
+        GuestPlacement p;
+
+        if (!inv || !virt_is_connected(g->virt) || virt_domain_is_active(g->virt, f->domain, &err) < 0 ||
+            guest_placement_unbooked(inv, manager_config(g->manager), &p) < 0)
+                return;   /* undefined: nothing left to place */
+        strscpy(t.tenant, sizeof(t.tenant), d->tenant);
+        strscpy(t.vf, sizeof(t.vf), d->old_vf);
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = d->tenant),
+                       "Tenant %s released: domain %s leaves its RT CPUs (vCPUs on housekeeping CPUs, no SCHED_FIFO)",
+                       d->tenant, f->domain);
+        place_with(g, f->domain, &p, &t, false);
 }
 
 /* domain's placement as its tenants want it: the RT guest's, and its vhost workers'. */

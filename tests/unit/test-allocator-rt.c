@@ -112,19 +112,25 @@ TEST(three_guests_two_cpus) {
                 /* A short buffer gets the first rows; the count is still all of them. */
                 ASSERT_EQ(allocator_rt_nodes(a, rows, 1), 2);
         }
-        /* g1 leaves: its CPU goes to g3, said in an RT_CPUS decision. */
+        /* g1 leaves: its RELEASED decision says its guest has no RT CPU any more (so it is moved
+         * off it first), then the CPU goes to g3, said in an RT_CPUS decision after it. */
         alloc_decisions_clear(&d);
         ASSERT_EQ(allocator_release(a, "g1-nic", &d), 0);
         ASSERT_STREQ(cpus_of(a, "g3-nic"), "2");
         {
-                bool seen = false;
+                bool seen = false, released = false;
                 for (size_t i = 0; i < d.n_decisions; i++)
-                        if (d.decisions[i].kind == ALLOC_DECISION_RT_CPUS) {
+                        if (d.decisions[i].kind == ALLOC_DECISION_RELEASED) {
+                                ASSERT_STREQ(d.decisions[i].tenant, "g1-nic");
+                                ASSERT(d.decisions[i].rt_changed && d.decisions[i].n_rt_cpus == 0);
+                                ASSERT(!seen);
+                                released = true;
+                        } else if (d.decisions[i].kind == ALLOC_DECISION_RT_CPUS) {
                                 ASSERT_STREQ(d.decisions[i].tenant, "g3-nic");
                                 ASSERT(strstr(d.decisions[i].reason, "RT CPU 2"));
                                 seen = true;
                         }
-                ASSERT(seen);
+                ASSERT(seen && released);
         }
         ASSERT_EQ(allocator_verify(a), 0);
         alloc_decisions_done(&d);
@@ -143,8 +149,10 @@ TEST(guest_shares) {
         alloc_decisions_clear(&d);
         ASSERT_EQ(allocator_release(a, "a1", &d), 0);
         ASSERT_STREQ(cpus_of(a, "a2"), "6");
+        ASSERT(!d.decisions[0].rt_changed);   /* a2 keeps the guest on its CPU */
         alloc_decisions_clear(&d);
         ASSERT_EQ(allocator_release(a, "a2", &d), 0);
+        ASSERT(d.decisions[0].kind == ALLOC_DECISION_RELEASED && d.decisions[0].rt_changed);
         ASSERT_EQ(req(a, "b", "rt2", 1, "other", &d), 0);
         ASSERT_STREQ(cpus_of(a, "b"), "6,7");
         ASSERT_EQ(allocator_verify(a), 0);

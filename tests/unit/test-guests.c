@@ -402,7 +402,9 @@ static const Action *plan_find_nth(const Plan *p, ActionKind kind, unsigned i) {
  * after a cycle.
  */
 static void test_rt_vcpu_threads_plan(const char *fixtures) {
-        char dir[] = "/tmp/sriovd-guests-vcpu-XXXXXX", root[512], buf[64];
+        char dir[] = "/tmp/sriovd-guests-vcpu-XXXXXX", root[512], buf[64], pin[64];
+        VirtError err = {};
+        char *xml = NULL;
         Manager *m = NULL;
         Plan *plan = NULL;
         const Action *a;
@@ -449,6 +451,24 @@ static void test_rt_vcpu_threads_plan(const char *fixtures) {
         ASSERT_EQ(manager_plan_now(m, &plan), 0);
         ASSERT(!plan_find(plan, ACTION_SET_VCPU_THREAD));
         plan = plan_free(plan);
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        snprintf(pin, sizeof(pin), "<vcpupin vcpu='0' cpuset='%u'/>", rt.rt_cpus[0]);
+        ASSERT_CONTAINS(xml, pin);
+        xml = mfree(xml);
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", true, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "<vcpusched vcpus='0' scheduler='fifo' priority='10'/>");
+        xml = mfree(xml);
+
+        /* Released: its RT CPU is the next guest's, so the guest leaves it and its FIFO, once durable. */
+        ASSERT_EQ(manager_release(m, "rt"), 0);
+        ASSERT(run_until(m, no_tenants, NULL));
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        ASSERT(!strstr(xml, pin));
+        xml = mfree(xml);
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", true, &xml, &err), 0);
+        ASSERT(!strstr(xml, pin));
+        ASSERT(!strstr(xml, "<vcpusched"));
+        xml = mfree(xml);
 
         manager_free(m);
         sh("rm -rf %s", dir);

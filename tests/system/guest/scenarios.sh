@@ -416,6 +416,11 @@ fi
 sriovctl release t-wait > /dev/null 2>&1
 # The RT CPU goes with its guest's last tenant: the RT guest refused before gets it now.
 sriovctl release t-rt > /dev/null 2>&1
+# The guest it was booked for leaves it: vCPUs on the housekeeping CPU, off SCHED_FIFO, no vcpusched.
+rt_left() { [ "$($V vcpupin l2-b 0 | awk '$1 ~ /^0/ {print $2}')" != $RT_CPU ] && [ "$(vcpu_thread_sched l2-b 0)" = 0:0 ]; }
+if wait_for 20 rt_left && ! $V dumpxml --inactive l2-b | grep -q "<vcpusched"; then
+        pass rt-left "l2-b, its RT tenant released: vCPU 0 on $($V vcpupin l2-b 0 | awk '$1 ~ /^0/ {print $2}'), CPU 0/TCG SCHED_OTHER, no vcpusched"
+else fail rt-left "l2-b after t-rt's release: vCPU 0 on '$($V vcpupin l2-b 0 | awk '$1 ~ /^0/ {print $2}')', CPU 0/TCG '$(vcpu_thread_sched l2-b 0)', $($V dumpxml --inactive l2-b | grep -c '<vcpusched') vcpusched" libvirt; fi
 out=$(sriovctl allocate t-rt2 rt-guest --domain l2-d 2>&1); rc=$?
 rt2=$(sriovctl tenant t-rt2 2>&1 | sed -n 's/.*, RT CPUs //p')
 if [ $rc = 0 ] && [ "$rt2" = $RT_CPU ] && wait_for 20 sh -c "[ \"\$($V vcpupin l2-d 0 | awk '\$1 ~ /^0/ {print \$2}')\" = $RT_CPU ]"; then
