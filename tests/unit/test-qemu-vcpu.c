@@ -6,15 +6,13 @@
  */
 
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "sriovd/kernel.h"
 #include "sriovd/qemu-vcpu.h"
 #include "test-fixture.h"
+#include "test-thread.h"
 #include "test.h"
 
 TEST(name) {
@@ -68,41 +66,19 @@ TEST(scan_fixture) {
 }
 
 /* A thread of this process named as QEMU names vCPU 0's (CPU 0/KVM), in the PID's task list. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t vcpu_tid;
-
-static void *vcpu(void *userdata) {
-        pthread_mutex_lock(&lock);
-        vcpu_tid = (pid_t) syscall(SYS_gettid);
-        pthread_mutex_unlock(&lock);
-        while (!*(volatile bool *) userdata)
-                usleep(1000);
-        return NULL;
-}
-
 TEST(place_live_thread) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_free_ VcpuThread *t = NULL;
-        volatile bool stop = false;
         struct sched_param sp;
-        int k;
-        pthread_t th;
+        TestThread vcpu;
         size_t n = 0;
+        int k;
 
-        ASSERT_EQ(pthread_create(&th, NULL, vcpu, (void *) &stop), 0);
-        ASSERT_EQ(pthread_setname_np(th, "CPU 0/KVM"), 0);
-        for (;;) {
-                pthread_mutex_lock(&lock);
-                pid_t tid = vcpu_tid;
-                pthread_mutex_unlock(&lock);
-                if (tid > 0)
-                        break;
-                usleep(1000);
-        }
+        test_thread_start(&vcpu, "CPU 0/KVM");
         ASSERT_EQ(rootfs_new("/", &r), 0);
         ASSERT_EQ(vcpu_threads_scan(r, getpid(), &t, &n), 0);
         ASSERT_EQ(n, 1);
-        ASSERT_EQ(t[0].tid, vcpu_tid);
+        ASSERT_EQ(t[0].tid, vcpu.tid);
         ASSERT_EQ(t[0].vcpu, 0);
 
         /* Already SCHED_OTHER: nothing to do. SCHED_FIFO needs CAP_SYS_NICE: tried where it is had. */
@@ -113,19 +89,18 @@ TEST(place_live_thread) {
         else {
                 ASSERT_EQ(k, 1);
                 /* The kernel's word (glibc's pthread_getschedparam() may answer from a cache). */
-                ASSERT_EQ(sched_getscheduler(vcpu_tid), SCHED_FIFO);
-                ASSERT_EQ(sched_getparam(vcpu_tid, &sp), 0);
+                ASSERT_EQ(sched_getscheduler(vcpu.tid), SCHED_FIFO);
+                ASSERT_EQ(sched_getparam(vcpu.tid, &sp), 0);
                 ASSERT_EQ(sp.sched_priority, 1);
                 ASSERT_EQ(vcpu_thread_set(r, getpid(), &t[0], SCHED_FIFO, 1), 0);
                 ASSERT_EQ(vcpu_thread_set(r, getpid(), &t[0], SCHED_OTHER, 0), 1);
-                ASSERT_EQ(sched_getscheduler(vcpu_tid), SCHED_OTHER);
+                ASSERT_EQ(sched_getscheduler(vcpu.tid), SCHED_OTHER);
         }
 
         /* Renamed to another vCPU's name (a TID reused): not touched. Gone: -ESRCH. */
-        ASSERT_EQ(pthread_setname_np(th, "CPU 1/KVM"), 0);
+        ASSERT_EQ(pthread_setname_np(vcpu.th, "CPU 1/KVM"), 0);
         ASSERT_EQ(vcpu_thread_set(r, getpid(), &t[0], SCHED_FIFO, 1), -ESRCH);
-        stop = true;
-        ASSERT_EQ(pthread_join(th, NULL), 0);
+        test_thread_stop(&vcpu);
         ASSERT_EQ(vcpu_thread_set(r, getpid(), &t[0], SCHED_FIFO, 1), -ESRCH);
 }
 

@@ -17,6 +17,7 @@
 #include "sriovd/kernel.h"
 #include "sriovd/vhost.h"
 #include "test-fixture.h"
+#include "test-thread.h"
 #include "test.h"
 
 #define UUID_A "6b1e5f0c-2d43-4c1a-9a51-7f1f0e0d2a01"
@@ -111,26 +112,13 @@ TEST(scan_fixture) {
 }
 
 /* A thread of this process in the shape of a Linux 6.4+ vhost worker: vhost-PID, in the PID's task list. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t worker_tid;
-
-static void *worker(void *userdata) {
-        pthread_mutex_lock(&lock);
-        worker_tid = (pid_t) syscall(SYS_gettid);
-        pthread_mutex_unlock(&lock);
-        while (!*(volatile bool *) userdata)
-                usleep(1000);
-        return NULL;
-}
-
 TEST(place_live_thread) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_free_ VhostThread *t = NULL;
-        volatile bool stop = false;
         cpu_set_t mine, now;
         CpuSet one = {};
+        TestThread worker;
         char name[16];
-        pthread_t th;
         size_t n = 0;
         int first = -1, policy;
         struct sched_param sp;
@@ -142,27 +130,18 @@ TEST(place_live_thread) {
         ASSERT(first >= 0);
         cpuset_add(&one, (unsigned) first);
 
-        ASSERT_EQ(pthread_create(&th, NULL, worker, (void *) &stop), 0);
         snprintf(name, sizeof(name), "vhost-%d", (int) getpid());
-        ASSERT_EQ(pthread_setname_np(th, name), 0);
-        for (;;) {
-                pthread_mutex_lock(&lock);
-                pid_t tid = worker_tid;
-                pthread_mutex_unlock(&lock);
-                if (tid > 0)
-                        break;
-                usleep(1000);
-        }
+        test_thread_start(&worker, name);
 
         ASSERT_EQ(rootfs_new("/", &r), 0);
         ASSERT_EQ(vhost_threads_scan(r, getpid(), &t, &n), 0);
         ASSERT_EQ(n, 1);
-        ASSERT_EQ(t[0].tid, worker_tid);
+        ASSERT_EQ(t[0].tid, worker.tid);
         ASSERT(!t[0].kthread);
 
         /* To one CPU: changed, read back from the kernel; the second time: already so. */
         ASSERT_EQ(vhost_thread_set(r, getpid(), &t[0], &one, SCHED_FIFO, -1), CPU_COUNT(&mine) > 1 ? 1 : 0);
-        ASSERT_EQ(sched_getaffinity(worker_tid, sizeof(now), &now), 0);
+        ASSERT_EQ(sched_getaffinity(worker.tid, sizeof(now), &now), 0);
         ASSERT_EQ(CPU_COUNT(&now), 1);
         ASSERT(CPU_ISSET(first, &now));
         ASSERT_EQ(vhost_thread_set(r, getpid(), &t[0], &one, SCHED_FIFO, -1), 0);
@@ -173,17 +152,16 @@ TEST(place_live_thread) {
                 fprintf(stderr, "SCHED_FIFO not permitted here: the priority part is not checked\n");
         else {
                 ASSERT_EQ(k, 1);
-                ASSERT_EQ(pthread_getschedparam(th, &policy, &sp), 0);
+                ASSERT_EQ(pthread_getschedparam(worker.th, &policy, &sp), 0);
                 ASSERT_EQ(policy, SCHED_FIFO);
                 ASSERT_EQ(sp.sched_priority, 1);
                 ASSERT_EQ(vhost_thread_set(r, getpid(), &t[0], NULL, SCHED_FIFO, 1), 0);
         }
 
         /* Renamed (a TID reused by another thread): not touched. Gone: -ESRCH. */
-        ASSERT_EQ(pthread_setname_np(th, "not-vhost"), 0);
+        ASSERT_EQ(pthread_setname_np(worker.th, "not-vhost"), 0);
         ASSERT_EQ(vhost_thread_set(r, getpid(), &t[0], &one, SCHED_FIFO, -1), -ESRCH);
-        stop = true;
-        ASSERT_EQ(pthread_join(th, NULL), 0);
+        test_thread_stop(&worker);
         ASSERT_EQ(vhost_thread_set(r, getpid(), &t[0], &one, SCHED_FIFO, -1), -ESRCH);
 }
 
