@@ -32,11 +32,6 @@ typedef struct GuestPlacement {
  */
 int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *cls, const uint16_t *rt,
                     unsigned n_rt, GuestPlacement *ret);
-/*
- * Pure. A guest that gave its RT CPUs back (its last RT tenant released): every vCPU, the emulator
- * and the I/O threads on the housekeeping CPUs, no SCHED_FIFO, memory left where it is.
- */
-int guest_placement_unbooked(const Inventory *inv, const Config *cfg, GuestPlacement *ret);
 /* The CPU vCPU i is to run on in p: rt_cpus[i] for an RT vCPU; -1 for the others (a set). */
 int guest_placement_vcpu_cpu(const GuestPlacement *p, unsigned i);
 

@@ -23,7 +23,7 @@ int guest_qemu_pid(RootFs *root, Virt *v, const char *domain, pid_t *qemu_hint, 
  * applies <vcpusched> only when QEMU starts, so a guest running when its RT CPU is booked gets it
  * here. Each difference becomes an action appended to *actions, made (result set) or, with
  * dry_run, only planned; under a fixture root planned and marked skipped. 0 also when there is
- * no QEMU or no vCPU thread to place.
+ * no QEMU or no vCPU thread to place. vf: the tenant's VF, the actions' target (as for the pins).
  */
-int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const GuestPlacement *p, bool dry_run,
-                             pid_t *qemu_hint, Action **actions, size_t *n_actions, VirtError *err);
+int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const char *vf, const GuestPlacement *p,
+                             bool dry_run, pid_t *qemu_hint, Action **actions, size_t *n_actions, VirtError *err);

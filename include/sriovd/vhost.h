@@ -32,7 +32,7 @@ bool qemu_cmdline_has_uuid(const char *buf, size_t size, const char *uuid);
  * one file. -ENOENT: no such process.
  */
 int qemu_pid_find(RootFs *root, const char *uuid, pid_t hint, pid_t *ret);
-/* Thread tid's stat under dir; -ESRCH when it is gone, or what is there is no stat. */
+/* Thread tid's stat under dir; -ESRCH when it is gone, or what is there is no stat; -EMFILE, -ENFILE, -ENOMEM. */
 int proc_thread_stat(RootFs *root, const char *dir, pid_t tid, ProcStat *ret);
 typedef int (*ProcThreadFn)(RootFs *root, const char *dir, pid_t tid, const ProcStat *st, void *userdata);
 /*

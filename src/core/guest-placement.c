@@ -50,18 +50,6 @@ int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *
         return 0;
 }
 
-int guest_placement_unbooked(const Inventory *inv, const Config *cfg, GuestPlacement *ret) {
-        HostCpus hc;
-
-        if (!inv || !cfg || !ret)
-                return -EINVAL;
-        host_cpus(inv, cfg, &hc);
-        if (cpuset_is_empty(&hc.housekeeping))
-                return -EINVAL;
-        *ret = (GuestPlacement) { .housekeeping = hc.housekeeping, .fifo_priority = -1, .memory_node = -1, .node = -1 };
-        return 0;
-}
-
 int guest_placement_vcpu_cpu(const GuestPlacement *p, unsigned i) {
         return i < p->n_rt ? p->rt_cpus[i] : -1;
 }

@@ -44,8 +44,8 @@ static bool wanted(const GuestPlacement *p, const VcpuThread *t, int *policy, in
         return t->policy != *policy || t->priority != *priority;
 }
 
-int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const GuestPlacement *p, bool dry_run,
-                             pid_t *qemu_hint, Action **actions, size_t *n_actions, VirtError *err) {
+int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const char *vf, const GuestPlacement *p,
+                             bool dry_run, pid_t *qemu_hint, Action **actions, size_t *n_actions, VirtError *err) {
         _cleanup_free_ VcpuThread *threads = NULL;
         bool live = rootfs_sched_live(root);
         size_t n = 0;
@@ -80,6 +80,7 @@ int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const Gu
                 *a = (Action) { .kind = ACTION_SET_VCPU_THREAD, .pid = t->tid, .vcpu = t->vcpu,
                                 .policy_before = t->policy, .before = t->priority,
                                 .policy_after = policy, .after = priority };
+                strscpy(a->target, sizeof(a->target), vf ?: "");
                 snprintf(a->effect, sizeof(a->effect), "domain %.40s vCPU %u thread %d", domain, t->vcpu,
                          (int) t->tid);
                 if (dry_run)

@@ -95,7 +95,7 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
 
 static void learn_running(Guests *g, const char *domain);
 static void place_guest(Guests *g, const char *domain);
-static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f);
+static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f, const TenantClass *cls);
 
 static int on_reconcile_defer(sd_event_source *s, void *userdata) {
         guests_reconcile(userdata);
@@ -170,7 +170,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
         if (d->kind == ALLOC_DECISION_RELEASED && d->old_vf[0])
                 reconcile_soon(g);
         if (d->kind == ALLOC_DECISION_RELEASED && d->rt_changed && d->n_rt_cpus == 0)
-                unplace_rt_guest(g, d, f);
+                unplace_rt_guest(g, d, f, cls);
 
         if (r == -ENOENT)
                 log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = d->tenant),
@@ -351,7 +351,8 @@ static void place_vcpu_threads(Guests *g, const char *domain, const GuestPlaceme
         size_t n = 0;
         int r;
 
-        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, domain, p, false, &hint, &actions, &n, &err);
+        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, domain, t->vf, p, false, &hint, &actions, &n,
+                                     &err);
         if (run)
                 run->qemu_pid = hint;
         log_thread_actions(actions, n, domain, t, drift);
@@ -422,23 +423,33 @@ static void place_guest_vhost(Guests *g, const char *domain) {
 
 /*
  * The guest's last RT tenant released: its RT CPUs are free for the next guest, so it leaves them
- * (every vCPU on the housekeeping CPUs, vcpusched removed, the running vCPU threads off SCHED_FIFO).
+ * as its class placed it while none was booked: every vCPU on the housekeeping CPUs, and where the
+ * class set SCHED_FIFO, vcpusched removed and the running vCPU threads back to SCHED_OTHER.
  * numatune stays: memory is where it is.
  */
-static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f) {
+static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f, const TenantClass *cls) {
         const Inventory *inv = manager_inventory(g->manager);
         VirtError err = {};
         TenantInfo t = {};
         GuestPlacement p;
+        int r;
 
-        if (!inv || !virt_is_connected(g->virt) || virt_domain_is_active(g->virt, f->domain, &err) < 0 ||
-            guest_placement_unbooked(inv, manager_config(g->manager), &p) < 0)
+        if (!cls || !cls->vcpu_pin_rt || !inv || guest_placement(inv, manager_config(g->manager), cls, NULL, 0, &p) < 0)
+                return;
+        r = virt_is_connected(g->virt) ? virt_domain_is_active(g->virt, f->domain, &err) : -ENOTCONN;
+        if (r == -ENOENT)
                 return;   /* undefined: nothing left to place */
+        if (r < 0) {
+                log_full_errno(LOG_WARNING, r, LOG_FIELDS(.tenant = d->tenant),
+                               "Tenant %s released: domain %s keeps its RT placement, libvirt could not be asked: %s",
+                               d->tenant, f->domain, err.message[0] ? err.message : strerror(-r));
+                return;
+        }
         strscpy(t.tenant, sizeof(t.tenant), d->tenant);
         strscpy(t.vf, sizeof(t.vf), d->old_vf);
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = d->tenant),
-                       "Tenant %s released: domain %s leaves its RT CPUs (vCPUs on housekeeping CPUs, no SCHED_FIFO)",
-                       d->tenant, f->domain);
+                       "Tenant %s released: domain %s leaves its RT CPUs (vCPUs on housekeeping CPUs%s)", d->tenant,
+                       f->domain, p.fifo_priority < 0 ? ", no SCHED_FIFO" : "");
         place_with(g, f->domain, &p, &t, false);
 }
 
@@ -465,8 +476,8 @@ static int plan_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo
                 for (size_t k = 0; k < ch.n; k++)
                         place_action(run->domain, t->vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
         }
-        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, run->domain, &w->guest, true, &run->qemu_pid,
-                                     &plan->actions, &plan->n_actions, &err);
+        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, run->domain, t->vf, &w->guest, true,
+                                     &run->qemu_pid, &plan->actions, &plan->n_actions, &err);
         return r == -ENOMEM ? r : 0;
 }
 

@@ -71,6 +71,10 @@ struct Tenants {
         double target;
         size_t n_left_out;          /* VFs the allocator cannot hold, as last reported */
         TenantsGroup group;
+        /* The tenant being released and its class: its decision names the class it had (its guest's
+         * placement is undone as that class placed it), though the allocator no longer knows it. */
+        char releasing[TENANT_ID_MAX];
+        char releasing_class[CLASS_NAME_MAX];
 };
 
 /* tenants.c: extras, the reports of decisions and problems, saving. */

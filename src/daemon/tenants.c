@@ -79,7 +79,8 @@ void tenants_report(Tenants *t, const AllocDecisions *d) {
                 AllocTenant a;
                 uint8_t mac[6];
 
-                nic.class_name = t->alloc && allocator_find_tenant(t->alloc, dec->tenant, &a) >= 0 ? a.class_name : "";
+                nic.class_name = t->alloc && allocator_find_tenant(t->alloc, dec->tenant, &a) >= 0 ? a.class_name :
+                                 streq(dec->tenant, t->releasing) ? t->releasing_class : "";
                 if (e)
                         memcpy(mac, e->mac, sizeof(mac));
                 else
@@ -614,6 +615,11 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         r = allocator_clone(t->alloc, &saved);
         if (r < 0)
                 return r;
+        t->releasing[0] = t->releasing_class[0] = 0;
+        if (allocator_find_tenant(t->alloc, tenant, &cur) >= 0) {
+                strscpy(t->releasing, sizeof(t->releasing), tenant);
+                strscpy(t->releasing_class, sizeof(t->releasing_class), cur.class_name);
+        }
         /* Its guest lets go of the VF in its own time (a live detach): until then the VF is no one's. */
         if (vf_stays_in_guest && allocator_find_tenant(t->alloc, tenant, &cur) >= 0 && cur.vf) {
                 strscpy(held, sizeof(held), cur.vf);

@@ -114,8 +114,11 @@ int proc_thread_stat(RootFs *root, const char *dir, pid_t tid, ProcStat *ret) {
         char buf[PROC_STAT_MAX];
         int r;
 
-        /* Gone, or in a hostile tree not a file with a stat in it: not a thread to place either way. */
+        /* Gone, or in a hostile tree not a file with a stat in it: not a thread to place either way.
+         * Running out of file descriptors or memory is no answer about the thread: said as such. */
         r = rootfs_read_attr(root, buf, sizeof(buf), "%s/%d/stat", dir, (int) tid);
+        if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
+                return r;
         if (r < 0 || proc_stat_parse(buf, ret) < 0)
                 return -ESRCH;
         return 0;

@@ -237,6 +237,14 @@ static void test_rt_placed_when_attach_fails(const char *fixtures) {
         ASSERT_CONTAINS(xml, "<memory mode='strict' nodeset='0'/>");
         free(xml);
 
+        /* Released, the guest leaves its RT CPU (a class without vcpu_fifo_priority: pins only). */
+        ASSERT_EQ(manager_release(m, "rt"), 0);
+        ASSERT(run_until(m, no_tenants, NULL));
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        ASSERT(!strstr(xml, "<vcpupin vcpu='0' cpuset='2'/>"));
+        ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='0-1'/>");
+        free(xml);
+
         manager_free(m);
         sh("rm -rf %s", dir);
 }
