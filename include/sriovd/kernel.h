@@ -81,6 +81,18 @@ int proc_stat_parse(const char *buf, ProcStat *ret);
 /* IRQ number of a thread named "irq/N-...", or -EINVAL. */
 int irq_thread_name_parse(const char *comm);
 
+/* proc-threads.c — the threads under a /proc directory, with their stat. */
+/* Pure: a /proc entry's name as a PID (> 0, decimal digits only); -EINVAL otherwise. */
+int proc_pid_parse(const char *s, pid_t *ret);
+/* Thread tid's stat under dir; -ESRCH when it is gone, or what is there is no stat; -EMFILE, -ENFILE, -ENOMEM. */
+int proc_thread_stat(RootFs *root, const char *dir, pid_t tid, ProcStat *ret);
+typedef int (*ProcThreadFn)(RootFs *root, const char *dir, pid_t tid, const ProcStat *st, void *userdata);
+/*
+ * fn for each thread under dir ("/proc/QEMU/task", or "/proc" for kernel threads) but skip, with
+ * its stat; one gone meanwhile, or whose stat does not parse, is passed over. fn < 0 ends the walk.
+ */
+int proc_threads_each(RootFs *root, const char *dir, pid_t skip, ProcThreadFn fn, void *userdata);
+
 /* irq.c — /proc/irq and the IRQ handler threads. */
 /* Affinity, effective affinity and writability of one IRQ; thread fields left 0. */
 int irq_read(RootFs *root, unsigned irq, Irq *ret);

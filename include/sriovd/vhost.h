@@ -7,7 +7,6 @@
 #include <sys/types.h>
 
 #include "sriovd/cpuset.h"
-#include "sriovd/kernel.h"
 #include "sriovd/rootfs.h"
 
 /*
@@ -32,14 +31,6 @@ bool qemu_cmdline_has_uuid(const char *buf, size_t size, const char *uuid);
  * one file. -ENOENT: no such process.
  */
 int qemu_pid_find(RootFs *root, const char *uuid, pid_t hint, pid_t *ret);
-/* Thread tid's stat under dir; -ESRCH when it is gone, or what is there is no stat; -EMFILE, -ENFILE, -ENOMEM. */
-int proc_thread_stat(RootFs *root, const char *dir, pid_t tid, ProcStat *ret);
-typedef int (*ProcThreadFn)(RootFs *root, const char *dir, pid_t tid, const ProcStat *st, void *userdata);
-/*
- * fn for each thread under dir ("/proc/QEMU/task", or "/proc" for kernel threads) but skip, with
- * its stat; one gone meanwhile, or whose stat does not parse, is passed over. fn < 0 ends the walk.
- */
-int proc_threads_each(RootFs *root, const char *dir, pid_t skip, ProcThreadFn fn, void *userdata);
 /*
  * Every vhost worker of QEMU process qemu, sorted by TID: the threads of the process itself
  * named vhost-QEMU, else (older kernels) the kernel threads of that name. None is not an error.

@@ -597,6 +597,7 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         _cleanup_(allocator_freep) Allocator *saved = NULL;
         char held[PCI_ADDR_MAX] = "";
         AllocTenant cur;
+        bool known;
         int r;
 
         if (!t->alloc)
@@ -616,12 +617,13 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         if (r < 0)
                 return r;
         t->releasing[0] = t->releasing_class[0] = 0;
-        if (allocator_find_tenant(t->alloc, tenant, &cur) >= 0) {
+        known = allocator_find_tenant(t->alloc, tenant, &cur) >= 0;
+        if (known) {
                 strscpy(t->releasing, sizeof(t->releasing), tenant);
                 strscpy(t->releasing_class, sizeof(t->releasing_class), cur.class_name);
         }
         /* Its guest lets go of the VF in its own time (a live detach): until then the VF is no one's. */
-        if (vf_stays_in_guest && allocator_find_tenant(t->alloc, tenant, &cur) >= 0 && cur.vf) {
+        if (vf_stays_in_guest && known && cur.vf) {
                 strscpy(held, sizeof(held), cur.vf);
                 if (GREEDY_REALLOC(t->in_guest, t->allocated_in_guest, t->n_in_guest + 1) < 0)
                         return -ENOMEM;

@@ -12,7 +12,6 @@
 
 #include "sriovd/kernel.h"
 #include "sriovd/qemu-vcpu.h"
-#include "sriovd/vhost.h"
 
 int qemu_vcpu_name_parse(const char *comm) {
         const char *p;

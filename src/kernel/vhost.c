@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* vhost.c — a guest's QEMU process and its vhost-net workers, found and placed through /proc */
 
-#include <ctype.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
@@ -47,20 +46,6 @@ static bool pid_is_qemu(RootFs *root, pid_t pid, const char *uuid) {
         return read_cmdline(root, pid, &buf, &size) >= 0 && qemu_cmdline_has_uuid(buf, size, uuid);
 }
 
-static int parse_pid(const char *s, pid_t *ret) {
-        long v;
-        char *end;
-
-        if (!isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || *end || v <= 0 || v > INT32_MAX)
-                return -EINVAL;
-        *ret = (pid_t) v;
-        return 0;
-}
-
 int qemu_pid_find(RootFs *root, const char *uuid, pid_t hint, pid_t *ret) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
@@ -78,7 +63,7 @@ int qemu_pid_find(RootFs *root, const char *uuid, pid_t hint, pid_t *ret) {
         while ((de = readdir(d))) {
                 pid_t pid;
 
-                if (parse_pid(de->d_name, &pid) >= 0 && pid != hint && pid_is_qemu(root, pid, uuid)) {
+                if (proc_pid_parse(de->d_name, &pid) >= 0 && pid != hint && pid_is_qemu(root, pid, uuid)) {
                         *ret = pid;
                         return 0;
                 }
@@ -108,50 +93,6 @@ int proc_status_cpus_parse(const char *status, CpuSet *ret) {
                 return cpuset_parse_list(line, ret) < 0 ? -EBADMSG : 0;
         }
         return -EBADMSG;
-}
-
-int proc_thread_stat(RootFs *root, const char *dir, pid_t tid, ProcStat *ret) {
-        char buf[PROC_STAT_MAX];
-        int r;
-
-        /* Gone, or in a hostile tree not a file with a stat in it: not a thread to place either way.
-         * Running out of file descriptors or memory is no answer about the thread: said as such. */
-        r = rootfs_read_attr(root, buf, sizeof(buf), "%s/%d/stat", dir, (int) tid);
-        if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
-                return r;
-        if (r < 0 || proc_stat_parse(buf, ret) < 0)
-                return -ESRCH;
-        return 0;
-}
-
-/*
- * fn for each thread under dir ("/proc/QEMU/task", or "/proc" for kernel threads) but skip, with
- * its stat; one gone meanwhile, or whose stat is not one, is passed over. fn < 0 ends the walk.
- */
-int proc_threads_each(RootFs *root, const char *dir, pid_t skip, ProcThreadFn fn, void *userdata) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r;
-
-        r = rootfs_opendir(root, &d, "%s", dir);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d))) {
-                ProcStat st;
-                pid_t tid;
-
-                if (parse_pid(de->d_name, &tid) < 0 || tid == skip)
-                        continue;
-                r = proc_thread_stat(root, dir, tid, &st);
-                if (r == -ESRCH)
-                        continue;
-                if (r < 0)
-                        return r;
-                r = fn(root, dir, tid, &st, userdata);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
 }
 
 /* 1 and *ret when st (under dir) is a vhost worker of qemu, 0 when it is something else (or gone). */
