@@ -520,6 +520,13 @@ static void plan_drop(Plan *p, size_t i) {
         p->n_actions--;
 }
 
+/* The handler thread the last cycle saw on that IRQ: one requested since (a netdev opened) is new. */
+static bool irq_thread_seen(const Inventory *old, const Action *a) {
+        const Irq *q = old ? inventory_find_irq(old, a->irq) : NULL;
+
+        return q && q->thread == a->pid;
+}
+
 static bool napi_thread_seen(const Inventory *old, const Action *a) {
         for (size_t i = 0; old && i < old->n_kthreads; i++)
                 if (old->kthreads[i].kind == KTHREAD_NAPI && old->kthreads[i].pid == a->pid)
@@ -539,6 +546,8 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
          */
         if ((a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD) && a->target[0] &&
             device_irq_is_new(m->inventory, inv, a->target, a->irq))
+                return true;
+        if (a->kind == ACTION_SET_IRQ_THREAD && a->target[0] && m->inventory && !irq_thread_seen(m->inventory, a))
                 return true;
         /* Likewise a napi/ thread the last cycle did not see: threaded NAPI switched on, a driver reload. */
         if ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED) && !napi_thread_seen(m->inventory, a))

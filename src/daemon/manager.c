@@ -284,11 +284,24 @@ static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static bool source_armed(sd_event_source *s) {
+        int enabled = SD_EVENT_OFF;
+
+        if (s)
+                (void) sd_event_source_get_enabled(s, &enabled);
+        return enabled != SD_EVENT_OFF;
+}
+
 static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        m->drift_refresh = true;
+        /*
+         * The cycle answers any re-check due (manager_run_cycle): with one an event asked for
+         * (a link up, its IRQs just requested) it reads the host whole, as that re-check would
+         * have; a refresh would take the event as seen without looking at what it brought.
+         */
+        m->drift_refresh = !source_armed(m->recheck_defer) && !source_armed(m->recheck_timer);
         (void) manager_run_cycle(m);
         m->drift_refresh = false;
         manager_notify_status(m, "");
@@ -343,14 +356,6 @@ static int on_recheck(sd_event_source *s, void *userdata) {
 
 static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return on_recheck(s, userdata);
-}
-
-static bool source_armed(sd_event_source *s) {
-        int enabled = SD_EVENT_OFF;
-
-        if (s)
-                (void) sd_event_source_get_enabled(s, &enabled);
-        return enabled != SD_EVENT_OFF;
 }
 
 /*

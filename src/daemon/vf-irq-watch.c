@@ -208,6 +208,9 @@ bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *a
 
         if (!old)
                 return false;   /* nothing seen before: start-up, where everything is expected */
+        /* Listed but not in /proc/irq then: its first handler was requested since (igbvf at open). */
+        if (!inventory_find_irq(old, irq))
+                return true;
         was = device_irqs(old, addr, &was_driver, &n_was);
         /* A number the kernel hands again to another driver (igbvf's, then vfio's) is a new vector. */
         if (!was || !device_irqs(inv, addr, &driver, &n) || !streq(was_driver, driver))

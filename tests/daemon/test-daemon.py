@@ -625,12 +625,39 @@ def netns_unavailable():
     return None
 
 
+def test_vector_requested_later(tmp):
+    """A vector in a VF's msi_irqs/ whose /proc/irq entry and thread come later, with no event
+    (igbvf requests its IRQs when its netdev opens): the next drift check pins it, as new, not
+    as drift."""
+    hidden = os.path.join(tmp, "hidden")
+
+    def seed(root):
+        os.mkdir(hidden)
+        shutil.move(os.path.join(root, "proc/irq/58"), os.path.join(hidden, "irq"))
+        shutil.move(os.path.join(root, "proc/1018"), os.path.join(hidden, "thread"))
+
+    d = Daemon(tmp, "[daemon]\ndrift_check_sec = 1\n", prepare=seed)
+    try:
+        ready = d.wait_for("READY")
+        assert "81 IRQs" in ready.get("STATUS", ""), ready
+        d.wait_for("STATUS")   # the first drift check: a refresh of the start's read
+        shutil.move(os.path.join(hidden, "irq"), os.path.join(d.root, "proc/irq/58"))
+        shutil.move(os.path.join(hidden, "thread"), os.path.join(d.root, "proc/1018"))
+        assert d.read("proc/irq/58/smp_affinity_list") == "0-31"
+        assert wait_until(lambda: d.read("proc/irq/58/smp_affinity_list") != "0-31", 5), d.stderr()[-3000:]
+        log = d.stderr()
+        assert "irq-affinity 0000:41:00.3 IRQ 58: 0-31 ->" in log, log[-3000:]
+        assert "Drift repaired" not in log, log[-3000:]
+    finally:
+        d.stop()
+
+
 # The ones that need a network namespace are their own meson test (daemon-netns): where it
 # cannot be made they skip (77) as a whole, instead of passing without having run.
 NETNS_TESTS = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns,
                test_channels_in_netns]
 TESTS = [test_libvirt_that_never_answers, test_transient_errors_retried_with_backoff, test_cli,
-         test_vf_users_block_count_change, test_lifecycle, test_bad_config_at_start,
+         test_vf_users_block_count_change, test_lifecycle, test_vector_requested_later, test_bad_config_at_start,
          test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
 
 

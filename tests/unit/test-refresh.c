@@ -157,6 +157,27 @@ TEST(stale_when_the_host_is_not_the_copy) {
                 c = copy(inv);
                 ASSERT_EQ(inventory_refresh(r, c), 0);   /* the full read's copy knows the thread */
         }
+        /*
+         * A vector in the VF's msi_irqs/ with no /proc/irq entry at the full read: the kernel makes
+         * one when the first handler is requested (igbvf at open), and says nothing.
+         */
+        {
+                _cleanup_(inventory_freep) Inventory *before = NULL, *c = NULL;
+                char cmd[1024];
+
+                snprintf(cmd, sizeof(cmd), "mv %s/proc/irq/58 %s/hidden-irq", tree, tree);
+                ASSERT_EQ(system(cmd), 0);
+                before = read_tree(r);
+                ASSERT(!inventory_find_irq(before, 58) && inventory_find_irq(before, 57));
+                c = copy(before);
+                ASSERT_EQ(inventory_refresh(r, c), 0);   /* still not requested */
+                snprintf(cmd, sizeof(cmd), "mv %s/hidden-irq %s/proc/irq/58", tree, tree);
+                ASSERT_EQ(system(cmd), 0);
+                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                inventory_free(c);
+                c = copy(inv);
+                ASSERT_EQ(inventory_refresh(r, c), 0);   /* the full read's copy has it */
+        }
         /* An IRQ that is gone. */
         {
                 _cleanup_(inventory_freep) Inventory *c = copy(inv);
