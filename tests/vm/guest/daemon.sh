@@ -22,15 +22,21 @@ configured() {
         return 0
 }
 
+# The VF MACs are not in configured(): igbvf may announce its random MAC to the PF as its link
+# comes up (carrier), after sriovd set the configured one, and sriovd (checking every second) puts
+# it back. Once every VF has carrier, a cycle with nothing to do, begun after that, says sriovd
+# saw the host as configured.
+settle() {
+        local at
+        wait_for 30 vfs_carrier
+        at=$(wc -l < /tmp/daemon.log)
+        wait_for 30 sh -c "tail -n +$((at + 1)) /tmp/daemon.log | grep -q 'Cycle [0-9]*: 0 actions'"
+}
+
 wait_for 120 vf_netdevs_ready
 vfs_up
 wait_for 60 configured
-# The VF MACs are not in configured(): igbvf may announce its random MAC to the PF as its link
-# comes up, after sriovd set the configured one, and sriovd (checking every second) puts it back.
-# A cycle with nothing to do, begun after this point, says sriovd saw the host as configured.
-_at=$(wc -l < /tmp/daemon.log)
-settled() { tail -n +$((_at + 1)) /tmp/daemon.log | grep -q "Cycle [0-9]*: 0 actions"; }
-wait_for 30 settled
+settle
 snapshot started
 
 echo "$PF_ADDR" > /sys/bus/pci/drivers/igb/unbind
@@ -41,6 +47,7 @@ pf_up
 wait_for 120 vf_netdevs_ready
 vfs_up
 wait_for 60 configured
+settle
 snapshot rebound
 
 # An affinity changed behind sriovd's back: the first VF's first vector onto CPU 0.
