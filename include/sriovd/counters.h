@@ -24,37 +24,20 @@ typedef struct CounterRow {
         char name[COUNTER_NAME_MAX];     /* "" for a numbered row */
 } CounterRow;
 
-/* A count that is not zero, in a compacted table. */
-typedef struct CounterCount {
-        uint32_t col;
-        uint64_t value;
-} CounterCount;
-
 typedef struct CounterTable {
         unsigned *cpus;                  /* column j counts on CPU cpus[j]; ascending, no duplicates */
         size_t n_cpus;
         CounterRow *rows;                /* numbered rows by IRQ, then named rows by name (counter_row_cmp) */
         size_t n_rows;
-        uint64_t *values;                /* n_rows * n_cpus, row after row; NULL once compacted */
-        /* Compacted: row i's non-zero counts are counts[first[i]] .. counts[first[i + 1] - 1], by column. */
-        size_t *first;
-        CounterCount *counts;
+        uint64_t *values;                /* n_rows * n_cpus, row after row */
 } CounterTable;
 
 /* Frees what the table holds and zeroes it; the table itself is the caller's. */
 void counter_table_done(CounterTable *t);
-/*
- * Keeps only the counts that are not zero, for a table kept as the next period's baseline:
- * /proc/interrupts of the large host is 4,224 IRQs by 64 CPUs, 2.2 MB dense, and a pinned IRQ
- * counts on one CPU or two. counter_table_rates() takes it as prev; counter_table_value() and
- * the other readers want a dense table. -ENOMEM leaves the table dense and whole.
- */
-int counter_table_compact(CounterTable *t);
 int counter_row_cmp(const void *a, const void *b);
 /* Index of the row, -1 when there is none. */
 ssize_t counter_table_find(const CounterTable *t, const CounterRow *key);
 ssize_t counter_table_find_cpu(const CounterTable *t, unsigned cpu);
-/* Of a table not compacted. */
 static inline uint64_t counter_table_value(const CounterTable *t, size_t row, size_t col) {
         return t->values[row * t->n_cpus + col];
 }
@@ -90,7 +73,7 @@ typedef struct CounterRates {
         bool *reset;                     /* per row: new, or some counter went down */
 } CounterRates;
 
-/* prev may be compacted, cur not. -EINVAL for elapsed_usec 0; -ENOMEM. *ret is the caller's to counter_rates_done(). */
+/* -EINVAL for elapsed_usec 0; -ENOMEM. *ret is the caller's to counter_rates_done(). */
 int counter_table_rates(const CounterTable *prev, const CounterTable *cur, uint64_t elapsed_usec,
                         CounterRates *ret);
 void counter_rates_done(CounterRates *r);

@@ -11,66 +11,7 @@ void counter_table_done(CounterTable *t) {
         free(t->cpus);
         free(t->rows);
         free(t->values);
-        free(t->first);
-        free(t->counts);
         *t = (CounterTable) {};
-}
-
-int counter_table_compact(CounterTable *t) {
-        size_t n = 0, k = 0;
-
-        if (!t->values)
-                return 0;
-        for (size_t i = 0; i < t->n_rows * t->n_cpus; i++)
-                n += t->values[i] != 0;
-        t->first = malloc((t->n_rows + 1) * sizeof(*t->first));
-        t->counts = malloc(MAX(n, (size_t) 1) * sizeof(*t->counts));
-        if (!t->first || !t->counts) {
-                t->first = mfree(t->first);
-                t->counts = mfree(t->counts);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < t->n_rows; i++) {
-                t->first[i] = k;
-                for (size_t j = 0; j < t->n_cpus; j++) {
-                        uint64_t v = counter_table_value(t, i, j);
-                        if (v != 0)
-                                t->counts[k++] = (CounterCount) { .col = (uint32_t) j, .value = v };
-                }
-        }
-        t->first[t->n_rows] = k;
-        t->values = mfree(t->values);
-        return 0;
-}
-
-/*
- * prev's counts of one row, column after column in ascending order: dense, or compacted, where
- * the walk keeps its place in the row's counts (so a row is read once, not once per column).
- */
-typedef struct RowReader {
-        const CounterTable *t;
-        size_t row;
-        const CounterCount *next, *end;
-} RowReader;
-
-static RowReader row_reader(const CounterTable *t, ssize_t row) {
-        RowReader r = { .t = row >= 0 ? t : NULL, .row = (size_t) row };
-
-        if (r.t && !t->values) {
-                r.next = t->counts + t->first[row];
-                r.end = t->counts + t->first[row + 1];
-        }
-        return r;
-}
-
-static uint64_t row_reader_get(RowReader *r, size_t col) {
-        if (!r->t)
-                return 0;
-        if (r->t->values)
-                return counter_table_value(r->t, r->row, col);
-        while (r->next < r->end && r->next->col < col)
-                r->next++;
-        return r->next < r->end && r->next->col == col ? r->next->value : 0;
 }
 
 void counter_rates_done(CounterRates *r) {
@@ -153,14 +94,12 @@ int counter_table_rates(const CounterTable *prev, const CounterTable *cur, uint6
                 ssize_t p = i < prev->n_rows && counter_row_cmp(&prev->rows[i], &cur->rows[i]) == 0
                         ? (ssize_t) i : counter_table_find(prev, &cur->rows[i]);
 
-                RowReader before_row = row_reader(prev, p);
-
                 /* A new row counts from zero, as a reset (see counters.h). */
                 if (p < 0)
                         r.reset[i] = true;
                 for (size_t k = 0; k < n; k++) {
                         uint64_t c = counter_table_value(cur, i, cur_col[k]);
-                        uint64_t before = row_reader_get(&before_row, prev_col[k]);
+                        uint64_t before = p >= 0 ? counter_table_value(prev, (size_t) p, prev_col[k]) : 0;
                         bool reset;
 
                         r.rates[i * n + k] = per_sec(counter_delta(before, c, &reset), elapsed_usec);

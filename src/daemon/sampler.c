@@ -756,8 +756,6 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         s->softirqs = soft;
         s->cpu_times = times;
         irqs = soft = times = (CounterTable) {};
-        /* Kept for five seconds to be subtracted from: its zeros, nearly all of it, need no room. */
-        (void) counter_table_compact(&s->interrupts);
         traffic_baseline_done(&s->traffic);
         s->traffic = traffic;
         traffic = (TrafficBaseline) {};

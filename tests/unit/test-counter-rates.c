@@ -24,31 +24,6 @@ static CounterTable table(const unsigned *cpus, size_t n_cpus, const CounterRow 
         return t;
 }
 
-/* A copy of t, compacted (as the sampler keeps last period's table). */
-static CounterTable compacted(const CounterTable *t) {
-        CounterTable c = table(t->cpus, t->n_cpus, t->rows, t->n_rows, t->values);
-
-        ASSERT_EQ(counter_table_compact(&c), 0);
-        ASSERT(!c.values);
-        return c;
-}
-
-/* counter_table_rates(), and the same from prev compacted: the two must agree to the bit. */
-static int rates(const CounterTable *prev, const CounterTable *cur, uint64_t elapsed_usec, CounterRates *ret) {
-        _cleanup_(counter_table_done) CounterTable c = compacted(prev);
-        _cleanup_(counter_rates_done) CounterRates from_compact = {};
-        int r = counter_table_rates(prev, cur, elapsed_usec, ret);
-
-        ASSERT_EQ(counter_table_rates(&c, cur, elapsed_usec, &from_compact), r);
-        if (r < 0)
-                return r;
-        ASSERT_EQ(from_compact.n_rows, ret->n_rows);
-        ASSERT_EQ(from_compact.n_cpus, ret->n_cpus);
-        ASSERT_EQ(memcmp(from_compact.rates, ret->rates, ret->n_rows * ret->n_cpus * sizeof(double)), 0);
-        ASSERT_EQ(memcmp(from_compact.reset, ret->reset, ret->n_rows * sizeof(bool)), 0);
-        return r;
-}
-
 #define IRQ(n) ((CounterRow) { .irq = (n) })
 #define NAMED(s) ((CounterRow) { .irq = COUNTER_NAMED, .name = s })
 
@@ -84,29 +59,6 @@ TEST(delta) {
         ASSERT_EQ(counter_delta(0, UINT64_MAX, NULL), UINT64_MAX);
 }
 
-TEST(compact_keeps_what_is_not_zero) {
-        const unsigned cpus[] = { 0, 1, 2 };
-        const CounterRow rows[] = { IRQ(36), IRQ(37), NAMED("LOC") };
-        const uint64_t values[] = { 0, 0, 9,   0, 0, 0,   4, 5, 6 };
-        _cleanup_(counter_table_done) CounterTable t = table(cpus, 3, rows, 3, values);
-        _cleanup_(counter_table_done) CounterTable empty = table(cpus, 3, NULL, 0, NULL);
-
-        ASSERT_EQ(counter_table_compact(&t), 0);
-        ASSERT(!t.values);
-        ASSERT_EQ(t.first[0], 0);
-        ASSERT_EQ(t.first[1], 1);
-        ASSERT_EQ(t.first[2], 1);   /* IRQ 37: nothing kept */
-        ASSERT_EQ(t.first[3], 4);
-        ASSERT_EQ(t.counts[0].col, 2);
-        ASSERT_EQ(t.counts[0].value, 9);
-        ASSERT_EQ(t.counts[3].col, 2);
-        ASSERT_EQ(t.counts[3].value, 6);
-        ASSERT_EQ(counter_table_compact(&t), 0);   /* once is enough */
-        ASSERT_EQ(t.first[3], 4);
-        ASSERT_EQ(counter_table_compact(&empty), 0);
-        ASSERT_EQ(empty.first[0], 0);
-}
-
 TEST(rates_known_deltas) {
         const unsigned cpus[] = { 0, 1 };
         const CounterRow rows[] = { IRQ(36), IRQ(37), NAMED("LOC") };
@@ -116,7 +68,7 @@ TEST(rates_known_deltas) {
         _cleanup_(counter_table_done) CounterTable b = table(cpus, 2, rows, 3, after);
         _cleanup_(counter_rates_done) CounterRates r = {};
 
-        ASSERT_EQ(rates(&a, &b, 5 * SEC, &r), 0);
+        ASSERT_EQ(counter_table_rates(&a, &b, 5 * SEC, &r), 0);
         ASSERT_EQ(r.n_cpus, 2);
         ASSERT_EQ(r.n_rows, 3);
         ASSERT_NEAR(counter_rates_value(&r, 0, 0), 100);    /* 500 in 5 s */
@@ -131,10 +83,10 @@ TEST(rates_known_deltas) {
 
         /* Not whole seconds: 250 ms. */
         counter_rates_done(&r);
-        ASSERT_EQ(rates(&a, &b, 250000, &r), 0);
+        ASSERT_EQ(counter_table_rates(&a, &b, 250000, &r), 0);
         ASSERT_NEAR(counter_rates_value(&r, 0, 0), 2000);
 
-        ASSERT_EQ(rates(&a, &b, 0, &r), -EINVAL);
+        ASSERT_EQ(counter_table_rates(&a, &b, 0, &r), -EINVAL);
 }
 
 TEST(rates_reset_and_wrap) {
@@ -147,7 +99,7 @@ TEST(rates_reset_and_wrap) {
         _cleanup_(counter_table_done) CounterTable b = table(cpus, 2, rows, 2, after);
         _cleanup_(counter_rates_done) CounterRates r = {};
 
-        ASSERT_EQ(rates(&a, &b, 5 * SEC, &r), 0);
+        ASSERT_EQ(counter_table_rates(&a, &b, 5 * SEC, &r), 0);
         /* Counted from zero: 500 in 5 s, not (2^32 - prev + cur) and never negative or huge. */
         ASSERT_NEAR(counter_rates_value(&r, 0, 0), 100);
         ASSERT_NEAR(counter_rates_value(&r, 0, 1), 10);
@@ -170,7 +122,7 @@ TEST(rates_irq_disappears_and_appears) {
         _cleanup_(counter_rates_done) CounterRates r = {};
         CounterRow key = IRQ(37);
 
-        ASSERT_EQ(rates(&a, &b, 5 * SEC, &r), 0);
+        ASSERT_EQ(counter_table_rates(&a, &b, 5 * SEC, &r), 0);
         /* 37 went away: no row. 39 is new: its count since zero. */
         ASSERT_EQ(r.n_rows, 3);
         ASSERT_EQ(r.rows[0].irq, 36);
@@ -197,7 +149,7 @@ TEST(rates_cpu_offline_and_online) {
         _cleanup_(counter_rates_done) CounterRates r = {}, back = {};
 
         /* CPU 1 went offline: matched by CPU number, so CPU 2's column is still CPU 2's. */
-        ASSERT_EQ(rates(&a, &b, SEC, &r), 0);
+        ASSERT_EQ(counter_table_rates(&a, &b, SEC, &r), 0);
         ASSERT_EQ(r.n_cpus, 2);
         ASSERT_EQ(r.cpus[0], 0);
         ASSERT_EQ(r.cpus[1], 2);
@@ -208,7 +160,7 @@ TEST(rates_cpu_offline_and_online) {
         /* And back online: its counts go back to before it left, so no rate for it this period. */
         const uint64_t later[] = { 16, 999999, 81 };
         _cleanup_(counter_table_done) CounterTable c = table(cpus_a, 3, rows, 1, later);
-        ASSERT_EQ(rates(&b, &c, SEC, &back), 0);
+        ASSERT_EQ(counter_table_rates(&b, &c, SEC, &back), 0);
         ASSERT_EQ(back.n_cpus, 2);
         ASSERT_EQ(back.cpus[0], 0);
         ASSERT_EQ(back.cpus[1], 2);
@@ -222,10 +174,10 @@ TEST(rates_empty) {
         _cleanup_(counter_table_done) CounterTable none = {};
         _cleanup_(counter_rates_done) CounterRates r = {};
 
-        ASSERT_EQ(rates(&a, &a, SEC, &r), 0);
+        ASSERT_EQ(counter_table_rates(&a, &a, SEC, &r), 0);
         ASSERT_EQ(r.n_rows, 0);
         counter_rates_done(&r);
-        ASSERT_EQ(rates(&none, &a, SEC, &r), 0);
+        ASSERT_EQ(counter_table_rates(&none, &a, SEC, &r), 0);
         ASSERT_EQ(r.n_cpus, 0);
 }
 
@@ -284,7 +236,6 @@ TEST(thread_share) {
 
 int main(void) {
         RUN(delta);
-        RUN(compact_keeps_what_is_not_zero);
         RUN(rates_known_deltas);
         RUN(rates_reset_and_wrap);
         RUN(rates_irq_disappears_and_appears);
