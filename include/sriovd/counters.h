@@ -29,8 +29,23 @@ typedef struct CounterTable {
         size_t n_cpus;
         CounterRow *rows;                /* numbered rows by IRQ, then named rows by name (counter_row_cmp) */
         size_t n_rows;
-        uint64_t *values;                /* n_rows * n_cpus, row after row */
+        /*
+         * The counts that are not zero, row after row, each with its column; row i's are entries
+         * first[i] .. first[i + 1] - 1, by column (first is NULL in an empty table). On a large
+         * host an IRQ counts on the CPU or two it was ever pinned to: dense (IRQs x CPUs) the
+         * table was 2.2 MB, written by every parse, kept as the next period's baseline and
+         * subtracted from in full, for ~8,000 counts that are not zero.
+         */
+        size_t *first;
+        uint32_t *col;
+        uint64_t *values;
+        size_t n_entries;
 } CounterTable;
+
+/* Room for a table built row by row (counter_table_append). */
+typedef struct CounterTableRoom {
+        size_t rows, first, col, values;
+} CounterTableRoom;
 
 /* Frees what the table holds and zeroes it; the table itself is the caller's. */
 void counter_table_done(CounterTable *t);
@@ -38,9 +53,16 @@ int counter_row_cmp(const void *a, const void *b);
 /* Index of the row, -1 when there is none. */
 ssize_t counter_table_find(const CounterTable *t, const CounterRow *key);
 ssize_t counter_table_find_cpu(const CounterTable *t, unsigned cpu);
-static inline uint64_t counter_table_value(const CounterTable *t, size_t row, size_t col) {
-        return t->values[row * t->n_cpus + col];
-}
+/* The count of row on column col: 0 where the table has none. */
+uint64_t counter_table_value(const CounterTable *t, size_t row, size_t col);
+/*
+ * Append a row of t->n_cpus counts (dense: one per column), keeping those that are not zero.
+ * Rows are appended in any order; counter_table_sort() puts them in order. -ERANGE beyond
+ * COUNTER_ROWS_MAX rows; -ENOMEM (t is then as before the call).
+ */
+int counter_table_append(CounterTable *t, CounterTableRoom *room, const CounterRow *row, const uint64_t *values);
+/* Rows into counter_row_cmp's order, their counts with them; -EBADMSG for a row twice, -ENOMEM. */
+int counter_table_sort(CounterTable *t);
 
 /*
  * The increase of a counter from prev to cur. A decrease is taken as a reset, and the
@@ -69,7 +91,12 @@ typedef struct CounterRates {
         size_t n_cpus;
         CounterRow *rows;
         size_t n_rows;
-        double *rates;                   /* n_rows * n_cpus, per second */
+        /* The rates that are not zero, as a CounterTable keeps its counts: row i's are entries
+         * first[i] .. first[i + 1] - 1, by column (a count that did not move has no entry). */
+        size_t *first;
+        uint32_t *col;
+        double *rates;                   /* per second */
+        size_t n_entries;
         bool *reset;                     /* per row: new, or some counter went down */
 } CounterRates;
 
@@ -77,9 +104,8 @@ typedef struct CounterRates {
 int counter_table_rates(const CounterTable *prev, const CounterTable *cur, uint64_t elapsed_usec,
                         CounterRates *ret);
 void counter_rates_done(CounterRates *r);
-static inline double counter_rates_value(const CounterRates *r, size_t row, size_t col) {
-        return r->rates[row * r->n_cpus + col];
-}
+/* The rate of row on column col: 0 where there is no entry. */
+double counter_rates_value(const CounterRates *r, size_t row, size_t col);
 /* The row's rate summed over the CPUs. */
 double counter_rates_row_total(const CounterRates *r, size_t row);
 

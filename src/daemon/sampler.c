@@ -260,7 +260,7 @@ static int cpu_text_cmp(const void *x, const void *y, void *userdata) {
 static int sample_irqs(Sampler *s, MetricSnapshot *snap, const IrqTable *t) {
         const CounterTable *cur = t->cur;
         _cleanup_free_ RowLabels *rows = NULL;
-        _cleanup_free_ size_t *cols = NULL, *order = NULL;
+        _cleanup_free_ size_t *cols = NULL, *rank = NULL, *run = NULL, *order = NULL;
         _cleanup_free_ uint32_t *irqs = NULL;
         size_t n_rows = 0;
         int r;
@@ -270,11 +270,15 @@ static int sample_irqs(Sampler *s, MetricSnapshot *snap, const IrqTable *t) {
         rows = malloc(MAX(cur->n_rows, (size_t) 1) * sizeof(*rows));
         irqs = malloc(MAX(cur->n_rows, (size_t) 1) * sizeof(*irqs));
         cols = malloc(MAX(cur->n_cpus, (size_t) 1) * sizeof(*cols));
-        if (!rows || !irqs || !cols)
+        rank = malloc(MAX(cur->n_cpus, (size_t) 1) * sizeof(*rank));
+        run = malloc(MAX(cur->n_cpus, (size_t) 1) * sizeof(*run));
+        if (!rows || !irqs || !cols || !rank || !run)
                 return -ENOMEM;
         for (size_t j = 0; j < cur->n_cpus; j++)
                 cols[j] = j;
         qsort_r(cols, cur->n_cpus, sizeof(*cols), cpu_text_cmp, cur->cpus);
+        for (size_t c = 0; c < cur->n_cpus; c++)
+                rank[cols[c]] = c;
         for (size_t i = 0; i < cur->n_rows && cur->rows[i].irq != COUNTER_NAMED; i++) {
                 if (!t->owner[i])
                         continue;
@@ -299,18 +303,34 @@ static int sample_irqs(Sampler *s, MetricSnapshot *snap, const IrqTable *t) {
                 s->n_order = n_rows;
         }
 
-        /* One series per IRQ and CPU it has landed on: the rest are zeros by the thousand. */
+        /* One series per IRQ and CPU it has landed on (the table's entries: the rest are zeros
+         * by the thousand), the row's CPUs put in their text's order, a CPU or two each. */
         for (size_t k = 0; k < n_rows; k++) {
                 const RowLabels *row = &rows[order[k]];
-                size_t i = row->row;
+                size_t i = row->row, n_run = 0;
 
-                for (size_t c = 0; c < cur->n_cpus; c++) {
-                        size_t j = cols[c];
-                        uint64_t v = counter_table_value(cur, i, j);
+                if (cur->first[i + 1] - cur->first[i] <= 8)
+                        for (size_t e = cur->first[i]; e < cur->first[i + 1]; e++) {
+                                size_t at = n_run++;
+                                for (; at > 0 && rank[cur->col[run[at - 1]]] > rank[cur->col[e]]; at--)
+                                        run[at] = run[at - 1];
+                                run[at] = e;
+                        }
+                else {
+                        /* Counted on many CPUs (a host that never pinned it): by rank, in one pass. */
+                        for (size_t c = 0; c < cur->n_cpus; c++)
+                                run[c] = SIZE_MAX;
+                        for (size_t e = cur->first[i]; e < cur->first[i + 1]; e++)
+                                run[rank[cur->col[e]]] = e;
+                        for (size_t c = 0; c < cur->n_cpus; c++)
+                                if (run[c] != SIZE_MAX)
+                                        run[n_run++] = run[c];
+                }
+                for (size_t x = 0; x < n_run; x++) {
+                        size_t j = cur->col[run[x]];
+                        uint64_t v = cur->values[run[x]];
                         Labels ls;
 
-                        if (v == 0)
-                                continue;
                         ls = row->ls;
                         label_u(&ls, METRIC_LABEL_CPU, cur->cpus[j]);
                         r = add(snap, "sriovd_irq_interrupts_total", METRIC_COUNTER, (double) v, &ls);
@@ -335,31 +355,37 @@ finish:
  */
 static int sample_rt(MetricSnapshot *snap, const IrqTable *t, const CpuSet *rt) {
         const CounterTable *cur = t->cur;
+        const CounterRates *rates = t->rates;
         _cleanup_free_ double *sum = NULL;
         _cleanup_free_ size_t *cols = NULL;
+        _cleanup_free_ ssize_t *slot = NULL;
         size_t n_cols = 0;
         int r;
 
         sum = calloc(MAX(cur->n_cpus, (size_t) 1), sizeof(*sum));
         cols = malloc(MAX(cur->n_cpus, (size_t) 1) * sizeof(*cols));
-        if (!sum || !cols)
+        slot = malloc(MAX(rates ? rates->n_cpus : 0, (size_t) 1) * sizeof(*slot));
+        if (!sum || !cols || !slot)
                 return -ENOMEM;
+        for (size_t k = 0; rates && k < rates->n_cpus; k++)
+                slot[k] = -1;
         for (size_t j = 0; j < cur->n_cpus; j++)
-                if (cpuset_has(rt, cur->cpus[j]))
+                if (cpuset_has(rt, cur->cpus[j])) {
+                        if (rates && t->rate_col[j] >= 0)
+                                slot[t->rate_col[j]] = (ssize_t) n_cols;
                         cols[n_cols++] = j;
+                }
         if (n_cols == 0)
                 return 0;
 
-        /* Row by row, as the table is stored; a row new this period (reset) has no rate yet:
-         * it counts from the next. */
-        for (size_t i = 0; t->rates && i < cur->n_rows && cur->rows[i].irq != COUNTER_NAMED; i++) {
-                const double *rates = t->rates->rates + i * t->rates->n_cpus;
-
-                if ((t->owner[i] && t->owner[i]->rt) || i >= t->rates->n_rows || t->rates->reset[i])
+        /* Row by row, each row's rates that are not zero; a row new this period (reset) has no
+         * rate yet: it counts from the next. */
+        for (size_t i = 0; rates && i < cur->n_rows && cur->rows[i].irq != COUNTER_NAMED; i++) {
+                if ((t->owner[i] && t->owner[i]->rt) || i >= rates->n_rows || rates->reset[i])
                         continue;
-                for (size_t k = 0; k < n_cols; k++)
-                        if (t->rate_col[cols[k]] >= 0)
-                                sum[k] += rates[t->rate_col[cols[k]]];
+                for (size_t e = rates->first[i]; e < rates->first[i + 1]; e++)
+                        if (slot[rates->col[e]] >= 0)
+                                sum[slot[rates->col[e]]] += rates->rates[e];
         }
         for (size_t k = 0; k < n_cols; k++) {
                 size_t j = cols[k];

@@ -42,7 +42,7 @@ int proc_interrupts_parse(const char *buf, CounterTable *ret) {
         if (r < 0)
                 return r;
         /* Each count takes 11 bytes at least ("%10u "): room for every row at once, rather than
-         * growing a 2 MB table by doubling (and copying) it, on the large host. */
+         * growing the rows by doubling (and copying) them. */
         r = proc_table_reserve(&b, strlen(p) / (11 * b.t.n_cpus + 1) + 32);
         if (r < 0)
                 return r;

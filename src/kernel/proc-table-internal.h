@@ -56,12 +56,12 @@ int proc_parse_cpu_header(const ProcLine *line, unsigned **ret, size_t *ret_n);
 /* A table being built: rows in the order read, then sorted and checked by proc_table_finish(). */
 typedef struct ProcTableBuilder {
         CounterTable t;
-        size_t allocated_rows, allocated_values;
+        CounterTableRoom room;
 } ProcTableBuilder;
 
 /* Room for n rows (at most COUNTER_ROWS_MAX: a bound, not a promise); -ENOMEM. */
 int proc_table_reserve(ProcTableBuilder *b, size_t n);
-/* Append a row of t.n_cpus values; -ERANGE beyond COUNTER_ROWS_MAX rows; -ENOMEM. */
+/* Append a row of t.n_cpus values (counter_table_append: the table keeps those not zero). */
 int proc_table_add(ProcTableBuilder *b, const CounterRow *row, const uint64_t *values);
 /* Sort the rows (values with them) into *ret; -EBADMSG for a row twice. The builder is emptied either way. */
 int proc_table_finish(ProcTableBuilder *b, CounterTable *ret);

@@ -9,18 +9,26 @@
 
 #define SEC 1000000ULL
 
-/* A table by hand: rows "36", "37", ... or names, n_cpus columns, values row after row. */
+/* A table by hand: rows "36", "37", ... or names, n_cpus columns, values row after row (dense). */
 static CounterTable table(const unsigned *cpus, size_t n_cpus, const CounterRow *rows, size_t n_rows,
                           const uint64_t *values) {
-        CounterTable t = { .n_cpus = n_cpus, .n_rows = n_rows };
+        CounterTable t = { .n_cpus = n_cpus };
+        CounterTableRoom room = {};
 
         t.cpus = malloc(MAX(n_cpus, 1) * sizeof(*t.cpus));
-        t.rows = malloc(MAX(n_rows, 1) * sizeof(*t.rows));
-        t.values = malloc(MAX(n_rows * n_cpus, 1) * sizeof(*t.values));
-        ASSERT(t.cpus && t.rows && t.values);
+        ASSERT(t.cpus);
         memcpy_safe(t.cpus, cpus, n_cpus * sizeof(*cpus));
-        memcpy_safe(t.rows, rows, n_rows * sizeof(*rows));
-        memcpy_safe(t.values, values, n_rows * n_cpus * sizeof(*values));
+        for (size_t i = 0; i < n_rows; i++)
+                ASSERT_EQ(counter_table_append(&t, &room, &rows[i], values + i * n_cpus), 0);
+        ASSERT_EQ(counter_table_sort(&t), 0);
+        /* Only the counts that are not zero are kept, each where it was. */
+        for (size_t i = 0; i < n_rows; i++)
+                for (size_t j = 0; j < n_cpus; j++)
+                        ASSERT_EQ(counter_table_value(&t, counter_table_find(&t, &rows[i]), j), values[i * n_cpus + j]);
+        size_t nonzero = 0;
+        for (size_t k = 0; k < n_rows * n_cpus; k++)
+                nonzero += values[k] != 0;
+        ASSERT_EQ(t.n_entries, nonzero);
         return t;
 }
 
@@ -107,8 +115,8 @@ TEST(rates_reset_and_wrap) {
         ASSERT_NEAR(counter_rates_value(&r, 1, 0), 4);
         ASSERT_NEAR(counter_rates_value(&r, 1, 1), 0);
         ASSERT(r.reset[1]);
-        for (size_t i = 0; i < r.n_rows * r.n_cpus; i++)
-                ASSERT(r.rates[i] >= 0 && r.rates[i] < 1e6);
+        for (size_t i = 0; i < r.n_entries; i++)
+                ASSERT(r.rates[i] > 0 && r.rates[i] < 1e6);
 }
 
 TEST(rates_irq_disappears_and_appears) {
@@ -181,6 +189,126 @@ TEST(rates_empty) {
         ASSERT_EQ(r.n_cpus, 0);
 }
 
+/* A count that moved off a CPU (zero now, not before) is a reset there; kept only where a rate is not zero. */
+TEST(rates_sparse_moved) {
+        const unsigned cpus[] = { 0, 1, 2 };
+        const CounterRow rows[] = { IRQ(36), IRQ(37) };
+        const uint64_t before[] = { 5, 0, 0,   7, 0, 9 };
+        const uint64_t after[] = { 0, 3, 0,   7, 0, 19 };
+        _cleanup_(counter_table_done) CounterTable a = table(cpus, 3, rows, 2, before);
+        _cleanup_(counter_table_done) CounterTable b = table(cpus, 3, rows, 2, after);
+        _cleanup_(counter_rates_done) CounterRates r = {};
+
+        ASSERT_EQ(counter_table_rates(&a, &b, SEC, &r), 0);
+        ASSERT(r.reset[0]);
+        ASSERT_NEAR(counter_rates_value(&r, 0, 0), 0);
+        ASSERT_NEAR(counter_rates_value(&r, 0, 1), 3);
+        ASSERT(!r.reset[1]);
+        ASSERT_NEAR(counter_rates_value(&r, 1, 0), 0);
+        ASSERT_NEAR(counter_rates_value(&r, 1, 2), 10);
+        ASSERT_EQ(r.n_entries, 2);
+        ASSERT_NEAR(counter_rates_row_total(&r, 1), 10);
+}
+
+/* Random pairs of samples (rows and CPUs coming and going, mostly zeros, counts going down)
+ * against the rates worked out here from the dense tables. */
+TEST(rates_random_against_dense) {
+        unsigned seed = 20261202;
+
+        for (unsigned round = 0; round < 300; round++) {
+                unsigned cpus[2][72], n_cpus[2] = {};
+                CounterRow rows[2][40];
+                size_t n_rows[2] = {};
+                uint64_t values[2][40 * 72];
+                CounterTable t[2] = {};
+                _cleanup_(counter_rates_done) CounterRates r = {};
+                unsigned span = 1 + (unsigned) (rand_r(&seed) % 70);
+                uint64_t elapsed = 1 + (uint64_t) (rand_r(&seed) % (10 * SEC));
+
+                for (unsigned k = 0; k < 2; k++) {
+                        for (unsigned c = 0; c < span; c++)
+                                if (rand_r(&seed) % 8 != 0)
+                                        cpus[k][n_cpus[k]++] = c;
+                        if (n_cpus[k] == 0)
+                                cpus[k][n_cpus[k]++] = span;
+                        for (unsigned q = 0; q < 36; q++)
+                                if (rand_r(&seed) % 5 != 0)
+                                        rows[k][n_rows[k]++] = IRQ(30 + q);
+                        if (rand_r(&seed) % 2)
+                                rows[k][n_rows[k]++] = NAMED("LOC");
+                        for (size_t i = 0; i < n_rows[k] * n_cpus[k]; i++) {
+                                unsigned d = (unsigned) rand_r(&seed) % 10;
+                                values[k][i] = d < 7 ? 0 : d < 9 ? (uint64_t) rand_r(&seed) % 1000 : UINT32_MAX - 3;
+                        }
+                        t[k] = table(cpus[k], n_cpus[k], rows[k], n_rows[k], values[k]);
+                }
+                ASSERT_EQ(counter_table_rates(&t[0], &t[1], elapsed, &r), 0);
+                ASSERT_EQ(r.n_rows, n_rows[1]);
+                for (size_t i = 0; i < n_rows[1]; i++) {
+                        ssize_t p = counter_table_find(&t[0], &rows[1][i]), ri = counter_table_find(&t[1], &rows[1][i]);
+                        bool reset = p < 0;
+
+                        ASSERT(ri >= 0);
+                        for (size_t k = 0; k < r.n_cpus; k++) {
+                                ssize_t j1 = counter_table_find_cpu(&t[1], r.cpus[k]);
+                                ssize_t j0 = counter_table_find_cpu(&t[0], r.cpus[k]);
+                                uint64_t now, before;
+                                bool down;
+
+                                ASSERT(j1 >= 0 && j0 >= 0);
+                                now = values[1][(size_t) i * n_cpus[1] + (size_t) j1];
+                                before = 0;
+                                for (size_t x = 0; p >= 0 && x < n_rows[0]; x++)
+                                        if (counter_row_cmp(&rows[0][x], &rows[1][i]) == 0)
+                                                before = values[0][x * n_cpus[0] + (size_t) j0];
+                                ASSERT_NEAR(counter_rates_value(&r, (size_t) ri, k),
+                                            (double) counter_delta(before, now, &down) * 1e6 / (double) elapsed);
+                                reset = reset || down;
+                        }
+                        ASSERT_EQ(r.reset[ri], reset);
+                }
+                /* CPUs in both, and only those. */
+                for (size_t k = 0; k < span + 1; k++) {
+                        bool both = counter_table_find_cpu(&t[0], (unsigned) k) >= 0 &&
+                                    counter_table_find_cpu(&t[1], (unsigned) k) >= 0;
+                        ASSERT_EQ(bsearch_safe(&(unsigned) { (unsigned) k }, r.cpus, r.n_cpus, sizeof(unsigned), unsigned_cmp) != NULL, both);
+                }
+                counter_table_done(&t[0]);
+                counter_table_done(&t[1]);
+        }
+}
+
+/* Rows appended out of order are sorted with their counts; a row twice is refused. */
+TEST(table_sort) {
+        const unsigned cpus[] = { 0, 1 };
+        CounterTable t = { .n_cpus = 2 };
+        CounterTableRoom room = {};
+        const uint64_t v[][2] = { { 1, 0 }, { 0, 2 }, { 3, 4 }, { 0, 0 }, { 5, 0 } };
+        const CounterRow rows[] = { IRQ(40), NAMED("RES"), IRQ(10), NAMED("LOC"), IRQ(20) };
+
+        t.cpus = malloc(sizeof(cpus));
+        ASSERT(t.cpus);
+        memcpy(t.cpus, cpus, sizeof(cpus));
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                ASSERT_EQ(counter_table_append(&t, &room, &rows[i], v[i]), 0);
+        ASSERT_EQ(counter_table_sort(&t), 0);
+        ASSERT_EQ(t.rows[0].irq, 10);
+        ASSERT_EQ(t.rows[1].irq, 20);
+        ASSERT_EQ(t.rows[2].irq, 40);
+        ASSERT_STREQ(t.rows[3].name, "LOC");
+        ASSERT_STREQ(t.rows[4].name, "RES");
+        ASSERT_EQ(counter_table_value(&t, 0, 0), 3);
+        ASSERT_EQ(counter_table_value(&t, 0, 1), 4);
+        ASSERT_EQ(counter_table_value(&t, 1, 0), 5);
+        ASSERT_EQ(counter_table_value(&t, 2, 0), 1);
+        ASSERT_EQ(counter_table_value(&t, 3, 1), 0);
+        ASSERT_EQ(counter_table_value(&t, 4, 1), 2);
+        ASSERT_EQ(t.n_entries, 5);
+        ASSERT_EQ(counter_table_append(&t, &room, &rows[2], v[0]), 0);
+        ASSERT_EQ(counter_table_sort(&t), -EBADMSG);
+        counter_table_done(&t);
+}
+
 TEST(vf_rates) {
         VfCounters a = { .rx_packets = 1000, .tx_packets = 2000, .rx_bytes = 1500000, .tx_bytes = 64000,
                          .rx_dropped = 3, .multicast = 9 };
@@ -241,6 +369,9 @@ int main(void) {
         RUN(rates_irq_disappears_and_appears);
         RUN(rates_cpu_offline_and_online);
         RUN(rates_empty);
+        RUN(rates_sparse_moved);
+        RUN(rates_random_against_dense);
+        RUN(table_sort);
         RUN(vf_rates);
         RUN(thread_share);
         return 0;

@@ -367,8 +367,8 @@ TEST(readers) {
         _cleanup_(counter_rates_done) CounterRates r = {};
         ASSERT_EQ(proc_interrupts_read(real, &d), 0);
         ASSERT_EQ(counter_table_rates(&a, &d, 300000, &r), 0);
-        for (size_t i = 0; i < r.n_rows * r.n_cpus; i++)
-                ASSERT(r.rates[i] >= 0);
+        for (size_t i = 0; i < r.n_entries; i++)
+                ASSERT(r.rates[i] > 0);
 }
 
 int main(void) {
