@@ -120,6 +120,21 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
  */
 int kthread_name_parse(const char *comm, KthreadKind *ret_kind, unsigned *ret_num, char ret_netdev[static IF_NAMESIZE]);
 
+/*
+ * irq-files.c — the smp_affinity_list files a drift check reads, held open on the real /proc (up
+ * to budget files; a fixture's are read by path). irq_files_read_affinity() is
+ * rootfs_read_attr() of /proc/irq/IRQ/smp_affinity_list, through the held file when there is one
+ * (one that fails is dropped and the path read instead); f NULL: by path. irq_files_prune()
+ * closes the files of IRQs the inventory no longer has.
+ */
+typedef struct IrqFiles IrqFiles;
+int irq_files_new(size_t budget, IrqFiles **ret);
+IrqFiles *irq_files_free(IrqFiles *f);
+DEFINE_TRIVIAL_CLEANUP_FUNC(IrqFiles *, irq_files_free);
+int irq_files_read_affinity(IrqFiles *f, RootFs *root, unsigned irq, char *buf, size_t size);
+void irq_files_prune(IrqFiles *f, const Inventory *inv);
+size_t irq_files_held(const IrqFiles *f);
+
 /* Write smp_affinity_list (the caller knows it differs): 1 written, or -errno. */
 int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus);
 /* Every IRQ number under /proc/irq, sorted. */
@@ -160,9 +175,10 @@ int sched_thread_cpus_get(RootFs *root, pid_t pid, CpuSet *ret);
  * drift without an event: IRQ affinities and effective affinities, the scheduling of IRQ, NAPI
  * and per-CPU threads (a NAPI thread's CPUs too), rtnet_prio, the default affinity. -ESTALE when
  * the host is no longer what inv describes (an IRQ gone, a thread gone or its PID another's, a
- * passthrough VF's vectors changed): read it whole instead. -ENOMEM.
+ * passthrough VF's vectors changed): read it whole instead. -ENOMEM. The affinities are read
+ * through files (irq_files_read_affinity(); NULL: by path).
  */
-int inventory_refresh(RootFs *root, Inventory *inv);
+int inventory_refresh(RootFs *root, IrqFiles *files, Inventory *inv);
 
 /* napi.c — threaded NAPI of a netdev, in sysfs. */
 /* /sys/class/net/DEV/threaded: *ret 0/1. -ENOENT: no such netdev, or a kernel before 5.12 (no file). */

@@ -82,7 +82,7 @@ static int manager_read_inventory(Manager *m, const Inventory *base, Inventory *
                 r = inventory_dup(base, &inv);
                 if (r < 0)
                         return r;
-                r = inventory_refresh(m->root, inv);
+                r = inventory_refresh(m->root, m->irq_files, inv);
                 if (r >= 0) {
                         m->n_refreshes++;
                         *ret = TAKE_PTR(inv);
@@ -99,6 +99,7 @@ static int manager_read_inventory(Manager *m, const Inventory *base, Inventory *
                 return r;
         m->full_read_usec = now;
         m->n_full_reads++;
+        irq_files_prune(m->irq_files, inv);
         *ret = TAKE_PTR(inv);
         return 0;
 }

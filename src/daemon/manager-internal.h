@@ -64,6 +64,7 @@ struct Manager {
          * last full read is younger than FULL_READ_USEC: set by the drift timer for its cycle. */
         bool drift_refresh;
         uint64_t full_read_usec;          /* CLOCK_MONOTONIC of the last full read, 0 = none */
+        IrqFiles *irq_files;              /* the affinity files the refresh holds open (manager_run) */
         unsigned n_full_reads, n_refreshes;
         bool ready;
         /* Changes are expected after start and reload; later ones repair drift. */

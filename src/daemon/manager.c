@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* manager.c — the daemon: its state, event loop, timers, signals and monitors (the cycle is cycle.c) */
 
+#include <sys/resource.h>
 #include <malloc.h>
 
 #include "manager-internal.h"
@@ -63,6 +64,7 @@ Manager *manager_free(Manager *m) {
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
         sd_event_unref(m->event);
+        irq_files_free(m->irq_files);
         rootfs_free(m->root);
         route_nl_free(m->kernel.route);
         ethtool_nl_free(m->kernel.ethtool);
@@ -613,6 +615,28 @@ int manager_once(Manager *m, CycleResult *ret) {
         return 0;
 }
 
+/*
+ * A drift check reads every IRQ's affinity file through one held open (irq-files.c), and the
+ * sampler its threads' stat files: thousands of fds on a large host. systemd gives a service a
+ * soft limit of 1024 (for select(), which nothing here uses) under a hard one of 524288: take up
+ * to NOFILE_WANTED of it, and a quarter of what we get for the affinity files.
+ */
+#define NOFILE_WANTED 65536
+#define IRQ_FILES_MAX 16384
+
+static size_t manager_raise_nofile(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return 0;
+        if (rl.rlim_cur < NOFILE_WANTED && rl.rlim_cur < rl.rlim_max) {
+                struct rlimit want = { MIN(rl.rlim_max, (rlim_t) NOFILE_WANTED), rl.rlim_max };
+                if (setrlimit(RLIMIT_NOFILE, &want) >= 0)
+                        rl = want;
+        }
+        return rl.rlim_cur == RLIM_INFINITY ? IRQ_FILES_MAX : MIN((size_t) rl.rlim_cur / 4, (size_t) IRQ_FILES_MAX);
+}
+
 int manager_run(Manager *m) {
         sigset_t mask;
         int r;
@@ -633,6 +657,9 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
 
+        r = irq_files_new(manager_raise_nofile(), &m->irq_files);
+        if (r < 0)
+                return log_oom();
         r = manager_setup_event(m);
         if (r < 0)
                 return r;

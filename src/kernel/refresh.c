@@ -32,7 +32,7 @@ static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq
         return 0;
 }
 
-static int refresh_irq(RootFs *root, Irq *q, bool threaded) {
+static int refresh_irq(RootFs *root, IrqFiles *files, Irq *q, bool threaded) {
         char list[CPUSET_LIST_MAX], action[sizeof(q->action)];
         CpuSet affinity;
         int r;
@@ -42,7 +42,7 @@ static int refresh_irq(RootFs *root, Irq *q, bool threaded) {
          * Whether the file is writable (a kernel-managed vector's is not) is fixed when the IRQ is
          * set up; an IRQ set up again is the full read's, on its event or its period.
          */
-        r = rootfs_read_attr(root, list, sizeof(list), "/proc/irq/%u/smp_affinity_list", q->irq);
+        r = irq_files_read_affinity(files, root, q->irq, list, sizeof(list));
         if (r < 0 || cpuset_parse_list(list, &affinity) < 0)
                 return -ESTALE;
         if (!cpuset_equal(&affinity, &q->affinity)) {
@@ -103,7 +103,7 @@ static int refresh_pf(RootFs *root, const Pf *pf) {
         return 0;
 }
 
-int inventory_refresh(RootFs *root, Inventory *inv) {
+int inventory_refresh(RootFs *root, IrqFiles *files, Inventory *inv) {
         long v;
         int r;
 
@@ -126,12 +126,12 @@ int inventory_refresh(RootFs *root, Inventory *inv) {
                 }
         }
         for (size_t i = 0; i < inv->n_irqs; i++) {
-                r = refresh_irq(root, &inv->irqs[i], inv->caps.threaded_irqs);
+                r = refresh_irq(root, files, &inv->irqs[i], inv->caps.threaded_irqs);
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < inv->n_other_irqs; i++) {
-                r = refresh_irq(root, &inv->other_irqs[i], false);
+                r = refresh_irq(root, files, &inv->other_irqs[i], false);
                 if (r < 0)
                         return r;
         }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* test-refresh.c — a drift check's read: a copy of the inventory refreshed, and when it must not be */
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sriovd/kernel.h"
 #include "test-fixture.h"
@@ -71,7 +74,7 @@ TEST(copy_is_whole_and_its_own) {
         }
         ASSERT_EQ(memcmp(c->irqs, inv->irqs, inv->n_irqs * sizeof(Irq)), 0);
         /* Nothing changed: the refresh agrees with a full read. */
-        ASSERT_EQ(inventory_refresh(r, c), 0);
+        ASSERT_EQ(inventory_refresh(r, NULL, c), 0);
         ASSERT_EQ(memcmp(c->irqs, inv->irqs, inv->n_irqs * sizeof(Irq)), 0);
 }
 
@@ -87,7 +90,7 @@ TEST(refresh_sees_what_drifts) {
         /* An affinity moved behind sriovd's back, and its effective one with it. */
         put("proc/irq/60/smp_affinity_list", "2-7\n");
         put("proc/irq/60/effective_affinity_list", "3\n");
-        ASSERT_EQ(inventory_refresh(r, c), 0);
+        ASSERT_EQ(inventory_refresh(r, NULL, c), 0);
         q = inventory_find_irq(c, 60);
         ASSERT(q);
         ASSERT_STREQ(cpuset_format_list(&q->affinity, buf, sizeof(buf)), "2-7");
@@ -108,7 +111,7 @@ TEST(stale_when_the_host_is_not_the_copy) {
         {
                 _cleanup_(inventory_freep) Inventory *c = copy(inv);
                 put("sys/bus/pci/devices/0000:41:00.0/sriov_numvfs", "3\n");
-                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                ASSERT_EQ(inventory_refresh(r, NULL, c), -ESTALE);
                 put("sys/bus/pci/devices/0000:41:00.0/sriov_numvfs", "8\n");
         }
         /* An IRQ thread whose PID is now another thread. */
@@ -126,9 +129,9 @@ TEST(stale_when_the_host_is_not_the_copy) {
                 snprintf(other, sizeof(other), "%.*s(kworker/0:1%s", (int) (open - stat), stat, close);
                 snprintf(path, sizeof(path), "proc/%d/stat", (int) q->thread);
                 put(path, other);
-                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                ASSERT_EQ(inventory_refresh(r, NULL, c), -ESTALE);
                 put(path, stat);
-                ASSERT_EQ(inventory_refresh(r, c), 0);
+                ASSERT_EQ(inventory_refresh(r, NULL, c), 0);
         }
         /*
          * A handler requested after the full read (igbvf at open, vfio when the guest enables
@@ -148,14 +151,14 @@ TEST(stale_when_the_host_is_not_the_copy) {
                 q = inventory_find_irq(before, 44);
                 ASSERT(q && q->thread == 0 && !q->action[0]);
                 c = copy(before);
-                ASSERT_EQ(inventory_refresh(r, c), 0);   /* still no handler: nothing to see */
+                ASSERT_EQ(inventory_refresh(r, NULL, c), 0);   /* still no handler: nothing to see */
                 snprintf(cmd, sizeof(cmd), "mv %s/hidden-thread %s/%s && mv %s/hidden-action %s/proc/irq/44/mlx5_async0@pci:0000:41:00.0",
                          tree, tree, thread, tree, tree);
                 ASSERT_EQ(system(cmd), 0);
-                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                ASSERT_EQ(inventory_refresh(r, NULL, c), -ESTALE);
                 inventory_free(c);
                 c = copy(inv);
-                ASSERT_EQ(inventory_refresh(r, c), 0);   /* the full read's copy knows the thread */
+                ASSERT_EQ(inventory_refresh(r, NULL, c), 0);   /* the full read's copy knows the thread */
         }
         /*
          * A vector in the VF's msi_irqs/ with no /proc/irq entry at the full read: the kernel makes
@@ -170,21 +173,124 @@ TEST(stale_when_the_host_is_not_the_copy) {
                 before = read_tree(r);
                 ASSERT(!inventory_find_irq(before, 58) && inventory_find_irq(before, 57));
                 c = copy(before);
-                ASSERT_EQ(inventory_refresh(r, c), 0);   /* still not requested */
+                ASSERT_EQ(inventory_refresh(r, NULL, c), 0);   /* still not requested */
                 snprintf(cmd, sizeof(cmd), "mv %s/hidden-irq %s/proc/irq/58", tree, tree);
                 ASSERT_EQ(system(cmd), 0);
-                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                ASSERT_EQ(inventory_refresh(r, NULL, c), -ESTALE);
                 inventory_free(c);
                 c = copy(inv);
-                ASSERT_EQ(inventory_refresh(r, c), 0);   /* the full read's copy has it */
+                ASSERT_EQ(inventory_refresh(r, NULL, c), 0);   /* the full read's copy has it */
         }
         /* An IRQ that is gone. */
         {
                 _cleanup_(inventory_freep) Inventory *c = copy(inv);
                 snprintf(path, sizeof(path), "rm -rf %s/proc/irq/61", tree);
                 ASSERT_EQ(system(path), 0);
-                ASSERT_EQ(inventory_refresh(r, c), -ESTALE);
+                ASSERT_EQ(inventory_refresh(r, NULL, c), -ESTALE);
         }
+}
+
+/* fds open in this process now. */
+static size_t count_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        size_t n = 0;
+
+        ASSERT(d);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
+/* The fd of this process whose link is target, -1 for none. */
+static int fd_of(const char *target) {
+        char link[64], path[512];
+
+        for (int fd = 3; fd < 4096; fd++) {
+                ssize_t n;
+
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+                n = readlink(link, path, sizeof(path) - 1);
+                if (n < 0)
+                        continue;
+                path[n] = 0;
+                if (streq(path, target))
+                        return fd;
+        }
+        return -1;
+}
+
+/*
+ * The affinity files held open: on this machine's own /proc (read only), every read through a held
+ * file is what a read by path gives, at most budget files are held, a held file that fails is
+ * dropped and the path read, and a prune closes the files of IRQs the inventory no longer has. A
+ * fixture's files are read by path, so one replaced is read as it is now.
+ */
+TEST(held_affinity_files) {
+        _cleanup_(rootfs_freep) RootFs *real = NULL, *r = NULL;
+        _cleanup_(irq_files_freep) IrqFiles *f = NULL;
+        _cleanup_free_ unsigned *all = NULL;
+        unsigned irqs[8];
+        size_t n_all, n = 0, fds;
+        char a[CPUSET_LIST_MAX], b[CPUSET_LIST_MAX], path[512];
+
+        ASSERT_EQ(rootfs_new("/", &real), 0);
+        ASSERT_EQ(irq_list(real, &all, &n_all), 0);
+        for (size_t i = 0; i < n_all && n < ELEMENTSOF(irqs); i++)
+                if (rootfs_read_attr(real, a, sizeof(a), "/proc/irq/%u/smp_affinity_list", all[i]) >= 0)
+                        irqs[n++] = all[i];
+        if (n < 3) {
+                fprintf(stderr, "this machine has %zu readable IRQ affinity files, 3 needed: skipping the held files\n", n);
+                return;
+        }
+
+        fds = count_fds();
+        ASSERT_EQ(irq_files_new(n - 1, &f), 0);
+        for (unsigned round = 0; round < 3; round++)
+                for (size_t i = 0; i < n; i++) {
+                        ASSERT(irq_files_read_affinity(f, real, irqs[i], a, sizeof(a)) > 0);
+                        ASSERT(rootfs_read_attr(real, b, sizeof(b), "/proc/irq/%u/smp_affinity_list", irqs[i]) > 0);
+                        ASSERT_STREQ(a, b);
+                }
+        /* The budget: all but the last, and that one read by path each time. */
+        ASSERT_EQ(irq_files_held(f), n - 1);
+        ASSERT_EQ(count_fds(), fds + n - 1);
+
+        /* A held file that fails (here: made a directory's fd) is dropped, and the path read. */
+        snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", irqs[0]);
+        int held = fd_of(path), dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT(held >= 0 && dir >= 0);
+        ASSERT(dup2(dir, held) == held);
+        close(dir);
+        ASSERT(irq_files_read_affinity(f, real, irqs[0], a, sizeof(a)) > 0);
+        ASSERT(rootfs_read_attr(real, b, sizeof(b), "/proc/irq/%u/smp_affinity_list", irqs[0]) > 0);
+        ASSERT_STREQ(a, b);
+        ASSERT_EQ(irq_files_held(f), n - 1);   /* opened again, by path, and held */
+
+        /* An inventory with only the first two: the others' files are closed. */
+        Irq kept[2] = { { .irq = irqs[0] }, { .irq = irqs[1] } };
+        Inventory inv = { .irqs = kept, .n_irqs = 2 };
+        irq_files_prune(f, &inv);
+        ASSERT_EQ(irq_files_held(f), 2);
+        ASSERT_EQ(count_fds(), fds + 2);
+        f = irq_files_free(f);
+        ASSERT_EQ(count_fds(), fds);
+
+        /* A fixture tree: nothing held, a file replaced (rename) read as it is now. */
+        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        ASSERT_EQ(irq_files_new(16, &f), 0);
+        put("proc/irq/40/smp_affinity_list.new", "3\n");
+        ASSERT(irq_files_read_affinity(f, r, 40, a, sizeof(a)) >= 0);
+        snprintf(path, sizeof(path), "%s/proc/irq/40/smp_affinity_list", tree);
+        char *orig = slurp(path);
+        char from[600];
+        snprintf(from, sizeof(from), "%s.new", path);
+        ASSERT_EQ(rename(from, path), 0);
+        ASSERT_EQ(irq_files_read_affinity(f, r, 40, a, sizeof(a)), 1);
+        ASSERT_STREQ(a, "3");
+        ASSERT_EQ(irq_files_held(f), 0);
+        put("proc/irq/40/smp_affinity_list", orig);
+        free(orig);
 }
 
 int main(int argc, char **argv) {
@@ -198,6 +304,7 @@ int main(int argc, char **argv) {
         RUN(copy_is_whole_and_its_own);
         RUN(refresh_sees_what_drifts);
         RUN(stale_when_the_host_is_not_the_copy);
+        RUN(held_affinity_files);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", tree);
         ASSERT_EQ(system(cmd), 0);
         return 0;

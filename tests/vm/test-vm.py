@@ -676,6 +676,13 @@ def test_daemon(g, c):
     c.check("PF unbound: its VFs vanished", lambda: unbound.numvfs == 0 and not unbound.vfs
             or _fail(f"numvfs {unbound.numvfs}, {unbound.vfs}"))
 
+    held = g.step("held-files")
+    held_irqs, vectors, irqs = (set(held[k].split()) for k in ("held", "vectors", "irqs"))
+    c.check("drift checks read every PF and VF vector's affinity through a held file",
+            lambda: vectors and vectors <= held_irqs or _fail(f"held {sorted(held_irqs, key=int)}, vectors {sorted(vectors, key=int)}"))
+    c.check("no held file of an IRQ the kernel no longer has",
+            lambda: held_irqs <= irqs or _fail(f"held {sorted(held_irqs - irqs, key=int)} not in /proc/irq"))
+
     ow = g.step("overwritten")
     repaired = g.snapshot("repaired")
     c.check(f"overwritten affinity of IRQ {ow['irq']} put back",

@@ -50,6 +50,23 @@ wait_for 60 configured
 settle
 snapshot rebound
 
+# The affinity files sriovd's drift checks hold open (irq-files.c), by IRQ: after the PF's driver
+# came back (its old vectors freed, their held files failing) every vector of the PF and its VFs
+# is read through one, the one overwritten below too.
+held_irqs() {
+        for l in /proc/$DAEMON/fd/*; do readlink "$l"; done 2>/dev/null |
+                sed -n 's|^/proc/irq/\([0-9]*\)/smp_affinity_list$|\1|p' | sort -n | tr '\n' ' '
+}
+pf_vectors() {
+        for v in "$PF_ADDR" $(vf_addrs); do ls "/sys/bus/pci/devices/$v/msi_irqs"; done | sort -n | tr '\n' ' '
+}
+all_held() {
+        _h=" $(held_irqs) "
+        for i in $(pf_vectors); do case "$_h" in *" $i "*) ;; *) return 1 ;; esac; done
+}
+wait_for 10 all_held
+emit "{\"step\":\"held-files\",\"held\":\"$(held_irqs)\",\"vectors\":\"$(pf_vectors)\",\"irqs\":\"$(ls /proc/irq | grep -E '^[0-9]+$' | sort -n | tr '\n' ' ')\"}"
+
 # An affinity changed behind sriovd's back: the first VF's first vector onto CPU 0.
 VF0=$(vf_addrs | head -n1)
 IRQ=$(ls "/sys/bus/pci/devices/$VF0/msi_irqs" | head -n1)
