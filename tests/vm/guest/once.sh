@@ -37,6 +37,10 @@ for s in "trust on" "spoofchk off" "max_tx_rate 100" "state enable"; do
         _rc=$?
         emit "{\"step\":\"dirty-${s%% *}\",\"rc\":$_rc,\"data\":\"$(base64 < /tmp/dirty.err | tr -d '\n')\"}"
 done
+# igb resets VF 1 at each of those changes, and igbvf then announces its MAC again: wait for the
+# tenant's MAC, so the release below does not read VF 1 mid-reset (MAC zero, nothing to clean)
+# and see igbvf put the tenant's MAC back after it.
+wait_for 10 sh -c "\"$IP\" link show \"$PF_NETDEV\" | grep 'vf 1 ' | grep -q 52:54:00:aa:00:02"
 snapshot clean-dirty
 # Released: the tenant is no longer in the saved state.
 rm -rf /tmp/sriovd-state
