@@ -369,6 +369,8 @@ void pf_done(Pf *pf);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);
 
 const Irq *inventory_find_irq(const Inventory *inv, unsigned irq);
+/* The same among the other devices' IRQs (other_irqs, sorted by number too). */
+const Irq *inventory_find_other_irq(const Inventory *inv, unsigned irq);
 /* The kernel thread of kind with num (the first by pid), NULL when none. */
 const Kthread *inventory_find_kthread(const Inventory *inv, KthreadKind kind, unsigned num);
 const Pf *inventory_find_pf(const Inventory *inv, const char *addr);

@@ -45,22 +45,15 @@ ssize_t counter_table_find_cpu(const CounterTable *t, unsigned cpu) {
         return c ? c - t->cpus : -1;
 }
 
-/* The entry of column c in row's run of a sparse table, -1 for none. Runs are a CPU or two long. */
+/* The entry of column c in row's run of a sparse table, -1 for none. */
 static ssize_t entry_find(const size_t *first, const uint32_t *col, size_t row, size_t c) {
-        size_t lo, hi;
+        unsigned key = (unsigned) c;
+        const uint32_t *e;
 
-        if (!first)
+        if (!first || c > UINT32_MAX)
                 return -1;
-        for (lo = first[row], hi = first[row + 1]; lo < hi;) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (col[mid] == c)
-                        return (ssize_t) mid;
-                if (col[mid] < c)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return -1;
+        e = bsearch_safe(&key, col + first[row], first[row + 1] - first[row], sizeof(*col), unsigned_cmp);
+        return e ? e - col : -1;
 }
 
 uint64_t counter_table_value(const CounterTable *t, size_t row, size_t col) {

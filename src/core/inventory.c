@@ -107,6 +107,10 @@ const Irq *inventory_find_irq(const Inventory *inv, unsigned irq) {
         return bsearch_safe(&irq, inv->irqs, inv->n_irqs, sizeof(*inv->irqs), irq_key_cmp);
 }
 
+const Irq *inventory_find_other_irq(const Inventory *inv, unsigned irq) {
+        return bsearch_safe(&irq, inv->other_irqs, inv->n_other_irqs, sizeof(*inv->other_irqs), irq_key_cmp);
+}
+
 const Pf *inventory_find_pf(const Inventory *inv, const char *addr) {
         for (size_t i = 0; i < inv->n_pfs; i++)
                 if (streq(inv->pfs[i].addr, addr))
