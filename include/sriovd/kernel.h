@@ -58,6 +58,12 @@ int pci_read_netdevs(RootFs *root, const char *addr, char (**ret)[IF_NAMESIZE], 
  * Other negative errno (-ENOMEM) is fatal. pf_done() frees what was filled either way.
  */
 int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems);
+/*
+ * The VF at addr of pf, read as sriov_read_pf() reads each (vf->irqs is the caller's to free).
+ * -ENOENT: no virtfn link of pf names it, or it is one sriov_read_pf() would leave out (then in
+ * problems); other negative errno as sriov_read_pf().
+ */
+int sriov_read_vf_of(RootFs *root, const Pf *pf, const char *addr, HostProblems *problems, Vf *ret);
 /* Returns 1 when written, 0 when already at n; writes 0 first when changing a non-zero count. */
 int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n);
 int sriov_set_drivers_autoprobe(RootFs *root, const char *addr, bool on);

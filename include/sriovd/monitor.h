@@ -16,9 +16,14 @@ int link_monitor_fd(const LinkMonitor *m);
 /* Drain pending messages, calling fn for each link that came up. */
 int link_monitor_dispatch(LinkMonitor *m);
 
-/* libudev: PCI and net devices added, removed or (un)bound (new VFs, driver reloads). */
+/*
+ * libudev: PCI and net devices added, removed or (un)bound (new VFs, driver reloads). The
+ * event's subsystem, action and sysname ("pci", "bind", "0000:17:00.2"); all three NULL when
+ * events were lost (the receive buffer overflowed): which devices changed is unknown.
+ */
+typedef void (*DeviceEventFn)(const char *subsystem, const char *action, const char *sysname, void *userdata);
 typedef struct DeviceMonitor DeviceMonitor;
-int device_monitor_new(MonitorEventFn fn, void *userdata, DeviceMonitor **ret);
+int device_monitor_new(DeviceEventFn fn, void *userdata, DeviceMonitor **ret);
 DeviceMonitor *device_monitor_free(DeviceMonitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DeviceMonitor *, device_monitor_free);
 int device_monitor_fd(const DeviceMonitor *m);

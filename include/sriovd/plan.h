@@ -212,6 +212,13 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
  * ACTION_SET_VF_LINK, with its notes): what the daemon applies before the VF goes into a guest.
  */
 int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, unsigned vf, Plan **ret);
+/*
+ * Pure: only the affinities and handler threads of vf's vectors (vf of pf, both in inv), as
+ * plan_build() plans them, with pf's VF count change if it has one (then nothing for vf): what
+ * the daemon pins a hotplugged VF with before its cycle.
+ */
+int plan_build_vf_irqs(const Inventory *inv, const Config *cfg, const PlanContext *ctx, const Pf *pf, const Vf *vf,
+                       Plan **ret);
 /* The before (after = false) or after value of an action as text: "8", "0-31", "fifo/99". */
 char *action_format_value(const Action *a, bool after, char *buf, size_t size);
 const char *sched_policy_to_string(int policy);

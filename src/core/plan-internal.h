@@ -53,6 +53,8 @@ const SavedSched *plan_find_saved(const PlanBuilder *b, pid_t pid, unsigned irq,
 
 /* plan-irq.c: affinities and handler threads of every in-scope PF and VF. */
 void plan_irqs(PlanBuilder *b);
+/* The same for one VF of pf only. */
+void plan_vf_irqs(PlanBuilder *b, const Pf *pf, const Vf *vf);
 /* The host's other IRQs, and the default for new ones, kept off the RT CPUs ([cpus] keep_irqs_off_rt). */
 void plan_irq_default(PlanBuilder *b);
 void plan_other_irqs(PlanBuilder *b);

@@ -145,6 +145,23 @@ static void plan_device(PlanBuilder *b, const char *addr, const unsigned *irqs, 
         }
 }
 
+/* A VF's vectors: on its PF's CPUs (set, of the PF's class cls), or its tenant's class's. */
+static void plan_vf(PlanBuilder *b, const Pf *pf, const TenantClass *cls, const CpuSet *set, const Vf *vf,
+                    unsigned *managed) {
+        const PlanAllocation *alloc = plan_find_allocation(b, vf->addr);
+        const TenantClass *vcls = alloc && alloc->class_name[0] ? config_find_class(b->cfg, alloc->class_name) : NULL;
+        CpuSet vset;
+
+        /* A tenant's VF follows the tenant's class: a trader's VF on RT cores on any PF. */
+        if (!vcls || vcls == cls) {
+                if (vcls && vcls->irq_cpus == IRQ_CPUS_VCPU && pf_irq_cpus(b, pf, vcls, alloc, &vset))
+                        plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &vset, vcls, managed);
+                else
+                        plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, set, cls, managed);
+        } else if (pf_irq_cpus(b, pf, vcls, alloc, &vset))
+                plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &vset, vcls, managed);
+}
+
 void plan_irqs(PlanBuilder *b) {
         const Inventory *inv = b->inv;
         const Config *cfg = b->cfg;
@@ -176,28 +193,21 @@ void plan_irqs(PlanBuilder *b) {
                         continue;
                 plan_device(b, pf->addr, pf->irqs, pf->n_irqs, 0, &set, cls, &managed);
                 /* VFs about to be destroyed are not worth pinning; their successors are, next pass. */
-                for (size_t j = 0; j < pf->n_vfs && !plan_pf_vfs_replaced(b, pf); j++) {
-                        const Vf *vf = &pf->vfs[j];
-                        const PlanAllocation *alloc = plan_find_allocation(b, vf->addr);
-                        const TenantClass *vcls =
-                                alloc && alloc->class_name[0] ? config_find_class(b->cfg, alloc->class_name) : NULL;
-                        CpuSet vset;
-
-                        /* A tenant's VF follows the tenant's class: a trader's VF on RT cores on any PF. */
-                        if (!vcls || vcls == cls) {
-                                if (vcls && vcls->irq_cpus == IRQ_CPUS_VCPU && pf_irq_cpus(b, pf, vcls, alloc, &vset))
-                                        plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &vset, vcls,
-                                                    &managed);
-                                else
-                                        plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &set, cls,
-                                                    &managed);
-                        } else if (pf_irq_cpus(b, pf, vcls, alloc, &vset))
-                                plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &vset, vcls, &managed);
-                }
+                for (size_t j = 0; j < pf->n_vfs && !plan_pf_vfs_replaced(b, pf); j++)
+                        plan_vf(b, pf, cls, &set, &pf->vfs[j], &managed);
                 if (managed > 0)
                         plan_add_note(b, NOTE_INFO, pf->addr,
                                       "%u kernel-managed IRQs (read-only affinity) left to the kernel", managed);
         }
+}
+
+void plan_vf_irqs(PlanBuilder *b, const Pf *pf, const Vf *vf) {
+        const TenantClass *cls = plan_pf_class(b, pf);
+        unsigned managed = 0;
+        CpuSet set;
+
+        if (!plan_pf_vfs_replaced(b, pf) && pf_irq_cpus(b, pf, cls, NULL, &set))
+                plan_vf(b, pf, cls, &set, vf, &managed);
 }
 
 /* Where an IRQ off the RT CPUs goes: what it had minus RT, or the housekeeping CPUs if that is nothing. */

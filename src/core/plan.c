@@ -162,6 +162,26 @@ int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, 
         return 0;
 }
 
+int plan_build_vf_irqs(const Inventory *inv, const Config *cfg, const PlanContext *ctx, const Pf *pf, const Vf *vf,
+                       Plan **ret) {
+        static const PlanContext empty = {};
+        PlanBuilder b = { .inv = inv, .cfg = cfg, .ctx = ctx ?: &empty };
+
+        b.plan = calloc(1, sizeof(Plan));
+        if (!b.plan)
+                return -ENOMEM;
+        host_cpus(inv, cfg, &b.cpus);
+        /* As in plan_build(): a PF whose VFs are about to be replaced has none worth pinning. */
+        plan_pf_num_vfs(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
+        plan_vf_irqs(&b, pf, vf);
+        if (b.error < 0) {
+                plan_free(b.plan);
+                return b.error;
+        }
+        *ret = b.plan;
+        return 0;
+}
+
 int plan_merge(Plan *into, const Plan *from) {
         Action *actions;
         PlanNote *notes = NULL;

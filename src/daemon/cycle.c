@@ -122,7 +122,17 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
         r = manager_read_vf_users(m, inv, &users, &n_users);
         if (r < 0)
                 return r;
-        PlanContext ctx = {
+        PlanContext ctx;
+        manager_plan_context(m, users, n_users, &ctx);
+        r = plan_build(inv, m->config, &ctx, ret_plan);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the plan: %m");
+        *ret_inv = TAKE_PTR(inv);
+        return 0;
+}
+
+void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_users, PlanContext *ret) {
+        *ret = (PlanContext) {
                 .allocations = m->allocations,
                 .n_allocations = m->n_allocations,
                 .force_num_vfs = m->force_num_vfs,
@@ -147,11 +157,6 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
                 .released = m->released,
                 .n_released = m->n_released,
         };
-        r = plan_build(inv, m->config, &ctx, ret_plan);
-        if (r < 0)
-                return log_error_errno(r, "Failed to build the plan: %m");
-        *ret_inv = TAKE_PTR(inv);
-        return 0;
 }
 
 /* "irq-affinity 0000:41:00.2 IRQ 53" */
@@ -462,6 +467,12 @@ static bool manager_action_not_ours(const Manager *m, const Action *a) {
 
         return (thread && !rootfs_sched_live(m->root)) || (a->kind == ACTION_SET_VF_LINK && !m->kernel.route) ||
                (ethtool && !m->kernel.ethtool) || (a->kind == ACTION_SET_NAPI_PARAMS && !m->kernel.netdev);
+}
+
+void manager_apply_action(Manager *m, const Inventory *inv, Action *a) {
+        action_apply(&m->kernel, a);
+        manager_log_action(inv, a, false);
+        manager_record_result(m, a);
 }
 
 /*
@@ -884,6 +895,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         }
         _cleanup_(inventory_freep) Inventory *old = m->inventory;
         m->inventory = TAKE_PTR(inv);
+        manager_hotplug_done(m);
         r = manager_keep_plan(m, &plan);
         if (r < 0)
                 return log_oom();

@@ -133,6 +133,16 @@ struct Manager {
         MetricSnapshot metrics;
         bool have_metrics;
         bool metrics_file_failing;        /* logged once until a write works again */
+        /*
+         * hotplug.c: VFs between their "add" and their driver's "bind" (kernel events wait for
+         * them until probing_until_usec), and the last inventory with the VFs pinned since the
+         * last cycle put in (NULL: none since).
+         */
+        char (*probing)[PCI_ADDR_MAX];
+        size_t n_probing, allocated_probing;
+        uint64_t probing_until_usec;
+        Inventory *hotplugged;
+        unsigned n_hotplug_pins;
         /* --once: plans and results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
@@ -143,6 +153,19 @@ struct Manager {
 void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr);
 /* base: refresh a copy of it (a drift check, a verify after writes a refresh shows), NULL: read the host whole. */
 int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Inventory **ret_inv, Plan **ret_plan);
+/* What the planner takes from the manager (tenants, saved scheduling, refusals), with users. */
+void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_users, PlanContext *ret);
+/* One action outside a cycle (a hotplug's pin): carried out, logged and recorded as a cycle's are. */
+void manager_apply_action(Manager *m, const Inventory *inv, Action *a);
+
+/* hotplug.c */
+/* A PCI device event ("add", "bind", "unbind", "remove" of a function), before the cycle it asks
+ * for: a VF of a managed PF is waited for while its driver probes it, and pinned at its "bind". */
+void manager_hotplug_event(Manager *m, const char *action, const char *addr);
+/* Whether kernel events' cycle waits for a probing VF now, and until when; forgets them after. */
+bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
+/* A cycle read the host whole: what the hotplugs since put into the last inventory is in it. */
+void manager_hotplug_done(Manager *m);
 bool manager_guests_known(const Manager *m);
 /* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);

@@ -57,6 +57,8 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->rewrite_defer);
         sd_event_source_unref(m->save_defer);
         free(m->saved_tenants);
+        free(m->probing);
+        inventory_free(m->hotplugged);
         sd_event_source_unref(m->irq_watch_timer);
         manager_metrics_done(m);
         vf_wait_list_done(&m->vf_waits);
@@ -389,9 +391,25 @@ static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
  */
 static void on_kernel_event(const char *what, void *userdata) {
         Manager *m = userdata;
-        uint64_t now = now_usec(), due = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
+        uint64_t now = now_usec(), due = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC, until;
         int r;
 
+        /* A VF is probing: the cycle waits for its "bind" (hotplug.c), which pins it first. */
+        if (manager_hotplug_waiting(m, now, &until)) {
+                uint64_t when = UINT64_MAX;
+
+                if (source_armed(m->recheck_defer))
+                        (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
+                if (m->recheck_timer && source_armed(m->recheck_timer))
+                        (void) sd_event_source_get_time(m->recheck_timer, &when);
+                log_debug("Kernel event %s: the re-check waits for VF %s's driver", what, m->probing[0]);
+                if (when > until) {
+                        r = manager_arm_recheck_timer(m, until);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+                }
+                return;
+        }
         if (source_armed(m->recheck_defer)) {
                 log_debug("Kernel event %s: a re-check is already due", what);
                 return;
@@ -465,6 +483,22 @@ static int on_ethtool_io(sd_event_source *s, int fd, uint32_t revents, void *use
         return 0;
 }
 
+static void on_device_event(const char *subsystem, const char *action, const char *sysname, void *userdata) {
+        Manager *m = userdata;
+        char what[160];
+
+        if (!subsystem) {
+                /* Which devices changed is lost: no probe is waited for, everything is re-checked. */
+                m->n_probing = 0;
+                on_kernel_event("udev events lost (receive buffer overflow)", m);
+                return;
+        }
+        if (streq(subsystem, "pci"))
+                manager_hotplug_event(m, action, sysname);
+        snprintf(what, sizeof(what), "%s %s %s", subsystem, action, sysname);
+        on_kernel_event(what, m);
+}
+
 static int on_device_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         (void) device_monitor_dispatch(m->device_monitor);
@@ -491,7 +525,7 @@ static void manager_add_monitors(Manager *m) {
                         log_warning_errno(r, "Failed to watch ethtool notifications, relying on the drift timer: %m");
         }
 
-        r = device_monitor_new(on_kernel_event, m, &m->device_monitor);
+        r = device_monitor_new(on_device_event, m, &m->device_monitor);
         if (r >= 0)
                 r = sd_event_add_io(m->event, NULL, device_monitor_fd(m->device_monitor), EPOLLIN, on_device_io, m);
         if (r < 0)

@@ -9,11 +9,11 @@
 struct DeviceMonitor {
         struct udev *udev;
         struct udev_monitor *monitor;
-        MonitorEventFn fn;
+        DeviceEventFn fn;
         void *userdata;
 };
 
-int device_monitor_new(MonitorEventFn fn, void *userdata, DeviceMonitor **ret) {
+int device_monitor_new(DeviceEventFn fn, void *userdata, DeviceMonitor **ret) {
         _cleanup_(device_monitor_freep) DeviceMonitor *m = NULL;
         int r;
 
@@ -62,17 +62,14 @@ int device_monitor_dispatch(DeviceMonitor *m) {
         /* The fd is non-blocking: receive until it is drained. */
         for (errno = 0; (d = udev_monitor_receive_device(m->monitor)); errno = 0) {
                 const char *action = udev_device_get_action(d) ?: "change";
-                char what[160];
 
-                if (!streq(action, "change")) {
-                        snprintf(what, sizeof(what), "%s %s %s", udev_device_get_subsystem(d) ?: "?", action,
-                                 udev_device_get_sysname(d) ?: "?");
-                        m->fn(what, m->userdata);
-                }
+                if (!streq(action, "change"))
+                        m->fn(udev_device_get_subsystem(d) ?: "?", action, udev_device_get_sysname(d) ?: "?",
+                              m->userdata);
                 udev_device_unref(d);
         }
         /* The socket overflowed: which devices changed is lost, so everything is re-checked. */
         if (errno == ENOBUFS)
-                m->fn("udev events lost (receive buffer overflow)", m->userdata);
+                m->fn(NULL, NULL, NULL, m->userdata);
         return 0;
 }

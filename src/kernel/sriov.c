@@ -230,6 +230,48 @@ static int sriov_read_vfs(RootFs *root, Pf *pf, HostProblems *problems) {
         return r;
 }
 
+/*
+ * A hotplug's read of one new VF, the same checks as sriov_read_vfs() made for it: the PF's
+ * virtfnN link that names it (its index), its physfn back to the PF, then the VF itself.
+ * A few dozen readlinks against the thousands of a full read.
+ */
+int sriov_read_vf_of(RootFs *root, const Pf *pf, const char *addr, HostProblems *problems, Vf *ret) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        if (!pci_addr_valid(addr))
+                return -EINVAL;
+        r = rootfs_opendir(root, &d, PCI_DEV, pf->addr);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *target = NULL;
+                long index = virtfn_index(de->d_name, pf->total_vfs);
+
+                if (index < 0)
+                        continue;
+                r = rootfs_readlink_base(root, &target, PCI_DEV "/%s", pf->addr, de->d_name);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !streq(target, addr))
+                        continue;
+                r = sriov_check_vf_link(root, pf, de->d_name, target, problems);
+                if (r != 0)
+                        return r < 0 ? r : -ENOENT;
+                *ret = (Vf) { .index = (unsigned) index, .iommu_group = -1 };
+                strscpy(ret->addr, sizeof(ret->addr), addr);
+                r = sriov_read_vf(root, pf->addr, problems, ret);
+                if (r != 0) {
+                        ret->irqs = mfree(ret->irqs);
+                        ret->n_irqs = 0;
+                        return r < 0 ? r : -ENOENT;
+                }
+                return 0;
+        }
+        return -ENOENT;
+}
+
 int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
         _cleanup_free_ char *cpus = NULL;
         long v;

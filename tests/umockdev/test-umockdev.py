@@ -25,6 +25,9 @@ NUMA node unknown), event-driven only (drift_check_sec = 0) until the last step:
      (sriovd's bound on back-to-back cycles) and 3 more.
   e. drift_check_sec = 1 and SIGHUP; a VF IRQ's affinity written behind sriovd's back is
      put back within a few seconds and logged as drift.
+  f. hotplug (issue 20): no num_vfs in the config, the kernel itself makes 2 VFs; each is
+     pinned by sriovd's hotplug pass ("New VF ...: 4 vectors read, 4 pinned") at its "bind",
+     ahead of the cycle its events ask for, and they cost at most 3 cycles.
 
 Exit 77 when umockdev (gir1.2-umockdev-1.0, python3-gi, libumockdev-preload) is missing.
 As root the test runs in a private mount namespace with a tmpfs over /proc/irq.
@@ -209,6 +212,27 @@ def main():
             time.sleep(0.05)
         assert "Drift repaired: irq-affinity" in d.stderr(), d.stderr()
         print("e. IRQ %d: %s behind sriovd's back, back to %s" % (vf_irq, other, want[vf_irq]))
+
+        # f. hotplug: VFs the kernel makes by itself are pinned at their "bind", before a cycle.
+        d.reload("[daemon]\ndrift_check_sec = 0\n")
+        kernel.set_numvfs(PF, 0)
+        settle(d)
+        n_log = len(d.stderr())
+        kernel.set_numvfs(PF, 2)
+        wait_pinned(kernel, d, 2, "f. two VFs the kernel made")
+        settle(d)
+        log = d.stderr()[n_log:]
+        for vf in kernel.fns[PF].vfs:
+            line = "New VF %s: %d vectors read, %d pinned, 0 failed" % (vf.name, kernel.vf_irqs,
+                                                                       kernel.vf_irqs)
+            assert line in log, log
+            # Pinned while the kernel's events for it still arrive: ahead of the cycle they ask for.
+            cycle = log.find("info: Cycle ", log.find("Re-checking after kernel event: pci bind " + vf.name))
+            assert cycle < 0 or log.find(line) < cycle, log
+        assert log.count("info: Cycle ") <= 3, log
+        check_invariants(kernel)
+        print("f. 2 VFs made by the kernel: pinned by the hotplug pass, %d cycles after" %
+              log.count("info: Cycle "))
 
         d.proc.send_signal(signal.SIGTERM)
         assert d.proc.wait(timeout=10) == 0, d.stderr()

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* hotplug.c — a new VF's vectors pinned as soon as its driver has them, ahead of the cycle */
+
+#include <assert.h>
+#include <string.h>
+
+#include "manager-internal.h"
+
+/*
+ * Until a new VF's driver has probed it (enabled MSI-X, registered its netdev: between the VF's
+ * "add" and its "bind") its vectors do not exist, and a cycle started then reads the whole host
+ * for nothing -- 150 ms on 4,000 IRQs -- while the "bind" waits behind it. So kernel events wait
+ * for a probing VF's "bind", this long at most: mlx5 probes a VF in well under a second; a probe
+ * that fails or a driver that never comes delays only the cycle, never the pin (there is none).
+ */
+#define PROBE_WAIT_USEC (UINT64_C(1000) * 1000)
+
+#define PCI_DEV "/sys/bus/pci/devices/%s"
+
+/* The index in inv of the PF whose VF addr is (its physfn link); -ENOENT: none sriovd manages. */
+static int hotplug_find_pf(Manager *m, const Inventory *inv, const char *addr, size_t *ret) {
+        _cleanup_free_ char *physfn = NULL;
+        int r;
+
+        r = rootfs_readlink_base(m->root, &physfn, PCI_DEV "/physfn", addr);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                if (streq(inv->pfs[i].addr, physfn)) {
+                        *ret = i;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+static void probing_remove(Manager *m, const char *addr) {
+        for (size_t i = 0; i < m->n_probing; i++)
+                if (streq(m->probing[i], addr)) {
+                        memmove(m->probing[i], m->probing[--m->n_probing], PCI_ADDR_MAX);
+                        return;
+                }
+}
+
+/*
+ * The VF's vectors where the plan puts them: the plan of the last inventory with this VF read
+ * anew (a few dozen files, not the host's 70,000), and of it only the VF's affinities. Its link
+ * settings, netdev tuning and IRQ threads are the cycle's, which follows and reads the host
+ * whole. Successive hotplugs build on one copy until that cycle.
+ */
+static int manager_pin_vf(Manager *m, const char *addr) {
+        _cleanup_(inventory_freep) Inventory *copy = NULL;
+        _cleanup_(host_problems_done) HostProblems problems = {};
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ unsigned *nums = NULL;
+        _cleanup_free_ Irq *irqs = NULL;
+        Inventory *inv = m->hotplugged ?: m->inventory;
+        uint64_t t0 = now_usec();
+        PlanContext ctx;
+        const Vf *known = NULL;
+        unsigned written = 0, failed = 0;
+        size_t pf_i, n_nums, n = 0;
+        Vf vf;
+        int r;
+
+        if (!inv || hotplug_find_pf(m, inv, addr, &pf_i) < 0)
+                return 0;
+        r = pci_read_irqs(m->root, addr, &nums, &n_nums);
+        if (r < 0 || n_nums == 0)
+                return r;   /* no vectors (yet, or vfio-pci's until its guest enables them): none to pin */
+        /* Seen with these vectors already (by a cycle, or an earlier event of this VF): not new. */
+        (void) inventory_find_function(inv, addr, &known);
+        if (known && known->n_irqs == n_nums && memcmp(known->irqs, nums, n_nums * sizeof(*nums)) == 0)
+                return 0;
+
+        r = sriov_read_vf_of(m->root, &inv->pfs[pf_i], addr, &problems, &vf);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;   /* one the full read leaves out too: the cycle says why */
+        irqs = calloc(MAX(vf.n_irqs, (size_t) 1), sizeof(*irqs));
+        if (!irqs) {
+                free(vf.irqs);
+                return -ENOMEM;
+        }
+        /* A vector whose /proc/irq entry is not there yet gets it with its first handler: the cycle's. */
+        for (size_t i = 0; i < vf.n_irqs; i++)
+                if (irq_read(m->root, vf.irqs[i], &irqs[n]) >= 0)
+                        n++;
+        if (n == 0) {
+                free(vf.irqs);
+                return 0;
+        }
+
+        if (!m->hotplugged) {
+                r = inventory_dup(m->inventory, &copy);
+                if (r < 0) {
+                        free(vf.irqs);
+                        return r;
+                }
+                inv = copy;
+        }
+        r = inventory_put_vf(inv, pf_i, &vf, irqs, n);
+        if (r < 0) {
+                free(vf.irqs);
+                return r;
+        }
+        if (copy)
+                m->hotplugged = TAKE_PTR(copy);
+        (void) inventory_find_function(inv, addr, &known);
+        assert(known);
+
+        manager_plan_context(m, NULL, 0, &ctx);
+        r = plan_build_vf_irqs(inv, m->config, &ctx, &inv->pfs[pf_i], known, &plan);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < plan->n_actions; i++) {
+                Action *a = &plan->actions[i];
+
+                if (a->kind != ACTION_SET_IRQ_AFFINITY || !streq(a->target, addr))
+                        continue;
+                manager_apply_action(m, inv, a);
+                written += a->result > 0;
+                failed += a->result < 0;
+        }
+        m->n_hotplug_pins++;
+        log_full_errno(failed ? LOG_WARNING : LOG_INFO, 0, LOG_FIELDS(.pf = inv->pfs[pf_i].addr, .vf = addr),
+                       "New VF %s: %zu vectors read, %u pinned, %u failed in %.1f ms, ahead of the cycle", addr, n,
+                       written, failed, (double) (now_usec() - t0) / 1000.0);
+        return 0;
+}
+
+void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
+        const Inventory *inv = m->hotplugged ?: m->inventory;
+        size_t pf_i;
+        int r;
+
+        if (!inv || !pci_addr_valid(addr))
+                return;
+        if (streq(action, "remove") || streq(action, "unbind")) {
+                probing_remove(m, addr);
+                return;
+        }
+        if (!streq(action, "add") && !streq(action, "bind"))
+                return;
+        if (hotplug_find_pf(m, inv, addr, &pf_i) < 0)
+                return;
+        if (streq(action, "add")) {
+                /*
+                 * The driver's link appears before its probe, the vectors during it, the "bind"
+                 * after: that is the one to pin on. Its PF's sriov_drivers_autoprobe off (-1: no
+                 * such file, the kernel's default is on): no driver comes by itself.
+                 */
+                if (inv->pfs[pf_i].drivers_autoprobe == 0)
+                        return;
+                if (m->n_probing == 0)
+                        m->probing_until_usec = now_usec() + PROBE_WAIT_USEC;
+                for (size_t i = 0; i < m->n_probing; i++)
+                        if (streq(m->probing[i], addr))
+                                return;
+                if (GREEDY_REALLOC(m->probing, m->allocated_probing, m->n_probing + 1) < 0) {
+                        log_oom();
+                        return;
+                }
+                strscpy(m->probing[m->n_probing++], PCI_ADDR_MAX, addr);
+                return;
+        }
+        probing_remove(m, addr);
+        r = manager_pin_vf(m, addr);
+        if (r < 0)
+                log_warning_errno(r, "Failed to pin the vectors of new VF %s, the cycle will: %m", addr);
+}
+
+bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until) {
+        if (m->n_probing == 0)
+                return false;
+        if (now >= m->probing_until_usec) {
+                log_info("VF %s (and %zu more) still without a driver after %" PRIu64 " ms: not waiting for it",
+                         m->probing[0], m->n_probing - 1, PROBE_WAIT_USEC / 1000);
+                m->n_probing = 0;
+                return false;
+        }
+        *ret_until = m->probing_until_usec;
+        return true;
+}
+
+void manager_hotplug_done(Manager *m) {
+        m->hotplugged = inventory_free(m->hotplugged);
+}
