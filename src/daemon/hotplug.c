@@ -120,7 +120,6 @@ static int manager_pin_vf(Manager *m, const char *addr) {
                 written += a->result > 0;
                 failed += a->result < 0;
         }
-        m->n_hotplug_pins++;
         log_full_errno(failed ? LOG_WARNING : LOG_INFO, 0, LOG_FIELDS(.pf = inv->pfs[pf_i].addr, .vf = addr),
                        "New VF %s: %zu vectors read, %u pinned, %u failed in %.1f ms, ahead of the cycle", addr, n,
                        written, failed, (double) (now_usec() - t0) / 1000.0);

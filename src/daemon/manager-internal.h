@@ -142,7 +142,6 @@ struct Manager {
         size_t n_probing, allocated_probing;
         uint64_t probing_until_usec;
         Inventory *hotplugged;
-        unsigned n_hotplug_pins;
         /* --once: plans and results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
