@@ -167,7 +167,7 @@ def bench_reaction(sriovd, probe_path, reps, large=False):
             if i > 0:
                 cycles.append(d.stderr().count("info: Cycle ") - nc)
                 # sriovd's own account of its hotplug pass (hotplug.c): the VF read, planned, pinned.
-                passes = re.findall(r"New VF %s: .* in ([0-9.]+) ms" % re.escape(vf), d.stderr())
+                passes = re.findall(r"New vectors of VF %s: .* in ([0-9.]+) ms" % re.escape(vf), d.stderr())
                 if passes:
                     pin_pass.append(float(passes[-1]))
             kernel.set_numvfs(pf, 0)

@@ -7,9 +7,13 @@
 /* What happened, for the log; the daemon's reaction is always a re-check. */
 typedef void (*MonitorEventFn)(const char *what, void *userdata);
 
-/* rtnetlink (libnl-route): links coming up; drivers re-request their IRQs on open. */
+/*
+ * rtnetlink (libnl-route): links coming up; drivers re-request their IRQs on open. fn gets the
+ * link's ifindex, or 0 when notifications were lost (which links came up is unknown).
+ */
+typedef void (*LinkEventFn)(int ifindex, void *userdata);
 typedef struct LinkMonitor LinkMonitor;
-int link_monitor_new(MonitorEventFn fn, void *userdata, LinkMonitor **ret);
+int link_monitor_new(LinkEventFn fn, void *userdata, LinkMonitor **ret);
 LinkMonitor *link_monitor_free(LinkMonitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);
 int link_monitor_fd(const LinkMonitor *m);

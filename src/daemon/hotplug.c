@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* hotplug.c — a new VF's vectors pinned as soon as its driver has them, ahead of the cycle */
+/* hotplug.c — a VF's new vectors pinned as soon as its driver has them (bind, link-up), ahead of the cycle */
 
 #include <assert.h>
 #include <string.h>
@@ -51,30 +51,27 @@ static int manager_pin_vf(Manager *m, const char *addr) {
         _cleanup_(inventory_freep) Inventory *copy = NULL;
         _cleanup_(host_problems_done) HostProblems problems = {};
         _cleanup_(plan_freep) Plan *plan = NULL;
-        _cleanup_free_ unsigned *nums = NULL;
         _cleanup_free_ Irq *irqs = NULL;
         Inventory *inv = m->hotplugged ?: m->inventory;
         uint64_t t0 = now_usec();
         PlanContext ctx;
-        const Vf *known = NULL;
+        const Vf *known;
         unsigned written = 0, failed = 0;
-        size_t pf_i, n_nums, n = 0;
+        size_t pf_i, n = 0;
         Vf vf;
         int r;
 
         if (!inv || hotplug_find_pf(m, inv, addr, &pf_i) < 0)
                 return 0;
-        r = pci_read_irqs(m->root, addr, &nums, &n_nums);
-        if (r < 0 || n_nums == 0)
-                return r;   /* no vectors (yet, or vfio-pci's until its guest enables them): none to pin */
-        /* Seen with these vectors already (by a cycle, or an earlier event of this VF): not new. */
-        (void) inventory_find_function(inv, addr, &known);
-        if (known && known->n_irqs == n_nums && memcmp(known->irqs, nums, n_nums * sizeof(*nums)) == 0)
-                return 0;
-
+        /*
+         * Read even when the last cycle saw this VF: it may have read the vectors before they were
+         * pinned (a link-up during its read), and only their affinities now say what is left.
+         */
         r = sriov_read_vf_of(m->root, &inv->pfs[pf_i], addr, &problems, &vf);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;   /* one the full read leaves out too: the cycle says why */
+        if (vf.n_irqs == 0)
+                return 0;   /* no vectors (yet, or vfio-pci's until its guest enables them): none to pin */
         irqs = calloc(MAX(vf.n_irqs, (size_t) 1), sizeof(*irqs));
         if (!irqs) {
                 free(vf.irqs);
@@ -120,8 +117,10 @@ static int manager_pin_vf(Manager *m, const char *addr) {
                 written += a->result > 0;
                 failed += a->result < 0;
         }
-        log_full_errno(failed ? LOG_WARNING : LOG_INFO, 0, LOG_FIELDS(.pf = inv->pfs[pf_i].addr, .vf = addr),
-                       "New VF %s: %zu vectors read, %u pinned, %u failed in %.1f ms, ahead of the cycle", addr, n,
+        /* Said when it wrote: after sriovd's own VF creation every bind finds its VF pinned. */
+        log_full_errno(failed ? LOG_WARNING : written ? LOG_INFO : LOG_DEBUG, 0,
+                       LOG_FIELDS(.pf = inv->pfs[pf_i].addr, .vf = addr),
+                       "New vectors of VF %s: %zu read, %u pinned, %u failed in %.1f ms, ahead of the cycle", addr, n,
                        written, failed, (double) (now_usec() - t0) / 1000.0);
         return 0;
 }
@@ -165,6 +164,25 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
         r = manager_pin_vf(m, addr);
         if (r < 0)
                 log_warning_errno(r, "Failed to pin the vectors of new VF %s, the cycle will: %m", addr);
+}
+
+void manager_hotplug_link_up(Manager *m, int ifindex) {
+        const Inventory *inv = m->hotplugged ?: m->inventory;
+        char addr[PCI_ADDR_MAX] = "";
+        int r;
+
+        if (!inv)
+                return;
+        for (size_t i = 0; i < inv->n_pfs && !addr[0]; i++)
+                for (size_t j = 0; j < inv->pfs[i].n_vfs && !addr[0]; j++)
+                        if (inv->pfs[i].vfs[j].ifindex == ifindex)
+                                strscpy(addr, sizeof(addr), inv->pfs[i].vfs[j].addr);
+        /* A copy: the pass may replace the inventory the name was found in. */
+        if (!addr[0])
+                return;
+        r = manager_pin_vf(m, addr);
+        if (r < 0)
+                log_warning_errno(r, "Failed to pin the vectors of VF %s, the cycle will: %m", addr);
 }
 
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until) {

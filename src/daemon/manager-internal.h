@@ -161,6 +161,8 @@ void manager_apply_action(Manager *m, const Inventory *inv, Action *a);
 /* A PCI device event ("add", "bind", "unbind", "remove" of a function), before the cycle it asks
  * for: a VF of a managed PF is waited for while its driver probes it, and pinned at its "bind". */
 void manager_hotplug_event(Manager *m, const char *action, const char *addr);
+/* A link came up: a VF's driver requests its vectors at open (igbvf), and they are pinned then. */
+void manager_hotplug_link_up(Manager *m, int ifindex);
 /* Whether kernel events' cycle waits for a probing VF now, and until when; forgets them after. */
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
 /* A cycle read the host whole: what the hotplugs since put into the last inventory is in it. */

@@ -460,6 +460,19 @@ void manager_recheck_now(Manager *m, const char *why) {
                 on_kernel_event(why, m);
 }
 
+static void on_link_event(int ifindex, void *userdata) {
+        Manager *m = userdata;
+        char what[64];
+
+        if (ifindex <= 0) {
+                on_kernel_event("rtnetlink notifications lost", m);
+                return;
+        }
+        manager_hotplug_link_up(m, ifindex);
+        snprintf(what, sizeof(what), "link ifindex %d came up", ifindex);
+        on_kernel_event(what, m);
+}
+
 static int on_link_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         int r = link_monitor_dispatch(m->link_monitor);
@@ -509,7 +522,7 @@ static int on_device_io(sd_event_source *s, int fd, uint32_t revents, void *user
 static void manager_add_monitors(Manager *m) {
         int r;
 
-        r = link_monitor_new(on_kernel_event, m, &m->link_monitor);
+        r = link_monitor_new(on_link_event, m, &m->link_monitor);
         if (r >= 0)
                 r = sd_event_add_io(m->event, NULL, link_monitor_fd(m->link_monitor), EPOLLIN, on_link_io, m);
         if (r < 0)

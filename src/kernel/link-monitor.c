@@ -11,7 +11,7 @@
 
 struct LinkMonitor {
         struct nl_sock *sock;
-        MonitorEventFn fn;
+        LinkEventFn fn;
         void *userdata;
 };
 
@@ -19,16 +19,13 @@ static int on_message(struct nl_msg *msg, void *arg) {
         LinkMonitor *m = arg;
         struct nlmsghdr *h = nlmsg_hdr(msg);
         const struct ifinfomsg *ifi;
-        char what[64];
 
         if (h->nlmsg_type != RTM_NEWLINK || !nlmsg_valid_hdr(h, sizeof(*ifi)))
                 return NL_OK;
         ifi = nlmsg_data(h);
         /* Only the transition to up matters: that is when drivers request their vectors. */
-        if ((ifi->ifi_change & IFF_UP) && (ifi->ifi_flags & IFF_UP)) {
-                snprintf(what, sizeof(what), "link ifindex %d came up", ifi->ifi_index);
-                m->fn(what, m->userdata);
-        }
+        if ((ifi->ifi_change & IFF_UP) && (ifi->ifi_flags & IFF_UP) && ifi->ifi_index > 0)
+                m->fn(ifi->ifi_index, m->userdata);
         return NL_OK;
 }
 
@@ -37,7 +34,7 @@ static int nl_to_errno(int r) {
         return r == -NLE_NOMEM ? -ENOMEM : r == -NLE_PERM ? -EPERM : r == -NLE_AGAIN ? -EAGAIN : -EIO;
 }
 
-int link_monitor_new(MonitorEventFn fn, void *userdata, LinkMonitor **ret) {
+int link_monitor_new(LinkEventFn fn, void *userdata, LinkMonitor **ret) {
         _cleanup_(link_monitor_freep) LinkMonitor *m = NULL;
         int r;
 
@@ -87,7 +84,7 @@ int link_monitor_dispatch(LinkMonitor *m) {
                         return 0;
                 /* A burst can overflow the socket buffer: events were lost, so re-check anyway. */
                 if (r == -NLE_NOMEM || r == -NLE_MSG_OVERFLOW) {
-                        m->fn("rtnetlink notifications lost", m->userdata);
+                        m->fn(0, m->userdata);
                         continue;
                 }
                 if (r < 0)

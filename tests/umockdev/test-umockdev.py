@@ -26,7 +26,7 @@ NUMA node unknown), event-driven only (drift_check_sec = 0) until the last step:
   e. drift_check_sec = 1 and SIGHUP; a VF IRQ's affinity written behind sriovd's back is
      put back within a few seconds and logged as drift.
   f. hotplug (issue 20): no num_vfs in the config, the kernel itself makes 2 VFs; each is
-     pinned by sriovd's hotplug pass ("New VF ...: 4 vectors read, 4 pinned") at its "bind",
+     pinned by sriovd's hotplug pass ("New vectors of VF ...: 4 read, 4 pinned") at its "bind",
      ahead of the cycle its events ask for, and they cost at most 3 cycles.
 
 Exit 77 when umockdev (gir1.2-umockdev-1.0, python3-gi, libumockdev-preload) is missing.
@@ -223,8 +223,8 @@ def main():
         settle(d)
         log = d.stderr()[n_log:]
         for vf in kernel.fns[PF].vfs:
-            line = "New VF %s: %d vectors read, %d pinned, 0 failed" % (vf.name, kernel.vf_irqs,
-                                                                       kernel.vf_irqs)
+            line = "New vectors of VF %s: %d read, %d pinned, 0 failed" % (vf.name, kernel.vf_irqs,
+                                                                          kernel.vf_irqs)
             assert line in log, log
             # Pinned while the kernel's events for it still arrive: ahead of the cycle they ask for.
             cycle = log.find("info: Cycle ", log.find("Re-checking after kernel event: pci bind " + vf.name))

@@ -683,6 +683,15 @@ def test_daemon(g, c):
     c.check("no held file of an IRQ the kernel no longer has",
             lambda: held_irqs <= irqs or _fail(f"held {sorted(held_irqs - irqs, key=int)} not in /proc/irq"))
 
+    # Issue 20's hotplug pass on a real kernel: igbvf requests its vectors when its netdev opens
+    # (vfs_up), and sriovd pins them at that link-up from the VF alone, before the cycle it asks for.
+    passes = {}
+    for vf, n_read, n_pinned in re.findall(r"New vectors of VF (\S+): (\d+) read, (\d+) pinned, 0 failed",
+                                            log["data"]):
+        passes[vf] = max(passes.get(vf, 0), int(n_pinned))
+    c.check("each VF's vectors, requested at its link-up, pinned by the hotplug pass",
+            lambda: all(passes.get(v, 0) > 0 for v in VF_ADDRS) or _fail(f"{passes}"))
+
     ow = g.step("overwritten")
     repaired = g.snapshot("repaired")
     c.check(f"overwritten affinity of IRQ {ow['irq']} put back",
