@@ -84,14 +84,33 @@ void host_cpus(const Inventory *inv, const Config *cfg, HostCpus *ret) {
                 cpuset_andnot(&ret->housekeeping, online, &ret->rt);
 }
 
-int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, Plan **ret) {
-        static const PlanContext empty = {};
-        PlanBuilder b = { .inv = inv, .cfg = cfg, .ctx = ctx ?: &empty };
+/* The plan built, or the first error its parts ran into (nothing of it kept). */
+static int plan_finish(PlanBuilder *b, Plan **ret) {
+        if (b->error < 0) {
+                plan_free(b->plan);
+                return b->error;
+        }
+        *ret = b->plan;
+        return 0;
+}
 
-        b.plan = calloc(1, sizeof(Plan));
-        if (!b.plan)
+/* A builder for inv under cfg, its host CPUs worked out; -ENOMEM. */
+static int plan_start(const Inventory *inv, const Config *cfg, const PlanContext *ctx, PlanBuilder *ret) {
+        static const PlanContext empty = {};
+
+        *ret = (PlanBuilder) { .inv = inv, .cfg = cfg, .ctx = ctx ?: &empty };
+        ret->plan = calloc(1, sizeof(Plan));
+        if (!ret->plan)
                 return -ENOMEM;
-        host_cpus(inv, cfg, &b.cpus);
+        host_cpus(inv, cfg, &ret->cpus);
+        return 0;
+}
+
+int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, Plan **ret) {
+        PlanBuilder b;
+
+        if (plan_start(inv, cfg, ctx, &b) < 0)
+                return -ENOMEM;
 
         plan_host(&b, inv, cfg);
 
@@ -137,12 +156,7 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
                                       "not SR-IOV capable",
                                       cfg->pfs[i].line);
 
-        if (b.error < 0) {
-                plan_free(b.plan);
-                return b.error;
-        }
-        *ret = b.plan;
-        return 0;
+        return plan_finish(&b, ret);
 }
 
 int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, unsigned vf, Plan **ret) {
@@ -154,32 +168,19 @@ int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, 
         if (!b.plan)
                 return -ENOMEM;
         plan_vf_link_one(&b, pf, pol ?: &pf_policy_default, vf);
-        if (b.error < 0) {
-                plan_free(b.plan);
-                return b.error;
-        }
-        *ret = b.plan;
-        return 0;
+        return plan_finish(&b, ret);
 }
 
 int plan_build_vf_irqs(const Inventory *inv, const Config *cfg, const PlanContext *ctx, const Pf *pf, const Vf *vf,
                        Plan **ret) {
-        static const PlanContext empty = {};
-        PlanBuilder b = { .inv = inv, .cfg = cfg, .ctx = ctx ?: &empty };
+        PlanBuilder b;
 
-        b.plan = calloc(1, sizeof(Plan));
-        if (!b.plan)
+        if (plan_start(inv, cfg, ctx, &b) < 0)
                 return -ENOMEM;
-        host_cpus(inv, cfg, &b.cpus);
         /* As in plan_build(): a PF whose VFs are about to be replaced has none worth pinning. */
         plan_pf_num_vfs(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
         plan_vf_irqs(&b, pf, vf);
-        if (b.error < 0) {
-                plan_free(b.plan);
-                return b.error;
-        }
-        *ret = b.plan;
-        return 0;
+        return plan_finish(&b, ret);
 }
 
 int plan_merge(Plan *into, const Plan *from) {
