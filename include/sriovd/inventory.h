@@ -364,13 +364,6 @@ Inventory *inventory_free(Inventory *inv);
  * the base a drift check refreshes (inventory_refresh()). -ENOMEM.
  */
 int inventory_dup(const Inventory *src, Inventory **ret);
-/*
- * A VF read anew (a hotplug's, sriov_read_vf_of()) put into a copy under its PF pfs[pf_index]:
- * in place of the VF of its index or address, else in index order; its vectors irqs (read,
- * sorted by number) into irqs, the replaced VF's out, none left among other_irqs. vf's irqs
- * array becomes inv's (vf's is cleared). -ENOMEM: inv and vf as they were.
- */
-int inventory_put_vf(Inventory *inv, size_t pf_index, Vf *vf, const Irq *irqs, size_t n_irqs);
 /* Free what a Pf owns (VFs, their vectors, netdevs, VF links), not the Pf itself. */
 void pf_done(Pf *pf);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Inventory *, inventory_free);

@@ -213,9 +213,9 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
  */
 int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, unsigned vf, Plan **ret);
 /*
- * Pure: only the affinities and handler threads of vf's vectors (vf of pf, both in inv), as
- * plan_build() plans them, with pf's VF count change if it has one (then nothing for vf): what
- * the daemon pins a hotplugged VF with before its cycle.
+ * Pure: only the affinities and handler threads of vf's vectors (vf a VF of pf), as plan_build()
+ * plans them, with pf's VF count change if it has one (then nothing for vf): what the daemon pins
+ * a hotplugged VF with before its cycle. Of inv only the topology and vf's vectors are read.
  */
 int plan_build_vf_irqs(const Inventory *inv, const Config *cfg, const PlanContext *ctx, const Pf *pf, const Vf *vf,
                        Plan **ret);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * inventory-copy.c — a copy of an inventory, for a drift check that re-reads only what can drift
- * (inventory_refresh()) on the last full read rather than reading the whole host again, and for a
- * hotplug that reads only the new VF (inventory_put_vf()).
+ * (inventory_refresh()) on the last full read rather than reading the whole host again.
  */
 
 #include <stdlib.h>
@@ -109,77 +108,5 @@ int inventory_dup(const Inventory *src, Inventory **ret) {
                         return r;
         }
         *ret = TAKE_PTR(inv);
-        return 0;
-}
-
-static int irq_cmp(const void *a, const void *b) {
-        const Irq *x = a, *y = b;
-        return (x->irq > y->irq) - (x->irq < y->irq);
-}
-
-static bool irq_in(const Irq *irqs, size_t n, unsigned irq) {
-        return bsearch_safe(&irq, irqs, n, sizeof(*irqs), irq_cmp) != NULL;
-}
-
-int inventory_put_vf(Inventory *inv, size_t pf_index, Vf *vf, const Irq *irqs, size_t n_irqs) {
-        Pf *pf = &inv->pfs[pf_index];
-        const Vf *old = NULL;
-        size_t at = pf->n_vfs, n = 0, k = 0;
-        _cleanup_free_ Irq *merged = NULL;
-        Vf *vfs;
-
-        for (size_t j = 0; j < pf->n_vfs && !old; j++)
-                if (pf->vfs[j].index == vf->index || streq(pf->vfs[j].addr, vf->addr)) {
-                        old = &pf->vfs[j];
-                        at = j;
-                }
-        if (!old)
-                for (at = 0; at < pf->n_vfs && pf->vfs[at].index < vf->index; at++)
-                        ;
-
-        /* Everything that can fail first: on -ENOMEM inv is as it was. */
-        merged = malloc(MAX(inv->n_irqs + n_irqs, (size_t) 1) * sizeof(*merged));
-        if (!merged)
-                return -ENOMEM;
-        if (!old) {
-                vfs = realloc(pf->vfs, (pf->n_vfs + 1) * sizeof(*vfs));
-                if (!vfs)
-                        return -ENOMEM;
-                pf->vfs = vfs;
-        }
-
-        /* Both sorted: merged in one pass. The old VF's vectors are its no more; a new one may
-         * have been another device's number. */
-        for (size_t i = 0, j = 0; i < inv->n_irqs || j < n_irqs;) {
-                const Irq *q = &inv->irqs[i];
-
-                if (j < n_irqs && (i == inv->n_irqs || irqs[j].irq <= q->irq)) {
-                        merged[n++] = irqs[j++];
-                        continue;
-                }
-                i++;
-                if (irq_in(irqs, n_irqs, q->irq) ||
-                    (old && bsearch_safe(&q->irq, old->irqs, old->n_irqs, sizeof(unsigned), unsigned_cmp)))
-                        continue;
-                merged[n++] = *q;
-        }
-        free(inv->irqs);
-        inv->irqs = TAKE_PTR(merged);
-        inv->n_irqs = n;
-        for (size_t i = 0; i < inv->n_other_irqs; i++)
-                if (!irq_in(irqs, n_irqs, inv->other_irqs[i].irq))
-                        inv->other_irqs[k++] = inv->other_irqs[i];
-        inv->n_other_irqs = k;
-
-        if (old)
-                free(pf->vfs[at].irqs);
-        else {
-                memmove(pf->vfs + at + 1, pf->vfs + at, (pf->n_vfs - at) * sizeof(*pf->vfs));
-                pf->n_vfs++;
-        }
-        pf->vfs[at] = *vf;
-        pf->vfs[at].tune = (NetdevTune) {};
-        vf->irqs = NULL;
-        vf->n_irqs = 0;
         return 0;
 }

@@ -895,7 +895,6 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         }
         _cleanup_(inventory_freep) Inventory *old = m->inventory;
         m->inventory = TAKE_PTR(inv);
-        manager_hotplug_done(m);
         r = manager_keep_plan(m, &plan);
         if (r < 0)
                 return log_oom();

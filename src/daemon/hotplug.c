@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* hotplug.c — a VF's new vectors pinned as soon as its driver has them (bind, link-up), ahead of the cycle */
 
-#include <assert.h>
 #include <string.h>
 
 #include "manager-internal.h"
@@ -42,22 +41,21 @@ static void probing_remove(Manager *m, const char *addr) {
 }
 
 /*
- * The VF's vectors where the plan puts them: the plan of the last inventory with this VF read
- * anew (a few dozen files, not the host's 70,000), and of it only the VF's affinities. Its link
- * settings, netdev tuning and IRQ threads are the cycle's, which follows and reads the host
- * whole. Successive hotplugs build on one copy until that cycle.
+ * The VF's vectors where the plan puts them: the VF read anew (a few dozen files, not the host's
+ * 70,000) and planned alone against the last inventory's CPUs and its PF, with nothing copied.
+ * Its link settings, netdev tuning and IRQ threads are the cycle's, which follows and reads the
+ * host whole.
  */
 static int manager_pin_vf(Manager *m, const char *addr) {
-        _cleanup_(inventory_freep) Inventory *copy = NULL;
         _cleanup_(host_problems_done) HostProblems problems = {};
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ Irq *irqs = NULL;
-        Inventory *inv = m->hotplugged ?: m->inventory;
+        _cleanup_free_ unsigned *vectors = NULL;
+        const Inventory *inv = m->inventory;
         uint64_t t0 = now_usec();
-        PlanContext ctx;
-        const Vf *known;
         unsigned written = 0, failed = 0;
         size_t pf_i, n = 0;
+        PlanContext ctx;
         Vf vf;
         int r;
 
@@ -70,42 +68,29 @@ static int manager_pin_vf(Manager *m, const char *addr) {
         r = sriov_read_vf_of(m->root, &inv->pfs[pf_i], addr, &problems, &vf);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;   /* one the full read leaves out too: the cycle says why */
+        vectors = vf.irqs;
         if (vf.n_irqs == 0)
                 return 0;   /* no vectors (yet, or vfio-pci's until its guest enables them): none to pin */
-        irqs = calloc(MAX(vf.n_irqs, (size_t) 1), sizeof(*irqs));
-        if (!irqs) {
-                free(vf.irqs);
+        irqs = calloc(vf.n_irqs, sizeof(*irqs));
+        if (!irqs)
                 return -ENOMEM;
-        }
         /* A vector whose /proc/irq entry is not there yet gets it with its first handler: the cycle's. */
         for (size_t i = 0; i < vf.n_irqs; i++)
                 if (irq_read(m->root, vf.irqs[i], &irqs[n]) >= 0)
                         n++;
-        if (n == 0) {
-                free(vf.irqs);
+        if (n == 0)
                 return 0;
-        }
 
-        if (!m->hotplugged) {
-                r = inventory_dup(m->inventory, &copy);
-                if (r < 0) {
-                        free(vf.irqs);
-                        return r;
-                }
-                inv = copy;
-        }
-        r = inventory_put_vf(inv, pf_i, &vf, irqs, n);
-        if (r < 0) {
-                free(vf.irqs);
-                return r;
-        }
-        if (copy)
-                m->hotplugged = TAKE_PTR(copy);
-        (void) inventory_find_function(inv, addr, &known);
-        assert(known);
+        /* What planning and logging one VF read of an inventory: the host's CPUs, its PF with it, its vectors. */
+        Pf pf = inv->pfs[pf_i];
+        pf.vfs = &vf;
+        pf.n_vfs = 1;
+        const Inventory view = { .topo = inv->topo, .caps = inv->caps, .pfs = &pf, .n_pfs = 1, .irqs = irqs,
+                                 .n_irqs = n };
 
         manager_plan_context(m, NULL, 0, &ctx);
-        r = plan_build_vf_irqs(inv, m->config, &ctx, &inv->pfs[pf_i], known, &plan);
+        /* The whole PF, not the view's: whether its VF count changes depends on all its VFs' users. */
+        r = plan_build_vf_irqs(&view, m->config, &ctx, &inv->pfs[pf_i], &vf, &plan);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < plan->n_actions; i++) {
@@ -113,20 +98,19 @@ static int manager_pin_vf(Manager *m, const char *addr) {
 
                 if (a->kind != ACTION_SET_IRQ_AFFINITY || !streq(a->target, addr))
                         continue;
-                manager_apply_action(m, inv, a);
+                manager_apply_action(m, &view, a);
                 written += a->result > 0;
                 failed += a->result < 0;
         }
         /* Said when it wrote: after sriovd's own VF creation every bind finds its VF pinned. */
-        log_full_errno(failed ? LOG_WARNING : written ? LOG_INFO : LOG_DEBUG, 0,
-                       LOG_FIELDS(.pf = inv->pfs[pf_i].addr, .vf = addr),
+        log_full_errno(failed ? LOG_WARNING : written ? LOG_INFO : LOG_DEBUG, 0, LOG_FIELDS(.pf = pf.addr, .vf = addr),
                        "New vectors of VF %s: %zu read, %u pinned, %u failed in %.1f ms, ahead of the cycle", addr, n,
                        written, failed, (double) (now_usec() - t0) / 1000.0);
         return 0;
 }
 
 void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
-        const Inventory *inv = m->hotplugged ?: m->inventory;
+        const Inventory *inv = m->inventory;
         size_t pf_i;
         int r;
 
@@ -167,7 +151,7 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
 }
 
 void manager_hotplug_link_up(Manager *m, int ifindex) {
-        const Inventory *inv = m->hotplugged ?: m->inventory;
+        const Inventory *inv = m->inventory;
         char addr[PCI_ADDR_MAX] = "";
         int r;
 
@@ -196,8 +180,4 @@ bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until) {
         }
         *ret_until = m->probing_until_usec;
         return true;
-}
-
-void manager_hotplug_done(Manager *m) {
-        m->hotplugged = inventory_free(m->hotplugged);
 }

@@ -133,15 +133,11 @@ struct Manager {
         MetricSnapshot metrics;
         bool have_metrics;
         bool metrics_file_failing;        /* logged once until a write works again */
-        /*
-         * hotplug.c: VFs between their "add" and their driver's "bind" (kernel events wait for
-         * them until probing_until_usec), and the last inventory with the VFs pinned since the
-         * last cycle put in (NULL: none since).
-         */
+        /* hotplug.c: VFs between their "add" and their driver's "bind" (kernel events wait for
+         * them until probing_until_usec). */
         char (*probing)[PCI_ADDR_MAX];
         size_t n_probing, allocated_probing;
         uint64_t probing_until_usec;
-        Inventory *hotplugged;
         /* --once: plans and results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
@@ -165,8 +161,6 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr);
 void manager_hotplug_link_up(Manager *m, int ifindex);
 /* Whether kernel events' cycle waits for a probing VF now, and until when; forgets them after. */
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
-/* A cycle read the host whole: what the hotplugs since put into the last inventory is in it. */
-void manager_hotplug_done(Manager *m);
 bool manager_guests_known(const Manager *m);
 /* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);

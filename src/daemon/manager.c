@@ -58,7 +58,6 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->save_defer);
         free(m->saved_tenants);
         free(m->probing);
-        inventory_free(m->hotplugged);
         sd_event_source_unref(m->irq_watch_timer);
         manager_metrics_done(m);
         vf_wait_list_done(&m->vf_waits);
