@@ -4,9 +4,6 @@
 
 #include "sriovd/macro.h"
 
-/* What happened, for the log; the daemon's reaction is always a re-check. */
-typedef void (*MonitorEventFn)(const char *what, void *userdata);
-
 /*
  * rtnetlink (libnl-route): links coming up; drivers re-request their IRQs on open. fn gets the
  * link's ifindex, or 0 when notifications were lost (which links came up is unknown).

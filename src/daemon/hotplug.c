@@ -46,7 +46,7 @@ static void probing_remove(Manager *m, const char *addr) {
  * Its link settings, netdev tuning and IRQ threads are the cycle's, which follows and reads the
  * host whole.
  */
-static int manager_pin_vf(Manager *m, const char *addr) {
+static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
         _cleanup_(host_problems_done) HostProblems problems = {};
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ Irq *irqs = NULL;
@@ -54,13 +54,11 @@ static int manager_pin_vf(Manager *m, const char *addr) {
         const Inventory *inv = m->inventory;
         uint64_t t0 = now_usec();
         unsigned written = 0, failed = 0;
-        size_t pf_i, n = 0;
+        size_t n = 0;
         PlanContext ctx;
         Vf vf;
         int r;
 
-        if (!inv || hotplug_find_pf(m, inv, addr, &pf_i) < 0)
-                return 0;
         /*
          * Read even when the last cycle saw this VF: it may have read the vectors before they were
          * pinned (a link-up during its read), and only their affinities now say what is left.
@@ -145,28 +143,24 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
                 return;
         }
         probing_remove(m, addr);
-        r = manager_pin_vf(m, addr);
+        r = manager_pin_vf(m, pf_i, addr);
         if (r < 0)
                 log_warning_errno(r, "Failed to pin the vectors of new VF %s, the cycle will: %m", addr);
 }
 
 void manager_hotplug_link_up(Manager *m, int ifindex) {
         const Inventory *inv = m->inventory;
-        char addr[PCI_ADDR_MAX] = "";
         int r;
 
-        if (!inv)
-                return;
-        for (size_t i = 0; i < inv->n_pfs && !addr[0]; i++)
-                for (size_t j = 0; j < inv->pfs[i].n_vfs && !addr[0]; j++)
-                        if (inv->pfs[i].vfs[j].ifindex == ifindex)
-                                strscpy(addr, sizeof(addr), inv->pfs[i].vfs[j].addr);
-        /* A copy: the pass may replace the inventory the name was found in. */
-        if (!addr[0])
-                return;
-        r = manager_pin_vf(m, addr);
-        if (r < 0)
-                log_warning_errno(r, "Failed to pin the vectors of VF %s, the cycle will: %m", addr);
+        for (size_t i = 0; inv && i < inv->n_pfs; i++)
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                        if (inv->pfs[i].vfs[j].ifindex == ifindex) {
+                                r = manager_pin_vf(m, i, inv->pfs[i].vfs[j].addr);
+                                if (r < 0)
+                                        log_warning_errno(r, "Failed to pin the vectors of VF %s, the cycle will: %m",
+                                                          inv->pfs[i].vfs[j].addr);
+                                return;
+                        }
 }
 
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until) {
