@@ -105,10 +105,20 @@ int manager_save_state(Manager *m);
  * undone. Until then manager_saves_pending() is true and no change of the group may be
  * acknowledged. manager_flush_saves() writes now; without an event loop, only it does.
  */
-typedef void (*ManagerSavedFn)(Manager *m, int error, void *userdata);
+typedef void (*ManagerSavedFn)(Manager *m, int error, uint64_t seq, void *userdata);
 void manager_set_saved_fn(Manager *m, ManagerSavedFn fn, void *userdata);
 bool manager_saves_pending(const Manager *m);
 int manager_flush_saves(Manager *m);
+/*
+ * With a writer (taken; the daemon makes one on its event loop), the group's write goes to its
+ * thread: manager_start_saves() (what the loop runs once the bus has no calls queued) returns at
+ * once, the calls that arrive meanwhile form the next group, and fn is told each group's outcome
+ * by seq, in order, from the writer's event loop. manager_saves_seq(): the group a change made
+ * now is saved with (0: none pending), what a held reply waits for.
+ */
+void manager_set_writer(Manager *m, StateWriter *w);
+int manager_start_saves(Manager *m);
+uint64_t manager_saves_seq(const Manager *m);
 /*
  * The per-guest coalescing override; -ENOENT unknown tenant, -EINVAL beyond 100000 us,
  * -EMEDIUMTYPE for a tenant on virtio-net (nothing changed; an override it has is kept).

@@ -6,6 +6,7 @@
 #include "sriovd/config.h"
 #include "sriovd/inventory.h"
 #include "sriovd/plan.h"
+#include "sriovd/state-writer.h"
 
 typedef struct Tenants Tenants;
 
@@ -52,8 +53,8 @@ typedef struct TenantNicFacts {
 typedef struct TenantsLog {
         void (*decision)(const AllocDecision *d, const TenantNicFacts *nic, void *userdata);
         void (*problem)(int error, const char *tenant, const char *message, void *userdata);
-        /* A group's write is done (tenants_flush()): 0 durable, else the error, every change undone. */
-        void (*saved)(int error, size_t n_changes, void *userdata);
+        /* Group seq's write is done: 0 durable, else the error, every change of it undone. */
+        void (*saved)(int error, size_t n_changes, uint64_t seq, void *userdata);
         void *userdata;
 } TenantsLog;
 
@@ -116,6 +117,18 @@ int tenants_rewrite(Tenants *t);
 int tenants_group_open(Tenants *t);
 bool tenants_group_pending(const Tenants *t);
 int tenants_flush(Tenants *t);
+/*
+ * With a writer (the daemon's event loop), tenants_flush_start() hands the open group's lines to
+ * its thread and returns; groups opened meanwhile wait for it and go next, and log->saved tells
+ * each group's outcome by its seq, in order. A failed write undoes its group and every one after
+ * it (they were made on top of it). Whatever else writes (tenants_flush() among them) waits for
+ * the write in flight first. Without a writer, or when the group is the file written whole, it
+ * is tenants_flush().
+ */
+void tenants_set_writer(Tenants *t, StateWriter *w);
+int tenants_flush_start(Tenants *t);
+/* The seq of the latest change not yet durable (the open group's, else the one in flight); 0 none. */
+uint64_t tenants_pending_seq(const Tenants *t);
 
 /* What a tenant has; inv fills in the VF's PF and host netdev. -ENOENT when unknown. */
 int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, TenantInfo *ret);

@@ -67,7 +67,17 @@ typedef struct BusHeld {
         char vf[PCI_ADDR_MAX];
         char done[192];                     /* logged once durable ("D-Bus: released tenant x"); "" none */
         char failed[128];                   /* the error's words if the write fails ("Release of x not saved") */
+        uint64_t seq;                       /* the group whose write it waits for */
 } BusHeld;
+
+/* Who a caller is, asked of the bus daemon once per connection (bus-access.c). */
+typedef struct BusVerdict {
+        char sender[48];                    /* its unique name, never reused while the bus runs */
+        char access_group[64];              /* the group the verdict was for */
+        bool privileged;
+} BusVerdict;
+
+#define BUS_VERDICTS 64
 
 /* Calls answered in one go, whatever the bus still has queued: what one write waits for at most. */
 #define BUS_HELD_MAX 256
@@ -96,6 +106,8 @@ struct Bus {
         uint64_t reconnect_usec;
         BusProps announced;
         BusHeld *held;                      /* replies waiting for their change's write (bus-saves.c) */
+        BusVerdict verdicts[BUS_VERDICTS];  /* the last callers' verdicts, replaced round robin */
+        unsigned next_verdict;
         size_t n_held, allocated_held;
         /* Token bucket for unprivileged dry-run plans. */
         double plan_tokens;
@@ -114,7 +126,7 @@ void bus_flush_now(Bus *b);
 int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, const char *tenant, const char *vf,
                          const char *failed, const char *done);
 /* The manager's ManagerSavedFn: every held reply sent, or failed. */
-void bus_on_saved(Manager *m, int error, void *userdata);
+void bus_on_saved(Manager *m, int error, uint64_t seq, void *userdata);
 void bus_held_free(Bus *b);
 
 /* bus-access.c: 1 when the sender may change state (EUID 0 or access_group), 0 when not, <0 on error. */

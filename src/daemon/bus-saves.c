@@ -5,7 +5,9 @@
  * The manager groups the changes of the calls handled together into one write (manager-saves.c).
  * Their replies wait here and go out together once it is durable; if it fails, every one of them
  * is answered with the error a change saved on its own would have had, and nothing of the group
- * stays. A reply never goes before its write: a controller that heard yes may act on it.
+ * stays. A reply never goes before its write: a controller that heard yes may act on it. With
+ * the write on the writer's thread, the next group's replies are held too: each is sent when
+ * its own group's write is done, groups in order, so the held list is answered from its front.
  */
 
 #include <stdio.h>
@@ -66,7 +68,8 @@ int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, co
                 return sd_bus_send(NULL, reply, NULL);
         }
         h = &b->held[b->n_held++];
-        *h = (BusHeld) { .call = sd_bus_message_ref(call), .reply = sd_bus_message_ref(reply) };
+        *h = (BusHeld) { .call = sd_bus_message_ref(call), .reply = sd_bus_message_ref(reply),
+                         .seq = manager_saves_seq(b->manager) };
         held_set(h, tenant, vf, failed, done);
         /* A flood of calls (Ping too) could keep the write waiting: this many is a group. */
         if (b->n_held >= BUS_HELD_MAX)
@@ -74,30 +77,35 @@ int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, co
         return 1;
 }
 
-void bus_on_saved(Manager *m, int error, void *userdata) {
+void bus_on_saved(Manager *m, int error, uint64_t seq, void *userdata) {
         Bus *b = userdata;
-        _cleanup_free_ BusHeld *held = TAKE_PTR(b->held);
-        size_t n = b->n_held;
+        size_t n = 0;
         int r;
 
-        b->n_held = b->allocated_held = 0;
+        /* Sending replies and signals dispatches no call: nothing joins the list meanwhile. */
+        while (n < b->n_held && b->held[n].seq <= seq)
+                n++;
         if (error >= 0) {
                 for (size_t i = 0; i < n; i++)
-                        announce(b, &held[i]);
+                        announce(b, &b->held[i]);
                 if (n > 0 && b->bus)
                         bus_flush_now(b);
         }
         for (size_t i = 0; i < n; i++) {
+                BusHeld *h = &b->held[i];
+
                 if (error >= 0)
-                        r = sd_bus_send(NULL, held[i].reply, NULL);
+                        r = sd_bus_send(NULL, h->reply, NULL);
                 else {
                         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
 
-                        (void) bus_error_setf(&e, -EIO, "%s: %s", held[i].failed, strerror(-error));
-                        r = sd_bus_reply_method_error(held[i].call, &e);
+                        (void) bus_error_setf(&e, -EIO, "%s: %s", h->failed, strerror(-error));
+                        r = sd_bus_reply_method_error(h->call, &e);
                 }
                 if (r < 0)
                         log_full_errno(LOG_DEBUG, r, NULL, "Failed to send a reply held for its save, ignoring: %m");
-                held_done(&held[i]);
+                held_done(h);
         }
+        memmove(b->held, b->held + n, (b->n_held - n) * sizeof(*b->held));
+        b->n_held -= n;
 }

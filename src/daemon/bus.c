@@ -492,6 +492,8 @@ static const sd_bus_vtable manager_vtable[] = {
 static int bus_connect(Bus *b);
 
 static void bus_disconnect(Bus *b) {
+        /* A new bus daemon hands out the same unique names again. */
+        memset(b->verdicts, 0, sizeof(b->verdicts));
         bus_objects_unregister(b);
         b->vtable_slot = sd_bus_slot_unref(b->vtable_slot);
         b->log_control_slot = sd_bus_slot_unref(b->log_control_slot);

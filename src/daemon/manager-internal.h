@@ -27,6 +27,12 @@
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
 
+/* A tenant whose AllocationChanged waits for group seq's write. */
+typedef struct ManagerSavedTenant {
+        char id[TENANT_ID_MAX];
+        uint64_t seq;
+} ManagerSavedTenant;
+
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
@@ -40,8 +46,9 @@ struct Manager {
         void *saved_userdata;
         const char *saved_why;            /* a saved change wants a cycle: why */
         bool decided_vf;                  /* a saved decision moved a VF (or RT CPUs): a cycle is due */
-        char (*saved_tenants)[TENANT_ID_MAX];   /* AllocationChanged owed once the group is written */
+        ManagerSavedTenant *saved_tenants;   /* AllocationChanged owed once their group is written */
         size_t n_saved_tenants, allocated_saved_tenants;
+        StateWriter *writer;              /* the grouped changes' fdatasync() off the loop; NULL: on it */
         uint64_t retry_usec;              /* the next backoff; 0 = none pending */
         uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC; 0 = none yet */
         LinkMonitor *link_monitor;
@@ -194,4 +201,4 @@ int manager_saves_join(Manager *m);
 void manager_changed(Manager *m, const char *why, bool vf);
 /* A change to tenant no decision reports (its coalescing): AllocationChanged, now or once written. */
 void manager_changed_tenant(Manager *m, const char *tenant);
-void manager_on_saved(int error, size_t n_changes, void *userdata);
+void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata);

@@ -49,6 +49,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        manager_set_writer(m, NULL);   /* the write in flight is done and told while all is here */
         sd_event_source_unref(m->drift_timer);
         sd_event_source_unref(m->recheck_timer);
         sd_event_source_unref(m->recheck_defer);
@@ -709,6 +710,16 @@ int manager_run(Manager *m) {
         r = manager_setup_event(m);
         if (r < 0)
                 return r;
+        if (!m->writer) {
+                StateWriter *w;
+
+                /* Without it, the bus's groups are written on the loop: slower, as safe. */
+                r = state_writer_new(m->event, &w);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to start the state writer thread, saving on the event loop: %m");
+                else
+                        manager_set_writer(m, w);
+        }
         (void) manager_load_runtime(m);
         r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
         if (r >= 0)

@@ -8,6 +8,10 @@
  * of its decisions (which attach NICs to guests) wait; tenants_flush() writes the lines, and only
  * then are the decisions reported and the callers told. If the write fails, what the tenants were
  * before the group's first change is put back whole, so memory is what the disk holds.
+ *
+ * With a writer, the group's lines go to its thread (tenants_flush_start()) and the next group
+ * opens at once, on top of the one in flight. That one's failure takes both back: the later one
+ * was made from memory that is no longer true.
  */
 
 #include <stdlib.h>
@@ -29,7 +33,7 @@ int tenants_group_open(Tenants *t) {
         /* No allocator yet: every change is refused (-EAGAIN), nothing to group. */
         if (g->open || !t->alloc)
                 return 0;
-        *g = (TenantsGroup) { .base = t->generation };
+        *g = (TenantsGroup) { .base = t->generation, .seq = t->seq + 1 };
         if (allocator_clone(t->alloc, &g->before) < 0)
                 goto fail;
         g->extras = memdup_n(t->extras, t->n_extras, sizeof(Extra));
@@ -41,6 +45,7 @@ int tenants_group_open(Tenants *t) {
         g->n_orphans = t->n_orphans;
         g->n_in_guest = t->n_in_guest;
         g->open = true;
+        t->seq = g->seq;
         return 0;
 fail:
         tenants_group_done(t);
@@ -48,7 +53,11 @@ fail:
 }
 
 bool tenants_group_pending(const Tenants *t) {
-        return t->group.open;
+        return t->group.open || t->flight.open;
+}
+
+uint64_t tenants_pending_seq(const Tenants *t) {
+        return t->group.open ? t->group.seq : t->flight.open ? t->flight.seq : 0;
 }
 
 int tenants_group_add_line(Tenants *t, const char *line, size_t size) {
@@ -77,9 +86,7 @@ int tenants_group_hold_report(Tenants *t, const AllocDecision *d, const TenantNi
         return 0;
 }
 
-void tenants_group_done(Tenants *t) {
-        TenantsGroup *g = &t->group;
-
+static void group_free(TenantsGroup *g) {
         allocator_free(g->before);
         free(g->extras);
         free(g->orphans);
@@ -89,10 +96,12 @@ void tenants_group_done(Tenants *t) {
         *g = (TenantsGroup) {};
 }
 
-/* Every change since the group opened taken back: the tenants are what the disk holds. */
-static void group_undo(Tenants *t) {
-        TenantsGroup *g = &t->group;
+void tenants_group_done(Tenants *t) {
+        group_free(&t->group);
+}
 
+/* Every change since g opened taken back: the tenants are what the disk holds. */
+static void group_undo(Tenants *t, TenantsGroup *g) {
         allocator_free(t->alloc);
         t->alloc = TAKE_PTR(g->before);
         free(t->extras);
@@ -104,6 +113,24 @@ static void group_undo(Tenants *t) {
         free(t->in_guest);
         t->in_guest = TAKE_PTR(g->in_guest);
         t->n_in_guest = t->allocated_in_guest = g->n_in_guest;
+}
+
+/* g's write is done (r): its decisions reported if it is durable, then its outcome. g is taken
+ * (emptied) before anyone is told: what they do next is a change of its own. */
+static void group_tell(Tenants *t, TenantsGroup *g, int r) {
+        TenantsGroup done = *g;
+
+        *g = (TenantsGroup) {};
+        for (size_t i = 0; r >= 0 && i < done.n_reports && t->log.decision; i++) {
+                const GroupReport *rep = &done.reports[i];
+                TenantNicFacts nic = { .class_name = rep->class_name, .domain = rep->domain, .vlan = rep->vlan };
+
+                memcpy(nic.mac, rep->mac, sizeof(nic.mac));
+                t->log.decision(&rep->d, &nic, t->log.userdata);
+        }
+        if (t->log.saved)
+                t->log.saved(r, done.n_changes, done.seq, t->log.userdata);
+        group_free(&done);
 }
 
 static int group_write(Tenants *t) {
@@ -119,28 +146,70 @@ static int group_write(Tenants *t) {
         return tenants_append(t, g->lines, g->size, g->n_lines, NULL);
 }
 
+static void on_flight_done(int error, uint64_t size, void *userdata) {
+        Tenants *t = userdata;
+        TenantsGroup later = {};
+
+        t->flight_error = error;
+        if (error >= 0) {
+                t->journal_lines += t->flight.n_lines;
+                t->journal_bytes = size;
+        } else {
+                tenants_problem(t, error, NULL, "could not save %s: %s",
+                                t->flight.n_changes > 1 ? "the changes" : "the change", strerror(-error));
+                t->must_rewrite = true;
+                /* Made on top of the failed one: undone with it, its callers told the same. */
+                later = t->group;
+                t->group = (TenantsGroup) {};
+                group_undo(t, &t->flight);
+        }
+        group_tell(t, &t->flight, error);
+        if (later.open)
+                group_tell(t, &later, error);
+}
+
+int tenants_flight_wait(Tenants *t) {
+        if (!t->flight.open)
+                return 0;
+        state_writer_wait(t->writer);   /* on_flight_done() runs */
+        return t->flight_error;
+}
+
+void tenants_set_writer(Tenants *t, StateWriter *w) {
+        if (t->writer != w)
+                (void) tenants_flight_wait(t);
+        t->writer = w;
+}
+
+int tenants_flush_start(Tenants *t) {
+        TenantsGroup *g = &t->group;
+
+        if (!g->open || t->flight.open)
+                return 0;   /* nothing to write, or it goes once the write in flight is done */
+        /* What the thread does is one append: anything else is written here. */
+        if (!t->writer || t->dir_fd < 0 || g->whole || g->base != t->generation || g->n_lines == 0 ||
+            t->must_rewrite || t->journal_fd < 0 || t->journal_bytes >= 8u << 20)
+                return tenants_flush(t);
+        if (state_writer_append(t->writer, t->journal_fd, g->lines, g->size, on_flight_done, t) < 0)
+                return tenants_flush(t);
+        /* The lines are the writer's now. */
+        g->lines = NULL;
+        g->size = g->allocated = 0;
+        t->flight = *g;
+        *g = (TenantsGroup) {};
+        return 0;
+}
+
 int tenants_flush(Tenants *t) {
-        _cleanup_free_ GroupReport *reports = NULL;
-        size_t n_reports, n_changes = t->group.n_changes;
+        bool had = t->group.open;
         int r;
 
+        r = tenants_flight_wait(t);
         if (!t->group.open)
-                return 0;
+                return had ? r : 0;   /* undone with the write it was made on */
         r = group_write(t);
         if (r < 0)
-                group_undo(t);
-        /* Closed before anyone is told: what they do next is a change of its own. */
-        reports = TAKE_PTR(t->group.reports);
-        n_reports = t->group.n_reports;
-        tenants_group_done(t);
-        for (size_t i = 0; r >= 0 && i < n_reports && t->log.decision; i++) {
-                const GroupReport *g = &reports[i];
-                TenantNicFacts nic = { .class_name = g->class_name, .domain = g->domain, .vlan = g->vlan };
-
-                memcpy(nic.mac, g->mac, sizeof(nic.mac));
-                t->log.decision(&g->d, &nic, t->log.userdata);
-        }
-        if (t->log.saved)
-                t->log.saved(r, n_changes, t->log.userdata);
+                group_undo(t, &t->group);
+        group_tell(t, &t->group, r);
         return r;
 }

@@ -33,6 +33,7 @@ typedef struct GroupReport {
 /* Changes applied in memory, not written yet (tenants-group.c): what undoes them, what saves them. */
 typedef struct TenantsGroup {
         bool open;
+        uint64_t seq;               /* which group: what log->saved names */
         uint64_t base;              /* the file's generation the lines apply to */
         Allocator *before;          /* the allocator before the group's first change */
         Extra *extras;
@@ -71,6 +72,10 @@ struct Tenants {
         double target;
         size_t n_left_out;          /* VFs the allocator cannot hold, as last reported */
         TenantsGroup group;
+        TenantsGroup flight;        /* sealed, its lines on the writer's thread (open: in flight) */
+        StateWriter *writer;        /* NULL: every group written on the caller's thread */
+        uint64_t seq;               /* the last group's */
+        int flight_error;           /* the last write in flight's outcome */
         /* The tenant being released and its class: its decision names the class it had (its guest's
          * placement is undone as that class placed it), though the allocator no longer knows it. */
         char releasing[TENANT_ID_MAX];
@@ -94,3 +99,5 @@ bool tenants_vf_in_guest(const Tenants *t, const char *vf);
 int tenants_group_add_line(Tenants *t, const char *line, size_t size);
 int tenants_group_hold_report(Tenants *t, const AllocDecision *d, const TenantNicFacts *nic);
 void tenants_group_done(Tenants *t);
+/* The write in flight done and told (its group undone if it failed) before anything else writes. */
+int tenants_flight_wait(Tenants *t);

@@ -197,6 +197,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
 Tenants *tenants_free(Tenants *t) {
         if (!t)
                 return NULL;
+        (void) tenants_flight_wait(t);   /* the thread has the journal's fd until then */
         allocator_free(t->alloc);
         state_done(&t->loaded);
         free(t->extras);
@@ -302,6 +303,7 @@ int tenants_save(Tenants *t) {
 
         if (t->dir_fd < 0)
                 return 0;
+        (void) tenants_flight_wait(t);   /* one writer of the directory at a time */
         r = tenants_snapshot(t, &s);
         if (r < 0)
                 return r;
@@ -461,6 +463,7 @@ int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, c
         struct stat st;
         int r;
 
+        (void) tenants_flight_wait(t);   /* lines reach the journal in the order they were made */
         if (t->must_rewrite || t->journal_bytes >= 8u << 20)
                 return tenants_save(t);
         if (t->journal_fd < 0) {

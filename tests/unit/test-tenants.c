@@ -487,7 +487,7 @@ typedef struct Saves {
         int error;
 } Saves;
 
-static void on_saved(Manager *m, int error, void *userdata) {
+static void on_saved(Manager *m, int error, uint64_t seq, void *userdata) {
         Saves *s = userdata;
         s->calls++;
         s->error = error;
