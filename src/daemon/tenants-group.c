@@ -188,7 +188,7 @@ int tenants_flush_start(Tenants *t) {
                 return 0;   /* nothing to write, or it goes once the write in flight is done */
         /* What the thread does is one append: anything else is written here. */
         if (!t->writer || t->dir_fd < 0 || g->whole || g->base != t->generation || g->n_lines == 0 ||
-            t->must_rewrite || t->journal_fd < 0 || t->journal_bytes >= 8u << 20)
+            tenants_journal_ready(t) < 0)
                 return tenants_flush(t);
         if (state_writer_append(t->writer, t->journal_fd, g->lines, g->size, on_flight_done, t) < 0)
                 return tenants_flush(t);

@@ -94,6 +94,8 @@ int tenants_save(Tenants *t);
 int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d);
 /* n_lines journal lines appended with one fdatasync(), or the file written whole when it must be. */
 int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, const char *tenant);
+/* The journal open and appendable: 0, else the group is to be written whole (the file). */
+int tenants_journal_ready(Tenants *t);
 bool tenants_vf_in_guest(const Tenants *t, const char *vf);
 /* tenants-group.c: a change's line kept for the group's write; a decision's report held for it. */
 int tenants_group_add_line(Tenants *t, const char *line, size_t size);

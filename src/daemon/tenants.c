@@ -459,25 +459,31 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
         return tenants_append(t, line, size, 1, tenant);
 }
 
+int tenants_journal_ready(Tenants *t) {
+        int r;
+
+        if (t->must_rewrite || t->journal_bytes >= 8u << 20)
+                return -ESTALE;
+        if (t->journal_fd >= 0)
+                return 0;
+        /* Opened only after the file was written whole, so whatever it holds is in the file
+         * already (or a torn line no append may follow): emptied first. */
+        r = state_journal_open(t->dir_fd, STATE_JOURNAL_NAME, &t->journal_fd);
+        if (r >= 0 && state_journal_reset(t->journal_fd) < 0) {
+                close(t->journal_fd);
+                t->journal_fd = -EBADF;
+                r = -EIO;
+        }
+        return r;
+}
+
 int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, const char *tenant) {
         struct stat st;
         int r;
 
         (void) tenants_flight_wait(t);   /* lines reach the journal in the order they were made */
-        if (t->must_rewrite || t->journal_bytes >= 8u << 20)
+        if (tenants_journal_ready(t) < 0)
                 return tenants_save(t);
-        if (t->journal_fd < 0) {
-                /* Opened only after the file was written whole, so whatever it holds is in the
-                 * file already (or a torn line no append may follow): emptied first. */
-                r = state_journal_open(t->dir_fd, STATE_JOURNAL_NAME, &t->journal_fd);
-                if (r >= 0 && state_journal_reset(t->journal_fd) < 0) {
-                        close(t->journal_fd);
-                        t->journal_fd = -EBADF;
-                        r = -EIO;
-                }
-                if (r < 0)
-                        return tenants_save(t);
-        }
         r = state_journal_write(t->journal_fd, lines, size);
         if (r < 0) {
                 tenants_problem(t, r, tenant, "could not save %s: %s", n_lines > 1 ? "the changes" : "the change",

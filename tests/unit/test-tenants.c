@@ -13,6 +13,7 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 #include "sriovd/state.h"
+#include "sriovd/state-writer.h"
 #include "test.h"
 
 static const char *fixtures_dir;
@@ -582,6 +583,118 @@ TEST(grouped_changes_share_a_write_or_none_stays) {
         sh("rm -rf %s", s.dir);
 }
 
+/* Each group's outcome as the writer's loop told it, in order. */
+typedef struct SeqSaves {
+        unsigned n;
+        uint64_t seq[8];
+        int error[8];
+} SeqSaves;
+
+static void on_saved_seq(Manager *m, int error, uint64_t seq, void *userdata) {
+        SeqSaves *s = userdata;
+
+        ASSERT(s->n < 8);
+        s->seq[s->n] = seq;
+        s->error[s->n++] = error;
+}
+
+static void run_until(sd_event *e, const SeqSaves *s, unsigned n) {
+        for (int i = 0; s->n < n && i < 100; i++)
+                ASSERT(sd_event_run(e, 100 * 1000) >= 0);
+        ASSERT_EQ(s->n, n);
+}
+
+/*
+ * Groups written on the writer's thread (issue 20): the next group is made while one is in flight
+ * and written after it; each is told by its seq, in order, only once the loop hears its write is
+ * done. A write that fails undoes its group and the one made on top of it, in memory and on disk.
+ */
+TEST(groups_written_on_the_writer_thread) {
+        SeqSaves saves = {};
+        StateWriter *w;
+        TenantInfo t;
+        sd_event *e;
+        Manager *m;
+        Scratch s;
+        uint64_t seq1, seq2, seq3, seq4;
+        char cmd[300];
+        size_t before;
+
+        scratch_new(&s);
+        m = start(&s);
+        ASSERT_EQ(sd_event_new(&e), 0);
+        ASSERT_EQ(state_writer_new(e, &w), 0);
+        manager_set_writer(m, w);
+        manager_set_saved_fn(m, on_saved_seq, &saves);
+        before = journal_lines(&s);
+
+        ASSERT_EQ(manager_allocate(m, "a1", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_allocate(m, "a2", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        seq1 = manager_saves_seq(m);
+        ASSERT(seq1 > 0);
+        ASSERT_EQ(manager_start_saves(m), 0);
+        /* In flight: still pending, nobody told, whatever the thread has done meanwhile. */
+        ASSERT(manager_saves_pending(m));
+        ASSERT_EQ(saves.n, 0u);
+        ASSERT_EQ(manager_allocate(m, "b1", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_release(m, "a1"), 0);
+        seq2 = manager_saves_seq(m);
+        ASSERT(seq2 > seq1);
+        ASSERT_EQ(manager_start_saves(m), 0);   /* waits for the one in flight */
+        run_until(e, &saves, 1);
+        ASSERT_EQ(saves.seq[0], seq1);
+        ASSERT_EQ(saves.error[0], 0);
+        ASSERT_EQ(journal_lines(&s), before + 2);
+        ASSERT_EQ(manager_saves_seq(m), seq2);   /* the next group, open still */
+        ASSERT_EQ(manager_start_saves(m), 0);
+        run_until(e, &saves, 2);
+        ASSERT_EQ(saves.seq[1], seq2);
+        ASSERT_EQ(saves.error[1], 0);
+        ASSERT_EQ(journal_lines(&s), before + 4);
+        ASSERT(!manager_saves_pending(m));
+
+        /* The write in flight fails (the journal made immutable first: the thread may be quick). */
+        snprintf(cmd, sizeof(cmd), "chattr +i %s/allocations.journal %s 2>/dev/null", s.state, s.state);
+        if (system(cmd) != 0) {
+                fprintf(stderr, "SKIP: chattr +i failed on %s\n", s.state);
+                manager_free(m);
+                sd_event_unref(e);
+                sh("rm -rf %s", s.dir);
+                exit(EXIT_TEST_SKIP);
+        }
+        ASSERT_EQ(manager_allocate(m, "c1", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        seq3 = manager_saves_seq(m);
+        ASSERT_EQ(manager_start_saves(m), 0);
+        ASSERT_EQ(manager_allocate(m, "c2", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_release(m, "b1"), 0);
+        seq4 = manager_saves_seq(m);
+        ASSERT(seq4 > seq3);
+        run_until(e, &saves, 4);
+        sh("chattr -i %s/allocations.journal %s", s.state, s.state);
+        ASSERT_EQ(saves.seq[2], seq3);
+        ASSERT(saves.error[2] < 0);
+        ASSERT_EQ(saves.seq[3], seq4);
+        ASSERT(saves.error[3] < 0);
+        ASSERT(!manager_saves_pending(m));
+        ASSERT_EQ(manager_get_tenant(m, "c1", &t), -ENOENT);
+        ASSERT_EQ(manager_get_tenant(m, "c2", &t), -ENOENT);
+        expect_tenant(m, "b1", "best-effort", -1, "virtio", "");
+        /* The next one is written (whole: the failed append may have left the journal short). */
+        ASSERT_EQ(manager_allocate(m, "x1", "best-effort", "", NODE(-1), NULL, NULL, 0), 0);
+        ASSERT_EQ(manager_flush_saves(m), 0);
+        ASSERT_EQ(saves.error[4], 0);
+        manager_free(m);
+        sd_event_unref(e);
+        m = start(&s);
+        ASSERT_EQ(manager_get_tenant(m, "a1", &t), -ENOENT);
+        expect_tenant(m, "a2", "best-effort", -1, "virtio", "");
+        expect_tenant(m, "b1", "best-effort", -1, "virtio", "");
+        ASSERT_EQ(manager_get_tenant(m, "c1", &t), -ENOENT);
+        ASSERT_EQ(manager_get_tenant(m, "c2", &t), -ENOENT);
+        manager_free(m);
+        sh("rm -rf %s", s.dir);
+}
+
 /* A VF a guest still has (libvirt's reconcile says so) is given to no one, across cycles, until it is out. */
 TEST(vf_in_guest_is_no_ones) {
         char vf[1][PCI_ADDR_MAX];
@@ -845,6 +958,7 @@ int main(int argc, char **argv) {
         if (argc == 3 && strcmp(argv[2], "immutable") == 0) {
                 RUN(unsaved_change_leaves_nothing);
                 RUN(grouped_changes_share_a_write_or_none_stays);
+                RUN(groups_written_on_the_writer_thread);
                 return 0;
         }
         RUN(allocate_save_restore);
