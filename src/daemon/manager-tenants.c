@@ -140,7 +140,14 @@ int manager_save_state(Manager *m) {
 }
 
 static int on_rewrite(sd_event_source *s, void *userdata) {
-        (void) manager_save_state(userdata);   /* a failure is logged; the next change rewrites */
+        Manager *m = userdata;
+
+        /* On the writer's thread when there is one (with the open group, if any); a failure is
+         * logged, and the next change rewrites. */
+        if (m->writer)
+                (void) manager_start_saves(m);
+        else
+                (void) manager_save_state(m);
         return 0;
 }
 

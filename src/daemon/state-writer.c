@@ -1,25 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * state-writer.c — the journal's fdatasync() on a thread of its own.
+ * state-writer.c — the state's writes and fsyncs on a thread of their own.
  *
- * A group's write costs its fdatasync(), ~0.2 ms on a quiet disk and several ms on a busy one.
- * Done on the event loop, every call arriving meanwhile waits for it and then for its own group's:
- * two syncs. Here the loop hands the group's bytes to one thread and goes on applying the next
- * group's calls in memory; an eventfd brings the outcome back, and only then are the group's
- * replies sent. One write is in flight at a time, so lines reach the disk in the order they were
- * made, and a failed one is cut back before anything follows it.
+ * A group's write costs its fdatasync(), ~0.2 ms on a quiet disk and several ms on a busy one;
+ * the file rewritten whole costs its formatting too, milliseconds at thousands of tenants. Done on
+ * the event loop, every call arriving meanwhile waits for it and then for its own group's. Here
+ * the loop hands the job to one thread and goes on applying the next group's calls in memory; an
+ * eventfd brings the outcome back, and only then are the group's replies sent. One job is in
+ * flight at a time, so lines reach the disk in the order they were made, and a failed one is cut
+ * back before anything follows it.
  */
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sriovd/state-writer.h"
-#include "sriovd/state.h"
 #include "sriovd/util.h"
 
 typedef enum { JOB_IDLE, JOB_QUEUED, JOB_DONE } JobState;
@@ -32,14 +30,13 @@ struct StateWriter {
         int efd;
         sd_event_source *source;
         bool stop, started;
-        bool in_flight;           /* the loop's own: set by append, cleared once done has run */
+        bool in_flight;           /* the loop's own: set by submit, cleared once done has run */
         /* The job; state and result under lock. */
         JobState state;
-        int fd;
-        char *lines;
-        size_t size;
+        StateWriterJobFn fn;
+        void *job;
+        void (*free_job)(void *job);
         int result;
-        uint64_t new_size;
         StateWriterDoneFn done_fn;
         void *userdata;
 };
@@ -55,13 +52,10 @@ static void *writer_main(void *userdata) {
                         break;
                 pthread_mutex_unlock(&w->lock);
 
-                struct stat st;
-                int r = state_journal_write(w->fd, w->lines, w->size);
-                uint64_t size = r >= 0 && fstat(w->fd, &st) >= 0 ? (uint64_t) st.st_size : 0;
+                int r = w->fn(w->job);
 
                 pthread_mutex_lock(&w->lock);
                 w->result = r;
-                w->new_size = size;
                 w->state = JOB_DONE;
                 pthread_cond_broadcast(&w->done);
                 /* Counted, not a flag: a wakeup the loop has not read yet is harmless. */
@@ -72,12 +66,12 @@ static void *writer_main(void *userdata) {
 }
 
 /* The job's outcome to its done fn, on the loop's thread. The job is taken first: done may
- * start the next one. */
+ * submit the next one. */
 static void finish(StateWriter *w) {
+        void (*free_job)(void *job);
         StateWriterDoneFn fn;
-        void *userdata;
+        void *userdata, *job;
         int result;
-        uint64_t size;
 
         pthread_mutex_lock(&w->lock);
         if (w->state != JOB_DONE) {
@@ -87,13 +81,15 @@ static void finish(StateWriter *w) {
         fn = w->done_fn;
         userdata = w->userdata;
         result = w->result;
-        size = w->new_size;
-        w->lines = mfree(w->lines);
+        job = TAKE_PTR(w->job);
+        free_job = w->free_job;
         w->state = JOB_IDLE;
         pthread_mutex_unlock(&w->lock);
         w->in_flight = false;
         if (fn)
-                fn(result, size, userdata);
+                fn(result, job, userdata);
+        if (free_job)
+                free_job(job);
 }
 
 static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -146,7 +142,6 @@ StateWriter *state_writer_free(StateWriter *w) {
         sd_event_source_disable_unref(w->source);
         if (w->efd >= 0)
                 close(w->efd);
-        free(w->lines);
         pthread_cond_destroy(&w->done);
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->lock);
@@ -158,13 +153,14 @@ bool state_writer_busy(const StateWriter *w) {
         return w && w->in_flight;
 }
 
-int state_writer_append(StateWriter *w, int fd, char *lines, size_t size, StateWriterDoneFn done, void *userdata) {
+int state_writer_submit(StateWriter *w, StateWriterJobFn fn, void *job, void (*free_job)(void *job),
+                        StateWriterDoneFn done, void *userdata) {
         if (state_writer_busy(w))
                 return -EBUSY;
         pthread_mutex_lock(&w->lock);
-        w->fd = fd;
-        w->lines = lines;
-        w->size = size;
+        w->fn = fn;
+        w->job = job;
+        w->free_job = free_job;
         w->done_fn = done;
         w->userdata = userdata;
         w->state = JOB_QUEUED;

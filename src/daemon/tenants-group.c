@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sriovd/util.h"
 #include "tenants-internal.h"
@@ -33,7 +34,8 @@ int tenants_group_open(Tenants *t) {
         /* No allocator yet: every change is refused (-EAGAIN), nothing to group. */
         if (g->open || !t->alloc)
                 return 0;
-        *g = (TenantsGroup) { .base = t->generation, .seq = t->seq + 1 };
+        /* Lines name the file they follow: the one being written whole, if one is. */
+        *g = (TenantsGroup) { .base = t->generation + (t->whole_in_flight ? 1 : 0), .seq = t->seq + 1 };
         if (allocator_clone(t->alloc, &g->before) < 0)
                 goto fail;
         g->extras = memdup_n(t->extras, t->n_extras, sizeof(Extra));
@@ -146,17 +148,14 @@ static int group_write(Tenants *t) {
         return tenants_append(t, g->lines, g->size, g->n_lines, NULL);
 }
 
-static void on_flight_done(int error, uint64_t size, void *userdata) {
-        Tenants *t = userdata;
+/* The group in flight is written (error): told; a failure undoes it and the group made on it. */
+static void flight_landed(Tenants *t, int error, bool logged) {
         TenantsGroup later = {};
 
-        t->flight_error = error;
-        if (error >= 0) {
-                t->journal_lines += t->flight.n_lines;
-                t->journal_bytes = size;
-        } else {
-                tenants_problem(t, error, NULL, "could not save %s: %s",
-                                t->flight.n_changes > 1 ? "the changes" : "the change", strerror(-error));
+        if (error < 0) {
+                if (!logged)
+                        tenants_problem(t, error, NULL, "could not save %s: %s",
+                                        t->flight.n_changes > 1 ? "the changes" : "the change", strerror(-error));
                 t->must_rewrite = true;
                 /* Made on top of the failed one: undone with it, its callers told the same. */
                 later = t->group;
@@ -168,10 +167,61 @@ static void on_flight_done(int error, uint64_t size, void *userdata) {
                 group_tell(t, &later, error);
 }
 
+typedef struct AppendJob {
+        int fd;
+        char *lines;
+        size_t size;
+        uint64_t new_size;          /* the journal's, once written; 0 unknown */
+} AppendJob;
+
+static int append_run(void *job) {
+        AppendJob *j = job;
+        struct stat st;
+        int r = state_journal_write(j->fd, j->lines, j->size);
+
+        if (r >= 0 && fstat(j->fd, &st) >= 0)
+                j->new_size = (uint64_t) st.st_size;
+        return r;
+}
+
+static void append_free(void *job) {
+        AppendJob *j = job;
+
+        if (j)
+                free(j->lines);
+        free(j);
+}
+
+static void on_append_done(int error, void *job, void *userdata) {
+        AppendJob *j = job;
+        Tenants *t = userdata;
+
+        t->flight_error = error;
+        if (error >= 0) {
+                t->journal_lines += t->flight.n_lines;
+                if (j->new_size > 0)
+                        t->journal_bytes = j->new_size;
+        }
+        flight_landed(t, error, false);
+}
+
+static void on_whole_done(int error, void *job, void *userdata) {
+        WholeJob *j = job;
+        Tenants *t = userdata;
+
+        t->flight_error = error;
+        t->whole_in_flight = false;
+        (void) tenants_saved_whole(t, error, j->s.generation, &j->err, j->reset_failed);
+        if (t->flight.open)
+                flight_landed(t, error, true);
+        else if (t->log.saved)
+                t->log.saved(0, 0, 0, t->log.userdata);   /* no group of its own: one that waited may go */
+}
+
 int tenants_flight_wait(Tenants *t) {
-        if (!t->flight.open)
+        if (!state_writer_busy(t->writer))
                 return 0;
-        state_writer_wait(t->writer);   /* on_flight_done() runs */
+        state_writer_wait(t->writer);   /* its done fn runs */
         return t->flight_error;
 }
 
@@ -181,22 +231,59 @@ void tenants_set_writer(Tenants *t, StateWriter *w) {
         t->writer = w;
 }
 
-int tenants_flush_start(Tenants *t) {
+/* The open group (if any) in flight: its lines appended, or the file written whole with it. */
+static int flight_start(Tenants *t, bool whole) {
         TenantsGroup *g = &t->group;
+        int r;
 
-        if (!g->open || t->flight.open)
-                return 0;   /* nothing to write, or it goes once the write in flight is done */
-        /* What the thread does is one append: anything else is written here. */
-        if (!t->writer || t->dir_fd < 0 || g->whole || g->base != t->generation || g->n_lines == 0 ||
-            tenants_journal_ready(t) < 0)
-                return tenants_flush(t);
-        if (state_writer_append(t->writer, t->journal_fd, g->lines, g->size, on_flight_done, t) < 0)
-                return tenants_flush(t);
-        /* The lines are the writer's now. */
-        g->lines = NULL;
-        g->size = g->allocated = 0;
+        if (whole) {
+                WholeJob *j;
+
+                r = tenants_whole_job(t, &j);
+                if (r < 0)
+                        return r;
+                r = state_writer_submit(t->writer, tenants_whole_run, j, tenants_whole_free, on_whole_done, t);
+                if (r < 0) {
+                        tenants_whole_free(j);
+                        return r;
+                }
+                t->whole_in_flight = true;
+        } else {
+                AppendJob *j = calloc(1, sizeof(*j));
+
+                if (!j)
+                        return -ENOMEM;
+                *j = (AppendJob) { .fd = t->journal_fd, .lines = g->lines, .size = g->size };
+                r = state_writer_submit(t->writer, append_run, j, append_free, on_append_done, t);
+                if (r < 0) {
+                        free(j);   /* not its lines: the group keeps them */
+                        return r;
+                }
+                /* The lines are the job's now. */
+                g->lines = NULL;
+                g->size = g->allocated = 0;
+        }
         t->flight = *g;
         *g = (TenantsGroup) {};
+        return 0;
+}
+
+int tenants_flush_start(Tenants *t) {
+        TenantsGroup *g = &t->group;
+        bool whole;
+
+        if (!t->writer || t->dir_fd < 0)
+                return g->open ? tenants_flush(t) : 0;
+        if (state_writer_busy(t->writer))
+                return 0;   /* it goes once the write in flight is done */
+        /* The file is due for a rewrite, or the group must be written whole: the thread does it,
+         * with the group (or alone, the journal grown by changes saved on their own). */
+        whole = tenants_want_rewrite(t) || (g->open && (g->whole || g->base != t->generation)) ||
+                (g->open && g->n_lines > 0 && tenants_journal_ready(t) < 0);
+        if (!whole && (!g->open || g->n_lines == 0))
+                return g->open ? tenants_flush(t) : 0;   /* nothing for the disk: told now */
+        if (flight_start(t, whole) < 0)
+                return g->open ? tenants_flush(t) : tenants_save(t);
         return 0;
 }
 

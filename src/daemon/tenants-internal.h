@@ -76,6 +76,7 @@ struct Tenants {
         StateWriter *writer;        /* NULL: every group written on the caller's thread */
         uint64_t seq;               /* the last group's */
         int flight_error;           /* the last write in flight's outcome */
+        bool whole_in_flight;       /* the writer's job is the file: groups opened meanwhile are of the next generation */
         /* The tenant being released and its class: its decision names the class it had (its guest's
          * placement is undone as that class placed it), though the allocator no longer knows it. */
         char releasing[TENANT_ID_MAX];
@@ -96,6 +97,17 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d);
 int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, const char *tenant);
 /* The journal open and appendable: 0, else the group is to be written whole (the file). */
 int tenants_journal_ready(Tenants *t);
+/* The file written whole, here or on the writer's thread: what it needs, made on the loop. */
+typedef struct WholeJob {
+        int dir_fd, journal_fd;
+        State s;                    /* the snapshot; its generation the file's once written */
+        StateError err;
+        bool reset_failed;          /* the journal could not be emptied after it */
+} WholeJob;
+int tenants_whole_job(Tenants *t, WholeJob **ret);
+int tenants_whole_run(void *job);
+void tenants_whole_free(void *job);
+int tenants_saved_whole(Tenants *t, int r, uint64_t generation, const StateError *err, bool reset_failed);
 bool tenants_vf_in_guest(const Tenants *t, const char *vf);
 /* tenants-group.c: a change's line kept for the group's write; a decision's report held for it. */
 int tenants_group_add_line(Tenants *t, const char *line, size_t size);

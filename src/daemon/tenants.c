@@ -295,27 +295,16 @@ int tenants_snapshot(const Tenants *t, State *ret) {
         return 0;
 }
 
-/* Written whole: temp file, fsync, rename, fsync the directory; then the journal is emptied. */
-int tenants_save(Tenants *t) {
-        State s = {};
-        StateError err = {};
-        int r;
-
-        if (t->dir_fd < 0)
-                return 0;
-        (void) tenants_flight_wait(t);   /* one writer of the directory at a time */
-        r = tenants_snapshot(t, &s);
-        if (r < 0)
-                return r;
-        r = state_save(t->dir_fd, STATE_FILE_NAME, &s, &err);
+/* The file written whole (r), as generation; the journal emptied after it, or reset_failed. */
+int tenants_saved_whole(Tenants *t, int r, uint64_t generation, const StateError *err, bool reset_failed) {
         if (r >= 0)
-                t->generation = s.generation;
-        state_done(&s);
+                t->generation = generation;
         if (r < 0) {
                 /* The file may hold the new generation already (its directory fsync failed): until a
                  * rewrite succeeds, no line may be appended against either. */
                 t->must_rewrite = true;
-                tenants_problem(t, r, NULL, "could not save the allocations: %s", err.message[0] ? err.message : strerror(-r));
+                tenants_problem(t, r, NULL, "could not save the allocations: %s",
+                                err->message[0] ? err->message : strerror(-r));
                 return r;
         }
         /* The journal's lines are of the old generation now: skipped at load, emptied before the
@@ -323,17 +312,74 @@ int tenants_save(Tenants *t) {
         t->journal_lines = 0;
         t->journal_bytes = 0;
         t->must_rewrite = false;
-        if (t->journal_fd >= 0 && state_journal_reset(t->journal_fd) < 0) {
+        if (reset_failed) {
                 close(t->journal_fd);
                 t->journal_fd = -EBADF;
         }
         return 0;
 }
 
-/* Rewrite the file once the journal holds a quarter of the tenants' worth of lines, or 4 MiB:
- * a change then costs four tenants' worth of writing, amortized, and a start replays little. */
+int tenants_whole_run(void *job) {
+        WholeJob *j = job;
+        int r = state_save(j->dir_fd, STATE_FILE_NAME, &j->s, &j->err);
+
+        if (r >= 0 && j->journal_fd >= 0 && state_journal_reset(j->journal_fd) < 0)
+                j->reset_failed = true;
+        return r;
+}
+
+void tenants_whole_free(void *job) {
+        WholeJob *j = job;
+
+        if (!j)
+                return;
+        state_done(&j->s);
+        free(j);
+}
+
+int tenants_whole_job(Tenants *t, WholeJob **ret) {
+        WholeJob *j = calloc(1, sizeof(*j));
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        r = tenants_snapshot(t, &j->s);
+        if (r < 0) {
+                free(j);
+                return r;
+        }
+        j->dir_fd = t->dir_fd;
+        j->journal_fd = t->journal_fd;
+        *ret = j;
+        return 0;
+}
+
+/* Written whole: temp file, fsync, rename, fsync the directory; then the journal is emptied. */
+int tenants_save(Tenants *t) {
+        WholeJob *j;
+        int r;
+
+        if (t->dir_fd < 0)
+                return 0;
+        (void) tenants_flight_wait(t);   /* one writer of the directory at a time */
+        r = tenants_whole_job(t, &j);
+        if (r < 0)
+                return r;
+        r = tenants_whole_run(j);
+        r = tenants_saved_whole(t, r, j->s.generation, &j->err, j->reset_failed);
+        tenants_whole_free(j);
+        return r;
+}
+
+/*
+ * Rewrite the file once the journal holds as many lines as there are tenants (1,024 at least), or
+ * 4 MiB: a change then costs one tenant's worth of writing, amortized, and a start replays no more
+ * than it reads in the file. A rewrite is milliseconds of formatting at thousands of tenants
+ * (~4 us each), and the calls that come meanwhile wait for it even off the loop: a quarter of the
+ * tenants, as it was, made it the p99 of every change at 16 clients (bench-dbus).
+ */
 bool tenants_want_rewrite(const Tenants *t) {
-        return t->dir_fd >= 0 && (t->must_rewrite || t->journal_lines >= MAX(256u, allocator_n_tenants(t->alloc) / 4) ||
+        return t->dir_fd >= 0 && (t->must_rewrite || t->journal_lines >= MAX(1024u, allocator_n_tenants(t->alloc)) ||
                                   t->journal_bytes >= 4u << 20);
 }
 
