@@ -79,6 +79,7 @@ HEADERS = {
     'manager.h': 'daemon',
     'runtime.h': 'daemon',
     'state.h': 'daemon',
+    'state-writer.h': 'daemon',
     'metrics-file.h': 'daemon',
     'alerts.h': 'daemon',
     'sampler.h': 'daemon',

@@ -1043,6 +1043,10 @@ def main():
     ok = False
     try:
         g = run_guest(name, sriovd, tmp, helper if name in HELPERS else None)
+        if "pf-bounced" in g.steps:
+            b = g.steps["pf-bounced"]
+            print(f"info  {name}: no carrier after 20 s ({b.get('check')}): the PF {b.get('pf')} was bounced "
+                  "(QEMU's igb left a VF reset unanswered, \"PF still resetting\")")
         {"std": lambda: test_once(g, c, rt=False), "rt": lambda: test_once(g, c, rt=True),
          "daemon": lambda: test_daemon(g, c), "vfio": lambda: test_vfio(g, c),
          "stats": lambda: test_stats(g, c), "traffic": lambda: test_traffic(g, c)}[name]()

@@ -139,6 +139,19 @@ vfs_carrier() {  # every VF netdev has carrier (the PF answered its reset; the V
         return 0
 }
 
+# settle_carrier CHECK...: CHECK true within 20 s, else the PF bounced once and 40 s more.
+# QEMU's igb (CI saw it, on a loaded machine, in two guests of one run) can leave a VF whose reset
+# the PF never answered: igbvf logs "PF still resetting" every 12 s and its link never comes up.
+# The PF's own reset (down, up) answers every VF, as it would on a host. Reported as a step: the
+# host prints it, so a bounce is seen, not hidden.
+settle_carrier() {
+        wait_for 20 "$@" && return 0
+        emit "{\"step\":\"pf-bounced\",\"pf\":\"$PF_NETDEV\",\"check\":\"$1\"}"
+        "$IP" link set "$PF_NETDEV" down
+        "$IP" link set "$PF_NETDEV" up
+        wait_for 40 "$@"
+}
+
 vf_netdevs_ready() {    # all WANT_VFS VFs there, each with a netdev
         find_pf || return 1
         [ "$(cat "$PF/sriov_numvfs")" = "$WANT_VFS" ] || return 1

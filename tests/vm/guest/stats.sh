@@ -20,7 +20,7 @@ vf0_carrier() {
         [ "$(cat "/sys/class/net/$VFNET/carrier" 2>/dev/null)" = 1 ] &&
                 [ "$(cat "/sys/class/net/$PEER/carrier" 2>/dev/null)" = 1 ]
 }
-wait_for 60 vf0_carrier
+settle_carrier vf0_carrier
 emit "{\"step\":\"stats-setup\",\"pf\":\"$PF_NETDEV\",\"vf\":\"$VFNET\",\"peer\":\"$PEER\",\"carrier\":\"$(cat /sys/class/net/$VFNET/carrier 2>/dev/null)$(cat /sys/class/net/$PEER/carrier 2>/dev/null)\",\"frames\":$FRAMES}"
 step vf-stats vf-stats "$PF_NETDEV" "$VFNET" "$PEER" "$FRAMES"
 step iplink-stats "$IP" -s -d link show "$PF_NETDEV"
