@@ -106,6 +106,8 @@ void bus_on_saved(Manager *m, int error, uint64_t seq, void *userdata) {
                         log_full_errno(LOG_DEBUG, r, NULL, "Failed to send a reply held for its save, ignoring: %m");
                 held_done(h);
         }
-        memmove(b->held, b->held + n, (b->n_held - n) * sizeof(*b->held));
-        b->n_held -= n;
+        if (n > 0) {
+                memmove(b->held, b->held + n, (b->n_held - n) * sizeof(*b->held));
+                b->n_held -= n;
+        }
 }

@@ -123,8 +123,10 @@ void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata)
                 n++;
         for (size_t i = 0; error >= 0 && i < n; i++)
                 manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, m->saved_tenants[i].id);
-        memmove(m->saved_tenants, m->saved_tenants + n, (m->n_saved_tenants - n) * sizeof(*m->saved_tenants));
-        m->n_saved_tenants -= n;
+        if (n > 0) {
+                memmove(m->saved_tenants, m->saved_tenants + n, (m->n_saved_tenants - n) * sizeof(*m->saved_tenants));
+                m->n_saved_tenants -= n;
+        }
         /* A group opened while this one was written goes next, once the bus's queued calls joined it. */
         if (m->save_defer)
                 (void) sd_event_source_set_enabled(m->save_defer,
