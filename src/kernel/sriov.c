@@ -230,25 +230,77 @@ static int sriov_read_vfs(RootFs *root, Pf *pf, HostProblems *problems) {
         return r;
 }
 
+/* virtfnN of pf named addr: the VF checked and read into *ret as sriov_read_vfs() does. */
+static int read_vf_at(RootFs *root, const Pf *pf, const char *link, unsigned index, const char *addr,
+                      HostProblems *problems, Vf *ret) {
+        int r = sriov_check_vf_link(root, pf, link, addr, problems);
+
+        if (r != 0)
+                return r < 0 ? r : -ENOENT;
+        *ret = (Vf) { .index = index, .iommu_group = -1 };
+        strscpy(ret->addr, sizeof(ret->addr), addr);
+        r = sriov_read_vf(root, pf->addr, problems, ret);
+        if (r != 0) {
+                ret->irqs = mfree(ret->irqs);
+                ret->n_irqs = 0;
+                return r < 0 ? r : -ENOENT;
+        }
+        return 0;
+}
+
+/* Where SR-IOV puts addr among pf's VFs: VF i is at the PF's routing ID + First VF Offset + i * VF
+ * Stride (the PF's sriov_offset, sriov_stride); -1 when it cannot be one of them. */
+static long vf_index_by_rid(RootFs *root, const Pf *pf, const char *addr) {
+        unsigned pf_domain, pf_rid, domain, rid;
+        long offset, stride, d;
+
+        if (pci_addr_rid(pf->addr, &pf_domain, &pf_rid) < 0 || pci_addr_rid(addr, &domain, &rid) < 0 ||
+            domain != pf_domain)
+                return -1;
+        if (rootfs_read_long(root, &offset, PCI_DEV "/sriov_offset", pf->addr) < 0 ||
+            rootfs_read_long(root, &stride, PCI_DEV "/sriov_stride", pf->addr) < 0 || offset < 1 ||
+            offset > 0xffff || stride < 0 || stride > 0xffff)
+                return -1;
+        d = (long) rid - (long) pf_rid - offset;
+        if (d < 0 || (stride == 0 ? d != 0 : d % stride != 0))
+                return -1;
+        d = stride == 0 ? 0 : d / stride;
+        return d < (long) pf->total_vfs ? d : -1;
+}
+
 /*
  * A hotplug's read of one new VF, the same checks as sriov_read_vfs() made for it: the PF's
- * virtfnN link that names it (its index), its physfn back to the PF, then the VF itself.
- * A few dozen readlinks against the thousands of a full read.
+ * virtfnN link that names it (its index), its physfn back to the PF, then the VF itself. The
+ * index is where SR-IOV's offset and stride put the VF, confirmed by that one link: a PF of 64
+ * VFs no longer has its links read one by one to find it, unless the arithmetic misses.
  */
 int sriov_read_vf_of(RootFs *root, const Pf *pf, const char *addr, HostProblems *problems, Vf *ret) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
+        long index;
         int r;
 
         if (!pci_addr_valid(addr))
                 return -EINVAL;
+        index = vf_index_by_rid(root, pf, addr);
+        if (index >= 0) {
+                _cleanup_free_ char *target = NULL;
+                char link[32];
+
+                snprintf(link, sizeof(link), "virtfn%ld", index);
+                r = rootfs_readlink_base(root, &target, PCI_DEV "/%s", pf->addr, link);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0 && streq(target, addr))
+                        return read_vf_at(root, pf, link, (unsigned) index, addr, problems, ret);
+        }
         r = rootfs_opendir(root, &d, PCI_DEV, pf->addr);
         if (r < 0)
                 return r;
         while ((de = readdir(d))) {
                 _cleanup_free_ char *target = NULL;
-                long index = virtfn_index(de->d_name, pf->total_vfs);
 
+                index = virtfn_index(de->d_name, pf->total_vfs);
                 if (index < 0)
                         continue;
                 r = rootfs_readlink_base(root, &target, PCI_DEV "/%s", pf->addr, de->d_name);
@@ -256,18 +308,7 @@ int sriov_read_vf_of(RootFs *root, const Pf *pf, const char *addr, HostProblems 
                         return r;
                 if (r < 0 || !streq(target, addr))
                         continue;
-                r = sriov_check_vf_link(root, pf, de->d_name, target, problems);
-                if (r != 0)
-                        return r < 0 ? r : -ENOENT;
-                *ret = (Vf) { .index = (unsigned) index, .iommu_group = -1 };
-                strscpy(ret->addr, sizeof(ret->addr), addr);
-                r = sriov_read_vf(root, pf->addr, problems, ret);
-                if (r != 0) {
-                        ret->irqs = mfree(ret->irqs);
-                        ret->n_irqs = 0;
-                        return r < 0 ? r : -ENOENT;
-                }
-                return 0;
+                return read_vf_at(root, pf, de->d_name, (unsigned) index, addr, problems, ret);
         }
         return -ENOENT;
 }

@@ -2,6 +2,7 @@
 /* pci-addr.c — the syntax of a PCI address, checked before one names a path or a libvirt device */
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,16 @@ bool pci_addr_valid(const char *s) {
         }
         /* device 0-1f, function 0-7 */
         return strtoul(s + 8, NULL, 16) <= 0x1f && s[11] <= '7';
+}
+
+int pci_addr_rid(const char *s, unsigned *ret_domain, unsigned *ret_rid) {
+        if (!pci_addr_valid(s))
+                return -EINVAL;
+        *ret_domain = (unsigned) strtoul(s, NULL, 16);
+        /* bus << 8 | device << 3 | function: what SR-IOV's First VF Offset and VF Stride count in */
+        *ret_rid = (unsigned) strtoul(s + 5, NULL, 16) << 8 | (unsigned) strtoul(s + 8, NULL, 16) << 3 |
+                   (unsigned) (s[11] - '0');
+        return 0;
 }
 
 bool pci_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {

@@ -237,6 +237,68 @@ TEST(no_nic) {
         ASSERT_STREQ(b->pfs[0].addr, "0000:03:00.0");
 }
 
+/*
+ * A hotplug's read of one VF (sriov_read_vf_of()): its index is where SR-IOV's offset and stride
+ * put it, confirmed by that one virtfn link; when the arithmetic misses (a tree whose offset is
+ * wrong) or the link there names another VF, the links are read one by one, and the link is what
+ * counts. Each way, the VF read is the full read's.
+ */
+TEST(one_vf_by_offset_and_stride) {
+        char tmpl[] = "/tmp/sriovd-vf-of-XXXXXX", cmd[1024], pfdir[128];
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        HostProblems problems = {};
+        const Pf *pf;
+        const Vf *want;
+        Vf vf = {};
+
+        ASSERT(mkdtemp(tmpl));
+        snprintf(cmd, sizeof(cmd), "cp -a %s/fixture-two-socket/. %s/", fixtures_dir, tmpl);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(rootfs_new(tmpl, &r), 0);
+        ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
+        pf = inventory_find_pf(inv, "0000:41:00.0");
+        ASSERT(pf && pf->n_vfs >= 4);
+        want = &pf->vfs[3];
+        ASSERT_STREQ(want->addr, "0000:41:00.5");   /* offset 2, stride 1 */
+
+        ASSERT_EQ(sriov_read_vf_of(r, pf, want->addr, &problems, &vf), 0);
+        ASSERT_EQ(vf.index, 3u);
+        ASSERT_EQ(vf.n_irqs, want->n_irqs);
+        ASSERT(vf.n_irqs > 0 && vf.irqs[0] == want->irqs[0]);
+        free(vf.irqs);
+        vf = (Vf) {};
+
+        /* A wrong offset: found by its link all the same. */
+        snprintf(pfdir, sizeof(pfdir), "%s/sys/bus/pci/devices/0000:41:00.0", tmpl);
+        snprintf(cmd, sizeof(cmd), "echo 7 > %s/sriov_offset", pfdir);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(sriov_read_vf_of(r, pf, want->addr, &problems, &vf), 0);
+        ASSERT_EQ(vf.index, 3u);
+        free(vf.irqs);
+        vf = (Vf) {};
+
+        /* The offset right again, virtfn1 and virtfn2 swapped: 00.3 is virtfn2 now, as its link says. */
+        snprintf(cmd, sizeof(cmd), "echo 2 > %1$s/sriov_offset && ln -sfn ../0000:41:00.4 %1$s/virtfn1 && "
+                 "ln -sfn ../0000:41:00.3 %1$s/virtfn2", pfdir);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(sriov_read_vf_of(r, pf, "0000:41:00.3", &problems, &vf), 0);
+        ASSERT_EQ(vf.index, 2u);
+        free(vf.irqs);
+        vf = (Vf) {};
+        ASSERT_EQ(sriov_read_vf_of(r, pf, "0000:41:00.4", &problems, &vf), 0);
+        ASSERT_EQ(vf.index, 1u);
+        free(vf.irqs);
+        vf = (Vf) {};
+
+        /* Not one of its VFs: the PF itself, another PF's VF. */
+        ASSERT_EQ(sriov_read_vf_of(r, pf, "0000:41:00.0", &problems, &vf), -ENOENT);
+        ASSERT_EQ(sriov_read_vf_of(r, pf, "0000:c1:00.2", &problems, &vf), -ENOENT);
+        host_problems_done(&problems);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpl);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 TEST(libpci_stays_in_root) {
         char tmpl[] = "/tmp/sriovd-empty-XXXXXX", cmd[256];
         _cleanup_(rootfs_freep) RootFs *r = NULL;
@@ -270,6 +332,7 @@ int main(int argc, char **argv) {
         RUN(one_socket_cx7);
         RUN(names_kept);
         RUN(no_nic);
+        RUN(one_vf_by_offset_and_stride);
         RUN(libpci_stays_in_root);
         return 0;
 }
