@@ -546,11 +546,33 @@ static bool napi_thread_seen(const Inventory *old, const Action *a) {
         return false;
 }
 
+/*
+ * Whether the PF at addr (or the PF of the VF at addr) was probed again since the last cycle: its
+ * netdev (or driver) is not the one it had, or the last cycle did not see it. A driver reload leaves the PF as its probe sets it up (vectors at
+ * their default affinity, no VFs), and the kernel may give the vectors the numbers they had: what
+ * sriovd then writes is its own setting up, not drift. The uevents say so too, but the cycle the
+ * unbind started can read the host before the bind is received.
+ */
+static bool pf_reprobed(const Inventory *old, const Inventory *inv, const char *addr) {
+        const Pf *pf = inventory_find_pf(inv, addr), *was;
+
+        for (size_t i = 0; !pf && i < inv->n_pfs; i++)
+                if (pf_owns(&inv->pfs[i], addr))
+                        pf = &inv->pfs[i];
+        if (!pf || !old)
+                return false;
+        /* Not there last time (unbound, a cycle ran before the bind): new, as a hot-plugged one. */
+        was = inventory_find_pf(old, pf->addr);
+        return !was || was->ifindex != pf->ifindex || !streq(was->driver, pf->driver);
+}
+
 /* Whether a is sriovd's own planned change (start, reload, a tenant's VF changed) rather than drift. */
 static bool action_expected(const Manager *m, const Inventory *inv, const Action *a) {
         const Pf *pf;
 
         if (m->expect_changes)
+                return true;
+        if (a->target[0] && pf_reprobed(m->inventory, inv, a->target))
                 return true;
         /*
          * A vector the last cycle did not see is new, not drifted: a guest's driver enabling MSI-X

@@ -187,6 +187,20 @@ def main():
         check_invariants(kernel)
         print("c. sriov_numvfs writes across the reload (value, errno): %s" % w)
 
+        # c2. A quick reload (no cycle between unbind and bind) that gets the PF's IRQ numbers back,
+        # as Linux hands freed numbers out again: re-pinning them is sriovd's own doing, no drift.
+        seen = len(d.stderr())
+        pf_irqs = sorted(q.number for q in kernel.fns[PF].irqs)
+        kernel.pf_unbind(PF)
+        kernel.pf_bind(PF, reuse_irqs=True)
+        assert sorted(q.number for q in kernel.fns[PF].irqs) == pf_irqs
+        wait_pinned(kernel, d, 4, "c2. quick PF driver reload")
+        settle(d)
+        drift = [l for l in d.stderr()[seen:].splitlines() if "Drift repaired" in l]
+        assert not drift, drift
+        check_invariants(kernel)
+        print("c2. quick reload, the PF's %d IRQ numbers reused: pinned again, no drift reported" % len(pf_irqs))
+
         # d. bursts: the first event handled at once, the rest coalesced.
         runs = [burst(kernel, d) for _ in range(BURSTS)]
         print("d. %d bursts of %d uevents: first write %s ms after the first uevent, cycles %s" %

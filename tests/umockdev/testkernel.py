@@ -380,17 +380,22 @@ class TestKernel:
         w("effective_affinity_list", str(online[0]))
         w("effective_affinity", mkhost.cpumask([online[0]], self.h.ncpus))
 
-    def _alloc_irqs(self, fn, actions):
+    def _alloc_irqs(self, fn, actions, first=None):
         fn.irqs = actions
         for i, q in enumerate(actions):
             q.fn, q.index = fn, i
-        self.next_irq = mkhost.number_irqs(self.h, fn, self.next_irq)
+        if first is None:
+            self.next_irq = mkhost.number_irqs(self.h, fn, self.next_irq)
+        else:
+            mkhost.number_irqs(self.h, fn, first)
         for q in actions:
             self.affinity[q.number] = mkhost.cpulist(self.h.all_cpus())
         mkhost.write_msi_irqs(self.t, fn)
         mkhost.write_fn_irqs(self.t, self.h, fn)
 
     def _free_irqs(self, fn):
+        if fn.irqs:
+            fn.freed_irq = min(q.number for q in fn.irqs)
         for q in fn.irqs:
             self.affinity.pop(q.number, None)
             self._rmtree("proc/irq/%d" % q.number)
@@ -421,12 +426,13 @@ class TestKernel:
             return []
         return [mkhost.Irq("%s-%d" % (drv, i)) for i in range(fn.nvec)]
 
-    def _bind(self, fn, drv):
+    def _bind(self, fn, drv, reuse_irqs=False):
         """Probe: the driver enables MSI-X, registers its netdev, then the bind uevent."""
         fn.driver = drv
         mkhost.write_driver_link(self.t, fn)
         mkhost.write_pci_uevent(self.t, fn)
-        self._alloc_irqs(fn, self._irq_actions(fn, drv))
+        first = getattr(fn, "freed_irq", None) if reuse_irqs else None
+        self._alloc_irqs(fn, self._irq_actions(fn, drv), first)
         if drv in NET_DRIVERS and fn.netdev_template:
             fn.netdev = dict(fn.netdev_template, ifindex=self.next_ifindex)
             self.next_ifindex += 1
@@ -528,10 +534,11 @@ class TestKernel:
             self._unbind(self.fns[addr])
             self.changed.notify_all()
 
-    def pf_bind(self, addr, driver="mlx5_core"):
-        """The driver probing the PF again: back with 0 VFs, new IRQ numbers, its netdev."""
+    def pf_bind(self, addr, driver="mlx5_core", reuse_irqs=False):
+        """The driver probing the PF again: back with 0 VFs, new IRQ numbers (or, reuse_irqs, the
+        ones it freed, as Linux hands out freed numbers again), its netdev."""
         with self.lock:
-            self._bind(self.fns[addr], driver)
+            self._bind(self.fns[addr], driver, reuse_irqs)
             self.changed.notify_all()
 
     def set_affinity_behind_back(self, irq, cpus):
