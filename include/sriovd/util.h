@@ -16,7 +16,7 @@ size_t utf8_sequence_len(const unsigned char *s, size_t avail);
 
 /* "0000:41:00.0"-style: 4:2:2.1 lowercase hex, device 00-1f, function 0-7. */
 bool pci_addr_valid(const char *s);
-/* Whether addr is one of list's n addresses. */
 /* The domain and routing ID (bus << 8 | device << 3 | function) of a valid address; -EINVAL. */
 int pci_addr_rid(const char *s, unsigned *ret_domain, unsigned *ret_rid);
+/* Whether addr is one of list's n addresses. */
 bool pci_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);

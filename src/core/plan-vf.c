@@ -207,6 +207,31 @@ static const VfLinkChange vf_baseline = {
         .set_rate = true,
 };
 
+/* The MAC vf_mac = derive gives VF index of pf. The PF's MAC makes the key unique across hosts;
+ * PCI addresses repeat. */
+static void vf_mac_derive(const Pf *pf, unsigned index, uint8_t ret[static 6]) {
+        char m[MAC_STR_MAX], key[MAC_STR_MAX + 16];
+
+        snprintf(key, sizeof(key), "%s/vf%u", mac_format(pf->mac, m), index);
+        mac_derive(key, ret);
+}
+
+/*
+ * Whether cur's MAC is the VF driver's own pick, to be left alone by a clean. The driver reports
+ * its address as random, but igbvf keeps saying so after it adopted one the PF set (on a reset):
+ * a MAC the derive policy would give this VF is sriovd's own past, whatever the netdev says.
+ */
+static bool vf_mac_drivers_own(const Pf *pf, unsigned index, const Vf *vf, const VfLink *cur) {
+        uint8_t derived[6];
+
+        if (!vf || !vf->have_random_mac || memcmp(cur->mac, vf->random_mac, sizeof(cur->mac)) != 0)
+                return false;
+        if (!pf->have_mac)
+                return true;
+        vf_mac_derive(pf, index, derived);
+        return memcmp(cur->mac, derived, sizeof(derived)) != 0;
+}
+
 /*
  * What policy and the VF's tenant want on VF index; returns false when nothing is wanted. cur is
  * the VF as the kernel has it (NULL: not known). clean: what neither names goes to the baseline,
@@ -231,13 +256,9 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
                 else
                         mac_derive(alloc->tenant, w.mac);
         } else if (pol->vf_mac == VF_MAC_DERIVE && pf->have_mac) {
-                char m[MAC_STR_MAX], key[MAC_STR_MAX + 16];
-
-                /* The PF's MAC makes the key unique across hosts; PCI addresses repeat. */
-                snprintf(key, sizeof(key), "%s/vf%u", mac_format(pf->mac, m), index);
                 w.set_mac = true;
-                mac_derive(key, w.mac);
-        } else if (clean && !(vf && vf->have_random_mac && memcmp(cur->mac, vf->random_mac, sizeof(cur->mac)) == 0))
+                vf_mac_derive(pf, index, w.mac);
+        } else if (clean && !vf_mac_drivers_own(pf, index, vf, cur))
                 w.set_mac = vf_baseline.set_mac;   /* all zero */
 
         if (alloc && alloc->vlan >= 0) {

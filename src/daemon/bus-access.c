@@ -47,8 +47,11 @@ static int sender_privileged(Bus *b, sd_bus_message *m) {
                 return r;
         if (euid == 0)
                 return 1;
-        if (group_id(manager_config(b->manager)->access_group, &group) < 0)
+        r = group_id(manager_config(b->manager)->access_group, &group);
+        if (r == -ENOENT)
                 return 0;
+        if (r < 0)
+                return r;   /* the group database did not answer (NSS): asked again, not a verdict */
         if (sd_bus_creds_get_egid(creds, &egid) >= 0 && egid == group)
                 return 1;
         n = sd_bus_creds_get_supplementary_gids(creds, &gids);

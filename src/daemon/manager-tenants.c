@@ -127,6 +127,9 @@ int manager_open_tenants(Manager *m, bool read_only) {
                 r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
         if (r < 0)
                 return log_error_errno(r, "Failed to open the allocation state in %s: %m", m->config->state_dir);
+        /* Its rewrites go to the writer's thread too, bus or not. */
+        if (!read_only)
+                tenants_set_writer(m->tenants, m->writer);
         return 0;
 }
 

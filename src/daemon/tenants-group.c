@@ -273,7 +273,7 @@ int tenants_flush_start(Tenants *t) {
         bool whole;
 
         if (!t->writer || t->dir_fd < 0)
-                return g->open ? tenants_flush(t) : 0;
+                return g->open ? tenants_flush(t) : tenants_want_rewrite(t) ? tenants_save(t) : 0;
         if (state_writer_busy(t->writer))
                 return 0;   /* it goes once the write in flight is done */
         /* The file is due for a rewrite, or the group must be written whole: the thread does it,

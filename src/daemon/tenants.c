@@ -550,6 +550,17 @@ static void swap_allocators(Allocator **a, Allocator **b) {
         *b = x;
 }
 
+/*
+ * A change saved on its own (no group open: no bus, or a caller outside one) waits for the write
+ * in flight first: its line names the file's generation a rewrite in flight is about to change,
+ * and a failed write in flight takes memory back to before it. Within a group, the group's own
+ * order does that.
+ */
+static void settle_before_change(Tenants *t) {
+        if (!t->group.open)
+                (void) tenants_flight_wait(t);
+}
+
 int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, char *reason, size_t reason_size) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
@@ -562,6 +573,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
 
         if (!t->alloc)
                 return -EAGAIN;
+        settle_before_change(t);
         if (!tenant_id_valid(tenant))
                 return -EINVAL;
         if (strlen(domain) >= sizeof(e.domain) || strchr(domain, '/'))
@@ -657,6 +669,7 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
 
         if (!t->alloc)
                 return -EAGAIN;
+        settle_before_change(t);
         if (orphan_find(t, tenant) && allocator_find_tenant(t->alloc, tenant, &(AllocTenant) {}) < 0) {
                 /* Kept only because its class was gone: the operator lets it go. */
                 orphan_remove(t, tenant);
@@ -763,11 +776,13 @@ fail:
 }
 
 int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsigned tx_usecs) {
-        Extra *e = tenants_extra_find(t, tenant);
+        Extra *e;
         AllocTenant cur;
         int r;
 
+        settle_before_change(t);
         /* An orphan (its class gone) is kept as saved, not managed: nothing to tune. */
+        e = tenants_extra_find(t, tenant);
         if (!e || !t->alloc || allocator_find_tenant(t->alloc, tenant, &cur) < 0)
                 return -ENOENT;
         if (rx_usecs > STATE_COALESCE_USECS_MAX || tx_usecs > STATE_COALESCE_USECS_MAX)

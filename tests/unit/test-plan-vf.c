@@ -501,6 +501,34 @@ TEST(drivers_own_mac_is_left) {
         ASSERT_EQ(memcmp(a->link_after.mac, zero, 6), 0);
 }
 
+/*
+ * A free VF with the MAC a derive policy gave it, its netdev still saying "random" (igbvf adopts
+ * the PF's MAC on a reset and keeps the flag): that MAC is sriovd's past, not the driver's, and a
+ * policy that no longer derives cleans it (the vm guests' vf_clean saw it left behind).
+ */
+TEST(derived_mac_cleaned_though_marked_random) {
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(config_freep) Config *derive = config("[pf 0000:41:00.0]\nnum_vfs = 4\nvf_mac = derive\n");
+        _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nnum_vfs = 4\n");
+        _cleanup_(plan_freep) Plan *d = NULL, *p = NULL;
+        static const uint8_t zero[6];
+        Vf *vf = &inv->pfs[0].vfs[2];
+        const Action *a;
+
+        clean_links(&inv->pfs[0]);
+        ASSERT(inv->pfs[0].have_mac);
+        ASSERT_EQ(plan_build(inv, derive, NULL, &d), 0);
+        a = vf_link_action(d, 2);
+        ASSERT(a && a->link_after.set_mac);
+        memcpy(inv->pfs[0].vf_links[2].mac, a->link_after.mac, 6);
+        memcpy(vf->random_mac, a->link_after.mac, 6);
+        vf->have_random_mac = true;
+        ASSERT_EQ(plan_build(inv, c, NULL, &p), 0);
+        a = vf_link_action(p, 2);
+        ASSERT(a && a->link_after.set_mac);
+        ASSERT_EQ(memcmp(a->link_after.mac, zero, 6), 0);
+}
+
 TEST(policy_values_win_over_the_baseline) {
         _cleanup_(inventory_freep) Inventory *inv = host(2);
         _cleanup_(config_freep) Config *c = config("[pf 0000:41:00.0]\nvf_mac = derive\nvf_vlan = 100\nvf_qos = 1\n"
@@ -843,6 +871,7 @@ int main(int argc, char **argv) {
         RUN(derived_macs);
         RUN(released_vf_is_cleaned);
         RUN(drivers_own_mac_is_left);
+        RUN(derived_mac_cleaned_though_marked_random);
         RUN(policy_values_win_over_the_baseline);
         RUN(tenant_vf_gets_the_baseline);
         RUN(clean_only_what_is_free_and_known);
