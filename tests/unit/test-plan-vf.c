@@ -504,7 +504,7 @@ TEST(drivers_own_mac_is_left) {
 /*
  * A free VF with the MAC a derive policy gave it, its netdev still saying "random" (igbvf adopts
  * the PF's MAC on a reset and keeps the flag): that MAC is sriovd's past, not the driver's, and a
- * policy that no longer derives cleans it (the vm guests' vf_clean saw it left behind).
+ * policy that no longer derives cleans it.
  */
 TEST(derived_mac_cleaned_though_marked_random) {
         _cleanup_(inventory_freep) Inventory *inv = host(4);

@@ -71,6 +71,11 @@ snapshot() {    # snapshot NAME: the kernel's view of the PF, its VFs, their IRQ
                         net=$(ls "/sys/bus/pci/devices/$v/net" 2>/dev/null | head -n1)
                         echo "$v ${drv##*/} ${net:--} $(cat /sys/bus/pci/devices/$v/driver_override)"
                 done
+                echo "## vfmac"
+                for v in $(vf_addrs); do
+                        net=$(ls "/sys/bus/pci/devices/$v/net" 2>/dev/null | head -n1)
+                        [ -n "$net" ] && echo "$v $(cat /sys/class/net/$net/address) $(cat /sys/class/net/$net/addr_assign_type)"
+                done
                 echo "## msi"
                 for v in "$PF_ADDR" $(vf_addrs); do
                         echo "$v $(ls /sys/bus/pci/devices/$v/msi_irqs 2>/dev/null | tr '\n' ' ')"
