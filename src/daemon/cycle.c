@@ -566,6 +566,19 @@ static bool pf_reprobed(const Inventory *old, const Inventory *inv, const char *
         return !was || was->ifindex != pf->ifindex || !streq(was->driver, pf->driver);
 }
 
+/* Whether the last cycle tried a and failed (a PF whose driver was still probing, say): trying it
+ * again is a retry of sriovd's own change, not the repair of a drift. */
+static bool failed_last_cycle(const Plan *last, const Action *a) {
+        for (size_t i = 0; last && i < last->n_actions; i++) {
+                const Action *b = &last->actions[i];
+
+                if (b->result < 0 && b->kind == a->kind && b->irq == a->irq && b->vf == a->vf && b->pid == a->pid &&
+                    streq(b->target, a->target))
+                        return true;
+        }
+        return false;
+}
+
 /* Whether a is sriovd's own planned change (start, reload, a tenant's VF changed) rather than drift. */
 static bool action_expected(const Manager *m, const Inventory *inv, const Action *a) {
         const Pf *pf;
@@ -573,6 +586,8 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
         if (m->expect_changes)
                 return true;
         if (a->target[0] && pf_reprobed(m->inventory, inv, a->target))
+                return true;
+        if (failed_last_cycle(m->plan, a))
                 return true;
         /*
          * A vector the last cycle did not see is new, not drifted: a guest's driver enabling MSI-X
