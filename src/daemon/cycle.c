@@ -548,9 +548,10 @@ static bool napi_thread_seen(const Inventory *old, const Action *a) {
 
 /*
  * Whether the PF at addr (or the PF of the VF at addr) was probed again since the last cycle: its
- * netdev (or driver) is not the one it had, or the last cycle did not see it. A driver reload leaves the PF as its probe sets it up (vectors at
- * their default affinity, no VFs), and the kernel may give the vectors the numbers they had: what
- * sriovd then writes is its own setting up, not drift. The uevents say so too, but the cycle the
+ * netdev (or driver) is not the one it had, or the last cycle did not see it. A driver reload
+ * leaves the PF as its probe sets it up (vectors at their default affinity, no VFs), and the
+ * kernel may give the vectors the numbers they had: what sriovd then writes is its own setting
+ * up, not drift. The uevents say so too, but the cycle the
  * unbind started can read the host before the bind is received.
  */
 static bool pf_reprobed(const Inventory *old, const Inventory *inv, const char *addr) {

@@ -45,7 +45,6 @@ int manager_saves_join(Manager *m) {
                 /* Below the bus (attached at NORMAL): its queued calls first, all of them. */
                 (void) sd_event_source_set_priority(m->save_defer, SD_EVENT_PRIORITY_NORMAL + 1);
         }
-        tenants_set_writer(m->tenants, m->writer);
         r = tenants_group_open(m->tenants);
         if (r < 0)
                 return r;
