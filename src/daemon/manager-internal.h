@@ -27,7 +27,7 @@
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
 
-/* A tenant whose AllocationChanged waits for group seq's write. */
+/* A tenant whose AllocationChanged signal waits until the group numbered seq is written. */
 typedef struct ManagerSavedTenant {
         char id[TENANT_ID_MAX];
         uint64_t seq;
@@ -36,63 +36,69 @@ typedef struct ManagerSavedTenant {
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
-        sd_event_source *recheck_timer;   /* D-Bus and libvirt requests coalesced into one cycle */
-        sd_event_source *recheck_defer;   /* kernel events: one cycle once the pending ones are read */
+        sd_event_source *recheck_timer;   /* one cycle for a burst of D-Bus and libvirt requests */
+        sd_event_source *recheck_defer;   /* one cycle for kernel events, after the pending ones are read */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
-        sd_event_source *retry_timer;     /* transient failures, retried with backoff */
-        sd_event_source *rewrite_defer;   /* the state file rewritten whole, after the reply */
-        sd_event_source *save_defer;      /* the grouped changes written, once the bus has none queued */
-        ManagerSavedFn saved_fn;          /* set: the bus's changes are grouped (manager-saves.c) */
+        sd_event_source *retry_timer;     /* retries transient failures with backoff */
+        sd_event_source *rewrite_defer;   /* rewrites the whole state file after the reply */
+        sd_event_source *save_defer;      /* writes the grouped changes once the bus has no calls queued */
+        ManagerSavedFn saved_fn;          /* when set, the bus's changes are grouped; see manager-saves.c */
         void *saved_userdata;
-        const char *saved_why;            /* a saved change wants a cycle: why */
-        bool decided_vf;                  /* a saved decision moved a VF (or RT CPUs): a cycle is due */
-        ManagerSavedTenant *saved_tenants;   /* AllocationChanged owed once their group is written */
+        const char *saved_why;            /* why a saved change wants a cycle */
+        bool decided_vf;                  /* a saved decision moved a VF or RT CPUs, so a cycle is due */
+        ManagerSavedTenant *saved_tenants;   /* tenants owed an AllocationChanged once their group is written */
         size_t n_saved_tenants, allocated_saved_tenants;
-        StateWriter *writer;              /* the grouped changes' fdatasync() off the loop; NULL: on it */
-        uint64_t retry_usec;              /* the next backoff; 0 = none pending */
-        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC; 0 = none yet */
+        StateWriter *writer;              /* runs the groups' fdatasync() off the loop; NULL runs it on the loop */
+        uint64_t retry_usec;              /* the next backoff, or 0 when no retry is pending */
+        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC start of the last cycle, or 0 before the first */
         LinkMonitor *link_monitor;
         EthtoolMonitor *ethtool_monitor;
         DeviceMonitor *device_monitor;
         RootFs *root;
         Kernel kernel;
-        /* Whether rtnetlink talks about the netdevs the root's sysfs shows (real root, or a test's netns). */
+        /*
+         * Whether rtnetlink sees the netdevs that the root's sysfs shows. That is true on the real
+         * root, and in a test that runs in its own network namespace.
+         */
         bool netlink_live;
         char *config_path;
         int runtime_lock_fd;      /* $RUNTIME_DIRECTORY/lock, held while the daemon or --restore runs */
-        char *config_errors;      /* the last failed load's "FILE:LINE: ..." lines, NULL after a good one */
-        bool config_optional;    /* default path: absent file = built-in defaults */
+        char *config_errors;      /* the "FILE:LINE: ..." lines of the last failed load; NULL after a good one */
+        bool config_optional;    /* the default path: a missing file means the built-in defaults */
         Config *config;
         Inventory *inventory;
         Plan *plan;
         CycleResult last;
         unsigned n_cycles;
-        /* A drift check's first pass re-reads only what can drift (inventory_refresh()) while the
-         * last full read is younger than FULL_READ_USEC: set by the drift timer for its cycle. */
+        /*
+         * The drift timer sets this for its cycle. The cycle's first pass then re-reads only what
+         * can drift, see inventory_refresh(). It does so while the last full read is younger than
+         * FULL_READ_USEC.
+         */
         bool drift_refresh;
-        uint64_t full_read_usec;          /* CLOCK_MONOTONIC of the last full read, 0 = none */
-        IrqFiles *irq_files;              /* the affinity files the refresh holds open (manager_run) */
+        uint64_t full_read_usec;          /* CLOCK_MONOTONIC time of the last full read, or 0 for none */
+        IrqFiles *irq_files;              /* the affinity files that the refresh holds open, see manager_run() */
         unsigned n_full_reads, n_refreshes;
         bool ready;
-        /* Changes are expected after start and reload; later ones repair drift. */
+        /* Changes are expected after a start or a reload. Later changes repair drift. */
         bool expect_changes;
         /*
-         * VFs whose tenant changed since the last cycle: what sriovd plans for them (their IRQs,
-         * link, driver, coalescing) follows the allocation and is not drift either.
+         * VFs whose tenant changed since the last cycle. What sriovd plans for their IRQs, link,
+         * driver and coalescing follows the new allocation, so it is not drift either.
          */
         char (*expect_vfs)[PCI_ADDR_MAX];
         size_t n_expect_vfs, allocated_expect_vfs;
 
-        /* What sriovd changed on IRQ threads, restored when sriovd stops (sorted by pid). */
+        /* The scheduling that sriovd changed on IRQ threads, sorted by pid. sriovd restores it when it stops. */
         SavedSched *saved;
         size_t n_saved, allocated_saved;
-        bool saved_dirty;         /* to be written to $RUNTIME_DIRECTORY/saved-sched */
-        /* IRQs whose affinity the kernel refused for good (sorted); kept across runs of this boot. */
+        bool saved_dirty;         /* not yet written to $RUNTIME_DIRECTORY/saved-sched */
+        /* IRQs whose affinity the kernel refused for good, sorted. The list lasts across runs in one boot. */
         unsigned *unmanaged;
         size_t n_unmanaged, allocated_unmanaged;
         bool unmanaged_loaded, unmanaged_dirty;
 
-        /* Devices whose netdev refused coalescing / offload changes for good. */
+        /* Devices whose netdev refused coalescing, offload or channel changes for good. */
         char (*coalesce_unsupported)[PCI_ADDR_MAX];
         size_t n_coalesce_unsupported, allocated_coalesce_unsupported;
         char (*offloads_unsupported)[PCI_ADDR_MAX];
@@ -100,28 +106,28 @@ struct Manager {
         char (*channels_unsupported)[PCI_ADDR_MAX];
         size_t n_channels_unsupported, allocated_channels_unsupported;
 
-        /* PFs whose driver does not take VF link settings (sorted). */
+        /* PFs whose driver does not accept VF link settings, sorted. */
         char (*vf_link_unsupported)[PCI_ADDR_MAX];
         size_t n_vf_link_unsupported, allocated_vf_link_unsupported;
 
-        /* Who holds which NIC; NULL in dry runs. */
+        /* Which tenant holds which NIC. The first cycle opens it, read-only in a dry run. */
         Tenants *tenants;
-        bool tenants_configured;          /* placed against this config (reset by reload) */
-        PlanAllocation *allocations;      /* the planner's view of it, for this cycle */
+        bool tenants_configured;          /* the tenants are placed under this config; a reload resets it */
+        PlanAllocation *allocations;      /* the planner's view of the tenants, for this cycle */
         size_t n_allocations;
-        char (*held)[PCI_ADDR_MAX];       /* VFs no tenant holds that a guest may have: not cleaned */
+        char (*held)[PCI_ADDR_MAX];       /* VFs that no tenant holds but a guest may have; not cleaned */
         size_t n_held;
-        bool guests_reconciled;           /* libvirt told which VFs its guests have, at least once */
-        /* VFs tenants gave back and not cleaned yet, and whose they were (for the plan's words). */
+        bool guests_reconciled;           /* libvirt has said at least once which VFs its guests have */
+        /* VFs that tenants gave back and that are not cleaned yet. The plan names each one's tenant. */
         PlanReleased *released;
         size_t n_released, allocated_released;
-        /* The inventory tenants are being placed against (manager_sync_tenants()), newer than ->inventory. */
+        /* The inventory that manager_sync_tenants() places tenants against. It is newer than ->inventory. */
         const Inventory *syncing;
         char (*force_num_vfs)[PCI_ADDR_MAX];
         size_t n_force_num_vfs, allocated_force_num_vfs;
         ManagerEventFn event_fn;
         void *event_userdata;
-        /* The config's alert rules; kept across reloads, so unchanged rules keep their state. */
+        /* The config's alert rules. They are kept across reloads, so an unchanged rule keeps its state. */
         Alerts *alerts;
         ManagerAlertFn alert_fn;
         void *alert_userdata;
@@ -130,22 +136,24 @@ struct Manager {
 
         /* VFs asked for and not yet seen. */
         VfWaitList vf_waits;
-        /* Started guests' passthrough VFs, looked at for the vectors the guest enables (vf-irq-watch.c). */
+        /* The passthrough VFs of started guests, watched for the vectors the guest enables; see vf-irq-watch.c. */
         VfIrqWatchList irq_watches;
         sd_event_source *irq_watch_timer;
-        /* The sampler (manager-metrics.c): its timer, the last period's values, the file's state. */
+        /* The sampler, its timer, the last period's values and the metrics file's state; see manager-metrics.c. */
         Sampler *sampler;
         sd_event_source *sample_timer;
-        unsigned sample_interval_sec;     /* what the timer is armed with; 0 = off */
+        unsigned sample_interval_sec;     /* the timer's interval, or 0 when the sampler is off */
         MetricSnapshot metrics;
         bool have_metrics;
-        bool metrics_file_failing;        /* logged once until a write works again */
-        /* hotplug.c: VFs between their "add" and their driver's "bind" (kernel events wait for
-         * them until probing_until_usec). */
+        bool metrics_file_failing;        /* a failure is logged once, until a write works again */
+        /*
+         * VFs between their "add" event and their driver's "bind" event, see hotplug.c. Kernel
+         * events wait for them until probing_until_usec.
+         */
         char (*probing)[PCI_ADDR_MAX];
         size_t n_probing, allocated_probing;
         uint64_t probing_until_usec;
-        /* --once: plans and results of every cycle add up until the VFs settle. */
+        /* With --once, the results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
 };
@@ -153,52 +161,74 @@ struct Manager {
 /* cycle.c */
 /* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
 void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr);
-/* base: refresh a copy of it (a drift check, a verify after writes a refresh shows), NULL: read the host whole. */
+/*
+ * Read the host and plan. A non-NULL base is refreshed in a copy, as a drift check does, and as
+ * the verify after writes does when a refresh can see them. A NULL base reads the whole host.
+ */
 int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Inventory **ret_inv, Plan **ret_plan);
-/* What the planner takes from the manager (tenants, saved scheduling, refusals), with users. */
+/* Fill in what the planner takes from the manager: tenants, saved scheduling, refusals and users. */
 void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_users, PlanContext *ret);
-/* One action outside a cycle (a hotplug's pin): carried out, logged and recorded as a cycle's are. */
+/* Carry out one action outside a cycle, such as a hotplug pin. It is logged and recorded as a cycle's are. */
 void manager_apply_action(Manager *m, const Inventory *inv, Action *a);
 
 /* hotplug.c */
-/* A PCI device event ("add", "bind", "unbind", "remove" of a function), before the cycle it asks
- * for: a VF of a managed PF is waited for while its driver probes it, and pinned at its "bind". */
+/*
+ * Handle a PCI device event before the cycle that it asks for. The event is an "add", "bind",
+ * "unbind" or "remove" of a function. A VF of a managed PF is waited for while its driver probes
+ * it, and its vectors are pinned at its "bind".
+ */
 void manager_hotplug_event(Manager *m, const char *action, const char *addr);
-/* A link came up: a VF's driver requests its vectors at open (igbvf), and they are pinned then. */
+/* A link came up. Some VF drivers, such as igbvf, request their vectors at open, so they are pinned then. */
 void manager_hotplug_link_up(Manager *m, int ifindex);
-/* Whether kernel events' cycle waits for a probing VF now, and until when; forgets them after. */
+/* Whether the cycle for kernel events waits for a probing VF now, and until when. Forgets VFs past the wait. */
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
 bool manager_guests_known(const Manager *m);
-/* $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
+/* Write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);
 
 /* vf-irq-watch.c */
-/* Whether irq is a vector the device at addr did not have in old (or had on another driver). */
+/* Whether irq is a vector that the device at addr did not have in old, or had under another driver. */
 bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq);
-/* Once per new set: the vfio-msix vectors of tenants' VFs that inv has and old had not, where they went. */
+/*
+ * Log where the new vfio-msix vectors of tenants' VFs went. New vectors are those that inv has
+ * and old had not. Each new set is logged once.
+ */
 void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
-/* vf-users.c: who outside sriovd's tenants uses the VFs a pending count change destroys (sorted). */
+/*
+ * vf-users.c: find who, outside sriovd's tenants, uses the VFs that a pending VF count change
+ * would destroy. The list is sorted.
+ */
 int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
-/* netdev-tune.c: coalescing, offloads, channels and NAPIs of the netdevs some class governs. */
+/* netdev-tune.c: read the coalescing, offloads, channels and NAPIs of the netdevs that a class governs. */
 void manager_read_tune(Manager *m, Inventory *inv);
 
-/* manager-metrics.c: start, re-arm (interval changed) or stop the sampler after a cycle or reload. */
+/* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);
 void manager_metrics_done(Manager *m);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);
-/* read_only: sriovd --dry-run, reading the state directory and never writing it. */
+/* read_only is for sriovd --dry-run, which reads the state directory and never writes it. */
 int manager_open_tenants(Manager *m, bool read_only);
 void manager_sync_tenants(Manager *m, const Inventory *inv);
-/* A re-check cycle soon, when an event loop runs (a tenant's VF wants its MAC, VLAN, window). */
+/*
+ * Run a re-check cycle soon, if an event loop runs. A tenant's VF wants its MAC, VLAN and
+ * window set without waiting for the drift check.
+ */
 void manager_apply_soon(Manager *m, const char *why);
-/* manager-tenants.c: the file written whole from the loop, once the journal has grown enough. */
+/* manager-tenants.c: rewrite the whole state file from the loop, once the journal has grown enough. */
 void manager_rewrite_soon(Manager *m);
-/* manager-saves.c: before a change from the bus, the group it joins (if the bus groups them);
- * after it, what follows a saved change, now or once the group is written. */
+/*
+ * manager-saves.c: manager_saves_join() comes before a change from the bus. It joins the change
+ * to the open group when the bus groups its changes. manager_changed() comes after the change.
+ * It does what follows a saved change, now or once the group is written.
+ */
 int manager_saves_join(Manager *m);
 void manager_changed(Manager *m, const char *why, bool vf);
-/* A change to tenant no decision reports (its coalescing): AllocationChanged, now or once written. */
+/*
+ * Send AllocationChanged for a change to tenant that no decision reports, such as its coalescing.
+ * The signal goes out now, or once the group is written.
+ */
+
 void manager_changed_tenant(Manager *m, const char *tenant);
 void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata);

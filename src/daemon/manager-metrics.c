@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* manager-metrics.c — the sampler on the daemon's loop: its timer, the last period, the Prometheus file */
+/* manager-metrics.c — the sampler on the daemon's loop: its timer, the last period and the Prometheus file */
 
 #include <malloc.h>
 #include <time.h>
@@ -21,10 +21,10 @@ const MetricSnapshot *manager_metrics(const Manager *m) {
 }
 
 /*
- * Every period's values, right after they are taken: the alert rules are fed the whole
- * snapshot, so that "held for N periods" counts periods of this timer, and the alerts active
- * after it join the snapshot before the file is written, so that the file, GetMetrics and
- * ActiveAlerts tell the same period.
+ * This runs right after each period's values are taken. The alert rules get the whole snapshot,
+ * so that "held for N periods" counts periods of this timer. The alerts that are active after
+ * the feed join the snapshot before the file is written. So the file, GetMetrics and
+ * ActiveAlerts all report the same period.
  */
 static void on_sampled(Manager *m, MetricSnapshot *snap) {
         manager_metrics_sampled(m, snap);
@@ -56,8 +56,11 @@ static void write_metrics_file(Manager *m) {
 
         if (!path || !path[0])
                 return;
-        /* The default is node_exporter's directory: a host without it wants no file, nor a warning;
-         * and a daemon on a --root tree (a fixture) must not put its figures there as the host's. */
+        /*
+         * The default path is in node_exporter's directory. A host without that directory wants no
+         * file and no warning. A daemon on a --root fixture tree must not write its figures there,
+         * where they would pass for the host's.
+         */
         if (!m->config->metrics_file_set && (!rootfs_is_real(m->root) || !dir_exists(path)))
                 return;
         r = sampler_prom_page(&m->metrics, &page, &size);
@@ -74,7 +77,7 @@ static void write_metrics_file(Manager *m) {
         m->metrics_file_failing = false;
 }
 
-/* The traffic counters of one period, as the sampler takes them (SamplerInput's). */
+/* The traffic counters of one period, in the form that SamplerInput takes them. */
 typedef struct TrafficRead {
         NetdevStats *pf_stats;
         size_t n_pf_stats;
@@ -89,11 +92,13 @@ static void traffic_read_done(TrafficRead *t) {
 }
 
 /*
- * One RTM_GETLINK per PF (its VFs' IFLA_VF_STATS, passed-through ones' too) and one dump of
- * the netdevs (IFLA_STATS64), only where rtnetlink speaks of the netdevs the root shows: on a
- * fixture tree the ifindexes are made up. Whatever fails is left out of this period (its
- * samples missing, their alerts taken as gone) and said at debug level: it is tried again in
- * one period, and a PF gone between the inventory and the read is no news.
+ * Read one RTM_GETLINK per PF and one dump of all netdevs. A PF's reply carries IFLA_VF_STATS
+ * for each of its VFs, passed-through VFs included. The dump carries each netdev's
+ * IFLA_STATS64. This runs only where rtnetlink sees the netdevs that the root shows, because
+ * the ifindexes on a fixture tree are made up. A read that fails is left out of this period:
+ * its samples are missing, and their alerts count as gone. The failure is logged at debug
+ * level only. The read is tried again in one period, and a PF that went away between the
+ * inventory and the read is no news.
  */
 static void traffic_read(Manager *m, TrafficRead *ret) {
         const Inventory *inv = m->inventory;
@@ -121,7 +126,7 @@ static void traffic_read(Manager *m, TrafficRead *ret) {
                 }
                 ret->n_pf_stats++;
         }
-        /* A link added or removed during the dump interrupts it: once more, then this period goes without. */
+        /* A link added or removed during the dump interrupts it. Try once more, then do without it. */
         for (int attempt = 0; attempt < 2; attempt++) {
                 r = route_nl_dump_stats(m->kernel.route, &ret->netdevs, &ret->n_netdevs, &err);
                 if (r != -EAGAIN)
@@ -197,7 +202,7 @@ int manager_arm_sampler(Manager *m) {
         int r;
 
         if (interval == 0) {
-                /* Off: no wakeups, and no stale values for GetMetrics to hand out. */
+                /* With the sampler off, there are no wakeups and no stale values for GetMetrics to hand out. */
                 manager_metrics_done(m);
                 return 0;
         }
@@ -205,7 +210,7 @@ int manager_arm_sampler(Manager *m) {
                 return 0;
 
         if (!m->sampler) {
-                /* The baseline the first period's rates are measured against. */
+                /* This first sample is the baseline for the first period's rates. */
                 r = manager_sample_now(m);
                 if (r < 0)
                         log_debug("First sample failed, trying again next period: %s", strerror(-r));
@@ -217,8 +222,11 @@ int manager_arm_sampler(Manager *m) {
                         return r;
                 return sd_event_source_set_enabled(m->sample_timer, SD_EVENT_ONESHOT);
         }
-        /* The rates use the measured time: a period a little late costs no accuracy, and the
-         * slack lets the kernel batch this wakeup with others. */
+        /*
+         * The rates divide by the measured time, so a period that ends a little late costs no
+         * accuracy. The slack lets this wakeup be batched with others.
+         */
+
         return sd_event_add_time_relative(m->event, &m->sample_timer, CLOCK_MONOTONIC, period,
                                           MIN(period / 10, (uint64_t) 500000), on_sample_timer, m);
 }

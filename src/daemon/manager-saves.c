@@ -1,28 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager-saves.c — changes from the bus, saved in groups that share one fdatasync() */
+
 /*
- * manager-saves.c — the bus's changes saved together: those that arrive in one wakeup, or while a
- * write is under way, share one fdatasync().
+ * A change costs one fdatasync(), the same for one journal line or for sixteen. So the changes
+ * that arrive in one wakeup, or while a write is under way, are saved together. sd-event runs
+ * one source per iteration, highest priority first. A defer source one step below the bus
+ * therefore runs only after the bus has handled every call it had queued. The changes of those
+ * calls make up the group. Calls that arrive during the write queue up behind it and form the
+ * next group.
  *
- * A change's cost is its fdatasync(), the same for one journal line or sixteen. sd-event
- * dispatches one source per iteration, highest priority first, so a defer source one step below
- * the bus runs only once every call the bus has queued has been handled: those calls' changes are
- * the group. Calls that arrive during the write queue up behind it and form the next group.
- *
- * With a writer, the write is on its thread and the loop goes on: the calls handled meanwhile are
- * the next group, written once this one is durable. Each group's replies wait for its own write
- * only, not for the one before it as well.
+ * With a writer thread, the write runs on that thread and the loop goes on. The calls handled
+ * meanwhile form the next group, which is written once this one is durable. Each group's
+ * replies wait for its own write only, not also for the write before it.
  */
 
 #include "manager-internal.h"
 
 static int on_save(sd_event_source *s, void *userdata) {
-        (void) manager_start_saves(userdata);   /* the outcome goes to saved_fn */
+        (void) manager_start_saves(userdata);   /* saved_fn receives the outcome. */
         return 0;
 }
 
 void manager_set_writer(Manager *m, StateWriter *w) {
         if (m->tenants)
-                tenants_set_writer(m->tenants, w);   /* the write in flight done first */
+                tenants_set_writer(m->tenants, w);   /* This finishes the write in flight first. */
         state_writer_free(m->writer);
         m->writer = w;
 }
@@ -37,12 +38,15 @@ int manager_saves_join(Manager *m) {
 
         if (!m->saved_fn || !m->tenants)
                 return 0;
-        /* Without a loop (tests), the caller writes the group: manager_flush_saves(). */
+        /* Without an event loop, as in tests, the caller writes the group with manager_flush_saves(). */
         if (m->event && !m->save_defer) {
                 r = sd_event_add_defer(m->event, &m->save_defer, on_save, m);
                 if (r < 0)
-                        return 0;   /* saved on its own, then */
-                /* Below the bus (attached at NORMAL): its queued calls first, all of them. */
+                        return 0;   /* The change is then saved on its own. */
+                /*
+                 * The bus is attached at NORMAL priority. One step below it, this source runs only
+                 * after all of the bus's queued calls.
+                 */
                 (void) sd_event_source_set_priority(m->save_defer, SD_EVENT_PRIORITY_NORMAL + 1);
         }
         r = tenants_group_open(m->tenants);
@@ -74,9 +78,9 @@ int manager_start_saves(Manager *m) {
 }
 
 /*
- * What follows a saved change: the journal kept short, the properties announced, and a cycle
- * when a VF is to be tuned (a decision moved one, or a tenant on one changed). A cycle reads the
- * whole host; a change of virtio-net tenants alone gives it nothing to do.
+ * After a change is saved, the journal is kept short and the properties are announced. A cycle
+ * runs only when a VF is to be tuned, because a decision moved one or a tenant on one changed.
+ * A cycle reads the whole host, and a change to virtio-net tenants alone gives it nothing to do.
  */
 static void after_saved(Manager *m) {
         const char *why = m->saved_why ?: m->decided_vf ? "allocation" : NULL;
@@ -90,7 +94,7 @@ static void after_saved(Manager *m) {
 }
 
 void manager_changed(Manager *m, const char *why, bool vf) {
-        /* The last one's words: the cycle looks at everything anyway. */
+        /* Only the last change's reason is kept. The cycle looks at everything anyway. */
         if (vf)
                 m->saved_why = why;
         if (!manager_saves_pending(m))
@@ -113,11 +117,11 @@ void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata)
         Manager *m = userdata;
         size_t n = 0;
 
-        /* What tests/dbus/test-dbus-group.py counts: changes per write. */
+        /* tests/dbus/test-dbus-group.py counts the changes per write in this message. */
         if (n_changes > 0)
                 log_full_errno(LOG_DEBUG, error, NULL, "State: %zu change(s) saved with one write%s", n_changes,
                                error < 0 ? ": failed, all undone" : "");
-        /* Groups end in order: this one's tenants are the first ones. */
+        /* Groups finish in order, so this group's tenants come first in the list. */
         while (n < m->n_saved_tenants && m->saved_tenants[n].seq <= seq)
                 n++;
         for (size_t i = 0; error >= 0 && i < n; i++)
@@ -126,14 +130,18 @@ void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata)
                 memmove(m->saved_tenants, m->saved_tenants + n, (m->n_saved_tenants - n) * sizeof(*m->saved_tenants));
                 m->n_saved_tenants -= n;
         }
-        /* A group opened while this one was written goes next, once the bus's queued calls joined it. */
+        /*
+         * A group opened while this one was written goes next. It starts once the bus's queued
+         * calls have joined it.
+         */
         if (m->save_defer)
                 (void) sd_event_source_set_enabled(m->save_defer,
                                                    manager_saves_seq(m) > seq ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
         if (error >= 0 && n_changes > 0)
                 after_saved(m);
         else if (error < 0)
-                m->saved_why = NULL;   /* undone: nothing to tune */
+                m->saved_why = NULL;   /* The changes were undone, so there is nothing to tune. */
+
         if (m->saved_fn)
                 m->saved_fn(m, error, seq, m->saved_userdata);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* manager-tenants.c — the manager's tenants: placed, saved, decided on, and the API the bus calls */
+/* manager-tenants.c — the manager's tenants: placement, saving, decisions and the calls the bus makes */
 
 #include "manager-internal.h"
 
@@ -8,7 +8,7 @@ void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
                 m->event_fn(m, e, subject, m->event_userdata);
 }
 
-/* What the next cycle changes on vf is sriovd's own doing, not drift. */
+/* Mark vf, so that the next cycle counts its changes to vf as sriovd's own doing, not as drift. */
 static void manager_expect_vf(Manager *m, const char *vf) {
         if (!vf[0])
                 return;
@@ -16,14 +16,20 @@ static void manager_expect_vf(Manager *m, const char *vf) {
                 if (streq(m->expect_vfs[i], vf))
                         return;
         if (GREEDY_REALLOC(m->expect_vfs, m->allocated_expect_vfs, m->n_expect_vfs + 1) < 0) {
-                /* Without the list, the next cycle may call the change drift: say nothing rather. */
+                /*
+                 * Without the list, the next cycle could report the change as drift. Expecting
+                 * every change avoids that false report.
+                 */
                 m->expect_changes = true;
                 return;
         }
         strscpy(m->expect_vfs[m->n_expect_vfs++], PCI_ADDR_MAX, vf);
 }
 
-/* Who last had vf, for the clean's words: kept until the VF is cleaned or goes to another tenant. */
+/*
+ * Remember which tenant last had the VF, so that the clean can name it. The record is kept until
+ * the VF is cleaned or goes to another tenant.
+ */
 static void manager_track_released(Manager *m, const AllocDecision *d) {
         for (size_t i = 0; i < m->n_released;)
                 if (streq(m->released[i].vf, d->new_vf) || streq(m->released[i].vf, d->old_vf))
@@ -33,7 +39,7 @@ static void manager_track_released(Manager *m, const AllocDecision *d) {
         if (!d->old_vf[0] || streq(d->old_vf, d->new_vf))
                 return;
         if (GREEDY_REALLOC(m->released, m->allocated_released, m->n_released + 1) < 0)
-                return;   /* the clean is said without the name */
+                return;   /* The clean is then logged without the tenant's name. */
         PlanReleased *r = &m->released[m->n_released++];
         strscpy(r->vf, sizeof(r->vf), d->old_vf);
         strscpy(r->tenant, sizeof(r->tenant), d->tenant);
@@ -48,7 +54,7 @@ static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic
                 m->decided_vf = true;
         manager_track_released(m, d);
 
-        /* The decision is saved; now the guest gets (or gives back) its NIC. */
+        /* The decision is saved. Now the guest gets its NIC, or gives it back. */
         if (m->guests)
                 guests_on_decision(m->guests, d, nic);
         const char *vf = d->new_vf[0] ? d->new_vf : d->old_vf[0] ? d->old_vf : NULL;
@@ -66,16 +72,16 @@ static void on_tenant_problem(int error, const char *tenant, const char *message
 }
 
 /*
- * The allocations, placed against this inventory: at the first cycle (from the
- * state file) and after a reload (new classes), then kept in step with the VFs
- * that come and go.
+ * Place the allocations against this inventory. The first cycle places them from the state
+ * file, and the first cycle after a reload places them again under the new classes. Later
+ * cycles keep them in step with the VFs that come and go.
  */
 void manager_sync_tenants(Manager *m, const Inventory *inv) {
         int r;
 
         if (!m->tenants)
                 return;
-        /* A decision's VF is prepared (manager_prepare_vf()) from what the kernel shows now. */
+        /* manager_prepare_vf() prepares a decision's VF from what the kernel shows now. */
         m->syncing = inv;
         if (!m->tenants_configured) {
                 r = tenants_configure(m->tenants, m->config, inv);
@@ -84,7 +90,7 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
         } else
                 r = tenants_update_pool(m->tenants, m->config, inv);
         m->syncing = NULL;
-        m->decided_vf = false;   /* this cycle carries its own decisions out */
+        m->decided_vf = false;   /* This cycle carries out its own decisions. */
         if (r < 0)
                 log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
         manager_rewrite_soon(m);
@@ -94,7 +100,10 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
         r = tenants_plan_allocations(m->tenants, &m->allocations, &m->n_allocations);
         if (r < 0)
                 log_oom();
-        /* Where each running guest's vCPU 0 is, for irq_cpus = vcpu: its booked RT CPU, else libvirt's word. */
+        /*
+         * irq_cpus = vcpu needs the CPU of each running guest's vCPU 0. That is the guest's
+         * booked RT CPU, or else the CPU that libvirt reports.
+         */
         for (size_t i = 0; m->guests && i < m->n_allocations; i++)
                 if (m->allocations[i].vcpu0_cpu < 0)
                         m->allocations[i].vcpu0_cpu =
@@ -107,13 +116,13 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
 }
 
 /*
- * The state directory, where allocations survive restarts. Under --root the
- * default one is not this host's business: kept in memory unless the config
- * names a directory (tests do).
+ * The allocations survive restarts in the state directory. Under --root, the default state
+ * directory belongs to the real host, not to the fixture. So the state is kept in memory,
+ * unless the config names a directory, as tests do.
  */
 int manager_open_tenants(Manager *m, bool read_only) {
         const TenantsLog log = { on_tenant_decision, on_tenant_problem, manager_on_saved, m };
-        /* A dry run plans the saved tenants as the daemon does, and says nothing of their placement. */
+        /* A dry run plans the saved tenants as the daemon does, but logs nothing about their placement. */
         const TenantsLog quiet = { NULL, on_tenant_problem, NULL, m };
         bool memory = !rootfs_is_real(m->root) && streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR);
         int r;
@@ -127,7 +136,7 @@ int manager_open_tenants(Manager *m, bool read_only) {
                 r = tenants_new(memory ? NULL : m->config->state_dir, &log, &m->tenants);
         if (r < 0)
                 return log_error_errno(r, "Failed to open the allocation state in %s: %m", m->config->state_dir);
-        /* Its rewrites go to the writer's thread too, bus or not. */
+        /* The state file's rewrites go to the writer thread too, whether or not the bus groups changes. */
         if (!read_only)
                 tenants_set_writer(m->tenants, m->writer);
         return 0;
@@ -145,8 +154,10 @@ int manager_save_state(Manager *m) {
 static int on_rewrite(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
-        /* On the writer's thread when there is one (with the open group, if any); a failure is
-         * logged, and the next change rewrites. */
+        /*
+         * The rewrite runs on the writer thread when there is one, together with the open group,
+         * if any. A failure is logged, and the next change rewrites the file.
+         */
         if (m->writer)
                 (void) manager_start_saves(m);
         else
@@ -155,10 +166,11 @@ static int on_rewrite(sd_event_source *s, void *userdata) {
 }
 
 /*
- * A change was saved as a journal line and is being answered; once the journal has grown
- * enough, the file is rewritten whole from a deferred source, so that the one change that
- * crosses the line does not wait for every tenant's bytes (40 ms at 10,000 tenants). Without
- * an event loop (--once, tests) the journal just grows, up to the bound tenants_commit() keeps.
+ * Each change is saved as a journal line. Once the journal has grown enough, the whole file is
+ * rewritten from a deferred source, after the change is answered. So the change that crosses
+ * the limit does not wait for every tenant's bytes, which take 40 ms at 10,000 tenants.
+ * Without an event loop, as with --once and in tests, the journal grows up to the bound that
+ * tenants_commit() keeps.
  */
 void manager_rewrite_soon(Manager *m) {
         if (!m->event || !tenants_want_rewrite(m->tenants))
@@ -188,7 +200,7 @@ int manager_allocate(Manager *m, const char *tenant, const char *class_name, con
         if (r < 0)
                 return r;
         r = tenants_get(m->tenants, m->inventory, tenant, &info);
-        /* On a VF, a new MAC or VLAN is no decision, and is the VF's to take now. */
+        /* On a VF, a new MAC or VLAN is not a decision, and the VF takes it now. */
         manager_changed(m, "allocation", r < 0 || info.vf[0]);
         if (ret && r >= 0)
                 *ret = info;
@@ -203,12 +215,13 @@ int manager_release(Manager *m, const char *tenant) {
         r = manager_saves_join(m);
         if (r < 0)
                 return r;
-        /* A running guest gives the VF back when its OS lets go of it (a live detach), not now. */
+        /* A running guest gives the VF back when its OS lets go of it in a live detach, not now. */
         r = tenants_release(m->tenants, tenant, guests_domain_running(m->guests, tenants_domain(m->tenants, tenant)));
         if (r < 0)
                 return r;
         /* AllocationChanged goes out with the allocator's RELEASED decision. */
-        manager_changed(m, "release", false);   /* its VF's clean is a decision's */
+        manager_changed(m, "release", false);   /* A decision brings the VF's clean. */
+
         return 0;
 }
 

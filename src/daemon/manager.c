@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* manager.c — the daemon: its state, event loop, timers, signals and monitors (the cycle is cycle.c) */
+/* manager.c — the daemon's state, event loop, timers, signals and kernel monitors; the cycle is in cycle.c */
 
 #include <sys/resource.h>
 #include <malloc.h>
@@ -28,7 +28,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 if (r < 0)
                         log_warning_errno(r, "Failed to open ethtool netlink, coalescing and offloads are not managed: %m");
                 r = netdev_nl_open(&m->kernel.netdev);
-                /* Before Linux 6.5 there is no netdev family: per-NAPI settings are "unavailable". */
+                /* Linux before 6.5 has no netdev netlink family, so per-NAPI settings are unavailable. */
                 if (r == -EOPNOTSUPP)
                         log_info("The kernel has no netdev netlink family, per-NAPI settings are unavailable");
                 else if (r < 0)
@@ -49,7 +49,8 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        manager_set_writer(m, NULL);   /* the write in flight is done and told while all is here */
+        /* This finishes the write in flight and reports it while the rest of the manager still exists. */
+        manager_set_writer(m, NULL);
         sd_event_source_unref(m->drift_timer);
         sd_event_source_unref(m->recheck_timer);
         sd_event_source_unref(m->recheck_defer);
@@ -105,7 +106,10 @@ static void on_alert(const AlertInfo *a, bool raised, AlertClearReason reason, v
                 m->alert_fn(m, a, raised, reason, m->alert_userdata);
 }
 
-/* Before the config is switched: a rule the new one lacks is cleared while its old copy still exists. */
+/*
+ * This runs before the new config replaces the old one. A rule that the new config lacks is
+ * then cleared while its old copy still exists.
+ */
 static int manager_set_alert_rules(Manager *m, const Config *c) {
         int r;
 
@@ -132,9 +136,9 @@ int manager_load_config(Manager *m) {
         free(m->config_errors);
         m->config_errors = NULL;
         if (r < 0) {
-                /* Kept whole for a D-Bus Reload's error reply. */
+                /* The whole text is kept for the error reply to a D-Bus Reload call. */
                 m->config_errors = errors ? strdup(errors) : NULL;
-                /* Each line already says FILE:LINE: what was wrong. */
+                /* Each line already names the file and the line, and says what was wrong. */
                 for (char *line = errors, *next; line && *line; line = next) {
                         next = strchr(line, '\n');
                         if (next)
@@ -154,12 +158,15 @@ int manager_load_config(Manager *m) {
         config_free(m->config);
         m->config = c;
         m->expect_changes = true;
-        /* A reload is the operator's way to say "try again" (e.g. after a firmware update). */
+        /*
+         * A reload is how the operator asks sriovd to try again, for example after a firmware
+         * update. So sriovd forgets which devices refused a kind of change.
+         */
         m->n_vf_link_unsupported = 0;
         m->n_coalesce_unsupported = 0;
         m->n_offloads_unsupported = 0;
         m->n_channels_unsupported = 0;
-        /* Classes may have changed: tenants are placed again against the new ones. */
+        /* The tenant classes may have changed, so the tenants are placed again under the new ones. */
         m->tenants_configured = false;
         return 0;
 }
@@ -196,7 +203,7 @@ static void manager_notify_status(Manager *m, const char *prefix) {
 
 static int on_vf_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
-/* Late VFs are reported at their deadline even if no event ever comes. */
+/* The timer reports late VFs at their deadline, even if no kernel event ever comes. */
 static void manager_arm_vf_timer(Manager *m) {
         uint64_t deadline = vf_wait_next_deadline(&m->vf_waits);
         int r;
@@ -222,9 +229,10 @@ static void manager_arm_vf_timer(Manager *m) {
 static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 /*
- * EBUSY on an IRQ being moved, EAGAIN, a PF mid-reset: worth another try soon,
- * not only at the next drift check; and backing off, so a stuck one costs
- * little. 200 ms, doubling, up to the drift period (or 30 s without one).
+ * A transient failure is worth another try soon, not only at the next drift check. Examples
+ * are EBUSY on an IRQ that the kernel is moving, EAGAIN, and a PF in the middle of a reset.
+ * The delay starts at 200 ms and doubles at each retry, so a failure that persists costs
+ * little. It grows up to the drift check period, or up to 30 s when there is no drift check.
  */
 #define RETRY_FIRST_USEC (200 * 1000)
 static void manager_arm_retry(Manager *m, unsigned n_transient) {
@@ -258,7 +266,7 @@ static int manager_run_cycle(Manager *m) {
         CycleResult res;
         int r;
 
-        /* Whatever asked for a re-check before this cycle began, this cycle answers. */
+        /* This cycle answers every re-check that was asked for before it began. */
         m->cycle_started_usec = now_usec();
         if (m->recheck_timer)
                 (void) sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_OFF);
@@ -301,9 +309,11 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         int r;
 
         /*
-         * The cycle answers any re-check due (manager_run_cycle): with one an event asked for
-         * (a link up, its IRQs just requested) it reads the host whole, as that re-check would
-         * have; a refresh would take the event as seen without looking at what it brought.
+         * The cycle also answers any re-check that is due, see manager_run_cycle(). An event
+         * asks for a re-check when, for example, a link came up and its driver just requested
+         * IRQs. Such a re-check must read the whole host. A refresh would mark the event as
+         * handled without looking at what it changed. So the drift check refreshes only when
+         * no re-check is due.
          */
         m->drift_refresh = !source_armed(m->recheck_defer) && !source_armed(m->recheck_timer);
         (void) manager_run_cycle(m);
@@ -321,7 +331,7 @@ static int manager_arm_drift_timer(Manager *m) {
         int r;
 
         if (period == 0) {
-                /* Event-driven only: an idle daemon must not wake up. */
+                /* With a period of 0, only events run cycles, so an idle daemon never wakes up. */
                 m->drift_timer = sd_event_source_disable_unref(m->drift_timer);
                 return 0;
         }
@@ -331,14 +341,15 @@ static int manager_arm_drift_timer(Manager *m) {
                         return r;
                 return sd_event_source_set_enabled(m->drift_timer, SD_EVENT_ONESHOT);
         }
-        /* 1 s accuracy lets the kernel batch our wakeups with others. */
+        /* An accuracy of 1 s lets this wakeup be batched with others. */
         return sd_event_add_time_relative(m->event, &m->drift_timer, CLOCK_MONOTONIC, period, 1000000,
                                           on_drift_timer, m);
 }
 
 /*
- * A re-check asked for by the D-Bus API or libvirt: wait this long, then one cycle, so that a
- * burst of calls (16 clients allocating) shares it. Kernel events do not wait (below).
+ * A re-check asked for by the D-Bus API or by libvirt waits this long before its cycle runs.
+ * A burst of calls, such as 16 clients that allocate at once, then shares one cycle. Kernel
+ * events do not wait, see on_kernel_event().
  */
 #define RECHECK_DELAY_USEC (10 * 1000)
 
@@ -363,9 +374,9 @@ static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 /*
- * Kernel events back to back (a storm, or a setting whose every write makes an event) run
- * cycles at most this often, as the 10 ms wait used to bound them; the first event after a
- * quiet spell is never held back.
+ * Kernel events that come back to back run cycles at most this often. Without a bound, a storm
+ * of events, or a setting whose every write makes an event, would run cycles without pause.
+ * The first event after a quiet spell is never held back.
  */
 #define EVENT_CYCLE_GAP_USEC (5 * 1000)
 
@@ -381,20 +392,24 @@ static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
 }
 
 /*
- * A device, link or ethtool event: a cycle at once, because a new VF's vectors sit on every
- * CPU, RT ones included, until pinned (a fixed 10 ms wait was half of the reaction time). Not
- * one cycle per event, though: a PF making 64 VFs sends hundreds. The cycle is a deferred
- * source of lower priority than the monitors' fds, so every event already received is read
- * before it runs, and the events that arrive while it runs arm it once more, for one cycle
- * after (no sooner than EVENT_CYCLE_GAP_USEC after the last one began). A cycle re-reads
- * everything, so whatever it follows is covered.
+ * A device, link or ethtool event runs a cycle at once. A new VF's vectors sit on every CPU,
+ * the RT CPUs included, until a cycle pins them. A fixed wait of 10 ms would be half of the
+ * reaction time. Still, one cycle per event would be too many: a PF that creates 64 VFs sends
+ * hundreds of events. So the cycle is a deferred event source with a lower priority than the
+ * monitors' fds, and every event already received is read before it runs. The events that
+ * arrive while it runs arm it once more, for one more cycle. That cycle starts no sooner than
+ * EVENT_CYCLE_GAP_USEC after the last one began. A cycle re-reads everything, so it covers
+ * every event that came before it.
  */
 static void on_kernel_event(const char *what, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(), due = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC, until;
         int r;
 
-        /* A VF is probing: the cycle waits for its "bind" (hotplug.c), which pins it first. */
+        /*
+         * While a VF's driver probes it, the cycle waits for the VF's "bind" event. At that
+         * event, hotplug.c pins the VF's vectors before the cycle runs.
+         */
         if (manager_hotplug_waiting(m, now, &until)) {
                 uint64_t when = UINT64_MAX;
 
@@ -448,8 +463,9 @@ void manager_recheck(Manager *m, const char *why) {
         if (!m->event)
                 return;
         if (source_armed(m->recheck_timer) || source_armed(m->recheck_defer))
-                return;   /* a re-check is already due */
-        log_info("Re-checking after kernel event: %s", why);   /* the words tests and operators grep */
+                return;   /* A re-check is already due. */
+        /* Tests and operators grep for these words. */
+        log_info("Re-checking after kernel event: %s", why);
         r = manager_arm_recheck_timer(m, now_usec() + RECHECK_DELAY_USEC);
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
@@ -501,7 +517,10 @@ static void on_device_event(const char *subsystem, const char *action, const cha
         char what[160];
 
         if (!subsystem) {
-                /* Which devices changed is lost: no probe is waited for, everything is re-checked. */
+                /*
+                 * The lost events could have named any device. So no probe is waited for, and
+                 * the whole host is re-checked.
+                 */
                 m->n_probing = 0;
                 on_kernel_event("udev events lost (receive buffer overflow)", m);
                 return;
@@ -518,7 +537,10 @@ static int on_device_io(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
-/* Without these sriovd still works, on the drift timer alone: warn, don't fail. */
+/*
+ * sriovd still works without these monitors, on the drift timer alone. So a monitor that
+ * fails to start is a warning, not an error.
+ */
 static void manager_add_monitors(Manager *m) {
         int r;
 
@@ -528,7 +550,10 @@ static void manager_add_monitors(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Failed to watch rtnetlink link events, relying on the drift timer: %m");
 
-        /* Coalescing or offloads changed behind sriovd's back (ethtool -C): repaired at once. */
+        /*
+         * With this monitor, sriovd repairs at once a change to coalescing or offloads that was
+         * made behind its back, for example with ethtool -C.
+         */
         if (m->kernel.ethtool) {
                 r = ethtool_monitor_new(on_ethtool_event, m, &m->ethtool_monitor);
                 if (r >= 0)
@@ -561,12 +586,14 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 static int manager_setup_event(Manager *m);
 
 /*
- * libvirt, for the guests tenants' NICs go into. On the real root always (a
- * hypervisor without libvirtd still runs: the module keeps trying); under
- * --root only when the config names a URI (tests use libvirt's test driver).
+ * sriovd connects to libvirt to attach the tenants' NICs to their guests. On the real root it
+ * always connects. A hypervisor without libvirtd still works, because the guests module keeps
+ * trying. Under --root, sriovd connects only when the config names its own URI. Tests name
+ * libvirt's test driver there.
+ *
+ * Returns 1 when the guests should be connected and the event loop is ready. Returns 0 when
+ * they are connected already, or when a fixture root has no URI of its own.
  */
-/* 1: guests are to be connected, the event loop is ready; 0: not (already, or a fixture root
- * without a URI of its own). */
 static int guests_wanted(Manager *m) {
         int r;
 
@@ -592,8 +619,10 @@ int manager_connect_guests(Manager *m) {
 }
 
 /*
- * The daemon's: the same, from the event loop and without ever blocking it (at boot libvirt's
- * socket is held by systemd until sriovd is ready); retried with backoff until it connects.
+ * The daemon uses this version of manager_connect_guests(). It connects from the event loop
+ * and never blocks the loop. At boot, systemd holds libvirt's socket until sriovd is ready, so
+ * a blocking connect would wait for sriovd itself. The connection is retried with backoff
+ * until it succeeds.
  */
 int manager_start_guests(Manager *m) {
         int r;
@@ -611,7 +640,10 @@ struct Guests *manager_guests(const Manager *m) {
         return m->guests;
 }
 
-/* The event loop and the kernel event sources: the daemon's, and --once's while VFs arrive. */
+/*
+ * This sets up the event loop and the kernel event sources. The daemon always uses them.
+ * sriovd --once uses them while it waits for new VFs to appear.
+ */
 static int manager_setup_event(Manager *m) {
         int r;
 
@@ -646,7 +678,7 @@ int manager_once(Manager *m, CycleResult *ret) {
         if (r < 0)
                 return r;
 
-        /* VFs were created: follow the kernel's events until they are all there, or late. */
+        /* When VFs were created, follow the kernel's events until every VF is there or late. */
         if (m->vf_waits.n > 0) {
                 r = manager_setup_event(m);
                 if (r < 0)
@@ -663,10 +695,12 @@ int manager_once(Manager *m, CycleResult *ret) {
 }
 
 /*
- * A drift check reads every IRQ's affinity file through one held open (irq-files.c), and the
- * sampler its threads' stat files: thousands of fds on a large host. systemd gives a service a
- * soft limit of 1024 (for select(), which nothing here uses) under a hard one of 524288: take up
- * to NOFILE_WANTED of it, and a quarter of what we get for the affinity files.
+ * A drift check reads every IRQ's affinity file through an fd that it keeps open, see
+ * irq-files.c. The sampler does the same with its threads' stat files. That makes thousands
+ * of fds on a large host. systemd gives a service a soft limit of 1024 fds, which matters only
+ * for select(), and a hard limit of 524288. Nothing in sriovd uses select(), so sriovd raises
+ * the soft limit up to NOFILE_WANTED. A quarter of the limit it gets goes to the affinity
+ * files, up to IRQ_FILES_MAX.
  */
 #define NOFILE_WANTED 65536
 #define IRQ_FILES_MAX 16384
@@ -692,11 +726,11 @@ int manager_run(Manager *m) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGCHLD);   /* the libvirt probe's exit, through sd-event */
+        sigaddset(&mask, SIGCHLD);   /* sd-event reports the libvirt probe's exit. */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(negative_errno(), "Failed to block signals: %m");
 
-        /* One daemon per runtime directory, and no sriovd --restore while it runs. */
+        /* The lock allows one daemon per runtime directory, and no sriovd --restore while it runs. */
         r = runtime_lock(&m->runtime_lock_fd);
         if (r == -EBUSY)
                 return log_error_errno(r, "Another sriovd, or sriovd --restore, holds %s/lock: %m",
@@ -713,7 +747,10 @@ int manager_run(Manager *m) {
         if (!m->writer) {
                 StateWriter *w;
 
-                /* Without it, the bus's groups are written on the loop: slower, as safe. */
+                /*
+                 * Without the writer thread, the groups of changes from D-Bus are written on
+                 * the event loop. That is slower, but just as safe.
+                 */
                 r = state_writer_new(m->event, &w);
                 if (r < 0)
                         log_warning_errno(r, "Failed to start the state writer thread, saving on the event loop: %m");
@@ -728,7 +765,7 @@ int manager_run(Manager *m) {
                 r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to install signal handlers: %m");
-        /* sd-event pings WATCHDOG=1 itself when WatchdogSec= is set, and only then. */
+        /* sd-event sends WATCHDOG=1 itself, and only when WatchdogSec= is set. */
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
                 return log_error_errno(r, "Failed to enable the watchdog: %m");
@@ -742,12 +779,12 @@ int manager_run(Manager *m) {
         r = manager_arm_drift_timer(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the drift timer: %m");
-        /* After the first apply, so the first period's baseline is the tuned host. */
+        /* The sampler starts after the first apply, so that its first period measures the tuned host. */
         r = manager_arm_sampler(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to start the sampler, no metrics: %m");
 
-        /* After the first cycle, so a caller never sees an API before the host is in order. */
+        /* The API starts after the first cycle, so that no caller sees it before the host is in order. */
         r = bus_new(m, &m->bus);
         if (r < 0)
                 log_warning_errno(r, "D-Bus API org.sriovd.Manager1 unavailable, running without it: %m");
@@ -756,7 +793,10 @@ int manager_run(Manager *m) {
         manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
         manager_notify_status(m, "READY=1\n");
 
-        /* After READY=1: the unit is ordered before libvirtd, which systemd starts only then. */
+        /*
+         * libvirt is connected after READY=1. The unit is ordered before libvirtd, so systemd
+         * starts libvirtd only after READY=1.
+         */
         r = manager_start_guests(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to set up the libvirt connection, tenants' NICs are not attached to guests: %m");
@@ -768,16 +808,7 @@ int manager_run(Manager *m) {
         return 0;
 }
 
-/* ---- Tenants: the D-Bus API's side of the manager ---- */
-
-
-
-
-
-
-
-
-
+/* ---- The calls that the D-Bus API makes ---- */
 
 int manager_run_cycle_now(Manager *m, CycleResult *ret) {
         int r = manager_run_cycle(m);
@@ -795,7 +826,7 @@ int manager_plan_now(Manager *m, Plan **ret) {
         r = manager_observe(m, false, NULL, &inv, &p);
         if (r < 0)
                 return r;
-        /* The RT guests' placement, as libvirt would have to change it. */
+        /* The plan also shows the changes to the RT guests' placement that libvirt would have to make. */
         r = guests_plan_append(m->guests, p);
         if (r < 0)
                 return r;
@@ -806,7 +837,7 @@ int manager_plan_now(Manager *m, Plan **ret) {
 int manager_reload(Manager *m, char **ret_errors) {
         int r;
 
-        /* MONOTONIC_USEC: what Type=notify-reload units want; older systemd ignores it. */
+        /* Units with Type=notify-reload need MONOTONIC_USEC. Older systemd versions ignore it. */
         sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading configuration", now_usec());
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_RELOAD),
                        "Reloading configuration %s", m->config_path);
@@ -817,7 +848,7 @@ int manager_reload(Manager *m, char **ret_errors) {
                         *ret_errors = m->config_errors ? strdup(m->config_errors) : NULL;
                 return r;
         }
-        /* The reply waits for the cycle: the new policy is in force, not merely read. */
+        /* The reply waits for the cycle, so that the new policy is in force, not merely read. */
         (void) manager_run_cycle(m);
         if (m->event) {
                 r = manager_arm_drift_timer(m);
@@ -854,7 +885,7 @@ int manager_state_reasons(const Manager *m, char ***ret) {
                 char failed[512] = "";
                 size_t k = 0, shown = 0;
 
-                /* The plan keeps the first pass's failures; later passes' are only counted. */
+                /* The plan keeps the failures of the first pass. Later passes only count theirs. */
                 for (size_t i = 0; m->plan && i < m->plan->n_actions && shown < 3; i++) {
                         const Action *a = &m->plan->actions[i];
 
@@ -887,7 +918,11 @@ void manager_metrics_sampled(Manager *m, MetricSnapshot *s) {
         if (r < 0)
                 log_warning_errno(r, "Failed to check this period's metrics against the alert rules, "
                                   "trying again next period: %m");
-        /* What is active after this period's feed, however far it got: what ActiveAlerts says. */
+        /*
+         * Export the alerts that are active after this period's feed, even if the feed stopped
+         * part way. ActiveAlerts reports the same set.
+         */
+
         r = alerts_export(m->alerts, s);
         if (r < 0)
                 log_warning_errno(r, "Failed to add the active alerts to this period's metrics, "
