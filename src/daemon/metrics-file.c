@@ -24,6 +24,7 @@ int metrics_file_write(const char *path, const char *buf, size_t size) {
         dfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return negative_errno();
-        /* state_file_replace() checks the name: not empty, no '/', not hidden. */
+        /* state_file_replace() checks that the name is not empty, has no '/' and is not hidden. */
+
         return state_file_replace(dfd, slash + 1, buf, size, 0644);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* netdev-tune.c — the netdev settings that the classes govern, read before planning */
+
 /*
- * netdev-tune.c — what the classes ask of each netdev, read before planning: coalescing and
- * offloads, channels, and its NAPIs (threaded or not, each paired with its IRQ and thread).
- * Only what some class wants is read: a host of idle NICs costs no netlink round trip.
+ * For each netdev, this reads the coalescing, the offloads, the channels and the NAPIs. Each
+ * NAPI's record says whether it is threaded, and pairs it with its IRQ and its thread. Only
+ * what some class wants is read, so a host of idle NICs costs no netlink round trip.
  */
 
 #include <sched.h>
@@ -11,8 +13,10 @@
 #include "sriovd/napi-pair.h"
 #include "sriovd/netdev-genl.h"
 
-/* saved_napi: sriovd raised some napi/ thread earlier, so a netdev whose class no longer asks is read
- * too, for its threads to be put back. */
+/*
+ * saved_napi means that sriovd raised some napi/ thread earlier. A netdev whose class no longer
+ * asks for NAPI settings is then read too, so that its threads can be put back.
+ */
 static bool wants_napi(const TenantClass *cls, bool saved_napi) {
         return saved_napi || (cls && cls->napi_threads != TRISTATE_LEAVE) || tenant_class_wants_napi_params(cls);
 }
@@ -37,11 +41,11 @@ static void napi_take_thread(Napi *n, const Kthread *k) {
         n->thread_cpus = k->cpus;
 }
 
-/* The kernel's own account (6.8+): each NAPI with its IRQ and, when threaded, its thread's PID. */
 static bool irq_in(const unsigned *irqs, size_t n, unsigned irq) {
         return bsearch_safe(&irq, irqs, n, sizeof(unsigned), unsigned_cmp) != NULL;
 }
 
+/* Linux 6.8 and later list each NAPI with its IRQ and, when it is threaded, its thread's PID. */
 static int napis_from_kernel(Manager *m, const Inventory *inv, int ifindex, const unsigned *irqs, size_t n_irqs,
                              NetdevNapi *ret) {
         _cleanup_free_ NapiInfo *info = NULL;
@@ -61,14 +65,17 @@ static int napis_from_kernel(Manager *m, const Inventory *inv, int ifindex, cons
                 Napi *x = &ret->napis[ret->n_napis++];
                 const Kthread *k = inventory_find_kthread(inv, KTHREAD_NAPI, info[i].id);
 
-                /* An IRQ that is not one of the function's vectors is not believed: queue order instead. */
+                /* An IRQ that is not one of the function's vectors is not trusted. Queue order pairs it instead. */
                 *x = (Napi) { .id = info[i].id, .irq = irq_in(irqs, n_irqs, info[i].irq) ? info[i].irq : 0,
                               .params = info[i].params };
-                /* The walk over /proc found the thread; the PID must agree (a thread that restarted meanwhile does not). */
+                /*
+                 * The walk over /proc found the thread, and its PID must agree with the kernel's.
+                 * A thread that restarted in the meantime has a new PID.
+                 */
                 if (k && (info[i].pid <= 0 || k->pid == info[i].pid))
                         napi_take_thread(x, k);
         }
-        /* The kernel's pairing only where it named every NAPI's IRQ (igb and igbvf, for one, name none). */
+        /* The kernel's pairing counts only when it named every NAPI's IRQ. igb and igbvf name none. */
         ret->pairing = ret->n_napis > 0 ? NAPI_PAIRED_KERNEL : NAPI_PAIRED_NONE;
         for (size_t i = 0; i < ret->n_napis; i++)
                 if (ret->napis[i].irq == 0)
@@ -77,7 +84,7 @@ static int napis_from_kernel(Manager *m, const Inventory *inv, int ifindex, cons
         return 0;
 }
 
-/* Before 6.8: the threads by their names, their NAPI ids from the names too. */
+/* Before Linux 6.8, the NAPI threads are found by their names, and so are their NAPI ids. */
 static int napis_from_threads(const Inventory *inv, const char *netdev, NetdevNapi *ret) {
         size_t n = 0;
 
@@ -100,7 +107,7 @@ static int napis_from_threads(const Inventory *inv, const char *netdev, NetdevNa
         return 0;
 }
 
-/* Where the kernel did not name the IRQs: the netdev's queue vectors, by their handlers' names. */
+/* Where the kernel did not name the IRQs, pair the NAPIs with the netdev's queue vectors by their handlers' names. */
 static int napis_pair_by_queues(Manager *m, const char *netdev, const unsigned *irqs, size_t n_irqs,
                                 NetdevNapi *napi) {
         _cleanup_free_ QueueIrq *q = NULL;
@@ -170,7 +177,7 @@ static void read_tune(Manager *m, const Inventory *inv, const TenantClass *cls, 
                                             : -ENODATA;
                 t->known = true;
         }
-        /* sysfs and /proc answer under a fixture root as well; napi-get only on the live host. */
+        /* sysfs and /proc answer under a fixture root as well. Netlink's napi-get answers only on the live host. */
         if (wants_napi(cls, saved_napi))
                 read_napi(m, inv, netdev, ifindex, irqs, n_irqs, t);
 }
@@ -185,7 +192,11 @@ static const TenantClass *vf_class(const Manager *m, const Vf *vf, const TenantC
         return a && a->class_name[0] ? config_find_class(m->config, a->class_name) : pf_cls;
 }
 
-/* The netdevs a class governs: the PF's, and its VFs' on the host (a tenant's VF by the tenant's class). */
+/*
+ * Read the netdevs that a class governs: the PF's netdev, and those of its VFs on the host. A
+ * tenant's VF follows the tenant's class.
+ */
+
 void manager_read_tune(Manager *m, Inventory *inv) {
         bool saved_napi = any_saved_napi(m);
 

@@ -7,7 +7,7 @@
 #include "sriovd/apply.h"
 #include "sriovd/output.h"
 
-/* "40-48" for a contiguous run, else "40,42,...". */
+/* Format the IRQs as "40-48" for a contiguous run, else as "40,42,...". */
 static const char *irq_list(const unsigned *irqs, size_t n, char *buf, size_t size) {
         CpuSet s = {};
         bool fits = true;
@@ -188,13 +188,13 @@ static int add_irqs(json_object *o, const unsigned *irqs, size_t n) {
         json_object *a = json_object_new_array_ext((int) n);
         int r;
 
-        r = jsonc_add(o, "irqs", a);   /* a is o's now */
+        r = jsonc_add(o, "irqs", a);   /* o owns a now. */
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = jsonc_append(a, json_object_new_int64(irqs[i]));
         return r;
 }
 
-/* A new array member key of o, for the caller to fill: o owns it. NULL when out of memory. */
+/* Add an empty array to o under key, for the caller to fill. o owns it. Returns NULL when out of memory. */
 static json_object *add_array(json_object *o, const char *key) {
         json_object *a = json_object_new_array();
         return jsonc_add(o, key, a) < 0 ? NULL : a;
@@ -353,12 +353,17 @@ static json_object *action_json(const Action *a) {
                 r = jsonc_add_int(o, "ifindex", a->netdev_ifindex);
         if (r < 0)
                 return NULL;
+        /*
+         * These kinds show their values as text. The guest's kinds come last in plan.h, from
+         * ACTION_SET_VCPU_PIN on, and show CPU lists, FIFO priorities or nodes.
+         */
         if (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
             a->kind == ACTION_SET_IRQ_DEFAULT || a->kind == ACTION_SET_VF_LINK ||
             a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_VF_DRIVER ||
             a->kind == ACTION_SET_CHANNELS || a->kind == ACTION_SET_NAPI_THREADED ||
             a->kind == ACTION_SET_NAPI_PARAMS || a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
-            a->kind == ACTION_SET_KTHREAD_SCHED || a->kind >= ACTION_SET_VCPU_PIN) {   /* the guest's: CPU lists, FIFO, nodes (plan.h's order) */
+            a->kind == ACTION_SET_KTHREAD_SCHED || a->kind >= ACTION_SET_VCPU_PIN) {
+
                 char buf[CPUSET_LIST_MAX];
                 if (jsonc_add_string(o, "before", action_format_value(a, false, buf, sizeof(buf))) < 0 ||
                     jsonc_add_string(o, "after", action_format_value(a, true, buf, sizeof(buf))) < 0)

@@ -125,7 +125,11 @@ int saved_sched_parse(const char *text, SavedSched **ret, size_t *ret_n) {
                     priority < 0 || priority > 99)
                         return -EBADMSG;
                 p += consumed;
-                /* The thread's name, if any: what sriovd checks again before it touches that PID. */
+                /*
+                 * The thread's name may follow. sriovd checks the name again before it touches
+                 * that PID, because the PID may belong to another thread by then.
+                 */
+
                 if (*p == ' ') {
                         size_t len = 0;
 
