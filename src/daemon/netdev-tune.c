@@ -65,7 +65,7 @@ static int napis_from_kernel(Manager *m, const Inventory *inv, int ifindex, cons
                 Napi *x = &ret->napis[ret->n_napis++];
                 const Kthread *k = inventory_find_kthread(inv, KTHREAD_NAPI, info[i].id);
 
-                /* An IRQ that is not one of the function's vectors is not trusted. Queue order pairs it instead. */
+                /* An IRQ that is not one of the function's vectors is not trusted. Queue order pairs it. */
                 *x = (Napi) { .id = info[i].id, .irq = irq_in(irqs, n_irqs, info[i].irq) ? info[i].irq : 0,
                               .params = info[i].params };
                 /*
@@ -107,7 +107,7 @@ static int napis_from_threads(const Inventory *inv, const char *netdev, NetdevNa
         return 0;
 }
 
-/* Where the kernel did not name the IRQs, pair the NAPIs with the netdev's queue vectors by their handlers' names. */
+/* Where the kernel did not name the IRQs, pair the NAPIs with the queue vectors by their handlers' names. */
 static int napis_pair_by_queues(Manager *m, const char *netdev, const unsigned *irqs, size_t n_irqs,
                                 NetdevNapi *napi) {
         _cleanup_free_ QueueIrq *q = NULL;
@@ -177,7 +177,7 @@ static void read_tune(Manager *m, const Inventory *inv, const TenantClass *cls, 
                                             : -ENODATA;
                 t->known = true;
         }
-        /* sysfs and /proc answer under a fixture root as well. Netlink's napi-get answers only on the live host. */
+        /* sysfs and /proc answer under a fixture root too. Netlink's napi-get answers only on the live host. */
         if (wants_napi(cls, saved_napi))
                 read_napi(m, inv, netdev, ifindex, irqs, n_irqs, t);
 }

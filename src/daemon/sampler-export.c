@@ -9,7 +9,7 @@
 #include "sriovd/sampler.h"
 #include "sriovd/util.h"
 
-/* README's "Monitoring" lists the same families: keep both in step. */
+/* The "Monitoring" section of README.md lists the same families. Keep both in step. */
 static const struct {
         const char *name, *help;
 } families[] = {
@@ -87,7 +87,7 @@ int sampler_prom_page(const MetricSnapshot *snap, char **ret, size_t *ret_size) 
                 const MetricSample *m = &snap->samples[i];
                 PromLabel labels[METRIC_LABELS_MAX];
 
-                /* Sorted by name: each family's samples follow one another. */
+                /* The samples are sorted by name, so each family's samples come together. */
                 if (!family || !streq(family, m->name)) {
                         const char *help = sampler_family_help(m->name);
 
@@ -95,7 +95,8 @@ int sampler_prom_page(const MetricSnapshot *snap, char **ret, size_t *ret_size) 
                         (void) prom_family(&w, m->name, m->kind == METRIC_COUNTER ? PROM_COUNTER : PROM_GAUGE,
                                            help ?: m->name);
                 }
-                /* No value this period: left out rather than a NaN every query would have to skip. */
+                /* A sample without a value is left out, because every query would have to skip a NaN. */
+
                 if (isnan(m->value))
                         continue;
                 for (unsigned k = 0; k < m->n_labels; k++)

@@ -7,8 +7,11 @@
 #include "sriovd/sampler.h"
 #include "sriovd/util.h"
 
-/* Labels built up one by one; values cut at METRIC_LABEL_VALUE_MAX - 1 (ids are shorter). At
- * most a subject's: an alert on the sample adds its own label (alert-metrics.h). */
+/*
+ * Labels, added one at a time. A value is cut at METRIC_LABEL_VALUE_MAX - 1 characters, which
+ * no id reaches. There is room for a subject's labels only, because an alert on the sample adds
+ * its own label; see alert-metrics.h.
+ */
 typedef struct Labels {
         MetricLabel l[METRIC_SUBJECT_LABELS_MAX];
         unsigned n;
@@ -22,8 +25,10 @@ static inline void label(Labels *ls, MetricLabelName name, const char *value) {
         ls->n++;
 }
 
-/* Digits by hand: three of these a sample, 30,000 a period on the large host, and snprintf()
- * was a tenth of the period's time. */
+/*
+ * The digits are written by hand. A sample has three such labels, which makes 30,000 a period
+ * on a large host, and snprintf() took a tenth of the period's time.
+ */
 static inline void label_u(Labels *ls, MetricLabelName name, unsigned long v) {
         char buf[24], *p = buf + sizeof(buf);
 
@@ -46,15 +51,15 @@ static inline const TenantInfo *sampler_tenant_of_vf(const SamplerInput *in, con
 }
 
 /*
- * Last period's traffic counters: per VF (by PF address and VF index) with the source they
- * came from, per netdev by ifindex. A rate needs the same subject from the same source in
- * both periods.
+ * The last period's traffic counters. A VF is found by its PF's address and its index, and its
+ * entry records which source the counters came from. A netdev is found by its ifindex. A rate
+ * needs the same subject from the same source in both periods.
  */
 typedef struct TrafficPrev {
         char pf[PCI_ADDR_MAX];
-        unsigned vf;                     /* VFs: the index on the PF */
-        int ifindex;                     /* netdevs */
-        bool from_netdev;                /* VFs: these are the VF's host netdev's IFLA_STATS64 */
+        unsigned vf;                     /* for a VF, its index on the PF */
+        int ifindex;                     /* for a netdev */
+        bool from_netdev;                /* for a VF, the counters are its host netdev's IFLA_STATS64 */
         VfCounters counters;
 } TrafficPrev;
 
@@ -68,10 +73,12 @@ typedef struct TrafficBaseline {
 void traffic_baseline_done(TrafficBaseline *b);
 
 /*
- * The VF and netdev families of one period from in's rtnetlink reads, against prev (the rates;
- * elapsed_usec 0: none), into snap. *ret_next is the next period's baseline (replaced only on
- * success). Nothing read (in->pf_stats and in->netdevs NULL): no samples, an empty baseline.
- * -ENOMEM, -E2BIG.
+ * Add the VF and netdev families of one period to snap, from in's rtnetlink reads. The rates
+ * are measured against prev, and there are none when elapsed_usec is 0. *ret_next becomes the
+ * next period's baseline, and is replaced only on success. When nothing was read, that is when
+ * in->pf_stats and in->netdevs are NULL, there are no samples and the baseline is empty.
+ * Returns -ENOMEM or -E2BIG on failure.
  */
+
 int sampler_traffic(const TrafficBaseline *prev, const SamplerInput *in, uint64_t elapsed_usec,
                     MetricSnapshot *snap, TrafficBaseline *ret_next);

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sampler-traffic.c — VF and netdev packet, byte and drop counters each period, as rates attributed to tenants */
+/* sampler-traffic.c — the packet, byte and drop counters of VFs and netdevs, with rates and tenants */
 
 /*
- * Two sources for a VF's traffic. The PF's IFLA_VF_STATS counts what crossed the VF, a
- * passed-through VF's too, and is preferred. A driver without ndo_get_vf_stats (igb) makes
- * the kernel send all eight as zeros, which looks like an idle VF: when they are all zero
- * while the VF's host netdev (bound on the host, igbvf) has counted traffic, its
- * IFLA_STATS64 is taken instead, and sriovd_vf_stats_from_netdev says so. A VF whose source
- * changes between two periods gets no rate for that one: the counters are not comparable.
+ * A VF's traffic has two sources. The PF's IFLA_VF_STATS counts what crossed the VF, for a
+ * passed-through VF too, so it is preferred. A PF driver without ndo_get_vf_stats, such as igb,
+ * makes the kernel send all eight counters as zeros. That looks like an idle VF. A VF bound to
+ * a host driver such as igbvf has a host netdev, with counters of its own. When the PF's
+ * counters are all zero while that netdev has counted traffic, the netdev's IFLA_STATS64 is
+ * used instead, and sriovd_vf_stats_from_netdev says so. A VF whose source changes between two
+ * periods gets no rate for that period, because the counters are not comparable.
  */
 
 #include <errno.h>
@@ -65,9 +66,9 @@ static bool vf_counters_zero(const VfCounters *c) {
                c->rx_dropped == 0 && c->tx_dropped == 0 && c->broadcast == 0 && c->multicast == 0;
 }
 
-/* The family names of one subject kind: VFs (sriovd_vf_*) or netdevs (sriovd_netdev_*). */
+/* The family names of one kind of subject: sriovd_vf_* for VFs, sriovd_netdev_* for netdevs. */
 typedef struct TrafficFamilies {
-        const char *counter[6];          /* rx/tx packets, rx/tx bytes, rx/tx dropped: *_total */
+        const char *counter[6];          /* the *_total of rx/tx packets, rx/tx bytes and rx/tx dropped */
         const char *rate[4];             /* rx/tx packets, rx/tx bytes per second */
         const char *drop_rate;           /* rx + tx dropped per second */
 } TrafficFamilies;
@@ -90,8 +91,9 @@ static const TrafficFamilies netdev_families = {
 };
 
 /*
- * One subject's samples: every family each period (NaN without a value: a counter the kernel
- * did not send, the first period, a reset), so that an alert takes a missing one for gone.
+ * Add one subject's samples. Every family gets a sample each period, so that an alert sees a
+ * missing value as gone. A sample is NaN when it has no value. That happens when the kernel did
+ * not send the counter, in the first period, and after a counter reset.
  */
 static int add_traffic(MetricSnapshot *snap, const TrafficFamilies *f, const Labels *ls, const VfCounters *cur,
                        const VfCounters *prev, uint64_t elapsed_usec) {
@@ -161,7 +163,10 @@ static void owner_labels(Labels *ls, const Pf *pf, const Vf *vf, const TenantInf
         }
 }
 
-/* A host netdev (the PF's, or a VF's bound on the host) from the dump: the sriovd_netdev_* families. */
+/*
+ * Add the sriovd_netdev_* families of a host netdev from the dump. The netdev is the PF's, or
+ * that of a VF bound to a host driver.
+ */
 static int sample_netdev(MetricSnapshot *snap, const TrafficBaseline *prev, const Labels *ls, const NetdevStats *nd,
                          uint64_t elapsed_usec, Next *next) {
         const TrafficPrev *p;
@@ -217,7 +222,8 @@ int sampler_traffic(const TrafficBaseline *prev, const SamplerInput *in, uint64_
                 Labels ls = {};
 
                 owner_labels(&ls, pf, NULL, NULL);
-                /* The PF's own IFLA_STATS64 came with its VF list too: the dump's when there is one. */
+                /* The PF's own IFLA_STATS64 came with its VF list too. The dump's copy wins when there is one. */
+
                 r = sample_netdev(snap, prev, &ls, netdev_of(in, pf->ifindex) ?: ps, elapsed_usec, &netdevs);
                 for (size_t j = 0; j < pf->n_vfs && r >= 0; j++) {
                         const Vf *vf = &pf->vfs[j];
