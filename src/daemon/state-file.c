@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* state-file.c — the state file on disk: atomic save, load, stale temporary files removed, corrupt files kept aside */
+/* state-file.c — the state file on disk: atomic saves and loads, with corrupt files kept aside */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,10 @@
 
 #define TEMP_INFIX ".tmp-"
 
-/* A plain file name of ours: not empty, no '/', not hidden (temporary files are), room for suffixes. */
+/*
+ * Whether name is a plain file name that sriovd may use. It is not empty, has no '/', and is not
+ * hidden, because the temporary files are hidden. It also leaves room for suffixes.
+ */
 bool state_name_valid(const char *name) {
         size_t n = name ? strlen(name) : 0;
         return n > 0 && n <= NAME_MAX - 40 && name[0] != '.' && !strchr(name, '/');
@@ -30,7 +33,7 @@ static bool is_temp_name(const char *name, const char *entry) {
                strncmp(entry + 1 + n, TEMP_INFIX, strlen(TEMP_INFIX)) == 0;
 }
 
-/* fsync() the directory itself, whatever kind of fd (O_PATH too) names it. */
+/* fsync() the directory itself, whatever kind of fd names it, an O_PATH fd included. */
 int state_dir_sync(int dir_fd) {
         _cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
@@ -89,7 +92,10 @@ int state_move_aside(int dir_fd, const char *name, char aside[static NAME_MAX + 
                                 continue;
                         if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
                                 return negative_errno();
-                        /* A file system without RENAME_NOREPLACE: link (fails rather than replace), then unlink. */
+                        /*
+                         * On a file system without RENAME_NOREPLACE, link and then unlink. link()
+                         * fails rather than replace a file.
+                         */
                         if (linkat(dir_fd, name, dir_fd, try, 0) < 0) {
                                 if (errno == EEXIST)
                                         continue;
@@ -108,7 +114,7 @@ int state_read_file(int dir_fd, const char *name, char **ret, size_t *ret_size) 
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
-        /* O_NONBLOCK: a FIFO put there is refused below instead of hanging the open. */
+        /* With O_NONBLOCK, a FIFO put there does not hang the open, and the check below refuses it. */
         fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
@@ -133,7 +139,7 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
 
         r = state_read_file(dir_fd, name, &buf, &size);
         if (r == -EFBIG) {
-                /* No valid file is this large: corrupt, like any other. */
+                /* No valid file is this large, so the file counts as corrupt, like any other. */
                 e = (StateError) {};
                 snprintf(e.message, sizeof(e.message), "the file is larger than %u bytes; expected at most that",
                          STATE_FILE_SIZE_MAX);
@@ -143,13 +149,13 @@ int state_load(int dir_fd, const char *name, State *ret, char **ret_aside, State
         else
                 return r;
         if (r == -EBADMSG) {
-                /* Allocated before the rename, so that once it is done nothing can fail to report it. */
+                /* The name is allocated before the rename, so that nothing can fail to report a rename once it is done. */
                 aside = malloc(NAME_MAX + 1);
                 if (!aside)
                         return -ENOMEM;
                 int k = state_move_aside(dir_fd, name, aside);
                 if (k < 0) {
-                        /* Keep the corruption's description, cut if need be, and say what happened to the file. */
+                        /* Keep the corruption's description, shortened if need be, and add what happened to the file. */
                         size_t n = strnlen(e.message, sizeof(e.message) - 200);
                         if (aside[0])
                                 snprintf(e.message + n, sizeof(e.message) - n, "; moved to %.100s but syncing the directory failed: %s",
@@ -186,7 +192,7 @@ int state_write_all(int fd, const char *buf, size_t size) {
         return 0;
 }
 
-/* Create ".NAME.tmp-RANDOM" exclusively; its name into tmp. */
+/* Create ".NAME.tmp-RANDOM" exclusively, and put its name into tmp. */
 static int temp_create(int dir_fd, const char *name, mode_t mode, char tmp[static NAME_MAX + 1]) {
         for (unsigned attempt = 0; attempt < 100; attempt++) {
                 uint64_t rnd;
@@ -212,7 +218,7 @@ int state_file_replace(int dir_fd, const char *name, const char *buf, size_t siz
         if (!state_name_valid(name))
                 return -EINVAL;
 
-        /* One fd for the directory: the temp file, the rename and the fsync all see the same one. */
+        /* One fd for the directory makes the temporary file, the rename and the fsync all see the same directory. */
         dfd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return negative_errno();
@@ -221,14 +227,15 @@ int state_file_replace(int dir_fd, const char *name, const char *buf, size_t siz
         if (fd < 0)
                 return fd;
 
-        /* The umask must not take from a file others read (node_exporter reads the metrics file). */
+        /* The umask must not take permissions from a file that others read, such as node_exporter's metrics file. */
         r = fchmod(fd, mode) < 0 ? negative_errno() : 0;
         if (r >= 0)
                 r = state_write_all(fd, buf, size);
         if (r >= 0 && fsync(fd) < 0)
                 r = negative_errno();
         if (r >= 0) {
-                /* close() can report a delayed write error (NFS); it must not be lost. */
+                /* close() can report a delayed write error, for example on NFS. That error must not be lost. */
+
                 int k = close(TAKE_FD(fd));
                 if (k < 0 && errno != EINTR)
                         r = negative_errno();

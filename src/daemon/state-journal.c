@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* state-journal.c — acknowledged changes appended beside the state file, one checksummed line each */
+/* state-journal.c — acknowledged changes, appended beside the state file as one checksummed line each */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
         json_object *set, *released;
         int r;
 
-        /* What the file would refuse, the journal refuses too: both are read back the same way. */
+        /* The journal refuses whatever the file would refuse, because both are read back the same way. */
         r = state_validate(&check, ret_error);
         if (r < 0)
                 return r;
@@ -45,7 +45,7 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
         if (!doc || jsonc_add(doc, "format", json_object_new_string(JOURNAL_FORMAT)) < 0 ||
             jsonc_add(doc, "version", json_object_new_int(JOURNAL_VERSION)) < 0 ||
             jsonc_add(doc, "base", json_object_new_int64((int64_t) base)) < 0 ||
-            jsonc_add(doc, "set", set) < 0) {   /* set and released belong to doc now, or are put */
+            jsonc_add(doc, "set", set) < 0) {   /* set now belongs to doc, or has been put. */
                 json_object_put(released);
                 return -ENOMEM;
         }
@@ -59,11 +59,11 @@ int state_journal_format(uint64_t base, const StateChange *c, char **ret, size_t
                         return -ENOMEM;
         if (jsonc_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
                 return -ENOMEM;
-        /* One line, as short as it gets: one is appended and synced per change. */
+        /* The line is as short as it can be, because one line is appended and synced per change. */
         return state_document_finish(doc, JSONC_COMPACT, ret, ret_size);
 }
 
-/* One change as read: a tenant set whole, or released (its id alone). */
+/* One change as read: a tenant set whole, or a tenant released, which records its id alone. */
 typedef struct Op {
         StateTenant t;
         bool released;
@@ -154,7 +154,7 @@ static void line_done(LineCtx *c) {
         free(c->released);
 }
 
-/* Parse the line [start, end) of buf into *c; its '\n' is at end. */
+/* Parse the line [start, end) of buf into *c. The line's '\n' is at end. */
 static int parse_line(const char *buf, size_t start, size_t end, LineCtx *c, StateError *e) {
         _cleanup_(json_object_putp) json_object *root = NULL;
         StateText t = { .buf = buf, .start = start, .end = end, .root = "the journal line", .error = e };
@@ -190,9 +190,9 @@ static int tenant_cmp(const void *a, const void *b) {
 }
 
 /*
- * s with the last op of each tenant among the first lines journal lines applied, validated as
- * the file would be; s changes only when commit is set and the result is valid. ops are sorted
- * by op_cmp, s by id.
+ * Apply to s the last op of each tenant within the first `lines` journal lines, and validate the
+ * result as the file would be validated. s changes only when commit is set and the result is
+ * valid. ops must be sorted by op_cmp(), and s by tenant id.
  */
 static int merge(State *s, const Op *ops, size_t n_ops, size_t lines, bool commit, StateError *ret_error) {
         _cleanup_free_ StateTenant *out = NULL;
@@ -206,10 +206,10 @@ static int merge(State *s, const Op *ops, size_t n_ops, size_t lines, bool commi
                 int c;
 
                 if (j < n_ops && ops[j].line >= lines) {
-                        j++;   /* a change past the lines taken */
+                        j++;   /* The change is past the lines taken. */
                         continue;
                 }
-                /* Lines are in order, so a tenant's taken changes come first in its group. */
+                /* Lines are in order, so a tenant's changes within the lines taken come first in its group. */
                 if (j + 1 < n_ops && ops[j + 1].line < lines && streq(ops[j].t.tenant, ops[j + 1].t.tenant)) {
                         j++;   /* a later change of the same tenant supersedes this one */
                         continue;
@@ -237,7 +237,7 @@ static int merge(State *s, const Op *ops, size_t n_ops, size_t lines, bool commi
         return 0;
 }
 
-/* The most lines whose changes together keep the file's rules; all of them when they do. */
+/* Apply the longest run of lines whose changes together keep the file's rules, all of them if they all do. */
 static int merge_longest(State *s, Op *ops, size_t n_ops, size_t lines, size_t *ret_lines, StateError *ret_error) {
         size_t lo = 0, hi = lines;
         int r;
@@ -249,7 +249,7 @@ static int merge_longest(State *s, Op *ops, size_t n_ops, size_t lines, size_t *
                 *ret_lines = lines;
                 return r;
         }
-        /* lo lines are known to be fine (none are), hi are not. */
+        /* The first lo lines keep the rules, and the first hi lines do not. Zero lines always keep them. */
         while (hi - lo > 1) {
                 size_t mid = lo + (hi - lo) / 2;
                 r = merge(s, ops, n_ops, mid, false, NULL);
@@ -278,7 +278,7 @@ int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *re
                 LineCtx c = {};
 
                 if (!nl) {
-                        /* An append that never completed, so was never acknowledged. */
+                        /* The last line is an append that never completed, so it was never acknowledged. */
                         rep.torn = true;
                         break;
                 }
@@ -317,7 +317,10 @@ int state_journal_replay(const char *buf, size_t size, State *s, StateReplay *re
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        /* A corrupt line found first is the better story; either way, what is kept is said. */
+                        /*
+                         * A corrupt line found first explains more, so its error is kept. Either
+                         * way, the replay reports how many lines were kept.
+                         */
                         if (!bad && ret_error) {
                                 *ret_error = (StateError) {};
                                 snprintf(ret_error->message, sizeof(ret_error->message),
@@ -375,7 +378,7 @@ int state_journal_set_aside(int dir_fd, const char *name, char **ret_aside) {
                 return -ENOMEM;
         r = state_move_aside(dir_fd, name, aside);
         if (r < 0)
-                return r;   /* not moved: nothing may be appended after what it holds */
+                return r;   /* The journal was not moved, and nothing may be appended after what it holds. */
         if (ret_aside)
                 *ret_aside = TAKE_PTR(aside);
         return 1;
@@ -389,7 +392,7 @@ int state_journal_open(int dir_fd, const char *name, int *ret_fd) {
         fd = openat(dir_fd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)
                 return negative_errno();
-        /* The first append's fdatasync() covers the file, not its name: sync the directory once. */
+        /* The first append's fdatasync() covers the file but not its name, so sync the directory once. */
         r = state_dir_sync(dir_fd);
         if (r < 0) {
                 close(fd);
@@ -420,14 +423,15 @@ int state_journal_write(int fd, const char *lines, size_t size) {
         r = state_write_all(fd, lines, size);
         if (r >= 0 && fdatasync(fd) < 0)
                 r = negative_errno();
-        /* Cut back durably, or a refused line could come back after a crash. */
+        /* Cut the file back durably, or a refused line could come back after a crash. */
         if (r < 0 && (ftruncate(fd, end) < 0 || fdatasync(fd) < 0))
-                return -EIO;   /* a torn or refused line would stay: no append may follow it */
+                return -EIO;   /* A torn or refused line would stay, so no append may follow it. */
         return r;
 }
 
 int state_journal_reset(int fd) {
-        /* fsync, not fdatasync: the new length must be durable before lines of the new base follow. */
+        /* A full fsync makes sure the new length is durable before lines of the new base follow. */
+
         if (ftruncate(fd, 0) < 0 || fsync(fd) < 0)
                 return negative_errno();
         return 0;

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* state-writer.c — the state's writes and fsyncs, on a thread of their own */
+
 /*
- * state-writer.c — the state's writes and fsyncs on a thread of their own.
- *
- * A group's write costs its fdatasync(), ~0.2 ms on a quiet disk and several ms on a busy one;
- * the file rewritten whole costs its formatting too, milliseconds at thousands of tenants. Done on
- * the event loop, every call arriving meanwhile waits for it and then for its own group's. Here
- * the loop hands the job to one thread and goes on applying the next group's calls in memory; an
- * eventfd brings the outcome back, and only then are the group's replies sent. One job is in
- * flight at a time, so lines reach the disk in the order they were made, and a failed one is cut
- * back before anything follows it.
+ * A group's write costs one fdatasync(). That takes about 0.2 ms on a quiet disk and several ms
+ * on a busy one. A rewrite of the whole file also costs its formatting, which takes milliseconds
+ * at thousands of tenants. On the event loop, every call that arrived meanwhile would wait for
+ * that write, and then for its own group's write. So the loop hands the job to one thread, and
+ * goes on applying the next group's calls in memory. An eventfd brings the outcome back, and
+ * only then are the group's replies sent. One job is in flight at a time. So lines reach the
+ * disk in the order they were made, and a failed line is cut back before anything follows it.
  */
 
 #include <errno.h>
@@ -25,13 +25,13 @@ typedef enum { JOB_IDLE, JOB_QUEUED, JOB_DONE } JobState;
 struct StateWriter {
         pthread_t thread;
         pthread_mutex_t lock;
-        pthread_cond_t wake;      /* the thread: a job, or stop */
-        pthread_cond_t done;      /* state_writer_wait(): the job is done */
+        pthread_cond_t wake;      /* wakes the thread for a job, or to stop */
+        pthread_cond_t done;      /* tells state_writer_wait() that the job is done */
         int efd;
         sd_event_source *source;
         bool stop, started;
-        bool in_flight;           /* the loop's own: set by submit, cleared once done has run */
-        /* The job; state and result under lock. */
+        bool in_flight;           /* the loop's alone: set by submit, cleared once the done function has run */
+        /* The job. state and result are only touched under the lock. */
         JobState state;
         StateWriterJobFn fn;
         void *job;
@@ -58,15 +58,17 @@ static void *writer_main(void *userdata) {
                 w->result = r;
                 w->state = JOB_DONE;
                 pthread_cond_broadcast(&w->done);
-                /* Counted, not a flag: a wakeup the loop has not read yet is harmless. */
+                /* The eventfd counts, so a wakeup that the loop has not read yet does no harm. */
                 (void) eventfd_write(w->efd, 1);
         }
         pthread_mutex_unlock(&w->lock);
         return NULL;
 }
 
-/* The job's outcome to its done fn, on the loop's thread. The job is taken first: done may
- * submit the next one. */
+/*
+ * Hand the job's outcome to its done function, on the loop's thread. The job is taken out
+ * first, because the done function may submit the next one.
+ */
 static void finish(StateWriter *w) {
         void (*free_job)(void *job);
         StateWriterDoneFn fn;
@@ -117,7 +119,7 @@ int state_writer_new(sd_event *e, StateWriter **ret) {
         r = sd_event_add_io(e, &w->source, w->efd, EPOLLIN, on_done, w);
         if (r < 0)
                 return r;
-        /* Above the bus: a durable group's replies go out before more calls are read. */
+        /* This source is above the bus, so a durable group's replies go out before more calls are read. */
         (void) sd_event_source_set_priority(w->source, SD_EVENT_PRIORITY_NORMAL - 1);
         (void) sd_event_source_set_description(w->source, "state-writer");
         r = -pthread_create(&w->thread, NULL, writer_main, w);
@@ -177,5 +179,6 @@ void state_writer_wait(StateWriter *w) {
         while (w->state == JOB_QUEUED)
                 pthread_cond_wait(&w->done, &w->lock);
         pthread_mutex_unlock(&w->lock);
-        finish(w);   /* the eventfd's count is left: on_done then finds nothing to finish */
+        finish(w);   /* The eventfd's count stays, and on_done() then finds nothing to finish. */
+
 }
