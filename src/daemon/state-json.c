@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* state-json.c — the strict JSON under the state file and journal: json-c builds the tree, a byte scan adds the rules and the places */
+/* state-json.c — the strict JSON reader under the state file and the journal */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,20 +9,26 @@
 #include "state-internal.h"
 
 /*
- * json-c turns the bytes into a tree but says nothing about where a value was, and even
- * with JSON_TOKENER_STRICT it lets through what a file of ours never holds: raw control
- * characters and lone surrogates in strings, overlong or surrogate UTF-8, single quotes,
- * NaN and Infinity, integers beyond 64 bits (saturated), duplicate keys (the last wins),
- * NUL bytes (taken for the end of the input), content after the document. So the bytes are
- * also scanned, once, by a recogniser that decodes nothing: it refuses all of that, names
- * the place of every refusal, and finds a value's place again when a rule about it is
- * broken. The two never disagree on structure: the scan stops at the first error json-c
- * reports, and says the better thing about it when it can.
+ * json-c builds the tree, and a scan of the bytes adds the format's rules and the places of
+ * values. json-c says nothing about where a value was. Even with JSON_TOKENER_STRICT, it also
+ * lets through things that a sriovd file never holds:
+ *  - raw control characters and lone surrogates in strings,
+ *  - overlong or surrogate UTF-8,
+ *  - single quotes,
+ *  - NaN and Infinity,
+ *  - integers beyond 64 bits, which it saturates,
+ *  - duplicate keys, of which the last wins,
+ *  - NUL bytes, which it takes for the end of the input,
+ *  - content after the document.
+ * So the bytes are also scanned once, by a recogniser that decodes nothing. It refuses all of
+ * the above and names the place of every refusal. It also finds a value's place again when a
+ * rule about that value is broken. The two never disagree on structure, because the scan stops
+ * at the first error that json-c reports. The scan then describes that error better when it can.
  */
 
-#define DEPTH_MAX 8   /* a file of ours nests 4 deep */
+#define DEPTH_MAX 8   /* A sriovd file nests 4 levels deep. */
 
-/* Every key of both documents: duplicates of these are refused; others are unknown anyway. */
+/* Every key of both documents. A duplicate of one of these is refused. Any other key is refused as unknown. */
 static const char *const known_keys[] = {
         "format", "version", "generation", "tenants", "checksum", "tenant", "class", "kind", "vf", "mac",
         "vlan", "domain", "numa_node", "coalesce", "seq", "rx_usecs", "tx_usecs", "base", "set", "released",
@@ -30,8 +36,9 @@ static const char *const known_keys[] = {
 };
 
 /*
- * The lists and objects of the format, checked as soon as they open: inside the wrong kind of
- * container, the first complaint would be about syntax ("expected a key") and hide the real one.
+ * The lists and objects of the format, checked as soon as they open. Inside the wrong kind of
+ * container, the first complaint would be about syntax, such as "expected a key", and would
+ * hide the real mistake.
  */
 static const struct {
         const char *key, *expected;
@@ -45,24 +52,24 @@ static const struct {
 
 typedef struct Level {
         bool array;
-        size_t index;               /* array: the element being scanned */
-        int key;                    /* object: known_keys[] index of the member being scanned, -1 unknown */
-        size_t key_start, key_len;  /* object: its key as written, inside the quotes */
-        uint32_t seen;              /* object: known keys met so far */
+        size_t index;               /* in an array, the element being scanned */
+        int key;                    /* in an object, the known_keys[] index of the member being scanned, or -1 */
+        size_t key_start, key_len;  /* in an object, the member's key as written, inside the quotes */
+        uint32_t seen;              /* in an object, the known keys met so far */
 } Level;
 
 typedef struct Scan {
         const StateText *t;
-        size_t pos, limit;          /* the scan stops (SCAN_STOP) on reaching limit */
+        size_t pos, limit;          /* the scan stops with SCAN_STOP on reaching limit */
         Level level[DEPTH_MAX];
         unsigned depth;
-        const JsonPath *target;     /* locate: stop at its value (or key) */
+        const JsonPath *target;     /* for locating: stop at the value, or the key, that this names */
         size_t found, last_top_key;
 } Scan;
 
 #define SCAN_STOP 1
 
-/* Location of pos in buf, 1-based. */
+/* The line and column of pos in buf, both counted from 1. */
 static void locate(const char *buf, size_t pos, unsigned *ret_line, unsigned *ret_column) {
         unsigned line = 1;
         size_t bol = 0;
@@ -143,7 +150,7 @@ bool state_utf8_valid(const char *s, size_t n) {
         return true;
 }
 
-/* "tenants[3].coalesce": how messages name the value the first levels lead to. */
+/* Name the value that the first levels lead to, as messages do, for example "tenants[3].coalesce". */
 static const char *scan_name(const Scan *s, unsigned levels, char buf[static 80]) {
         size_t len = 0;
 
@@ -157,7 +164,7 @@ static const char *scan_name(const Scan *s, unsigned levels, char buf[static 80]
                         w = snprintf(buf + len, 80 - len, "[%zu]", parent->index);
                 else if (parent->key >= 0)
                         w = snprintf(buf + len, 80 - len, "%s%s", i > 1 ? "." : "", known_keys[parent->key]);
-                else   /* an unknown key, as written (the reader refuses it later, if nothing else first) */
+                else   /* An unknown key, as written. The reader refuses it later, if nothing fails first. */
                         w = snprintf(buf + len, 80 - len, "%s%.*s", i > 1 ? "." : "", (int) MIN(parent->key_len, (size_t) 24),
                                      s->t->buf + parent->key_start);
                 len = MIN(len + (size_t) MAX(w, 0), (size_t) 79);
@@ -182,7 +189,10 @@ static void scan_ws(Scan *s) {
                 s->pos++;
 }
 
-/* At limit: the scan stops (json-c's error there is reported, or the target was passed). */
+/*
+ * Whether the scan has reached limit and stops. Then either json-c's error at that place is
+ * reported, or the target was passed.
+ */
 static bool scan_stopped(const Scan *s) {
         return s->pos >= s->limit;
 }
@@ -200,7 +210,10 @@ static int hex4(const char *p) {
         return v;
 }
 
-/* A string; what names it ("a key", or the value). Its bytes in [*ret_start + 1, s->pos - 1). */
+/*
+ * Scan a string. what names it in messages: "a key", or the value's name. The string's bytes
+ * end up in [*ret_start + 1, s->pos - 1).
+ */
 static int scan_string(Scan *s, const char *what, size_t *ret_start) {
         const char *buf = s->t->buf;
         size_t start = s->pos;
@@ -216,7 +229,7 @@ static int scan_string(Scan *s, const char *what, size_t *ret_start) {
                 if (scan_stopped(s))
                         return SCAN_STOP;
                 c = (unsigned char) buf[s->pos];
-                if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {   /* most bytes */
+                if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {   /* the common case */
                         s->pos++;
                         continue;
                 }
@@ -269,7 +282,10 @@ static int scan_string(Scan *s, const char *what, size_t *ret_start) {
 
 static int scan_value(Scan *s);
 
-/* A key written with escapes (by hand; the scan checked it): json-c decodes it. NULL when out of memory. */
+/*
+ * Decode a key that was written with escapes, which only a hand-edited file has. json-c decodes
+ * it, and the scan has already checked it. Returns NULL when out of memory.
+ */
 static json_object *key_decode(const char *quoted, size_t size) {
         _cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new();
         json_object *o;
@@ -284,7 +300,7 @@ static json_object *key_decode(const char *quoted, size_t size) {
         return o;
 }
 
-/* Whether the scan is at the target: the path so far equals it. */
+/* Whether the level l matches one step of the target path. */
 static bool level_is(const Scan *s, const Level *l, const JsonStep *step) {
         if (!step->key)
                 return l->array && l->index == step->index;
@@ -292,7 +308,10 @@ static bool level_is(const Scan *s, const Level *l, const JsonStep *step) {
                 return false;
         if (l->key >= 0)
                 return streq(known_keys[l->key], step->key);
-        /* An unknown key (an error is about it): as written, or decoded when written with escapes. */
+        /*
+         * An unknown key matters only when an error is about it. It is compared as written, or
+         * decoded when it was written with escapes.
+         */
         if (memchr(s->t->buf + l->key_start, '\\', l->key_len)) {
                 _cleanup_(json_object_putp) json_object *o = key_decode(s->t->buf + l->key_start - 1, l->key_len + 2);
                 return o && streq(json_object_get_string(o), step->key);
@@ -300,6 +319,7 @@ static bool level_is(const Scan *s, const Level *l, const JsonStep *step) {
         return strlen(step->key) == l->key_len && memcmp(s->t->buf + l->key_start, step->key, l->key_len) == 0;
 }
 
+/* Whether the scan is at the target, that is, whether the path so far equals it. */
 static bool at_target(const Scan *s, bool key) {
         const JsonPath *p = s->target;
 
@@ -312,14 +332,14 @@ static bool at_target(const Scan *s, bool key) {
 }
 
 static int known_key(const char *key, size_t n) {
-        /* Once per key of the file: first bytes before lengths. */
+        /* This runs once per key of the file, so the cheap test of the first byte comes before the length. */
         for (unsigned k = 0; k < ELEMENTSOF(known_keys); k++)
                 if (n > 0 && known_keys[k][0] == key[0] && strlen(known_keys[k]) == n && memcmp(known_keys[k], key, n) == 0)
                         return (int) k;
         return -1;
 }
 
-/* The known_keys[] index of the key [start, end) (quotes included), -1 if it is none of them. */
+/* The known_keys[] index of the key at [start, end), quotes included, or -1 if it is none of them. */
 static int key_lookup(Scan *s, size_t start, size_t end) {
         _cleanup_(json_object_putp) json_object *o = NULL;
 
@@ -419,7 +439,7 @@ static int scan_value(Scan *s) {
                 return SCAN_STOP;
         }
         start = s->pos;
-        if (s->depth == 0 && buf[s->pos] != '{')   /* both documents are objects */
+        if (s->depth == 0 && buf[s->pos] != '{')   /* Both documents are objects. */
                 return scan_error(s, s->pos, "expected '{', found %s", state_describe_at(s->t, s->pos, d));
         if (s->depth > 0 && !s->level[s->depth - 1].array && s->level[s->depth - 1].key >= 0 && strchr("[{", buf[s->pos]))
                 for (size_t i = 0; i < ELEMENTSOF(containers); i++)
@@ -433,18 +453,18 @@ static int scan_value(Scan *s) {
         case '"':
                 return scan_string(s, scan_name(s, s->depth, name), &start);
         case 't': case 'f': case 'n':
-                /* json-c checks the words; only where they end matters here. */
+                /* json-c checks the words. Only where they end matters here. */
                 while (s->pos < s->limit && buf[s->pos] >= 'a' && buf[s->pos] <= 'z')
                         s->pos++;
                 return scan_stopped(s) ? SCAN_STOP : 0;
         case '-': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
                 if (buf[s->pos] == '-' && ++s->pos < s->limit && !(buf[s->pos] >= '0' && buf[s->pos] <= '9'))
-                        /* json-c would take "-Infinity" */
+                        /* json-c would accept "-Infinity". */
                         return scan_error(s, start, "expected a value for %s, found %s", scan_name(s, s->depth, name),
                                           state_describe_at(s->t, start, d));
                 if (s->pos + 1 < s->limit && buf[s->pos] == '0' && buf[s->pos + 1] >= '0' && buf[s->pos + 1] <= '9')
                         return scan_error(s, start, "%s has a leading zero, which JSON does not allow", scan_name(s, s->depth, name));
-                /* json-c checks the rest of the number; whether it must be whole is the reader's rule. */
+                /* json-c checks the rest of the number. Whether it must be whole is the reader's rule. */
                 while (s->pos < s->limit && buf[s->pos] && strchr("0123456789.eE+-", buf[s->pos]))
                         s->pos++;
                 return scan_stopped(s) ? SCAN_STOP : 0;
@@ -500,14 +520,17 @@ int state_json_parse(const StateText *t, json_object **ret, size_t *ret_end, siz
         root = tokener_parse(tok, t->buf + t->start, t->end - t->start, &e, &err_at);
         err_at += t->start;
         if (!root)
-                /* The byte json-c stopped at is scanned too: the scan may say better what is wrong there. */
+                /* The scan covers the byte where json-c stopped too, since it may say better what is wrong there. */
                 s.limit = MIN(err_at + 1, t->end);
 
         r = scan_value(&s);
         if (r < 0)
                 return r;
         if (!root && r == 0 && s.pos <= err_at) {
-                /* json-c refuses what follows the value (strict mode): the reader says what it thinks of that. */
+                /*
+                 * In strict mode, json-c refuses anything after the value. So parse the value
+                 * alone, and let the reader say what it thinks of the rest.
+                 */
                 root = tokener_parse(tok, t->buf + t->start, s.pos - t->start, &e, &err_at);
                 err_at += t->start;
         }
@@ -516,7 +539,7 @@ int state_json_parse(const StateText *t, json_object **ret, size_t *ret_end, siz
                         return state_text_error(t, err_at, "unexpected %s", state_describe_at(t, err_at, d));
                 return state_text_error(t, err_at, "expected %s, found %s", tokener_expected(e), state_describe_at(t, err_at, d));
         }
-        if (r == SCAN_STOP)   /* cannot be: json-c read a whole value within the document */
+        if (r == SCAN_STOP)   /* Cannot happen: json-c read a whole value within the document. */
                 return state_text_error(t, s.pos, "unexpected end of the document (truncated?)");
         *ret = TAKE_PTR(root);
         *ret_end = s.pos;
@@ -530,7 +553,8 @@ size_t state_json_locate(const StateText *t, const JsonPath *p) {
         (void) scan_value(&s);
         if (s.found != SIZE_MAX)
                 return s.found;
-        /* Not there (an error about the document as a whole): the document's first byte. */
+        /* The path is not there, so the error is about the whole document. Point at its first byte. */
+
         s = (Scan) { .t = t, .pos = t->start, .limit = t->end };
         scan_ws(&s);
         return s.pos;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* state.c — the allocation state file's format: its rules read off json-c's tree, validation, the canonical writer */
+/* state.c — the allocation state file's format: reading it from json-c's tree, validating it, writing it */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,12 +12,12 @@
 #include "sriovd/util.h"
 #include "state-internal.h"
 
-/* CRC32C (Castagnoli, reflected 0x82f63b78), as iSCSI and ext4 use it. */
+/* CRC32C, the Castagnoli CRC with the reflected polynomial 0x82f63b78, as iSCSI and ext4 use it. */
 uint32_t state_crc32c(const void *data, size_t size) {
         const uint8_t *p = data;
         uint32_t table[256], crc = UINT32_MAX;
 
-        /* 1 KiB of table per call is cheaper than a global to initialise, at our file sizes. */
+        /* At the sizes of sriovd's files, 1 KiB of table per call is cheaper than a global to initialise. */
         for (uint32_t i = 0; i < 256; i++) {
                 uint32_t c = i;
                 for (int k = 0; k < 8; k++)
@@ -29,7 +29,10 @@ uint32_t state_crc32c(const void *data, size_t size) {
         return crc ^ UINT32_MAX;
 }
 
-/* Field rules, shared by the parser and state_validate(): NULL = valid, else what is expected. */
+/*
+ * The rules for each field, shared by the parser and state_validate(). Each check returns NULL
+ * for a valid value, or else what is expected.
+ */
 
 const char *state_tenant_id_check(const char *s) {
         size_t n = strlen(s);
@@ -95,13 +98,13 @@ const char *state_kind_to_string(int kind) {
                : kind == STATE_KIND_WAITING ? "waiting" : NULL;
 }
 
-/* Where to say something about the value at p, and what is there: "'x'", "byte 0xNN". */
+/* Find where a message about the value at p should point, and describe what is there, such as "'x'". */
 static const char *found_at(const StateText *t, const JsonPath *p, size_t *ret_at, char buf[static 16]) {
         *ret_at = state_json_locate(t, p);
         return state_describe_at(t, *ret_at, buf);
 }
 
-/* A string (no NUL inside: the scan refuses \u0000) of at most cap - 1 bytes into dst. */
+/* Read a string of at most cap - 1 bytes into dst. It has no NUL inside, because the scan refuses \u0000. */
 int state_read_string(const StateText *t, const JsonPath *p, json_object *v, const char *what, char *dst, size_t cap) {
         size_t n, at;
         char d[16];
@@ -117,7 +120,7 @@ int state_read_string(const StateText *t, const JsonPath *p, json_object *v, con
         return 0;
 }
 
-/* An integer (no fraction, no exponent) in [min, max]. */
+/* Read an integer in [min, max], written without a fraction or an exponent. */
 int state_read_integer(const StateText *t, const JsonPath *p, json_object *v, const char *what, int64_t min, int64_t max,
                        int64_t *ret) {
         size_t at;
@@ -131,7 +134,7 @@ int state_read_integer(const StateText *t, const JsonPath *p, json_object *v, co
                 return state_text_error(t, at, "expected an integer for %s, found %s", what, found);
         }
         r = json_object_get_int64(v);
-        /* json-c saturates what does not fit: INT64_MAX from a larger number is not INT64_MAX. */
+        /* json-c saturates a number that does not fit, so an INT64_MAX may come from a larger number. */
         if (r == INT64_MAX && json_object_get_uint64(v) != (uint64_t) INT64_MAX)
                 return state_path_error(t, p, "%s is out of range; expected %" PRId64 "..%" PRId64, what, min, max);
         if (r < min || r > max)
@@ -140,7 +143,7 @@ int state_read_integer(const StateText *t, const JsonPath *p, json_object *v, co
         return 0;
 }
 
-/* null is -1: the "none" of vlan and numa_node. */
+/* A null reads as -1, which means none for vlan and numa_node. */
 static int read_integer_or_null(const StateText *t, const JsonPath *p, json_object *v, const char *what, int64_t min,
                                 int64_t max, int64_t *ret) {
         if (!v) {
@@ -150,7 +153,7 @@ static int read_integer_or_null(const StateText *t, const JsonPath *p, json_obje
         return state_read_integer(t, p, v, what, min, max, ret);
 }
 
-/* Keys from n_required on may be absent (added to the format later). */
+/* Keys from index n_required on may be absent, because they were added to the format later. */
 static int read_object(const StateText *t, const JsonPath *p, json_object *o, const char *what, const char *const *keys,
                        unsigned n_keys, unsigned n_required, MemberFn fn, void *userdata) {
         uint32_t seen = 0;
@@ -162,7 +165,7 @@ static int read_object(const StateText *t, const JsonPath *p, json_object *o, co
                 const char *found = found_at(t, p, &at, d);
                 return state_text_error(t, at, "expected '{', found %s", found);
         }
-        /* In file order (json-c keeps it); a key twice was refused by the scan already. */
+        /* The members come in file order, which json-c keeps. The scan has already refused a repeated key. */
         json_object_object_foreach(o, key, v) {
                 JsonPath vp = state_path_key(p, key);
                 unsigned k;
@@ -222,7 +225,7 @@ static int coalesce_member(const StateText *t, unsigned key, const JsonPath *p, 
 enum {
         TENANT_ID, TENANT_CLASS, TENANT_KIND, TENANT_VF, TENANT_MAC, TENANT_VLAN,
         TENANT_DOMAIN, TENANT_NUMA, TENANT_COALESCE, TENANT_SEQ,
-        TENANT_RT_CPUS,         /* optional: files of 0.2 and before have none */
+        TENANT_RT_CPUS,         /* optional, because files from version 0.2 and earlier have none */
 };
 static const char *const tenant_keys[] = {
         [TENANT_ID] = "tenant",
@@ -258,7 +261,7 @@ static int tenant_member(const StateText *t, unsigned key, const JsonPath *p, js
         int64_t n = -1;
         int r;
 
-        /* "tenants[3].vlan", for messages: per member, so no snprintf(). */
+        /* The name for messages, such as "tenants[3].vlan". This runs per member, so it avoids snprintf(). */
         strcpy(stpcpy(stpcpy(what, c->what), "."), tenant_keys[key]);
         switch (key) {
         case TENANT_ID:
@@ -412,7 +415,7 @@ int state_read_checksum(const StateText *t, const JsonPath *p, json_object *v, u
         if (r < 0)
                 return r;
         ok = strlen(buf) == lp + 8 && strncmp(buf, CHECKSUM_PREFIX, lp) == 0;
-        /* Lowercase only: every single-bit flip, even 'a' -> 'A', must change what is read. */
+        /* Only lowercase is accepted, so that every single-bit flip changes what is read, even 'a' to 'A'. */
         for (size_t i = lp; ok && i < lp + 8; i++) {
                 ok = is_lower_hex(buf[i]);
                 c = c << 4 | (uint32_t) (hex_digit(buf[i]) & 0xf);
@@ -493,7 +496,7 @@ static int doc_member(const StateText *t, unsigned key, const JsonPath *p, json_
 
 typedef struct DupKey {
         const State *s;
-        int which;      /* 0 tenant, 1 vf, 2 seq */
+        int which;      /* 0 for the tenant id, 1 for the vf, 2 for the seq */
 } DupKey;
 
 static int dup_compare(const void *a, const void *b, void *userdata) {
@@ -512,9 +515,9 @@ static int dup_compare(const void *a, const void *b, void *userdata) {
 }
 
 /*
- * Tenant ids, VF addresses and seqs are unique. On a duplicate, the one latest in the list
- * of the earliest-found pair is reported, with the one it repeats, where they are in t when
- * it is given.
+ * Check that tenant ids, VF addresses and seqs are unique. On duplicates, the first entry in
+ * the list that repeats an earlier one is reported, together with the entry it repeats. When t
+ * is given, the message says where both entries are in t.
  */
 int state_check_duplicates(const State *s, const StateText *t, const JsonPath *p, StateError *e) {
         _cleanup_free_ size_t *idx = NULL;
@@ -560,7 +563,7 @@ int state_check_duplicates(const State *s, const StateText *t, const JsonPath *p
                         StateText other = *t;
                         StateError where = {};
 
-                        /* The other one's line: its place, put into a scratch error. */
+                        /* Find the other entry's line by putting an error about it into a scratch StateError. */
                         other.error = &where;
                         (void) state_path_error(&other, &fp, "-");
                         return state_path_error(t, &vp, "%s %s of tenants[%zu] \"%s\" is also that of tenants[%zu] \"%s\" at line %u; expected each %s once",
@@ -597,7 +600,7 @@ int state_parse(const char *buf, size_t size, State *ret, StateError *ret_error)
         if (r < 0)
                 goto fail;
 
-        /* The writer ends the file with "}\n"; anything else is a torn write or an edit. */
+        /* The writer ends the file with "}\n". Any other ending is a torn write or an edit. */
         if (end == size) {
                 r = state_text_error(&t, end, "the file ends without a newline after the final '}' (truncated?)");
                 goto fail;
@@ -612,7 +615,7 @@ int state_parse(const char *buf, size_t size, State *ret, StateError *ret_error)
         if (r < 0)
                 goto fail;
 
-        /* The checksum is the last key (doc_member saw to it): it covers everything before it. */
+        /* doc_member() made sure that the checksum is the last key. It covers everything before it. */
         actual = state_crc32c(buf, checksum_key);
         if (actual != d.checksum) {
                 r = state_path_error(&t, &(JsonPath) { .step = { { .key = "checksum" } }, .n = 1 },
@@ -647,7 +650,7 @@ int state_validate(const State *s, StateError *ret_error) {
                 const StateTenant *t = &s->tenants[i];
                 const char *why = NULL, *field = NULL;
 
-                /* Strings first: everything after may print them. */
+                /* Check the strings first, because every later check may print them. */
                 if (strnlen(t->tenant, sizeof(t->tenant)) == sizeof(t->tenant) ||
                     strnlen(t->class_name, sizeof(t->class_name)) == sizeof(t->class_name) ||
                     strnlen(t->vf, sizeof(t->vf)) == sizeof(t->vf) ||
@@ -705,7 +708,7 @@ json_object *state_tenant_to_json(const StateTenant *t) {
                 return NULL;
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", t->mac[0], t->mac[1], t->mac[2], t->mac[3],
                  t->mac[4], t->mac[5]);
-        /* In this order: the format's, which hand edits and diffs of old files follow. */
+        /* The members go in the format's order, which hand edits and diffs of old files follow. */
         if (jsonc_add(o, "tenant", json_object_new_string(t->tenant)) < 0 ||
             jsonc_add(o, "class", json_object_new_string(t->class_name)) < 0 ||
             jsonc_add(o, "kind", json_object_new_string(state_kind_to_string(t->kind))) < 0 ||
@@ -745,7 +748,10 @@ int state_document_finish(json_object *doc, int flags, char **ret, size_t *ret_s
         buf[len] = '\n';
         buf[len + 1] = 0;
 
-        /* The last "checksum" key is the placeholder member's: a string's quotes inside are escaped. */
+        /*
+         * The last "checksum" key is the placeholder member's. A "checksum" inside a string
+         * value cannot match, because the quotes inside a string are escaped.
+         */
         for (const char *k = buf; (k = memmem(k, len - (size_t) (k - buf), key, strlen(key))); k++)
                 at = k;
         hex = at ? strstr(at, CHECKSUM_PREFIX "00000000") : NULL;
@@ -772,12 +778,13 @@ int state_format(const State *s, char **ret, size_t *ret_size, StateError *ret_e
         if (!doc || jsonc_add(doc, "format", json_object_new_string(STATE_FORMAT)) < 0 ||
             jsonc_add(doc, "version", json_object_new_int(STATE_FORMAT_VERSION)) < 0 ||
             jsonc_add(doc, "generation", json_object_new_int64((int64_t) s->generation)) < 0 ||
-            jsonc_add(doc, "tenants", list) < 0)   /* list belongs to doc now, or is put */
+            jsonc_add(doc, "tenants", list) < 0)   /* list now belongs to doc, or has been put. */
                 return -ENOMEM;
         for (size_t i = 0; i < s->n; i++)
                 if (jsonc_append(list, state_tenant_to_json(&s->tenants[i])) < 0)
                         return -ENOMEM;
-        /* A placeholder, replaced by the checksum of everything before its key. */
+        /* This placeholder is replaced by the checksum of everything before its key. */
+
         if (jsonc_add(doc, "checksum", json_object_new_string(CHECKSUM_PREFIX "00000000")) < 0)
                 return -ENOMEM;
         return state_document_finish(doc, JSONC_PRETTY, ret, ret_size);
