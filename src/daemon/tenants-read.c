@@ -127,7 +127,8 @@ int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret
                 if (allocator_tenant(t->alloc, i, &a) < 0 || a.nic != ALLOC_NIC_VF || !a.vf)
                         continue;
                 e = tenants_extra_find(t, a.id);
-                /* A booked RT guest's vCPU 0 runs on its first RT CPU: known before libvirt says so. */
+                /* A booked RT guest's vCPU 0 runs on its first RT CPU, so that is known before libvirt says so. */
+
                 p[k] = (PlanAllocation) { .vlan = e ? e->vlan : -1, .qos = -1,
                                           .vcpu0_cpu = a.n_rt_cpus > 0 ? a.rt_cpus[0] : -1 };
                 strscpy(p[k].vf, sizeof(p[k].vf), a.vf);

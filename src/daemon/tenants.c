@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tenants.c — who holds which NIC: the allocator's decisions, saved before they are acknowledged */
+
 /*
- * tenants.c — who holds which NIC: the allocator's decisions, saved before they are acknowledged.
- * Requests, releases and saving are here; tenants-configure.c places what was saved under the
- * (re)loaded policy and pool, tenants-read.c answers what a tenant holds.
+ * This file handles requests, releases and saving. tenants-configure.c places the saved tenants
+ * under the policy and pool of each load or reload. tenants-read.c answers what a tenant holds.
  */
 
 #include <fcntl.h>
@@ -17,7 +18,7 @@
 #include "sriovd/state.h"
 #include "tenants-internal.h"
 
-/* Index in extras where tenant is or would go. */
+/* The index in extras where tenant is, or would go. */
 static size_t extra_lower_bound(const Tenants *t, const char *tenant) {
         size_t lo = 0, hi = t->n_extras;
 
@@ -36,7 +37,10 @@ Extra *tenants_extra_find(const Tenants *t, const char *tenant) {
         return i < t->n_extras && streq(t->extras[i].tenant, tenant) ? &t->extras[i] : NULL;
 }
 
-/* In id order: restoring a saved file (sorted first) appends, so a start is O(n log n). */
+/*
+ * Extras are kept in id order. A restore sorts the saved file first, so each add appends, and a
+ * start costs O(n log n).
+ */
 int tenants_extra_add(Tenants *t, const Extra *e) {
         size_t i = extra_lower_bound(t, e->tenant);
 
@@ -86,7 +90,7 @@ void tenants_report(Tenants *t, const AllocDecisions *d) {
                 else
                         mac_derive(dec->tenant, mac);
                 mac_format(mac, nic.mac);
-                /* Out of memory to hold it: told now rather than never. */
+                /* Without the memory to hold the report, it is told now rather than never. */
                 if (t->group.open && tenants_group_hold_report(t, dec, &nic) >= 0)
                         continue;
                 t->log.decision(dec, &nic, t->log.userdata);
@@ -115,17 +119,20 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
 
                 r = state_load(t->dir_fd, STATE_FILE_NAME, &t->loaded, &aside, &err);
                 if (r == -EBADMSG)
-                        /* Kept aside, never dropped: an operator can read what it held. */
+                        /* The file is kept aside, never dropped, so that an operator can read what it held. */
                         tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, starting without allocations",
                                 state_dir, STATE_FILE_NAME, err.message, aside ?: "?");
                 else if (r < 0 && r != -ENOENT)
-                        return r;   /* unreadable: starting empty would overwrite it */
+                        return r;   /* The file is unreadable, and starting empty would overwrite it. */
                 t->generation = t->loaded.generation;
 
                 StateReplay rep = {};
                 aside = mfree(aside);
                 if (r == -EBADMSG) {
-                        /* Changes to a file nobody can read any more: kept aside with it, not applied. */
+                        /*
+                         * The journal holds changes to a file that nobody can read any more. So it
+                         * is kept aside with that file, not applied.
+                         */
                         r = state_journal_set_aside(t->dir_fd, STATE_JOURNAL_NAME, &aside);
                         if (r > 0)
                                 tenants_problem(t, -EBADMSG, NULL, "%s/%s holds changes to the corrupt file; moved aside to %s",
@@ -139,7 +146,7 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
                                 state_dir, STATE_JOURNAL_NAME, err.message, aside ?: "?", rep.applied);
                 else if (r < 0)
                         return r;
-                /* Whatever it held is written whole at the first placement, which empties it. */
+                /* The first placement writes what the journal held into the whole file, and empties it. */
                 t->must_rewrite = rep.applied > 0 || rep.skipped > 0 || rep.torn || r != 0;
         }
         *ret = TAKE_PTR(t);
@@ -180,7 +187,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
         if (r >= 0) {
                 StateReplay rep = {};
 
-                /* The longest valid run of lines is applied; what follows a torn line is not. */
+                /* The longest valid run of lines is applied. Nothing after a torn line is. */
                 r = state_journal_replay(buf, size, &t->loaded, &rep, &err);
                 if (r < 0 && r != -EBADMSG)
                         return r;
@@ -197,7 +204,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
 Tenants *tenants_free(Tenants *t) {
         if (!t)
                 return NULL;
-        (void) tenants_flight_wait(t);   /* the thread has the journal's fd until then */
+        (void) tenants_flight_wait(t);   /* The writer thread uses the journal's fd until then. */
         allocator_free(t->alloc);
         state_done(&t->loaded);
         free(t->extras);
@@ -208,7 +215,7 @@ Tenants *tenants_free(Tenants *t) {
                 close(t->dir_fd);
         if (t->journal_fd >= 0)
                 close(t->journal_fd);
-        tenants_group_done(t);   /* never written, so never acknowledged */
+        tenants_group_done(t);   /* The open group was never written, so it was never acknowledged. */
         free(t);
         return NULL;
 }
@@ -221,7 +228,7 @@ AllocNic tenants_alloc_nic_of(int kind) {
         return kind == STATE_KIND_VF ? ALLOC_NIC_VF : kind == STATE_KIND_WAITING ? ALLOC_NIC_NONE : ALLOC_NIC_VIRTIO;
 }
 
-/* One tenant the allocator holds, as the state file holds it. */
+/* A tenant that the allocator holds, in the form that the state file holds it. */
 static void tenant_state(const Tenants *t, const AllocTenant *a, StateTenant *ret) {
         const Extra *e = tenants_extra_find(t, a->id);
 
@@ -254,7 +261,10 @@ static StateTenant *orphan_find(const Tenants *t, const char *tenant) {
         return NULL;
 }
 
-/* Out of the list, kept just past its end: orphan_unremove() puts it back without allocating. */
+/*
+ * Take the orphan out of the list by moving it just past the end. orphan_unremove() then puts
+ * it back without allocating.
+ */
 static bool orphan_remove(Tenants *t, const char *tenant) {
         StateTenant *o = orphan_find(t, tenant), tmp;
 
@@ -285,7 +295,10 @@ int tenants_snapshot(const Tenants *t, State *ret) {
                         continue;
                 tenant_state(t, &a, &s.tenants[s.n++]);
         }
-        /* An orphan asked for again is in the allocator now; until that is saved it is both. */
+        /*
+         * An orphan that was asked for again is in the allocator now. Until that is saved, it is
+         * in both places, and the snapshot takes the allocator's entry.
+         */
         for (size_t i = 0; i < t->n_orphans; i++) {
                 AllocTenant a;
                 if (allocator_find_tenant(t->alloc, t->orphans[i].tenant, &a) < 0)
@@ -295,20 +308,29 @@ int tenants_snapshot(const Tenants *t, State *ret) {
         return 0;
 }
 
-/* The file written whole (r), as generation; the journal emptied after it, or reset_failed. */
+/*
+ * Record r, the outcome of writing the whole file as generation. The journal was emptied after
+ * the write, unless reset_failed is set.
+ */
 int tenants_saved_whole(Tenants *t, int r, uint64_t generation, const StateError *err, bool reset_failed) {
         if (r >= 0)
                 t->generation = generation;
         if (r < 0) {
-                /* The file may hold the new generation already (its directory fsync failed): until a
-                 * rewrite succeeds, no line may be appended against either. */
+                /*
+                 * The file may hold the new generation already, if only the directory's fsync
+                 * failed. Until a rewrite succeeds, no line may be appended against either
+                 * generation.
+                 */
                 t->must_rewrite = true;
                 tenants_problem(t, r, NULL, "could not save the allocations: %s",
                                 err->message[0] ? err->message : strerror(-r));
                 return r;
         }
-        /* The journal's lines are of the old generation now: skipped at load, emptied before the
-         * next append (reopened and emptied then, if emptying fails now). */
+        /*
+         * The journal's lines now belong to the old generation. A load skips them, and the next
+         * append empties the journal first. If emptying failed now, the journal is reopened and
+         * emptied then.
+         */
         t->journal_lines = 0;
         t->journal_bytes = 0;
         t->must_rewrite = false;
@@ -354,14 +376,17 @@ int tenants_whole_job(Tenants *t, WholeJob **ret) {
         return 0;
 }
 
-/* Written whole: temp file, fsync, rename, fsync the directory; then the journal is emptied. */
+/*
+ * Write the whole file: a temporary file, its fsync, the rename and the directory's fsync. Then
+ * the journal is emptied.
+ */
 int tenants_save(Tenants *t) {
         WholeJob *j;
         int r;
 
         if (t->dir_fd < 0)
                 return 0;
-        (void) tenants_flight_wait(t);   /* one writer of the directory at a time */
+        (void) tenants_flight_wait(t);   /* Only one writer may use the directory at a time. */
         r = tenants_whole_job(t, &j);
         if (r < 0)
                 return r;
@@ -372,11 +397,12 @@ int tenants_save(Tenants *t) {
 }
 
 /*
- * Rewrite the file once the journal holds as many lines as there are tenants (1,024 at least), or
- * 4 MiB: a change then costs one tenant's worth of writing, amortized, and a start replays no more
- * than it reads in the file. A rewrite is milliseconds of formatting at thousands of tenants
- * (~4 us each), and the calls that come meanwhile wait for it even off the loop: a quarter of the
- * tenants, as it was, made it the p99 of every change at 16 clients (bench-dbus).
+ * Rewrite the file once the journal holds as many lines as there are tenants, and at least
+ * 1,024, or once it holds 4 MiB. A change then costs one tenant's worth of writing, amortized.
+ * A start then replays no more than it reads in the file. A rewrite takes milliseconds of
+ * formatting at thousands of tenants, about 4 us each. The calls that come meanwhile wait for
+ * it, even off the loop. With a lower limit of a quarter of the tenants, the rewrite set the
+ * p99 latency of every change at 16 clients in bench-dbus.
  */
 bool tenants_want_rewrite(const Tenants *t) {
         return t->dir_fd >= 0 && (t->must_rewrite || t->journal_lines >= MAX(1024u, allocator_n_tenants(t->alloc)) ||
@@ -384,7 +410,7 @@ bool tenants_want_rewrite(const Tenants *t) {
 }
 
 int tenants_rewrite(Tenants *t) {
-        (void) tenants_flush(t);   /* a failure is the group's callers' to hear */
+        (void) tenants_flush(t);   /* A failure is reported to the group's callers. */
         return tenants_want_rewrite(t) ? tenants_save(t) : 0;
 }
 
@@ -393,10 +419,11 @@ static int id_cmp(const void *a, const void *b) {
 }
 
 /*
- * The other tenants of the guests whose RT CPUs d changed. A booking is its guest's, and every
- * tenant's saved entry holds it: a decision names one tenant (the one that joined, or the guest's
- * first when it is served), so the rest are saved with it, or a restart finds them disagreeing.
- * Into *ids (grown; *n_ids counted on), none when d changed no named guest's booking.
+ * Add the other tenants of the guests whose RT CPUs d changed. A booking belongs to a guest, and
+ * each of the guest's tenants holds it in its saved entry. A decision names one tenant only: the
+ * one that joined, or the guest's first tenant when the guest is served. So the guest's other
+ * tenants are saved with it, or a restart would find them disagreeing. The ids are appended to
+ * *ids, which grows, and *n_ids counts them. Nothing is added when d changed no guest's booking.
  */
 static int add_guest_mates(const Tenants *t, const AllocDecisions *d, char (**ids)[TENANT_ID_MAX], size_t *n_ids,
                            size_t *allocated) {
@@ -436,10 +463,11 @@ static int add_guest_mates(const Tenants *t, const AllocDecisions *d, char (**id
 }
 
 /*
- * Save a change to tenant (may be NULL) and to every tenant d decided on, before it is
- * acknowledged: one line appended to the journal, fdatasync()ed, in O(k log k) for k changed
- * tenants. The rewrite that keeps the journal short is the caller's to run after the reply
- * (tenants_rewrite()); here only when an append failed, or the change is most of the file.
+ * Save a change to tenant, and to every tenant that d decided on, before the change is
+ * acknowledged. tenant may be NULL. The change is one line appended to the journal and synced
+ * with fdatasync(), in O(k log k) for k changed tenants. The caller runs the rewrite that keeps
+ * the journal short after the reply, with tenants_rewrite(). This function writes the whole
+ * file only when an append failed, or when the change touches a large share of the tenants.
  */
 int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
         _cleanup_free_ char (*ids)[TENANT_ID_MAX] = NULL;
@@ -452,12 +480,15 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
 
         if (t->dir_fd < 0)
                 return 0;
-        /* Lines are read back whole at start: one past 8 MiB, or past an eighth of the tenants, is
-         * cheaper written whole (a pool change that re-places thousands). */
+        /*
+         * A start reads the lines back whole. So once the journal is past 8 MiB, or when a change
+         * touches more than an eighth of the tenants, the whole file is cheaper to write. A pool
+         * change that places thousands of tenants again is such a change.
+         */
         if (t->must_rewrite || t->journal_bytes >= 8u << 20 || (n > 64 && n > allocator_n_tenants(t->alloc) / 8)) {
                 if (!t->group.open)
                         return tenants_save(t);
-                t->group.whole = true;   /* the group's write is the file, with this change in it */
+                t->group.whole = true;   /* The group writes the whole file, with this change in it. */
                 t->group.n_changes++;
                 return 0;
         }
@@ -492,7 +523,10 @@ int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d) {
                 else
                         strscpy(released[n_released++], TENANT_ID_MAX, ids[i]);
         }
-        /* Formatted now, as the tenants are after this change: the group's later ones follow it. */
+        /*
+         * The line is formatted now, with the tenants as they are after this change. The group's
+         * later changes follow it.
+         */
         r = state_journal_format(t->group.open ? t->group.base : t->generation,
                                  &(StateChange) { set, n_set, (const char (*)[TENANT_ID_MAX]) released, n_released },
                                  &line, &size, &err);
@@ -512,8 +546,10 @@ int tenants_journal_ready(Tenants *t) {
                 return -ESTALE;
         if (t->journal_fd >= 0)
                 return 0;
-        /* Opened only after the file was written whole, so whatever it holds is in the file
-         * already (or a torn line no append may follow): emptied first. */
+        /*
+         * The journal is opened only after the whole file was written. So whatever it holds is in
+         * the file already, or is a torn line that no append may follow. It is emptied first.
+         */
         r = state_journal_open(t->dir_fd, STATE_JOURNAL_NAME, &t->journal_fd);
         if (r >= 0 && state_journal_reset(t->journal_fd) < 0) {
                 close(t->journal_fd);
@@ -527,7 +563,7 @@ int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, c
         struct stat st;
         int r;
 
-        (void) tenants_flight_wait(t);   /* lines reach the journal in the order they were made */
+        (void) tenants_flight_wait(t);   /* Lines must reach the journal in the order they were made. */
         if (tenants_journal_ready(t) < 0)
                 return tenants_save(t);
         r = state_journal_write(t->journal_fd, lines, size);
@@ -543,7 +579,7 @@ int tenants_append(Tenants *t, const char *lines, size_t size, size_t n_lines, c
         return 0;
 }
 
-/* The allocator as it was before a change that could not be saved. */
+/* Swap back the allocator as it was before a change that could not be saved. */
 static void swap_allocators(Allocator **a, Allocator **b) {
         Allocator *x = *a;
         *a = *b;
@@ -551,10 +587,11 @@ static void swap_allocators(Allocator **a, Allocator **b) {
 }
 
 /*
- * A change saved on its own (no group open: no bus, or a caller outside one) waits for the write
- * in flight first: its line names the file's generation a rewrite in flight is about to change,
- * and a failed write in flight takes memory back to before it. Within a group, the group's own
- * order does that.
+ * A change saved on its own waits for the write in flight first. A change is saved on its own
+ * when no group is open: without a bus, or for a caller outside a group. The change's line
+ * names the file's generation, which a rewrite in flight is about to change. Also, a failed
+ * write in flight takes memory back to before that write. Within a group, the group's own order
+ * takes care of both.
  */
 static void settle_before_change(Tenants *t) {
         if (!t->group.open)
@@ -578,16 +615,18 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 return -EINVAL;
         if (strlen(domain) >= sizeof(e.domain) || strchr(domain, '/'))
                 return -EINVAL;
-        /* A MAC the state file would refuse to hold: multicast, or outside 802.1Q. */
+        /* Refuse what the state file would refuse to hold: a multicast MAC, or a VLAN outside 802.1Q. */
         if ((opts->have_mac && (opts->mac[0] & 1)) || opts->vlan < -1 || opts->vlan > STATE_VLAN_MAX)
                 return -EINVAL;
         is_new = allocator_find_tenant(t->alloc, tenant, &cur) < 0;
-        /* An orphan (saved, class gone) asked for again is replaced, so it is no new entry. */
+        /* An orphan is a saved tenant whose class is gone. Asked for again, it is replaced, not added. */
         if (is_new && !orphan_find(t, tenant) && allocator_n_tenants(t->alloc) + t->n_orphans >= STATE_TENANTS_MAX)
                 return -EUSERS;
 
-        /* A repeat of the tenant's class and node changes nothing in the allocator. Anything else
-         * works on a copy, taken back whole if the change cannot be saved. */
+        /*
+         * A repeat of the tenant's class and node changes nothing in the allocator. Anything else
+         * works on a copy of the allocator, which is taken back whole if the change cannot be saved.
+         */
         repeat = !is_new && streq(cur.class_name, class_name) && cur.numa_node == opts->numa_node &&
                  ((cur.n_rt_cpus == 0 && !cur.rt_waiting) || streq(cur.guest, domain));
         if (!repeat) {
@@ -600,18 +639,20 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 if (reason)
                         snprintf(reason, reason_size, "%s",
                                  d.n_decisions ? d.decisions[d.n_decisions - 1].reason : "refused");
-                /* -EXFULL: what was missing is an RT CPU, not a VF (its own bus error). */
+                /* -EXFULL means that an RT CPU was missing, not a VF. It has its own bus error. */
                 return d.n_decisions && d.decisions[d.n_decisions - 1].missing == ALLOC_MISSING_RT_CPU ? -EXFULL
                                                                                                     : -ENOSPC;
         }
         if (r < 0) {
                 if (saved)
-                        swap_allocators(&t->alloc, &saved);   /* promised unchanged; not relied on */
+                        swap_allocators(&t->alloc, &saved);   /* It should be unchanged, but that is not relied on. */
                 return r;
         }
-        /* The contract at the boundary: a class that refuses without RT CPUs is never answered
-         * yes-and-waiting (the allocator refuses such an outcome; this holds it whatever path led
-         * there). Nothing of it stays. */
+        /*
+         * A class that refuses without RT CPUs never gets a yes-and-waiting answer. The allocator
+         * already refuses such an outcome. This check holds the contract at the boundary, whatever
+         * path led there. Nothing of the change stays.
+         */
         if (allocator_find_tenant(t->alloc, tenant, &cur) >= 0) {
                 if (cur.n_rt_cpus < allocator_class_rt_required(t->alloc, class_name)) {
                         if (saved)
@@ -636,12 +677,14 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
                 memcpy(e.mac, opts->mac, sizeof(e.mac));
         e.vlan = opts->vlan;
         r = tenants_extra_add(t, &e);
-        /* Any change is acknowledged only once saved: a new class or node that keeps the NIC
-         * (no decision), a new domain, MAC or VLAN alone. */
+        /*
+         * Any change is acknowledged only once it is saved. That includes a new class or node that
+         * keeps the NIC, which makes no decision, and a new domain, MAC or VLAN alone.
+         */
         if (r >= 0 && (!repeat || d.n_decisions > 0 || memcmp(&before, &e, sizeof(e)) != 0))
                 r = tenants_commit(t, tenant, &d);
         if (r < 0) {
-                /* Not saved, so not acknowledged: nothing of it stays, in this tenant or any other. */
+                /* The change was not saved, so it is not acknowledged. Nothing of it stays, in any tenant. */
                 if (saved)
                         swap_allocators(&t->alloc, &saved);
                 if (had_extra)
@@ -671,7 +714,7 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
                 return -EAGAIN;
         settle_before_change(t);
         if (orphan_find(t, tenant) && allocator_find_tenant(t->alloc, tenant, &(AllocTenant) {}) < 0) {
-                /* Kept only because its class was gone: the operator lets it go. */
+                /* The tenant was kept only because its class was gone. Now the operator lets it go. */
                 orphan_remove(t, tenant);
                 r = tenants_commit(t, tenant, NULL);
                 if (r < 0) {
@@ -690,7 +733,7 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
                 strscpy(t->releasing, sizeof(t->releasing), tenant);
                 strscpy(t->releasing_class, sizeof(t->releasing_class), cur.class_name);
         }
-        /* Its guest lets go of the VF in its own time (a live detach): until then the VF is no one's. */
+        /* The guest lets go of the VF in its own time, in a live detach. Until then, the VF is no one's. */
         if (vf_stays_in_guest && known && cur.vf) {
                 strscpy(held, sizeof(held), cur.vf);
                 if (GREEDY_REALLOC(t->in_guest, t->allocated_in_guest, t->n_in_guest + 1) < 0)
@@ -713,7 +756,8 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         }
         if (held[0])
                 strscpy(t->in_guest[t->n_in_guest++], PCI_ADDR_MAX, held);
-        tenants_report(t, &d);   /* before its domain and MAC are forgotten: its NIC is detached from them */
+        /* Report before the tenant's domain and MAC are forgotten, because its NIC is detached from them. */
+        tenants_report(t, &d);
         extra_remove(t, tenant);
         return 0;
 }
@@ -727,23 +771,29 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
 
         if (!t->alloc)
                 return -EAGAIN;
-        (void) tenants_flush(t);   /* what came before is saved (or undone) first */
+        (void) tenants_flush(t);   /* What came before is saved, or undone, first. */
         now = calloc(n ?: 1, PCI_ADDR_MAX);
         if (!now)
                 return -ENOMEM;
         r = allocator_clone(t->alloc, &saved);
         if (r < 0)
                 return r;
-        /* Marked first, so that the VFs let out below cannot serve anyone from one of these. */
+        /*
+         * These VFs are marked first. So when the VFs let out below serve waiting tenants, none of
+         * these can be given to anyone.
+         */
         for (size_t i = 0; i < n; i++) {
                 if (pci_addr_in((const char(*)[PCI_ADDR_MAX]) now, n_now, vfs[i]))
                         continue;
-                /* Only a VF no tenant holds: one a tenant holds is where reconcile says it is. */
+                /*
+                 * Only a VF that no tenant holds is marked. A VF that a tenant holds is where the
+                 * reconcile says it is.
+                 */
                 if (allocator_vf_holder(t->alloc, vfs[i]))
                         continue;
                 r = allocator_set_vf_in_guest(t->alloc, vfs[i], true, &d);
                 if (r == -ENOENT)
-                        continue;   /* not one of the pool's */
+                        continue;   /* The VF is not in the pool. */
                 if (r < 0)
                         goto fail;
                 strscpy(now[n_now++], PCI_ADDR_MAX, vfs[i]);
@@ -755,10 +805,10 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
                                 goto fail;
                         n_out++;
                 }
-        /* Nothing let out and as many marked as before: the same set. */
+        /* Nothing was let out, and as many were marked as before, so the set is the same. */
         if (n_out == 0 && n_now == t->n_in_guest)
                 return 0;
-        /* VFs out of their guest serve the tenants that wait: saved before anyone is told. */
+        /* VFs that left their guest serve the waiting tenants. The decisions are saved before anyone is told. */
         if (d.n_decisions > 0) {
                 r = tenants_commit(t, NULL, &d);
                 if (r < 0)
@@ -781,17 +831,18 @@ int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsi
         int r;
 
         settle_before_change(t);
-        /* An orphan (its class gone) is kept as saved, not managed: nothing to tune. */
+        /* An orphan, whose class is gone, is kept as saved but not managed. It has nothing to tune. */
         e = tenants_extra_find(t, tenant);
         if (!e || !t->alloc || allocator_find_tenant(t->alloc, tenant, &cur) < 0)
                 return -ENOENT;
         if (rx_usecs > STATE_COALESCE_USECS_MAX || tx_usecs > STATE_COALESCE_USECS_MAX)
                 return -EINVAL;
         /*
-         * The window is the VF's (ethtool on its host netdev). A tenant on virtio-net has none
-         * sriovd could set, so a new one is refused rather than kept unused. An override set
-         * while it had a VF stays, for the VF it gets back (a sriov-preferred tenant downgraded);
-         * a waiting sriov-required tenant (no NIC yet) may set one for its VF to come.
+         * The coalescing window belongs to the VF, and ethtool sets it on the VF's host netdev. A
+         * tenant on virtio-net has no window that sriovd could set, so a new one is refused rather
+         * than kept unused. An override set while the tenant had a VF stays, for the VF it gets
+         * back. That happens to a sriov-preferred tenant that was downgraded. A waiting
+         * sriov-required tenant has no NIC yet, and may set a window for the VF to come.
          */
         if (cur.nic == ALLOC_NIC_VIRTIO)
                 return -EMEDIUMTYPE;
@@ -801,6 +852,7 @@ int tenants_set_coalesce(Tenants *t, const char *tenant, unsigned rx_usecs, unsi
         e->tx_usecs = tx_usecs;
         r = tenants_commit(t, tenant, NULL);
         if (r < 0)
-                *tenants_extra_find(t, tenant) = before;   /* not saved: not changed */
+                *tenants_extra_find(t, tenant) = before;   /* It was not saved, so it is not changed. */
+
         return r;
 }
