@@ -142,7 +142,7 @@ int tenants_new(const char *state_dir, const TenantsLog *log, Tenants **ret) {
                 } else
                         r = state_journal_load(t->dir_fd, STATE_JOURNAL_NAME, &t->loaded, &rep, &aside, &err);
                 if (r == -EBADMSG)
-                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, the %zu changes before it kept",
+                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); moved aside to %s, keeping the %zu changes before it",
                                 state_dir, STATE_JOURNAL_NAME, err.message, aside ?: "?", rep.applied);
                 else if (r < 0)
                         return r;
@@ -192,7 +192,7 @@ int tenants_new_readonly(const char *state_dir, const TenantsLog *log, Tenants *
                 if (r < 0 && r != -EBADMSG)
                         return r;
                 if (r == -EBADMSG)
-                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); the %zu changes before it read", state_dir,
+                        tenants_problem(t, r, NULL, "%s/%s is corrupt (%s); reading the %zu changes before it", state_dir,
                                 STATE_JOURNAL_NAME, err.message, rep.applied);
         } else if (r != -ENOENT)
                 return r;
