@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* tenants-configure.c — the tenants under a new policy or VF pool: saved ones placed again, orphans kept */
+/* tenants-configure.c — the tenants placed again under a new policy or VF pool, with orphans kept */
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -28,7 +28,7 @@ void tenants_vfs_recreated(Tenants *t, const char *pf) {
                         return;
                 }
         if (GREEDY_REALLOC(t->gens, t->allocated_gens, t->n_gens + 1) < 0)
-                return;   /* the holders are re-placed by the pool check instead */
+                return;   /* The pool check places the holders again instead. */
         t->gens[t->n_gens] = (PfGeneration) { .generation = 1 };
         strscpy(t->gens[t->n_gens++].pf, PCI_ADDR_MAX, pf);
 }
@@ -40,24 +40,24 @@ static bool state_holds_vf(const StateTenant *tenants, size_t n, const char *vf)
         return false;
 }
 
-/* By address, then PF: of a VF claimed twice, the one under the lower PF is kept. */
+/* Sort by address, then by PF. Of a VF claimed twice, the one under the lower PF is kept. */
 static int alloc_vf_cmp(const void *a, const void *b) {
         const AllocVf *x = a, *y = b;
         return strcmp(x->addr, y->addr) ?: strcmp(x->pf, y->pf);
 }
 
-/*
- * The VF pool, less what the allocator cannot hold: a VF claimed by two PFs, or on a NUMA
- * node past ALLOC_NODES_MAX. Such functions are left out and reported when their number
- * changes; the rest of the host is still served. The VF
- * an orphan was saved on is held back: it is that tenant's until it is released.
- */
-/* Whether a tenant holds vf: in the allocator in force, or in the tenants about to be placed (known). */
+/* Whether a tenant holds vf, in the allocator in force or among the tenants about to be placed in known. */
 static bool vf_held(const Tenants *t, const State *known, const char *vf) {
         return (t->alloc && allocator_vf_holder(t->alloc, vf)) ||
                (known && state_holds_vf(known->tenants, known->n, vf));
 }
 
+/*
+ * Build the VF pool, less what the allocator cannot hold: a VF claimed by two PFs, or a VF on a
+ * NUMA node past ALLOC_NODES_MAX. Such functions are left out, and reported when their number
+ * changes. The rest of the host is still served. The VF that an orphan was saved on is held
+ * back, because it is that tenant's until it is released.
+ */
 static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_orphans, const State *known,
                                const Inventory *inv, AllocVf **ret, size_t *ret_n) {
         char first[256] = "";
@@ -75,10 +75,13 @@ static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_
                         AllocVf *v = &vfs[k];
                         *v = (AllocVf) {
                                 .numa_node = pf->numa_node,
-                                /* A VF a driver holds is a working function; an unbound one is not yet
-                                 * — unless a tenant holds it already: libvirt unbinds a managed hostdev
-                                 * on its way between vfio-pci and the host driver at every stop and
-                                 * start of the guest, and that moves no tenant. */
+                                /*
+                                 * A VF that a driver holds is a working function. An unbound VF is
+                                 * not working yet, unless a tenant holds it already. libvirt
+                                 * unbinds a managed hostdev on its way between vfio-pci and the
+                                 * host driver at every stop and start of the guest. That must
+                                 * move no tenant.
+                                 */
                                 .healthy = pf->vfs[j].driver[0] != 0 || pf->drivers_autoprobe == 0 ||
                                            vf_held(t, known, pf->vfs[j].addr),
                                 .reserved = state_holds_vf(orphans, n_orphans, pf->vfs[j].addr),
@@ -118,7 +121,10 @@ static int pool_from_inventory(Tenants *t, const StateTenant *orphans, size_t n_
         return 0;
 }
 
-/* The RT CPUs guests may book: the host's RT CPUs (config, else isolated) with their nodes. */
+/*
+ * The RT CPUs that guests may book, with their nodes. They are the host's RT CPUs: those that
+ * the config names, or else the isolated CPUs.
+ */
 static int rt_pool(const Config *cfg, const Inventory *inv, Allocator *a, AllocDecisions *d) {
         _cleanup_free_ AllocRtCpu *cpus = NULL;
         HostCpus hc;
@@ -172,7 +178,7 @@ static int orphan_add(StateTenant **orphans, size_t *n_orphans, const StateTenan
         return 0;
 }
 
-/* A tenant the allocator cannot hold (error: why) is kept as saved, written back, never dropped. */
+/* A tenant that the allocator cannot hold is kept as saved and written back, never dropped. error says why. */
 static int place_orphan(Tenants *t, Allocator *a, const StateTenant *st, int error, StateTenant **orphans,
                         size_t *n_orphans) {
         if (orphan_add(orphans, n_orphans, st) < 0)
@@ -189,10 +195,10 @@ static int place_orphan(Tenants *t, Allocator *a, const StateTenant *st, int err
 }
 
 /*
- * Restore one known tenant in the new allocator, as it was. Whatever no longer holds (its VF
- * gone, its class another kind) is re-placed by the reconcile after the last one, so no
- * tenant takes another's VF first. One the allocator cannot hold is kept as saved (an
- * orphan, written back), never dropped.
+ * Restore one known tenant in the new allocator, as it was. The saved placement may no longer
+ * hold, because its VF is gone or its class is of another kind. Then the reconcile after the
+ * last tenant places it again, so that no tenant takes another's VF first. A tenant that the
+ * allocator cannot hold is kept as saved, as an orphan that is written back, never dropped.
  */
 static int place(Tenants *t, Allocator *a, const StateTenant *st, StateTenant **orphans, size_t *n_orphans) {
         AllocTenant at = {
@@ -235,7 +241,8 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         AllocPolicy pol;
         int r;
 
-        (void) tenants_flush(t);   /* placed from what is saved: the group's changes written (or undone) first */
+        /* The placement starts from what is saved, so the group's changes are written, or undone, first. */
+        (void) tenants_flush(t);
         r = class_table(cfg, &classes);
         if (r < 0)
                 return r;
@@ -245,13 +252,15 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
         r = allocator_new(&pol, &a);
         if (r < 0)
                 return r;
-        /* Before any restore: the saved bookings are looked up in it. */
+        /* The RT pool comes before any restore, because the saved bookings are looked up in it. */
         r = rt_pool(cfg, inv, a, &d);
         if (r < 0)
                 return r;
 
-        /* Who to place: the saved file at start (kept until placed, so a failure can retry), what
-         * the old allocator held on reload. */
+        /*
+         * At start, place the tenants of the saved file. The file's contents are kept until they
+         * are placed, so that a failure can retry. On reload, place what the old allocator held.
+         */
         if (!t->placed) {
                 qsort_safe(t->loaded.tenants, t->loaded.n, sizeof(StateTenant), state_tenant_cmp);
                 for (size_t i = 0; i < t->loaded.n; i++) {
@@ -273,7 +282,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
                 known = &snapshot;
         }
 
-        /* Tenants whose class is gone first: the VFs they were saved on are not anyone else's. */
+        /* Tenants whose class is gone come first, so that the VFs they were saved on go to no one else. */
         for (size_t i = 0; i < known->n; i++)
                 if (!config_find_class(cfg, known->tenants[i].class_name)) {
                         r = place_orphan(t, a, &known->tenants[i], -ENOENT, &orphans, &n_orphans);
@@ -295,7 +304,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
                         return r;
         }
         if (n_orphans > n_placed_orphans) {
-                /* Some could not be restored after all: their VFs are held back too. */
+                /* Some tenants could not be restored after all, so their VFs are held back too. */
                 vfs = mfree(vfs);
                 r = pool_from_inventory(t, orphans, n_orphans, known, inv, &vfs, &n_vfs);
                 if (r >= 0)
@@ -330,7 +339,8 @@ int tenants_update_pool(Tenants *t, const Config *cfg, const Inventory *inv) {
 
         if (!t->alloc)
                 return 0;
-        (void) tenants_flush(t);   /* the pool's decisions come after the group's changes, on disk too */
+        (void) tenants_flush(t);   /* The pool's decisions come after the group's changes, on disk too. */
+
         r = pool_from_inventory(t, t->orphans, t->n_orphans, NULL, inv, &vfs, &n);
         if (r < 0)
                 return r;

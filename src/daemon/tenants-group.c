@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tenants-group.c — changes that arrive together, saved with one fdatasync() or all undone */
+
 /*
- * tenants-group.c — changes that arrive together saved together: applied in memory in order,
- * then one write and one fdatasync() for all of them, or all of them undone.
+ * The changes of a group are applied in memory in order. Each change costs a journal line, but
+ * the fdatasync() is what costs time, and it costs the same for one line or for sixteen. So
+ * while a group is open, tenants_commit() keeps each change's line here. The reports of the
+ * group's decisions, which attach NICs to guests, wait too. tenants_flush() writes the lines,
+ * and only then are the decisions reported and the callers told. If the write fails, the
+ * tenants are put back whole, as they were before the group's first change. So memory always
+ * matches what the disk holds.
  *
- * Each change costs a journal line; the fdatasync() is what costs, and it costs the same for one
- * line or sixteen. So while a group is open, tenants_commit() keeps its line here and the reports
- * of its decisions (which attach NICs to guests) wait; tenants_flush() writes the lines, and only
- * then are the decisions reported and the callers told. If the write fails, what the tenants were
- * before the group's first change is put back whole, so memory is what the disk holds.
- *
- * With a writer, the group's lines go to its thread (tenants_flush_start()) and the next group
- * opens at once, on top of the one in flight. That one's failure takes both back: the later one
- * was made from memory that is no longer true.
+ * With a writer thread, tenants_flush_start() hands the group's lines to the thread, and the
+ * next group opens at once, on top of the one in flight. If the write in flight fails, both
+ * groups are undone, because the later one was made from memory that is no longer true.
  */
 
 #include <stdlib.h>
@@ -31,10 +32,10 @@ static void *memdup_n(const void *p, size_t n, size_t size) {
 int tenants_group_open(Tenants *t) {
         TenantsGroup *g = &t->group;
 
-        /* No allocator yet: every change is refused (-EAGAIN), nothing to group. */
+        /* Without an allocator yet, every change is refused with -EAGAIN, so there is nothing to group. */
         if (g->open || !t->alloc)
                 return 0;
-        /* Lines name the file they follow: the one being written whole, if one is. */
+        /* Lines name the file generation they follow: the one being written whole, if there is one. */
         *g = (TenantsGroup) { .base = t->generation + (t->whole_in_flight ? 1 : 0), .seq = t->seq + 1 };
         if (allocator_clone(t->alloc, &g->before) < 0)
                 goto fail;
@@ -102,7 +103,7 @@ void tenants_group_done(Tenants *t) {
         group_free(&t->group);
 }
 
-/* Every change since g opened taken back: the tenants are what the disk holds. */
+/* Take back every change made since g opened, so that the tenants are what the disk holds. */
 static void group_undo(Tenants *t, TenantsGroup *g) {
         allocator_free(t->alloc);
         t->alloc = TAKE_PTR(g->before);
@@ -117,8 +118,11 @@ static void group_undo(Tenants *t, TenantsGroup *g) {
         t->n_in_guest = t->allocated_in_guest = g->n_in_guest;
 }
 
-/* g's write is done (r): its decisions reported if it is durable, then its outcome. g is taken
- * (emptied) before anyone is told: what they do next is a change of its own. */
+/*
+ * g's write is done, with the outcome r. If the write is durable, report g's decisions. Then
+ * report the outcome. g is taken and emptied before anyone is told, because what they do next
+ * is a change of its own.
+ */
 static void group_tell(Tenants *t, TenantsGroup *g, int r) {
         TenantsGroup done = *g;
 
@@ -140,7 +144,7 @@ static int group_write(Tenants *t) {
 
         if (t->dir_fd < 0)
                 return 0;
-        /* Lines name the generation they apply to: a file written since would skip them. */
+        /* Lines name the generation they apply to. A load skips them once a newer file is written. */
         if (g->whole || g->base != t->generation)
                 return tenants_save(t);
         if (g->n_lines == 0)
@@ -148,7 +152,10 @@ static int group_write(Tenants *t) {
         return tenants_append(t, g->lines, g->size, g->n_lines, NULL);
 }
 
-/* The group in flight is written (error): told; a failure undoes it and the group made on it. */
+/*
+ * The group in flight was written, with the outcome error. Tell its callers. A failure undoes
+ * the group, and also the group made on top of it.
+ */
 static void flight_landed(Tenants *t, int error, bool logged) {
         TenantsGroup later = {};
 
@@ -157,7 +164,10 @@ static void flight_landed(Tenants *t, int error, bool logged) {
                         tenants_problem(t, error, NULL, "could not save %s: %s",
                                         t->flight.n_changes > 1 ? "the changes" : "the change", strerror(-error));
                 t->must_rewrite = true;
-                /* Made on top of the failed one: undone with it, its callers told the same. */
+                /*
+                 * The open group was made on top of the failed one. So it is undone with it, and
+                 * its callers get the same answer.
+                 */
                 later = t->group;
                 t->group = (TenantsGroup) {};
                 group_undo(t, &t->flight);
@@ -171,7 +181,7 @@ typedef struct AppendJob {
         int fd;
         char *lines;
         size_t size;
-        uint64_t new_size;          /* the journal's, once written; 0 unknown */
+        uint64_t new_size;          /* the journal's size once written, or 0 if unknown */
 } AppendJob;
 
 static int append_run(void *job) {
@@ -215,13 +225,13 @@ static void on_whole_done(int error, void *job, void *userdata) {
         if (t->flight.open)
                 flight_landed(t, error, true);
         else if (t->log.saved)
-                t->log.saved(0, 0, 0, t->log.userdata);   /* no group of its own: one that waited may go */
+                t->log.saved(0, 0, 0, t->log.userdata);   /* No group of its own: one that waited may go. */
 }
 
 int tenants_flight_wait(Tenants *t) {
         if (!state_writer_busy(t->writer))
                 return 0;
-        state_writer_wait(t->writer);   /* its done fn runs */
+        state_writer_wait(t->writer);   /* This runs the job's done function. */
         return t->flight_error;
 }
 
@@ -231,7 +241,7 @@ void tenants_set_writer(Tenants *t, StateWriter *w) {
         t->writer = w;
 }
 
-/* The open group (if any) in flight: its lines appended, or the file written whole with it. */
+/* Put the open group, if any, in flight. Its lines are appended, or the whole file is written with it. */
 static int flight_start(Tenants *t, bool whole) {
         TenantsGroup *g = &t->group;
         int r;
@@ -256,10 +266,10 @@ static int flight_start(Tenants *t, bool whole) {
                 *j = (AppendJob) { .fd = t->journal_fd, .lines = g->lines, .size = g->size };
                 r = state_writer_submit(t->writer, append_run, j, append_free, on_append_done, t);
                 if (r < 0) {
-                        free(j);   /* not its lines: the group keeps them */
+                        free(j);   /* The group keeps its lines. */
                         return r;
                 }
-                /* The lines are the job's now. */
+                /* The job owns the lines now. */
                 g->lines = NULL;
                 g->size = g->allocated = 0;
         }
@@ -275,13 +285,16 @@ int tenants_flush_start(Tenants *t) {
         if (!t->writer || t->dir_fd < 0)
                 return g->open ? tenants_flush(t) : tenants_want_rewrite(t) ? tenants_save(t) : 0;
         if (state_writer_busy(t->writer))
-                return 0;   /* it goes once the write in flight is done */
-        /* The file is due for a rewrite, or the group must be written whole: the thread does it,
-         * with the group (or alone, the journal grown by changes saved on their own). */
+                return 0;   /* The group goes once the write in flight is done. */
+        /*
+         * When the file is due for a rewrite, or the group must be written whole, the thread
+         * writes the whole file. The open group goes with it. Without a group, the journal grew
+         * through changes that were saved on their own.
+         */
         whole = tenants_want_rewrite(t) || (g->open && (g->whole || g->base != t->generation)) ||
                 (g->open && g->n_lines > 0 && tenants_journal_ready(t) < 0);
         if (!whole && (!g->open || g->n_lines == 0))
-                return g->open ? tenants_flush(t) : 0;   /* nothing for the disk: told now */
+                return g->open ? tenants_flush(t) : 0;   /* Nothing goes to the disk, so tell now. */
         if (flight_start(t, whole) < 0)
                 return g->open ? tenants_flush(t) : tenants_save(t);
         return 0;
@@ -293,7 +306,8 @@ int tenants_flush(Tenants *t) {
 
         r = tenants_flight_wait(t);
         if (!t->group.open)
-                return had ? r : 0;   /* undone with the write it was made on */
+                return had ? r : 0;   /* The group was undone with the write it was made on. */
+
         r = group_write(t);
         if (r < 0)
                 group_undo(t, &t->group);
