@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* vf-irq-watch.c — a started guest's passthrough VFs, looked at soon for the vectors its driver enables */
+/* vf-irq-watch.c — a started guest's passthrough VFs, watched for the vectors that its driver enables */
 
 #include <stdio.h>
 #include <string.h>
@@ -8,22 +8,23 @@
 #include "sriovd/vf-irq-watch.h"
 
 /*
- * Why 1, 2, 4, ... 64 s after STARTED: a guest's driver enables MSI-X once the guest has booted
- * that far, seconds on real hardware, 46 s measured for a nested TCG guest (TESTBED.md); no event
- * tells. Doubling puts the first look close to an early driver and bounds the series at 7 reads
- * of one small directory per VF, none of them a cycle: a cycle runs only when a look finds
- * vectors. Past 64 s (or with drift_check_sec = 0, the event-driven setting, until then) the
- * drift check is the net, and it re-reads every msi_irqs/ anyway.
+ * The watch looks 1, 2, 4 and so on up to 64 s after STARTED. A guest's driver enables MSI-X
+ * once the guest has booted that far, and no event tells when. That takes seconds on real
+ * hardware, and took 46 s in a measurement with a nested TCG guest (TESTBED.md). Doubling puts
+ * the first look close to an early driver. It also bounds the series at 7 reads of one small
+ * directory per VF. No look is a cycle, because a cycle runs only when a look finds vectors.
+ * Past 64 s, the drift check is the safety net, unless drift_check_sec is 0. It re-reads every
+ * msi_irqs/ anyway.
  *
- * QEMU does not enable a VF's vectors all at once (vector 0 first, the others as the guest
- * unmasks them): after a look that found vectors comes one more a second later, and the watch
- * ends at the first look that finds nothing new. VF_IRQ_WATCH_LOOKS_MAX bounds a guest that
- * keeps changing them; the drift check has it after that.
+ * QEMU does not enable a VF's vectors all at once. Vector 0 comes first, and the others follow
+ * as the guest unmasks them. So a look that found vectors is followed by one more a second
+ * later. The watch ends at the first look that finds nothing new. VF_IRQ_WATCH_LOOKS_MAX bounds
+ * the looks for a guest that keeps changing its vectors. After that, the drift check finds them.
  */
 #define VF_IRQ_WATCH_LOOKS_MAX (2 * VF_IRQ_WATCH_LOOKS)
 
 bool vf_irq_watch_driver_is_vfio(const char *driver) {
-        /* vfio-pci, or a vendor's variant (mlx5_vfio_pci): vfio-pci-core names their vectors alike. */
+        /* vfio-pci, or a vendor's variant such as mlx5_vfio_pci. vfio-pci-core names all their vectors alike. */
         return driver && strstr(driver, "vfio");
 }
 
@@ -51,7 +52,7 @@ uint64_t vf_irq_watch_next(const VfIrqWatchList *l) {
         return next;
 }
 
-/* Whether msi_irqs/ of vf lists a vector inv does not know of; only a vfio-bound VF is read. */
+/* Whether the VF's msi_irqs/ lists a vector that inv does not know of. Only a VF bound to vfio is read. */
 static int vf_has_news(RootFs *root, const Inventory *inv, const char *addr) {
         _cleanup_free_ unsigned *irqs = NULL;
         const Vf *vf = NULL;
@@ -64,7 +65,7 @@ static int vf_has_news(RootFs *root, const Inventory *inv, const char *addr) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return 0;   /* the VF went away meanwhile: the cycle its uevent starts will say */
+                return 0;   /* The VF went away meanwhile. The cycle that its uevent starts will say so. */
         for (size_t i = 0; i < n; i++)
                 if (!bsearch_safe(&irqs[i], vf->irqs, vf->n_irqs, sizeof(unsigned), unsigned_cmp))
                         return 1;
@@ -96,7 +97,10 @@ int vf_irq_watch_look(VfIrqWatchList *l, RootFs *root, const Inventory *inv, uin
                 } else if (w->found)
                         done = true;
                 else {
-                        /* A look made late (a busy loop, a suspended host) is not made up for: the next due one. */
+                        /*
+                         * A look made late, after a busy loop or a suspended host, is not made up
+                         * for. The next look is the next one due.
+                         */
                         while (w->looks < VF_IRQ_WATCH_LOOKS &&
                                w->since + ((uint64_t) VF_IRQ_WATCH_FIRST_USEC << w->looks) <= now)
                                 w->looks++;
@@ -126,7 +130,7 @@ void vf_irq_watch_list_done(VfIrqWatchList *l) {
         l->n = l->allocated = 0;
 }
 
-/* ---- The manager's side: a timer for the looks, a cycle when one finds vectors ---- */
+/* ---- The manager's side: a timer for the looks, and a cycle when one finds vectors ---- */
 
 static int on_irq_watch_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
@@ -141,7 +145,7 @@ static void manager_arm_irq_watch(Manager *m) {
                         (void) sd_event_source_set_enabled(m->irq_watch_timer, SD_EVENT_OFF);
                 return;
         }
-        /* 100 ms accuracy: a guest's boot is not that precise, the kernel may batch wakeups. */
+        /* 100 ms of accuracy suffice, because a guest's boot is not that precise. Wakeups can then be batched. */
         if (!m->irq_watch_timer)
                 r = sd_event_add_time(m->event, &m->irq_watch_timer, CLOCK_MONOTONIC, next, 100 * 1000,
                                       on_irq_watch_timer, m);
@@ -189,7 +193,7 @@ void manager_watch_guest_irqs(Manager *m, const char *domain) {
         manager_arm_irq_watch(m);
 }
 
-/* The vectors a device (PF or VF at addr) has in what it had in old, on the same driver. */
+/* The vectors that the device at addr, a PF or a VF, has in inv, and the driver that it has them under. */
 static const unsigned *device_irqs(const Inventory *inv, const char *addr, const char **ret_driver, size_t *ret_n) {
         const Vf *vf = NULL;
         const Pf *pf = inv ? inventory_find_function(inv, addr, &vf) : NULL;
@@ -207,12 +211,15 @@ bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *a
         size_t n_was = 0, n = 0;
 
         if (!old)
-                return false;   /* nothing seen before: start-up, where everything is expected */
-        /* Listed but not in /proc/irq then: its first handler was requested since (igbvf at open). */
+                return false;   /* Nothing was seen before. At start-up, everything is expected. */
+        /*
+         * The vector is listed, but it was not in /proc/irq then. So its first handler was
+         * requested since, as igbvf does at open.
+         */
         if (!inventory_find_irq(old, irq))
                 return true;
         was = device_irqs(old, addr, &was_driver, &n_was);
-        /* A number the kernel hands again to another driver (igbvf's, then vfio's) is a new vector. */
+        /* A number that the kernel hands out again to another driver, as from igbvf to vfio, is a new vector. */
         if (!was || !device_irqs(inv, addr, &driver, &n) || !streq(was_driver, driver))
                 return true;
         return !bsearch_safe(&irq, was, n_was, sizeof(unsigned), unsigned_cmp);
@@ -239,9 +246,10 @@ void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory
                 pf = inventory_find_function(inv, a->vf, &vf);
                 if (!pf || !vf || vf->n_irqs == 0 || !vf_irq_watch_driver_is_vfio(vf->driver))
                         continue;
-                /* At start-up (no old inventory) what runs already is found too, once. */
+                /* At start-up, without an old inventory, the vectors of running guests are logged once too. */
                 if (old && inventory_find_function(old, a->vf, &was) && was && !streq(was->driver, vf->driver))
-                        was = NULL;   /* its host driver's vectors, not these */
+                        was = NULL;   /* Those were its host driver's vectors, not these. */
+
                 text[0] = 0;
                 for (size_t j = 0; j < vf->n_irqs; j++) {
                         const Irq *q = inventory_find_irq(inv, vf->irqs[j]);

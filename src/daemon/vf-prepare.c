@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* vf-prepare.c — a VF's link settings applied before it goes into a tenant's guest, not a cycle later */
+/* vf-prepare.c — a VF's link settings, applied before the VF goes into a tenant's guest */
 
 #include "manager-internal.h"
 
 /*
- * The allocator's decision is followed at once by libvirt's attach, while the cycle that sets the
- * VF's link (the clean baseline, the new tenant's MAC and VLAN) runs only after it: without this,
- * the new tenant's guest would see, for that while, what the previous tenant left (its VLAN, trust,
- * rate). Planned by the planner itself (one VF's ACTION_SET_VF_LINK), against the kernel's view of
- * the PF read now, and applied like any action; a failure is said once and left to the next cycle.
+ * libvirt attaches the VF as soon as the allocator decides. The cycle that sets the VF's link
+ * runs only after that attach. The cycle sets the clean baseline and the new tenant's MAC and
+ * VLAN. Without this function, the new tenant's guest would see, for that while, what the
+ * previous tenant left: its VLAN, trust and rate. The planner itself plans the change, as one
+ * VF's ACTION_SET_VF_LINK, against the PF as the kernel shows it now. The action is applied like
+ * any other. A failure is logged once and left to the next cycle.
  */
 int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f) {
         const Inventory *inv = m->syncing ?: m->inventory;
@@ -22,12 +23,13 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
         NlError err = {};
         int r;
 
-        /* A fixture's netdevs are not this host's: nothing to set (the cycle skips it too). */
+        /* A fixture's netdevs are not this host's, so there is nothing to set. The cycle skips them too. */
         if (!m->kernel.route || !inv)
                 return 0;
         pf = inventory_find_function(inv, vf, &v);
         if (!pf || !v || pf->ifindex <= 0)
-                return 0;   /* not seen yet (or no PF netdev): the cycle that finds it configures it */
+                return 0;   /* The VF or its PF netdev is not seen yet. The cycle that finds them sets the VF. */
+
 
         now = *pf;
         r = route_nl_read_vfs(m->kernel.route, pf->ifindex, &links, &now.n_vf_links, &err);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* vf-users.c — who, besides sriovd's tenants, uses the VFs that a VF count change would destroy */
+
 /*
- * vf-users.c — who besides sriovd's tenants uses the VFs a VF count change would destroy: the
- * libvirt domains that name them, the processes that hold them through vfio. Read only when
- * such a change is pending, and fresh each time: the answer decides whether guests lose their
- * NICs, so it is not taken from a cache that a hot-plug to a foreign domain (no event sriovd
- * reconciles on) or a QEMU started by hand would leave stale.
+ * The users are the libvirt domains that name the VFs, and the processes that hold them through
+ * vfio. They are read only when such a change is pending, and fresh each time. The answer
+ * decides whether guests lose their NICs, so it does not come from a cache. A cache would go
+ * stale on a hot-plug to a foreign domain, which sends no event that sriovd reconciles on, or
+ * on a QEMU started by hand.
  */
 
 #include <string.h>
@@ -18,7 +20,10 @@ typedef struct Users {
         size_t n, allocated;
 } Users;
 
-/* prefix + name into who, cut at a character boundary: notes go out as UTF-8 (D-Bus, JSON). */
+/*
+ * Put prefix and name into who, cut at a character boundary. Notes go out as UTF-8, on D-Bus
+ * and in JSON.
+ */
 static void who_set(char *who, size_t size, const char *prefix, const char *name) {
         size_t k;
 
@@ -58,7 +63,7 @@ static bool pf_pending(const Manager *m, const Pf *pf) {
         return plan_pf_num_vfs_destroys(pf, config_pf_policy(m->config, pf->addr, pf->vendor, pf->device));
 }
 
-/* Every domain, running or shut off, that names a VF of a pending PF (the planner tells the two apart). */
+/* Find every domain, running or shut off, that names a VF of a pending PF. The planner tells the two apart. */
 static int read_domain_users(Manager *m, const Inventory *inv, Users *u) {
         VirtDomainInfo *domains = NULL;
         size_t n_domains = 0;
@@ -66,7 +71,7 @@ static int read_domain_users(Manager *m, const Inventory *inv, Users *u) {
         int r;
 
         if (!guests_connected_now(m->guests))
-                return 0;   /* the process scan still finds the QEMUs of running guests */
+                return 0;   /* The process scan still finds the QEMUs of running guests. */
         r = virt_list_domains(guests_virt(m->guests), &domains, &n_domains, &err);
         if (r < 0)
                 return log_warning_errno(r, "Failed to list libvirt domains before a VF count change, "
@@ -92,7 +97,7 @@ finish:
         return r;
 }
 
-/* The processes that hold a VF of a pending PF open through vfio: only VFs on vfio-pci can be. */
+/* Find the processes that hold a VF of a pending PF open through vfio. Only VFs on vfio-pci can be held so. */
 static int read_process_users(Manager *m, const Inventory *inv, Users *u) {
         _cleanup_free_ VfioDevice *devs = NULL;
         _cleanup_free_ VfioUser *found = NULL;
@@ -144,7 +149,8 @@ int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, si
         for (size_t i = 0; i < inv->n_pfs && !pending; i++)
                 pending = pf_pending(m, &inv->pfs[i]);
         if (pending) {
-                /* Each is best effort: what one could not tell, the other may. */
+                /* Each search is best effort, and what one cannot tell, the other may. */
+
                 r = read_domain_users(m, inv, &u);
                 if (r != -ENOMEM)
                         r = read_process_users(m, inv, &u);
