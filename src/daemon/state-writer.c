@@ -30,7 +30,7 @@ struct StateWriter {
         int efd;
         sd_event_source *source;
         bool stop, started;
-        bool in_flight;           /* the loop's alone: set by submit, cleared once the done function has run */
+        bool in_flight;           /* used by the loop only; set by submit, cleared once the done function has run */
         /* The job. state and result are only touched under the lock. */
         JobState state;
         StateWriterJobFn fn;

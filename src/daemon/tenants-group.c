@@ -225,7 +225,7 @@ static void on_whole_done(int error, void *job, void *userdata) {
         if (t->flight.open)
                 flight_landed(t, error, true);
         else if (t->log.saved)
-                t->log.saved(0, 0, 0, t->log.userdata);   /* No group of its own: one that waited may go. */
+                t->log.saved(0, 0, 0, t->log.userdata);   /* The write had no group. One that waited may go. */
 }
 
 int tenants_flight_wait(Tenants *t) {
