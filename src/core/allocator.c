@@ -1,55 +1,72 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* allocator.c — VF or virtio-net per tenant: NUMA-local first, headroom, downgrade, upgrade, reconcile */
+/* allocator.c — a VF or virtio-net for each tenant, NUMA-local first */
 
 /*
- * The objective, in this order: every feasible sriov-required tenant holds a VF; VF
- * utilization stays at or above target whenever demand allows; as few moves as possible.
+ * docs/ARCHITECTURE.md places the allocator in the design. This comment holds the allocator's
+ * own rules.
  *
- * Placing a tenant of class C whose guest is on node g (g < 0: no preference):
- *  - virtio: virtio-net, always.
- *  - sriov-required: a free VF on g; else the VF of a sriov-preferred tenant on g, who is
- *    downgraded to virtio-net; then, only if C allows remote NUMA, the same two steps on the
- *    other nodes (the decision says remote). Nothing: refused, with the reason. Headroom does
- *    not apply: it exists for these arrivals. The kind of class dominates rank: a required
- *    tenant of any rank displaces a preferred one of any rank (objective 1).
- *  - sriov-preferred: a free VF on g, then elsewhere if C allows remote NUMA, but on a node
- *    only while it has more VFs free than its effective headroom; else virtio-net, and the
- *    tenant waits.
- * The headroom is kept on each node (unknown node counted as one): a sriov-required arrival
- * wants a VF on its guest's node, so free VFs on another node are no headroom for it, and a
- * global count let sriov-preferred tenants empty one node while another kept the "headroom".
- * A node's effective headroom is min(headroom, usable_n - ceil(target * usable_n)), with
- * usable_n its usable VFs: the target stays a cap, applied per node as well. Held back that
- * way, every node can reach the target with sriov-preferred demand, so the host does
- * (sum over nodes of allocated_n >= target * usable_n); a global cap shared out between nodes
- * would need a rule for which node keeps less, and a VF change on one node would move the
- * headroom of another. The price: a node with few VFs keeps less back (8 VFs at 85%: 1).
+ * The objectives, most important first:
+ *  1. Every sriov-required tenant that can be served holds a VF.
+ *  2. VF utilization stays at or above the target whenever demand allows.
+ *  3. Tenants move as little as possible.
  *
- * Tie-breaks, never pointer or slot order: a free VF is the lowest address on the node;
- * with no preference (or among remote nodes) the node with the most free VFs (for
- * sriov-preferred: the most free above its headroom), then the lowest node number, unknown
- * node last. The downgrade victim is the lowest rank, then the
- * latest arrival (its VF has served it the shortest). Waiting tenants are served
- * sriov-required first, then higher rank, then earlier arrival, then id; that is also the
- * order in which a pool change re-places tenants. The arrival sequence is per allocator,
- * kept across restarts through allocator_restore_tenant().
+ * A tenant of class C whose guest is on node g is placed as follows. A g below 0 means that
+ * the tenant has no preference.
+ *  - virtio: the tenant always gets virtio-net.
+ *  - sriov-required: the tenant gets a free VF on g. Failing that, it gets the VF of a
+ *    sriov-preferred tenant on g, and that tenant is downgraded to virtio-net. If C allows
+ *    remote NUMA, the same two steps follow on the other nodes, and the decision says that
+ *    the VF is remote. If nothing is found, the request is refused with the reason. Headroom
+ *    does not apply, because the headroom exists for these arrivals. The kind of class
+ *    outranks the rank: by objective 1, a required tenant of any rank displaces a preferred
+ *    tenant of any rank.
+ *  - sriov-preferred: the tenant gets a free VF on g, or elsewhere if C allows remote NUMA.
+ *    It takes a VF on a node only while the node has more free VFs than its effective
+ *    headroom. Otherwise the tenant gets virtio-net and waits.
  *
- * Whenever VFs become free (release, re-class, pool change) the waiting tenants are served
- * in that order: a sriov-required tenant without a NIC first (downgrading if it must), then
- * sriov-preferred tenants on virtio-net are upgraded while a node they may use has more VFs
- * free than its effective headroom. A sriov-required tenant is never downgraded; it loses its VF only
- * when the VF itself goes away, and then waits without a NIC ahead of everyone else.
+ * The headroom is kept on each node, and all unknown nodes count as one node. A
+ * sriov-required arrival wants a VF on its guest's node, so free VFs on another node are no
+ * headroom for it. A global count would let sriov-preferred tenants empty one node while
+ * another node kept the "headroom". A node's effective headroom is
+ * min(headroom, usable_n - ceil(target * usable_n)), where usable_n is the node's number of
+ * usable VFs. So the target stays a cap, applied per node as well. Held back that way, every
+ * node can reach the target with sriov-preferred demand, and so can the host: the sum over
+ * the nodes of allocated_n is at least target * usable_n. A global cap shared out between the
+ * nodes would need a rule for which node keeps less. A VF change on one node would also move
+ * the headroom of another. The price is that a node with few VFs keeps less back: at 85%, a
+ * node with 8 VFs keeps 1.
  *
- * Re-class (a request for an existing tenant with another class or node): the tenant keeps
- * its VF when the new class and node still accept it (no decision). Otherwise it is placed as
- * if it arrived, keeping its arrival sequence; its old VF is released only once the new
- * placement is certain. A re-class to sriov-required that cannot be met is refused and
- * changes nothing, so the tenant keeps what it has.
+ * Ties are never broken by pointer or slot order:
+ *  - A free VF is the one with the lowest address on the node.
+ *  - With no preference, or among remote nodes, the node with the most free VFs wins. For a
+ *    sriov-preferred tenant, that is the most free VFs above the node's headroom. Then the
+ *    lowest node number wins, and an unknown node comes last.
+ *  - The downgrade victim has the lowest rank, and then the latest arrival, because its VF
+ *    has served it for the shortest time.
+ *  - Waiting tenants are served sriov-required first, then by higher rank, then by earlier
+ *    arrival, then by id. A pool change places tenants again in the same order.
+ * Each allocator counts its own arrivals. allocator_restore_tenant() keeps the arrival
+ * sequence across restarts.
  *
- * This file: the object, requests and releases. The rest, by concern: allocator-index.c (the
- * tenant table and its indexes), allocator-pick.c (decisions and picking a VF),
- * allocator-pool.c (pool changes, reconcile, restore at start), allocator-view.c (reading,
- * statistics, the consistency check).
+ * Whenever VFs become free, the waiting tenants are served in that order. VFs become free on
+ * a release, a re-class or a pool change. A sriov-required tenant without a NIC comes first,
+ * and it downgrades another tenant if it must. Then sriov-preferred tenants on virtio-net are
+ * upgraded, while a node they may use has more free VFs than its effective headroom. A
+ * sriov-required tenant is never downgraded. It loses its VF only when the VF itself goes
+ * away, and it then waits without a NIC, ahead of everyone else.
+ *
+ * A re-class is a request for an existing tenant with another class or node. The tenant keeps
+ * its VF when the new class and node still accept it, and no decision is made. Otherwise it is
+ * placed as if it had just arrived, but it keeps its arrival sequence. Its old VF is released
+ * only once the new placement is certain. A re-class to sriov-required that cannot be met is
+ * refused and changes nothing, so the tenant keeps what it has.
+ *
+ * This file holds the object, the requests and the releases. The rest is split by concern:
+ *  - allocator-index.c: the tenant table and its indexes,
+ *  - allocator-pick.c: the decisions, and picking a VF,
+ *  - allocator-pool.c: pool changes, the reconcile, and the restore at start,
+ *  - allocator-rt.c: the RT CPUs that guests book,
+ *  - allocator-view.c: reading, statistics and the consistency check.
  */
 
 #include <stdio.h>
@@ -177,7 +194,7 @@ Allocator *allocator_free(Allocator *a) {
         return NULL;
 }
 
-/* n elements of src into a new array with room for capacity (>= n). */
+/* Copy n elements of src into a new array with room for capacity elements, which is at least n. */
 static int dup_array(void *dst, const void *src, size_t n, size_t capacity, size_t size) {
         void *p;
 
@@ -209,8 +226,10 @@ int allocator_clone(const Allocator *a, Allocator **ret) {
         c->rt = NULL;
         c->guests = NULL;
         c->n_guests_allocated = a->n_guests;
-        /* The capacities the indexes rely on without growing: a freed slot for every slot, a place
-         * in the waiting list for every tenant. */
+        /*
+         * The indexes rely on these capacities and never grow: a free-list place for every slot,
+         * and a place in the waiting list for every tenant.
+         */
         c->n_slots_allocated = c->n_free_slots_allocated = a->n_slots;
         c->n_by_id_allocated = c->n_waiting_allocated = a->n_tenants;
         if (dup_array(&c->classes, a->classes, a->n_classes, a->n_classes, sizeof(AllocClass)) < 0 ||
@@ -283,7 +302,7 @@ static int request_new(Allocator *a, const AllocRequest *req, uint32_t cls, Allo
         return -EINVAL;
 }
 
-/* An existing tenant asks for another class or node: see the opening comment. */
+/* An existing tenant asks for another class or node. The opening comment describes such a re-class. */
 static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, AllocDecisions *d) {
         Tenant *t = &a->slots[s];
         const AllocClass *c = &a->classes[cls];
@@ -292,8 +311,11 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
         int r;
 
         if (t->nic == ALLOC_NIC_VF && c->vnic != VNIC_VIRTIO && vf_acceptable(&a->pool[t->vf], node, c)) {
-                /* It keeps its VF: no move, no decision. As sriov-preferred it may now be
-                 * downgraded for a sriov-required tenant that waits without a NIC. */
+                /*
+                 * The tenant keeps its VF, so nothing moves and no decision is made. As
+                 * sriov-preferred, it may now be downgraded for a sriov-required tenant that
+                 * waits without a NIC.
+                 */
                 alloc_tenant_unlist(a, s);
                 t->cls = cls;
                 t->node = node;
@@ -338,10 +360,10 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
                         t->nic = ALLOC_NIC_VIRTIO;
                         r = alloc_decide(d, ALLOC_DECISION_VIRTIO, t, old, NULL, "class %s: %s", c->name, why);
                 } else
-                        r = 0;   /* stays on virtio-net, waiting in its new place */
+                        r = 0;   /* It stays on virtio-net, and waits in its new place. */
                 break;
         case VNIC_SRIOV_REQUIRED:
-                /* Downgrade first: the victim's VF must be free before it is attached here. */
+                /* Downgrade first, because the victim's VF must be free before it is attached here. */
                 if (p.victim != NO_SLOT) {
                         r = alloc_evict(a, p.victim, s, d);
                         if (r < 0)
@@ -362,7 +384,7 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
         return alloc_fill(a, d);
 }
 
-/* The node the tenant's NIC would be on were it placed now as class c: where its RT CPUs go. */
+/* The node that the tenant's NIC would be on, if it were placed now in class cls. Its RT CPUs go there. */
 static int prospective_node(const Allocator *a, uint32_t s, uint32_t cls, int node) {
         const AllocClass *c = &a->classes[cls];
         const Tenant *t = s != NO_SLOT ? &a->slots[s] : NULL;
@@ -390,7 +412,7 @@ static bool same_guest(const Allocator *a, const Tenant *t, const char *guest) {
         return streq(a->guests[t->guest].name, key);
 }
 
-/* After a placement: the tenant in its guest's booking, if its class has one. */
+/* After a placement, put the tenant into its guest's booking, if its class has one. */
 static int settle_rt(Allocator *a, const char *id, const char *guest, AllocDecisions *d) {
         uint32_t s = alloc_tenant_find(a, id);
         Tenant *t;
@@ -400,14 +422,16 @@ static int settle_rt(Allocator *a, const char *id, const char *guest, AllocDecis
                 return 0;
         t = &a->slots[s];
         if (t->guest != NO_GUEST) {
-                /* A re-class (or node change) that still fits keeps its CPUs: no vCPU moves. */
+                /* A re-class or node change that still fits keeps its CPUs, so no vCPU moves. */
                 if (same_guest(a, t, guest) && class_rt_need(tenant_class(a, t)) > 0) {
                         r = alloc_rt_refit(a, s, d);
                         if (r <= 0)
                                 return r;
                 }
-                /* Into its new booking before anyone waiting is served from its old one: the
-                 * feasibility check counted on what it leaves. */
+                /*
+                 * The tenant goes into its new booking before anyone waiting is served from its
+                 * old one, because the feasibility check counted on what it leaves.
+                 */
                 (void) alloc_rt_leave(a, s, NULL);
                 r = alloc_rt_join(a, s, guest, d);
                 if (r < 0)
@@ -417,7 +441,10 @@ static int settle_rt(Allocator *a, const char *id, const char *guest, AllocDecis
         return alloc_rt_join(a, s, guest, d);
 }
 
-/* The request refused for want of RT CPUs (why): one REFUSED decision; nothing changed. */
+/*
+ * Refuse the request for want of RT CPUs, for the reason why. This adds one REFUSED decision and
+ * changes nothing.
+ */
 static int refuse_rt(const Allocator *a, const AllocRequest *req, uint32_t cls, const char *why, AllocDecisions *ret) {
         uint32_t s = alloc_tenant_find(a, req->tenant);
         bool existing = s != NO_SLOT;
@@ -454,8 +481,11 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
         s = alloc_tenant_find(a, req->tenant);
         if (s != NO_SLOT && a->slots[s].cls == cls && a->slots[s].node == req->numa_node &&
             same_guest(a, &a->slots[s], req->guest)) {
-                /* Nothing to change; but a refusing class's tenant that waits (its CPU left the RT
-                 * set, or a restart could not give it back) has not what it asks for. */
+                /*
+                 * Nothing changes. But a tenant of a refusing class may be waiting, because its CPU
+                 * left the RT set or a restart could not give the CPU back. That tenant does not
+                 * have what it asks for, so the request is refused.
+                 */
                 if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback &&
                     !alloc_rt_booked(a, s, &node)) {
                         r = alloc_decisions_reserve(ret, 1);
@@ -471,18 +501,22 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
         r = alloc_decisions_reserve(ret, alloc_decisions_bound(a) + a->n_guests + 1);
         if (r < 0)
                 return r;
-        /* RT CPUs first: a request its class cannot have them for changes nothing. Only a node
-         * change keeps what the tenant has. Classes that book none, or fall back, need no look
-         * (nor the VF pick that tells the node). */
+        /*
+         * Check the RT CPUs first, so that a request whose class cannot get them changes nothing.
+         * A change of node alone keeps what the tenant has, so it needs no check. Classes that
+         * book no RT CPUs, or that fall back without them, need no check either, and no VF pick
+         * to tell the node.
+         */
         if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback &&
             !(s != NO_SLOT && a->slots[s].cls == cls && same_guest(a, &a->slots[s], req->guest)) &&
             !alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant,
                                prospective_node(a, s, cls, req->numa_node), why, sizeof(why)))
                 return refuse_rt(a, req, cls, why, ret);
         /*
-         * The look above cannot see everything the request does (the VF it gets, who is moved for
-         * it, guests served first): a class that refuses without RT CPUs is checked again on the
-         * outcome, and a request that leaves it without them is undone whole.
+         * The check above cannot see everything that the request does: the VF it gets, who is
+         * moved for it, and which guests are served first. So a class that refuses without RT
+         * CPUs is checked again on the outcome. A request that leaves the tenant without RT CPUs
+         * is undone whole.
          */
         if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback) {
                 r = allocator_clone(a, &undo);
@@ -509,7 +543,8 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
         *a = *undo;
         *undo = swap;
         ret->n_decisions = n_before;
-        /* Feasible before, not after: what it would have had went to guests waiting longer. */
+        /* It was feasible before but not after, because its CPUs went to guests that waited longer. */
+
         if (alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant, node, why, sizeof(why)))
                 snprintf(why, sizeof(why), "no RT CPU free on node %d for it (guests waiting longer come first)", node);
         return refuse_rt(a, req, cls, why, ret);
