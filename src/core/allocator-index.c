@@ -36,7 +36,7 @@ uint32_t alloc_pool_find(const Allocator *a, const char *addr) {
         return p ? (uint32_t) (p - a->pool) : NO_VF;
 }
 
-/* Index in by_id where id is or would go. */
+/* The index in by_id where id is, or would go. */
 static size_t by_id_lower_bound(const Allocator *a, const char *id) {
         size_t lo = 0, hi = a->n_tenants;
 
@@ -55,8 +55,11 @@ uint32_t alloc_tenant_find(const Allocator *a, const char *id) {
         return i < a->n_tenants && streq(a->slots[a->by_id[i]].id, id) ? a->by_id[i] : NO_SLOT;
 }
 
-/* Service order: sriov-required first, higher rank, earlier arrival, then id (a restored
- * state may repeat a sequence number). VnicKind's order is the kind order. */
+/*
+ * The service order: sriov-required first, then higher rank, then earlier arrival, then id. The
+ * id breaks ties because a restored state may repeat a sequence number. VnicKind's order is the
+ * order of the kinds.
+ */
 int alloc_service_cmp(const Allocator *a, uint32_t x, uint32_t y) {
         const Tenant *s = &a->slots[x], *t = &a->slots[y];
         const AllocClass *c = tenant_class(a, s), *d = tenant_class(a, t);
@@ -85,8 +88,8 @@ static size_t waiting_lower_bound(const Allocator *a, uint32_t s) {
 
 /*
  * Every change to a tenant's class, node or NIC is bracketed by alloc_tenant_unlist() and
- * alloc_tenant_relist(), which take it out of and put it back into the indexes. Capacity for the
- * waiting list (one entry per tenant at most) is reserved when the tenant is created.
+ * alloc_tenant_relist(), which take it out of the indexes and put it back. The waiting list
+ * holds one entry per tenant at most, and that room is reserved when the tenant is created.
  */
 void alloc_tenant_unlist(Allocator *a, uint32_t s) {
         const Tenant *t = &a->slots[s];
@@ -121,7 +124,7 @@ void alloc_tenant_relist(Allocator *a, uint32_t s) {
         }
 }
 
-/* Between unlist and relist only. */
+/* Call this only between unlist and relist. */
 void alloc_vf_take(Allocator *a, uint32_t s, uint32_t v) {
         PoolVf *p = &a->pool[v];
         Tenant *t = &a->slots[s];
@@ -161,7 +164,10 @@ int alloc_tenants_reserve(Allocator *a) {
         return 0;
 }
 
-/* A tenant on no NIC yet, in by_id but in no other index; space reserved by alloc_tenants_reserve(). */
+/*
+ * Create a tenant on no NIC yet. It is in by_id but in no other index. alloc_tenants_reserve()
+ * reserved the space.
+ */
 uint32_t alloc_tenant_create(Allocator *a, const char *id, uint32_t cls, int node, uint64_t seq) {
         uint32_t s = a->n_free_slots > 0 ? a->free_slots[--a->n_free_slots] : (uint32_t) a->n_slots++;
         size_t i = by_id_lower_bound(a, id);
@@ -177,7 +183,8 @@ uint32_t alloc_tenant_create(Allocator *a, const char *id, uint32_t cls, int nod
         return s;
 }
 
-/* Out of by_id and the slot freed; already unlisted and off its VF. */
+/* Take the tenant out of by_id and free its slot. It must already be unlisted and off its VF. */
+
 void alloc_tenant_destroy(Allocator *a, uint32_t s) {
         size_t i = by_id_lower_bound(a, a->slots[s].id);
 

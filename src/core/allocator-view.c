@@ -24,7 +24,7 @@ static void tenant_view(const Allocator *a, uint32_t s, AllocTenant *ret) {
         };
         if (t->guest != NO_GUEST) {
                 const RtGuest *g = &a->guests[t->guest];
-                /* A tenant without a domain is its own guest: no name to show. */
+                /* A tenant without a domain is its own guest, so there is no name to show. */
                 ret->guest = rt_guest_domain(g);
                 ret->rt_cpus = g->cpus;
                 ret->n_rt_cpus = g->n_cpus;
@@ -140,12 +140,12 @@ size_t allocator_rt_nodes(const Allocator *a, AllocRtNode *ret, size_t n) {
                         rows[bucket(x->node)].waiting++;
                         continue;
                 }
-                /* A guest's CPUs are all on one node: its first one's. */
+                /* A guest's CPUs are all on one node, so the first CPU's node is the guest's. */
                 i = alloc_rt_cpu_index(a, x->cpus[0]);
                 if (i != SIZE_MAX)
                         rows[bucket(a->rt[i].node)].guests++;
         }
-        /* Node 0 first, the unknown node (bucket 0) last, as the allocator breaks ties. */
+        /* Node 0 comes first and the unknown node, bucket 0, comes last, as the allocator breaks ties. */
         for (unsigned j = 1; j <= N_BUCKETS; j++) {
                 unsigned b = j % N_BUCKETS;
                 AllocRtNode *r = &rows[b];
@@ -208,8 +208,11 @@ int allocator_verify(const Allocator *a) {
                         return -EUCLEAN;
                 if (t->nic != ALLOC_NIC_VF && t->vf != NO_VF)
                         return -EUCLEAN;
-                /* Never: a virtio-class tenant on a VF, a sriov-required one on virtio-net,
-                 * a sriov-preferred or virtio one without a NIC. */
+                /*
+                 * These must never happen: a virtio-class tenant on a VF, a sriov-required tenant
+                 * on virtio-net, or a sriov-preferred or virtio tenant without a NIC.
+                 */
+
                 if ((k == VNIC_VIRTIO && t->nic != ALLOC_NIC_VIRTIO) ||
                     (k == VNIC_SRIOV_REQUIRED && t->nic == ALLOC_NIC_VIRTIO) ||
                     (k == VNIC_SRIOV_PREFERRED && t->nic == ALLOC_NIC_NONE))
