@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* allocator-pick.c — decisions, and where a tenant goes: a free VF, a downgraded tenant's, or virtio-net */
+/* allocator-pick.c — decisions, and where a tenant goes: a free VF, a downgraded tenant's VF, or virtio-net */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@ _printf_(6, 7) int alloc_decide(AllocDecisions *d, AllocDecisionKind kind, const
         va_list ap;
         int r;
 
-        /* Reserved by the caller; growing here is the fallback should a bound be wrong. */
+        /* The caller reserved the room. Growing here is the fallback, in case a bound is wrong. */
         r = alloc_decisions_reserve(d, 1);
         if (r < 0)
                 return r;
@@ -42,7 +42,7 @@ _printf_(6, 7) int alloc_decide(AllocDecisions *d, AllocDecisionKind kind, const
         return 0;
 }
 
-/* Where the VF is, relative to the guest, for a reason text. */
+/* Say where the VF is, relative to the guest, for the text of a reason. */
 void alloc_where(const Allocator *a, const Tenant *t, char *buf, size_t size) {
         const PoolVf *p = &a->pool[t->vf];
 
@@ -63,7 +63,7 @@ void alloc_where(const Allocator *a, const Tenant *t, char *buf, size_t size) {
 
 /* ---- picking a VF ---- */
 
-/* Bucket with the most free VFs, skipping skip; ties: lowest node, unknown node last. */
+/* The bucket with the most free VFs, other than skip. Ties go to the lowest node; the unknown node is last. */
 static unsigned fullest_bucket(const Allocator *a, unsigned skip) {
         unsigned best = N_BUCKETS;
 
@@ -77,7 +77,7 @@ static unsigned fullest_bucket(const Allocator *a, unsigned skip) {
         return best;
 }
 
-/* Bucket with the most free VFs above its headroom, skipping skip; ties as fullest_bucket(). */
+/* The bucket with the most free VFs above its headroom, other than skip. Ties go as in fullest_bucket(). */
 static unsigned sparest_bucket(const Allocator *a, unsigned skip) {
         unsigned best = N_BUCKETS, most = 0;
 
@@ -114,21 +114,24 @@ static uint32_t first_free_on(const Allocator *a, unsigned b) {
         return NO_VF;
 }
 
-/* The free usable VF for a guest on node g: on g, or (g < 0 or remote) on the fullest other node. */
+/*
+ * The free usable VF for a guest on node g. It is on g, or on the fullest other node when g is
+ * below 0 or remote is set.
+ */
 static uint32_t find_free(const Allocator *a, int g, bool remote) {
         if (g >= 0 && !remote)
                 return first_free_on(a, bucket(g));
         return first_free_on(a, fullest_bucket(a, g >= 0 ? bucket(g) : N_BUCKETS));
 }
 
-/* The same for a sriov-preferred tenant: only a node with free VFs above its headroom will do. */
+/* The same for a sriov-preferred tenant. Only a node with free VFs above its headroom will do. */
 static uint32_t find_spare(const Allocator *a, int g, bool remote) {
         if (g >= 0 && !remote)
                 return node_spare(a, bucket(g)) > 0 ? first_free_on(a, bucket(g)) : NO_VF;
         return first_free_on(a, sparest_bucket(a, g >= 0 ? bucket(g) : N_BUCKETS));
 }
 
-/* The sriov-preferred tenant to downgrade on node g (remote: off g; g < 0: anywhere). */
+/* The sriov-preferred tenant to downgrade on node g. With remote, it is off g. With g below 0, it is anywhere. */
 static uint32_t find_victim(const Allocator *a, int g, bool remote, uint32_t exclude) {
         uint32_t best = NO_SLOT;
         unsigned there;
@@ -189,8 +192,10 @@ bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *
         return false;
 }
 
-/* Whether alloc_pick_preferred() can succeed, in O(1) given spare = alloc_spare_total(): the fill
- * loop asks it of every waiting tenant. */
+/*
+ * Whether alloc_pick_preferred() can succeed, in O(1) given spare = alloc_spare_total(). It must
+ * be cheap, because the fill loop asks it of every waiting tenant.
+ */
 static bool can_pick_preferred(const Allocator *a, int g, const AllocClass *c, unsigned spare) {
         unsigned here;
 
@@ -252,7 +257,7 @@ void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *
                          a->n_free, until);
                 return;
         }
-        /* The guest's node first: that is where its VF would be. */
+        /* Explain the guest's node first, because that is where its VF would be. */
         if (here == 0)
                 k = snprintf(buf, size, "no free VF on NUMA node %d", g);
         else
@@ -271,9 +276,9 @@ void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *
 }
 
 /*
- * The sriov-preferred tenant victim gives its VF up for the sriov-required tenant s: straight
- * to another free VF when it could have been upgraded to one right after (one move instead of
- * a downgrade and an upgrade), else to virtio-net.
+ * The sriov-preferred tenant victim gives up its VF for the sriov-required tenant s. If victim
+ * could be upgraded right after, it goes straight to another free VF. That makes one move
+ * instead of a downgrade and an upgrade. Otherwise it goes to virtio-net.
  */
 int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
         Tenant *v = &a->slots[victim];
@@ -282,7 +287,7 @@ int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
         Pick p;
 
         strscpy(addr, sizeof(addr), a->pool[v->vf].vf.addr);
-        /* Picked while it still holds its VF: the free count is the one an upgrade would see. */
+        /* Pick while the victim still holds its VF, so that the free count is the one an upgrade would see. */
         move = alloc_pick_preferred(a, v->node, tenant_class(a, v), &p);
         alloc_tenant_unlist(a, victim);
         alloc_vf_drop(a, victim);
@@ -302,8 +307,11 @@ int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
                       a->slots[s].id, why);
 }
 
-/* Downgrade the victim (when p names one), then put s on p's VF. Between unlist(s) and relist(s).
- * The downgrade comes first: the VF must be detached before it is attached elsewhere. */
+/*
+ * Downgrade the victim, if p names one, and then put s on p's VF. Call this only between
+ * unlist(s) and relist(s). The downgrade comes first, because the VF must be detached before it
+ * is attached elsewhere.
+ */
 int alloc_take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d) {
         if (p->victim != NO_SLOT) {
                 int r = alloc_evict(a, p->victim, s, d);
@@ -315,8 +323,8 @@ int alloc_take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d) 
 }
 
 /*
- * Serve the waiting tenants in service order: sriov-required without a NIC first, then
- * upgrades of sriov-preferred ones while more VFs are free than the headroom.
+ * Serve the waiting tenants in service order. sriov-required tenants without a NIC come first.
+ * Then sriov-preferred tenants are upgraded while more VFs are free than the headroom.
  */
 int alloc_fill(Allocator *a, AllocDecisions *d) {
         unsigned spare = alloc_spare_total(a);
@@ -345,7 +353,7 @@ int alloc_fill(Allocator *a, AllocDecisions *d) {
                                    "sriov-required tenant without a NIC gets a VF, %s", why);
                         spare = alloc_spare_total(a);
                 } else {
-                        /* Everything from here on is sriov-preferred: all need a VF above a node's headroom. */
+                        /* Every tenant from here on is sriov-preferred, and needs a VF above a node's headroom. */
                         if (spare == 0)
                                 break;
                         if (!can_pick_preferred(a, t->node, c, spare) || !alloc_pick_preferred(a, t->node, c, &p)) {
@@ -357,7 +365,7 @@ int alloc_fill(Allocator *a, AllocDecisions *d) {
                         alloc_tenant_relist(a, s);
                         alloc_where(a, t, why, sizeof(why));
                         r = alloc_decide(d, ALLOC_DECISION_UPGRADE, t, NULL, vf_addr(a, t), "VF free, %s", why);
-                        spare--;   /* one VF above its node's headroom taken; the headrooms stay */
+                        spare--;   /* One VF above its node's headroom is taken. The headrooms stay. */
                 }
                 if (r < 0)
                         return r;
@@ -365,8 +373,12 @@ int alloc_fill(Allocator *a, AllocDecisions *d) {
         return 0;
 }
 
-/* Upper bound on the decisions one request or release makes: its own, one downgrade, and what
- * alloc_fill() can do with at most one more free VF and the sriov-required tenants waiting. */
+/*
+ * An upper bound on the decisions that one request or release makes: its own, one downgrade,
+ * and what alloc_fill() can do with at most one more free VF and the waiting sriov-required
+ * tenants.
+ */
+
 size_t alloc_decisions_bound(const Allocator *a) {
         return 4 + (size_t) a->n_free + 2 * a->n_waiting_required;
 }

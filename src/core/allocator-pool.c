@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* allocator-pool.c — the VF pool changing under the tenants, reconcile, and tenants restored at start */
+/* allocator-pool.c — changes of the VF pool under the tenants, the reconcile, and the restore at start */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +65,7 @@ static int service_qsort_cmp(const void *x, const void *y, void *userdata) {
         return alloc_service_cmp(userdata, *(const uint32_t *) x, *(const uint32_t *) y);
 }
 
-/* order: room for every tenant, allocated before anything changed. */
+/* order has room for every tenant, and was allocated before anything changed. */
 static int reconcile(Allocator *a, uint32_t *order, AllocDecisions *d) {
         size_t n = a->n_tenants;
         int r;
@@ -85,14 +85,14 @@ static int reconcile(Allocator *a, uint32_t *order, AllocDecisions *d) {
                 if (t->nic != ALLOC_NIC_VF)
                         continue;
                 if (!replace_reason(a, t, because, sizeof(because))) {
-                        t->remote = !vf_local(&a->pool[t->vf], t->node);   /* the VF's node may have changed */
+                        t->remote = !vf_local(&a->pool[t->vf], t->node);   /* The VF's node may have changed. */
                         continue;
                 }
 
                 strscpy(old, sizeof(old), t->gone_vf[0] ? t->gone_vf : a->pool[t->vf].vf.addr);
                 alloc_tenant_unlist(a, s);
                 if (t->recreated && !t->gone_vf[0] && vf_acceptable(&a->pool[t->vf], t->node, c)) {
-                        /* The same address, a new device: the executor re-attaches it. */
+                        /* The address is the same but the device is new, so the executor attaches it again. */
                         t->recreated = false;
                         alloc_tenant_relist(a, s);
                         r = alloc_decide(d, ALLOC_DECISION_REPLACED, t, old, old, "%s: re-attach", because);
@@ -137,9 +137,9 @@ static int pool_vf_cmp(const void *x, const void *y) {
         return strcmp(((const PoolVf *) x)->vf.addr, ((const PoolVf *) y)->vf.addr);
 }
 
-/* What reconcile() needs, allocated before anything changes. */
+/* Allocate what reconcile() needs before anything changes. */
 static int reconcile_prepare(Allocator *a, AllocDecisions *ret, uint32_t **ret_order) {
-        /* Each tenant at most: its own re-placement, a downgrade, an upgrade. */
+        /* Each tenant makes three decisions at most: its own new placement, a downgrade and an upgrade. */
         int r = alloc_decisions_reserve(ret, 4 + 3 * a->n_tenants);
 
         if (r < 0)
@@ -197,7 +197,7 @@ int allocator_set_pool(Allocator *a, const AllocVf *vfs, size_t n_vfs, AllocDeci
         if (r < 0)
                 return r;
 
-        /* Nothing fails from here on. Move the holders over; mark what vanished or was re-created. */
+        /* Nothing fails from here on. Move the holders over, and mark what vanished or was created again. */
         for (size_t v = 0; v < a->n_pool; v++) {
                 PoolVf *old = &a->pool[v];
                 PoolVf *new;
@@ -220,8 +220,10 @@ int allocator_set_pool(Allocator *a, const AllocVf *vfs, size_t n_vfs, AllocDeci
         a->pool = TAKE_PTR(pool);
         a->n_pool = n_vfs;
 
-        /* A tenant whose VF vanished stays "on a VF" with vf = NO_VF, holding nothing and
-         * counted nowhere, until reconcile() re-places it. */
+        /*
+         * A tenant whose VF vanished stays "on a VF" with vf = NO_VF. It holds nothing and is
+         * counted nowhere, until reconcile() places it again.
+         */
         pool_recount(a);
         return reconcile(a, order, ret);
 }
@@ -264,7 +266,7 @@ int allocator_restore_tenant(Allocator *a, const AllocTenant *t) {
         if (r < 0)
                 return r;
 
-        /* Without a VF, a tenant waits the way its class waits (its class may have changed kind). */
+        /* Without a VF, a tenant waits the way its class waits, since the class may have changed kind. */
         k = a->classes[cls].vnic;
         nic = t->nic;
         if (nic != ALLOC_NIC_VF)
@@ -278,13 +280,17 @@ int allocator_restore_tenant(Allocator *a, const AllocTenant *t) {
                 return -EINVAL;
         if (a->n_guests >= a->n_guests_allocated &&
             GREEDY_REALLOC(a->guests, a->n_guests_allocated, a->n_guests + 1) < 0)
-                return -ENOMEM;   /* so that the RT restore below cannot fail */
+                return -ENOMEM;   /* Grow now, so that the RT restore below cannot fail. */
 
         s = alloc_tenant_create(a, t->id, cls, t->numa_node, t->seq);
         if (v != NO_VF && a->pool[v].holder == NO_SLOT)
                 alloc_vf_take(a, s, v);
         else if (nic == ALLOC_NIC_VF) {
-                /* Its VF is gone (or taken): held by nothing, re-placed by the reconcile that follows. */
+                /*
+                 * Its VF is gone or taken. The tenant holds nothing, and the reconcile that follows
+                 * places it again.
+                 */
+
                 Tenant *n = &a->slots[s];
                 n->nic = ALLOC_NIC_VF;
                 strscpy(n->gone_vf, sizeof(n->gone_vf), t->vf);
