@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* allocator-rt.c — RT CPUs booked per guest, a resource like VFs: none double-booked, every change a decision */
+/* allocator-rt.c — RT CPUs booked per guest like VFs: never double-booked, and every change a decision */
 
 /*
  * Seed 004 §4.3: an RT guest's vCPU 0 runs on an RT core at SCHED_FIFO, and a spinning FIFO
- * vCPU owns its core. So RT CPUs are handed out like VFs: a guest whose class asks for
- * rt_cpus = N gets N RT CPUs of its NIC's NUMA node (its VF's, else the guest's own), each
- * serving at most rt_share guests (1 = its own core; more for guests with a low duty cycle).
- * A CPU never serves more guests than the least rt_share among them allows.
+ * vCPU owns its core. So RT CPUs are handed out like VFs. A guest whose class asks for
+ * rt_cpus = N gets N RT CPUs on its NIC's NUMA node, which is its VF's node, or else the
+ * guest's own. Each CPU serves at most rt_share guests. An rt_share of 1 gives a guest its own
+ * core, and more suits guests with a low duty cycle. A CPU never serves more guests than the
+ * least rt_share among them allows.
  *
- * Tie-breaks: the CPU with the fewest guests, then the lowest number; with no node to follow,
- * the node with the most bookable CPUs, then the lowest. Tenants of one guest share its booking,
- * which is freed with the last of them. With none free, a class with rt_fallback is placed
- * without (its vCPUs stay on housekeeping CPUs) and served, in arrival order, when one frees
- * up; any other class is refused. A booking never moves while its CPUs stay in the pool: NIC
- * moves, re-classes that still fit and restarts keep it.
+ * Ties go to the CPU with the fewest guests, then to the lowest CPU number. With no node to
+ * follow, the node with the most bookable CPUs wins, then the lowest node. The tenants of one
+ * guest share its booking, which is freed with the last of them. When no CPU is free, a class
+ * with rt_fallback is placed without one, and its vCPUs stay on housekeeping CPUs. It is
+ * served in arrival order when a CPU frees up. Any other class is refused. A booking never
+ * moves while its CPUs stay in the pool: NIC moves, re-classes that still fit and restarts
+ * all keep it.
  */
 
 #include <stdio.h>
@@ -22,7 +24,10 @@
 
 #include "allocator-internal.h"
 
-/* A space cannot occur in a tenant id, so no domain-less key equals a tenant id used as domain. */
+/*
+ * A tenant id cannot contain a space. So the key of a tenant's own guest never equals a domain
+ * that is named like a tenant id.
+ */
 void alloc_rt_guest_key(const char *guest, const char *tenant, char *buf, size_t size) {
         if (guest && guest[0])
                 strscpy(buf, size, guest);
@@ -48,13 +53,15 @@ static bool rt_bookable(const RtCpu *c, int node, unsigned share) {
         return (node < 0 || c->node == node) && (c->users == 0 || c->users < MIN(c->cap, share));
 }
 
-/* Fewest guests first, then the lowest CPU: spread before sharing. */
+/* The CPU with the fewest guests comes first, then the lowest CPU, so bookings spread before they share. */
 static bool rt_better(const RtCpu *x, const RtCpu *y) {
         return x->users != y->users ? x->users < y->users : x->cpu < y->cpu;
 }
 
-/* The want best bookable CPUs of node exactly (-1: those of unknown node), into ret (pool
- * indexes); false when too few. */
+/*
+ * Put the pool indexes of the want best bookable CPUs on exactly node into ret. A node of -1
+ * means the CPUs of unknown node. Returns false when there are too few.
+ */
 static bool pick_on_node(const Allocator *a, int node, unsigned want, unsigned share, size_t *ret) {
         unsigned n = 0;
 
@@ -63,7 +70,7 @@ static bool pick_on_node(const Allocator *a, int node, unsigned want, unsigned s
 
                 if (a->rt[i].node != node || !rt_bookable(&a->rt[i], node, share))
                         continue;
-                /* Insertion into the best want so far: want <= ALLOC_RT_CPUS_MAX. */
+                /* Insert into the best want CPUs so far, which is cheap: want is at most ALLOC_RT_CPUS_MAX. */
                 for (k = MIN(n, want); k > 0 && rt_better(&a->rt[i], &a->rt[ret[k - 1]]); k--)
                         if (k < want)
                                 ret[k] = ret[k - 1];
@@ -83,14 +90,17 @@ static unsigned bookable_on(const Allocator *a, int node, unsigned share) {
         return n;
 }
 
-/* Where want CPUs go for a guest on node (< 0: the node with most bookable CPUs). */
+/* Where want CPUs go for a guest on node. A node below 0 means the node with the most bookable CPUs. */
 static bool rt_pick(const Allocator *a, int node, unsigned want, unsigned share, size_t *ret) {
         int best = -2;
         unsigned most = 0;
 
         if (node >= 0)
                 return pick_on_node(a, node, want, share, ret);
-        /* Every guest's CPUs on one node: its vCPUs share its memory. Unknown node (-1) last. */
+        /*
+         * All of a guest's CPUs are on one node, because its vCPUs share its memory. The unknown
+         * node, -1, comes last.
+         */
         for (size_t i = 0; i < a->n_rt; i++) {
                 int nd = a->rt[i].node;
                 unsigned n = bookable_on(a, nd, share);
@@ -128,7 +138,7 @@ static void recompute_cap(Allocator *a, size_t idx) {
         }
 }
 
-/* n more CPUs for g (pool indexes), after those it has. */
+/* Book n more CPUs for g, given as pool indexes, after those it has. */
 static void book(Allocator *a, RtGuest *g, const size_t *idx, unsigned n) {
         for (unsigned k = 0; k < n; k++) {
                 RtCpu *c = &a->rt[idx[k]];
@@ -151,7 +161,7 @@ static void unbook(Allocator *a, RtGuest *g) {
         }
 }
 
-/* "4,5" for a reason text. */
+/* Format the CPUs as "4,5" for the text of a reason. */
 static void format_cpus(const uint16_t *cpus, unsigned n, char *buf, size_t size) {
         size_t k = 0;
 
@@ -160,7 +170,7 @@ static void format_cpus(const uint16_t *cpus, unsigned n, char *buf, size_t size
                 strjoin_appendf(buf, size, &k, "%u", cpus[i]);
 }
 
-/* Why nothing is bookable on node: what there is and who holds it. */
+/* Explain why nothing is bookable on node: what there is, and who holds it. */
 static void explain_full(const Allocator *a, int node, unsigned want, unsigned share, char *buf, size_t size) {
         char who[96] = "";
         size_t k = 0;
@@ -199,9 +209,9 @@ static bool guest_has(const RtGuest *g, unsigned cpu) {
 }
 
 /*
- * Whether a booked guest can take a tenant that needs want CPUs at share: its CPUs serve no more
- * guests than share allows, and the CPUs it lacks are bookable on its node (into ret, pool
- * indexes of the extra ones; the guest's own CPUs are never counted twice).
+ * Whether a booked guest can take a tenant that needs want CPUs at share. The guest's CPUs must
+ * serve no more guests than share allows, and the CPUs it lacks must be bookable on its node.
+ * ret receives the pool indexes of the extra CPUs. The guest's own CPUs are never counted twice.
  */
 static bool guest_fits(const Allocator *a, const RtGuest *g, unsigned want, unsigned share, size_t *ret) {
         unsigned n = 0, need = want > g->n_cpus ? want - g->n_cpus : 0;
@@ -228,7 +238,7 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
                 return true;
         alloc_rt_guest_key(guest, tenant, key, sizeof(key));
         g = guest_find(a, key);
-        /* Joined, the guest books at its strictest tenant's share: what join and grow will ask. */
+        /* Once joined, the guest books at its strictest tenant's share, as join and grow will ask. */
         if (g != NO_GUEST)
                 share = MIN(share, a->guests[g].share);
         if (g != NO_GUEST && a->guests[g].n_cpus > 0) {
@@ -238,7 +248,7 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
                 return false;
         }
         if (g != NO_GUEST) {
-                /* A guest waiting for CPUs: its tenants' CPUs go where it is. */
+                /* The guest waits for CPUs, and its tenants' CPUs go where it is. */
                 node = a->guests[g].node;
                 want = MAX(want, a->guests[g].want);
         }
@@ -248,7 +258,7 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
         return false;
 }
 
-/* A guest for key, as tenant t's class c books it; its tenants and CPUs are the caller's to add. */
+/* Make a guest for key, as tenant t's class c books it. The caller adds its tenants and CPUs. */
 static uint32_t guest_new(Allocator *a, const char *key, const Tenant *t, const AllocClass *c) {
         size_t i;
 
@@ -266,7 +276,7 @@ static uint32_t guest_new(Allocator *a, const char *key, const Tenant *t, const 
         return (uint32_t) i;
 }
 
-/* The tenant's last decision in d gets the guest's CPUs and text; without one, a new RT_CPUS decision. */
+/* The tenant's last decision in d gets the guest's CPUs and text. Without one, a new RT_CPUS decision does. */
 static int note_booking(const Tenant *t, const RtGuest *g, AllocDecisions *d, const char *text) {
         AllocDecision *x = NULL;
         size_t len;
@@ -291,7 +301,10 @@ static int note_booking(const Tenant *t, const RtGuest *g, AllocDecisions *d, co
         return 0;
 }
 
-/* "<prefix>; <why nothing is free>; vCPUs on housekeeping CPUs until one is" for a guest that waits. */
+/*
+ * The reason for a guest that waits:
+ * "<prefix>; <why nothing is free>; vCPUs on housekeeping CPUs until one is".
+ */
 static void explain_waiting(const Allocator *a, const RtGuest *g, const char *prefix, char *buf, size_t size) {
         size_t len;
 
@@ -312,9 +325,9 @@ static bool try_book(Allocator *a, RtGuest *g) {
 }
 
 /*
- * A booked guest serves a tenant needing want CPUs at share: the booking grows to the neediest
- * tenant's class (the CPUs it has stay, vCPU 0's first) and its share to the strictest. 1: it
- * cannot, nothing changed.
+ * A booked guest serves a tenant that needs want CPUs at share. The booking grows to what the
+ * neediest tenant's class wants, and the CPUs it has stay, vCPU 0's first. Its share becomes
+ * the strictest. Returns 1 when the guest cannot serve the tenant, with nothing changed.
  */
 static int guest_grow(Allocator *a, RtGuest *g, const Tenant *t, unsigned want, unsigned share, AllocDecisions *d) {
         size_t idx[ALLOC_RT_CPUS_MAX];
@@ -323,7 +336,7 @@ static int guest_grow(Allocator *a, RtGuest *g, const Tenant *t, unsigned want, 
 
         if (share >= g->share && want <= g->n_cpus)
                 return 0;
-        /* The CPUs it gains serve the guest at its strictest tenant's share, not this one's. */
+        /* The CPUs that it gains serve the guest at its strictest tenant's share, not at this tenant's. */
         share = MIN(share, g->share);
         if (!guest_fits(a, g, want, share, idx))
                 return 1;
@@ -380,7 +393,7 @@ int alloc_rt_join(Allocator *a, uint32_t s, const char *guest, AllocDecisions *d
         t->guest = gi;
         if (g->n_cpus > 0 && g->n_tenants > 1) {
                 r = guest_grow(a, g, t, want, MAX(c->rt_share, 1u), d);
-                /* Not feasible: only a falling-back class gets here; it shares what there is. */
+                /* Only a class that falls back gets here if growing fails. It shares what there is. */
                 return r > 0 ? 0 : r;
         }
         g->want = (uint8_t) MAX(g->want, want);
@@ -407,7 +420,7 @@ static int guest_seq_cmp(const void *x, const void *y, void *userdata) {
         return (p > q) - (p < q);
 }
 
-/* Guests without CPUs that should have some, in arrival order; each books what it can. */
+/* Serve the guests without CPUs that should have some, in arrival order. Each books what it can. */
 int alloc_rt_serve(Allocator *a, AllocDecisions *d) {
         _cleanup_free_ uint32_t *order = NULL;
         size_t n = 0;
@@ -439,14 +452,14 @@ int alloc_rt_serve(Allocator *a, AllocDecisions *d) {
                 if (!first)
                         return -EUCLEAN;
                 if (!booked && !x->rebook)
-                        continue;   /* still waiting, as it was: nothing to say */
+                        continue;   /* It still waits, as it did, so there is nothing to say. */
                 if (booked) {
                         format_cpus(x->cpus, x->n_cpus, cpus, sizeof(cpus));
                         snprintf(why, sizeof(why), "%s%sRT CPU%s %s", x->lost, x->lost[0] ? ": now " : "",
                                  x->n_cpus > 1 ? "s" : "", cpus);
                 } else
                         explain_waiting(a, x, x->lost, why, sizeof(why));
-                /* A guest restored with nothing to book waits, whatever its class does on arrival. */
+                /* A guest restored with nothing to book waits, whatever its class does for a new arrival. */
                 x->rebook = false;
                 x->fallback = true;
                 x->lost[0] = 0;
@@ -467,8 +480,10 @@ int alloc_rt_leave(Allocator *a, uint32_t s, AllocDecisions *d) {
         t->guest = NO_GUEST;
         if (--g->n_tenants > 0)
                 return 0;
-        /* The guest's last tenant gone: its decision says the guest has no RT CPUs any more, so
-         * that its placement leaves them before the next guest is put there. */
+        /*
+         * The guest's last tenant is gone. Its decision says that the guest has no RT CPUs any
+         * more, so that the guest's placement leaves them before the next guest is put there.
+         */
         for (size_t i = d && g->n_cpus > 0 ? d->n_decisions : 0; i > 0; i--)
                 if (streq(d->decisions[i - 1].tenant, t->id)) {
                         d->decisions[i - 1].rt_changed = true;
@@ -496,9 +511,12 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
                 g = &a->guests[gi];
                 g->n_tenants++;
                 t->guest = gi;
-                /* Its strictest tenant's share, whichever was restored first; a want the booking
-                 * meets (a smaller one was restored first), never one it does not: that is the
-                 * reconcile's to book, with a decision. */
+                /*
+                 * The share is the strictest tenant's, whichever tenant was restored first. The
+                 * want grows only to what the booking meets, as when a smaller want was restored
+                 * first. A want that the booking does not meet is for the reconcile to book, with
+                 * a decision.
+                 */
                 g->share = MIN(g->share, MAX(c->rt_share, 1u));
                 if (g->n_cpus >= want)
                         g->want = (uint8_t) MAX(g->want, want);
@@ -513,13 +531,15 @@ int alloc_rt_restore(Allocator *a, uint32_t s, const char *guest, const uint16_t
         g->n_tenants = 1;
         t->guest = gi;
 
-        /* The saved booking is the guest's, which another of its tenants may have grown past this
-         * one's class: all of it is kept, not cut to this class's want. */
+        /*
+         * The saved booking is the guest's, and another of its tenants may have grown it past
+         * this tenant's class. So all of it is kept, not cut to this class's want.
+         */
         if (n >= want && n <= ALLOC_RT_CPUS_MAX)
                 want = n;
         g->want = (uint8_t) want;
 
-        /* The saved CPUs, when each is still an RT CPU with room; else the reconcile re-books. */
+        /* Book the saved CPUs if each is still an RT CPU with room. Otherwise the reconcile books again. */
         for (unsigned k = 0; k < MIN(n, want); k++) {
                 idx[k] = alloc_rt_cpu_index(a, cpus[k]);
                 if (idx[k] == SIZE_MAX) {
@@ -565,7 +585,8 @@ int allocator_set_rt_cpus(Allocator *a, const AllocRtCpu *cpus, size_t n, AllocD
         for (size_t i = 1; i < n; i++)
                 if (rt[i - 1].cpu == rt[i].cpu)
                         return -EINVAL;
-        /* The same RT CPUs (every cycle hands them over): nothing to re-book or serve. */
+        /* Every cycle hands the RT CPUs over. With the same CPUs, there is nothing to book again or serve. */
+
         if (n == a->n_rt) {
                 bool same = true;
                 for (size_t i = 0; i < n && same; i++)
