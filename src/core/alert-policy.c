@@ -11,8 +11,8 @@
 #include "sriovd/util.h"
 
 /*
- * What seed 000 and issue 18 ask to be watched out of the box. Thresholds are deliberately
- * loose: a built-in rule that cries wolf gets switched off, and then it watches nothing.
+ * What seed 000 and issue 18 ask to be watched out of the box. The thresholds are loose on
+ * purpose. A built-in rule that cries wolf gets switched off, and then it watches nothing.
  */
 const AlertPolicy alert_builtins[] = {
         {
@@ -24,7 +24,7 @@ const AlertPolicy alert_builtins[] = {
                 .builtin = true,
         },
         {
-                /* A latency-critical tenant loses packets: its VF's queues overflow. */
+                /* A latency-critical tenant loses packets, because its VF's queues overflow. */
                 .name = ALERT_BUILTIN_LATENCY_DROPS,
                 .metric = "sriovd_vf_drop_rate",
                 .rule = { .threshold = 0, .clear = 0, .direction = ALERT_ABOVE, .periods = ALERT_PERIODS_DEFAULT },
@@ -34,7 +34,7 @@ const AlertPolicy alert_builtins[] = {
                 .builtin = true,
         },
         {
-                /* VFs idle while tenants make do with virtio-net: the pool is set up wrong. */
+                /* VFs sit idle while tenants make do with virtio-net, so the pool is set up wrong. */
                 .name = ALERT_BUILTIN_POOL_UNDERUSED,
                 .metric = "sriovd_vf_node_utilization_ratio",
                 .rule = { .threshold = 0.85, .clear = 0.85, .direction = ALERT_BELOW, .periods = ALERT_PERIODS_DEFAULT },
@@ -68,7 +68,8 @@ bool alert_policy_equal(const AlertPolicy *a, const AlertPolicy *b) {
                 return false;
         if (a->enabled != b->enabled || a->n_filters != b->n_filters)
                 return false;
-        /* Exact: a threshold changed in the last digit is a changed rule. */
+        /* The comparison is exact, because a threshold changed in its last digit is a changed rule. */
+
         if (a->rule.threshold != b->rule.threshold || a->rule.clear != b->rule.clear ||
             a->rule.direction != b->rule.direction ||
             (a->rule.periods ?: ALERT_PERIODS_DEFAULT) != (b->rule.periods ?: ALERT_PERIODS_DEFAULT))

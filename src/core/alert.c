@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* alert.c — the alert state machine: N consecutive periods to raise, N back past the clear level to clear */
+/* alert.c — the alert state machine: raised after N periods in a row, cleared after N past the clear level */
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* counter-rates.c — rates between two samples of kernel counters: resets, rows and CPUs that come and go */
+/* counter-rates.c — rates between two samples of kernel counters, across resets and changing rows and CPUs */
 
 #include <errno.h>
 #include <limits.h>
@@ -45,7 +45,7 @@ ssize_t counter_table_find_cpu(const CounterTable *t, unsigned cpu) {
         return c ? c - t->cpus : -1;
 }
 
-/* The entry of column c in row's run of a sparse table, -1 for none. */
+/* The entry of column c in the row's run of a sparse table, or -1 for none. */
 static ssize_t entry_find(const size_t *first, const uint32_t *col, size_t row, size_t c) {
         unsigned key = (unsigned) c;
         const uint32_t *e;
@@ -89,13 +89,13 @@ int counter_table_append(CounterTable *t, CounterTableRoom *room, const CounterR
         return 0;
 }
 
-/* qsort_r() comparator: row indexes by the rows they point at. */
+/* A qsort_r() comparator that orders row indexes by the rows they point at. */
 static int index_cmp(const void *a, const void *b, void *userdata) {
         const CounterRow *rows = userdata;
         return counter_row_cmp(&rows[*(const size_t *) a], &rows[*(const size_t *) b]);
 }
 
-/* Rows from..n-1 of t into counter_row_cmp's order, their runs of counts with them. */
+/* Sort rows from..n-1 of t into counter_row_cmp()'s order, and move their runs of counts with them. */
 static int sort_rows(CounterTable *t, size_t from) {
         size_t n = t->n_rows - from, base = t->first[from], k = base;
         _cleanup_free_ size_t *order = NULL, *first = NULL;
@@ -135,9 +135,11 @@ static int sort_rows(CounterTable *t, size_t from) {
 int counter_table_sort(CounterTable *t) {
         size_t n = t->n_rows, sorted = n > 0;
 
-        /* Rows already in order (/proc/stat's, and /proc/interrupts' but for its few named rows
-         * at the end) stay where they are; only the tail out of order is sorted, when it all
-         * comes after the rest. */
+        /*
+         * Rows already in order stay where they are. /proc/stat's rows are in order, and so are
+         * /proc/interrupts' rows, except its few named rows at the end. Only the tail that is out
+         * of order is sorted, when all of it comes after the rest.
+         */
         while (sorted < n && counter_row_cmp(&t->rows[sorted - 1], &t->rows[sorted]) < 0)
                 sorted++;
         if (sorted == n)
@@ -164,7 +166,10 @@ static double per_sec(uint64_t delta, uint64_t elapsed_usec) {
         return (double) delta * 1e6 / (double) elapsed_usec;
 }
 
-/* The rates' column of each of t's columns (-1: not in both samples), the columns being ascending. */
+/*
+ * Map each of t's columns to the rates' column, or to -1 when the CPU is not in both samples.
+ * Both lists of columns ascend.
+ */
 static int columns_map(const CounterTable *t, const unsigned *cpus, size_t n_cpus, ssize_t **ret) {
         ssize_t *map = malloc(MAX(t->n_cpus, (size_t) 1) * sizeof(*map));
 
@@ -189,7 +194,7 @@ int counter_table_rates(const CounterTable *prev, const CounterTable *cur, uint6
         if (elapsed_usec == 0)
                 return -EINVAL;
 
-        /* Columns: the CPUs in both, matched by number (both lists ascending). */
+        /* The columns are the CPUs in both samples, matched by number. Both lists ascend. */
         r.cpus = malloc(MAX(cur->n_cpus, 1) * sizeof(*r.cpus));
         if (!r.cpus)
                 return -ENOMEM;
@@ -222,7 +227,7 @@ int counter_table_rates(const CounterTable *prev, const CounterTable *cur, uint6
         r.n_rows = cur->n_rows;
 
         for (size_t i = 0; i < cur->n_rows; i++) {
-                /* The same rows as last period, nearly always: the same place first. */
+                /* The rows are nearly always the same as last period's, so try the same place first. */
                 ssize_t p = i < prev->n_rows && counter_row_cmp(&prev->rows[i], &cur->rows[i]) == 0
                         ? (ssize_t) i : counter_table_find(prev, &cur->rows[i]);
                 size_t a = cur->first[i], a_end = cur->first[i + 1];
@@ -231,7 +236,7 @@ int counter_table_rates(const CounterTable *prev, const CounterTable *cur, uint6
                 r.first[i] = r.n_entries;
                 /* A new row counts from zero, as a reset (see counters.h). */
                 r.reset[i] = p < 0;
-                /* Both runs by column, and both maps ascending: one merge, by the rates' column. */
+                /* Both runs go by column, and both maps ascend, so one merge by the rates' column pairs them. */
                 while (a < a_end || b < b_end) {
                         ssize_t ka = a < a_end ? cur_map[cur->col[a]] : SSIZE_MAX;
                         ssize_t kb = b < b_end ? prev_map[prev->col[b]] : SSIZE_MAX;
@@ -240,7 +245,7 @@ int counter_table_rates(const CounterTable *prev, const CounterTable *cur, uint6
                         double v;
 
                         if (ka < 0 || kb < 0) {
-                                /* A CPU not in both samples. */
+                                /* The CPU is not in both samples. */
                                 a += ka < 0;
                                 b += kb < 0;
                                 continue;
@@ -279,7 +284,7 @@ int vf_counters_rates(const VfCounters *prev, const VfCounters *cur, uint64_t el
         if (elapsed_usec == 0)
                 return -EINVAL;
 
-        /* A VF reset zeroes all its counters at once: any one going down is the whole VF's reset. */
+        /* A VF reset zeroes all its counters at once, so one counter going down means the whole VF was reset. */
 #define RATE(field)                                                                              \
         do {                                                                                     \
                 bool _r;                                                                         \
@@ -301,7 +306,7 @@ int vf_counters_rates(const VfCounters *prev, const VfCounters *cur, uint64_t el
         return 0;
 }
 
-/* utime + stime, where a hostile file could give two that overflow. */
+/* Add utime and stime without overflow, because a hostile file could give two values that overflow. */
 static uint64_t add_saturated(uint64_t a, uint64_t b) {
         return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
@@ -313,7 +318,8 @@ int thread_times_cpu_share(const ThreadTimes *prev, const ThreadTimes *cur, uint
         if (elapsed_usec == 0 || ticks_per_sec == 0 || prev->tid != cur->tid)
                 return -EINVAL;
 
-        /* The same TID with another start time is a new thread: what it used counts from zero. */
+        /* The same TID with another start time is a new thread, so its CPU time counts from zero. */
+
         before = prev->start_time == cur->start_time ? add_saturated(prev->utime, prev->stime) : 0;
         ticks = counter_delta(before, add_saturated(cur->utime, cur->stime), NULL);
         *ret = (double) ticks / (double) ticks_per_sec * 1e6 / (double) elapsed_usec;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* guest-placement.c — where an RT guest's threads and memory go, from its booked RT CPUs: pure */
+/* guest-placement.c — where an RT guest's threads and memory go, from its booked RT CPUs, without I/O */
 
 #include <string.h>
 
@@ -13,7 +13,7 @@ static int cpu_node(const Inventory *inv, unsigned cpu) {
         return -1;
 }
 
-/* The housekeeping CPUs of node, or all of them if it has none (or node is unknown). */
+/* The housekeeping CPUs of node. All of them are used if the node has none, or if the node is unknown. */
 static CpuSet node_housekeeping(const Inventory *inv, const HostCpus *hc, int node) {
         CpuSet local;
 
@@ -35,15 +35,16 @@ int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *
         memcpy_safe(p.rt_cpus, rt, n_rt * sizeof(uint16_t));
         p.node = n_rt > 0 ? cpu_node(inv, rt[0]) : -1;
 
-        /* The housekeeping work stays beside the RT vCPU: same node, other cores. */
+        /* The housekeeping work stays beside the RT vCPU, on the same node but on other cores. */
         p.housekeeping = node_housekeeping(inv, &hc, p.node);
         if (cpuset_is_empty(&p.housekeeping))
                 return -EINVAL;
 
-        /* FIFO only on vCPUs that own an RT CPU: a spinning FIFO vCPU on a shared core starves it. */
+        /* Only vCPUs that own an RT CPU run at FIFO, because a spinning FIFO vCPU starves a shared core. */
         if (cls->vcpu_fifo_priority > 0)
                 p.fifo_priority = n_rt > 0 ? cls->vcpu_fifo_priority : -1;
-        /* One node only matters on a host with more than one. */
+        /* Binding the memory to one node matters only on a host with more than one node. */
+
         if (p.node >= 0 && inv->topo.n_nodes > 1)
                 p.memory_node = p.node;
         *ret = p;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* inventory-copy.c — a copy of an inventory, which a drift check refreshes instead of reading the host again */
+
 /*
- * inventory-copy.c — a copy of an inventory, for a drift check that re-reads only what can drift
- * (inventory_refresh()) on the last full read rather than reading the whole host again.
+ * A drift check copies the last full read and re-reads only what can drift into the copy, with
+ * inventory_refresh(). That is cheaper than reading the whole host again.
  */
 
 #include <stdlib.h>
@@ -9,7 +11,7 @@
 
 #include "sriovd/inventory.h"
 
-/* A copy of n elements of size bytes at src into *ret (NULL for none); -ENOMEM. */
+/* Copy n elements of size bytes from src into *ret, which is NULL when n is 0. Returns -ENOMEM on failure. */
 static int dup_array(const void *src, size_t n, size_t size, void *ret) {
         void *p = NULL;
 
@@ -27,7 +29,7 @@ static int pf_dup(const Pf *src, Pf *ret) {
         int r;
 
         *ret = *src;
-        /* Filled by the daemon on every observe, from netlink: read again, not copied. */
+        /* The daemon fills these from netlink on every observe, so they are read again, not copied. */
         ret->vf_links = NULL;
         ret->n_vf_links = 0;
         ret->vf_links_known = false;
@@ -101,7 +103,8 @@ int inventory_dup(const Inventory *src, Inventory **ret) {
         if (!inv->pfs)
                 return -ENOMEM;
         for (size_t i = 0; i < src->n_pfs; i++) {
-                /* Counted before it is whole: inventory_free() frees what pf_dup() got to. */
+                /* The PF is counted before it is whole, so that inventory_free() frees what pf_dup() got to. */
+
                 inv->n_pfs++;
                 r = pf_dup(&src->pfs[i], &inv->pfs[i]);
                 if (r < 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* inventory.c — the inventory model: scope, lookups and teardown (reading lives in kernel/discover.c) */
+/* inventory.c — the inventory model: scope, lookups and teardown; kernel/discover.c reads the host */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include "sriovd/inventory.h"
 
-/* ConnectX-5, 5 Ex, 6, 6 Dx, 6 Lx, 7 physical functions. */
+/* The physical functions of ConnectX-5, 5 Ex, 6, 6 Dx, 6 Lx and 7. */
 const PciId scope_default_ids[] = {
         { 0x15b3, 0x1017 },
         { 0x15b3, 0x1019 },
@@ -39,7 +39,7 @@ int host_problem_add(HostProblems *p, const char *target, int errno_value, const
         HostProblem *h;
         va_list ap;
 
-        /* A tree with thousands of broken functions must not make thousands of notes. */
+        /* A tree with thousands of broken functions must not make thousands of notes, so the list is capped. */
         if (p->n >= HOST_PROBLEMS_MAX) {
                 p->n_dropped++;
                 return 0;
@@ -149,7 +149,7 @@ const Pf *inventory_find_function(const Inventory *inv, const char *addr, const 
 }
 
 const VfLink *pf_find_vf_link(const Pf *pf, unsigned vf) {
-        /* Sorted and nearly always dense: index vf is where VF vf usually is. */
+        /* The list is sorted and nearly always dense, so VF vf is usually at index vf. */
         if (vf < pf->n_vf_links && pf->vf_links[vf].vf == vf)
                 return &pf->vf_links[vf];
         for (size_t i = 0; i < pf->n_vf_links; i++)
@@ -191,14 +191,14 @@ bool mac_parse(const char *s, uint8_t ret[6]) {
 }
 
 void mac_derive(const char *key, uint8_t ret[6]) {
-        /* FNV-1a, 64 bit: stable across versions and hosts, which is the point. */
+        /* 64-bit FNV-1a is stable across versions and hosts, and that stability is the point. */
         uint64_t h = 0xcbf29ce484222325ULL;
 
         for (const char *p = "sriovd:"; *p; p++)
                 h = (h ^ (uint8_t) *p) * 0x100000001b3ULL;
         for (const char *p = key; *p; p++)
                 h = (h ^ (uint8_t) *p) * 0x100000001b3ULL;
-        /* FNV leaves keys that differ in their last byte close together: finish with a full mix. */
+        /* FNV leaves keys that differ in their last byte close together, so finish with a full mix. */
         h ^= h >> 33;
         h *= 0xff51afd7ed558ccdULL;
         h ^= h >> 33;
@@ -206,7 +206,7 @@ void mac_derive(const char *key, uint8_t ret[6]) {
         h ^= h >> 33;
         for (size_t i = 0; i < 6; i++)
                 ret[i] = (uint8_t) (h >> (8 * i));
-        /* Locally administered, unicast: never collides with a vendor's OUI. */
+        /* A locally administered unicast MAC never collides with a vendor's OUI. */
         ret[0] = (uint8_t) ((ret[0] & 0xfc) | 0x02);
 }
 
@@ -245,7 +245,10 @@ unsigned coalesce_diff(const Coalesce *cur, const CoalesceChange *want, Coalesce
         CoalesceChange d = COALESCE_CHANGE_NONE;
         unsigned n = 0;
 
-        /* An absent field (-1) never equals a wanted value: send it, the kernel says why not. */
+        /*
+         * An absent field, -1, never equals a wanted value. The field is sent anyway, and the
+         * kernel says why it cannot be set.
+         */
         for (size_t i = 0; i < COALESCE_N_FIELDS; i++) {
                 long w = coalesce_field_get(want, i);
                 if (w < 0 || coalesce_field_get(cur, i) == w)
@@ -287,7 +290,8 @@ const Kthread *inventory_find_kthread(const Inventory *inv, KthreadKind kind, un
         const Kthread key = { .kind = kind, .num = num }, *k;
 
         k = bsearch_safe(&key, inv->kthreads, inv->n_kthreads, sizeof(Kthread), kthread_key_cmp);
-        /* Sorted by pid last: step back to the first of equal kind and num. */
+        /* The list is sorted by pid last, so step back to the first entry of equal kind and num. */
+
         while (k && k > inv->kthreads && kthread_key_cmp(&key, k - 1) == 0)
                 k--;
         return k;
