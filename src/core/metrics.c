@@ -37,7 +37,10 @@ void metric_snapshot_done(MetricSnapshot *s) {
         *s = (MetricSnapshot) {};
 }
 
-/* Label n's value v as the snapshot's own: the last one of that label when equal, else a copy. */
+/*
+ * Make v, a value of label n, the snapshot's own. When v equals the last value of that label,
+ * the last one is shared. Otherwise v is copied.
+ */
 static const char *intern(MetricSnapshot *s, MetricLabelName n, const char *v) {
         size_t len = strnlen(v, METRIC_LABEL_VALUE_MAX - 1);
         const char *last = (unsigned) n < _METRIC_LABEL_MAX ? s->last[n] : NULL;
@@ -106,7 +109,7 @@ int metric_sample_labels_cmp(const MetricSample *a, const MetricSample *b) {
 
         for (unsigned i = 0; !c && i < MIN(a->n_labels, b->n_labels); i++) {
                 c = (a->labels[i].name > b->labels[i].name) - (a->labels[i].name < b->labels[i].name);
-                /* Shared values (intern()) are equal by pointer. */
+                /* Values shared by intern() are equal by pointer. */
                 if (!c && a->labels[i].value != b->labels[i].value)
                         c = strcmp(a->labels[i].value, b->labels[i].value);
         }
@@ -126,7 +129,7 @@ int metric_labels_sample_cmp(const MetricLabel *a, unsigned n_a, const MetricSam
 
 static int sample_cmp(const void *x, const void *y) {
         const MetricSample *a = x, *b = y;
-        /* Names are static strings: one family's samples share the pointer. */
+        /* Names are static strings, so one family's samples share the pointer. */
         int c = a->name == b->name ? 0 : strcmp(a->name, b->name);
 
         return c ?: metric_sample_labels_cmp(a, b);
@@ -136,7 +139,7 @@ static int labels_cmp(const void *x, const void *y) {
         return metric_sample_labels_cmp(x, y);
 }
 
-/* A period has a few dozen families; more and the plain sort does. */
+/* A period has a few dozen families. With more than this, the plain sort does the work. */
 #define SORT_FAMILIES_MAX 128
 
 static int family_cmp(const void *x, const void *y) {
@@ -144,10 +147,10 @@ static int family_cmp(const void *x, const void *y) {
 }
 
 /*
- * Families first, by a counting sort (one pass, and one move of each sample into its place),
- * then each family by its labels, which is skipped where they come in order already. The
- * plain qsort() of the large host's 10,812 samples was 150,000 comparisons, a fifth of the
- * sampler's period; most of them are spent here on families the sampler makes in order.
+ * Sort by family first, with a counting sort: one pass, and one move of each sample into its
+ * place. Then sort each family by its labels, unless they come in order already. A plain
+ * qsort() of the large host's 10,812 samples took 150,000 comparisons, a fifth of the
+ * sampler's period. Most of them went to families that the sampler makes in order.
  */
 void metric_snapshot_sort(MetricSnapshot *s) {
         const char *names[SORT_FAMILIES_MAX];
@@ -195,10 +198,10 @@ void metric_snapshot_sort(MetricSnapshot *s) {
                                         at += count[f];
                                 }
         }
-        /* Stable: a family's samples keep the order they were made in. */
+        /* The sort is stable: a family's samples keep the order in which they were made. */
         for (size_t i = 0; i < s->n_samples; i++)
                 dest[i] = start[family[i]]++;
-        /* The permutation in place, a swap placing one sample each: no second 4.6 MB array. */
+        /* Apply the permutation in place, each swap placing one sample, so no second 4.6 MB array is needed. */
         for (size_t i = 0; i < s->n_samples; i++)
                 while (dest[i] != i) {
                         size_t j = dest[i];
@@ -229,7 +232,10 @@ plain:
 int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add) {
         if (add->n_samples == 0)
                 return 0;
-        /* s's families, one name compared per family: a pointer compare per sample to find them. */
+        /*
+         * Compare one name per family of s. Finding the families costs one pointer comparison per
+         * sample.
+         */
         for (size_t i = 0; i < s->n_samples; i++) {
                 if (i > 0 && (s->samples[i].name == s->samples[i - 1].name ||
                               streq(s->samples[i].name, s->samples[i - 1].name)))
@@ -241,7 +247,8 @@ int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add) {
         }
         if (GREEDY_REALLOC(s->samples, s->allocated, s->n_samples + add->n_samples) < 0)
                 return -ENOMEM;
-        /* Values copied: add's are add's. */
+        /* The values are copied, because add's values belong to add. */
+
         for (size_t j = 0, n = s->n_samples; j < add->n_samples; j++) {
                 const MetricSample *m = &add->samples[j];
                 MetricLabel labels[METRIC_LABELS_MAX];

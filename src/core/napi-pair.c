@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* napi-pair.c — which IRQ schedules which NAPI, from queue order, where napi-get does not say */
+/* napi-pair.c — which IRQ schedules which NAPI, found from queue order where napi-get does not say */
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -9,7 +9,10 @@
 #include "sriovd/napi-pair.h"
 #include "sriovd/util.h"
 
-/* The digits at s, nothing after them but end (NULL: anything may follow); -1 if none. */
+/*
+ * The number whose digits start at s, or -1 if there is none. Only end may follow the digits.
+ * With end NULL, anything may follow.
+ */
 static int number_at(const char *s, const char *end) {
         unsigned long v;
         char *e;
@@ -36,7 +39,7 @@ int irq_queue_index(const char *action, const char *netdev, bool *ret_tx_only) {
         /* mlx5 names its completion vectors by the PCI function, not the netdev. */
         if (strncmp(action, "mlx5_comp", 9) == 0)
                 return number_at(action + 9, action + strcspn(action, "@"));
-        /* igb, igbvf, e1000e: "DEV-TxRx-N"; i40e, ice: "i40e-DEV-TxRx-N". */
+        /* igb, igbvf and e1000e name vectors "DEV-TxRx-N". i40e and ice name them "i40e-DEV-TxRx-N". */
         rest = strstr(action, netdev);
         while (rest && rest[n] != '-')
                 rest = strstr(rest + 1, netdev);
@@ -73,13 +76,19 @@ static size_t pair(Napi *napis, size_t n_napis, const QueueIrq *irqs, size_t n_i
 size_t napi_pair_by_queues(Napi *napis, size_t n_napis, QueueIrq *irqs, size_t n_irqs) {
         if (n_napis == 0)
                 return 0;
-        /* Ids that repeat are names a kernel cut at 15 characters ("napi/enp1s0f0-8"): no order to go by. */
+        /*
+         * Ids that repeat come from names that the kernel cut at 15 characters, such as
+         * "napi/enp1s0f0-8". Then there is no order to go by.
+         */
         for (size_t i = 1; i < n_napis; i++)
                 if (napis[i].id <= napis[i - 1].id)
                         return 0;
-        /* Vector order is the order the driver set its queue vectors up in, and so its NAPIs. */
+        /* The driver set up its queue vectors, and so its NAPIs, in vector order. */
         qsort_safe(irqs, n_irqs, sizeof(*irqs), queue_irq_cmp);
-        /* A NAPI per receive vector (igbvf cleans tx in the hard IRQ), else per vector (igb with
-         * separate rx and tx vectors polls both). */
+        /*
+         * Try one NAPI per receive vector first, because igbvf cleans tx in the hard IRQ. Else try
+         * one NAPI per vector, because igb with separate rx and tx vectors polls both.
+         */
+
         return pair(napis, n_napis, irqs, n_irqs, false) ?: pair(napis, n_napis, irqs, n_irqs, true);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* prom.c — Prometheus text format: names checked, HELP and label values escaped, one declaration per family */
+/* prom.c — the Prometheus text format: checked names, escaped text, one declaration per family */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -53,7 +53,7 @@ static bool utf8_valid(const char *s) {
         for (size_t i = 0; i < n;) {
                 size_t k;
 
-                /* ASCII, which every label value sriovd makes is, needs no decoding. */
+                /* Every label value that sriovd makes is ASCII, and ASCII needs no decoding. */
                 if ((unsigned char) s[i] < 0x80) {
                         i++;
                         continue;
@@ -104,8 +104,11 @@ static int puts_(PromWriter *w, const char *s) {
         return put(w, s, strlen(s));
 }
 
-/* HELP text escapes backslash and newline; label values a double quote too. The runs between
- * are copied whole: a byte at a time was a third of the page's time. */
+/*
+ * HELP text escapes backslash and newline, and label values also escape the double quote. The
+ * runs between them are copied whole, because copying a byte at a time took a third of the
+ * page's time.
+ */
 static int put_escaped(PromWriter *w, const char *s, bool quote) {
         const char *special = quote ? "\\\n\"" : "\\\n";
 
@@ -133,7 +136,7 @@ int prom_family(PromWriter *w, const char *name, PromType type, const char *help
         if (!prom_metric_name_valid(name) || !help || !utf8_valid(help))
                 return fail(w, -EINVAL);
         n = strlen(name);
-        /* The format's convention, which promtool checks: counters and only counters end in _total. */
+        /* By the format's convention, which promtool checks, counters and only counters end in _total. */
         if ((type == PROM_COUNTER) != (n > 6 && streq(name + n - 6, "_total")))
                 return fail(w, -EINVAL);
         if (type != PROM_COUNTER && type != PROM_GAUGE)
@@ -182,8 +185,10 @@ static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels)
                                 return fail(w, -EINVAL);
         }
 
-        /* Room for the whole line at once (a value escaped at most doubles, and the number
-         * needs 32), so that the pieces below are copied without a check each. */
+        /*
+         * Make room for the whole line at once, so that the pieces below are copied without a
+         * check each. An escaped value is at most twice as long, and the number needs 32 bytes.
+         */
         {
                 size_t need = strlen(w->family) + 2 + 32, n;
                 char *p;
@@ -227,7 +232,7 @@ static bool family_is_counter(const PromWriter *w) {
         return n > 6 && streq(w->family + n - 6, "_total");
 }
 
-/* Decimal digits of v into buf (21 bytes at least), NUL-terminated; returns buf. */
+/* Write the decimal digits of v into buf, which holds at least 21 bytes, with a NUL. Returns buf. */
 static char *format_u64(uint64_t v, char *buf) {
         char tmp[24], *p = tmp + sizeof(tmp);
         size_t n;
@@ -241,10 +246,16 @@ static char *format_u64(uint64_t v, char *buf) {
         return buf;
 }
 
-/* The shortest of %.15g and %.17g that reads back as the same double: 0.1, not 0.10000000000000001. */
+/*
+ * Format v as the shorter of %.15g and %.17g that reads back as the same double. So 0.1 prints
+ * as 0.1, not as 0.10000000000000001.
+ */
 static void format_double(double v, char buf[static 32]) {
-        /* Whole numbers below 10^15 (counts, most rates of an idle NIC: 0) print as %.15g would
-         * print them, without its and strtod()'s cost. */
+        /*
+         * Whole numbers below 10^15 print as %.15g would print them, without the cost of %.15g
+         * and strtod(). Counts are such numbers, and so are most rates of an idle NIC, which are 0.
+         */
+
         if (v >= 0 && v < 1e15 && v == (double) (uint64_t) v)
                 format_u64((uint64_t) v, buf);
         else if (v < 0 && v > -1e15 && v == -(double) (uint64_t) -v) {
