@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plan-builder.c — the plan under construction: adding actions and notes, and answering the parts' questions */
+
 /*
- * plan-builder.c — the plan under construction: adding actions and notes, and the questions the
- * planner's parts ask of it. plan-irq.c, plan-vf.c and plan-tune.c build on this file only;
- * plan.c, which runs them in order, sits above all of them.
+ * plan-irq.c, plan-vf.c and plan-tune.c build on this file only. plan.c runs them in order and
+ * sits above all of them.
  */
 
 #include <stdarg.h>
@@ -56,7 +57,7 @@ const PlanAllocation *plan_find_allocation(const PlanBuilder *b, const char *vf)
 }
 
 bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
-        /* Count changes come first in the plan and are few: a scan is enough. */
+        /* Count changes come first in the plan and are few, so a scan is enough. */
         for (size_t i = 0; i < b->plan->n_actions; i++) {
                 const Action *a = &b->plan->actions[i];
                 if (a->kind == ACTION_SET_NUM_VFS && streq(a->target, pf->addr))
@@ -68,11 +69,12 @@ bool plan_pf_vfs_replaced(const PlanBuilder *b, const Pf *pf) {
 }
 
 /*
- * The PF's netdev gets the PF's class; a VF's host netdev the class of the tenant holding it, or
- * the PF's. A VF in a guest has no host netdev: fn sees it with ifindex 0, to say so for the
- * tenant rather than pretend. PFs whose VFs this plan replaces, and VFs it binds to vfio-pci,
- * are left for the next pass.
+ * The PF's netdev gets the PF's class. A VF's host netdev gets the class of the tenant that holds
+ * it, or else the PF's. A VF in a guest has no host netdev. fn sees it with ifindex 0, so that it
+ * can say so for the tenant rather than pretend. PFs whose VFs this plan replaces, and VFs that it
+ * binds to vfio-pci, are left for the next pass.
  */
+
 void plan_for_each_netdev(PlanBuilder *b, PlanNetdevFn fn, void *userdata) {
         const Inventory *inv = b->inv;
 

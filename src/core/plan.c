@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* plan.c — the pure planner: what must change so the host matches policy */
+/* plan.c — the pure planner: what must change so that the host matches the policy */
 
 #include <sched.h>
 #include <stdarg.h>
@@ -25,9 +25,9 @@ static bool pf_has_tenants(const PlanBuilder *b, const Pf *pf) {
 }
 
 /*
- * auto: up while the PF has VFs to hand out, not only once a tenant holds one: the allocation's
- * attach goes to libvirt at once, before the next cycle could bring the link up, and libvirt
- * refuses a VF of a PF that is not online.
+ * With auto, the PF's link is up while the PF has VFs to hand out, not only once a tenant holds
+ * one. The allocation's attach goes to libvirt at once, before the next cycle could bring the
+ * link up, and libvirt refuses a VF of a PF that is not online.
  */
 static void plan_pf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
         PfLinkPolicy want = pol ? pol->pf_link : PF_LINK_AUTO;
@@ -65,7 +65,7 @@ static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
         if (inv->n_pfs == 0)
                 plan_add_note(b, NOTE_INFO, "", "no SR-IOV NIC in scope on this host");
 
-        /* What the tree got wrong: said every cycle while it lasts, never acted on. */
+        /* Report what the tree got wrong in every cycle while it lasts, but never act on it. */
         for (size_t i = 0; i < inv->problems.n; i++)
                 plan_add_note(b, NOTE_WARNING, inv->problems.items[i].target, "%s", inv->problems.items[i].text);
         if (inv->problems.n_dropped > 0)
@@ -76,7 +76,7 @@ static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
 void host_cpus(const Inventory *inv, const Config *cfg, HostCpus *ret) {
         const CpuSet *online = &inv->topo.online;
 
-        /* Offline CPUs can take no IRQ: every set is cut to the online ones. */
+        /* Offline CPUs can take no IRQ, so every set is cut to the online CPUs. */
         cpuset_and(&ret->rt, cfg->have_rt_cpus ? &cfg->rt_cpus : &inv->topo.isolated, online);
         if (cfg->have_housekeeping_cpus)
                 cpuset_and(&ret->housekeeping, &cfg->housekeeping_cpus, online);
@@ -84,7 +84,7 @@ void host_cpus(const Inventory *inv, const Config *cfg, HostCpus *ret) {
                 cpuset_andnot(&ret->housekeeping, online, &ret->rt);
 }
 
-/* The plan built, or the first error its parts ran into (nothing of it kept). */
+/* Return the plan that was built, or the first error that its parts ran into, keeping nothing of the plan. */
 static int plan_finish(PlanBuilder *b, Plan **ret) {
         if (b->error < 0) {
                 plan_free(b->plan);
@@ -94,7 +94,7 @@ static int plan_finish(PlanBuilder *b, Plan **ret) {
         return 0;
 }
 
-/* A builder for inv under cfg, its host CPUs worked out; -ENOMEM. */
+/* Start a builder for inv under cfg, with its host CPUs worked out. Returns -ENOMEM on failure. */
 static int plan_start(const Inventory *inv, const Config *cfg, const PlanContext *ctx, PlanBuilder *ret) {
         static const PlanContext empty = {};
 
@@ -114,7 +114,7 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
 
         plan_host(&b, inv, cfg);
 
-        /* One pass per kind keeps actions ordered by kind, then by PF address. */
+        /* One pass per kind keeps the actions ordered by kind, and then by PF address. */
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
                 plan_pf_autoprobe(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
@@ -148,7 +148,7 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         plan_other_irqs(&b);
         plan_kthreads(&b);
 
-        /* A [pf ADDR] the operator named but the host does not show is worth saying. */
+        /* A [pf ADDR] that the operator named but the host does not show is worth a note. */
         for (size_t i = 0; i < cfg->n_pfs; i++)
                 if (cfg->pfs[i].by_addr && !inventory_find_pf(inv, cfg->pfs[i].addr))
                         plan_add_note(&b, NOTE_WARNING, cfg->pfs[i].addr,
@@ -177,7 +177,7 @@ int plan_build_vf_irqs(const Inventory *inv, const Config *cfg, const PlanContex
 
         if (plan_start(inv, cfg, ctx, &b) < 0)
                 return -ENOMEM;
-        /* As in plan_build(): a PF whose VFs are about to be replaced has none worth pinning. */
+        /* As in plan_build(), a PF whose VFs are about to be replaced has none worth pinning. */
         plan_pf_num_vfs(&b, pf, config_pf_policy(cfg, pf->addr, pf->vendor, pf->device));
         plan_vf_irqs(&b, pf, vf);
         return plan_finish(&b, ret);
@@ -273,7 +273,8 @@ const char *sched_policy_to_string(int policy) {
         return "unknown";
 }
 
-/* Only the fields the action changes: "mac 02:..., vlan 100/0, spoofchk on". */
+/* Format only the fields that the action changes, such as "mac 02:..., vlan 100/0, spoofchk on". */
+
 static char *vf_link_format(const Action *a, bool after, char *buf, size_t size) {
         const VfLinkChange *c = &a->link_after;
         const VfLink *l = &a->link_before;
