@@ -11,9 +11,9 @@ static const char *class_name(const TenantClass *cls) {
 }
 
 /*
- * The CPUs a PF's and its VFs' vectors may use. Without a class a device is
- * treated as numa-local: IRQs of devices that are not latency-critical stay
- * off the RT cores. Returns false, with a note saying why, when there is none.
+ * The CPUs that the vectors of a PF and its VFs may use. A device without a class is treated
+ * as numa-local, so that the IRQs of devices that are not latency-critical stay off the RT
+ * cores. Returns false, with a note that says why, when there is no such CPU.
  */
 static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, const PlanAllocation *alloc,
                         CpuSet *ret) {
@@ -31,7 +31,10 @@ static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, co
                         cpuset_add(ret, (unsigned) alloc->vcpu0_cpu);
                         break;
                 }
-                /* Not known yet (guest not running), or the PF itself: NUMA-local meanwhile. */
+                /*
+                 * The CPU is not known yet because the guest is not running, or this is the PF
+                 * itself. Use the NUMA-local CPUs meanwhile.
+                 */
                 if (alloc)
                         plan_add_note(b, NOTE_INFO, alloc->vf,
                                       "tenant %s: vCPU 0's host CPU is not known yet (guest not running?); "
@@ -41,7 +44,7 @@ static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, co
                 if (node)
                         cpuset_and(ret, &b->cpus.housekeeping, node);
                 else {
-                        /* Not guessing a node: any housekeeping CPU, never an RT one. */
+                        /* Do not guess a node. Use any housekeeping CPU, never an RT one. */
                         *ret = b->cpus.housekeeping;
                         plan_add_note(b, NOTE_INFO, pf->addr,
                                       "NUMA node unknown: IRQs spread over all housekeeping CPUs %s",
@@ -81,7 +84,7 @@ static void plan_thread(PlanBuilder *b, const char *addr, const Irq *q, const Te
 
         if (q->thread <= 0)
                 return;
-        saved = plan_find_saved(b, q->thread, q->irq, "");   /* NULL for a reused PID: nothing of ours */
+        saved = plan_find_saved(b, q->thread, q->irq, "");   /* NULL for a reused PID, which is not sriovd's */
 
         if (want > 0) {
                 if (q->thread_policy == SCHED_FIFO && q->thread_priority == want)
@@ -92,7 +95,7 @@ static void plan_thread(PlanBuilder *b, const char *addr, const Irq *q, const Te
                 a->policy_before = q->thread_policy;
                 a->policy_after = SCHED_FIFO;
         } else if (saved) {
-                /* The device left its RT class: put back what sriovd found. */
+                /* The device left its RT class, so put back what sriovd found. */
                 if (q->thread_policy == saved->policy && q->thread_priority == saved->priority)
                         return;
                 a = plan_add_action(b, ACTION_SET_IRQ_THREAD, addr, q->thread_priority, saved->priority);
@@ -108,9 +111,9 @@ static void plan_thread(PlanBuilder *b, const char *addr, const Irq *q, const Te
 }
 
 /*
- * One device's vectors: spread = vector i on the (ordinal + i)-th CPU of the
- * set, so the PF and its VFs start on different CPUs; single = all on one,
- * chosen by ordinal, so devices do not pile onto the set's first CPU.
+ * Place one device's vectors. With spread, vector i goes on the (ordinal + i)-th CPU of the set,
+ * so that the PF and its VFs start on different CPUs. With single, all vectors go on one CPU,
+ * chosen by ordinal, so that devices do not pile onto the set's first CPU.
  */
 static void plan_device(PlanBuilder *b, const char *addr, const unsigned *irqs, size_t n, unsigned ordinal,
                         const CpuSet *set, const TenantClass *cls, unsigned *managed) {
@@ -127,7 +130,7 @@ static void plan_device(PlanBuilder *b, const char *addr, const unsigned *irqs, 
                 plan_thread(b, addr, q, cls);
 
                 if (!q->writable) {
-                        (*managed)++;   /* the kernel places managed vectors itself */
+                        (*managed)++;   /* The kernel places managed vectors itself. */
                         continue;
                 }
                 if (bsearch_safe(&q->irq, b->ctx->unmanaged_irqs, b->ctx->n_unmanaged, sizeof(unsigned),
@@ -145,14 +148,14 @@ static void plan_device(PlanBuilder *b, const char *addr, const unsigned *irqs, 
         }
 }
 
-/* A VF's vectors: on its PF's CPUs (set, of the PF's class cls), or its tenant's class's. */
+/* Place a VF's vectors on its PF's CPUs, set for the PF's class cls, or on its tenant's class's CPUs. */
 static void plan_vf(PlanBuilder *b, const Pf *pf, const TenantClass *cls, const CpuSet *set, const Vf *vf,
                     unsigned *managed) {
         const PlanAllocation *alloc = plan_find_allocation(b, vf->addr);
         const TenantClass *vcls = alloc && alloc->class_name[0] ? config_find_class(b->cfg, alloc->class_name) : NULL;
         CpuSet vset;
 
-        /* A tenant's VF follows the tenant's class: a trader's VF on RT cores on any PF. */
+        /* A tenant's VF follows the tenant's class, so a trader's VF goes on RT cores on any PF. */
         if (!vcls || vcls == cls) {
                 if (vcls && vcls->irq_cpus == IRQ_CPUS_VCPU && pf_irq_cpus(b, pf, vcls, alloc, &vset))
                         plan_device(b, vf->addr, vf->irqs, vf->n_irqs, vf->index + 1, &vset, vcls, managed);
@@ -192,7 +195,7 @@ void plan_irqs(PlanBuilder *b) {
                 if (!pf_irq_cpus(b, pf, cls, NULL, &set))
                         continue;
                 plan_device(b, pf->addr, pf->irqs, pf->n_irqs, 0, &set, cls, &managed);
-                /* VFs about to be destroyed are not worth pinning; their successors are, next pass. */
+                /* VFs about to be destroyed are not worth pinning. Their successors are, in the next pass. */
                 for (size_t j = 0; j < pf->n_vfs && !plan_pf_vfs_replaced(b, pf); j++)
                         plan_vf(b, pf, cls, &set, &pf->vfs[j], &managed);
                 if (managed > 0)
@@ -210,7 +213,7 @@ void plan_vf_irqs(PlanBuilder *b, const Pf *pf, const Vf *vf) {
                 plan_vf(b, pf, cls, &set, vf, &managed);
 }
 
-/* Where an IRQ off the RT CPUs goes: what it had minus RT, or the housekeeping CPUs if that is nothing. */
+/* Where an IRQ kept off the RT CPUs goes: its CPUs minus the RT ones, or the housekeeping CPUs if none remain. */
 static bool off_rt(const PlanBuilder *b, const CpuSet *cur, CpuSet *ret) {
         cpuset_andnot(ret, cur, &b->cpus.rt);
         if (cpuset_is_empty(ret))
@@ -254,7 +257,8 @@ void plan_other_irqs(PlanBuilder *b) {
                 Action *a;
 
                 if (!q->writable) {
-                        /* Managed vectors follow the kernel's own isolation (isolcpus=managed_irq). */
+                        /* Managed vectors follow the kernel's own isolation, set with isolcpus=managed_irq. */
+
                         cpuset_and(&on_rt, q->has_effective ? &q->effective : &q->affinity, &b->cpus.rt);
                         if (!cpuset_is_empty(&on_rt) && managed++ == 0)
                                 strscpy(first, sizeof(first), q->action);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plan-kthreads.c — the per-CPU kernel threads of the RT CPUs: ksoftirqd/N, ktimers/N and rcuc/N */
+
 /*
- * plan-kthreads.c — the per-CPU kernel threads of the RT CPUs (ksoftirqd/N, ktimers/N, rcuc/N):
- * their SCHED_FIFO priorities from [rt], put back when sriovd no longer sets them, and whether
- * the host keeps seed 004's order (the RT NIC's threads above them).
+ * The planner gives these threads their SCHED_FIFO priorities from [rt], and puts them back
+ * when sriovd no longer sets them. It also checks whether the host keeps seed 004's order, in
+ * which the RT NIC's threads run above these.
  */
 
 #include <sched.h>
@@ -16,7 +18,7 @@ static bool kind_is_per_cpu(KthreadKind k) {
         return k == KTHREAD_KSOFTIRQD || k == KTHREAD_KTIMERS || k == KTHREAD_RCUC;
 }
 
-/* Why a kind can be missing altogether: the kernel decides whether these threads exist. */
+/* Why a kind of thread can be missing altogether. The kernel decides whether these threads exist. */
 static const char *kind_absent_reason(KthreadKind k) {
         switch (k) {
         case KTHREAD_KTIMERS:
@@ -45,7 +47,7 @@ static void plan_kthread(PlanBuilder *b, const Kthread *k) {
                 a->policy_after = SCHED_FIFO;
                 snprintf(a->effect, sizeof(a->effect), "%s on RT CPU %u", k->name, k->num);
         } else {
-                /* The priority went back to 0 or the CPU left the RT set: put back what sriovd found. */
+                /* The priority went back to 0, or the CPU left the RT set, so put back what sriovd found. */
                 saved = plan_find_saved(b, k->pid, 0, k->name);
                 if (!saved || (k->policy == saved->policy && k->priority == saved->priority))
                         return;
@@ -61,7 +63,10 @@ static void plan_kthread(PlanBuilder *b, const Kthread *k) {
         strscpy(a->thread_name, sizeof(a->thread_name), k->name);
 }
 
-/* One note per kind asked for that some RT CPU lacks: the kernel's configuration, not an error. */
+/*
+ * Add one note per kind of thread that is asked for and that some RT CPU lacks. The cause is
+ * the kernel's configuration, not an error.
+ */
 static void note_missing(PlanBuilder *b, KthreadKind kind) {
         int prio = b->cfg->kthread_priority[kind];
         char buf[CPUSET_LIST_MAX];
@@ -85,8 +90,8 @@ static void note_missing(PlanBuilder *b, KthreadKind kind) {
 }
 
 /*
- * Whether a class's IRQs run on the RT CPUs, as the planner places them (the config check's
- * class_is_rt() in terms of this host's RT set).
+ * Whether a class's IRQs run on the RT CPUs, as the planner places them. This is the config
+ * check's class_is_rt(), in terms of this host's RT set.
  */
 static bool class_on_rt(const PlanBuilder *b, const TenantClass *cls) {
         CpuSet outside;
@@ -122,7 +127,7 @@ static void consider_class(const PlanBuilder *b, const TenantClass *cls, LowestR
                 *low = (LowestRt) { cls, napi, "NAPI" };
 }
 
-/* The lowest RT thread priority of the classes in use: the in-scope PFs' and the tenants'. */
+/* The lowest RT thread priority of the classes in use: those of the PFs in scope and of the tenants. */
 static LowestRt lowest_rt_in_use(const PlanBuilder *b) {
         LowestRt low = {};
 
@@ -136,7 +141,7 @@ static LowestRt lowest_rt_in_use(const PlanBuilder *b) {
         return low;
 }
 
-/* What a thread will run at once this plan is carried out: its planned change, else as it is. */
+/* What a thread will run at once this plan is carried out: its planned change, or else what it runs now. */
 static void kthread_outcome(const PlanBuilder *b, const Kthread *k, int *ret_policy, int *ret_prio) {
         *ret_policy = k->policy;
         *ret_prio = k->priority;
@@ -150,10 +155,11 @@ static void kthread_outcome(const PlanBuilder *b, const Kthread *k, int *ret_pol
 }
 
 /*
- * The config check keeps [rt]'s own priorities in order; what the operator, TuneD or the kernel
- * set outside it is only visible here. A per-CPU thread at or above the RT NIC's threads on an RT
- * CPU is where the RT NIC's receive work waits behind everyone else's softirqs.
+ * The config check keeps [rt]'s own priorities in order. What the operator, TuneD or the kernel
+ * set outside the config is only visible here. On an RT CPU, a per-CPU thread at or above the
+ * RT NIC's threads makes the RT NIC's receive work wait behind everyone else's softirqs.
  */
+
 static void check_host_order(PlanBuilder *b) {
         LowestRt low = lowest_rt_in_use(b);
 
