@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* plan-napi.c — threaded NAPI per tenant class */
+
 /*
- * plan-napi.c — threaded NAPI per tenant class: the netdev's receive work in napi/ kernel
- * threads, each on the CPU of the IRQ that schedules it, at the class's FIFO priority. On a
- * stock kernel this is the nearest thing to seed 004's RT softirq partition: the RT NIC's
- * packets no longer wait in the shared softirq (or ksoftirqd) behind another NIC's.
+ * With threaded NAPI, a netdev's receive work runs in napi/ kernel threads. Each thread runs on
+ * the CPU of the IRQ that schedules it, at the class's FIFO priority. On a stock kernel, this is
+ * the nearest thing to seed 004's RT softirq partition. The RT NIC's packets no longer wait
+ * behind another NIC's in the shared softirq or in ksoftirqd.
  */
 
 #include <errno.h>
@@ -47,7 +49,7 @@ static void plan_params(PlanBuilder *b, const PlanNetdev *nd) {
         const NapiParams *want = &nd->cls->napi_params;
 
         if (!napi->have_napi_set) {
-                /* Never an error: older kernels simply do not have per-NAPI settings. */
+                /* This is never an error, because older kernels simply do not have per-NAPI settings. */
                 plan_add_note(b, NOTE_INFO, nd->addr, "per-NAPI settings unavailable on this kernel (netdev "
                               "napi-set, Linux 6.13+): class %s's napi_* keys not applied to %s",
                               nd->cls->name, nd->name);
@@ -58,7 +60,7 @@ static void plan_params(PlanBuilder *b, const PlanNetdev *nd) {
                 NapiParams diff = NAPI_PARAMS_NONE;
                 Action *a;
 
-                /* A setting napi-get did not report, napi-set would refuse: left out rather than retried. */
+                /* napi-set would refuse a setting that napi-get did not report, so it is left out. */
                 if (want->defer_hard_irqs >= 0 && n->params.defer_hard_irqs >= 0 &&
                     n->params.defer_hard_irqs != want->defer_hard_irqs)
                         diff.defer_hard_irqs = want->defer_hard_irqs;
@@ -97,7 +99,7 @@ void plan_napi(PlanBuilder *b) {
         plan_for_each_netdev(b, napi_netdev, NULL);
 }
 
-/* Where IRQ irq will be once this plan is carried out: what plan_irqs chose, else where it is. */
+/* Where IRQ irq will be once this plan is carried out: where plan_irqs() put it, or else where it is now. */
 static bool irq_cpus_after(const PlanBuilder *b, unsigned irq, CpuSet *ret) {
         const Irq *q;
 
@@ -111,7 +113,7 @@ static bool irq_cpus_after(const PlanBuilder *b, unsigned irq, CpuSet *ret) {
         q = inventory_find_irq(b->inv, irq);
         if (!q)
                 return false;
-        /* A kernel-managed vector goes where the kernel put it; its thread follows the same CPU. */
+        /* A kernel-managed vector stays where the kernel put it, and its thread follows it to that CPU. */
         *ret = !q->writable && q->has_effective ? q->effective : q->affinity;
         return !cpuset_is_empty(ret);
 }
@@ -123,7 +125,10 @@ static bool threaded_toggled(const PlanBuilder *b, const char *addr) {
         return false;
 }
 
-/* At the class's priority; with none (0), put back what sriovd found, as plan_thread() does for IRQ threads. */
+/*
+ * Run the thread at the class's priority. With a priority of 0, put back what sriovd found, as
+ * plan_thread() does for IRQ threads.
+ */
 static void plan_napi_sched(PlanBuilder *b, const PlanNetdev *nd, const Napi *n, int want) {
         const SavedSched *saved = plan_find_saved(b, n->thread, 0, n->thread_name);
         int policy = SCHED_FIFO;
@@ -163,12 +168,15 @@ static void napi_threads_netdev(PlanBuilder *b, const PlanNetdev *nd, void *user
 
                 if (n->thread <= 0)
                         continue;
-                /* Not the class's (any more): only what sriovd changed is put back; the CPUs stay. */
+                /*
+                 * The thread is not the class's, or no longer is. Only what sriovd changed is put
+                 * back, and the CPUs stay.
+                 */
                 if (!on) {
                         plan_napi_sched(b, nd, n, 0);
                         continue;
                 }
-                /* Unpaired, FIFO would let it preempt whatever runs on any CPU, RT ones included. */
+                /* An unpaired thread at FIFO could preempt whatever runs on any CPU, the RT CPUs included. */
                 if (n->irq == 0 || !irq_cpus_after(b, n->irq, &want)) {
                         unpaired++;
                         plan_napi_sched(b, nd, n, 0);
@@ -179,7 +187,11 @@ static void napi_threads_netdev(PlanBuilder *b, const PlanNetdev *nd, void *user
                                       "it back later; left as it is", nd->name);
                         continue;
                 }
-                /* Onto its CPUs first: raised where it still may run anywhere, it would preempt anyone. */
+                /*
+                 * Pin the thread to its CPUs first. Raised while it may still run anywhere, it
+                 * would preempt anyone.
+                 */
+
                 if (!cpuset_equal(&want, &n->thread_cpus)) {
                         a = plan_add_action(b, ACTION_SET_NAPI_PIN, nd->addr, 0, 0);
                         if (!a)

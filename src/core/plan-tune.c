@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* plan-tune.c — RSS channels, interrupt coalescing and offloads of every netdev the host sees, per tenant class */
+/* plan-tune.c — the RSS channels, coalescing and offloads of every netdev the host sees, per tenant class */
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 static const char *const offload_names[_OFFLOAD_MAX] = { "tso", "gso", "gro", "lro" };
 
-/* What the class (and the tenant's own override) want; false when nothing. */
+/* What the class, and the tenant's own override, want. Returns false when they want nothing. */
 static bool coalesce_want(const TenantClass *cls, const PlanAllocation *alloc, CoalesceChange *ret) {
         *ret = COALESCE_CHANGE_NONE;
         if (!cls)
@@ -50,7 +50,7 @@ static void plan_coalesce(PlanBuilder *b, const char *addr, int ifindex, const N
                 return;
         }
         if (tune->known && tune->coalesce_error == -EOPNOTSUPP) {
-                /* Said once per cycle as a note, never retried as a write: the driver has no coalescing. */
+                /* The driver has no coalescing, so this is a note once per cycle, never a retried write. */
                 plan_add_note(b, NOTE_WARNING, addr, "coalescing not supported by the driver (EOPNOTSUPP); "
                               "class %s's %lu/%lu us window not applied", cls->name, want.rx_usecs, want.tx_usecs);
                 return;
@@ -61,7 +61,10 @@ static void plan_coalesce(PlanBuilder *b, const char *addr, int ifindex, const N
                 return;
         }
         if (tune->known) {
-                /* A parameter the driver lacks (not reported) would make the kernel refuse the whole request. */
+                /*
+                 * A parameter that the driver lacks, and so did not report, would make the kernel
+                 * refuse the whole request.
+                 */
                 char lacks[96] = "";
                 size_t k = 0;
 
@@ -114,7 +117,7 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
                         continue;
                 }
                 if (f->active[o] == want[o] || (f->active[o] < 0 && want[o] == 0)) {
-                        want[o] = -1;   /* already so; a device without it is already "off" */
+                        want[o] = -1;   /* It is already so. A device without the offload is already "off". */
                         continue;
                 }
                 if (f->active[o] < 0 || !f->changeable[o]) {
@@ -141,9 +144,9 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
 
 /*
  * Seed 004 §6.2: an RT NIC keeps few queues, the others spread over the housekeeping CPUs. The
- * driver answers a change by requesting its IRQs anew: once it is done, what the pass planned
- * for the old ones is dropped (manager_apply()) and the cycle's next pass pins the new ones. If
- * it fails, the old ones are pinned as planned.
+ * driver answers a change by requesting its IRQs anew. Once the change is done, manager_apply()
+ * drops what the pass planned for the old IRQs, and the cycle's next pass pins the new ones. If
+ * the change fails, the old IRQs are pinned as planned.
  */
 static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
         const NetdevTune *tune = nd->tune;
@@ -169,7 +172,7 @@ static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
                 return;
         }
         if (!tune->known)
-                return;   /* not read (a fixture root): nothing to compare with, nothing sent */
+                return;   /* Not read, as on a fixture root, so there is nothing to compare with or send. */
         if (pci_addr_in(b->ctx->channels_unsupported, b->ctx->n_channels_unsupported, nd->addr)) {
                 plan_add_note(b, NOTE_WARNING, nd->addr, "the driver refused channel changes; not tried again "
                               "until reload or the device is re-added");
@@ -179,7 +182,7 @@ static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
                 if (*w[i] < 0)
                         continue;
                 if (max[i] <= 0 || *w[i] > max[i]) {
-                        /* Asking anyway would have the kernel refuse the whole request, the other counts too. */
+                        /* Asking anyway would make the kernel refuse the whole request, the other counts too. */
                         plan_add_note(b, NOTE_ERROR, nd->addr, "class %s wants %ld %s channels; %s has %s%ld",
                                       nd->cls->name, *w[i], names[i], nd->name, max[i] <= 0 ? "none" : "at most ",
                                       max[i] <= 0 ? 0 : max[i]);
@@ -240,7 +243,8 @@ static void tune_netdev(PlanBuilder *b, const PlanNetdev *nd, void *userdata) {
 }
 
 void plan_tune(PlanBuilder *b) {
-        /* One pass per kind keeps the plan ordered by kind: channels before anything naming the IRQs. */
+        /* One pass per kind keeps the plan ordered by kind, with channels before anything that names the IRQs. */
+
         for (TunePass pass = 0; pass < _TUNE_PASS_MAX; pass++)
                 plan_for_each_netdev(b, tune_netdev, &pass);
 }
