@@ -7,7 +7,7 @@
 
 #include "plan-internal.h"
 
-/* How many of the PF's VFs tenants hold, and who, as "a, b, c" for the operator. */
+/* How many of the PF's VFs tenants hold, and which tenants, as "a, b, c" for the operator. */
 static unsigned pf_allocated(const PlanBuilder *b, const Pf *pf, char *names, size_t size) {
         unsigned n = 0;
         size_t k = 0;
@@ -37,7 +37,10 @@ static int vf_user_key_cmp(const void *key, const void *elem) {
         return strcmp(key, ((const PlanVfUser *) elem)->vf);
 }
 
-/* The users of vf (sorted by VF: the first of its run), NULL when none; *ret_n how many. */
+/*
+ * The users of vf, or NULL for none. The list is sorted by VF, and this returns the first entry
+ * of vf's run. *ret_n says how many there are.
+ */
 static const PlanVfUser *plan_find_vf_users(const PlanBuilder *b, const char *vf, size_t *ret_n) {
         const PlanVfUser *all = b->ctx->vf_users, *u;
         size_t n = b->ctx->n_vf_users, first, last;
@@ -61,8 +64,8 @@ bool plan_pf_num_vfs_destroys(const Pf *pf, const PfPolicy *pol) {
 }
 
 /*
- * The list of who uses the VFs, each once (a QEMU holds all its guest's VFs): whole entries only,
- * so no name is cut in half, then "+N more".
+ * The list of who uses the VFs, naming each user once, because a QEMU holds all of its guest's
+ * VFs. Only whole entries go in, so that no name is cut in half. "+N more" counts the rest.
  */
 typedef struct UserList {
         char text[112];
@@ -92,10 +95,11 @@ _printf_(2, 3) static void user_list_add(UserList *l, const char *fmt, ...) {
 }
 
 /*
- * The PF's VFs a count change to want destroys while they are in use: a tenant's (its guest and
- * that guest's QEMU are the tenant's, whatever else lists them), or another user's. A shut-off
- * domain uses a VF only when the change leaves none at its address: one re-created there is the
- * same VF to it. Returns how many VFs are in use; *ret_foreign how many users are not tenants.
+ * Find the PF's VFs that a change of the count to want would destroy while they are in use. A
+ * VF is in use by a tenant, or by another user. A tenant's guest and that guest's QEMU count as
+ * the tenant, whatever else lists them. A shut-off domain uses a VF only when the change leaves
+ * no VF at its address, because a VF created again at that address is the same VF to the
+ * domain. Returns how many VFs are in use. *ret_foreign says how many users are not tenants.
  */
 static unsigned pf_in_use(const PlanBuilder *b, const Pf *pf, unsigned want, UserList *l, unsigned *ret_foreign) {
         unsigned n = 0, foreign = 0;
@@ -146,7 +150,7 @@ void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
         if (want == pf->num_vfs)
                 return;
         if (!pf->driver[0]) {
-                /* The PF driver creates the VFs: without one the write fails. */
+                /* The PF driver creates the VFs, so without a driver the write fails. */
                 plan_add_note(b, NOTE_WARNING, pf->addr,
                               "no driver bound; %u VFs will be created once it binds", want);
                 return;
@@ -154,8 +158,9 @@ void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
 
         /*
          * Any change from a non-zero count goes through 0, which destroys every VF. A force over
-         * the API is for sriovd's own tenants (it tells them their VFs go); a guest or process
-         * outside sriovd is told nothing, and the kernel would wait on vfio for it to let go.
+         * the API covers sriovd's own tenants only, because sriovd tells them that their VFs go.
+         * A guest or process outside sriovd is told nothing, and the kernel would wait on vfio
+         * for it to let go.
          */
         held = pf->num_vfs > 0 ? pf_allocated(b, pf, tenants, sizeof(tenants)) : 0;
         if (pf->num_vfs > 0)
@@ -192,11 +197,12 @@ void plan_pf_num_vfs(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
 }
 
 /*
- * The clean baseline (vf_clean): what a VF looks like that carries no tenant's past. No
- * administrative MAC (all-zero: igb and mlx5 take it as "none set"), untagged, spoof check on,
- * not trusted, link following the PF's, no rate limit or guarantee. A VF its host driver runs
- * then picks a random MAC of its own, which the PF reports as the VF's: that one is nobody's
- * past and is left alone, or every check would clear it again and the driver pick another.
+ * The clean baseline of vf_clean: what a VF looks like when it carries no tenant's past. It has
+ * no administrative MAC, which is the all-zero MAC that igb and mlx5 take as "none set". It is
+ * untagged, has spoof check on and is not trusted. Its link follows the PF's, and it has no
+ * rate limit or guarantee. A VF that its host driver runs then picks a random MAC of its own,
+ * which the PF reports as the VF's. That MAC is nobody's past and is left alone. Otherwise
+ * every check would clear it again, and the driver would pick another.
  */
 static const VfLinkChange vf_baseline = {
         .set_mac = true,
@@ -207,8 +213,10 @@ static const VfLinkChange vf_baseline = {
         .set_rate = true,
 };
 
-/* The MAC vf_mac = derive gives VF index of pf. The PF's MAC makes the key unique across hosts;
- * PCI addresses repeat. */
+/*
+ * The MAC that vf_mac = derive gives VF index of pf. The PF's MAC makes the key unique across
+ * hosts, where PCI addresses repeat.
+ */
 static void vf_mac_derive(const Pf *pf, unsigned index, uint8_t ret[static 6]) {
         char m[MAC_STR_MAX], key[MAC_STR_MAX + 16];
 
@@ -217,9 +225,10 @@ static void vf_mac_derive(const Pf *pf, unsigned index, uint8_t ret[static 6]) {
 }
 
 /*
- * Whether cur's MAC is the VF driver's own pick, to be left alone by a clean. The driver reports
- * its address as random, but igbvf keeps saying so after it adopted one the PF set (on a reset):
- * a MAC the derive policy would give this VF is sriovd's own past, whatever the netdev says.
+ * Whether cur's MAC is the VF driver's own pick, which a clean leaves alone. The driver reports
+ * such an address as random. But igbvf keeps saying so after it adopted an address that the PF
+ * set, on a reset. So a MAC that the derive policy would give this VF is sriovd's own past,
+ * whatever the netdev says.
  */
 static bool vf_mac_drivers_own(const Pf *pf, unsigned index, const Vf *vf, const VfLink *cur) {
         uint8_t derived[6];
@@ -233,10 +242,11 @@ static bool vf_mac_drivers_own(const Pf *pf, unsigned index, const Vf *vf, const
 }
 
 /*
- * What policy and the VF's tenant want on VF index; returns false when nothing is wanted. cur is
- * the VF as the kernel has it (NULL: not known). clean: what neither names goes to the baseline,
- * but only where cur tells what it is now (a field the driver does not report is one it may not
- * take either, and a VF not created yet starts from the driver's defaults).
+ * What the policy and the VF's tenant want on VF index. Returns false when nothing is wanted.
+ * cur is the VF as the kernel has it, or NULL when that is not known. With clean, what neither
+ * names goes to the baseline, but only where cur tells what it is now. A field that the driver
+ * does not report is one that it may not take either. A VF not created yet starts from the
+ * driver's defaults.
  */
 static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, const Vf *vf,
                          const PlanAllocation *alloc, const VfLink *cur, bool clean, VfLinkChange *ret) {
@@ -249,7 +259,7 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
 
         clean = clean && cur;
         if (alloc) {
-                /* The tenant's MAC follows the tenant across hosts: derived from its id, not the PF. */
+                /* The tenant's MAC follows the tenant across hosts, so it comes from its id, not from the PF. */
                 w.set_mac = true;
                 if (alloc->have_mac)
                         memcpy(w.mac, alloc->mac, sizeof(w.mac));
@@ -259,7 +269,7 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
                 w.set_mac = true;
                 vf_mac_derive(pf, index, w.mac);
         } else if (clean && !vf_mac_drivers_own(pf, index, vf, cur))
-                w.set_mac = vf_baseline.set_mac;   /* all zero */
+                w.set_mac = vf_baseline.set_mac;   /* the all-zero MAC */
 
         if (alloc && alloc->vlan >= 0) {
                 w.set_vlan = true;
@@ -280,7 +290,10 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
                 w.link_state = vf_baseline.link_state;
 
         if (pol->vf_min_tx_rate >= 0 || pol->vf_max_tx_rate >= 0 || clean) {
-                /* The kernel sets both at once: the one not configured is the baseline's, or keeps its value. */
+                /*
+                 * The kernel sets both rates at once. The one that is not configured takes the
+                 * baseline's value, or keeps its own.
+                 */
                 w.set_rate = true;
                 w.min_tx_rate = pol->vf_min_tx_rate >= 0 ? (unsigned) pol->vf_min_tx_rate
                                 : cur && !clean          ? cur->min_tx_rate
@@ -309,7 +322,7 @@ unsigned vf_link_diff(const VfLink *cur, const VfLinkChange *want, VfLinkChange 
                 d.qos = want->qos;
                 n++;
         }
-        /* -1 in cur: the driver does not report it, so it cannot be compared; set it. */
+        /* -1 in cur means that the driver does not report the value. It cannot be compared, so it is set. */
         if (want->spoofchk >= 0 && cur->spoofchk != want->spoofchk) {
                 d.spoofchk = want->spoofchk;
                 n++;
@@ -337,7 +350,7 @@ static int vf_index_cmp(const void *key, const void *elem) {
         return (k > e) - (k < e);
 }
 
-/* pf->vfs is sorted by index: up to 65535 VFs each looked up by index must not be quadratic. */
+/* pf->vfs is sorted by index, so that looking up each of up to 65535 VFs by index is not quadratic. */
 static const Vf *pf_find_vf(const Pf *pf, unsigned index) {
         return bsearch_safe(&index, pf->vfs, pf->n_vfs, sizeof(*pf->vfs), vf_index_cmp);
 }
@@ -350,9 +363,10 @@ static const PlanReleased *find_released(const PlanBuilder *b, const char *vf) {
 }
 
 /*
- * Whether the baseline applies to vf now: it is a tenant's, or free. Not while a guest may still
- * have it (a release its guest has not let go of, an orphan's, another domain's): the clean would
- * move that guest to another VLAN. Without libvirt's word, any vfio-pci VF may be in a guest.
+ * Whether the baseline applies to vf now, because it is a tenant's or free. It does not apply
+ * while a guest may still have the VF: after a release that the guest has not let go of, or for
+ * an orphan's VF, or for another domain's. The clean would move that guest to another VLAN.
+ * Without libvirt's word, any vfio-pci VF may be in a guest.
  */
 static bool vf_cleanable(const PlanBuilder *b, const Vf *vf, const PlanAllocation *alloc) {
         if (alloc)
@@ -362,7 +376,10 @@ static bool vf_cleanable(const PlanBuilder *b, const Vf *vf, const PlanAllocatio
         return b->ctx->guests_known || !streq(vf->driver, "vfio-pci");
 }
 
-/* VF index of pf (vf: NULL when it is not created yet); -ENODEV: something is wanted, but pf has no netdev. */
+/*
+ * Plan VF index of pf. vf is NULL when the VF is not created yet. Returns -ENODEV when something
+ * is wanted but pf has no netdev.
+ */
 static int plan_vf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsigned i, const Vf *vf) {
         const PlanAllocation *alloc = vf ? plan_find_allocation(b, vf->addr) : NULL;
         const VfLink *cur = NULL;
@@ -370,7 +387,7 @@ static int plan_vf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsig
         bool clean;
         Action *a;
 
-        /* VFs about to be created start from the driver's defaults: send everything. */
+        /* VFs about to be created start from the driver's defaults, so send everything. */
         if (pf->vf_links_known && !plan_pf_vfs_replaced(b, pf))
                 cur = pf_find_vf_link(pf, i);
         clean = pol->vf_clean && vf && vf_cleanable(b, vf, alloc);
@@ -405,7 +422,7 @@ static int plan_vf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsig
         return 0;
 }
 
-/* The PF driver said EOPNOTSUPP to VF link settings: said once per plan, not asked again. */
+/* The PF driver answered EOPNOTSUPP to VF link settings. Say so once per plan, and do not ask again. */
 static bool vf_links_unsupported(PlanBuilder *b, const Pf *pf) {
         if (!pci_addr_in(b->ctx->vf_link_unsupported, b->ctx->n_vf_link_unsupported, pf->addr))
                 return false;
@@ -456,13 +473,14 @@ void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol) {
                         if (streq(vf->driver, "vfio-pci"))
                                 continue;
                         if (vf->iommu_group < 0) {
-                                /* vfio-pci refuses a device without a group; binding would only fail. */
+                                /* vfio-pci refuses a device without a group, so binding would only fail. */
                                 first = first ?: vf->addr;
                                 no_group++;
                                 continue;
                         }
                 } else {
-                        /* A VF a tenant holds may be in a guest right now: never pull it back. */
+                        /* A VF that a tenant holds may be in a guest right now, so never pull it back. */
+
                         if (plan_find_allocation(b, vf->addr))
                                 continue;
                         if (vf->driver[0] && !streq(vf->driver, "vfio-pci"))
