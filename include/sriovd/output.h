@@ -10,6 +10,7 @@
 
 void output_inventory_text(FILE *f, const Inventory *inv);
 void output_plan_text(FILE *f, const Plan *plan);
-/* The "inventory" and "plan" members of --json output, for the caller to put; NULL when out of memory. */
+/* The "inventory" and "plan" members of --json output, for the caller to put, or NULL when out of memory. */
+
 json_object *output_inventory_json(const Inventory *inv);
 json_object *output_plan_json(const Plan *plan);

@@ -14,24 +14,27 @@
 #include "sriovd/tenants.h"
 
 /*
- * The sampler keeps the previous period's counters: every rate is against them, over the
- * elapsed time measured between the two reads. The first sample (and the first after a
- * counter went down or a row appeared) has NaN rates and the kernel's counters as they are.
+ * The sampler keeps the previous period's counters. Every rate is measured against them, over
+ * the time that elapsed between the two reads. The first sample has NaN rates and the kernel's
+ * counters as they are. So does the first sample after a counter went down or a row appeared.
  */
 typedef struct Sampler Sampler;
 
-/* What the daemon knows that the kernel's counters do not: whose an IRQ is, the pools. */
+/* What the daemon knows and the kernel's counters do not: who owns an IRQ, and the pools. */
 typedef struct SamplerInput {
-        const Inventory *inv;         /* NULL: no NIC known, only per-CPU samples */
-        const Config *cfg;            /* RT CPUs, classes, vf_target_utilization */
-        const TenantInfo *tenants;    /* any order */
+        const Inventory *inv;         /* NULL when no NIC is known, for per-CPU samples only */
+        const Config *cfg;            /* RT CPUs, classes and vf_target_utilization */
+        const TenantInfo *tenants;    /* in any order */
         size_t n_tenants;
         const AllocRtNode *rt_nodes;
         size_t n_rt_nodes;
-        /* Traffic over rtnetlink, read by the daemon where there is a kernel (none on a fixture
-         * root: no VF or netdev samples). pf_stats: route_nl_read_stats() of PFs by their
-         * ifindex, any order (the VFs' IFLA_VF_STATS); netdevs: route_nl_dump_stats(), sorted
-         * by ifindex (the PFs' and VF netdevs' IFLA_STATS64). */
+        /*
+         * Traffic over rtnetlink, which the daemon reads where there is a kernel. A fixture root
+         * has none, so it gives no VF or netdev samples. pf_stats holds route_nl_read_stats() of
+         * the PFs by their ifindex, in any order, with the VFs' IFLA_VF_STATS. netdevs holds
+         * route_nl_dump_stats(), sorted by ifindex, with the IFLA_STATS64 of the PFs' and VFs'
+         * netdevs.
+         */
         const NetdevStats *pf_stats;
         size_t n_pf_stats;
         const NetdevStats *netdevs;
@@ -43,20 +46,23 @@ Sampler *sampler_free(Sampler *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 
 /*
- * Read /proc/interrupts, /proc/softirqs, /proc/stat and the threads' CPU time under the root
- * (and take in's traffic counters: the sriovd_vf_* and sriovd_netdev_* families),
- * at mono_usec (CLOCK_MONOTONIC, for the rates) and real_usec (CLOCK_REALTIME, the snapshot's
- * timestamp), into *ret (replaced; the caller's to metric_snapshot_done()). A missing
- * /proc/softirqs or /proc/stat gives no samples of theirs; /proc/interrupts is needed: its
- * error is returned, and the previous counters are kept for the next try. -ENOMEM.
+ * Read /proc/interrupts, /proc/softirqs, /proc/stat and the threads' CPU time under the root.
+ * Also take in's traffic counters, for the sriovd_vf_* and sriovd_netdev_* families. The rates
+ * use mono_usec, from CLOCK_MONOTONIC. The snapshot's timestamp is real_usec, from
+ * CLOCK_REALTIME. *ret is replaced, and the caller frees it with metric_snapshot_done(). A
+ * missing /proc/softirqs or /proc/stat gives no samples of its own. /proc/interrupts is
+ * required: its error is returned, and the previous counters are kept for the next try.
+ * Returns -ENOMEM when out of memory.
  */
 int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint64_t real_usec,
                    MetricSnapshot *ret);
 
 /*
- * The snapshot as a Prometheus text page (HELP and TYPE per family, counters as counters; a
- * gauge without a value this period, NaN, is left out). The caller frees *ret.
+ * Format the snapshot as a Prometheus text page, with HELP and TYPE for each family and the
+ * counters typed as counters. A gauge without a value this period, which is NaN, is left out.
+ * The caller frees *ret.
  */
 int sampler_prom_page(const MetricSnapshot *snap, char **ret, size_t *ret_size);
-/* The HELP text of a family sriovd exports, NULL for a name it does not. */
+/* The HELP text of a family that sriovd exports, or NULL for a name that it does not export. */
+
 const char *sampler_family_help(const char *name);
