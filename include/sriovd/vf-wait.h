@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* vf-wait.h — VFs sriovd asked the kernel for and is waiting to see: ready in time, or late */
+/* vf-wait.h — the VFs that sriovd asked the kernel for and waits to see, ready in time or late */
 #pragma once
 
 #include <stdbool.h>
@@ -8,15 +8,15 @@
 #include "sriovd/inventory.h"
 
 /*
- * Writing sriov_numvfs returns once the VF functions exist, but their drivers,
- * netdevs and vectors arrive later, as udev events. The daemon does not sleep
- * on that: it records what it waits for, re-checks on every event, and reports
- * each PF either ready (with how long it took) or late (with what is missing).
+ * Writing sriov_numvfs returns once the VF functions exist, but their drivers, netdevs and
+ * vectors arrive later, as udev events. The daemon does not sleep on that. It records what it
+ * waits for, and checks again on every event. It reports each PF as ready, with how long it
+ * took, or as late, with what is missing.
  */
 typedef struct VfWait {
         char pf[PCI_ADDR_MAX];
         unsigned want;
-        uint64_t since, deadline;   /* CLOCK_MONOTONIC, µs */
+        uint64_t since, deadline;   /* CLOCK_MONOTONIC, in µs */
 } VfWait;
 
 typedef struct VfWaitList {
@@ -24,21 +24,23 @@ typedef struct VfWaitList {
         size_t n, allocated;
 } VfWaitList;
 
-/* Start (or restart) waiting for want VFs of pf. */
+/* Start waiting, or start again, for want VFs of pf. */
 int vf_wait_add(VfWaitList *l, const char *pf, unsigned want, uint64_t now, uint64_t timeout);
 /*
- * Pure: what keeps pf from having want usable VFs, as text ("virtfn 8-11 missing,
- * 0000:41:00.5 has no driver"); false when nothing does. pf NULL = the PF itself is gone.
- * A VF counts once it exists and, when drivers_autoprobe is on, a driver holds it.
+ * Describe what keeps pf from having want usable VFs, without I/O, such as "virtfn 8-11
+ * missing, 0000:41:00.5 has no driver". Returns false when nothing does. A NULL pf means that
+ * the PF itself is gone. A VF counts once it exists and, when drivers_autoprobe is on, once a
+ * driver holds it.
  */
 bool vf_wait_missing(const Pf *pf, unsigned want, char *buf, size_t size);
 
-/* Called for each wait that ends: ready, or late with what is missing. */
+/* Called for each wait that ends, as ready, or as late with what is missing. */
 typedef void (*VfWaitDoneFn)(const VfWait *w, bool ready, const char *missing, uint64_t now, void *userdata);
 /* Settle every wait against inv; returns how many are still open. */
 size_t vf_wait_check(VfWaitList *l, const Inventory *inv, uint64_t now, VfWaitDoneFn fn, void *userdata);
-/* Earliest deadline, UINT64_MAX when nothing is awaited. */
+/* The earliest deadline, or UINT64_MAX when nothing is awaited. */
 uint64_t vf_wait_next_deadline(const VfWaitList *l);
-/* Whether target (a PF, or one of its VFs in inv) belongs to a PF still being waited for. */
+/* Whether target, a PF or one of its VFs in inv, belongs to a PF that is still awaited. */
+
 bool vf_wait_covers(const VfWaitList *l, const Inventory *inv, const char *target);
 void vf_wait_list_done(VfWaitList *l);
