@@ -14,8 +14,8 @@ import subprocess
 import sys
 
 SUBJECT_MAX = 72
-# An area is a lower-case word, a path or a few of them: "daemon", "tests/docs", "man, docs".
-SUBJECT_RE = re.compile(r'^[a-z0-9][a-z0-9_./+-]*(, ?[a-z0-9][a-z0-9_./+-]*)*: \S')
+# An area is a word, a path or a file name, or a few of them: "daemon", "tests/docs", "README".
+SUBJECT_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_./+-]*(, ?[A-Za-z0-9][A-Za-z0-9_./+-]*)*: \S')
 
 
 def problems(subject, second_line):
