@@ -94,7 +94,7 @@ void bus_objects_flush(Bus *b) {
 
         if (!b->bus) {
                 b->n_dirty = 0;
-                return;   /* Off the bus. bus_objects_reset() records the state again on reconnect. */
+                return;   /* sriovd is off the bus. bus_objects_reset() records the state again on reconnect. */
         }
         if (b->dirty_all || h != b->inventory_hash) {
                 b->inventory_hash = h;
