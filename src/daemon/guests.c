@@ -451,7 +451,8 @@ static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicF
                 return;   /* The domain is not defined, so there is nothing left to place. */
         if (r < 0) {
                 log_full_errno(LOG_WARNING, r, LOG_FIELDS(.tenant = d->tenant),
-                               "Tenant %s released: domain %s keeps its RT placement, libvirt could not be asked: %s",
+                               "Tenant %s released: domain %s keeps its RT placement, "
+                               "because libvirt could not be asked: %s",
                                d->tenant, f->domain, err.message[0] ? err.message : strerror(-r));
                 return;
         }

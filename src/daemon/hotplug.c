@@ -151,7 +151,7 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
         probing_remove(m, addr);
         r = manager_pin_vf(m, pf_i, addr);
         if (r < 0)
-                log_warning_errno(r, "Failed to pin the vectors of new VF %s, the cycle will: %m", addr);
+                log_warning_errno(r, "Failed to pin the vectors of new VF %s, leaving them to the cycle: %m", addr);
 }
 
 void manager_hotplug_link_up(Manager *m, int ifindex) {
@@ -163,8 +163,8 @@ void manager_hotplug_link_up(Manager *m, int ifindex) {
                         if (inv->pfs[i].vfs[j].ifindex == ifindex) {
                                 r = manager_pin_vf(m, i, inv->pfs[i].vfs[j].addr);
                                 if (r < 0)
-                                        log_warning_errno(r, "Failed to pin the vectors of VF %s, the cycle will: %m",
-                                                          inv->pfs[i].vfs[j].addr);
+                                        log_warning_errno(r, "Failed to pin the vectors of VF %s, "
+                                                          "leaving them to the cycle: %m", inv->pfs[i].vfs[j].addr);
                                 return;
                         }
 }
