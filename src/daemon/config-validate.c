@@ -144,7 +144,7 @@ static bool class_prio_checked(const Config *c, const ClassInfo *info, size_t i)
 /*
  * Whether a class is RT for the order below: whether its IRQ threads run on RT CPUs, however
  * irq_cpus puts them there. RT: irq_cpus = rt; irq_cpus = vcpu with vcpu_pinning = rt (vCPU 0 is
- * pinned to an RT CPU, and its IRQs follow it there: seed 000's placement with seed 004's
+ * pinned to an RT CPU, and its IRQs follow it there: R5's placement with R6's
  * priority); a CPU list within [cpus] rt. Not RT: numa-local (housekeeping CPUs); vcpu without
  * RT pinning (vCPU 0 may run on any CPU); a list reaching outside [cpus] rt, or any list when
  * [cpus] rt is not given (its default, the kernel's isolated CPUs, is known only at run time).
@@ -217,7 +217,7 @@ static size_t class_prios(const Config *c, const ClassInfo *info, size_t i, Clas
 }
 
 /*
- * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of seed 004's order for the RT
+ * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of R6's order for the RT
  * NIC: below the softirq threshold and below every RT class's IRQ and NAPI threads, or the RT
  * NIC's receive work waits behind the softirqs of everyone else on that CPU. TuneD's
  * realtime-virtual-host (ksoftirqd 2, rcuc 4) is the practice this allows.

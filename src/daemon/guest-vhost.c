@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * guest-vhost.c — a virtio-net tenant's host-side packet thread. vhost-net moves its packets in
- * the vhost-QEMUPID worker of the guest's QEMU (seed 004's host vNIC thread); left alone it runs
+ * the vhost-QEMUPID worker of the guest's QEMU (the host vNIC thread); left alone it runs
  * wherever the scheduler puts it, RT cores included. libvirt has no word for it, so it is found
  * by the QEMU's -uuid and placed with sched_setaffinity()/sched_setscheduler() like IRQ threads.
  */
