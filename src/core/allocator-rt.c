@@ -2,8 +2,8 @@
 /* allocator-rt.c — RT CPUs booked per guest, a resource like VFs: none double-booked, every change a decision */
 
 /*
- * Seed 004 §4.3: an RT guest's vCPU 0 runs on an RT core at SCHED_FIFO, and a spinning FIFO
- * vCPU owns its core. So RT CPUs are handed out like VFs: a guest whose class asks for
+ * R11 in docs/REQUIREMENTS.md: an RT guest's vCPU 0 runs on an RT core at SCHED_FIFO, and a
+ * spinning FIFO vCPU owns its core. So RT CPUs are handed out like VFs: a guest whose class asks for
  * rt_cpus = N gets N RT CPUs of its NIC's NUMA node (its VF's, else the guest's own), each
  * serving at most rt_share guests (1 = its own core; more for guests with a low duty cycle).
  * A CPU never serves more guests than the least rt_share among them allows.

@@ -2,7 +2,7 @@
 /*
  * plan-kthreads.c — the per-CPU kernel threads of the RT CPUs (ksoftirqd/N, ktimers/N, rcuc/N):
  * their SCHED_FIFO priorities from [rt], put back when sriovd no longer sets them, and whether
- * the host keeps seed 004's order (the RT NIC's threads above them).
+ * the host keeps the order R6 in docs/REQUIREMENTS.md asks for: the RT NIC's threads above them.
  */
 
 #include <sched.h>
@@ -170,7 +170,8 @@ static void check_host_order(PlanBuilder *b) {
                         continue;
                 plan_add_note(b, NOTE_WARNING, "",
                               "%s (pid %d) runs at %s %d on RT CPU %u, not below class %s's %s threads at "
-                              "FIFO %d: seed 004's order is broken on this host; set %s below %d",
+                              "FIFO %d: the RT priority order is broken on this host; "
+                              "set %s below %d",
                               k->name, (int) k->pid, sched_policy_to_string(policy), prio, k->num, low.cls->name,
                               low.threads, low.prio, kthread_priority_key(k->kind), low.prio);
         }

@@ -2,7 +2,7 @@
 /*
  * plan-napi.c — threaded NAPI per tenant class: the netdev's receive work in napi/ kernel
  * threads, each on the CPU of the IRQ that schedules it, at the class's FIFO priority. On a
- * stock kernel this is the nearest thing to seed 004's RT softirq partition: the RT NIC's
+ * stock kernel this is the nearest thing to the RT softirq partition of R7: the RT NIC's
  * packets no longer wait in the shared softirq (or ksoftirqd) behind another NIC's.
  */
 

@@ -140,8 +140,8 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
 }
 
 /*
- * Seed 004 §6.2: an RT NIC keeps few queues, the others spread over the housekeeping CPUs. The
- * driver answers a change by requesting its IRQs anew: once it is done, what the pass planned
+ * R9 in docs/REQUIREMENTS.md: an RT NIC keeps few queues, the others spread over the
+ * housekeeping CPUs. The driver answers a change by requesting its IRQs anew: once it is done, what the pass planned
  * for the old ones is dropped (manager_apply()) and the cycle's next pass pins the new ones. If
  * it fails, the old ones are pinned as planned.
  */

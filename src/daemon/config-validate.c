@@ -149,7 +149,8 @@ static bool class_prio_checked(const Config *c, const ClassInfo *info, size_t i)
  * These classes are RT:
  * - irq_cpus = rt.
  * - irq_cpus = vcpu with vcpu_pinning = rt. vCPU 0 is pinned to an RT CPU, and its IRQs
- *   follow it there. This is seed 000's placement with seed 004's priority.
+ *   follow it there. This is R5's placement with R6's priority;
+ *   see docs/REQUIREMENTS.md.
  * - a CPU list within [cpus] rt.
  *
  * These classes are not RT:
@@ -230,7 +231,7 @@ static size_t class_prios(const Config *c, const ClassInfo *info, size_t i, Clas
 }
 
 /*
- * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of seed 004's order for the RT
+ * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of R6's order for the RT
  * NIC. They must run below the softirq threshold and below every RT class's IRQ and NAPI threads.
  * Otherwise the RT NIC's receive work waits behind the softirqs of everyone else on that CPU.
  * TuneD's realtime-virtual-host profile sets ksoftirqd to 2 and rcuc to 4, and this check allows it.

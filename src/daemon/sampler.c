@@ -521,7 +521,7 @@ static int thread_share(Sampler *s, pid_t pid, uint64_t elapsed, ThreadSlot **no
 }
 
 /*
- * Threaded NAPI (issue 19): the receive work of the NAPI this IRQ schedules runs in its napi/
+ * Threaded NAPI: the receive work of the NAPI this IRQ schedules runs in its napi/
  * thread rather than in softirq context, so its time is the tenant's packet cost beside the
  * IRQ thread's. A NAPI not paired with an IRQ has no owner here and is not sampled.
  */
@@ -561,7 +561,7 @@ static int sample_threads(Sampler *s, MetricSnapshot *snap, const Inventory *inv
                 Labels ls = {};
                 double v;
 
-                /* The IRQ threads on the RT CPUs (issue 18), and an RT tenant's wherever its IRQs
+                /* The IRQ threads on the RT CPUs, and an RT tenant's wherever its IRQs
                  * are: the others run on housekeeping CPUs, whose load /proc/stat's irq and softirq
                  * time already shows. On the large host that is 1,564 of 4,168 threads, each an
                  * open, fstat, read and close: 23 of the 27 ms a period took when all were read. */

@@ -9,7 +9,7 @@
 
 /*
  * Why 1, 2, 4, ... 64 s after STARTED: a guest's driver enables MSI-X once the guest has booted
- * that far, seconds on real hardware, 46 s measured for a nested TCG guest (TESTBED.md); no event
+ * that far, seconds on real hardware, 46 s measured for a nested TCG guest (suite system); no event
  * tells. Doubling puts the first look close to an early driver and bounds the series at 7 reads
  * of one small directory per VF, none of them a cycle: a cycle runs only when a look finds
  * vectors. Past 64 s (or with drift_check_sec = 0, the event-driven setting, until then) the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# test-crash.py — crash consistency (issue 13): concurrent D-Bus clients with mixed classes, kill -9
+# test-crash.py — crash consistency: concurrent D-Bus clients with mixed classes, kill -9
 # of sriovd at random moments, VFs removed (and restored) while it is down.
 #
 # A private dbus-daemon, the real sriovd on a copy of the two-socket fixture (2 PFs, 8 VFs each)
@@ -23,7 +23,7 @@
 # 0 failed restarts, 0 tenants lost at restart, 0 tenants moved without a logged cause (a tenant
 # whose saved VF still exists keeps it unless a decision for it *from that VF* is logged).
 #
-# RT CPUs (issue 17): the host's [cpus] rt is scarce (2 per node) and some classes book them per
+# RT CPUs: the host's [cpus] rt is scarce (2 per node) and some classes book them per
 # guest (the shipped rt-vcpu: 1 CPU of its own, refuse; and classes made here: shared CPUs, 2
 # vCPUs, the housekeeping fallback); tenants of one guest (a shared domain) share its booking.
 # Counted, each 0: RT bookings moved without a logged decision (an acknowledged booking is what

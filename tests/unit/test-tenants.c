@@ -510,7 +510,7 @@ static size_t journal_lines(const Scratch *s) {
         return n;
 }
 
-/* Changes grouped (issue 20): nothing is written until the group is, then one write holds them all;
+/* Changes grouped: nothing is written until the group is, then one write holds them all;
  * a group whose write fails leaves nothing of any of its changes, in memory or later on disk. */
 TEST(grouped_changes_share_a_write_or_none_stays) {
         Saves saves = {};
@@ -605,7 +605,7 @@ static void run_until(sd_event *e, const SeqSaves *s, unsigned n) {
 }
 
 /*
- * Groups written on the writer's thread (issue 20): the next group is made while one is in flight
+ * Groups written on the writer's thread: the next group is made while one is in flight
  * and written after it; each is told by its seq, in order, only once the loop hears its write is
  * done. A write that fails undoes its group and the one made on top of it, in memory and on disk.
  */
