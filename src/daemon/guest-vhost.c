@@ -3,9 +3,10 @@
  * guest-vhost.c — place a virtio-net tenant's host-side packet thread
  *
  * vhost-net moves a guest's packets in the vhost-QEMUPID worker of the guest's QEMU. This is
- * the host vNIC thread of R11 in docs/REQUIREMENTS.md. Left alone, it runs wherever the scheduler puts it, RT cores
- * included. libvirt has no setting for it. So sriovd finds it by the QEMU's -uuid and places it
- * with sched_setaffinity() and sched_setscheduler(), as it does IRQ threads.
+ * the host vNIC thread of R11 in docs/REQUIREMENTS.md. Left alone, it runs wherever the
+ * scheduler puts it, RT cores included. libvirt has no setting for it. So sriovd finds it by the
+ * QEMU's -uuid and places it with sched_setaffinity() and sched_setscheduler(), as it does IRQ
+ * threads.
  */
 
 #include <sched.h>
