@@ -32,7 +32,10 @@ static void write_config(const Scratch *s, const char *extra) {
 }
 
 static void scratch_new(Scratch *s) {
-        strcpy(s->dir, "/tmp/sriovd-tenants-XXXXXX");
+        const char *tmp = getenv("TMPDIR");
+
+        ASSERT((size_t) snprintf(s->dir, sizeof(s->dir), "%s/sriovd-tenants-XXXXXX", tmp && tmp[0] ? tmp : "/tmp") <
+               sizeof(s->dir));
         ASSERT(mkdtemp(s->dir));
         snprintf(s->root, sizeof(s->root), "%s/root", s->dir);
         snprintf(s->config, sizeof(s->config), "%s/sriovd.conf", s->dir);
