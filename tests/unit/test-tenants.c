@@ -1114,8 +1114,8 @@ int main(int argc, char **argv) {
         ASSERT(argc == 2 || argc == 3);
         fixtures_dir = argv[1];
         log_setup(LOG_TARGET_AUTO, LOG_WARNING);
-        /* "immutable": the save-fault tests alone, which need a mount namespace and may skip (77). */
-        if (argc == 3 && strcmp(argv[2], "immutable") == 0) {
+        /* "save-fault": the save-fault tests alone, which need a mount namespace and may skip (77). */
+        if (argc == 3 && strcmp(argv[2], "save-fault") == 0) {
                 save_faults_enter();
                 RUN(unsaved_change_leaves_nothing);
                 RUN(grouped_changes_share_a_write_or_none_stays);
