@@ -16,7 +16,7 @@ levels from $SRIOVD_BENCH_DBUS_CLIENTS (default 1,4,16).
 
 Changing calls (Allocate, Release) have a second floor: the disk's own fdatasync() of a
 300-byte append in the same directory, measured in the same run (the "fdatasync" row).
-Their changes are saved grouped (issue 20): those handled in one wakeup share one journal
+Their changes are saved grouped: those handled in one wakeup share one journal
 write, so at N clients one fdatasync serves up to N calls. The summary line per level gives
 changes per second (the goal at 16 clients: >= 2,000) and Allocate's and Release's p99
 against both floors (the goal: below 5 ms).

@@ -24,7 +24,7 @@
  * Then a start that replays those changes from the journal and writes the file whole again.
  * Baselines in the same run: the same figures at N = 0, and two floors on the same disk: one
  * small record appended with fdatasync(), and the whole N-tenant file rewritten (temp file,
- * fsync, rename, directory fsync) as state_save() does. Targets (issue 13): start <= 500 ms and
+ * fsync, rename, directory fsync) as state_save() does. Targets: start <= 500 ms and
  * change p99 <= 5 ms at 10,000 tenants. Never fails on timing.
  */
 

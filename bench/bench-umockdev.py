@@ -6,7 +6,7 @@
 
     bench-umockdev.py SRIOVD UDEV_PROBE [--reps N] [--large-reps K] [--creation-reps M]
 
-reaction (the IRQ issue, issue 20's hotplug goal): on the one-socket-cx7 host, with
+reaction (how soon a new VF's IRQs are pinned): on the one-socket-cx7 host, with
   drift_check_sec = 0 and no num_vfs in the config, the kernel itself enables one VF (4
   MSI-X vectors); measured from the start of that VF's "add" uevent to the reply to
   sriovd's last smp_affinity_list write that leaves all 4 vectors at their planned CPUs
@@ -22,8 +22,8 @@ reaction on the large host: the same, on the 'large' host with one PF's 64 VFs r
   first (7 x 64 VFs left, 8 vectors each); that PF gets the one new VF (8 vectors). K reps
   (--large-reps, default 10; 0 skips it).
 
-creation (the VF issue): a 'large'-shaped host with one CX-6 Dx PF (totalvfs 64, 8
-  vectors per VF); num_vfs toggled 0 -> 64 by SIGHUP; measured from the test kernel
+creation (how soon the IRQs of many new VFs are pinned): a 'large'-shaped host with one
+  CX-6 Dx PF (totalvfs 64, 8 vectors per VF); num_vfs toggled 0 -> 64 by SIGHUP; measured from the test kernel
   receiving sriovd's sriov_numvfs "64" to the reply to the last affinity write that
   leaves all 512 VF vectors pinned. Floor: the same start to the end of the kernel's own
   last uevent of that creation. M reps (default 8).

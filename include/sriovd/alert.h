@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#define ALERT_PERIODS_DEFAULT 3       /* seed 000: "over its threshold for 3 consecutive periods" */
+#define ALERT_PERIODS_DEFAULT 3       /* R12: past its threshold for 3 consecutive periods */
 #define ALERT_PERIODS_MAX 10000
 
 typedef enum AlertDirection {

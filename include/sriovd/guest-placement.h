@@ -11,9 +11,9 @@
 #include "sriovd/policy.h"
 
 /*
- * Seed 004 §4.3 with seed 002 §4.2: the guest's RT vCPUs (0..n_rt-1) each on one booked RT CPU
+ * R11 in docs/REQUIREMENTS.md: the guest's RT vCPUs (0..n_rt-1) each on one booked RT CPU
  * at the class's SCHED_FIFO priority; its other vCPUs, the emulator thread and the I/O threads on
- * the housekeeping CPUs of the same NUMA node; its memory on that node. Seed 000: the VF's IRQs
+ * the housekeeping CPUs of the same NUMA node; its memory on that node. R5: the VF's IRQs
  * on vCPU 0's CPU (rt_cpus[0]) for irq_cpus = vcpu.
  */
 typedef struct GuestPlacement {
@@ -36,7 +36,7 @@ int guest_placement(const Inventory *inv, const Config *cfg, const TenantClass *
 int guest_placement_vcpu_cpu(const GuestPlacement *p, unsigned i);
 
 /*
- * Where a virtio-net tenant's vhost workers go: the host side of its packet path (seed 004's
+ * Where a virtio-net tenant's vhost workers go: the host side of its packet path (the
  * host vNIC thread), beside the guest. vhost_cpus = housekeeping: the housekeeping CPUs of the
  * guest's node (the RT booking's, else numa_node; all of them when neither is known); rt: the
  * guest's booked RT CPUs, or housekeeping ones while it waits for a booking.

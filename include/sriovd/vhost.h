@@ -12,7 +12,7 @@
 /*
  * One vhost worker of a QEMU process: "vhost-QEMUPID". Before Linux 6.4 it is a kernel thread
  * (anywhere in /proc); from 6.4 on a vhost_task, a thread of QEMU's own process. The host's
- * share of a virtio-net tenant's packet work runs here (seed 004's "host vNIC thread").
+ * share of a virtio-net tenant's packet work runs here: it is the host vNIC thread.
  */
 typedef struct VhostThread {
         pid_t tid;

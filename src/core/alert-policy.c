@@ -11,8 +11,8 @@
 #include "sriovd/util.h"
 
 /*
- * What seed 000 and issue 18 ask to be watched out of the box. The thresholds are loose on
- * purpose. A built-in rule that cries wolf gets switched off, and then it watches nothing.
+ * What R12 in docs/REQUIREMENTS.md asks to be watched out of the box. The thresholds are loose
+ * on purpose. A built-in rule that cries wolf gets switched off, and then it watches nothing.
  */
 const AlertPolicy alert_builtins[] = {
         {

@@ -2,9 +2,9 @@
 /* allocator-rt.c — RT CPUs booked per guest like VFs: never double-booked, and every change a decision */
 
 /*
- * Seed 004 §4.3: an RT guest's vCPU 0 runs on an RT core at SCHED_FIFO, and a spinning FIFO
- * vCPU owns its core. So RT CPUs are handed out like VFs. A guest whose class asks for
- * rt_cpus = N gets N RT CPUs on its NIC's NUMA node, which is its VF's node, or else the
+ * R11 in docs/REQUIREMENTS.md: an RT guest's vCPU 0 runs on an RT core at SCHED_FIFO, and a
+ * spinning FIFO vCPU owns its core. So RT CPUs are handed out like VFs. A guest whose class asks
+ * for rt_cpus = N gets N RT CPUs on its NIC's NUMA node, which is its VF's node, or else the
  * guest's own. Each CPU serves at most rt_share guests. An rt_share of 1 gives a guest its own
  * core, and more suits guests with a low duty cycle. A CPU never serves more guests than the
  * least rt_share among them allows.

@@ -25,7 +25,7 @@ static bool pf_irq_cpus(PlanBuilder *b, const Pf *pf, const TenantClass *cls, co
 
         switch (policy) {
         case IRQ_CPUS_VCPU:
-                /* Seed 000: a VF's interrupts on the CPU that runs its guest's vCPU 0. */
+                /* R5: a VF's interrupts on the CPU that runs its guest's vCPU 0. */
                 if (alloc && alloc->vcpu0_cpu >= 0 && cpuset_has(&t->online, (unsigned) alloc->vcpu0_cpu)) {
                         cpuset_clear(ret);
                         cpuset_add(ret, (unsigned) alloc->vcpu0_cpu);
@@ -240,7 +240,7 @@ void plan_irq_default(PlanBuilder *b) {
 }
 
 /*
- * Seed 004 §4.2: whatever is not latency-critical stays off the RT cores, the
+ * R5 in docs/REQUIREMENTS.md: whatever is not latency-critical stays off the RT cores, the
  * host's other devices included. Their current CPUs are kept minus the RT ones,
  * so an operator's own placement of a disk's IRQ survives.
  */

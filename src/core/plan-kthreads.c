@@ -3,8 +3,8 @@
 
 /*
  * The planner gives these threads their SCHED_FIFO priorities from [rt], and puts them back
- * when sriovd no longer sets them. It also checks whether the host keeps seed 004's order, in
- * which the RT NIC's threads run above these.
+ * when sriovd no longer sets them. It also checks whether the host keeps the order that R6 in
+ * docs/REQUIREMENTS.md asks for, in which the RT NIC's threads run above these.
  */
 
 #include <sched.h>
@@ -176,7 +176,8 @@ static void check_host_order(PlanBuilder *b) {
                         continue;
                 plan_add_note(b, NOTE_WARNING, "",
                               "%s (pid %d) runs at %s %d on RT CPU %u, not below class %s's %s threads at "
-                              "FIFO %d: seed 004's order is broken on this host; set %s below %d",
+                              "FIFO %d: the RT priority order is broken on this host; "
+                              "set %s below %d",
                               k->name, (int) k->pid, sched_policy_to_string(policy), prio, k->num, low.cls->name,
                               low.threads, low.prio, kthread_priority_key(k->kind), low.prio);
         }

@@ -4,7 +4,7 @@
 /*
  * With threaded NAPI, a netdev's receive work runs in napi/ kernel threads. Each thread runs on
  * the CPU of the IRQ that schedules it, at the class's FIFO priority. On a stock kernel, this is
- * the nearest thing to seed 004's RT softirq partition. The RT NIC's packets no longer wait
+ * the nearest thing to the RT softirq partition of R7. The RT NIC's packets no longer wait
  * behind another NIC's in the shared softirq or in ksoftirqd.
  */
 

@@ -143,10 +143,10 @@ static void plan_offloads(PlanBuilder *b, const char *addr, int ifindex, const N
 }
 
 /*
- * Seed 004 §6.2: an RT NIC keeps few queues, the others spread over the housekeeping CPUs. The
- * driver answers a change by requesting its IRQs anew. Once the change is done, manager_apply()
- * drops what the pass planned for the old IRQs, and the cycle's next pass pins the new ones. If
- * the change fails, the old IRQs are pinned as planned.
+ * R9 in docs/REQUIREMENTS.md: an RT NIC keeps few queues, the others spread over the
+ * housekeeping CPUs. The driver answers a change by requesting its IRQs anew. Once the change is
+ * done, manager_apply() drops what the pass planned for the old IRQs, and the cycle's next pass
+ * pins the new ones. If the change fails, the old IRQs are pinned as planned.
  */
 static void plan_channels(PlanBuilder *b, const PlanNetdev *nd) {
         const NetdevTune *tune = nd->tune;

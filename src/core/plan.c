@@ -57,7 +57,7 @@ static void plan_host(PlanBuilder *b, const Inventory *inv, const Config *cfg) {
         if (inv->caps.irqbalance)
                 plan_add_note(b, NOTE_WARNING, "",
                               "irqbalance is running and will move the NIC IRQs sriovd pins; make "
-                              "sriovd-irqbalance-policy its --policyscript (see README)");
+                              "sriovd-irqbalance-policy its --policyscript (see sriovd(8))");
         if (inv->n_pfs > 0 && !inv->caps.iommu)
                 plan_add_note(b, NOTE_WARNING, "",
                               "IOMMU is off (no /sys/kernel/iommu_groups): VFs cannot be passed "

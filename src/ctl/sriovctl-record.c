@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sriovctl-record.c — sriovd's replies read generically into json-c values: what sriovd sends today and what a later sriovd may add */
+/* sriovctl-record.c — reads sriovd's replies generically into json-c values, so that keys a later sriovd adds come through too */
 
 #include <errno.h>
 #include <math.h>
@@ -17,7 +17,7 @@ void json_print(json_object *o) {
                                                        JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-/* A double as people write it (0.85, not json-c's 0.84999999999999998); still a JSON number. */
+/* Writes a double as people write it, 0.85 rather than json-c's 0.84999999999999998. It is still a JSON number. */
 json_object *json_double(double d) {
         char buf[32];
 
@@ -28,12 +28,12 @@ json_object *json_double(double d) {
 }
 
 void json_set(json_object *o, const char *key, json_object *value) {
-        json_object_object_add(o, key, value);   /* NULL is JSON null */
+        json_object_object_add(o, key, value);   /* a NULL value becomes JSON null */
 }
 
-/* ---- records: a{sv} from sriovd, read generically into JSON values ---- */
+/* ---- records: sriovd's a{sv} dictionaries, read generically into JSON values ---- */
 
-/* The container m is in, element by element, into an array (or, for dict entries, an object). */
+/* Reads the container that m is in, element by element, into an array. Dict entries go into an object instead. */
 int read_elements(sd_bus_message *m, bool dict, json_object **ret) {
         _cleanup_json_ json_object *o = dict ? json_object_new_object() : json_object_new_array();
         char type;
@@ -62,7 +62,7 @@ int read_elements(sd_bus_message *m, bool dict, json_object **ret) {
                         r = sd_bus_message_exit_container(m);
                 if (r < 0)
                         return r;
-                /* Keys are strings in sriovd's records; any other basic type as its JSON text. */
+                /* The keys in sriovd's records are strings. A key of any other basic type becomes its JSON text. */
                 json_object_object_add(o, json_object_get_type(key) == json_type_string ? json_object_get_string(key)
                                                                                        : json_object_to_json_string(key),
                                        TAKE_PTR(value));
@@ -73,7 +73,7 @@ int read_elements(sd_bus_message *m, bool dict, json_object **ret) {
         return 0;
 }
 
-/* One value of any type: what sriovd sends today and what a later sriovd may add. */
+/* Reads one value of any type, so that both what sriovd sends today and what a later sriovd may add come through. */
 int read_value(sd_bus_message *m, json_object **ret) {
         const char *contents;
         char type;
@@ -97,7 +97,7 @@ int read_value(sd_bus_message *m, json_object **ret) {
         }
         union {
                 uint8_t y;
-                int i;            /* b */
+                int i;            /* for type b */
                 int16_t n;
                 uint16_t q;
                 int32_t i32;
@@ -121,12 +121,12 @@ int read_value(sd_bus_message *m, json_object **ret) {
         case 'x': *ret = json_object_new_int64(v.x); break;
         case 't': *ret = json_object_new_uint64(v.t); break;
         case 'd': *ret = json_double(v.d); break;
-        default: *ret = json_object_new_string(v.s); break;   /* s, o, g */
+        default: *ret = json_object_new_string(v.s); break;   /* types s, o and g */
         }
         return *ret ? 0 : -ENOMEM;
 }
 
-/* A record's value, or NULL when the key is absent (or of another type: a later API's). */
+/* Returns a record's string value. Returns NULL when the key is absent or has another type, as a later API's key may. */
 const char *rec_str(json_object *rec, const char *key) {
         json_object *v;
 
@@ -156,12 +156,13 @@ json_object *rec_get(json_object *rec, const char *key) {
         return json_object_object_get_ex(rec, key, &v) ? v : NULL;
 }
 
-/* A copy of rec's key for a JSON document (a new reference; JSON null when absent). */
+/* Returns rec's value at key for a JSON document, as a new reference. An absent key gives JSON null. */
 json_object *rec_ref(json_object *rec, const char *key) {
         return json_object_get(rec_get(rec, key));
 }
 
-/* The record as sriovd sent it, with null for each listed key it does not hold: what scripts index. */
+/* Returns the record as sriovd sent it, with null for each listed key that it does not hold.
+ * Scripts index these keys, so every one must be there. */
 json_object *rec_mirror(json_object *rec, const char *const *keys) {
         json_object *o = json_object_get(rec);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sriovctl-record.h — sriovd's replies read generically into json-c values, and the record accessors the commands print from */
+/* sriovctl-record.h — reads sriovd's replies generically into json-c values, with the record accessors that the commands print from */
 #pragma once
 
 #include <json-c/json.h>
@@ -9,38 +9,43 @@
 
 /* ---- JSON out (json-c) ---- */
 
-/* o pretty-printed on stdout, one document. */
+/* Pretty-prints o on stdout as one document. */
 void json_print(json_object *o);
-/* A double as people write it (0.85, not json-c's 0.84999999999999998); still a JSON number. NULL: out of memory. */
+/* Writes a double as people write it, 0.85 rather than json-c's 0.84999999999999998. It is still a JSON number.
+ * Returns NULL when out of memory. */
 json_object *json_double(double d);
-/* Add value (the caller's reference, now o's; NULL is JSON null) to o as key. */
+/* Adds value to o as key. o takes over the caller's reference. A NULL value becomes JSON null. */
 void json_set(json_object *o, const char *key, json_object *value);
 
-/* ---- records: a{sv} from sriovd, read generically into JSON values ---- */
+/* ---- records: sriovd's a{sv} dictionaries, read generically into JSON values ---- */
 
 /*
- * The next value in m, of any type (variants, arrays, dicts and structs included), into *ret:
- * a new reference the caller puts. Negative errno from sd-bus; -EBADMSG at the container's end.
+ * Reads the next value in m into *ret. The value may be of any type, including variants, arrays,
+ * dicts and structs. *ret is a new reference that the caller puts. Returns a negative errno from
+ * sd-bus, or -EBADMSG at the container's end.
  */
 int read_value(sd_bus_message *m, json_object **ret);
-/* The container m is in, element by element, into an array (or, for dict entries, an object) in *ret, the caller's. */
+/* Reads the container that m is in, element by element, into an array in *ret. Dict entries go into an object
+ * instead. The caller owns *ret. */
 int read_elements(sd_bus_message *m, bool dict, json_object **ret);
 
-/* A record's value, or NULL when the key is absent (or of another type: a later API's). Borrowed from rec. */
+/* Returns a record's string value, borrowed from rec. Returns NULL when the key is absent or has another type,
+ * as a later API's key may. */
 const char *rec_str(json_object *rec, const char *key);
-/* The integer at key into *ret; false (ret untouched) when absent or not an integer. */
+/* Reads the integer at key into *ret. Returns false and leaves *ret untouched when the key is absent or not an integer. */
 bool rec_int(json_object *rec, const char *key, int64_t *ret);
-/* True only for a key that is there and true. */
+/* Returns true only for a key that is there and true. */
 bool rec_bool(json_object *rec, const char *key);
-/* The value at key, borrowed from rec; NULL when absent. */
+/* Returns the value at key, borrowed from rec, or NULL when the key is absent. */
 json_object *rec_get(json_object *rec, const char *key);
-/* A copy of rec's key for a JSON document (a new reference; JSON null when absent). */
+/* Returns rec's value at key for a JSON document, as a new reference. An absent key gives JSON null. */
 json_object *rec_ref(json_object *rec, const char *key);
-/* The record as sriovd sent it, with null for each listed key it does not hold: what scripts index. A new reference. */
+/* Returns the record as sriovd sent it, with null for each listed key that it does not hold, as a new reference.
+ * Scripts index these keys, so every one must be there. */
 json_object *rec_mirror(json_object *rec, const char *const *keys);
-/* s, or "-" for a table cell when it is NULL or empty. */
+/* Returns s, or "-" for a table cell when s is NULL or empty. */
 const char *dash(const char *s);
-/* An ActiveAlerts record as one line: "NAME METRIC{labels} = VALUE, DIRECTION THRESHOLD". */
+/* Formats an ActiveAlerts record as one line: "NAME METRIC{labels} = VALUE, DIRECTION THRESHOLD". */
 char *alert_format(json_object *a, char *buf, size_t size);
 
 static inline void bus_unrefp(sd_bus **b) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sriovctl-top.c — `sriovctl top`: interrupt and packet rates per CPU and per tenant, redrawn each period */
+/* sriovctl-top.c — `sriovctl top`, which shows interrupt and packet rates per CPU and per tenant and redraws them each period */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,7 +25,7 @@
 
 typedef struct CpuRow {
         unsigned cpu;
-        bool rt;                      /* the daemon samples RT CPUs' interference: that marks them */
+        bool rt;                      /* the daemon samples interference only on RT CPUs, so that marks them */
         double irq, rx, tx, irq_time, softirq_time, interference;
 } CpuRow;
 
@@ -35,7 +35,7 @@ typedef struct TenantRow {
         char tenant[64], class_name[64], vf[32], rt_cpus[64];
         unsigned irqs[TENANT_IRQS_MAX];
         size_t n_irqs;
-        CpuSet cpus_now, cpus_ever;   /* where its IRQs land this period / have ever landed */
+        CpuSet cpus_now, cpus_ever;   /* where its IRQs land this period, and where they have ever landed */
         double irq, packets, drops;
 } TenantRow;
 
@@ -45,7 +45,7 @@ typedef struct Frame {
         size_t n_cpus;
         TenantRow *tenants;
         size_t n_tenants;
-        json_object *props;           /* the Manager's properties (GetAll) */
+        json_object *props;           /* the Manager's properties from GetAll */
 } Frame;
 
 static void frame_done(Frame *f) {
@@ -55,7 +55,7 @@ static void frame_done(Frame *f) {
         *f = (Frame) {};
 }
 
-/* A sum of rates: NaN until one of them has a value, so "no value yet" stays distinct from 0. */
+/* Adds to a sum of rates. The sum stays NaN until one rate has a value, so "no value yet" stays distinct from 0. */
 static void acc(double *sum, double v) {
         if (isnan(v))
                 return;
@@ -111,7 +111,7 @@ static bool has_prefix_suffix(const char *s, const char *prefix, const char *suf
         return n >= p + q && strncmp(s, prefix, p) == 0 && streq(s + n - q, suffix);
 }
 
-/* One sample of GetMetrics into the rows it speaks of; families top does not show are skipped. */
+/* Adds one sample of GetMetrics to the rows that it concerns. Families that top does not show are skipped. */
 static int frame_add_sample(Frame *f, const char *name, json_object *labels, double v) {
         const char *cpu_s = rec_str(labels, "cpu"), *tenant = rec_str(labels, "tenant");
         unsigned cpu = 0, irq;
@@ -145,8 +145,8 @@ static int frame_add_sample(Frame *f, const char *name, json_object *labels, dou
         }
         if (!tenant)
                 return 0;
-        /* A tenant's IRQs, and its VF's traffic: packets/s are rx + tx (the sampler's per-VF
-         * series only; sriovd_netdev_* count the same packets again for a host-bound VF). */
+        /* These are a tenant's IRQs and its VF's traffic. Packets/s are rx + tx from the sampler's
+         * per-VF series only, because sriovd_netdev_* count the same packets again for a host-bound VF. */
         if (streq(name, "sriovd_irq_rate") || streq(name, "sriovd_irq_interrupts_total") ||
             streq(name, "sriovd_vf_drop_rate") || has_prefix_suffix(name, "sriovd_vf_", "_rate")) {
                 t = frame_tenant(f, tenant);
@@ -182,7 +182,7 @@ static int frame_add_sample(Frame *f, const char *name, json_object *labels, dou
         return 0;
 }
 
-/* GetMetrics' (t, a(sa{ss}d)) into f. */
+/* Reads the (t, a(sa{ss}d)) reply of GetMetrics into f. */
 static int frame_read_metrics(Frame *f, sd_bus_message *reply) {
         _cleanup_json_ json_object *samples = NULL;
         int r;
@@ -210,7 +210,8 @@ static int frame_read_metrics(Frame *f, sd_bus_message *reply) {
         return 0;
 }
 
-/* Every tenant, also those without IRQs (virtio-net, a VF not in use): class, VF, RT CPUs. */
+/* Reads every tenant's class, VF and RT CPUs. That includes tenants without IRQs, such as
+ * virtio-net tenants and those whose VF is not in use. */
 static int frame_read_tenants(Frame *f, json_object *rows) {
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *rec = json_object_array_get_idx(rows, i), *rt = rec_get(rec, SRIOVD_KEY_RT_CPUS);
@@ -228,7 +229,7 @@ static int frame_read_tenants(Frame *f, json_object *rows) {
                 if (kind && streq(kind, "vf") && rec_str(rec, SRIOVD_KEY_ADDRESS))
                         strscpy(t->vf, sizeof(t->vf), rec_str(rec, SRIOVD_KEY_ADDRESS));
                 else if (!t->vf[0] && kind)
-                        strscpy(t->vf, sizeof(t->vf), kind);   /* "virtio" */
+                        strscpy(t->vf, sizeof(t->vf), kind);   /* the kind, such as "virtio" */
                 for (size_t j = 0; rt && json_object_is_type(rt, json_type_array) &&
                                    j < json_object_array_length(rt) && k + 12 < sizeof(t->rt_cpus); j++)
                         k += (size_t) snprintf(t->rt_cpus + k, sizeof(t->rt_cpus) - k, "%s%d", j ? "," : "",
@@ -277,16 +278,16 @@ static int frame_fetch(sd_bus *bus, Frame *f, sd_bus_error *error) {
 /* ---- sorting ---- */
 
 typedef enum SortKey {
-        SORT_RATE,                    /* interrupts/s, busiest first (irqtop's default) */
-        SORT_PACKETS,                 /* CPUs: NET_RX + NET_TX softirqs/s; tenants: packets/s */
-        SORT_NAME,                    /* CPU number, tenant id */
+        SORT_RATE,                    /* interrupts/s, busiest first, as irqtop does by default */
+        SORT_PACKETS,                 /* NET_RX + NET_TX softirqs/s for CPUs, packets/s for tenants */
+        SORT_NAME,                    /* the CPU number or the tenant id */
         _SORT_MAX,
 } SortKey;
 
 static const char *const sort_names[_SORT_MAX] = { "interrupts", "packets", "name" };
 static SortKey sort_key;
 
-/* Descending, with "no value" after every value. */
+/* Sorts in descending order, with "no value" after every value. */
 static int cmp_rate(double a, double b) {
         if (isnan(a) || isnan(b))
                 return isnan(a) - isnan(b);
@@ -322,7 +323,7 @@ static int tenant_cmp(const void *x, const void *y) {
         return c ?: strcmp(a->tenant, b->tenant);
 }
 
-/* ---- drawing: the frame as lines, cut to the terminal's width by whoever prints them ---- */
+/* ---- drawing: the frame as lines, which the printer cuts to the terminal's width ---- */
 
 typedef struct Lines {
         char **l;
@@ -356,7 +357,7 @@ _printf_(2, 3) static int lines_add(Lines *ls, const char *fmt, ...) {
         return 0;
 }
 
-/* A rate for a table cell: "-" without a value, else as wide as it needs to be. */
+/* Formats a rate for a table cell. It is "-" without a value, and otherwise as wide as it needs to be. */
 static const char *fmt_rate(double v, char *buf, size_t size) {
         if (isnan(v))
                 return "-";
@@ -381,7 +382,8 @@ static const char *fmt_irqs(const TenantRow *t, char *buf, size_t size) {
         if (n == 0)
                 return "-";
         memcpy(v, t->irqs, n * sizeof(v[0]));
-        /* A handful of IRQs: an insertion sort, then runs written as ranges ("120-122"). */
+        /* A tenant has only a handful of IRQs, so an insertion sort does.
+         * Runs are then written as ranges such as "120-122". */
         for (size_t i = 1; i < n; i++)
                 for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
                         unsigned x = v[j];
@@ -511,8 +513,8 @@ static int draw_alerts(Lines *ls, const Frame *f) {
 }
 
 /*
- * The whole frame. rows = 0: no limit (--once); else the CPU and tenant tables share what the
- * header and the alerts leave, so that the busiest of each are on screen.
+ * Draws the whole frame. rows = 0 means no limit, as for --once. Otherwise the CPU and tenant
+ * tables share the rows that the header and the alerts leave, so that the busiest of each are on screen.
  */
 static int draw(Lines *ls, Frame *f, size_t rows, bool live) {
         size_t n_alerts, room, cpu_rows = SIZE_MAX, tenant_rows = SIZE_MAX;
@@ -523,12 +525,12 @@ static int draw(Lines *ls, Frame *f, size_t rows, bool live) {
         qsort_safe(f->tenants, f->n_tenants, sizeof(*f->tenants), tenant_cmp);
         n_alerts = 1 + (alerts && json_object_is_type(alerts, json_type_array) ? json_object_array_length(alerts) : 0);
         if (rows) {
-                /* header 2, blank, CPU heading, blank, tenant heading, blank, the alerts */
+                /* two header lines, a blank, the CPU heading, a blank, the tenant heading, a blank and the alerts */
                 size_t fixed = 2 + 1 + 1 + 1 + 1 + 1 + MIN(n_alerts, (size_t) 4);
                 room = rows > fixed + 2 ? rows - fixed : 2;
                 tenant_rows = MAX(MIN(f->n_tenants, room / 2), (size_t) 1);
                 cpu_rows = room > tenant_rows ? room - tenant_rows : 1;
-                /* a "... more" line takes a row of its table */
+                /* a "... more" line takes one row of its table */
                 if (f->n_cpus > cpu_rows && cpu_rows > 1)
                         cpu_rows--;
                 if (f->n_tenants > tenant_rows && tenant_rows > 1)
@@ -606,14 +608,14 @@ static void print_json(Frame *f) {
 
 /* ---- the terminal ---- */
 
-/* File-static: what a signal handler and atexit() need to put the terminal back. */
+/* These are file-static, because a signal handler and atexit() need them to put the terminal back. */
 static struct termios saved_tio;
 static bool tio_saved, screen_on, keys_on;
 static volatile sig_atomic_t quit_signal, resized, suspended;
 
 static void term_restore(void) {
         if (screen_on) {
-                /* cursor shown, attributes reset, the alternate screen left: the shell's screen is back */
+                /* show the cursor, reset the attributes and leave the alternate screen, so the shell's screen is back */
                 static const char leave[] = "\033[0m\033[?25h\033[?1049l";
                 (void) !write(STDOUT_FILENO, leave, sizeof(leave) - 1);
                 screen_on = false;
@@ -650,7 +652,7 @@ static void term_size(size_t *cols, size_t *rows) {
                 *rows = (size_t) atoi(e);
 }
 
-/* Keys without Enter, no echo; ISIG stays, so ^C is a SIGINT and ends the view the same way. */
+/* Reads keys without Enter and without echo. ISIG stays on, so ^C is a SIGINT and ends the view the same way. */
 static int term_enter(bool screen) {
         struct termios t;
 
@@ -672,7 +674,7 @@ static int term_enter(bool screen) {
         return 0;
 }
 
-/* One line cut to cols bytes, not inside a UTF-8 sequence. */
+/* Cuts one line to cols bytes, but never inside a UTF-8 sequence. */
 static size_t cut(const char *s, size_t cols) {
         size_t n = strlen(s);
 
@@ -694,7 +696,7 @@ static int print_frame(const Lines *ls, size_t cols, size_t rows, bool escapes) 
                 fputs("\033[H", m);
         for (size_t i = 0; i < ls->n && (!rows || i < rows); i++) {
                 fwrite(ls->l[i], 1, cols ? cut(ls->l[i], cols) : strlen(ls->l[i]), m);
-                /* No newline after the last row: it would scroll the header away. */
+                /* The last row gets no newline, because it would scroll the header away. */
                 if (escapes)
                         fputs(i + 1 < MIN(ls->n, rows) ? "\033[K\r\n" : "\033[K", m);
                 else
@@ -722,8 +724,8 @@ static uint64_t now_usec(void) {
 }
 
 /*
- * ^Z: the shell's screen and modes back before the stop, since the shell gets the terminal;
- * ours again at SIGCONT, and the frame redrawn.
+ * Handles ^Z. The shell gets the terminal during the stop, so its screen and modes come back first.
+ * At SIGCONT the view takes the terminal again, and the frame is redrawn.
  */
 static int suspend(bool screen) {
         struct sigaction dfl = { .sa_handler = SIG_DFL }, ours = { .sa_handler = on_signal };
@@ -734,12 +736,12 @@ static int suspend(bool screen) {
         sigemptyset(&ours.sa_mask);
         sigaction(SIGTSTP, &dfl, NULL);
         raise(SIGTSTP);
-        /* here after SIGCONT */
+        /* execution continues here after SIGCONT */
         sigaction(SIGTSTP, &ours, NULL);
         return term_enter(screen);
 }
 
-/* Keys until the deadline: 1 to quit, 2 to redraw now, 3 to fetch now, 4 to suspend, 0 at the deadline. */
+/* Reads keys until the deadline. Returns 1 to quit, 2 to redraw now, 3 to fetch now, 4 to suspend and 0 at the deadline. */
 static int wait_keys(uint64_t deadline) {
         for (;;) {
                 uint64_t now = now_usec();
@@ -765,7 +767,7 @@ static int wait_keys(uint64_t deadline) {
                 if (r < 0 && errno == EINTR)
                         continue;
                 if (r != 1) {
-                        /* stdin at its end (a hangup): nobody to press q, so run on without keys */
+                        /* stdin is at its end after a hangup, so nobody can press q. The view runs on without keys. */
                         keys_on = false;
                         continue;
                 }
@@ -815,7 +817,7 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
                 return r < 0 ? sd_bus_error_set_errnof(error, r, "cannot print: %s", strerror(-r)) : 0;
         }
 
-        /* The first answer before the screen changes: an error is then said on the shell's screen. */
+        /* The first answer comes before the screen changes, so an error appears on the shell's screen. */
         r = frame_fetch(bus, &f, error);
         if (r < 0)
                 return r;
@@ -823,7 +825,8 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
         sigemptyset(&ign.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
                 sigaction(sigs[i], &sa, &old[i]);
-        /* `sriovctl top | head`: EPIPE ends the loop and the tty is put back; SIGPIPE would not wait. */
+        /* With `sriovctl top | head`, EPIPE ends the loop and the tty is put back.
+         * SIGPIPE is ignored, because it would kill the process before that. */
         sigaction(SIGPIPE, &ign, &old_pipe);
         atexit(term_restore);
         r = term_enter(escapes);
@@ -839,19 +842,19 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
                                 break;
                 }
                 interval = o->interval_sec > 0 ? (uint64_t) (o->interval_sec * 1e6)
-                                               : f.period_usec ?: 1000000;   /* the first sample: look again soon */
+                                               : f.period_usec ?: 1000000;   /* after the first sample, look again soon */
                 if (!fetched || next == 0)
                         next = now_usec() + interval;
                 term_size(&cols, &rows);
-                /* A dumb terminal gets lines cut to its width; a pipe whole frames. */
+                /* A dumb terminal gets lines cut to its width, and a pipe gets whole frames. */
                 r = draw(&ls, &f, escapes ? rows : 0, true);
                 if (r >= 0)
                         r = print_frame(&ls, tty ? cols : 0, escapes ? rows : 0, escapes);
-                /* A dumb terminal gets the frames one after another, a blank line between them. */
+                /* A dumb terminal gets the frames one after another, with a blank line between them. */
                 if (r >= 0 && !escapes && write(STDOUT_FILENO, "\n", 1) < 0)
                         r = -errno;
                 if (r == -EPIPE) {
-                        r = 0;        /* the reader has what it wanted */
+                        r = 0;        /* the reader has all it wanted */
                         goto out;
                 }
                 if (r < 0) {
@@ -863,7 +866,7 @@ int top_run(sd_bus *bus, const TopOptions *o, sd_bus_error *error) {
                         status = quit_signal ? 128 + quit_signal : 0;
                         goto out;
                 case 2:
-                        fetched = true;       /* the same period, drawn again (sorted anew, resized) */
+                        fetched = true;       /* draw the same period again, sorted anew and resized */
                         break;
                 case 4:
                         r = suspend(escapes);

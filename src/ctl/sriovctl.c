@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sriovctl — the operator's CLI over org.sriovd.Manager1: tables for people, --json for scripts */
+/* sriovctl — the operator's CLI over org.sriovd.Manager1, with tables for people and --json for scripts */
 
 #include <errno.h>
 #include <getopt.h>
@@ -19,11 +19,11 @@
 #include "sriovd/bus-protocol.h"
 #include "sriovd/macro.h"
 
-/* Exit codes scripts may rely on (README, "D-Bus API"). */
+/* Scripts may rely on these exit codes. The EXIT STATUS section of sriovctl(8) lists them. */
 enum {
         EXIT_OK = 0,
-        EXIT_FAILED = 1,          /* refused or failed: no capacity, unknown tenant, ... */
-        EXIT_USAGE = 2,           /* bad command line, or an argument the daemon rejected */
+        EXIT_FAILED = 1,          /* refused or failed, e.g. for no capacity or an unknown tenant */
+        EXIT_USAGE = 2,           /* a bad command line, or an argument that the daemon rejected */
         EXIT_NOT_PERMITTED = 3,   /* a change without root or access_group */
         EXIT_UNREACHABLE = 4,     /* no bus, or no sriovd on it */
 };
@@ -33,10 +33,10 @@ static const char *arg_address;
 static const char *arg_domain = "";
 static int arg_numa_node = -1;
 static bool arg_have_numa_node;
-static const char *arg_mac;       /* sent as given: sriovd validates */
+static const char *arg_mac;       /* sent as given, because sriovd validates it */
 static long arg_vlan = -1;
 static bool arg_once;
-static double arg_interval;   /* top --interval; 0: the daemon's period */
+static double arg_interval;   /* top --interval, where 0 means the daemon's period */
 
 /* ---- calls ---- */
 
@@ -66,7 +66,7 @@ static void json_error(const char *name, const char *message) {
         json_print(o);
 }
 
-/* Errors: one line on stderr; with --json also {"error": name, "message": text} on stdout. */
+/* Reports an error as one line on stderr. With --json, it also prints {"error": name, "message": text} on stdout. */
 static int fail(const char *what, const sd_bus_error *e, int r) {
         const char *name = e && e->name ? e->name : NULL;
         const char *message = e && e->message ? e->message : strerror(r < 0 ? -r : r);
@@ -105,7 +105,7 @@ static int connect_bus(sd_bus **ret) {
         return 0;
 }
 
-/* Call a method; on error returns the exit code (after saying why), else 0 with *reply. */
+/* Calls a method. On error, says why and returns the exit code. Otherwise returns 0 with *reply. */
 static int call(sd_bus *bus, const char *method, sd_bus_message **reply, const char *types, ...) {
         _cleanup_message_ sd_bus_message *m = NULL;
         sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -133,14 +133,14 @@ static int parse_failed(int r) {
         return EXIT_FAILED;
 }
 
-/* The next value of a reply, as JSON (a record is an object, a list of records an array). */
+/* Reads the next value of a reply as JSON. A record becomes an object, and a list of records an array. */
 static int reply_read(sd_bus_message *reply, json_object **ret) {
         int r = read_value(reply, ret);
 
         return r < 0 ? parse_failed(r) : 0;
 }
 
-/* A method whose reply is one list of records. 0 with *ret, or the exit code to return. */
+/* Calls a method whose reply is one list of records. Returns 0 with *ret, or the exit code to return. */
 static int call_list(sd_bus *bus, const char *method, json_object **ret) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         int r = call(bus, method, &reply, NULL);
@@ -162,7 +162,7 @@ static const char *const rt_node_keys[] = {
         SRIOVD_KEY_ROOM, SRIOVD_KEY_GUESTS, SRIOVD_KEY_WAITING, NULL,
 };
 
-/* One line per NUMA node of RtCpuNodes (absent: an older sriovd, nothing to say). */
+/* Prints one line per NUMA node of RtCpuNodes. An older sriovd lacks RtCpuNodes, and then nothing is printed. */
 static void print_rt_nodes(json_object *nodes) {
         size_t n = nodes && json_object_is_type(nodes, json_type_array) ? json_object_array_length(nodes) : 0;
 
@@ -198,12 +198,12 @@ static const char *const alert_keys[] = {
         SRIOVD_KEY_CLEAR, SRIOVD_KEY_DIRECTION, SRIOVD_KEY_PERIODS, SRIOVD_KEY_SINCE, NULL,
 };
 
-/* One line per active alert, as Prometheus writes a sample: metric{label="value",...}. */
+/* Prints one line per active alert, as Prometheus writes a sample: metric{label="value",...}. */
 static void print_alerts(json_object *alerts) {
         size_t n;
 
         if (!alerts || !json_object_is_type(alerts, json_type_array))
-                return;   /* an older sriovd: no alerts to speak of */
+                return;   /* an older sriovd has no alerts to report */
         n = json_object_array_length(alerts);
         if (n == 0) {
                 printf("Alerts:      none\n");
@@ -217,8 +217,8 @@ static void print_alerts(json_object *alerts) {
 }
 
 /*
- * Per PF: its VFs and those tenants hold, from ListDevices (one row per PF, in its order).
- * NULL when the list cannot be had: status says what it can without it.
+ * Gives each PF's VFs and the VFs that tenants hold, from ListDevices, with one row per PF in its
+ * order. Returns NULL when the list cannot be had, and status then says what it can without it.
  */
 static json_object *pf_pools(sd_bus *bus) {
         _cleanup_json_ json_object *devs = NULL;
@@ -277,7 +277,7 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
         rec_int(props, "VfUsable", &usable);
         rec_int(props, "VfAllocated", &allocated);
         rec_int(props, "Tenants", &tenants);
-        rec_int(props, "ApiVersion", &api);   /* absent: sriovd 0.1, the positional API */
+        rec_int(props, "ApiVersion", &api);   /* sriovd 0.1 lacks it and has the positional API */
         if ((v = rec_get(props, "VfUtilization")))
                 util = json_object_get_double(v);
         if ((v = rec_get(props, "VfTarget")))
@@ -440,7 +440,8 @@ static int cmd_irqs(sd_bus *bus, char **args, int n) {
                         snprintf(thread, sizeof(thread), "%d %s/%d", (int) pid, dash(rec_str(th, SRIOVD_KEY_POLICY)),
                                  (int) prio);
                 }
-                /* "napi/enp65s0-8193 1234 fifo/60 on 3 (queue-order)": how it was paired is part of the answer. */
+                /* The line reads like "napi/enp65s0-8193 1234 fifo/60 on 3 (queue-order)".
+                 * How the thread was paired is part of the answer. */
                 if (napi && rec_int(napi, SRIOVD_KEY_PID, &pid) && pid > 0) {
                         rec_int(napi, SRIOVD_KEY_PRIORITY, &prio);
                         snprintf(napi_thread, sizeof(napi_thread), "%s %d %s/%d on %s (%s)",
@@ -456,14 +457,14 @@ static int cmd_irqs(sd_bus *bus, char **args, int n) {
         return EXIT_OK;
 }
 
-/* The keys a tenant's JSON always has (null when sriovd sent none); any other sriovd sends is there too. */
+/* A tenant's JSON always has these keys, with null when sriovd sent none. Any other key that sriovd sends is there too. */
 static const char *const tenant_keys[] = {
         SRIOVD_KEY_TENANT, SRIOVD_KEY_CLASS,  SRIOVD_KEY_KIND,      SRIOVD_KEY_ADDRESS,
         SRIOVD_KEY_NETDEV, SRIOVD_KEY_MAC,    SRIOVD_KEY_STATE,     SRIOVD_KEY_DOMAIN,
         SRIOVD_KEY_NUMA_NODE, SRIOVD_KEY_COALESCE, SRIOVD_KEY_RT_CPUS, SRIOVD_KEY_RT_WAITING, NULL,
 };
 
-/* Its guest's RT CPUs as a list ("2,3"), "waiting" while it needs one and none is free, or "-". */
+/* Formats the tenant's guest's RT CPUs as a list such as "2,3". Gives "waiting" while the guest needs one and none is free, and "-" otherwise. */
 static const char *tenant_rt_cpus(json_object *t, char *buf, size_t size) {
         json_object *a = rec_get(t, SRIOVD_KEY_RT_CPUS);
         size_t k = 0;
@@ -521,7 +522,7 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
         return EXIT_OK;
 }
 
-/* A reply of one tenant record: JSON, or the one line `tenant` and `allocate` print. */
+/* Prints a reply of one tenant record as JSON, or as the one line that `tenant` and `allocate` print. */
 static int tenant_reply(sd_bus_message *reply, bool with_class) {
         _cleanup_json_ json_object *t = NULL;
         char rt[64];
@@ -637,8 +638,8 @@ static int cmd_force_num_vfs(sd_bus *bus, char **args, int n) {
 }
 
 /*
- * Returns when sriovd has loaded the new policy and applied it, or fails (exit 1) with its
- * FILE:LINE: mistakes on stderr, one per line: what ExecReload= shows in `systemctl reload`.
+ * Returns when sriovd has loaded the new policy and applied it. Otherwise it fails with exit 1 and
+ * prints the FILE:LINE: mistakes on stderr, one per line. ExecReload= shows them in `systemctl reload`.
  */
 static int cmd_reload(sd_bus *bus, char **args, int n) {
         if (n != 0)
@@ -753,7 +754,7 @@ static int cmd_verify(sd_bus *bus, char **args, int n) {
                 for (size_t i = 0; i < json_object_array_length(what); i++)
                         printf("  %s\n", json_object_get_string(json_object_array_get_idx(what, i)));
         }
-        /* Drift that could not be repaired is a failure a script should see. */
+        /* Drift that could not be repaired is a failure that a script should see. */
         return failed || remaining ? EXIT_FAILED : EXIT_OK;
 }
 

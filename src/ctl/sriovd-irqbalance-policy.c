@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sriovd-irqbalance-policy.c — irqbalance --policyscript: "ban=true" for the IRQs sriovd pins */
+/* sriovd-irqbalance-policy.c — an irqbalance --policyscript that answers "ban=true" for the IRQs sriovd pins */
 
 /*
- * irqbalance runs "SCRIPT DEVPATH IRQ" once per IRQ it discovers and reads
- * key=value lines from our stdout; a non-zero exit makes it ignore them. We
- * answer ban=true when IRQ is listed in the owned-IRQs file sriovd keeps (one
- * decimal per line), so irqbalance leaves sriovd's pins alone instead of
- * fighting drift repair. No file means sriovd is not running: ban nothing.
+ * irqbalance runs "SCRIPT DEVPATH IRQ" once for each IRQ that it discovers. It reads key=value
+ * lines from the script's stdout, and it ignores them after a non-zero exit. This script answers
+ * ban=true when IRQ is listed in the owned-IRQs file that sriovd keeps, with one decimal per line.
+ * irqbalance then leaves sriovd's pins alone instead of fighting the drift repair. A missing file
+ * means that sriovd is not running, and then nothing is banned.
  */
 
 #include <errno.h>
@@ -23,8 +23,9 @@
 #define PROGRAM "sriovd-irqbalance-policy"
 
 /*
- * Strict: decimal digits only, no sign, space, or leading zero (irqbalance
- * prints "%d"; "012" or "+5" is a mistake, not an IRQ), within unsigned int.
+ * The parser is strict. It takes decimal digits only, with no sign, no space and no leading zero,
+ * and the value must fit in an unsigned int. irqbalance prints "%d", so "012" or "+5" is a mistake,
+ * not an IRQ.
  */
 static bool irq_parse(const char *s, size_t n, unsigned *ret) {
         unsigned long v = 0;
@@ -43,9 +44,9 @@ static bool irq_parse(const char *s, size_t n, unsigned *ret) {
 }
 
 /*
- * 1 if irq is listed in path, 0 if not or if there is no such file, negative
- * errno if it cannot be read. Malformed lines are reported and skipped: one
- * bad line must not unban every other IRQ.
+ * Returns 1 if irq is listed in path, and 0 if it is not or if there is no such file. Returns a
+ * negative errno if the file cannot be read. Malformed lines are reported and skipped, because
+ * one bad line must not unban every other IRQ.
  */
 static int owned_irqs_contains(const char *path, unsigned irq) {
         _cleanup_fclose_ FILE *f = NULL;
@@ -77,7 +78,7 @@ static int owned_irqs_contains(const char *path, unsigned irq) {
                 if (v == irq)
                         return 1;
         }
-        /* Only an end of file proves absence; a read error must not pass for it. */
+        /* Only the end of the file proves that the IRQ is absent. A read error must not pass for it. */
         if (ferror(f) || errno == ENOMEM)
                 return negative_errno();
         return 0;
@@ -101,7 +102,7 @@ int main(int argc, char *argv[]) {
 
         r = owned_irqs_contains(path, irq);
         if (r < 0) {
-                /* Not fatal for irqbalance: without the list, balancing this IRQ is all it can do. */
+                /* This is not fatal for irqbalance. Without the list, balancing this IRQ is all it can do. */
                 errno = -r;
                 fprintf(stderr, "%s: cannot read %s, banning nothing: %m\n", PROGRAM, path);
                 return 0;

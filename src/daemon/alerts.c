@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* alerts.c — the alert rules fed each period's snapshot: a state per rule and subject, each transition logged once */
+/* alerts.c — alert rules that check each period's metrics and log each raise and clear once */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,16 +17,16 @@ typedef struct Subject {
         MetricLabel labels[METRIC_LABELS_MAX];
         unsigned n_labels;
         AlertState state;
-        double value;              /* the value that raised it, while active; else the last one */
+        double value;              /* the value that raised the alert while it is active, else the last value */
         uint64_t since_usec;
-        unsigned seen;             /* the feed that last had it */
+        unsigned seen;             /* the generation of the last feed that held this subject */
 } Subject;
 
 typedef struct RuleState {
         AlertPolicy policy;
         Subject *subjects;         /* sorted by labels */
         size_t n_subjects, allocated_subjects;
-        uint64_t n_raised;         /* since the daemon started, under this rule's name */
+        uint64_t n_raised;         /* raised under this rule's name since the daemon started */
 } RuleState;
 
 struct Alerts {
@@ -78,7 +78,7 @@ void alerts_set_event_fn(Alerts *a, AlertsEventFn fn, void *userdata) {
         a->event_userdata = userdata;
 }
 
-/* The subject's index, or where it would go (*found false). */
+/* Returns the subject's index. If it is absent, sets *found to false and returns where it belongs. */
 static size_t subject_find(const RuleState *r, const MetricSample *m, bool *found) {
         size_t lo = 0, hi = r->n_subjects;
 
@@ -99,7 +99,8 @@ static size_t subject_find(const RuleState *r, const MetricSample *m, bool *foun
         return lo;
 }
 
-/* One journal entry per transition: what the operator greps for and journalctl -x explains. */
+/* Each transition gets one journal entry, because that entry is what an operator searches for.
+ * The message ID lets journalctl -x explain it. */
 static void alert_log(const AlertPolicy *p, const Subject *s, bool raised, AlertClearReason reason) {
         char fields[LOG_EXTRA_MAX][ALERT_METRIC_MAX + METRIC_LABEL_VALUE_MAX + 24];
         const char *extra[LOG_EXTRA_MAX + 1];
@@ -130,7 +131,7 @@ static void alert_log(const AlertPolicy *p, const Subject *s, bool raised, Alert
                 const char *name = metric_label_name_to_string(l->name);
 
                 strjoin_appendf(subject, sizeof(subject), &k, "%s=%s", name, l->value);
-                /* The fields every sriovd entry uses for these, so one journalctl query finds all. */
+                /* Every sriovd entry uses the same fields for these labels, so one journalctl query finds all. */
                 switch (l->name) {
                 case METRIC_LABEL_PF:
                         pf = l->value;
@@ -210,12 +211,13 @@ int alerts_set_rules(Alerts *a, const AlertPolicy *rules, size_t n) {
 
                         if (!streq(old->policy.name, rules[i].name))
                                 continue;
-                        /* A counter of the name: a changed threshold is the same alert to a dashboard. */
+                        /* The counter belongs to the rule's name.
+                         * A dashboard sees a rule with a changed threshold as the same alert. */
                         next[i].n_raised = old->n_raised;
                         if (!old->subjects)
                                 break;
                         if (alert_policy_equal(&old->policy, &rules[i])) {
-                                /* Unchanged: its subjects carry on where they stood. */
+                                /* An unchanged rule keeps its subjects in the state they had. */
                                 next[i].subjects = TAKE_PTR(old->subjects);
                                 next[i].n_subjects = old->n_subjects;
                                 next[i].allocated_subjects = old->allocated_subjects;
@@ -226,7 +228,7 @@ int alerts_set_rules(Alerts *a, const AlertPolicy *rules, size_t n) {
                         break;
                 }
         }
-        /* What is left had no rule of its name any more. */
+        /* An alert still active here belongs to a rule that the new set no longer has. */
         for (size_t j = 0; j < a->n_rules; j++) {
                 rule_clear_all(a, &a->rules[j], ALERT_CLEAR_RULE_REMOVED);
                 rule_state_done(&a->rules[j]);
@@ -237,7 +239,7 @@ int alerts_set_rules(Alerts *a, const AlertPolicy *rules, size_t n) {
         return 0;
 }
 
-/* The gate's samples that agree with m on every label both have, added up; NaN ones count nothing. */
+/* Sums the gate metric's samples that agree with m on every label they share. NaN samples count as nothing. */
 static double gate_value(const MetricSnapshot *s, const char *gate, const MetricSample *m) {
         double sum = 0;
 
@@ -285,13 +287,14 @@ static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
                         }
                 } else
                         sub = &r->subjects[at];
-                /* The same subject twice in one snapshot is one measurement, not two periods. */
+                /* A subject that appears twice in one snapshot is one measurement, not two periods. */
                 if (found && sub->seen == a->generation)
                         continue;
                 sub->seen = a->generation;
 
                 v = m->value;
-                /* A shut gate is the condition not holding: it breaks a run, and counts towards clearing. */
+                /* A gate that sums to zero means that the condition does not hold.
+                 * It breaks a run of periods and counts towards clearing. */
                 if (p->gate[0] && !isnan(v) && !(gate_value(s, p->gate, m) > 0))
                         v = p->rule.direction == ALERT_ABOVE ? -INFINITY : INFINITY;
                 t = alert_feed(&p->rule, &sub->state, v);
@@ -309,7 +312,7 @@ static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
                         sub->value = m->value;
         }
 
-        /* Subjects the snapshot no longer has. */
+        /* A subject that is missing from this snapshot is gone, so its alert clears. */
         for (size_t i = 0; i < r->n_subjects;) {
                 Subject *sub = &r->subjects[i];
 
@@ -331,7 +334,7 @@ static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
 int alerts_feed(Alerts *a, const MetricSnapshot *s) {
         int n = 0, k;
 
-        /* 0 is what a new subject's seen starts at: never a feed's own number. */
+        /* A new subject starts with seen at 0, so no feed may use 0 as its generation. */
         if (++a->generation == 0)
                 a->generation = 1;
         for (size_t i = 0; i < a->n_rules; i++) {
@@ -398,7 +401,8 @@ int alerts_export(const Alerts *a, MetricSnapshot *s) {
         }
         if (r < 0)
                 return r;
-        /* Rules in config order, not by name: the few samples sorted here, then put after the period's. */
+        /* The rules are in config order, not in name order. So the few alert samples are sorted here.
+         * They then go after the period's own samples. */
         metric_snapshot_sort(&add);
         return metric_snapshot_append(s, &add);
 }

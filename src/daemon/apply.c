@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* apply.c — run planned actions through the kernel modules; classify what the kernel said */
+/* apply.c — carry out planned actions through the kernel modules and classify the kernel's errors */
 
 #include "sriovd/apply.h"
 #include "sriovd/kernel.h"
@@ -50,7 +50,7 @@ ErrorInfo kernel_error_classify(ActionKind kind, int error) {
                         return (ErrorInfo) { ERROR_UNMANAGED, "the scheduler refuses changes to this thread" };
                 }
 
-        /* The napi/ threads and the per-CPU threads: found again by name each cycle, like irq/N-. */
+        /* NAPI threads and per-CPU kernel threads are found again by name each cycle, like irq/N- threads. */
         if (kind == ACTION_SET_NAPI_PIN || kind == ACTION_SET_NAPI_SCHED || kind == ACTION_SET_KTHREAD_SCHED)
                 switch (e) {
                 case ESRCH:
@@ -223,7 +223,8 @@ const char *error_class_to_string(ErrorClass c) {
         return "unknown";
 }
 
-/* Not carried out on purpose; what the action was for (a tenant, a class) stays said. */
+/* Marks an action as deliberately not carried out.
+ * An effect text already set, such as the tenant or class the action served, is kept. */
 static void action_skip(Action *a, const char *why) {
         a->skipped = true;
         if (!a->effect[0])
@@ -248,7 +249,8 @@ int action_apply(Kernel *k, Action *a) {
                         action_skip(a, "netdevs under --root are not this host's");
                         return 0;
                 }
-                /* Planned from a fresh read with only what differs: a success changed something. */
+                /* The plan came from a fresh read and holds only the fields that differ.
+                 * So a success always changed something. */
                 r = route_nl_set_vf(k->route, a->ifindex, &a->link_after, &err);
                 if (r >= 0)
                         r = 1;
@@ -263,7 +265,7 @@ int action_apply(Kernel *k, Action *a) {
                         action_skip(a, "netdevs under --root are not this host's");
                         return 0;
                 }
-                /* Planned from a fresh read that said down: a success changed it. */
+                /* The plan came from a fresh read that showed the link down. So a success always changed it. */
                 r = route_nl_set_link_up(k->route, a->ifindex, a->after != 0, &err);
                 if (r >= 0)
                         r = 1;
@@ -283,7 +285,7 @@ int action_apply(Kernel *k, Action *a) {
                         action_skip(a, "netdevs under --root are not this host's");
                         return 0;
                 }
-                /* Both setters read first, send only what differs, and read back. */
+                /* Both setters read the current values first, send only what differs, and read the result back. */
                 r = a->kind == ACTION_SET_COALESCE
                             ? ethtool_coalesce_set(k->ethtool, a->netdev_ifindex, &a->coalesce_after, &err)
                             : ethtool_features_set(k->ethtool, a->netdev_ifindex, a->offloads_after, &err);
@@ -302,7 +304,8 @@ int action_apply(Kernel *k, Action *a) {
                 break;
         case ACTION_SET_IRQ_THREAD:
                 if (!rootfs_sched_live(root)) {
-                        /* A fixture's PIDs name whatever runs here with that number: hands off. */
+                        /* A PID in a fixture tree names whatever process has that number on this host.
+                         * So sriovd must not touch it. */
                         action_skip(a, "PIDs under --root are not this host's");
                         return 0;
                 }
@@ -329,8 +332,8 @@ int action_apply(Kernel *k, Action *a) {
                         action_skip(a, "netdevs under --root are not this host's");
                         return 0;
                 }
-                /* Reads first, sends only what differs, reads back; the driver requests its IRQs
-                 * anew, which the next pass plans. */
+                /* The setter reads first, sends only what differs, and reads back.
+                 * The driver then requests its IRQs again, and the next pass plans where they go. */
                 r = ethtool_channels_set(k->ethtool, a->netdev_ifindex, &a->channels_after, &err);
                 if (r < 0)
                         strscpy(a->kernel_message, sizeof(a->kernel_message), err.message);
@@ -357,7 +360,7 @@ int action_apply(Kernel *k, Action *a) {
         case ACTION_SET_VCPU_THREAD:
         case ACTION_SET_VHOST_PIN:
         case ACTION_SET_VHOST_SCHED:
-                /* The guest's placement goes through libvirt and its QEMU (guests.c), never through here. */
+                /* Guest placement goes through libvirt and its QEMU in guests.c, never through here. */
         case _ACTION_KIND_MAX:
                 break;
         }

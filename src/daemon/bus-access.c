@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-access.c — who may change state over D-Bus: EUID 0 or a member of access_group */
+/* bus-access.c — decide who may change state over D-Bus: root or a member of access_group */
 
 #include <grp.h>
 #include <string.h>
@@ -13,7 +13,7 @@ static void creds_unrefp(sd_bus_creds **c) {
         sd_bus_creds_unref(*c);
 }
 
-/* The group's id, or -ENOENT; getgrnam_r with a bounded buffer (group lists can be long). */
+/* Returns the group's ID, or -ENOENT. The buffer is large because a group's member list can be long. */
 static int group_id(const char *name, gid_t *ret) {
         struct group grp, *result = NULL;
         char buf[16384];
@@ -37,7 +37,8 @@ static int sender_privileged(Bus *b, sd_bus_message *m) {
         uid_t euid;
         int r, n;
 
-        /* The effective UID: the real one is not what the kernel checked at connect (ENODATA here anyway). */
+        /* Only the effective UID counts, because the kernel checked that one at connect time.
+         * The real UID would give ENODATA here anyway. */
         r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_EGID | SD_BUS_CREDS_SUPPLEMENTARY_GIDS |
                                               SD_BUS_CREDS_AUGMENT, &creds);
         if (r < 0)
@@ -51,7 +52,7 @@ static int sender_privileged(Bus *b, sd_bus_message *m) {
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
-                return r;   /* the group database did not answer (NSS): asked again, not a verdict */
+                return r;   /* NSS did not answer. That is no verdict, so the next call asks again. */
         if (sd_bus_creds_get_egid(creds, &egid) >= 0 && egid == group)
                 return 1;
         n = sd_bus_creds_get_supplementary_gids(creds, &gids);
@@ -62,11 +63,11 @@ static int sender_privileged(Bus *b, sd_bus_message *m) {
 }
 
 /*
- * A connection's credentials are the bus daemon's (taken at connect), asked with a call that
- * waits for its answer: at a thousand changes a second that round trip, and the /proc reads that
- * augment it, were half of sriovd's time, and every other call waited behind them. So the verdict
- * is kept per connection, whose unique name the bus never gives out again; a new access_group
- * asks again, and so does a caller past the last BUS_VERDICTS.
+ * The bus daemon records a connection's credentials at connect time, and asking for them blocks.
+ * At a thousand changes a second, that round trip and its /proc reads took half of sriovd's time.
+ * Every other call waited behind them. So the verdict is cached per connection. This is safe
+ * because the bus never gives out a unique name twice. A changed access_group asks again. So does
+ * a caller whose verdict was pushed out of the last BUS_VERDICTS.
  */
 int bus_sender_privileged(Bus *b, sd_bus_message *m) {
         const char *sender = sd_bus_message_get_sender(m), *group = manager_config(b->manager)->access_group ?: "";
@@ -82,7 +83,7 @@ int bus_sender_privileged(Bus *b, sd_bus_message *m) {
         }
         r = sender_privileged(b, m);
         if (r < 0)
-                return r;   /* asked again next time */
+                return r;   /* An error is not cached, so the next call asks again. */
         v = &b->verdicts[b->next_verdict++ % BUS_VERDICTS];
         strscpy(v->sender, sizeof(v->sender), sender);
         strscpy(v->access_group, sizeof(v->access_group), group);
@@ -99,7 +100,7 @@ int bus_check_change(Bus *b, sd_bus_message *m, sd_bus_error *error) {
         if (r == 0)
                 return bus_error_setf(error, -EPERM, "%s() changes state: it needs root or membership of group %s",
                                       sd_bus_message_get_member(m), manager_config(b->manager)->access_group);
-        /* Who asked for a change, for an operator who turned debug on to find out. */
+        /* This tells an operator who turned on debug logging which caller asked for a change. */
         log_debug("D-Bus: %s.%s() from %s allowed", sd_bus_message_get_interface(m) ?: "?",
                   sd_bus_message_get_member(m) ?: "?", sd_bus_message_get_sender(m) ?: "?");
         return 0;

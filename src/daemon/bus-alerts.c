@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-alerts.c — alerts on org.sriovd.Manager1: the ActiveAlerts records, the AlertRaised/AlertCleared signals, StateReasons */
+/* bus-alerts.c — alerts on org.sriovd.Manager1: ActiveAlerts, StateReasons and the alert signals */
 
 #include <stdlib.h>
 
@@ -109,7 +109,7 @@ void bus_on_alert(Manager *m, const AlertInfo *a, bool raised, AlertClearReason 
         int r;
 
         if (!b->bus)
-                return;   /* off the bus: the property is read afresh once back */
+                return;   /* sriovd is off the bus. Clients read the property afresh once it is back. */
         r = sd_bus_message_new_signal(b->bus, &s, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE,
                                       raised ? "AlertRaised" : "AlertCleared");
         if (r >= 0)

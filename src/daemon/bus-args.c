@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-args.c — the D-Bus API's argument rules: domain names, class names, Allocate's options */
+/* bus-args.c — check the D-Bus API's arguments: domain names, class names and Allocate's options */
 
 #include <string.h>
 
@@ -10,9 +10,10 @@
 #include "sriovd/state.h"
 
 /*
- * libvirt domain names: what the state file can hold, and nothing a shell or a
- * path could misread: 1-255 bytes of letters, digits and ._+:@- (sd-bus already
- * guarantees valid UTF-8; we accept ASCII only). "" (no domain) is allowed.
+ * A libvirt domain name must fit in the state file and hold nothing that a shell or a path
+ * could misread. So it is 1 to 255 bytes of ASCII letters, digits and the characters ._+:@-.
+ * sd-bus already guarantees valid UTF-8, but sriovd accepts only ASCII. The empty string
+ * means "no domain" and is allowed.
  */
 bool bus_domain_valid(const char *s) {
         size_t n = strnlen(s, BUS_DOMAIN_MAX + 1);
@@ -28,7 +29,7 @@ bool bus_domain_valid(const char *s) {
         return true;
 }
 
-/* As tenant classes are named: [a-z0-9][a-z0-9_-]{0,62}. */
+/* A class name follows the rule for tenant class names: [a-z0-9][a-z0-9_-]{0,62}. */
 bool bus_class_name_valid(const char *s) {
         size_t n = strnlen(s, CLASS_NAME_MAX);
 
@@ -43,7 +44,7 @@ bool bus_class_name_valid(const char *s) {
         return true;
 }
 
-/* An option given as i or u (controllers differ), as one range-checked integer. */
+/* Controllers send an integer option as type i or u, so both are accepted. The value is range-checked. */
 static int read_integer(sd_bus_message *m, const char *key, int64_t min, int64_t max, int *ret, sd_bus_error *error) {
         const char *contents = NULL;
         char type;

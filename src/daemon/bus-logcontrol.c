@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-logcontrol.c — org.freedesktop.LogControl1: the log level and target at runtime, as systemd's daemons */
+/* bus-logcontrol.c — org.freedesktop.LogControl1: set the log level and target at runtime */
 
 #include <string.h>
 
@@ -8,10 +8,11 @@
 #include "sriovd/log.h"
 
 /*
- * What `systemctl service-log-level sriovd debug` and `systemctl service-log-target` call: the
- * interface systemd documents for its own services (org.freedesktop.LogControl1(5)), on the
- * unit's BusName=. Reading is open; a write changes how much the daemon says about everyone's
- * requests, so it takes the same rights as the Manager1 methods that change state.
+ * `systemctl service-log-level sriovd debug` and `systemctl service-log-target` call this
+ * interface on the unit's BusName=. systemd documents it for its own services in
+ * org.freedesktop.LogControl1(5). Anyone may read the properties. A write changes how much the
+ * daemon logs about everyone's requests, so it needs the same rights as the Manager1 methods
+ * that change state.
  */
 
 static const struct {
@@ -44,7 +45,7 @@ static int property_set_level(sd_bus *bus, const char *path, const char *interfa
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Invalid log level \"%.32s\"; expected emerg, alert, crit, err, warning, "
                                          "notice, info or debug", s);
-        /* Said at the level being left, so it shows either way (turning debug off, or on). */
+        /* This is logged before the new level takes effect, so it shows when debug is turned off too. */
         log_full_errno(LOG_NOTICE, 0, NULL, "Log level set to %s over D-Bus", log_level_to_string(level));
         log_set_max_level(level);
         return 1;
@@ -71,7 +72,7 @@ static int property_set_target(sd_bus *bus, const char *path, const char *interf
         r = sd_bus_message_read(value, "s", &s);
         if (r < 0)
                 return r;
-        /* kmsg, syslog and null are systemd's too; sriovd writes only to the journal or stderr. */
+        /* systemd also knows kmsg, syslog and null, but sriovd writes only to the journal or to stderr. */
         for (size_t i = 0; i < ELEMENTSOF(targets); i++)
                 if (streq(s, targets[i].name)) {
                         log_set_target(targets[i].target);
@@ -87,7 +88,7 @@ static int property_get_identifier(sd_bus *bus, const char *path, const char *in
         return sd_bus_message_append(reply, "s", "sriovd");
 }
 
-/* UNPRIVILEGED: sd-bus would demand CAP_SYS_ADMIN of a writer; the setters check the caller themselves. */
+/* Without UNPRIVILEGED, sd-bus would demand CAP_SYS_ADMIN of a writer. The setters check the caller themselves. */
 const sd_bus_vtable bus_log_control_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_WRITABLE_PROPERTY("LogLevel", "s", property_get_level, property_set_level, 0,

@@ -114,7 +114,8 @@ int bus_device_enumerate(sd_bus *bus, const char *prefix, void *userdata, char *
         return 1;
 }
 
-/* The PFs as they are now against the last announcement; the inventory is small (a few PFs). */
+/* Compares the PFs as they are now with the last announcement. A host has only a few PFs,
+ * so the whole list is compared each time. */
 int bus_sync_devices(Bus *b, bool announce) {
         const Inventory *inv = manager_inventory(b->manager);
         size_t n = inv ? inv->n_pfs : 0;

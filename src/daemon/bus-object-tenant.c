@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-object-tenant.c — org.sriovd.Tenant1 at /org/sriovd/Manager1/tenant/ID, and what tells a tenant changed */
+/* bus-object-tenant.c — org.sriovd.Tenant1 at /org/sriovd/Manager1/tenant/ID and its change signals */
 
 #include <string.h>
 
@@ -27,7 +27,8 @@ static void tenant_snap(const TenantInfo *t, BusTenantSnap *ret) {
         strscpy(ret->mac, sizeof(ret->mac), t->mac);
 }
 
-/* The Tenant1 properties that differ between a and b, NULL-terminated in ret (room for 16). */
+/* Lists in ret the Tenant1 properties that differ between a and b, ending with NULL.
+ * ret must have room for 16 entries. */
 static size_t tenant_changed(const BusTenantSnap *a, const BusTenantSnap *b, const char **ret) {
         size_t n = 0;
 
@@ -96,7 +97,7 @@ int bus_tenant_find(sd_bus *bus, const char *path, const char *interface, void *
         Bus *b = userdata;
         TenantInfo t;
 
-        /* One being announced as removed is still there for the signal to name its interface. */
+        /* A tenant being announced as removed must still be found, so that the signal can name its interface. */
         if (b->removing && streq(path, b->removing)) {
                 *ret_found = b;
                 return 1;
@@ -191,7 +192,7 @@ int bus_tenant_enumerate(sd_bus *bus, const char *prefix, void *userdata, char *
         return 1;
 }
 
-/* Announce what became of one tenant since the last announcement (nothing when nothing). */
+/* Announces what became of one tenant since the last announcement. Nothing is sent when nothing changed. */
 int bus_sync_tenant(Bus *b, const char *id, const TenantInfo *now) {
         _cleanup_free_ char *path = NULL;
         BusTenantSnap next, *old;
@@ -229,7 +230,8 @@ int bus_sync_tenant(Bus *b, const char *id, const TenantInfo *now) {
         return 0;
 }
 
-/* Every tenant against the announcement: new ones added, gone ones removed, changed ones told. */
+/* Compares every tenant with the last announcement. New tenants are added, gone ones are removed,
+ * and changed ones are announced. With announce false, it records the tenants without any signal. */
 int bus_sync_all_tenants(Bus *b, bool announce) {
         size_t n = manager_n_tenants(b->manager);
         int r;
@@ -244,7 +246,7 @@ int bus_sync_all_tenants(Bus *b, bool announce) {
                                 continue;
                         tenant_snap(&t, &b->tenants[b->n_tenants++]);
                 }
-                /* In id order for snap_find(), whatever order the manager keeps. */
+                /* snap_find() needs the tenants in ID order, whatever order the manager keeps. */
                 qsort_safe(b->tenants, b->n_tenants, sizeof(*b->tenants), snap_sort_cmp);
                 return 0;
         }

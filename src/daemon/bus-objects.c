@@ -9,13 +9,14 @@
 #include "sriovd/log.h"
 
 /*
- * The objects are not kept anywhere: a fallback vtable finds each from its path (the tenant id
- * or PCI address, sd_bus_path_encode()d) when it is called. What the bus daemon's clients were
- * last told is kept, though (Bus.tenants, Bus.devices), so that a change is announced as
- * InterfacesAdded, InterfacesRemoved or PropertiesChanged naming only what changed.
+ * sriovd keeps no object for each tenant or PF. A fallback vtable finds each one from its path
+ * when it is called. The path holds the tenant ID or the PCI address, encoded with
+ * sd_bus_path_encode(). What the clients were last told is kept in Bus.tenants and Bus.devices.
+ * So a change is announced as InterfacesAdded, InterfacesRemoved or PropertiesChanged, and it
+ * names only what changed.
  */
 uint64_t bus_hash_str(uint64_t h, const char *s) {
-        /* FNV-1a; the terminating NUL too, so "ab","c" and "a","bc" differ. */
+        /* This is FNV-1a. The terminating NUL is hashed too, so that "ab","c" and "a","bc" differ. */
         for (;; s++) {
                 h = (h ^ (unsigned char) *s) * 1099511628211ULL;
                 if (!*s)
@@ -47,7 +48,8 @@ void bus_emit_changed(Bus *b, const char *path, const char *interface, const cha
                 log_warning_errno(r, "Failed to emit PropertiesChanged for %s, ignoring: %m", path);
 }
 
-/* What tenants' records take from the inventory (their VF's PF and netdev): when it changed, every tenant is re-read. */
+/* Hashes what tenant records take from the inventory: each VF's PF and netdev.
+ * When the hash changes, every tenant is read again. */
 static uint64_t inventory_hash(const Inventory *inv) {
         uint64_t h = BUS_HASH_INIT;
 
@@ -63,7 +65,8 @@ static uint64_t inventory_hash(const Inventory *inv) {
 
 /* ---- What bus.c calls ---- */
 
-/* Beyond this many tenants changed at once (a reload re-placing them), one sweep of all is cheaper. */
+/* When more tenants than this change at once, one sweep of all tenants is cheaper.
+ * A reload that places the tenants again is such a case. */
 #define BUS_DIRTY_MAX 64
 
 void bus_objects_mark_tenant(Bus *b, const char *tenant) {
@@ -78,7 +81,7 @@ void bus_objects_mark_tenant(Bus *b, const char *tenant) {
                 if (streq(b->dirty[i], tenant))
                         return;
         if (GREEDY_REALLOC(b->dirty, b->allocated_dirty, b->n_dirty + 1) < 0) {
-                b->dirty_all = true;   /* no room to remember which: every tenant, then */
+                b->dirty_all = true;   /* There is no memory to record which tenant, so sweep them all. */
                 return;
         }
         strscpy(b->dirty[b->n_dirty++], TENANT_ID_MAX, tenant);
@@ -91,7 +94,7 @@ void bus_objects_flush(Bus *b) {
 
         if (!b->bus) {
                 b->n_dirty = 0;
-                return;   /* off the bus: bus_objects_reset() takes the picture on the way back */
+                return;   /* sriovd is off the bus. bus_objects_reset() records the state again on reconnect. */
         }
         if (b->dirty_all || h != b->inventory_hash) {
                 b->inventory_hash = h;

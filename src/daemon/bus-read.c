@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-read.c — org.sriovd.Manager1's read-only methods: tenants, devices, IRQs, the dry-run plan, as a{sv} records */
+/* bus-read.c — the read-only methods of org.sriovd.Manager1: tenants, devices, IRQs, metrics and the plan */
 
 #include <string.h>
 #include <time.h>
@@ -66,7 +66,7 @@ int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *err
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* VF address -> tenant id, for ListDevices. */
+/* Maps a VF address to the tenant that holds the VF, for ListDevices. */
 typedef struct Holder {
         char vf[PCI_ADDR_MAX];
         char tenant[TENANT_ID_MAX];
@@ -200,7 +200,7 @@ int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* A dry run reads all of sysfs: callers who may not change anything share a bucket of them. */
+/* A dry run reads all of sysfs. So callers who may not change anything share one token bucket of dry runs. */
 static int plan_take_token(Bus *b, sd_bus_message *m, sd_bus_error *error) {
         uint64_t now = now_usec();
         int r;
@@ -260,7 +260,7 @@ int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* The last period as the sampler made it: every sample, NaN where it had no value this period. */
+/* Returns the last period as the sampler made it. It has every sample, with NaN where a sample had no value. */
 int bus_method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         Bus *b = userdata;

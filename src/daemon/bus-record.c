@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-record.c — the API's a{sv} records: a key for each value that exists, none for one that does not */
+/* bus-record.c — the API's a{sv} records, which hold a key only for a value that exists */
 
 #include <string.h>
 
@@ -37,7 +37,7 @@ static int append_o(sd_bus_message *m, const char *key, const char *path) {
         return sd_bus_message_append(m, "{sv}", key, "o", path);
 }
 
-/* A nested record: key -> a{sv} of two unsigned values (coalescing's rx/tx). */
+/* Appends a nested record: key maps to an a{sv} of two unsigned values, such as coalescing's rx and tx. */
 static int append_uu(sd_bus_message *m, const char *key, const char *k1, unsigned v1, const char *k2, unsigned v2) {
         return sd_bus_message_append(m, "{sv}", key, "a{sv}", 2, k1, "u", (uint32_t) v1, k2, "u", (uint32_t) v2);
 }
@@ -189,7 +189,7 @@ int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device, c
                 r = append_u(m, SRIOVD_KEY_IRQ, q->irq);
         if (r >= 0)
                 r = append_s(m, SRIOVD_KEY_DEVICE, device);
-        /* An empty affinity is still the kernel's answer: there, as "". */
+        /* An empty affinity is still the kernel's answer, so it is sent as "" instead of left out. */
         if (r >= 0)
                 r = sd_bus_message_append(m, "{sv}", SRIOVD_KEY_AFFINITY, "s", aff);
         if (r >= 0 && q->has_effective) {
@@ -229,7 +229,8 @@ int bus_append_action_record(sd_bus_message *m, const Action *a) {
         if (r >= 0 && (a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
                        ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED) && a->irq > 0)))
                 r = append_u(m, SRIOVD_KEY_IRQ, a->irq);
-        /* Only where the target is the PF and the action is on one of its VFs: VF 0 is a VF. */
+        /* The VF key appears only when the target is the PF and the action is on one of its VFs.
+         * There it is always sent, because VF 0 is a real VF. */
         if (r >= 0 && a->kind == ACTION_SET_VF_LINK)
                 r = append_u(m, SRIOVD_KEY_VF, a->vf);
         if (r >= 0)

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bus-saves.c — replies that acknowledge a change, held until the write that holds it is durable.
+ * bus-saves.c — hold each reply that acknowledges a change until the change's write is durable.
  *
- * The manager groups the changes of the calls handled together into one write (manager-saves.c).
- * Their replies wait here and go out together once it is durable; if it fails, every one of them
- * is answered with the error a change saved on its own would have had, and nothing of the group
- * stays. A reply never goes before its write: a controller that heard yes may act on it. With
- * the write on the writer's thread, the next group's replies are held too: each is sent when
- * its own group's write is done, groups in order, so the held list is answered from its front.
+ * The manager groups the changes of the calls handled together into one write in manager-saves.c.
+ * Their replies wait here and go out together once the write is durable. If the write fails, each
+ * call gets the error that a change saved on its own would have had. Nothing of the group stays.
+ * A reply never goes out before its write, because a controller that heard yes may act on it.
+ * The write runs on the writer's thread, so the next group's replies are held too. Each reply is
+ * sent when its own group's write is done. Groups finish in order, so the held list is answered
+ * from its front.
  */
 
 #include <stdio.h>
@@ -29,7 +30,7 @@ void bus_held_free(Bus *b) {
         b->n_held = b->allocated_held = 0;
 }
 
-/* What a durable change is followed by: its line in the log, its object's signals marked. */
+/* Once a change is durable, its log line is written and its tenant is marked for signals. */
 static void announce(Bus *b, const BusHeld *h) {
         if (h->done[0])
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = h->tenant, .vf = h->vf[0] ? h->vf : NULL), "%s",
@@ -50,7 +51,8 @@ int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, co
         BusHeld *h;
 
         if (manager_saves_pending(b->manager) && GREEDY_REALLOC(b->held, b->allocated_held, b->n_held + 1) < 0) {
-                /* No room to hold it: the group written now, this call answered by the outcome. */
+                /* There is no memory to hold the reply. So the group is written now,
+                 * and this call is answered with the outcome. */
                 int r = manager_flush_saves(b->manager);
                 if (r < 0) {
                         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -71,7 +73,8 @@ int bus_reply_when_saved(Bus *b, sd_bus_message *call, sd_bus_message *reply, co
         *h = (BusHeld) { .call = sd_bus_message_ref(call), .reply = sd_bus_message_ref(reply),
                          .seq = manager_saves_seq(b->manager) };
         held_set(h, tenant, vf, failed, done);
-        /* A flood of calls (Ping too) could keep the write waiting: this many is a group. */
+        /* A flood of calls, Ping included, could keep the write waiting.
+         * So this many held replies make a group, and it is written now. */
         if (b->n_held >= BUS_HELD_MAX)
                 (void) manager_flush_saves(b->manager);
         return 1;
@@ -82,7 +85,7 @@ void bus_on_saved(Manager *m, int error, uint64_t seq, void *userdata) {
         size_t n = 0;
         int r;
 
-        /* Sending replies and signals dispatches no call: nothing joins the list meanwhile. */
+        /* Sending replies and signals dispatches no incoming call, so no reply joins the list meanwhile. */
         while (n < b->n_held && b->held[n].seq <= seq)
                 n++;
         if (error >= 0) {

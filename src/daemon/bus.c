@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus.c — org.sriovd.Manager1 on the system bus: the API cloud controllers and sriovctl call */
+/* bus.c — org.sriovd.Manager1 on the system bus, the API that cloud controllers and sriovctl call */
 
 #include <string.h>
 #include <systemd/sd-event.h>
@@ -86,7 +86,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property %s", property);
 }
 
-/* PropertiesChanged for what differs from the last announcement, in one signal. */
+/* Sends one PropertiesChanged signal that names every property changed since the last announcement. */
 static void bus_announce_properties(Bus *b) {
         const char *changed[16];
         size_t n = 0;
@@ -128,21 +128,22 @@ static int on_flush(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-/* The objects' signals soon, from the loop: a decision for one tenant may change others. */
+/* Schedules the objects' signals on the event loop instead of sending them now.
+ * A decision for one tenant may change others, so the signals wait for all of them. */
 static void bus_flush_soon(Bus *b) {
         int r;
 
         if (!b->flush_defer) {
                 r = sd_event_add_defer(manager_event_loop(b->manager), &b->flush_defer, on_flush, b);
                 if (r < 0) {
-                        bus_objects_flush(b);   /* now, then */
+                        bus_objects_flush(b);   /* Without a defer source, send them now. */
                         return;
                 }
         }
         (void) sd_event_source_set_enabled(b->flush_defer, SD_EVENT_ONESHOT);
 }
 
-/* Before a change's reply: its signals first, so a client following them is never behind the reply. */
+/* Sends a change's signals before its reply, so a client that follows the signals is never behind the reply. */
 void bus_flush_now(Bus *b) {
         bus_objects_flush(b);
         if (b->flush_defer)
@@ -160,7 +161,7 @@ static void on_manager_event(Manager *m, ManagerEvent e, const char *subject, vo
         int r;
 
         if (!b->bus)
-                return;   /* off the bus until it is back: nobody to tell */
+                return;   /* sriovd is off the bus, so there is nobody to tell. */
 
         if (e == MANAGER_EVENT_ALLOCATION_CHANGED && subject)
                 bus_objects_mark_tenant(b, subject);
@@ -219,14 +220,14 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 return r;
 
         r = manager_get_tenant(b->manager, tenant, &t);
-        /* A new tenant beyond the configured limit; an existing one may still change. */
+        /* A new tenant may not go beyond the configured limit, but an existing tenant may still change. */
         if (r == -ENOENT && manager_n_tenants(b->manager) >= manager_config(b->manager)->max_tenants)
                 return bus_error_setf(error, -EUSERS, "Tenant limit of %u reached", manager_config(b->manager)->max_tenants);
-        /* The same request again: the same answer, without a save or a cycle (retrying controllers). */
+        /* Controllers retry. The same request again gets the same answer, without a save or a cycle. */
         if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == opts.numa_node &&
             t.vlan == opts.vlan && (!opts.have_mac || streq(t.mac, mac_format(opts.mac, mac))) &&
             streq(t.state, "allocated")) {
-                /* It may be a change of the group not written yet: answered with the group. */
+                /* The tenant may be part of the group that is not written yet. So the reply waits for that write. */
                 r = bus_tenant_record_reply(m, &t, &reply);
                 if (r < 0)
                         return r;
@@ -257,7 +258,8 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 return r;
         snprintf(done, sizeof(done), "D-Bus: allocated %s to tenant %s (class %s)", t.vf[0] ? t.vf : t.kind, tenant,
                  class_name);
-        /* A new domain or MAC is no allocator decision: this tenant is looked at in any case. */
+        /* A new domain or MAC is not an allocator decision, so no event marks the tenant.
+         * Passing the tenant here marks it in any case. */
         return bus_reply_when_saved(b, m, reply, tenant, t.vf, "Allocation not saved, nothing changed", done);
 }
 
@@ -349,7 +351,7 @@ static int method_force_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error 
         return sd_bus_reply_method_return(m, NULL);
 }
 
-/* A cycle now; what it found different is drift (repaired, or still there). */
+/* Runs a cycle now. Whatever the cycle finds different is drift, whether it was repaired or is still there. */
 static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         Bus *b = userdata;
@@ -365,7 +367,7 @@ static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error)
                 return bus_error_setf(error, -EIO, "The host could not be observed: %s", strerror(-r));
         r = sd_bus_message_new_method_return(m, &reply);
         if (r >= 0)
-                /* Skipped on purpose (fixture threads, no netlink) is not drift. */
+                /* An action skipped on purpose is not drift. Fixture threads and a missing netlink are such cases. */
                 r = sd_bus_message_append(reply, "uuuu", res.n_actions - res.n_skipped, res.n_done, res.n_failed,
                                           res.n_drift);
         if (r >= 0)
@@ -398,13 +400,14 @@ static int method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* A reply carries at most this much of the FILE:LINE list; the journal has all of it. */
+/* A reply carries at most this many bytes of the FILE:LINE list. The journal has all of it. */
 #define RELOAD_ERRORS_MAX 8192
 
 /*
- * Synchronous: the reply comes after the new policy is loaded and a cycle has applied it, or
- * with Failed and every FILE:LINE: mistake, so `sriovctl reload` (ExecReload=) can show them and
- * fail the reload instead of the operator digging in the journal.
+ * Reload is synchronous. The reply comes after the new policy is loaded and a cycle has applied
+ * it. On errors, the reply is Failed and lists every FILE:LINE: mistake. So `sriovctl reload`,
+ * which ExecReload= runs, can show the mistakes and fail the reload. The operator does not have
+ * to dig in the journal.
  */
 static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_free_ char *errors = NULL;
@@ -447,7 +450,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("StateReasons", "as", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveAlerts", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 
-        /* UNPRIVILEGED: sd-bus would otherwise demand CAP_SYS_ADMIN; access is checked per method. */
+        /* Without UNPRIVILEGED, sd-bus would demand CAP_SYS_ADMIN. Each method checks access itself. */
         SD_BUS_METHOD_WITH_ARGS("Ping", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_ping, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Allocate",
                                 SD_BUS_ARGS("s", tenant, "s", class, "s", domain, "a{sv}", options),
@@ -492,7 +495,7 @@ static const sd_bus_vtable manager_vtable[] = {
 static int bus_connect(Bus *b);
 
 static void bus_disconnect(Bus *b) {
-        /* A new bus daemon hands out the same unique names again. */
+        /* A new bus daemon hands out the same unique names again, so the cached verdicts must go. */
         memset(b->verdicts, 0, sizeof(b->verdicts));
         bus_objects_unregister(b);
         b->vtable_slot = sd_bus_slot_unref(b->vtable_slot);
@@ -501,7 +504,8 @@ static void bus_disconnect(Bus *b) {
         b->bus = sd_bus_flush_close_unref(b->bus);
 }
 
-/* dbus-daemon restarted (or crashed): 1 s, doubling to 30 s, until it is back. */
+/* When dbus-daemon restarts or crashes, sriovd tries again after 1 s.
+ * The wait doubles, up to 30 s, until the bus is back. */
 #define RECONNECT_FIRST_USEC (1000 * 1000)
 #define RECONNECT_MAX_USEC (30 * 1000 * 1000)
 
@@ -532,7 +536,7 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *erro
 
         log_full_errno(LOG_WARNING, 0, NULL, "Lost the system bus; the D-Bus API is away until it is back");
         b->reconnect_usec = RECONNECT_FIRST_USEC;
-        /* Not from inside this connection's own callback: the timer drops and reopens it. */
+        /* A connection must not be closed from inside its own callback. So the timer drops and reopens it. */
         if (!b->reconnect_timer)
                 r = sd_event_add_time_relative(manager_event_loop(b->manager), &b->reconnect_timer, CLOCK_MONOTONIC,
                                                b->reconnect_usec, 100 * 1000, on_reconnect_timer, b);
@@ -604,7 +608,8 @@ Bus *bus_free(Bus *b) {
         if (!b)
                 return NULL;
         if (b->manager) {
-                /* Held replies are for changes not written: never sent, never acknowledged. */
+                /* Held replies belong to changes that were never written. So they are never sent,
+                 * and those changes are never acknowledged. */
                 manager_set_saved_fn(b->manager, NULL, NULL);
                 manager_set_event_fn(b->manager, NULL, NULL);
                 manager_set_alert_fn(b->manager, NULL, NULL);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* check-host.c — --check-config against the host: num_vfs within sriov_totalvfs, access_group exists */
+/* check-host.c — the --check-config checks that need the host: num_vfs and access_group */
 
 #include <grp.h>
 #include <string.h>
 
 #include "manager-internal.h"
 
-/* The group, or -ENOENT; getgrnam_r with a bounded buffer, as bus-access.c. */
+/* Returns 1 when the group exists, 0 when it does not, and a negative errno when the lookup fails.
+ * The buffer is large, as in bus-access.c, because a group's member list can be long. */
 static int group_exists(const char *name) {
         struct group grp, *result = NULL;
         char buf[16384];
@@ -19,11 +20,12 @@ static int group_exists(const char *name) {
 }
 
 /*
- * What only the host can say about a configuration that parsed: a num_vfs beyond what the PF
- * supports (the cycle would refuse it with a policy error at every start), and an access_group
- * that does not exist (nobody but root could change anything over D-Bus). Lines go to f as
- * "FILE:LINE: error: ..." or "FILE:LINE: warning: ...". Returns the number of errors, or
- * -ENODEV when the host's PCI devices cannot be read (then only the file was checked).
+ * Checks what only the host can say about a configuration that parsed. A num_vfs beyond what
+ * the PF supports is an error, because the cycle would refuse it with a policy error at every
+ * start. An access_group that does not exist is also a mistake, because then nobody but root
+ * could change anything over D-Bus. Each finding goes to f as "FILE:LINE: error: ..." or
+ * "FILE:LINE: warning: ...". Returns the number of errors. Returns -ENODEV when the host's PCI
+ * devices cannot be read, and then only the file was checked.
  */
 int manager_check_host(Manager *m, FILE *f) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -50,13 +52,13 @@ int manager_check_host(Manager *m, FILE *f) {
                         pf->total_vfs, pf->addr, pf->vendor, pf->device, pf->total_vfs);
                 n_errors++;
         }
-        /* A [pf] that is not there may be hot-plugged later: worth saying, not an error. */
+        /* A missing [pf] may be hot-plugged later. So it is worth a warning, but it is not an error. */
         for (size_t i = 0; i < c->n_pfs; i++)
                 if (c->pfs[i].by_addr && !inventory_find_pf(inv, c->pfs[i].addr))
                         fprintf(f, "%s:%u: warning: [pf %s]: no such SR-IOV PF on this host (yet)\n", c->path,
                                 c->pfs[i].line, c->pfs[i].addr);
 
-        /* Names resolve on this host whatever --root says: the bus checks callers here. */
+        /* Group names resolve on this host whatever --root says, because the bus checks callers on this host. */
         r = group_exists(c->access_group);
         if (r == 0 && c->access_group_line > 0) {
                 fprintf(f, "%s:%u: error: access_group = %s: no such group on this host; expected an existing "

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* config-errors.c — what the INI reader says: every mistake collected as "FILE:LINE: what, expected what" */
+/* config-errors.c — collect each mistake the INI reader finds as "FILE:LINE: what, expected what" */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -69,7 +69,7 @@ static int error_compare(const void *a, const void *b) {
         return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Errors in file order, then line order, one per line, no trailing newline. */
+/* Joins the errors in file order, then line order. Each error is one line, with no trailing newline. */
 int error_list_join(ErrorList *l, const char *main_file, char **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
@@ -106,8 +106,8 @@ int parser_error(Parser *p, const char *fmt, ...) {
 }
 
 /*
- * Echo operator input in a message safely: cut to QUOTE_MAX and with control
- * and non-ASCII bytes replaced, so garbage cannot break the one-error-per-line
+ * Makes operator input safe to echo in a message. It cuts the input to QUOTE_MAX and
+ * replaces control and non-ASCII bytes. So garbage cannot break the one-error-per-line
  * output or the journal.
  */
 const char *config_quote(char *buf, const char *s) {
@@ -125,7 +125,7 @@ const char *config_quote(char *buf, const char *s) {
         return buf;
 }
 
-/* "a, b or c" for messages. */
+/* Formats a list as "a, b or c" for messages. */
 void format_alternatives(char *buf, size_t size, const char *const *values, size_t n) {
         size_t k = 0;
 

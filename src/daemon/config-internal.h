@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* config-internal.h — what the INI reader's parts share: the error list, the parser, the key tables */
+/* config-internal.h — what the parts of the INI reader share: the error list, the parser and the key tables */
 #pragma once
 
 #include <stdarg.h>
@@ -9,24 +9,24 @@
 
 #include "sriovd/config.h"
 
-/* Policy files are a few hundred bytes; anything far larger is a mistake (or /dev/zero). */
+/* Policy files are a few hundred bytes. Anything far larger is a mistake, such as /dev/zero. */
 #define CONFIG_FILE_MAX (1024 * 1024)
-/* Past this many, further errors are counted, not listed: nobody reads the 101st. */
+/* Past this many errors, further ones are counted but not listed, because nobody reads the 101st. */
 #define CONFIG_ERRORS_MAX 100
 /* Enforce limits on everything the operator controls, even if they are generous. */
 #define CONFIG_SECTIONS_MAX 4096
 #define CONFIG_CLASSES_MAX 1024
-/* The most keys any section has; key_lines[] is sized by it. */
+/* The most keys that any section has. key_lines[] is sized by it. */
 #define SECTION_KEYS_MAX 40
-/* Further than this and a suggestion is more confusing than helpful. */
+/* A suggestion further away than this edit distance confuses more than it helps. */
 #define SUGGEST_DISTANCE_MAX 3
 /* Values and names are echoed in messages quoted and cut to this length. */
 #define QUOTE_MAX 64
 #define CLASSES_DIR_NAME "tenant-classes.d"
 
 typedef struct ConfigError {
-        unsigned file;   /* 0 = the main file, then class files in load order */
-        unsigned line;   /* 0 = about the file as a whole */
+        unsigned file;   /* 0 is the main file, then the class files in load order */
+        unsigned line;   /* 0 means the error is about the whole file */
         unsigned seq;    /* keeps errors of one line in the order they were found */
         char *text;      /* complete, with the "FILE:LINE: " prefix */
 } ConfigError;
@@ -51,7 +51,7 @@ typedef struct Suggestion {
 
 typedef enum SectionKind {
         SECTION_NONE,     /* before the first header */
-        SECTION_SKIP,     /* unknown or unparsable header: one error is enough, its keys are ignored */
+        SECTION_SKIP,     /* after a bad header; its keys are ignored, because one error is enough */
         SECTION_DAEMON,
         SECTION_CPUS,
         SECTION_RT,
@@ -61,7 +61,7 @@ typedef enum SectionKind {
         SECTION_CLASS,
 } SectionKind;
 
-/* Where an [alert NAME] section set what the checks at the end need; 0 = not set. */
+/* The lines where an [alert NAME] section set the keys that the final checks need. 0 means not set. */
 typedef struct AlertLines {
         unsigned section, metric, threshold, clear;
 } AlertLines;
@@ -76,15 +76,15 @@ struct KeyDef {
         const char *name;
         KeyParse parse;
         size_t offset;
-        long min, max;                 /* integers */
-        const char *const *values;     /* enums, in enum order */
+        long min, max;                 /* for integers */
+        const char *const *values;     /* for enums, in enum order */
         size_t n_values;
 };
 
 typedef struct SectionDef {
         const char *name;              /* the header's first word */
         SectionKind kind;
-        const char *arg_syntax;        /* NULL = takes no argument */
+        const char *arg_syntax;        /* NULL if the section takes no argument */
         const KeyDef *keys;
         size_t n_keys;
 } SectionDef;
@@ -108,13 +108,13 @@ struct Parser {
         SectionKind kind;
         const SectionDef *section;
         char section_display[QUOTE_MAX + 8];
-        unsigned key_lines[SECTION_KEYS_MAX];   /* where each key was set, 0 = not yet */
-        bool scratch;                    /* invalid or duplicate: keys checked, result dropped */
+        unsigned key_lines[SECTION_KEYS_MAX];   /* the line that set each key, or 0 */
+        bool scratch;                    /* for a bad or duplicate section: keys are checked, the result dropped */
         size_t pf_index;
         PfPolicy scratch_pf;
         TenantClass scratch_class;
 
-        /* every header seen, for duplicates */
+        /* every header seen, to find duplicates */
         struct {
                 char *key;
                 unsigned line;
@@ -123,7 +123,7 @@ struct Parser {
 
         size_t allocated_pfs;
 
-        /* [alert NAME] sections, parallel to config->alerts until check_alerts() adds the built-ins */
+        /* [alert NAME] sections. They run parallel to config->alerts until check_alerts() adds the built-in rules. */
         size_t alert_index;
         AlertPolicy scratch_alert;
         size_t allocated_alerts;
@@ -133,7 +133,7 @@ struct Parser {
         /* checked once everything is loaded */
         unsigned rt_line, housekeeping_line;
         unsigned rtnet_prio_line;
-        unsigned kthread_prio_lines[_KTHREAD_KIND_MAX];   /* [rt] ksoftirqd/ktimers/rcuc_priority, by KthreadKind */
+        unsigned kthread_prio_lines[_KTHREAD_KIND_MAX];   /* the [rt] *_priority lines, by KthreadKind */
         unsigned *pf_class_lines;        /* parallel to config->pfs */
         size_t allocated_pf_class_lines;
 
@@ -141,10 +141,10 @@ struct Parser {
         TenantClass *class;
         unsigned class_line;
         bool vnic_set;
-        unsigned irq_prio_line;          /* where irq_thread_priority was set, 0 = not set */
-        unsigned napi_prio_line;         /* where napi_thread_priority was set, 0 = not set */
-        unsigned napi_threads_line;      /* where napi_threads was set, 0 = not set */
-        unsigned vhost_cpus_line;        /* where vhost_cpus was set, 0 = not set */
+        unsigned irq_prio_line;          /* the line that set irq_thread_priority, or 0 */
+        unsigned napi_prio_line;         /* the line that set napi_thread_priority, or 0 */
+        unsigned napi_threads_line;      /* the line that set napi_threads, or 0 */
+        unsigned vhost_cpus_line;        /* the line that set vhost_cpus, or 0 */
         bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
         bool vcpu_pinning_invalid;       /* vcpu_pinning was given but rejected */
         bool oom;
@@ -153,9 +153,9 @@ struct Parser {
 /* What the RT priority checks need to know about each loaded class, parallel to config->classes. */
 typedef struct ClassInfo {
         unsigned file_idx;
-        unsigned prio_line;              /* 0 = irq_thread_priority not set: no check applies */
-        unsigned napi_prio_line;         /* 0 = napi_thread_priority not set: it follows irq_thread_priority */
-        bool irq_cpus_invalid;           /* already reported: checking against the default would mislead */
+        unsigned prio_line;              /* 0 if irq_thread_priority is not set; then no check applies */
+        unsigned napi_prio_line;         /* 0 if napi_thread_priority is not set; then it follows irq_thread_priority */
+        bool irq_cpus_invalid;           /* already reported, and a check against the default would mislead */
         bool vcpu_pinning_invalid;       /* the same, for an irq_cpus = vcpu class */
 } ClassInfo;
 
@@ -164,31 +164,32 @@ typedef struct ClassInfoList {
         size_t allocated;
 } ClassInfoList;
 
-/* config-errors.c: collected messages, each "FILE:LINE: ...", sorted by file and line when joined. */
+/* config-errors.c: the collected messages. Each reads "FILE:LINE: ...", and joining sorts them by file and line. */
 void error_list_done(ErrorList *l);
 _printf_(5, 0) void error_addv(ErrorList *l, unsigned file_idx, const char *file, unsigned line,
                                const char *fmt, va_list ap);
 _printf_(5, 6) void error_add(ErrorList *l, unsigned file_idx, const char *file, unsigned line,
                               const char *fmt, ...);
-/* Errors in file order, then line order, one per line, no trailing newline. */
+/* Joins the errors in file order, then line order. Each error is one line, with no trailing newline. */
 int error_list_join(ErrorList *l, const char *main_file, char **ret);
-/* An error at the parser's current line; returns -EINVAL, so that checks can "return parser_error(...)". */
+/* Adds an error at the parser's current line. It returns -EINVAL, so that checks can "return parser_error(...)". */
 _printf_(2, 3) int parser_error(Parser *p, const char *fmt, ...);
-/* Operator input, safe to echo in a message: cut to QUOTE_MAX, control and non-ASCII bytes replaced. */
+/* Makes operator input safe to echo in a message. It cuts it to QUOTE_MAX and replaces control and non-ASCII bytes. */
 const char *config_quote(char *buf, const char *s);
 #define Q(s) config_quote((char[QUOTE_MAX + 4]) {}, (s))
-/* "a, b or c" for messages. */
+/* Formats a list as "a, b or c" for messages. */
 void format_alternatives(char *buf, size_t size, const char *const *values, size_t n);
 
-/* config-validate.c: "did you mean", and the checks that need everything loaded. */
+/* config-validate.c: the "did you mean" suggestions, and the checks that need everything loaded. */
 void suggestion_consider(Suggestion *s, const char *candidate);
-/* The suggestion, NULL for none worth making. */
+/* Returns the suggestion, or NULL when none is worth making. */
 const char *suggestion_get(const Suggestion *s);
 void check_class_refs(Config *c, ErrorList *errors, const unsigned *lines);
 void check_vf_keys(Config *c, ErrorList *errors);
 void check_cpus(Config *c, ErrorList *errors, const Parser *p);
 void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p);
-/* Completes the [alert] sections (clear defaults, the pool rule's target) and adds the built-ins not named. */
+/* Completes the [alert] sections with the clear defaults and the pool rule's target.
+ * Then it adds each built-in rule that the file did not name. */
 int check_alerts(Config *c, ErrorList *errors, const Parser *p);
 
 /* config-keys.c: the sections, their keys, and the syntax of what they take. */
@@ -196,7 +197,7 @@ extern const SectionDef config_main_sections[];
 extern const size_t config_n_main_sections;
 extern const SectionDef config_class_sections[];
 extern const size_t config_n_class_sections;
-/* VVVV:DDDD, either case. */
+/* Parses a PCI ID written as VVVV:DDDD, in either case. */
 bool pci_id_parse(const char *s, PciId *ret);
-/* [a-z0-9][a-z0-9_-]{0,62}: safe as a file name and as a D-Bus argument. */
+/* A class name matches [a-z0-9][a-z0-9_-]{0,62}, so it is safe as a file name and as a D-Bus argument. */
 bool class_name_valid(const char *s);

@@ -45,7 +45,7 @@ bool class_name_valid(const char *s) {
         return true;
 }
 
-/* The portable subset useradd accepts: [a-z_][a-z0-9_-]*, at most 32 characters. */
+/* A group name must be in the portable subset that useradd accepts: [a-z_][a-z0-9_-]*, at most 32 characters. */
 static bool group_name_valid(const char *s) {
         size_t n = strlen(s);
 
@@ -66,7 +66,7 @@ static bool has_control_chars(const char *s) {
         return false;
 }
 
-/* Absolute, no ".." component: the state directory is created and written as root. */
+/* A path must be absolute with no ".." component, because sriovd creates and writes the state directory as root. */
 static bool absolute_path_valid(const char *s) {
         if (s[0] != '/' || strlen(s) >= PATH_MAX || has_control_chars(s))
                 return false;
@@ -76,7 +76,7 @@ static bool absolute_path_valid(const char *s) {
         return true;
 }
 
-/* Decimal only: "0x10", "1e3", " 5" or "5s" are mistakes, not numbers. */
+/* Accepts decimal only. Values such as "0x10", "1e3", " 5" or "5s" are mistakes, not numbers. */
 static int parse_long_strict(const char *s, long *ret) {
         char *end;
         long l;
@@ -106,7 +106,7 @@ static int parse_boolean(const char *s) {
         return -EINVAL;
 }
 
-/* Strict decimal within [k->min, k->max]; the message names the range. */
+/* Accepts a strict decimal within [k->min, k->max]. The error message names the range. */
 static int parse_int_key(Parser *p, const KeyDef *k, const char *value, int *ret) {
         long l;
         int r;
@@ -126,7 +126,7 @@ static int key_int(Parser *p, const KeyDef *k, const char *value, void *data) {
         return parse_int_key(p, k, value, (int *) ((uint8_t *) data + k->offset));
 }
 
-/* The RT priority checks run after loading and report at these keys' lines. */
+/* The RT priority checks run after loading and report errors at this key's line. */
 static int key_rtnet_prio(Parser *p, const KeyDef *k, const char *value, void *data) {
         int r;
 
@@ -155,7 +155,8 @@ static int key_irq_thread_priority(Parser *p, const KeyDef *k, const char *value
         return r;
 }
 
-/* [rt] *_priority: which kthread kind the key sets is where it writes; its line is for the order check. */
+/* Handles the [rt] *_priority keys. The key's offset tells which kernel thread kind it sets.
+ * Its line is kept for the priority order check. */
 static int key_kthread_priority(Parser *p, const KeyDef *k, const char *value, void *data) {
         size_t kind = (k->offset - offsetof(Config, kthread_priority)) / sizeof(int);
         int r;
@@ -175,7 +176,8 @@ static int key_napi_thread_priority(Parser *p, const KeyDef *k, const char *valu
         return r;
 }
 
-/* A count or setting the kernel keeps unless told: an integer within range, or "leave". */
+/* Parses a count or setting that the kernel keeps unless told otherwise.
+ * The value is an integer within range, or "leave". */
 static int key_long_or_leave(Parser *p, const KeyDef *k, const char *value, void *data) {
         long l;
         int r;
@@ -198,7 +200,7 @@ static int key_long_or_leave(Parser *p, const KeyDef *k, const char *value, void
 static int key_unsigned(Parser *p, const KeyDef *k, const char *value, void *data) {
         int v, r;
 
-        /* These keys never allow a negative value (min >= 0). */
+        /* These keys never allow a negative value, because their minimum is 0 or more. */
         r = parse_int_key(p, k, value, &v);
         if (r < 0)
                 return r;
@@ -233,7 +235,7 @@ static int key_tristate(Parser *p, const KeyDef *k, const char *value, void *dat
         return 0;
 }
 
-/* napi_thread_priority needs the threads: checked against this at the end of the file. */
+/* napi_thread_priority needs NAPI threads. So a check at the end of the file compares it with this key. */
 static int key_napi_threads(Parser *p, const KeyDef *k, const char *value, void *data) {
         int r;
 
@@ -265,13 +267,13 @@ static int key_enum(Parser *p, const KeyDef *k, const char *value, void *data) {
 }
 
 static int key_vnic(Parser *p, const KeyDef *k, const char *value, void *data) {
-        /* Checked at the end of the file: a class that does not say which vNIC it wants is incomplete. */
+        /* A class that does not say which vNIC it wants is incomplete. The check runs at the end of the file. */
         if (!p->scratch)
                 p->vnic_set = true;
         return key_enum(p, k, value, data);
 }
 
-/* Replaces the old value: a duplicate [daemon] is reported, but must not leak. */
+/* Frees the old value when it replaces it. A duplicate [daemon] is reported, but it must not leak memory. */
 static int set_string(Parser *p, char **field, const char *value) {
         char *s = strdup(value);
 
@@ -291,7 +293,7 @@ static int key_path(Parser *p, const KeyDef *k, const char *value, void *data) {
         return set_string(p, (char **) ((uint8_t *) data + k->offset), value);
 }
 
-/* "" switches the file off; anything else must be a file's absolute path. */
+/* An empty value turns the file off. Any other value must be the absolute path of a file. */
 static int key_metrics_file(Parser *p, const KeyDef *k, const char *value, void *data) {
         int r;
 
@@ -345,7 +347,7 @@ static int key_cpus_rt(Parser *p, const KeyDef *k, const char *value, void *data
         Config *c = data;
         int r;
 
-        /* Empty is allowed here: it says "this host has no RT CPUs", unlike leaving the key out. */
+        /* An empty list is allowed here. It says that this host has no RT CPUs, unlike leaving the key out. */
         r = parse_cpu_list(p, k->name, value, "4-7,20-23", &c->rt_cpus);
         if (r < 0)
                 return r;
@@ -434,7 +436,8 @@ static const char *const vhost_cpus_values[] = {
         [VHOST_CPUS_LEAVE] = "leave", [VHOST_CPUS_HOUSEKEEPING] = "housekeeping", [VHOST_CPUS_RT] = "rt",
 };
 
-/* vhost_cpus = rt needs the class's RT CPU booking, which a later vcpu_pinning may give: checked at the end. */
+/* vhost_cpus = rt needs the class to book RT CPUs, and a later vcpu_pinning key may do that.
+ * So the check runs at the end of the file. */
 static int key_vhost_cpus(Parser *p, const KeyDef *k, const char *value, void *data) {
         int r;
 
@@ -444,7 +447,8 @@ static int key_vhost_cpus(Parser *p, const KeyDef *k, const char *value, void *d
         return r;
 }
 
-/* Whether an irq_cpus = vcpu class is RT depends on it (config-validate.c): a rejected one is not guessed. */
+/* Whether an irq_cpus = vcpu class is RT depends on vcpu_pinning, as config-validate.c checks.
+ * So a rejected value is recorded, and the check does not guess. */
 static int key_vcpu_pinning(Parser *p, const KeyDef *k, const char *value, void *data) {
         int r;
 
@@ -454,7 +458,7 @@ static int key_vcpu_pinning(Parser *p, const KeyDef *k, const char *value, void 
         return r;
 }
 
-/* A libvirt network or bridge name: one path component libvirt will take. */
+/* A libvirt network or bridge name must be one path component that libvirt accepts. */
 static int key_virtio_source(Parser *p, const KeyDef *k, const char *value, void *data, bool bridge) {
         TenantClass *cls = data;
         size_t n = strlen(value);
@@ -479,7 +483,7 @@ static int key_virtio_bridge(Parser *p, const KeyDef *k, const char *value, void
 /* ---- [alert NAME] ---- */
 
 static AlertLines *alert_lines(Parser *p) {
-        /* A scratch section's keys are checked, their lines not kept. */
+        /* A scratch section's keys are checked, but their lines are not kept. */
         return p->scratch ? NULL : &p->alert_lines[p->alert_index];
 }
 
@@ -502,7 +506,7 @@ static int key_alert_metric(Parser *p, const KeyDef *k, const char *value, void 
 static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *data) {
         AlertPolicy *a = data;
 
-        /* Empty takes a built-in's gate away. */
+        /* An empty value removes a built-in rule's gate. */
         if (value[0] && !alert_metric_name_valid(value))
                 return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, or nothing",
                                     k->name, Q(value), ALERT_METRIC_MAX - 1);
@@ -513,7 +517,7 @@ static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *d
         return 0;
 }
 
-/* Decimal, optionally with a fraction or exponent; "inf", "nan" and hex floats are mistakes. */
+/* Accepts a decimal number, optionally with a fraction or exponent. "inf", "nan" and hex floats are mistakes. */
 static int key_alert_level(Parser *p, const KeyDef *k, const char *value, void *data) {
         AlertPolicy *a = data;
         AlertLines *l = alert_lines(p);
@@ -529,7 +533,7 @@ static int key_alert_level(Parser *p, const KeyDef *k, const char *value, void *
                                     k->name, Q(value));
         if (streq(k->name, "threshold")) {
                 a->rule.threshold = d;
-                /* The operator's threshold wins over the one [daemon] vf_target_utilization gives. */
+                /* The operator's threshold wins over the one that [daemon] vf_target_utilization gives. */
                 a->follows_target = false;
                 if (l)
                         l->threshold = p->line;
@@ -550,7 +554,7 @@ static int key_alert_enabled(Parser *p, const KeyDef *k, const char *value, void
         return r;
 }
 
-/* A label filter: a glob on that label's value; one per label, replacing a built-in's. */
+/* A label filter is a glob on that label's value. Each label has one filter, which replaces a built-in rule's. */
 static int key_alert_filter(Parser *p, const KeyDef *k, const char *value, void *data) {
         AlertPolicy *a = data;
         int label = metric_label_name_from_string(k->name);
@@ -620,13 +624,13 @@ static int key_vf_link_state(Parser *p, const KeyDef *k, const char *value, void
         return r;
 }
 
-/* 400 Gbit/s: the fastest ConnectX port; a larger figure is a typo. */
+/* 400 Gbit/s is the fastest ConnectX port, so a larger figure is a typo. */
 #define VF_RATE_MAX 400000
-/* ethtool's channel counts are u32; no NIC has more queues than this. */
+/* ethtool's channel counts are u32, but no NIC has more queues than this. */
 #define CHANNELS_MAX 4096
-/* The kernel's own limit for defer-hard-irqs (S32_MAX, netdev genl napi-set). */
+/* The kernel's own limit for defer-hard-irqs in netdev genl napi-set is S32_MAX. */
 #define NAPI_DEFER_MAX 2147483647
-/* The kernel takes any u64 of nanoseconds; past 4.29 s a timeout is a mistake, not a setting. */
+/* The kernel takes any u64 of nanoseconds. A timeout past 4.29 s is a mistake, not a setting. */
 #define NAPI_TIMEOUT_MAX 4294967295
 
 static const KeyDef pf_keys[] = {

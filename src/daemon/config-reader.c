@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/*
- * config-reader.c — sriovd.conf and the tenant classes read with inih into the policy model:
- * files and the class directory, headers, keys, the line reader that gives every error its line
- */
+/* config-reader.c — read sriovd.conf and the tenant class files with inih into the policy model */
 
 #include <ctype.h>
 #include <errno.h>
@@ -30,9 +27,9 @@ static void rstrip(char *s) {
 }
 
 /*
- * Mirrors inih's own scan exactly (an inline ';' comment counts only after
- * whitespace), so that what the reader below classifies as a section header
- * or a syntax error is what inih parses.
+ * This mirrors inih's own scan exactly. For example, an inline ';' comment counts only
+ * after whitespace. So the reader below classifies a line as a section header or as a
+ * syntax error exactly as inih parses it.
  */
 static const char *find_chars_or_comment(const char *s, const char *chars) {
         bool was_space = false;
@@ -126,7 +123,7 @@ static int section_unknown(Parser *p, const char *type, const char *arg) {
         return parser_error(p, "unknown section %s; expected %s", p->section_display, expected);
 }
 
-/* Returns true when this header was seen before (and says so). */
+/* Returns true when this header was seen before, and reports the duplicate. */
 static bool section_check_duplicate(Parser *p, const char *key) {
         char *copy;
 
@@ -163,7 +160,7 @@ static void pf_append(Parser *p, const PfPolicy *pf) {
         p->pf_index = c->n_pfs++;
 }
 
-/* A built-in's section starts from the built-in: "enabled = no" alone switches it off. */
+/* A section named after a built-in rule starts from that rule. So "enabled = no" alone switches it off. */
 static void alert_begin(Parser *p, const char *name) {
         const AlertPolicy *builtin = alert_builtin_find(name);
         Config *c = p->config;
@@ -192,10 +189,10 @@ static void alert_begin(Parser *p, const char *name) {
 }
 
 /*
- * A header, without its brackets and surrounding whitespace. Unknown and
- * malformed headers turn the section into SECTION_SKIP; an invalid argument
- * or a duplicate still has its keys checked, into a scratch object, so every
- * mistake in the section is reported in one go.
+ * The header comes without its brackets and surrounding whitespace. An unknown or malformed
+ * header turns the section into SECTION_SKIP. A section with an invalid argument, or a
+ * duplicate, still has its keys checked into a scratch object. So every mistake in the
+ * section is reported in one go.
  */
 static int section_begin(Parser *p, char *header) {
         const SectionDef *def = NULL;
@@ -253,7 +250,7 @@ static int section_begin(Parser *p, char *header) {
                 if (!pci_addr_valid(arg)) {
                         char lower[PCI_ADDR_MAX] = {};
 
-                        /* sysfs spells addresses in lowercase; say so when that is the only problem. */
+                        /* sysfs spells addresses in lowercase. Say so when that is the only problem. */
                         for (size_t i = 0; arg[i] && i < sizeof(lower) - 1; i++)
                                 lower[i] = (char) tolower((unsigned char) arg[i]);
                         if (strlen(arg) < sizeof(lower) && pci_addr_valid(lower))
@@ -292,7 +289,7 @@ static int section_begin(Parser *p, char *header) {
                 break;
 
         default:
-                /* A repeated [daemon] is reported; its keys still land in the config, which is discarded. */
+                /* A repeated [daemon] is reported. Its keys still land in the config, which is then discarded. */
                 (void) section_check_duplicate(p, def->name);
                 break;
         }
@@ -365,7 +362,7 @@ static int handle_key(void *userdata, const char *section, const char *name, con
         const KeyDef *k = NULL;
         size_t idx = 0;
 
-        /* inih cuts section names at 50 bytes; the reader tracks the real header. */
+        /* inih cuts section names at 50 bytes, so the line reader tracks the real header instead. */
         (void) section;
 
         if (!name || !value)
@@ -401,7 +398,7 @@ static int handle_key(void *userdata, const char *section, const char *name, con
 
         k->parse(p, k, value, section_data(p));
 
-        /* Always go on: every error is collected, inih's own error return is left to syntax. */
+        /* Always go on, so that every error is collected. inih's own error return is left to syntax errors. */
         return 1;
 }
 
@@ -414,11 +411,11 @@ static void syntax_error(Parser *p) {
 }
 
 /*
- * inih calls the key handler right after the reader returned the key's line,
- * so the reader's count is the line number (Debian's inih is built without
- * INI_HANDLER_LINENO). The reader also sees every header, even of a section
- * without keys, which inih never reports, and every line inih rejects, where
- * inih would only return the first.
+ * inih calls the key handler right after the reader returned the key's line. So the
+ * reader's count is the key's line number. Debian builds inih without INI_HANDLER_LINENO,
+ * so inih cannot give that number itself. The reader also sees every header, even that of
+ * a section without keys, which inih never reports. It also sees every line that inih
+ * rejects, where inih would return only the first.
  */
 static void classify_line(Parser *p, const char *line) {
         _cleanup_free_ char *copy = NULL;
@@ -445,14 +442,14 @@ static void classify_line(Parser *p, const char *line) {
         end = (char *) find_chars_or_comment(copy + 1, "]");
         if (*end != ']') {
                 syntax_error(p);
-                /* Its keys would otherwise be taken for the previous section's. */
+                /* Otherwise its keys would be taken as keys of the previous section. */
                 p->kind = SECTION_SKIP;
                 p->section = NULL;
                 return;
         }
         *end = 0;
         rest = lskip(end + 1);
-        /* inih ignores text after "]"; a key written there would silently vanish. */
+        /* inih ignores text after "]", so a key written there would silently vanish. */
         if (*rest && !strchr(";#", *rest))
                 parser_error(p, "syntax error: unexpected \"%s\" after \"]\"; expected one \"[section]\" or \"key = value\" per line",
                              Q(rest));
@@ -494,7 +491,7 @@ static char *line_reader(char *str, int num, void *stream) {
                 return strcpy(str, "\n");
         }
         if (n + 2 > (size_t) num) {
-                /* A long comment harms nobody; anything else would be cut by inih. */
+                /* A long comment harms nobody, but inih would cut any other long line. */
                 if (*s == ';' || *s == '#')
                         return strcpy(str, ";\n");
                 parser_error(p, "line is too long (%zu characters); expected at most %d", n, num - 2);
@@ -513,7 +510,7 @@ static char *line_reader(char *str, int num, void *stream) {
 static int parser_run(Parser *p) {
         int r;
 
-        /* A global in Debian's inih; the reader strips indentation as well, for builds without it. */
+        /* This is a global in Debian's inih. The reader strips indentation too, in case a build ignores it. */
         ini_allow_multiline = false;
 
         r = ini_parse_stream(line_reader, p, handle_key, p);
@@ -521,7 +518,7 @@ static int parser_run(Parser *p) {
                 return -ENOMEM;
         if (r < 0)
                 return -EIO;
-        /* The reader mirrors inih's rules; should they ever differ, inih's verdict still shows. */
+        /* The reader mirrors inih's rules. Should they ever differ, inih's verdict is still reported. */
         if (r > 0 && (unsigned) r != p->first_syntax_error)
                 error_add(p->errors, p->file_idx, p->file, (unsigned) r,
                           "syntax error: expected \"[section]\" or \"key = value\"");
@@ -596,7 +593,7 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
                           "vhost_cpus = rt needs the guest's own RT CPUs; expected vcpu_pinning = rt in this class, "
                           "or vhost_cpus = housekeeping");
 
-        /* Only threaded NAPI has threads to raise; the per-NAPI settings work either way. */
+        /* Only threaded NAPI has threads whose priority can be raised. The per-NAPI settings work either way. */
         if (cls.napi_thread_priority > 0 && cls.napi_threads != TRISTATE_ON) {
                 if (p.napi_threads_line > 0)
                         error_add(errors, file_idx, path, p.napi_prio_line,
@@ -612,8 +609,8 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
         }
 
         /*
-         * Kept even when the file had errors: the load fails anyway, and a PF
-         * naming this class should not get a second, misleading error.
+         * The class is kept even when its file had errors. The load fails anyway, and a PF
+         * that names this class should not get a second, misleading error.
          */
         if (GREEDY_REALLOC(c->classes, *allocated, c->n_classes + 1) < 0 ||
             GREEDY_REALLOC(info->items, info->allocated, c->n_classes + 1) < 0)
@@ -640,7 +637,8 @@ static void strv_free_n(char **v, size_t n) {
         free(v);
 }
 
-/* Every NAME.ini in classes_dir, in name order, info parallel to c->classes; a missing directory means no classes. */
+/* Loads every NAME.ini in classes_dir in name order, with info parallel to c->classes.
+ * A missing directory means that there are no classes. */
 static int load_classes(Config *c, ErrorList *errors, ClassInfoList *info, int *read_error) {
         _cleanup_closedir_ DIR *d = NULL;
         char **names = NULL;
@@ -696,7 +694,7 @@ static int load_classes(Config *c, ErrorList *errors, ClassInfoList *info, int *
                 names[n++] = stem;
         }
 
-        /* Sorting the names without ".ini" keeps c->classes in name order ("a" < "a-b"). */
+        /* The names are sorted without ".ini", so c->classes is in name order and "a" comes before "a-b". */
         if (n > 0)
                 qsort(names, n, sizeof(char *), compare_strings);
         for (size_t i = 0; i < n; i++) {
@@ -710,7 +708,8 @@ finish:
         return r;
 }
 
-/* Parses text into c, loads the classes, cross-checks; errors go to *ret_errors (NULL = dropped). */
+/* Parses text into c, loads the classes and cross-checks them.
+ * Errors go to *ret_errors, or are dropped when ret_errors is NULL. */
 static int config_parse(Config *c, const char *text, size_t size, char **ret_errors) {
         _cleanup_(error_list_done) ErrorList errors = {};
         _cleanup_(parser_done) Parser p = {};

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* config-validate.c — "did you mean", and the cross-checks that need every file loaded */
+/* config-validate.c — "did you mean" suggestions and the checks that need every file loaded */
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include "config-internal.h"
 
-/* Levenshtein distance, ignoring case; names longer than this are never valid anyway. */
+/* Levenshtein distance, ignoring case. Names longer than QUOTE_MAX are never valid anyway. */
 static size_t edit_distance(const char *a, const char *b) {
         size_t la = strlen(a), lb = strlen(b);
         size_t row[QUOTE_MAX + 1];
@@ -43,8 +43,8 @@ void suggestion_consider(Suggestion *s, const char *candidate) {
         size_t len = strlen(s->input), d;
 
         /*
-         * A typo: close, and never for an input that would have to be mostly
-         * replaced ("bogus" is not a misspelt "cpus").
+         * A typo is close to the real name. An input that would have to be mostly
+         * replaced is no typo: "bogus" is not a misspelt "cpus".
          */
         d = edit_distance(s->input, candidate);
         if (d <= SUGGEST_DISTANCE_MAX && 2 * d <= len && d < s->distance) {
@@ -52,7 +52,7 @@ void suggestion_consider(Suggestion *s, const char *candidate) {
                 s->best = candidate;
         }
 
-        /* A name cut short ("drift_check"); only useful when it is unambiguous. */
+        /* A name may be cut short, as in "drift_check". A completion helps only when it is unambiguous. */
         if (len >= 4 && strlen(candidate) > len && strncasecmp(s->input, candidate, len) == 0) {
                 s->completion = candidate;
                 s->n_completions++;
@@ -127,7 +127,7 @@ void check_cpus(Config *c, ErrorList *errors, const Parser *p) {
         if (cpuset_is_empty(&both))
                 return;
 
-        /* Reported where the second of the two lists is, which is where the conflict arises. */
+        /* The error goes at the later of the two lists, because that is where the conflict arises. */
         error_add(errors, 0, c->path, p->rt_line > p->housekeeping_line ? p->rt_line : p->housekeeping_line,
                   "rt and housekeeping CPUs overlap in %s; expected disjoint lists (a CPU is either real-time or housekeeping)",
                   cpuset_format_list(&both, buf, sizeof(buf)));
@@ -136,19 +136,32 @@ void check_cpus(Config *c, ErrorList *errors, const Parser *p) {
 static bool class_prio_checked(const Config *c, const ClassInfo *info, size_t i) {
         const TenantClass *t = &c->classes[i];
 
-        /* A rejected irq_cpus (or, for vcpu, vcpu_pinning) is reported already; a guess would mislead. */
+        /* A rejected irq_cpus is reported already, and so is a rejected vcpu_pinning in a vcpu class.
+         * A guess would mislead. */
         return info[i].prio_line > 0 && !info[i].irq_cpus_invalid &&
                !(t->irq_cpus == IRQ_CPUS_VCPU && info[i].vcpu_pinning_invalid) && t->irq_thread_priority > 0;
 }
 
 /*
- * Whether a class is RT for the order below: whether its IRQ threads run on RT CPUs, however
- * irq_cpus puts them there. RT: irq_cpus = rt; irq_cpus = vcpu with vcpu_pinning = rt (vCPU 0 is
- * pinned to an RT CPU, and its IRQs follow it there: seed 000's placement with seed 004's
- * priority); a CPU list within [cpus] rt. Not RT: numa-local (housekeeping CPUs); vcpu without
- * RT pinning (vCPU 0 may run on any CPU); a list reaching outside [cpus] rt, or any list when
- * [cpus] rt is not given (its default, the kernel's isolated CPUs, is known only at run time).
- * *why says so in a message, "" where the keyword says it all (rt, numa-local).
+ * Decides whether a class is RT for the priority order below. A class is RT when its IRQ
+ * threads run on RT CPUs, whichever irq_cpus value puts them there.
+ *
+ * These classes are RT:
+ * - irq_cpus = rt.
+ * - irq_cpus = vcpu with vcpu_pinning = rt. vCPU 0 is pinned to an RT CPU, and its IRQs
+ *   follow it there. This is R5's placement with R6's priority;
+ *   see docs/REQUIREMENTS.md.
+ * - a CPU list within [cpus] rt.
+ *
+ * These classes are not RT:
+ * - irq_cpus = numa-local, which uses housekeeping CPUs.
+ * - irq_cpus = vcpu without RT pinning, because vCPU 0 may run on any CPU.
+ * - a CPU list that reaches outside [cpus] rt.
+ * - any CPU list when [cpus] rt is not given. Its default, the kernel's isolated CPUs, is
+ *   known only at run time.
+ *
+ * *why explains the verdict for a message. It is "" where the keyword says it all, as for
+ * rt and numa-local.
  */
 static bool class_is_rt(const Config *c, const TenantClass *t, const Parser *p, char *why, size_t size) {
         char list[CPUSET_LIST_MAX], rt[CPUSET_LIST_MAX];
@@ -189,7 +202,7 @@ static bool class_is_rt(const Config *c, const TenantClass *t, const Parser *p, 
         }
 }
 
-/* One priority a class sets for its threads: irq_thread_priority, or its own napi_thread_priority. */
+/* One priority that a class sets for its threads: irq_thread_priority, or the class's own napi_thread_priority. */
 typedef struct ClassPrio {
         size_t cls;
         const char *key;
@@ -199,9 +212,10 @@ typedef struct ClassPrio {
 } ClassPrio;
 
 /*
- * A napi_thread_priority of its own is checked like irq_thread_priority; one that follows
- * irq_thread_priority (not set) is that check already, and with napi_threads = off there are no
- * threads (a priority without napi_threads = on is refused by the class file's own check).
+ * A class's own napi_thread_priority is checked like irq_thread_priority. When
+ * napi_thread_priority is not set, it follows irq_thread_priority, which is checked already.
+ * With napi_threads = off there are no threads to check. The class file's own check refuses a
+ * priority without napi_threads = on.
  */
 static size_t class_prios(const Config *c, const ClassInfo *info, size_t i, ClassPrio ret[static 2]) {
         const TenantClass *t = &c->classes[i];
@@ -217,10 +231,10 @@ static size_t class_prios(const Config *c, const ClassInfo *info, size_t i, Clas
 }
 
 /*
- * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of seed 004's order for the RT
- * NIC: below the softirq threshold and below every RT class's IRQ and NAPI threads, or the RT
- * NIC's receive work waits behind the softirqs of everyone else on that CPU. TuneD's
- * realtime-virtual-host (ksoftirqd 2, rcuc 4) is the practice this allows.
+ * ksoftirqd/N, ktimers/N and rcuc/N on the RT CPUs are "the rest" of R6's order for the RT
+ * NIC. They must run below the softirq threshold and below every RT class's IRQ and NAPI threads.
+ * Otherwise the RT NIC's receive work waits behind the softirqs of everyone else on that CPU.
+ * TuneD's realtime-virtual-host profile sets ksoftirqd to 2 and rcuc to 4, and this check allows it.
  */
 static void check_kthread_priorities(const Config *c, ErrorList *errors, const Parser *p, const ClassPrio *low) {
         for (size_t k = 0; k < _KTHREAD_KIND_MAX; k++) {
@@ -243,15 +257,15 @@ static void check_kthread_priorities(const Config *c, ErrorList *errors, const P
 }
 
 /*
- * The softirq partition only works if the ordering holds: RT classes' IRQ
- * and NAPI threads at or above rtnet_prio, everyone else's below it, so that
- * non-RT network work never runs in the RT partition and RT work never waits
- * on it. Without rtnet_prio the same ordering is required between the classes
- * themselves. Which classes are RT: class_is_rt(), by where their IRQ threads
- * run, not by the irq_cpus keyword alone. Reported at the priority line that
- * breaks it, saying why the class counts as RT or not where the keyword does
- * not; priority 0 (kernel default) is never checked. The per-CPU kernel
- * threads of [rt] come last: below all of it.
+ * The softirq partition works only if the priority order holds. The IRQ and NAPI threads of
+ * RT classes must be at or above rtnet_prio, and those of every other class below it. Then
+ * non-RT network work never runs in the RT partition, and RT work never waits on it. Without
+ * rtnet_prio, the same order is required between the classes themselves.
+ * class_is_rt() decides which classes are RT by where their IRQ threads run, not by the
+ * irq_cpus keyword alone. An error goes at the priority line that breaks the order. Where the
+ * keyword does not make it plain, the message says why the class counts as RT or not.
+ * Priority 0, the kernel default, is never checked. The per-CPU kernel threads of [rt] come
+ * last, below all of these.
  */
 void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p) {
         ClassPrio low = { .cls = SIZE_MAX };
@@ -292,7 +306,7 @@ void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *in
         if (c->rtnet_prio >= 0 || low.cls == SIZE_MAX)
                 return;
 
-        /* Against the lowest RT priority only: one error per non-RT priority is enough to fix it. */
+        /* Compare with the lowest RT priority only. One error per non-RT priority is enough to fix the order. */
         for (size_t i = 0; i < c->n_classes; i++) {
                 const TenantClass *t = &c->classes[i], *lt = &c->classes[low.cls];
                 ClassPrio prios[2];
@@ -330,7 +344,7 @@ int check_alerts(Config *c, ErrorList *errors, const Parser *p) {
                                   "[alert %s] has no threshold key; expected threshold = NUMBER", a->name);
                 if (a->follows_target)
                         a->rule.threshold = c->vf_target_utilization / 100.0;
-                /* The documented default: no hysteresis, it clears where it raises. */
+                /* The documented default has no hysteresis, so the alert clears at the level where it raises. */
                 if (l->clear == 0 && (l->threshold > 0 || a->follows_target))
                         a->rule.clear = a->rule.threshold;
                 if (alert_rule_validate(&a->rule) < 0)
@@ -341,7 +355,8 @@ int check_alerts(Config *c, ErrorList *errors, const Parser *p) {
                                   alert_direction_to_string(a->rule.direction));
         }
 
-        /* The built-ins first, each as its section (if any) left it, then the others in file order. */
+        /* The built-in rules come first, each as its section left it, if it had one.
+         * The other rules follow in file order. */
         all = calloc(alert_n_builtins + c->n_alerts, sizeof(AlertPolicy));
         if (!all)
                 return -ENOMEM;

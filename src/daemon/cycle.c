@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cycle.c — one cycle: observe, plan, apply, and observe again for what did not stick or what is new */
+/* cycle.c — one cycle: observe, plan and apply, then observe again for new work and changes that did not stick */
 
 #include "manager-internal.h"
 
-/* The VFs' link settings, from the PF driver over rtnetlink; unknown ones are planned in full. */
+/* Reads the VFs' link settings from the PF driver over rtnetlink. Settings that cannot be read are planned in full. */
 static void manager_read_vf_links(Manager *m, Inventory *inv) {
         if (!m->kernel.route)
                 return;
@@ -25,9 +25,10 @@ static void manager_read_vf_links(Manager *m, Inventory *inv) {
 }
 
 /*
- * Whether sriovd knows which VFs guests have: libvirt said so, or there is none to ask (a fixture
- * without a URI of its own). Until then (the daemon's first cycle comes before libvirt's answer;
- * --once never asks) no free vfio-pci VF is cleaned: it may be in a guest.
+ * Whether sriovd knows which VFs the guests have. It knows once libvirt has answered, or when
+ * there is no libvirt to ask, as in a fixture without a URI of its own. The daemon's first cycle
+ * comes before libvirt's answer, and --once never asks. Until sriovd knows, no free vfio-pci VF
+ * is cleaned, because the VF may be in a guest.
  */
 bool manager_guests_known(const Manager *m) {
         if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
@@ -36,9 +37,10 @@ bool manager_guests_known(const Manager *m) {
 }
 
 /*
- * A NAPI or per-CPU thread that is gone (a channel change, a driver reload, threaded NAPI off)
- * has nothing left to put back; its PID may be anyone's next. IRQ threads' entries stay: a
- * restore re-checks them, and they are few.
+ * A NAPI or per-CPU thread can go away with a channel change, a driver reload or threaded NAPI
+ * turned off. Then there is nothing left to put back, and its PID may go to any new process.
+ * So its entry is dropped. IRQ threads' entries stay, because a restore checks them again and
+ * they are few.
  */
 static void manager_prune_saved(Manager *m, const Inventory *inv) {
         for (size_t i = 0; i < m->n_saved;) {
@@ -58,19 +60,21 @@ static void manager_prune_saved(Manager *m, const Inventory *inv) {
 }
 
 /*
- * What a drift check's refresh does not see comes with an event (a device, a driver, a netdev, a
- * VF count: udev, netlink, libvirt, each a full read) or with nothing at all: another device's
- * new IRQ, irqbalance starting, a CPU going offline, threaded NAPI switched on by hand. A full
- * read at least this often bounds how late sriovd notices those; at the default 5 s drift check
- * it is every 12th, so the steady state costs about a twelfth of a full read per check more
- * than the refresh.
+ * A drift check's refresh does not see every change. Some changes come with an event from udev,
+ * netlink or libvirt, and each event leads to a full read: a device, a driver, a netdev or a VF
+ * count. Other changes come with no event at all: another device's new IRQ, irqbalance
+ * starting, a CPU going offline, or threaded NAPI switched on by hand. A full read at least this
+ * often bounds how late sriovd notices those. With the default 5 s drift check, every 12th check
+ * is a full read. So the steady state costs about a twelfth of a full read per check more than
+ * the refresh alone.
  */
 #define FULL_READ_USEC (UINT64_C(60) * 1000000)
 
 /*
- * The host as it is: read whole, or for a drift check, while the last full read is recent, only
- * what can drift without an event, on a copy of the last inventory. A refresh that finds the host
- * is not what the copy says any more (an IRQ or a thread gone) reads it whole after all.
+ * Reads the host as it is. Usually the host is read whole. For a drift check soon after a full
+ * read, a copy of the last inventory is refreshed instead, with only what can drift without an
+ * event. If the refresh finds that the copy is out of date, for example because an IRQ or a
+ * thread is gone, the host is read whole after all.
  */
 static int manager_read_inventory(Manager *m, const Inventory *base, Inventory **ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -159,7 +163,7 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
         };
 }
 
-/* "irq-affinity 0000:41:00.2 IRQ 53" */
+/* Describes an action for a log line, such as "irq-affinity 0000:41:00.2 IRQ 53". */
 static const char *action_describe(const Action *a, char *buf, size_t size) {
         bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
         bool vf = a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER;
@@ -178,10 +182,11 @@ static const char *action_describe(const Action *a, char *buf, size_t size) {
 }
 
 /*
- * SRIOVD_PF= names a PF only: an event about a VF carries the VF in SRIOVD_VF= and its PF in
- * SRIOVD_PF=, so "journalctl SRIOVD_PF=X" finds everything of one NIC and SRIOVD_VF= one VF.
- * VF link actions target the PF and name the VF by index. An address the inventory does not
- * know is a configured PF that is missing (VFs are only ever found through their PF).
+ * SRIOVD_PF= always names a PF. An event about a VF carries the VF in SRIOVD_VF= and its PF in
+ * SRIOVD_PF=. So "journalctl SRIOVD_PF=X" finds everything about one NIC, and SRIOVD_VF= finds
+ * everything about one VF. VF link actions target the PF and name the VF by its index. An
+ * address that the inventory does not know is a configured PF that is missing, because VFs are
+ * only ever found through their PF.
  */
 static LogFields device_fields(const Inventory *inv, const char *addr, int vf_index, int irq, const char *message_id) {
         LogFields f = { .irq = irq, .message_id = message_id };
@@ -240,7 +245,7 @@ static void manager_log_action(const Inventory *inv, const Action *a, bool drift
         }
 }
 
-/* "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)", for DriftDetected. */
+/* Emits DriftDetected with a text such as "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)". */
 static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
         char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160], text[CPUSET_LIST_MAX * 2 + 208];
 
@@ -252,7 +257,8 @@ static void manager_emit_drift(Manager *m, const Action *a, const char *outcome)
         manager_emit(m, MANAGER_EVENT_DRIFT, text);
 }
 
-/* The PFs and VFs of from that to lacks, as events (added: from = new, to = old). */
+/* Emits event e for each PF and VF that is in from but not in to. For added devices, from is the
+ * new inventory and to is the old one. For removed devices, it is the other way round. */
 static void manager_emit_devices(Manager *m, const Inventory *from, const Inventory *to, ManagerEvent e) {
         for (size_t i = 0; i < from->n_pfs; i++) {
                 const Pf *pf = &from->pfs[i];
@@ -265,9 +271,10 @@ static void manager_emit_devices(Manager *m, const Inventory *from, const Invent
 }
 
 /*
- * Remember the first attributes sriovd found on a thread; forget them once restored. IRQ threads
- * are known by their IRQ, NAPI and per-CPU kernel threads by their name (irq 0): an entry of
- * another IRQ or name under the same PID is a thread that is gone, and what it had is replaced.
+ * Remembers the first scheduling attributes that sriovd found on a thread, and forgets them once
+ * they are restored. An IRQ thread is known by its IRQ. A NAPI or per-CPU kernel thread is known
+ * by its name, with irq 0. An entry under the same PID with another IRQ or name belongs to a
+ * thread that is gone, so the entry is replaced.
  */
 static int manager_track_sched(Manager *m, const Action *a) {
         SavedSched key = { .pid = a->pid };
@@ -313,7 +320,7 @@ static int manager_mark_unmanaged(Manager *m, unsigned irq) {
         return 0;
 }
 
-/* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
+/* Remembers a device that refused a kind of change for good, so that it is not asked again every cycle. */
 void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr) {
         for (size_t i = 0; i < *n; i++)
                 if (streq((*list)[i], addr))
@@ -353,7 +360,7 @@ static void fill_saved_sched(FILE *f, const void *userdata) {
         saved_sched_format(f, m->saved, m->n_saved);
 }
 
-/* Kept in /run: a restart after a crash can still put the threads back as sriovd found them. */
+/* The file is kept in /run, so that a restart after a crash can still put the threads back as sriovd found them. */
 static int manager_write_saved_sched(Manager *m) {
         return runtime_file_write("saved-sched", 0600, fill_saved_sched, m);
 }
@@ -371,7 +378,7 @@ int manager_restore_sched(Manager *m) {
 
                         snprintf(field, sizeof(field), "SRIOVD_THREAD=%s", s->name);
 
-                        /* A NAPI or per-CPU kernel thread: put back only if the PID is still that thread. */
+                        /* A NAPI or per-CPU kernel thread is put back only if the PID still belongs to that thread. */
                         r = sched_kthread_set(m->root, s->pid, s->name, NULL, s->policy, s->priority);
                         if (r < 0 && r != -ESRCH)
                                 ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.extra = extra),
@@ -398,7 +405,7 @@ int manager_restore_sched(Manager *m) {
                 }
                 m->n_saved--;
         }
-        /* All put back: nothing left for a later sriovd to restore. */
+        /* Everything is put back, so nothing is left for a later sriovd to restore. */
         (void) manager_write_saved_sched(m);
         return ret < 0 ? ret : n_changed;
 }
@@ -429,7 +436,7 @@ int manager_restore(Manager *m) {
         r = manager_restore_sched(m);
         if (r < 0)
                 return r;
-        /* sriovd owns these IRQs no more: irqbalance may move them again (at its next rescan). */
+        /* sriovd no longer owns these IRQs, so irqbalance may move them again at its next rescan. */
         int k = runtime_file_remove("owned-irqs");
         if (k < 0)
                 return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
@@ -459,7 +466,8 @@ static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, ui
                        "%u VFs of %s not ready after %" PRIu64 " ms: %s", w->want, w->pf, ms, missing);
 }
 
-/* Skipped on purpose, so not drift: fixture PIDs and netdevs are not this host's. */
+/* Whether an action was skipped on purpose, because a fixture's PIDs and netdevs are not this host's.
+ * Such an action is not drift. */
 static bool manager_action_not_ours(const Manager *m, const Action *a) {
         bool thread = a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_PIN ||
                       a->kind == ACTION_SET_NAPI_SCHED || a->kind == ACTION_SET_KTHREAD_SCHED;
@@ -476,9 +484,10 @@ void manager_apply_action(Manager *m, const Inventory *inv, Action *a) {
 }
 
 /*
- * What a cycle already tried, so that a follow-up pass does only new work (the
- * VFs a count change created, the netdevs a rebinding brought) and the verify
- * can tell "did not stick" (tried, succeeded, still needed) from "new".
+ * Records what a cycle already tried. Then a follow-up pass does only new work, such as the
+ * VFs that a count change created or the netdevs that a rebinding brought. The verify can also
+ * tell "did not stick" from "new". An action did not stick when it was tried, succeeded, and is
+ * still needed.
  */
 typedef struct ActionKey {
         ActionKind kind;
@@ -497,7 +506,7 @@ static void attempted_done(Attempted *t) {
         free(t->keys);
 }
 
-/* napi_id is in a union: only NAPI_PARAMS has one. */
+/* napi_id is in a union, and only NAPI_PARAMS actions have one. */
 static unsigned action_napi_id(const Action *a) {
         return a->kind == ACTION_SET_NAPI_PARAMS ? a->napi_id : 0;
 }
@@ -532,7 +541,8 @@ static void plan_drop(Plan *p, size_t i) {
         p->n_actions--;
 }
 
-/* The handler thread the last cycle saw on that IRQ: one requested since (a netdev opened) is new. */
+/* Whether the last cycle saw this handler thread on that IRQ.
+ * A thread requested since then, for example when a netdev opened, is new. */
 static bool irq_thread_seen(const Inventory *old, const Action *a) {
         const Irq *q = old ? inventory_find_irq(old, a->irq) : NULL;
 
@@ -547,12 +557,12 @@ static bool napi_thread_seen(const Inventory *old, const Action *a) {
 }
 
 /*
- * Whether the PF at addr (or the PF of the VF at addr) was probed again since the last cycle: its
- * netdev (or driver) is not the one it had, or the last cycle did not see it. A driver reload
- * leaves the PF as its probe sets it up (vectors at their default affinity, no VFs), and the
- * kernel may give the vectors the numbers they had: what sriovd then writes is its own setting
- * up, not drift. The uevents say so too, but the cycle the
- * unbind started can read the host before the bind is received.
+ * Whether the PF at addr, or the PF of the VF at addr, was probed again since the last cycle.
+ * That is so when its netdev or driver is not the one it had, or when the last cycle did not see
+ * it. A driver reload leaves the PF as its probe sets it up, with its vectors at their default
+ * affinity and no VFs. The kernel may give the vectors the numbers they had before. So what
+ * sriovd then writes is its own setup, not drift. The uevents say so too, but the cycle that the
+ * unbind started can read the host before the bind event arrives.
  */
 static bool pf_reprobed(const Inventory *old, const Inventory *inv, const char *addr) {
         const Pf *pf = inventory_find_pf(inv, addr), *was;
@@ -562,13 +572,14 @@ static bool pf_reprobed(const Inventory *old, const Inventory *inv, const char *
                         pf = &inv->pfs[i];
         if (!pf || !old)
                 return false;
-        /* Not there last time (unbound, a cycle ran before the bind): new, as a hot-plugged one. */
+        /* A PF that was missing last time is new, like a hot-plugged one.
+         * This happens when it was unbound and a cycle ran before the bind. */
         was = inventory_find_pf(old, pf->addr);
         return !was || was->ifindex != pf->ifindex || !streq(was->driver, pf->driver);
 }
 
-/* Whether the last cycle tried a and failed (a PF whose driver was still probing, say): trying it
- * again is a retry of sriovd's own change, not the repair of a drift. */
+/* Whether the last cycle tried a and failed, for example on a PF whose driver was still probing.
+ * Trying it again is a retry of sriovd's own change, not the repair of a drift. */
 static bool failed_last_cycle(const Plan *last, const Action *a) {
         for (size_t i = 0; last && i < last->n_actions; i++) {
                 const Action *b = &last->actions[i];
@@ -580,7 +591,8 @@ static bool failed_last_cycle(const Plan *last, const Action *a) {
         return false;
 }
 
-/* Whether a is sriovd's own planned change (start, reload, a tenant's VF changed) rather than drift. */
+/* Whether a is sriovd's own planned change rather than drift.
+ * A start, a reload and a change to a tenant's VF all plan such changes. */
 static bool action_expected(const Manager *m, const Inventory *inv, const Action *a) {
         const Pf *pf;
 
@@ -591,15 +603,17 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
         if (failed_last_cycle(m->plan, a))
                 return true;
         /*
-         * A vector the last cycle did not see is new, not drifted: a guest's driver enabling MSI-X
-         * on its passthrough VF (no uevent says so), a driver requesting its vectors at link-up.
+         * A vector that the last cycle did not see is new, not drifted. A guest's driver may enable
+         * MSI-X on its passthrough VF, and no uevent says so. A driver may also request its vectors
+         * at link-up.
          */
         if ((a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD) && a->target[0] &&
             device_irq_is_new(m->inventory, inv, a->target, a->irq))
                 return true;
         if (a->kind == ACTION_SET_IRQ_THREAD && a->target[0] && m->inventory && !irq_thread_seen(m->inventory, a))
                 return true;
-        /* Likewise a napi/ thread the last cycle did not see: threaded NAPI switched on, a driver reload. */
+        /* The same holds for a NAPI thread that the last cycle did not see.
+         * Threaded NAPI may have been switched on, or a driver reloaded. */
         if ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED) && !napi_thread_seen(m->inventory, a))
                 return true;
         if (m->n_expect_vfs == 0 || !a->target[0])
@@ -607,7 +621,7 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
         for (size_t i = 0; i < m->n_expect_vfs; i++)
                 if (streq(m->expect_vfs[i], a->target))
                         return true;
-        /* The PF's link goes up for the first tenant of its VFs (pf_link = auto). */
+        /* With pf_link = auto, the PF's link goes up for the first tenant on one of its VFs. */
         if (a->kind == ACTION_SET_PF_LINK) {
                 pf = inventory_find_pf(inv, a->target);
                 for (size_t i = 0; pf && i < m->n_expect_vfs; i++)
@@ -615,7 +629,7 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
                                 return true;
                 return false;
         }
-        /* VF link settings are the PF's actions, on the VF's index. */
+        /* VF link settings are actions on the PF that name the VF by its index. */
         pf = a->kind == ACTION_SET_VF_LINK ? inventory_find_pf(inv, a->target) : NULL;
         for (size_t j = 0; pf && j < pf->n_vfs; j++)
                 if (pf->vfs[j].index == a->vf)
@@ -625,7 +639,8 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
         return false;
 }
 
-/* What a channel change makes stale: the netdev's IRQs and NAPIs, re-created by the driver. */
+/* Whether a names IRQs or NAPIs. A channel change makes these stale, because the driver creates
+ * the netdev's IRQs and NAPIs again. */
 static bool names_irqs(const Action *a) {
         return a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD ||
                a->kind == ACTION_SET_NAPI_THREADED || a->kind == ACTION_SET_NAPI_PARAMS ||
@@ -633,17 +648,17 @@ static bool names_irqs(const Action *a) {
 }
 
 /*
- * Apply a plan; every action carried out goes into tried. After a VF count
- * change the PF itself was reset (its driver re-requests its vectors): what was
- * planned for it and its VFs from before is stale and dropped from this pass;
- * the next pass plans it from what the kernel shows then.
+ * Applies a plan, and records every action carried out in tried. A VF count change resets
+ * the PF itself, and its driver requests its vectors again. So the actions planned earlier
+ * for the PF and its VFs are stale, and this pass drops them. The next pass plans them from
+ * what the kernel shows then.
  */
 #define RESET_MAX 16
 static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleResult *res, Attempted *tried) {
         char reset[RESET_MAX][PCI_ADDR_MAX], rechanneled[RESET_MAX][PCI_ADDR_MAX];
         size_t n_reset = 0, n_rechanneled = 0;
 
-        /* A failed action is reported; the independent ones still run. */
+        /* A failed action is reported, and the independent actions still run. */
         for (size_t i = 0; i < plan->n_actions; i++) {
                 Action *a = &plan->actions[i];
                 bool stale = false, expected;
@@ -671,7 +686,8 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                         res->n_done++;
                 else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
                          kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
-                        /* Keeping the host's other IRQs off RT is best effort: the timer's cannot move. */
+                        /* Keeping the host's other IRQs off the RT CPUs is best effort.
+                         * Some of them, like the timer's, cannot move. */
                         res->n_skipped++;
                 else if (a->result < 0) {
                         res->n_failed++;
@@ -681,13 +697,14 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
                         if (m->tenants)
                                 tenants_vfs_recreated(m->tenants, a->target);
-                        /* A forced change is for once, not for good. */
+                        /* A forced change applies once, not for good. */
                         for (size_t j = 0; j < m->n_force_num_vfs; j++)
                                 if (streq(m->force_num_vfs[j], a->target))
                                         memmove(m->force_num_vfs[j], m->force_num_vfs[--m->n_force_num_vfs],
                                                 PCI_ADDR_MAX);
                 }
-                /* The driver requested its vectors anew: what names the old ones (and their NAPIs) is stale. */
+                /* The driver requested its vectors again.
+                 * So an action that names the old vectors or their NAPIs is stale. */
                 if (a->kind == ACTION_SET_CHANNELS && a->result > 0 && n_rechanneled < RESET_MAX)
                         strscpy(rechanneled[n_rechanneled++], PCI_ADDR_MAX, a->target);
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
@@ -701,9 +718,10 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
 }
 
 /*
- * Sort a later pass's plan: what was tried and succeeded but is still needed did
- * not stick (drift, reported and dropped); what failed was counted already
- * (dropped); the rest is new work for this pass. Returns how much is left.
+ * Sorts a later pass's plan. An action that was tried and succeeded, but is still needed, did
+ * not stick. That is drift, so it is reported and dropped. An action that failed was counted
+ * already, so it is dropped too. The rest is new work for this pass. Returns the number of
+ * actions left.
  */
 static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const Attempted *tried, CycleResult *res) {
         for (size_t i = 0; i < p->n_actions; i++) {
@@ -712,8 +730,8 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
                 char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160];
 
                 if (!k)
-                        continue;   /* new: the previous pass made it possible (new VFs, new netdevs) */
-                /* VFs still arriving are configured when they are there, not drift. */
+                        continue;   /* New work that the previous pass made possible, such as new VFs or netdevs. */
+                /* VFs that are still arriving get configured once they appear, so they are not drift. */
                 if (!k->ok || manager_action_not_ours(m, a) || vf_wait_covers(&m->vf_waits, inv, a->target)) {
                         plan_drop(p, i--);
                         continue;
@@ -730,7 +748,7 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
         return p->n_actions;
 }
 
-/* --once keeps every pass's actions, so the output shows all that was done. */
+/* --once keeps every pass's actions, so that the output shows all that was done. */
 static int manager_keep_plan(Manager *m, Plan **plan) {
         if (m->once && m->plan) {
                 int r = plan_merge(m->plan, *plan);
@@ -749,13 +767,13 @@ static int manager_keep_plan(Manager *m, Plan **plan) {
 
 
 /*
- * Where what this boot taught sriovd is kept between runs: systemd's
- * RuntimeDirectory=, else the state directory (--once from a shell), else
- * nowhere (a fixture without one configured).
+ * Where sriovd keeps what it learned in this boot between runs. That is systemd's
+ * RuntimeDirectory= when it is set. Otherwise it is the state directory, as for --once from a
+ * shell. A fixture without a state directory of its own keeps nothing, and gets "".
  */
 static const char *manager_memory_dir(const Manager *m) {
         if (getenv("RUNTIME_DIRECTORY"))
-                return NULL;   /* runtime_file_*_at(NULL) picks it */
+                return NULL;   /* runtime_file_*_at(NULL) picks RuntimeDirectory=. */
         if (rootfs_is_real(m->root) || !streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR))
                 return m->config->state_dir;
         return "";
@@ -803,7 +821,7 @@ static void manager_load_unmanaged(Manager *m) {
                 return;
         boot = manager_boot_id(m);
         if (!boot || unmanaged_irqs_parse(text, boot, &irqs, &n) < 0)
-                return;   /* another boot's numbers, or damaged: learn again */
+                return;   /* The numbers are from another boot or damaged, so learn them again. */
         for (size_t i = 0; i < n; i++)
                 (void) manager_mark_unmanaged(m, irqs[i]);
         m->unmanaged_dirty = false;
@@ -811,10 +829,11 @@ static void manager_load_unmanaged(Manager *m) {
 }
 
 /*
- * Whether what p's actions write is what a refresh re-reads (affinities, thread scheduling, the
- * two IRQ sysctls) or what every observe reads anew over netlink (coalescing, offloads): then the
- * verify after them refreshes the pass's inventory instead of reading the host whole, a third of
- * a cold apply on the large host. Anything else may bring devices, netdevs, IRQs or threads.
+ * Whether the next observe can show all that p's actions write without a full read. A refresh
+ * reads affinities, thread scheduling and the two IRQ sysctls again. Every observe reads
+ * coalescing and offloads anew over netlink. For such a plan, the verify refreshes the pass's
+ * inventory instead of reading the host whole. On a large host, that saves a third of a cold
+ * apply. Any other action may bring new devices, netdevs, IRQs or threads.
  */
 static bool refresh_shows(const Plan *p) {
         for (size_t i = 0; i < p->n_actions; i++)
@@ -843,7 +862,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         bool notes_changed = false;
         int r;
 
-        /* A dry run changes nothing, the state directory included: it reads the saved tenants only. */
+        /* A dry run changes nothing, not even the state directory. It only reads the saved tenants. */
         r = manager_open_tenants(m, mode != CYCLE_APPLY);
         if (r < 0)
                 return r;
@@ -851,10 +870,10 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 manager_load_unmanaged(m);
 
         /*
-         * Observe, plan, apply; after any write observe again: that is the verify of
-         * what was written, and the next pass for what the writes made possible (the
-         * VFs a count change created, the netdevs a rebinding brought), up to
-         * CYCLE_PASSES_MAX passes.
+         * Observe, plan and apply. After any write, observe again. That observe verifies what
+         * was written. It also starts the next pass, for the work that the writes made possible,
+         * such as the VFs that a count change created or the netdevs that a rebinding brought.
+         * A cycle has at most CYCLE_PASSES_MAX passes.
          */
         bool refreshable = m->drift_refresh;
         for (unsigned pass = 0;; pass++) {
@@ -877,7 +896,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                         notes_changed = !m->plan || m->plan->n_notes != p->n_notes;
 
                 if (pass > 0 && manager_verify(m, p, inv, &tried, &res) == 0) {
-                        /* Nothing new: keep the latest notes with what was done. */
+                        /* Nothing is new. Keep the latest notes with what was done. */
                         if (plan_merge(plan, p) < 0)
                                 return log_oom();
                         break;
@@ -896,7 +915,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         }
 
         if (mode == CYCLE_APPLY) {
-                /* Notes repeat every cycle; say them on the first and when they change. */
+                /* Notes repeat every cycle, so log them in the first cycle and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
                         manager_log_notes(inv, plan);
                 manager_log_vf_irqs_found(m, m->inventory, inv, plan);
@@ -911,9 +930,9 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 }
                 m->expect_changes = false;
                 m->n_expect_vfs = 0;
-                /* The RT guests' placement drifts too (virsh vcpupin, a hand-edited definition). */
+                /* The RT guests' placement drifts too, for example through virsh vcpupin or an edited definition. */
                 guests_check_placements(m->guests);
-                /* Released VFs out of guests had their clean this cycle: their names are done with. */
+                /* Released VFs that no guest holds any more were cleaned in this cycle, so their entries can go. */
                 for (size_t i = 0; i < m->n_released;)
                         if (!pci_addr_in((const char(*)[PCI_ADDR_MAX]) m->held, m->n_held, m->released[i].vf))
                                 m->released[i] = m->released[--m->n_released];
@@ -936,7 +955,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         r = manager_keep_plan(m, &plan);
         if (r < 0)
                 return log_oom();
-        /* What the kernel's device events (or a drift check) brought, for DeviceAdded/DeviceRemoved. */
+        /* Emit DeviceAdded and DeviceRemoved for what the kernel's device events or a drift check brought. */
         if (mode == CYCLE_APPLY && old && m->event_fn) {
                 manager_emit_devices(m, m->inventory, old, MANAGER_EVENT_DEVICE_ADDED);
                 manager_emit_devices(m, old, m->inventory, MANAGER_EVENT_DEVICE_REMOVED);
@@ -949,9 +968,9 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
 }
 
 /*
- * Publish the IRQs sriovd pins for sriovd-irqbalance-policy, so irqbalance bans
- * them. Written whole to a temporary file and renamed: a reader never sees half
- * a list. Only under systemd's RuntimeDirectory= (or a test's).
+ * Publishes the IRQs that sriovd pins for sriovd-irqbalance-policy, so that irqbalance bans
+ * them. The list is written whole to a temporary file and renamed, so a reader never sees half
+ * a list. It is written only under systemd's RuntimeDirectory=, or a test's.
  */
 static void fill_owned_irqs(FILE *f, const void *userdata) {
         const Manager *m = userdata;
@@ -984,7 +1003,7 @@ int manager_load_runtime(Manager *m) {
                 r = saved_sched_parse(text, &saved, &n);
         if (r < 0)
                 return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
-        /* Each entry is checked again (still that kernel thread?) before anything is restored. */
+        /* Before anything is restored, each entry is checked again: is the PID still the same kernel thread? */
         free(m->saved);
         m->saved = saved;
         m->n_saved = m->allocated_saved = n;

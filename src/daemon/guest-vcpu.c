@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * guest-vcpu.c — a running RT guest's vCPU threads. sriovd writes <vcpusched> into the domain, and
- * libvirt applies it when QEMU starts; a guest that already runs when its RT CPU is booked (the
- * usual case: the controller allocates for a running guest) would otherwise keep its vCPU 0 at
- * SCHED_OTHER on the RT CPU until its next start. So the thread is set here, as libvirt would set
- * it, and put back when it drifts.
+ * guest-vcpu.c — set the scheduling of a running RT guest's vCPU threads
+ *
+ * sriovd writes <vcpusched> into the domain, and libvirt applies it when QEMU starts. But a guest
+ * usually runs already when its RT CPU is booked, because the controller allocates for a running
+ * guest. Its vCPU 0 would then stay at SCHED_OTHER on the RT CPU until the guest's next start.
+ * So the thread is set here, as libvirt would set it, and put back when it drifts.
  */
 
 #include <sched.h>
@@ -28,7 +29,8 @@ int guest_qemu_pid(RootFs *root, Virt *v, const char *domain, pid_t *qemu_hint, 
         return 0;
 }
 
-/* What vCPU thread t of a guest placed on p is to run at: false when p leaves it as it is. */
+/* Works out the policy and priority that vCPU thread t should run at under placement p.
+ * Returns false when p leaves the thread as it is. */
 static bool wanted(const GuestPlacement *p, const VcpuThread *t, int *policy, int *priority) {
         bool rt_now = t->policy == SCHED_FIFO || t->policy == SCHED_RR;
 
@@ -36,7 +38,8 @@ static bool wanted(const GuestPlacement *p, const VcpuThread *t, int *policy, in
                 *policy = SCHED_FIFO;
                 *priority = p->fifo_priority;
         } else if (p->fifo_priority != 0 && rt_now) {
-                /* The guest's housekeeping vCPUs (or all of them, FIFO removed) at the default. */
+                /* The guest's housekeeping vCPUs go back to the default.
+                 * So do all of its vCPUs when FIFO was removed. */
                 *policy = SCHED_OTHER;
                 *priority = 0;
         } else
@@ -61,7 +64,7 @@ int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const ch
                 return r;
         r = vcpu_threads_scan(root, qemu, &threads, &n);
         if (r == -ENOENT)
-                return 0;   /* QEMU ended meanwhile */
+                return 0;   /* QEMU ended in the meantime. */
         if (r < 0)
                 return r;
 
@@ -85,11 +88,12 @@ int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const ch
                          (int) t->tid);
                 if (dry_run)
                         continue;
-                /* A fixture's PIDs name whatever runs here with that number: hands off. */
+                /* A PID in a fixture tree names whatever process has that number on this host.
+                 * So sriovd must not touch it. */
                 r = live ? vcpu_thread_set(root, qemu, t, policy, priority) : 0;
                 a->skipped = !live;
                 a->applied = live;
-                a->result = r == -ESRCH ? 0 : r;   /* gone meanwhile: nothing left to place */
+                a->result = r == -ESRCH ? 0 : r;   /* A thread that is gone needs no placing. */
         }
         return 0;
 }

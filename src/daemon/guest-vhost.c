@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * guest-vhost.c — a virtio-net tenant's host-side packet thread. vhost-net moves its packets in
- * the vhost-QEMUPID worker of the guest's QEMU (seed 004's host vNIC thread); left alone it runs
- * wherever the scheduler puts it, RT cores included. libvirt has no word for it, so it is found
- * by the QEMU's -uuid and placed with sched_setaffinity()/sched_setscheduler() like IRQ threads.
+ * guest-vhost.c — place a virtio-net tenant's host-side packet thread
+ *
+ * vhost-net moves a guest's packets in the vhost-QEMUPID worker of the guest's QEMU. This is
+ * the host vNIC thread of R11 in docs/REQUIREMENTS.md. Left alone, it runs wherever the
+ * scheduler puts it, RT cores included. libvirt has no setting for it. So sriovd finds it by the
+ * QEMU's -uuid and places it with sched_setaffinity() and sched_setscheduler(), as it does IRQ
+ * threads.
  */
 
 #include <sched.h>
@@ -13,7 +16,7 @@
 #include "sriovd/guest-vhost.h"
 #include "sriovd/vhost.h"
 
-/* One more action on thread t, its effect naming the domain and the thread. */
+/* Appends an action on thread t. Its effect text names the domain and the thread. */
 static Action *append(Action **actions, size_t *n, ActionKind kind, const char *domain, pid_t qemu,
                       const VhostThread *t) {
         Action *a = reallocarray(*actions, *n + 1, sizeof(Action));
@@ -42,7 +45,7 @@ int guest_vhost_place(RootFs *root, Virt *v, const char *domain, const VhostPlac
                 return r;
         r = vhost_threads_scan(root, qemu, &threads, &n);
         if (r == -ENOENT)
-                return 0;   /* QEMU ended meanwhile */
+                return 0;   /* QEMU ended in the meantime. */
         if (r < 0)
                 return r;
 
@@ -71,14 +74,15 @@ int guest_vhost_place(RootFs *root, Virt *v, const char *domain, const VhostPlac
                 }
                 if (dry_run || first == *n_actions)
                         continue;
-                /* A fixture's PIDs name whatever runs here with that number: hands off. */
+                /* A PID in a fixture tree names whatever process has that number on this host.
+                 * So sriovd must not touch it. */
                 r = live ? vhost_thread_set(root, qemu, t, pin ? &p->cpus : NULL, SCHED_FIFO,
                                             sched ? p->fifo_priority : -1) : 0;
                 for (size_t k = first; k < *n_actions; k++) {
                         a = &(*actions)[k];
                         a->skipped = !live;
                         a->applied = live;
-                        a->result = r == -ESRCH ? 0 : r;   /* gone meanwhile: nothing left to place */
+                        a->result = r == -ESRCH ? 0 : r;   /* A thread that is gone needs no placing. */
                 }
         }
         return 0;

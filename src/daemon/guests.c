@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* guests.c — the libvirt side of tenants: their NICs in their domains, their vCPUs, domain lifecycles */
+/* guests.c — the libvirt side of tenants: their NICs in their domains, their vCPUs and the domain lifecycle */
 
 #include <signal.h>
 #include <string.h>
@@ -19,19 +19,20 @@
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/virt.h"
 
-/* What sriovd knows of a running domain: where its vCPU 0 runs. */
+/* What sriovd knows about a running domain, mainly where its vCPU 0 runs. */
 typedef struct Running {
         char domain[VIRT_DOMAIN_NAME_MAX];
         int vcpu0_cpu;
-        pid_t qemu_pid;               /* its QEMU as last found (guest-vhost.c), 0 = not yet */
+        pid_t qemu_pid;               /* its QEMU's PID as guest-vhost.c last found it, or 0 */
 } Running;
 
 /*
- * The first connection is made off the event loop's back: virConnectOpen() on a socket nobody
- * answers blocks without a bound (at boot systemd holds libvirt's socket until sriovd is ready,
- * and libvirt's answer may take its start-up time). A child process tries the URI first, killed by
- * its own alarm after PROBE_TIMEOUT_SEC; only when it got through does the daemon open its own
- * connection, which is then the libvirt module's to keep (it reconnects by itself).
+ * The first connection must not block the event loop. virConnectOpen() on a socket that nobody
+ * answers blocks without a bound. At boot, systemd holds libvirt's socket until sriovd is ready,
+ * and libvirt may take its whole start-up time to answer. So a child process tries the URI
+ * first, and its own alarm kills it after PROBE_TIMEOUT_SEC. Only when the child got through does
+ * the daemon open its own connection. From then on, the libvirt module keeps that connection and
+ * reconnects by itself.
  */
 #define PROBE_TIMEOUT_SEC 15
 #define CONNECT_BACKOFF_MIN_USEC (1000u * 1000u)
@@ -43,11 +44,11 @@ struct Guests {
         sd_event_source *connect_timer;   /* the next connection attempt */
         sd_event_source *probe;           /* the child trying the URI */
         pid_t probe_pid;
-        uint64_t backoff;                 /* the last wait between attempts; 0 = none yet */
+        uint64_t backoff;                 /* the last wait between attempts, or 0 before the first */
         unsigned n_attempts;
         Running *running;
         size_t n_running, allocated_running;
-        sd_event_source *reconcile_defer; /* a NIC left a guest (or may have): see who has what */
+        sd_event_source *reconcile_defer; /* reconciles after a NIC left a guest, or may have left it */
 };
 
 Virt *guests_virt(const Guests *g) {
@@ -76,7 +77,7 @@ static void running_set(Guests *g, const char *domain, int cpu) {
         strscpy(g->running[g->n_running++].domain, VIRT_DOMAIN_NAME_MAX, domain);
 }
 
-/* The NIC a tenant of cls has: the VF (as interface or plain hostdev), or virtio-net. */
+/* Builds the NIC that a tenant of cls has: the VF, as an interface or a plain hostdev, or virtio-net. */
 static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, const TenantNicFacts *f, VirtNic *ret) {
         VirtNic n = VIRT_NIC_INIT;
 
@@ -102,7 +103,8 @@ static int on_reconcile_defer(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-/* From the loop, not from inside the decision or event being handled: the reconcile may decide more. */
+/* Runs the reconcile from the event loop, not inside the decision or event being handled,
+ * because the reconcile may make more decisions. */
 static void reconcile_soon(Guests *g) {
         sd_event *e = manager_event_loop(g->manager);
 
@@ -118,7 +120,7 @@ static void reconcile_soon(Guests *g) {
 bool guests_domain_running(Guests *g, const char *domain) {
         VirtError err = {};
 
-        /* Not known (libvirt away): as if it runs; the reconcile at connection tells. */
+        /* While libvirt is away, a domain counts as running. The reconcile at connection finds out. */
         if (!g || !domain || !domain[0])
                 return false;
         if (!g->virt || !virt_is_connected(g->virt))
@@ -136,12 +138,13 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
         if (!g->virt || !f->domain[0] || d->kind == ALLOC_DECISION_REFUSED)
                 return;
         if (d->kind == ALLOC_DECISION_RT_CPUS) {
-                /* The guest's RT CPUs changed, its NIC did not: placed on its new booking. */
+                /* The guest's RT CPUs changed but its NIC did not. So the guest is placed on its new booking. */
                 place_guest(g, f->domain);
                 return;
         }
 
-        /* Before: its VF, or virtio-net when it is moved up from it. After: its VF, virtio-net, or nothing. */
+        /* Before the decision, the tenant had its VF, or virtio-net if it is upgraded from it.
+         * After the decision, it has its VF, virtio-net, or nothing. */
         have_old = d->old_vf[0] || d->kind == ALLOC_DECISION_UPGRADE ||
                    (d->kind == ALLOC_DECISION_RELEASED && !d->old_vf[0]);
         have_new = d->new_vf[0] || d->kind == ALLOC_DECISION_VIRTIO || d->kind == ALLOC_DECISION_DOWNGRADE;
@@ -149,7 +152,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
             (have_new && nic_for(cls, d->tenant, d->new_vf, f, &new_nic) < 0))
                 return;
 
-        /* The VF carries nothing of its previous tenant into this one's guest (a failure is logged). */
+        /* The VF must carry nothing of its previous tenant into this tenant's guest. A failure is logged. */
         if (d->new_vf[0])
                 (void) manager_prepare_vf(g->manager, d->tenant, d->new_vf, f);
 
@@ -166,7 +169,8 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 r = virt_attach(g->virt, f->domain, &new_nic, &err);
         else if (have_old)
                 r = virt_detach(g->virt, f->domain, &old_nic, &err);
-        /* A VF released from a running guest is no one's until the guest has let go: look again. */
+        /* A VF released from a running guest belongs to no one until the guest has let go of it.
+         * So look again soon. */
         if (d->kind == ALLOC_DECISION_RELEASED && d->old_vf[0])
                 reconcile_soon(g);
         if (d->kind == ALLOC_DECISION_RELEASED && d->rt_changed && d->n_rt_cpus == 0)
@@ -180,25 +184,26 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = d->tenant, .vf = d->new_vf[0] ? d->new_vf : NULL),
                                "Tenant %s: failed to change its NIC in %s: %s", d->tenant, f->domain,
                                err.message[0] ? err.message : strerror(-r));
-                /* The RT CPUs are booked whether or not the NIC got in: a running guest goes onto
-                 * them now, not at the next drift check, which would call its first placement drift. */
+                /* The RT CPUs are booked whether or not the NIC got in. So a running guest goes onto
+                 * them now. The next drift check would otherwise call its first placement drift. */
                 if (have_new && guests_domain_running(g, f->domain))
                         learn_running(g, f->domain);
         } else {
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = d->tenant),
                                "Tenant %s: NIC %s%s%s in domain %s", d->tenant, have_old ? old_nic.alias : "",
                                have_old && have_new ? " -> " : "", have_new ? new_nic.alias : "", f->domain);
-                /* A guest that runs already gets no STARTED event: its RT tenants are pinned, and
-                 * vCPU 0 learned, now. */
+                /* A guest that already runs gets no STARTED event. So its RT tenants are pinned,
+                 * and its vCPU 0 is learned, now. */
                 if (have_new)
                         learn_running(g, f->domain);
-                /* A VF hot-plugged into a running guest gets its vectors when the guest's driver probes it. */
+                /* A VF hot-plugged into a running guest gets its vectors when the guest's driver probes it.
+                 * So sriovd watches for them. */
                 if (have_new && d->new_vf[0])
                         manager_watch_guest_irqs(g->manager, f->domain);
         }
 }
 
-/* What a running guest asks for, from one of its tenants: its RT placement, its vhost workers placed. */
+/* What a running guest asks for through one of its tenants: its RT placement and where its vhost workers go. */
 typedef struct Wanted {
         GuestPlacement guest;
         VhostPlacement vhost;
@@ -206,7 +211,7 @@ typedef struct Wanted {
 
 typedef bool (*WantsFn)(Guests *g, const TenantInfo *t, Wanted *ret);
 
-/* The placement t's guest wants, if t's class pins vCPUs. */
+/* The placement that t's guest wants, if t's class pins vCPUs. */
 static bool wants_guest(Guests *g, const TenantInfo *t, Wanted *ret) {
         const Inventory *inv = manager_inventory(g->manager);
         const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
@@ -225,8 +230,9 @@ static bool wants_vhost(Guests *g, const TenantInfo *t, Wanted *ret) {
 }
 
 /*
- * The first tenant of domain (in id order, so always the same one) that wants something: its
- * class decides for the whole guest. false: none does, nothing to place.
+ * Finds the first tenant of domain that wants something. Tenants are in ID order, so this is
+ * always the same tenant. Its class decides for the whole guest. Returns false when no tenant
+ * wants anything, so there is nothing to place.
  */
 static bool domain_wants(Guests *g, const char *domain, WantsFn wants, Wanted *ret, TenantInfo *ret_tenant) {
         for (size_t i = 0; i < manager_n_tenants(g->manager); i++)
@@ -238,7 +244,8 @@ static bool domain_wants(Guests *g, const char *domain, WantsFn wants, Wanted *r
 
 typedef int (*RunningGuestFn)(Guests *g, Running *r, const Wanted *w, const TenantInfo *t, void *userdata);
 
-/* fn for each running guest that wants something, as domain_wants() would find it: one pass over the tenants. */
+/* Calls fn for each running guest that wants something, with the tenant that domain_wants() would find.
+ * It makes one pass over the tenants. */
 static int for_each_running_guest(Guests *g, WantsFn wants, RunningGuestFn fn, void *userdata) {
         _cleanup_free_ bool *done = NULL;
         int r;
@@ -293,7 +300,7 @@ static ActionKind place_action_kind(VirtPlaceKind k) {
         return ACTION_SET_NUMATUNE;
 }
 
-/* A change as a plan action: what Plan and the journal show. */
+/* Turns a change into a plan action, which is what Plan and the journal show. */
 static void place_action(const char *domain, const char *vf, const VirtPlaceChange *c, Action *ret) {
         *ret = (Action) { .kind = place_action_kind(c->kind), .vcpu = c->index, .cpus_before = c->before,
                           .cpus_after = c->after };
@@ -313,7 +320,8 @@ static void place_action(const char *domain, const char *vf, const VirtPlaceChan
                          c->kind == VIRT_PLACE_VCPU_SCHED || c->kind == VIRT_PLACE_NUMATUNE ? ", from its next start" : "");
 }
 
-/* A change made (or planned) on domain's behalf, logged once; drift: it was placed before and moved since. */
+/* Logs a change made or planned on domain's behalf, once.
+ * With drift set, the guest was placed before and has moved since. */
 static void log_change(const Action *a, const TenantInfo *t, bool drift) {
         char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
 
@@ -330,7 +338,8 @@ static Running *running_find(Guests *g, const char *domain) {
         return NULL;
 }
 
-/* The threads placed on domain's behalf (vhost workers, vCPU threads): each change logged once, each failure. */
+/* Logs the thread actions taken on domain's behalf, for vhost workers and vCPU threads.
+ * Each change and each failure is logged once. */
 static void log_thread_actions(const Action *actions, size_t n, const char *domain, const TenantInfo *t, bool drift) {
         for (size_t i = 0; i < n; i++)
                 if (actions[i].result > 0)
@@ -341,7 +350,8 @@ static void log_thread_actions(const Action *actions, size_t n, const char *doma
                                        (int) actions[i].pid, action_kind_to_string(actions[i].kind), t->tenant);
 }
 
-/* A running domain's vCPU threads at p's scheduling: what <vcpusched> gives it only from its next start. */
+/* Sets a running domain's vCPU threads to p's scheduling now.
+ * <vcpusched> would give it to them only from the domain's next start. */
 static void place_vcpu_threads(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t,
                                bool drift) {
         _cleanup_free_ Action *actions = NULL;
@@ -361,7 +371,7 @@ static void place_vcpu_threads(Guests *g, const char *domain, const GuestPlaceme
                                domain, t->tenant, err.message[0] ? err.message : strerror(-r));
 }
 
-/* domain's RT guest on placement p (read-modify-write: only what differs changes). */
+/* Puts domain's RT guest on placement p. This is read-modify-write, so only what differs changes. */
 static void place_with(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, bool drift) {
         _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
         VirtError err = {};
@@ -381,7 +391,7 @@ static void place_with(Guests *g, const char *domain, const GuestPlacement *p, c
                 place_vcpu_threads(g, domain, p, t, drift);
 }
 
-/* domain's vhost workers on p: made (dry_run: planned) into *actions. */
+/* Places domain's vhost workers on p and records the actions in *actions. With dry_run, they are only planned. */
 static int vhost_actions(Guests *g, Running *run, const VhostPlacement *p, bool dry_run, Action **actions,
                          size_t *n_actions, VirtError *err) {
         return guest_vhost_place(manager_root(g->manager), g->virt, run->domain, p, dry_run, &run->qemu_pid, actions,
@@ -410,7 +420,7 @@ static void place_rt_guest(Guests *g, const char *domain) {
                 place_with(g, domain, &w.guest, &t, false);
 }
 
-/* A running domain's vhost workers, as its virtio-net tenant's class wants them. */
+/* Places a running domain's vhost workers as its virtio-net tenant's class wants them. */
 static void place_guest_vhost(Guests *g, const char *domain) {
         Running *run = running_find(g, domain);
         TenantInfo t;
@@ -422,10 +432,10 @@ static void place_guest_vhost(Guests *g, const char *domain) {
 }
 
 /*
- * The guest's last RT tenant released: its RT CPUs are free for the next guest, so it leaves them
- * as its class placed it while none was booked: every vCPU on the housekeeping CPUs, and where the
- * class set SCHED_FIFO, vcpusched removed and the running vCPU threads back to SCHED_OTHER.
- * numatune stays: memory is where it is.
+ * The guest's last RT tenant was released, so its RT CPUs are free for the next guest. The guest
+ * leaves them and goes back to the placement that its class gives it with no CPUs booked. Every
+ * vCPU goes on the housekeeping CPUs. Where the class set SCHED_FIFO, vcpusched is removed and the
+ * running vCPU threads go back to SCHED_OTHER. numatune stays, because the memory is where it is.
  */
 static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f, const TenantClass *cls) {
         const Inventory *inv = manager_inventory(g->manager);
@@ -438,10 +448,11 @@ static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicF
                 return;
         r = virt_is_connected(g->virt) ? virt_domain_is_active(g->virt, f->domain, &err) : -ENOTCONN;
         if (r == -ENOENT)
-                return;   /* undefined: nothing left to place */
+                return;   /* The domain is not defined, so there is nothing left to place. */
         if (r < 0) {
                 log_full_errno(LOG_WARNING, r, LOG_FIELDS(.tenant = d->tenant),
-                               "Tenant %s released: domain %s keeps its RT placement, libvirt could not be asked: %s",
+                               "Tenant %s released: domain %s keeps its RT placement, "
+                               "because libvirt could not be asked: %s",
                                d->tenant, f->domain, err.message[0] ? err.message : strerror(-r));
                 return;
         }
@@ -453,7 +464,7 @@ static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicF
         place_with(g, f->domain, &p, &t, false);
 }
 
-/* domain's placement as its tenants want it: the RT guest's, and its vhost workers'. */
+/* Places domain as its tenants want it: the RT guest and its vhost workers. */
 static void place_guest(Guests *g, const char *domain) {
         place_rt_guest(g, domain);
         place_guest_vhost(g, domain);
@@ -508,20 +519,21 @@ static int check_vhost(Guests *g, Running *run, const Wanted *w, const TenantInf
         return place_vhost(g, run, &w->vhost, t, true);
 }
 
-/* Each drift check: every running guest's placement as wanted, what moved put back and logged. */
+/* Runs at each drift check. It checks every running guest's placement, and puts back and logs whatever moved. */
 void guests_check_placements(Guests *g) {
         if (for_each_running_guest(g, wants_guest, check_guest, NULL) < 0 ||
             for_each_running_guest(g, wants_vhost, check_vhost, NULL) < 0)
                 log_oom();
 }
 
-/* domain runs: its RT guest placed (again: placing is idempotent), vCPU 0's CPU learned. */
+/* Called when domain runs. It places the RT guest and learns vCPU 0's CPU.
+ * Placing again is safe, because placing is idempotent. */
 static void learn_running(Guests *g, const char *domain) {
         VirtError err = {};
         int cpu;
 
-        /* vCPU 0's CPU read after the RT placement has put it where it goes; the vhost workers
-         * placed once the domain is known to run. */
+        /* vCPU 0's CPU is read after the RT placement has put it where it goes.
+         * The vhost workers are placed once the domain is known to run. */
         place_rt_guest(g, domain);
         cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
         if (cpu >= 0)
@@ -530,8 +542,9 @@ static void learn_running(Guests *g, const char *domain) {
 }
 
 /*
- * A domain started: its RT tenants pinned, vCPU 0's CPU learned, the IRQ placement redone; its
- * VFs' vectors come later, when the guest's driver enables MSI-X: looked for (vf-irq-watch.c).
+ * A domain started. Its RT tenants are pinned, vCPU 0's CPU is learned, and the IRQ placement is
+ * done again. The VFs' vectors come later, when the guest's driver enables MSI-X. So
+ * vf-irq-watch.c looks for them.
  */
 static void on_started(Guests *g, const char *domain) {
         learn_running(g, domain);
@@ -539,7 +552,8 @@ static void on_started(Guests *g, const char *domain) {
         manager_watch_guest_irqs(g->manager, domain);
 }
 
-/* Tenants whose domain is gone (or stopped, by configuration) give their NIC back. */
+/* Tenants whose domain is gone give their NIC back.
+ * So do tenants whose domain stopped, when release_on_stop says so. */
 static void release_domain(Guests *g, const char *domain, const char *why) {
         for (size_t i = 0; i < manager_n_tenants(g->manager);) {
                 TenantInfo t;
@@ -558,18 +572,20 @@ static void release_domain(Guests *g, const char *domain, const char *why) {
 }
 
 /*
- * vCPU 0 was re-pinned (virsh vcpupin, or sriovd's own pinning) or the domain resumed (the end of
- * an incoming migration, when its vCPUs first run here): where it runs now, and the IRQs of
- * irq_cpus = vcpu follow if that moved. Events only, no periodic refresh: libvirt's QEMU driver
- * sends the tunable event for every live vcpupin, whoever makes it. Only a driver that never
- * sends it (the test driver) would need a timer; there vCPU 0 stays as learnt at start and at
- * connection. An unpinned vCPU 0 may still wander without any event: pin RT guests.
+ * Called when vCPU 0 was pinned again, by virsh vcpupin or by sriovd itself, or when the domain
+ * resumed. A resume ends an incoming migration, when the vCPUs first run on this host. It learns
+ * where vCPU 0 runs now. If that moved, the IRQs of irq_cpus = vcpu classes follow.
+ * Only events trigger this, with no periodic refresh, because libvirt's QEMU driver sends the
+ * tunable event for every live vcpupin, whoever makes it. Only a driver that never sends the
+ * event, such as the test driver, would need a timer. There, vCPU 0 stays as it was learnt at
+ * start and at connection. An unpinned vCPU 0 may still wander without any event, so RT guests
+ * should be pinned.
  */
 static void relearn_vcpu0(Guests *g, const char *domain) {
         VirtError err = {};
         int cpu, old = guests_vcpu0_cpu(g, domain);
 
-        /* Running is for running domains: a config-only change of a shut off one stays out. */
+        /* The running list holds running domains only. A config-only change to a shut-off domain stays out. */
         if (old < 0 && virt_domain_is_active(g->virt, domain, &err) != 1)
                 return;
         cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
@@ -610,11 +626,12 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 relearn_vcpu0(g, ev->domain);
                 break;
         case VIRT_EVENT_DEVICE_REMOVED:
-                /* A guest let go of a device: if it was a VF no tenant holds, it can be given out now. */
+                /* A guest let go of a device. If it was a VF that no tenant holds, it can be given out now. */
                 reconcile_soon(g);
                 break;
         case VIRT_EVENT_RECONNECTED:
-                /* Events were missed while down: domains may have started, stopped, or been given NICs. */
+                /* Events were missed while the connection was down.
+                 * Domains may have started, stopped, or been given NICs. */
                 guests_resync(g);
                 break;
         case VIRT_EVENT_DISCONNECTED:
@@ -669,7 +686,8 @@ void guests_reconcile(Guests *g) {
                 if (it->finding == VIRT_FINDING_OK)
                         continue;
                 if (it->finding == VIRT_FINDING_FOREIGN) {
-                        /* Still in a guest (a release it has not let go of yet, or not sriovd's): no one's. */
+                        /* The VF is still in a guest. The guest has not let go of it after a release,
+                         * or sriovd never put it there. Either way, it is given to no one. */
                         if (n_foreign < n_vfs)
                                 strscpy(vfs[n_foreign++], PCI_ADDR_MAX, it->vf);
                         log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.vf = it->vf),
@@ -678,7 +696,8 @@ void guests_reconcile(Guests *g) {
                         continue;
                 }
                 if (it->finding == VIRT_FINDING_MISSING) {
-                        /* Decided and saved, but not in the guest (sriovd or libvirt was down): attach now. */
+                        /* The NIC was decided and saved, but it is not in the guest, because sriovd or
+                         * libvirt was down. Attach it now. */
                         for (size_t j = 0; j < k; j++)
                                 if (streq(infos[j].tenant, it->tenant)) {
                                         TenantNicFacts f = { infos[j].class_name, infos[j].domain, "", infos[j].vlan };
@@ -691,7 +710,7 @@ void guests_reconcile(Guests *g) {
                                 }
                         continue;
                 }
-                /* The rest needs an operator: said, never resolved by guessing. */
+                /* The other findings need an operator. They are logged, and never resolved by guessing. */
                 log_full_errno(it->finding == VIRT_FINDING_DUPLICATE || it->finding == VIRT_FINDING_ELSEWHERE ? LOG_ERR
                                                                                                             : LOG_WARNING,
                                0, LOG_FIELDS(.tenant = it->tenant[0] ? it->tenant : NULL, .vf = it->vf[0] ? it->vf : NULL),
@@ -700,16 +719,16 @@ void guests_reconcile(Guests *g) {
                                it->vf[0] ? it->vf : "-", it->domain[0] ? it->domain : "-",
                                it->expected_domain[0] ? it->expected_domain : "-");
         }
-        /* vfs is done with as the inventory's list: it holds the foreign ones now. */
+        /* vfs no longer serves as the inventory's list. It now holds the foreign VFs. */
         manager_set_vfs_in_guest(g->manager, (const char(*)[PCI_ADDR_MAX]) vfs, n_foreign);
 finish:
         virt_domain_list_free(domains, n_domains);
 }
 
 /*
- * After a (re)connection nothing sriovd learnt from events can be trusted: the NICs are
- * reconciled, and the running domains' vCPU 0 CPUs and RT pinning taken from libvirt itself
- * (a restarted sriovd saw no STARTED event for guests that were already running).
+ * After a connection or a reconnection, nothing that sriovd learnt from events can be trusted.
+ * So the NICs are reconciled, and the running domains' vCPU 0 CPUs and RT pinning are taken from
+ * libvirt itself. A restarted sriovd saw no STARTED event for guests that were already running.
  */
 void guests_resync(Guests *g) {
         VirtDomainInfo *domains = NULL;
@@ -744,7 +763,7 @@ static int guests_open(Guests *g, const char *uri) {
         return 0;
 }
 
-/* A Guests with libvirt's event loop in the manager's: not connected yet. */
+/* Allocates a Guests that is not connected yet. libvirt's events are registered on the manager's event loop. */
 static int guests_alloc(Manager *m, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
         int r;
@@ -778,7 +797,7 @@ int guests_new(Manager *m, const char *uri, Guests **ret) {
 
 static void guests_schedule_attempt(Guests *g);
 
-/* Connected at last: say so once, and catch up with what happened meanwhile. */
+/* Called once connected. It logs this once and catches up with what happened in the meantime. */
 static void guests_connected(Guests *g, const char *uri) {
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "Connected to libvirt at %s%s", uri,
                        g->n_attempts > 1 ? " after retrying" : "");
@@ -818,7 +837,7 @@ static int on_probe_exit(sd_event_source *s, const siginfo_t *si, void *userdata
 static void silence(void *userdata, virErrorPtr e) {
 }
 
-/* Local drivers (test://) run in this process and never wait on a socket: no probe needed. */
+/* Local drivers such as test:// run in this process and never wait on a socket, so they need no probe. */
 static bool uri_is_in_process(const char *uri) {
         return strncmp(uri, "test:", 5) == 0;
 }
@@ -843,9 +862,10 @@ static void guests_attempt(Guests *g) {
         }
         if (pid == 0) {
                 /*
-                 * The child only asks whether libvirt answers; its alarm is the bound. It must not
-                 * keep the daemon's lock (a crash restart would find it held), bus or netlink
-                 * sockets, nor outlive the daemon.
+                 * The child only asks whether libvirt answers, and its alarm bounds the wait. It
+                 * must not keep the daemon's lock, because a restart after a crash would find the
+                 * lock held. It must not keep the bus or netlink sockets either, nor outlive the
+                 * daemon.
                  */
                 (void) close_range(3, ~0U, 0);
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -872,7 +892,7 @@ static int on_connect_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* Backoff like the D-Bus reconnect: 1 s, doubling, at most 30 s. */
+/* Backs off like the D-Bus reconnect: 1 s at first, doubling up to 30 s. */
 static void guests_schedule_attempt(Guests *g) {
         sd_event *e = manager_event_loop(g->manager);
         int r;
@@ -899,7 +919,8 @@ int guests_start(Manager *m, Guests **ret) {
         r = guests_alloc(m, &g);
         if (r < 0)
                 return r;
-        /* From the loop, not from here: the caller's own start-up (READY=1) comes first. */
+        /* The first attempt runs from the event loop, not from here.
+         * So the caller's own start-up, with READY=1, comes first. */
         r = sd_event_add_time_relative(manager_event_loop(m), &g->connect_timer, CLOCK_MONOTONIC, 0, 0,
                                        on_connect_timer, g);
         if (r < 0)

@@ -1,22 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* hotplug.c — a VF's new vectors pinned as soon as its driver has them (bind, link-up), ahead of the cycle */
+/* hotplug.c — pin a new VF's vectors as soon as its driver has them, ahead of the cycle */
 
 #include <string.h>
 
 #include "manager-internal.h"
 
 /*
- * Until a new VF's driver has probed it (enabled MSI-X, registered its netdev: between the VF's
- * "add" and its "bind") its vectors do not exist, and a cycle started then reads the whole host
- * for nothing -- 150 ms on 4,000 IRQs -- while the "bind" waits behind it. So kernel events wait
- * for a probing VF's "bind", this long at most: mlx5 probes a VF in well under a second; a probe
- * that fails or a driver that never comes delays only the cycle, never the pin (there is none).
+ * A new VF's vectors do not exist until its driver has probed it. The probe enables MSI-X and
+ * registers the netdev, between the VF's "add" and "bind" events. A cycle started before then
+ * reads the whole host for nothing, which takes 150 ms on 4,000 IRQs, and the "bind" waits
+ * behind it. So kernel events wait for a probing VF's "bind", for at most this long. mlx5 probes
+ * a VF in well under a second. A probe that fails, or a driver that never comes, delays only the
+ * cycle. It never delays a pin, because then there is nothing to pin.
  */
 #define PROBE_WAIT_USEC (UINT64_C(1000) * 1000)
 
 #define PCI_DEV "/sys/bus/pci/devices/%s"
 
-/* The index in inv of the PF whose VF addr is (its physfn link); -ENOENT: none sriovd manages. */
+/* Finds the index in inv of the PF that owns the VF at addr, through the VF's physfn link.
+ * Returns -ENOENT when sriovd manages no such PF. */
 static int hotplug_find_pf(Manager *m, const Inventory *inv, const char *addr, size_t *ret) {
         _cleanup_free_ char *physfn = NULL;
         int r;
@@ -41,10 +43,10 @@ static void probing_remove(Manager *m, const char *addr) {
 }
 
 /*
- * The VF's vectors where the plan puts them: the VF read anew (a few dozen files, not the host's
- * 70,000) and planned alone against the last inventory's CPUs and its PF, with nothing copied.
- * Its link settings, netdev tuning and IRQ threads are the cycle's, which follows and reads the
- * host whole.
+ * Pins the VF's vectors where the plan puts them. Only the VF is read again, which is a few dozen
+ * files instead of the host's 70,000. It is planned alone against the CPUs and the PF of the last
+ * inventory, with nothing copied. The VF's link settings, netdev tuning and IRQ threads are left
+ * to the cycle that follows, which reads the host whole.
  */
 static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
         _cleanup_(host_problems_done) HostProblems problems = {};
@@ -60,26 +62,27 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
         int r;
 
         /*
-         * Read even when the last cycle saw this VF: it may have read the vectors before they were
-         * pinned (a link-up during its read), and only their affinities now say what is left.
+         * Read the VF even when the last cycle saw it. That cycle may have read the vectors before
+         * they were pinned, for example during a link-up. Only their affinities now show what is left.
          */
         r = sriov_read_vf_of(m->root, &inv->pfs[pf_i], addr, &problems, &vf);
         if (r < 0)
-                return r == -ENOENT ? 0 : r;   /* one the full read leaves out too: the cycle says why */
+                return r == -ENOENT ? 0 : r;   /* The full read leaves this VF out too, and the cycle says why. */
         vectors = vf.irqs;
         if (vf.n_irqs == 0)
-                return 0;   /* no vectors (yet, or vfio-pci's until its guest enables them): none to pin */
+                return 0;   /* No vectors yet. A vfio-pci VF has none until its guest enables them. */
         irqs = calloc(vf.n_irqs, sizeof(*irqs));
         if (!irqs)
                 return -ENOMEM;
-        /* A vector whose /proc/irq entry is not there yet gets it with its first handler: the cycle's. */
+        /* A vector's /proc/irq entry appears with its first handler. A vector without one is left to the cycle. */
         for (size_t i = 0; i < vf.n_irqs; i++)
                 if (irq_read(m->root, vf.irqs[i], &irqs[n]) >= 0)
                         n++;
         if (n == 0)
                 return 0;
 
-        /* What planning and logging one VF read of an inventory: the host's CPUs, its PF with it, its vectors. */
+        /* A view with what planning and logging one VF read from an inventory:
+         * the host's CPUs, the PF with only this VF, and the VF's vectors. */
         Pf pf = inv->pfs[pf_i];
         pf.vfs = &vf;
         pf.n_vfs = 1;
@@ -87,7 +90,8 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
                                  .n_irqs = n };
 
         manager_plan_context(m, NULL, 0, &ctx);
-        /* The whole PF, not the view's: whether its VF count changes depends on all its VFs' users. */
+        /* Pass the whole PF, not the view's copy, because whether its VF count changes
+         * depends on the users of all its VFs. */
         r = plan_build_vf_irqs(&view, m->config, &ctx, &inv->pfs[pf_i], &vf, &plan);
         if (r < 0)
                 return r;
@@ -100,7 +104,8 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
                 written += a->result > 0;
                 failed += a->result < 0;
         }
-        /* Said when it wrote: after sriovd's own VF creation every bind finds its VF pinned. */
+        /* Log at info level only when something was written. After sriovd creates VFs itself,
+         * every bind finds its VF pinned already. */
         log_full_errno(failed ? LOG_WARNING : written ? LOG_INFO : LOG_DEBUG, 0, LOG_FIELDS(.pf = pf.addr, .vf = addr),
                        "New vectors of VF %s: %zu read, %u pinned, %u failed in %.1f ms, ahead of the cycle", addr, n,
                        written, failed, (double) (now_usec() - t0) / 1000.0);
@@ -124,9 +129,10 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
                 return;
         if (streq(action, "add")) {
                 /*
-                 * The driver's link appears before its probe, the vectors during it, the "bind"
-                 * after: that is the one to pin on. Its PF's sriov_drivers_autoprobe off (-1: no
-                 * such file, the kernel's default is on): no driver comes by itself.
+                 * The driver's link appears before its probe, the vectors during it, and the "bind"
+                 * after it. So sriovd pins on the "bind". When the PF's sriov_drivers_autoprobe is
+                 * off, no driver comes by itself, so there is nothing to wait for. A value of -1
+                 * means that the file does not exist, and then the kernel's default is on.
                  */
                 if (inv->pfs[pf_i].drivers_autoprobe == 0)
                         return;
@@ -145,7 +151,7 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
         probing_remove(m, addr);
         r = manager_pin_vf(m, pf_i, addr);
         if (r < 0)
-                log_warning_errno(r, "Failed to pin the vectors of new VF %s, the cycle will: %m", addr);
+                log_warning_errno(r, "Failed to pin the vectors of new VF %s, leaving them to the cycle: %m", addr);
 }
 
 void manager_hotplug_link_up(Manager *m, int ifindex) {
@@ -157,8 +163,8 @@ void manager_hotplug_link_up(Manager *m, int ifindex) {
                         if (inv->pfs[i].vfs[j].ifindex == ifindex) {
                                 r = manager_pin_vf(m, i, inv->pfs[i].vfs[j].addr);
                                 if (r < 0)
-                                        log_warning_errno(r, "Failed to pin the vectors of VF %s, the cycle will: %m",
-                                                          inv->pfs[i].vfs[j].addr);
+                                        log_warning_errno(r, "Failed to pin the vectors of VF %s, "
+                                                          "leaving them to the cycle: %m", inv->pfs[i].vfs[j].addr);
                                 return;
                         }
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* jsonc.c — building and printing json-c trees: adders that report memory, text that is UTF-8, "[]" and "{}" */
+/* jsonc.c — build and print json-c trees, with adders that report ENOMEM and text that is always UTF-8 */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ int jsonc_append(json_object *arr, json_object *o) {
         return 0;
 }
 
-/* s, each byte of it that is not part of valid UTF-8 replaced by U+FFFD: json-c would print it raw. */
+/* Copies s with each byte that is not part of valid UTF-8 replaced by U+FFFD, because json-c would print it raw. */
 static json_object *text_new(const char *s) {
         _cleanup_free_ char *copy = NULL;
         size_t n = strlen(s), k = 0;
@@ -85,7 +85,7 @@ static int empty_to_string(json_object *o, struct printbuf *pb, int level, int f
         return printbuf_memappend(pb, json_object_is_type(o, json_type_array) ? "[]" : "{}", 2);
 }
 
-/* json-c prints an empty container over two lines when pretty: one, as before json-c. */
+/* In pretty mode, json-c prints an empty container over two lines. sriovd prints it on one line, as "[]" or "{}". */
 static void empty_inline(json_object *o) {
         if (json_object_is_type(o, json_type_array)) {
                 size_t n = json_object_array_length(o);

@@ -14,9 +14,10 @@
 #include <unistd.h>
 
 /*
- * Without this, sd-journal.h turns sd_journal_sendv() into a macro that adds log.c's own
- * CODE_FILE/CODE_LINE/CODE_FUNC to every entry, beside the caller's: two of each, and a
- * CODE_FUNC that always says log_journal. The caller's location is sent as fields instead.
+ * Without this define, sd-journal.h turns sd_journal_sendv() into a macro that adds log.c's own
+ * CODE_FILE, CODE_LINE and CODE_FUNC to every entry, beside the caller's. Each entry would carry
+ * two of each, and one CODE_FUNC would always say log_journal. The caller's location is sent as
+ * fields instead.
  */
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
@@ -24,13 +25,14 @@
 #include "sriovd/log.h"
 
 /*
- * Logging is process-wide by nature (one stderr, one journal connection), so this is the one
- * module allowed static state. It is set at startup by log_setup(), and changed later only
- * from the event loop's thread (org.freedesktop.LogControl1): sriovd logs from no other.
+ * Logging is process-wide by nature, with one stderr and one journal connection. So this is the
+ * one module allowed static state. log_setup() sets it at startup. Later, only
+ * org.freedesktop.LogControl1 changes it, from the event loop's thread. sriovd logs from no
+ * other thread.
  */
 static LogTarget log_target = LOG_TARGET_AUTO;
 static int log_max_level = LOG_INFO;
-static int log_resolved = -1;   /* -1 = AUTO not resolved yet, else 0 stderr / 1 journal */
+static int log_resolved = -1;   /* -1 until AUTO is resolved, then 0 for stderr or 1 for the journal */
 
 static const char *const level_names[] = {
         [LOG_EMERG] = "emerg",
@@ -61,10 +63,11 @@ static int parse_u64(const char *s, size_t len, uint64_t *ret) {
 }
 
 /*
- * systemd's own rule: stderr goes to journald exactly when JOURNAL_STREAM ("DEV:INODE") names
- * the file stderr is. A mere "are we a service" guess is not enough: run by hand from a unit's
- * shell, or with stderr redirected, the native protocol would send our messages somewhere the
- * operator is not looking, and sd-journal drops them silently when there is no journald.
+ * This is systemd's own rule. stderr goes to journald exactly when JOURNAL_STREAM, in the form
+ * "DEV:INODE", names the file that stderr is. A guess at whether sriovd runs as a service is not
+ * enough. Run by hand from a unit's shell, or with stderr redirected, the native protocol would
+ * send the messages where the operator is not looking. And sd-journal drops them silently when
+ * there is no journald.
  */
 static bool stderr_is_journal(void) {
         const char *e, *colon;
@@ -94,7 +97,7 @@ void log_setup(LogTarget target, int max_level) {
         log_target = target;
         log_set_max_level(max_level);
 
-        /* Decide now, not per message: the environment and stderr are fixed after startup. */
+        /* Decide now, not per message, because the environment and stderr are fixed after startup. */
         switch (target) {
         case LOG_TARGET_JOURNAL:
                 log_resolved = 1;
@@ -144,14 +147,14 @@ int log_level_from_string(const char *s) {
         for (size_t i = 0; i < ELEMENTSOF(level_names); i++)
                 if (streq(s, level_names[i]))
                         return (int) i;
-        /* syslog's own spelling, as in LOG_ERR and systemd's --log-level=err. */
+        /* Also accept syslog's own spelling, as in LOG_ERR and systemd's --log-level=err. */
         if (streq(s, "err"))
                 return LOG_ERR;
 
         return -EINVAL;
 }
 
-/* Each journal field must be one "NAME=value" iovec, so these are built, not split. */
+/* Each journal field must be one "NAME=value" iovec, so the fields are built whole, not split. */
 static char *field_new(const char *name, const char *value) {
         char *p;
 
@@ -289,8 +292,8 @@ static void log_stderr(int level, const LogFields *f, const char *message) {
         /*
          * One writev() per message rather than stdio: stderr is unbuffered, so fprintf() would
          * issue several writes and lines of concurrent writers could interleave mid-line.
-         * Nothing useful can be done if stderr itself fails (a variable: fortify's writev() wants
-         * its result used, and a (void) cast does not count).
+         * Nothing useful can be done if stderr itself fails. The result still goes into a variable,
+         * because fortify's writev() wants its result used, and a (void) cast does not count.
          */
         ssize_t k = writev(STDERR_FILENO, iov, (int) n);
         (void) k;
@@ -312,21 +315,21 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
         if (level > log_max_level)
                 return -error;
 
-        /* %m is glibc's strerror(errno): point it at the error we were handed. */
+        /* %m prints glibc's strerror(errno), so point errno at the error that the caller passed. */
         errno = error;
         va_start(ap, fmt);
         (void) vsnprintf(message, sizeof(message), fmt, ap);
         va_end(ap);
 
         /*
-         * If journald's socket exists but nobody listens (journald restarting), sendv fails with
-         * ECONNREFUSED and stderr still reaches the operator. With no socket at all it returns
-         * 0 and the message is lost: that is why AUTO checks JOURNAL_STREAM instead.
+         * If journald's socket exists but nobody listens, as while journald restarts, sendv fails
+         * with ECONNREFUSED. Then stderr still reaches the operator. With no socket at all, sendv
+         * returns 0 and the message is lost. That is why AUTO checks JOURNAL_STREAM instead.
          */
         if (!log_to_journal() || log_journal(level, error, f, file, line, func, message) < 0)
                 log_stderr(level, f, message);
 
-        /* Callers log between syscalls and then inspect errno; do not clobber it. */
+        /* Callers log between syscalls and then inspect errno, so errno must come back unchanged. */
         errno = saved_errno;
         return -error;
 }

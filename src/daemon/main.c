@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* main.c — sriovd command line: --check-config, --dry-run, --once, or the daemon */
+/* main.c — the sriovd command line: --check-config, --dry-run, --once, --restore or the daemon */
 
 #include <getopt.h>
 #include <string.h>
@@ -185,8 +185,8 @@ int main(int argc, char **argv) {
                 return EXIT_UNUSABLE;
 
         /*
-         * No configuration needed, on purpose: undoing must work with a broken one too. By hand
-         * there is no RUNTIME_DIRECTORY; the service's is RuntimeDirectory=sriovd.
+         * --restore needs no configuration on purpose, because undoing must work with a broken one
+         * too. Run by hand, it has no RUNTIME_DIRECTORY, so it uses the service's RuntimeDirectory=sriovd.
          */
         if (o.restore) {
                 if (!getenv("RUNTIME_DIRECTORY") && setenv("RUNTIME_DIRECTORY", RUNTIME_DIR_DEFAULT, 1) < 0)
@@ -206,7 +206,8 @@ int main(int argc, char **argv) {
                 const char *path = o.config ?: CONFIG_DEFAULT_PATH;
                 if (r < 0)
                         return EXIT_INCOMPLETE;
-                /* The file is sound; what only the host can tell, where it can be read (or --root). */
+                /* The file is sound. Now check what only the host can tell,
+                 * if the host or the --root tree can be read. */
                 r = manager_check_host(m, stderr);
                 if (r == -ENODEV) {
                         printf("%s: configuration is valid (%zu tenant classes); checked the file only: "
@@ -229,11 +230,13 @@ int main(int argc, char **argv) {
                 return manager_run(m) < 0 ? EXIT_INCOMPLETE : EXIT_OK;
 
         /*
-         * The daemon's lock: --once must not race a running daemon (both would write the same
-         * settings and state); a dry run changes nothing and may run beside it, saying whose
-         * saved tenants it planned. Held for the whole --once, so no daemon starts under it.
+         * Take the daemon's lock. --once must not race a running daemon, because both would write
+         * the same settings and state. The lock is held for the whole --once, so no daemon starts
+         * under it. A dry run changes nothing and may run beside the daemon. It then says that it
+         * planned the daemon's saved tenants.
          */
-        /* A fixture (--root) is no host a daemon runs on, unless the caller names its RUNTIME_DIRECTORY. */
+        /* A fixture tree under --root is not a host that a daemon runs on,
+         * unless the caller names its RUNTIME_DIRECTORY. */
         lock_dir = getenv("RUNTIME_DIRECTORY") ?: o.root ? NULL : RUNTIME_DIR_DEFAULT;
         r = runtime_lock_at(lock_dir, o.once, &lock_fd);
         if (r == -EBUSY && o.once) {

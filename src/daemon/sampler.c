@@ -553,9 +553,9 @@ static int thread_share(Sampler *s, pid_t pid, uint64_t elapsed, ThreadSlot **no
 }
 
 /*
- * Threaded NAPI (issue 19): the receive work of the NAPI this IRQ schedules runs in its napi/
- * thread instead of in softirq context. So the napi/ thread's time is part of the tenant's cost
- * per packet, next to the IRQ thread's time. A NAPI that is not paired with an IRQ has no owner
+ * Threaded NAPI: the receive work of the NAPI this IRQ schedules runs in its napi/ thread
+ * instead of in softirq context. So the napi/ thread's time is part of the tenant's cost per
+ * packet, next to the IRQ thread's time. A NAPI that is not paired with an IRQ has no owner
  * here and is not sampled.
  */
 static int sample_napi_threads(Sampler *s, MetricSnapshot *snap, const IrqOwner *o, uint64_t elapsed,
@@ -595,11 +595,11 @@ static int sample_threads(Sampler *s, MetricSnapshot *snap, const Inventory *inv
                 double v;
 
                 /*
-                 * Read the IRQ threads on the RT CPUs (issue 18), and an RT tenant's threads
-                 * wherever its IRQs are. The other threads run on housekeeping CPUs, and the irq
-                 * and softirq time in /proc/stat already shows their load. On the large host, the
-                 * threads read are 1,564 of 4,168. Each read is an open, an fstat, a read and a
-                 * close. Reading every thread took 23 of the 27 ms that a period took.
+                 * Read the IRQ threads on the RT CPUs, and an RT tenant's threads wherever its IRQs
+                 * are. The other threads run on housekeeping CPUs, and the irq and softirq time in
+                 * /proc/stat already shows their load. On the large host, the threads read are
+                 * 1,564 of 4,168. Each read is an open, an fstat, a read and a close. Reading every
+                 * thread took 23 of the 27 ms that a period took.
                  */
                 if (!(owners[i].rt || owners[i].on_rt))
                         continue;

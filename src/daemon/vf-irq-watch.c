@@ -10,11 +10,11 @@
 /*
  * The watch looks 1, 2, 4 and so on up to 64 s after STARTED. A guest's driver enables MSI-X
  * once the guest has booted that far, and no event tells when. That takes seconds on real
- * hardware, and took 46 s in a measurement with a nested TCG guest (TESTBED.md). Doubling puts
- * the first look close to an early driver. It also bounds the series at 7 reads of one small
- * directory per VF. No look is a cycle, because a cycle runs only when a look finds vectors.
- * Past 64 s, the drift check is the safety net, unless drift_check_sec is 0. It re-reads every
- * msi_irqs/ anyway.
+ * hardware, and took 46 s for a nested TCG guest in the system suite. Doubling puts the first
+ * look close to an early driver. It also bounds the series at 7 reads of one small directory
+ * per VF. No look is a cycle, because a cycle runs only when a look finds vectors. Past 64 s,
+ * the drift check is the safety net, unless drift_check_sec is 0. It re-reads every msi_irqs/
+ * anyway.
  *
  * QEMU does not enable a VF's vectors all at once. Vector 0 comes first, and the others follow
  * as the guest unmasks them. So a look that found vectors is followed by one more a second

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bind.c — moving a PCI function between drivers (vfio-pci passthrough) through driver_override */
+/* bind.c — moves a PCI function between drivers through driver_override, e.g. to vfio-pci for passthrough */
 
 #include <string.h>
 
@@ -22,23 +22,23 @@ int pci_driver_read(RootFs *root, const char *addr, char *ret_driver, size_t dri
         if (r == 0)
                 return -ENODEV;
 
-        /* Every kernel since 3.16 has it; without it nothing here can work. */
+        /* Every kernel since 3.16 has driver_override. Nothing in this file can work without it. */
         r = rootfs_read(root, &override, PCI_DEV "/driver_override", addr);
         if (r == -ENOENT)
                 return -EOPNOTSUPP;
         if (r < 0)
                 return r;
-        /* The kernel prints an unset override with "%s" of NULL. */
+        /* The kernel prints an unset override as "%s" of NULL, which reads "(null)". */
         if (streq(override, "(null)"))
                 override[0] = 0;
 
         r = rootfs_readlink_base(root, &driver, PCI_DEV "/driver", addr);
         if (r == -ENOENT)
-                driver = NULL;   /* unbound */
+                driver = NULL;   /* the function has no driver */
         else if (r < 0)
                 return r;
         else if (!path_component_valid(driver))
-                return -EBADMSG; /* we build drivers/NAME/unbind from it */
+                return -EBADMSG; /* the name becomes part of the path drivers/NAME/unbind */
 
         if ((ret_driver && strlen(driver ?: "") >= driver_size) ||
             (ret_override && strlen(override) >= override_size))
@@ -57,7 +57,6 @@ static int driver_loaded(RootFs *root, const char *driver) {
         return r > 0 ? 0 : -ENOENT;
 }
 
-/* Write addr to /sys/bus/pci/drivers/DRIVER/unbind, then to drivers_probe. */
 static int driver_unbind_and_probe(RootFs *root, const char *addr, const char *driver) {
         int r;
 
@@ -85,25 +84,27 @@ int pci_driver_bind(RootFs *root, const char *addr, const char *driver) {
                 return 0;
 
         /*
-         * The override first: from here on any probe of addr — ours below, or one caused
-         * meanwhile by a driver (re)load or a uevent — can only pick driver, never the
-         * native one. Writing it does not unbind anything by itself.
+         * The override is written first. From then on, any probe of addr can pick only the
+         * new driver, never the native one. That holds for the probe below and for one that a
+         * driver load, a driver reload or a uevent causes meanwhile. Writing the override does
+         * not unbind anything by itself.
          */
         if (!streq(override, driver)) {
                 r = rootfs_write(root, driver, PCI_DEV "/driver_override", addr);
                 if (r < 0)
                         return r;
         }
-        /* Already there (bound by new_id, say): the override now keeps it there. */
+        /* The function may already have the driver, e.g. through new_id. The override now keeps it there. */
         if (streq(cur, driver))
                 return 1;
 
-        /* drivers_probe only attaches a driver to an unbound device: unbind first, unless it is. */
+        /* drivers_probe attaches a driver only to an unbound device, so a bound one is unbound first. */
         r = driver_unbind_and_probe(root, addr, cur);
         return r < 0 ? r : 1;
 }
 
-/* The kernel never picks a vfio driver by ID table: one bound means passthrough left it there. */
+/* The kernel never picks a vfio driver from an ID table.
+ * So a bound vfio driver means that passthrough left it there. */
 static bool driver_is_vfio(const char *driver) {
         return strstr(driver, "vfio");
 }
@@ -131,9 +132,9 @@ int pci_driver_restore(RootFs *root, const char *addr, const char *original) {
                 return 0;
 
         if (!settled) {
-                /* As in bind, the override before the unbind: the probe can only pick original. */
+                /* As in pci_driver_bind(), the override goes before the unbind, so the probe can pick only original. */
                 if (!streq(override, original)) {
-                        /* "\n", not "": 5.19 kernels took "" as an override matching no driver. */
+                        /* The write is "\n", not "", because 5.19 kernels took "" as an override that matches no driver. */
                         r = rootfs_write(root, *original ? original : "\n", PCI_DEV "/driver_override", addr);
                         if (r < 0)
                                 return r;
@@ -144,7 +145,7 @@ int pci_driver_restore(RootFs *root, const char *addr, const char *original) {
                         return r;
         }
 
-        /* Nothing sticky: a later driver reload sees the ID tables again. */
+        /* The override is cleared so that a later driver reload goes by the ID tables again. */
         if (*override) {
                 r = rootfs_write(root, "\n", PCI_DEV "/driver_override", addr);
                 if (r < 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* device-monitor.c — libudev: PCI and net devices appearing, leaving, binding to drivers */
+/* device-monitor.c — libudev events for PCI and net devices that appear, leave or bind to drivers */
 
 #include <libudev.h>
 #include <string.h>
@@ -25,11 +25,12 @@ int device_monitor_new(DeviceEventFn fn, void *userdata, DeviceMonitor **ret) {
         m->udev = udev_new();
         if (!m->udev)
                 return -ENOMEM;
-        /* "udev", not "kernel": after rules ran, so netdev names are final. */
+        /* The monitor listens to "udev", not "kernel", because udev sends its events after the rules ran.
+         * By then the netdev names are final. */
         m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
         if (!m->monitor)
                 return negative_errno();
-        /* A PF reload is a burst of hundreds of events while a cycle may be busy writing. */
+        /* A PF reload sends a burst of hundreds of events, and a cycle may be busy writing meanwhile. */
         (void) udev_monitor_set_receive_buffer_size(m->monitor, 16 * 1024 * 1024);
         r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "pci", NULL);
         if (r >= 0)
@@ -59,7 +60,7 @@ int device_monitor_fd(const DeviceMonitor *m) {
 int device_monitor_dispatch(DeviceMonitor *m) {
         struct udev_device *d;
 
-        /* The fd is non-blocking: receive until it is drained. */
+        /* The fd is non-blocking, so the loop receives until the socket is drained. */
         for (errno = 0; (d = udev_monitor_receive_device(m->monitor)); errno = 0) {
                 const char *action = udev_device_get_action(d) ?: "change";
 
@@ -68,7 +69,7 @@ int device_monitor_dispatch(DeviceMonitor *m) {
                               m->userdata);
                 udev_device_unref(d);
         }
-        /* The socket overflowed: which devices changed is lost, so everything is re-checked. */
+        /* The socket overflowed, so the list of changed devices is lost. The callback re-checks everything. */
         if (errno == ENOBUFS)
                 m->fn(NULL, NULL, NULL, m->userdata);
         return 0;

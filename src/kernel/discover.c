@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* discover.c — observe: read the whole inventory (CPUs, features, PFs, VFs, IRQs) in one pass */
+/* discover.c — reads the whole inventory of CPUs, kernel features, PFs, VFs and IRQs in one pass */
 
 #include <string.h>
 
@@ -33,7 +33,7 @@ static int collect_irqs(const Inventory *inv, unsigned **ret, size_t *ret_n) {
         }
         qsort_safe(all, n, sizeof(*all), unsigned_cmp);
 
-        /* A vector belongs to one function; drop duplicates a broken tree might show. */
+        /* A vector belongs to one function. A broken tree might show it twice, so duplicates are dropped. */
         k = 0;
         for (size_t i = 0; i < n; i++)
                 if (k == 0 || all[k - 1] != all[i])
@@ -59,14 +59,14 @@ static int read_irqs(RootFs *root, Inventory *inv, const IrqThread *threads, siz
                 Irq *q = &inv->irqs[inv->n_irqs];
                 const IrqThread *t;
 
-                /* msi_irqs can name a vector that /proc/irq no longer has (a race with unbind). */
+                /* msi_irqs can name a vector that /proc/irq no longer has, after a race with an unbind. */
                 r = irq_read(root, nums[i], q);
                 if (r == -ENOENT)
                         continue;
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        /* Not one we can pin or verify; the other vectors still are. */
+                        /* sriovd can neither pin nor verify this vector. It still handles the other vectors. */
                         r = host_problem_add(&inv->problems, "", r,
                                              "IRQ %u: smp_affinity_list unreadable (%m): left alone", nums[i]);
                         if (r < 0)
@@ -79,8 +79,9 @@ static int read_irqs(RootFs *root, Inventory *inv, const IrqThread *threads, siz
                         q->thread_policy = t->policy;
                         q->thread_priority = t->priority;
                 } else if (inv->caps.threaded_irqs)
-                        /* No handler yet (a netdev not open): the one requested later brings its
-                         * thread with no event saying so, and a drift check's refresh looks for it. */
+                        /* The IRQ has no handler yet, e.g. because its netdev is not open.
+                         * A handler requested later brings its own thread, and no event says so.
+                         * The refresh in a drift check looks for that thread. */
                         (void) irq_read_action(root, nums[i], q->action, sizeof(q->action));
                 inv->n_irqs++;
         }
@@ -92,7 +93,7 @@ static int irq_cmp(const void *key, const void *elem) {
         return (k > e) - (k < e);
 }
 
-/* The IRQs that are not the managed NICs': kept off the RT CPUs. */
+/* Reads the IRQs that do not belong to the managed NICs. sriovd keeps these off the RT CPUs. */
 static int read_other_irqs(RootFs *root, Inventory *inv) {
         _cleanup_free_ unsigned *all = NULL;
         size_t n;
@@ -110,7 +111,7 @@ static int read_other_irqs(RootFs *root, Inventory *inv) {
 
                 if (bsearch_safe(&all[i], inv->irqs, inv->n_irqs, sizeof(Irq), irq_cmp))
                         continue;
-                /* IRQ 0 and friends have no affinity file: not movable, not listed. */
+                /* IRQ 0 and a few others have no affinity file. They cannot move, so they are not listed. */
                 if (irq_read(root, all[i], q) < 0)
                         continue;
                 (void) irq_read_action(root, all[i], q->action, sizeof(q->action));
@@ -154,8 +155,9 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
                 if (!scope_contains(scope, f->vendor, f->device, f->addr))
                         continue;
                 /*
-                 * A VF of an in-scope PF has its own ID; skip one that matches anyway. The
-                 * link itself counts, not its target: a VF with a dangling physfn is no PF.
+                 * A VF of an in-scope PF has its own device ID, but one may match the scope anyway.
+                 * A function with a physfn link is a VF and is skipped. The link itself counts,
+                 * not its target, so a VF with a dangling physfn link is still not a PF.
                  */
                 r = rootfs_readlink(root, &physfn, "/sys/bus/pci/devices/%s/physfn", f->addr);
                 physfn = mfree(physfn);
@@ -180,7 +182,7 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
                 strscpy(pf->name, sizeof(pf->name), f->name);
                 strscpy(pf->driver, sizeof(pf->driver), f->driver);
 
-                /* A node the host does not have would index past the topology's nodes. */
+                /* A node that the host does not have would index past the end of the topology's nodes. */
                 if (pf->numa_node >= 0 && (unsigned) pf->numa_node >= inv->topo.n_nodes) {
                         r = host_problem_add(&inv->problems, pf->addr, 0,
                                              "numa_node %d is not a node of this host (%u): taken as unknown",
@@ -190,7 +192,8 @@ int inventory_read(RootFs *root, const Scope *scope, Inventory **ret) {
                         pf->numa_node = -1;
                 }
 
-                /* -ENOENT: not SR-IOV capable (or not yet bound), nothing for us; 1: left out, said why. */
+                /* -ENOENT means that the function is not SR-IOV capable or not bound yet, so sriovd skips it.
+                 * 1 means that the PF is left out and a host problem says why. */
                 r = sriov_read_pf(root, pf, &inv->problems);
                 if (r != 0) {
                         pf_done(pf);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* ethtool.c — coalescing, offload features and RSS channels by ifindex over ethtool generic netlink */
+/* ethtool.c — reads and sets coalescing, offload features and RSS channels by ifindex over ethtool generic netlink */
 
 #include <assert.h>
 #include <limits.h>
@@ -22,7 +22,7 @@ struct EthtoolNl {
 
 /* --- Offloads and the kernel features behind them --- */
 
-/* Every kernel feature sriovd reads or writes; an Offload owns one or more, in this order. */
+/* These are all the kernel features that sriovd reads or writes. Each Offload owns one or more of them, in this order. */
 static const struct {
         Offload offload;
         const char *name;
@@ -35,7 +35,7 @@ static const struct {
 };
 #define N_FEATURE_BITS ELEMENTSOF(feature_bits)
 
-/* One kernel feature as FEATURES_GET describes it. */
+/* One kernel feature, as FEATURES_GET describes it. */
 typedef struct FeatureBit {
         bool hw, active, nochange;
 } FeatureBit;
@@ -55,7 +55,7 @@ const char *offload_feature_name(Offload o) {
         return NULL;
 }
 
-/* --- Coalescing fields: inventory.h's order (coalesce_field_get/set), with their attributes --- */
+/* --- Coalescing fields and their attributes, in the order of inventory.h and coalesce_field_get/set --- */
 
 static const uint16_t coalesce_attrs[COALESCE_N_FIELDS] = {
         ETHTOOL_A_COALESCE_RX_USECS,         ETHTOOL_A_COALESCE_TX_USECS,
@@ -76,7 +76,7 @@ static bool field_valid(size_t i, long v) {
 
 /* --- Requests --- */
 
-/* A request with its header nest; flags 0 leaves ETHTOOL_A_HEADER_FLAGS out. */
+/* Builds a request with its header nest. With flags 0, ETHTOOL_A_HEADER_FLAGS is left out. */
 static int request_new(int family, uint8_t cmd, int ifindex, uint32_t flags, struct nl_msg **ret) {
         _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
         struct nlattr *hdr;
@@ -89,7 +89,7 @@ static int request_new(int family, uint8_t cmd, int ifindex, uint32_t flags, str
         if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_REQUEST, cmd,
                          ETHTOOL_GENL_VERSION))
                 return -EMSGSIZE;
-        /* Every ETHTOOL_A_*_HEADER is attribute 1. */
+        /* Every ETHTOOL_A_*_HEADER is attribute 1, so the coalesce one serves every command. */
         hdr = nla_nest_start(msg, ETHTOOL_A_COALESCE_HEADER);
         if (!hdr)
                 return -EMSGSIZE;
@@ -145,8 +145,8 @@ int ethtool_build_coalesce_set(int family, int ifindex, const CoalesceChange *c,
 }
 
 /*
- * ETHTOOL_A_FEATURES_WANTED in the verbose form: the listed bits are the
- * mask, ETHTOOL_A_BITSET_BIT_VALUE the ones to switch on. By name, which the
+ * Builds ETHTOOL_A_FEATURES_WANTED in the verbose form. The listed bits are the mask, and
+ * ETHTOOL_A_BITSET_BIT_VALUE marks the ones to switch on. The bits go by name, which the
  * kernel resolves against its netdev_features_strings.
  */
 static int features_build(int family, int ifindex, const bool mask[N_FEATURE_BITS],
@@ -207,10 +207,10 @@ int ethtool_build_features_set(int family, int ifindex, const int want[_OFFLOAD_
         return features_build(family, ifindex, mask, value, ret);
 }
 
-/* --- Channels: ChannelsChange's counts with their attributes --- */
+/* --- Channels: the counts of ChannelsChange and their attributes --- */
 
 static const struct {
-        size_t off;                 /* of the long in ChannelsChange */
+        size_t off;                 /* the offset of the long in ChannelsChange */
         uint16_t attr;
 } channel_counts[] = {
         { offsetof(ChannelsChange, rx), ETHTOOL_A_CHANNELS_RX_COUNT },
@@ -227,7 +227,7 @@ static void channels_change_set(ChannelsChange *c, size_t i, long v) {
         *(long *) ((char *) c + channel_counts[i].off) = v;
 }
 
-/* The count and maximum of Channels for ChannelsChange's i-th count. */
+/* Gives the count and the maximum in Channels that belong to the i-th count of ChannelsChange. */
 static void channels_field(const Channels *ch, size_t i, long *ret_count, long *ret_max) {
         const long counts[N_CHANNEL_COUNTS] = { ch->rx, ch->tx, ch->combined };
         const long maxes[N_CHANNEL_COUNTS] = { ch->max_rx, ch->max_tx, ch->max_combined };
@@ -271,8 +271,9 @@ int ethtool_build_channels_set(int family, int ifindex, const ChannelsChange *c,
 }
 
 /*
- * What of want differs from cur, in ret; -EINVAL for a count above the driver's maximum (a
- * kind it lacks has maximum 0: only 0 is then "already so", as the kernel would agree).
+ * Puts in ret the counts of want that differ from cur. Returns -EINVAL for a count above the
+ * driver's maximum. A kind of channel that the driver lacks has a maximum of 0. Only 0 then
+ * counts as already set, and the kernel would agree.
  */
 static int channels_diff(const Channels *cur, const ChannelsChange *want, ChannelsChange *ret, unsigned *ret_n) {
         ChannelsChange d = CHANNELS_CHANGE_NONE;
@@ -286,7 +287,7 @@ static int channels_diff(const Channels *cur, const ChannelsChange *want, Channe
                 channels_field(cur, i, &count, &max);
                 if (w > max)
                         return -EINVAL;
-                /* A kind the driver lacks reads -1; 0 of it is what it has. */
+                /* A kind that the driver lacks reads -1, which means that it has 0 of them. */
                 if (w == (count < 0 ? 0 : count))
                         continue;
                 channels_change_set(&d, i, w);
@@ -299,7 +300,7 @@ static int channels_diff(const Channels *cur, const ChannelsChange *want, Channe
 
 /* --- Answers --- */
 
-/* The header nest of a reply or notification: its device. */
+/* Reads the device from the header nest of a reply or a notification. */
 static int reply_ifindex(struct nlattr *hdr, int *ret) {
         static struct nla_policy policy[ETHTOOL_A_HEADER_MAX + 1] = {
                 [ETHTOOL_A_HEADER_DEV_INDEX] = { .type = NLA_U32 },
@@ -317,7 +318,7 @@ static int reply_ifindex(struct nlattr *hdr, int *ret) {
         return 0;
 }
 
-/* The generic netlink payload of h, if it is a well-formed message of one of the two commands. */
+/* Checks that h is a well-formed generic netlink message of one of the two commands. */
 static int genl_check(const struct nlmsghdr *h, uint8_t cmd_a, uint8_t cmd_b) {
         const struct genlmsghdr *g;
 
@@ -344,7 +345,7 @@ int ethtool_coalesce_parse(const struct nlmsghdr *h, Coalesce *ret) {
 
         if (genl_check(h, ETHTOOL_MSG_COALESCE_GET_REPLY, ETHTOOL_MSG_COALESCE_NTF) < 0)
                 return -EBADMSG;
-        /* libnl's parser does not write to the message; its prototype just lacks the const. */
+        /* libnl's parser does not write to the message. Its prototype just lacks the const. */
         if (genlmsg_parse((struct nlmsghdr *) h, 0, tb, ETHTOOL_A_COALESCE_MAX, policy) < 0)
                 return -EBADMSG;
 
@@ -359,7 +360,7 @@ int ethtool_coalesce_parse(const struct nlmsghdr *h, Coalesce *ret) {
                 else {
                         v = nla_get_u32(a);
 #if LONG_MAX < UINT32_MAX
-                        /* Where long is 32 bits; such a value could not be asked for either. */
+                        /* This applies where long has 32 bits. Such a value could not be asked for either. */
                         if (v > LONG_MAX)
                                 return -EBADMSG;
 #endif
@@ -371,9 +372,9 @@ int ethtool_coalesce_parse(const struct nlmsghdr *h, Coalesce *ret) {
 }
 
 /*
- * One bitset of a FEATURES reply, verbose form (we never ask for compact):
- * with ETHTOOL_A_BITSET_NOMASK the listed bits are the set ones; otherwise
- * the list is the mask and BIT_VALUE says which are set.
+ * Parses one bitset of a FEATURES reply in the verbose form. sriovd never asks for the compact
+ * form. With ETHTOOL_A_BITSET_NOMASK, the listed bits are the set ones. Without it, the list
+ * is the mask, and BIT_VALUE says which bits are set.
  */
 static int bitset_parse(struct nlattr *set, bool ret[N_FEATURE_BITS]) {
         static struct nla_policy set_policy[ETHTOOL_A_BITSET_MAX + 1] = {
@@ -394,7 +395,7 @@ static int bitset_parse(struct nlattr *set, bool ret[N_FEATURE_BITS]) {
                 return -EBADMSG;
         if (nla_parse_nested(tb, ETHTOOL_A_BITSET_MAX, set, set_policy) < 0)
                 return -EBADMSG;
-        /* Compact (VALUE without BITS) has no names to match. An empty verbose list has no BITS. */
+        /* The compact form has VALUE without BITS and no names to match. An empty verbose list has no BITS. */
         if (!tb[ETHTOOL_A_BITSET_BITS])
                 return tb[ETHTOOL_A_BITSET_VALUE] ? -EBADMSG : 0;
         nomask = tb[ETHTOOL_A_BITSET_NOMASK];
@@ -475,7 +476,7 @@ int ethtool_channels_parse(const struct nlmsghdr *h, Channels *ret) {
                 [ETHTOOL_A_CHANNELS_OTHER_COUNT] = { .type = NLA_U32 },
                 [ETHTOOL_A_CHANNELS_COMBINED_COUNT] = { .type = NLA_U32 },
         };
-        /* count attribute, max attribute, and where they go */
+        /* the count attribute, the max attribute, and where each goes */
         static const struct {
                 uint16_t count_attr, max_attr;
                 size_t count_off, max_off;
@@ -503,11 +504,11 @@ int ethtool_channels_parse(const struct nlmsghdr *h, Channels *ret) {
                 long *max = (long *) ((char *) &c + kinds[i].max_off);
                 uint32_t cv, mv;
 
-                /* libnl's policy checks a minimum length only; a u32 is exactly four bytes. */
+                /* libnl's policy checks only a minimum length, but a u32 must be exactly four bytes. */
                 if ((ca && nla_len(ca) != 4) || (ma && nla_len(ma) != 4))
                         return -EBADMSG;
                 /* The kernel sends both, and only for a kind whose maximum is not 0. A count above
-                 * its maximum is the driver's to explain: taken as it says. */
+                 * its maximum is for the driver to explain, so it is taken as the driver says. */
                 mv = ma ? nla_get_u32(ma) : 0;
                 cv = ca ? nla_get_u32(ca) : 0;
 #if LONG_MAX < UINT32_MAX
@@ -534,7 +535,7 @@ int ethtool_nl_open(EthtoolNl **ret) {
         if (r < 0)
                 return r;
         r = genl_ctrl_resolve(e->sk, ETHTOOL_GENL_NAME);
-        /* No such family: the kernel was built without ethtool netlink. */
+        /* A missing family means that the kernel was built without ethtool netlink. */
         if (r == -NLE_OBJ_NOTFOUND)
                 return -EOPNOTSUPP;
         if (r < 0)
@@ -576,7 +577,7 @@ static int on_reply(struct nl_msg *msg, void *userdata) {
 
         if (rp->seen)
                 return NL_SKIP;
-        /* Every reply's header nest is attribute 1; it must be about the device we asked for. */
+        /* Every reply's header nest is attribute 1. The reply must be about the device that was asked for. */
         hdr = genlmsg_valid_hdr((struct nlmsghdr *) h, 0)
                       ? nla_find(genlmsg_attrdata(nlmsg_data(h), 0), genlmsg_attrlen(nlmsg_data(h), 0),
                                  ETHTOOL_A_COALESCE_HEADER)
@@ -603,7 +604,7 @@ static int get(EthtoolNl *e, uint8_t cmd, int ifindex, int (*parse)(const struct
         if (r < 0)
                 return r;
         r = netlink_transact(e->sk, msg, on_reply, &rp, err);
-        /* An ACK without the reply: not what this command answers. */
+        /* An ACK without a reply is not how this command answers. */
         if (r >= 0 && !rp.seen) {
                 r = -EBADMSG;
                 if (err)
@@ -663,8 +664,8 @@ static int send_set(EthtoolNl *e, struct nl_msg *msg, NlError *err) {
 }
 
 /*
- * The read-back runs with its own NlError so that err keeps the SET's answer
- * (an ACK may carry a warning); only a failing read-back replaces it.
+ * The read-back runs with its own NlError, so err keeps the SET's answer.
+ * An ACK may carry a warning. Only a failing read-back replaces that answer.
  */
 static int readback_failed(int r, const NlError *rb, NlError *err) {
         if (err)
@@ -672,7 +673,8 @@ static int readback_failed(int r, const NlError *rb, NlError *err) {
         return r;
 }
 
-/* Accepted, yet not what was asked: -EIO, with whatever text the SET's ACK had. */
+/* The kernel accepted the SET, yet the value is not what was asked.
+ * Returns -EIO, with whatever text the SET's ACK had. */
 static int readback_differs(NlError *err) {
         if (err)
                 err->error = -EIO;
@@ -704,9 +706,10 @@ int ethtool_coalesce_set(EthtoolNl *e, int ifindex, const CoalesceChange *want, 
         r = send_set(e, msg, err);
         if (r == -EINVAL && coalesce_validate(&d, &n) >= 0 && n > 1) {
                 /*
-                 * The kernel refuses the whole request for one value a driver will not take
-                 * (igb in queue-pair mode: tx-usecs): apply the others one by one, and
-                 * report the first refusal. Nothing the driver takes is left undone.
+                 * The kernel refuses the whole request for one value that the driver will not take.
+                 * igb in queue-pair mode refuses tx-usecs, for example. So the values are applied
+                 * one by one, and the first refusal is reported. Nothing that the driver takes is
+                 * left undone.
                  */
                 NlError first = *err;
                 unsigned done = 0;
@@ -729,7 +732,7 @@ int ethtool_coalesce_set(EthtoolNl *e, int ifindex, const CoalesceChange *want, 
                 r = ethtool_coalesce_get(e, ifindex, &cur, &rb);
                 if (r < 0)
                         return readback_failed(r, &rb, err);
-                /* Partly applied: the refused value still differs, and that is what is said. */
+                /* The change is partly applied. The refused value still differs, and the error says so. */
                 err->error = -EINVAL;
                 return -EINVAL;
         }
@@ -797,7 +800,7 @@ int ethtool_features_set(EthtoolNl *e, int ifindex, const int want[_OFFLOAD_MAX]
         if (r < 0)
                 return r;
 
-        /* Compared per kernel feature: an offload half on is not "already so" either way. */
+        /* The comparison is per kernel feature, so an offload that is half on is neither on nor off. */
         for (size_t i = 0; i < N_FEATURE_BITS; i++) {
                 Offload o = feature_bits[i].offload;
 
@@ -806,7 +809,7 @@ int ethtool_features_set(EthtoolNl *e, int ifindex, const int want[_OFFLOAD_MAX]
                 present[o]++;
                 if (b[i].active == (want[o] == 1))
                         continue;
-                /* The kernel would ignore it silently (masked by hw_features); say so instead. */
+                /* hw_features masks this feature, so the kernel would ignore the change silently. An error says so instead. */
                 if (!feature_changeable(&b[i]))
                         return -EOPNOTSUPP;
                 mask[i] = true;
@@ -884,7 +887,7 @@ int ethtool_monitor_new(EthtoolMonitorFn fn, void *userdata, EthtoolMonitor **re
         r = genl_connect(m->sk);
         if (r < 0)
                 return netlink_errno_from_nle(r);
-        /* Resolve while the socket still has libnl's default callbacks and sequence checks. */
+        /* The family is resolved while the socket still has libnl's default callbacks and sequence checks. */
         r = genl_ctrl_resolve(m->sk, ETHTOOL_GENL_NAME);
         if (r == -NLE_OBJ_NOTFOUND)
                 return -EOPNOTSUPP;
@@ -897,7 +900,7 @@ int ethtool_monitor_new(EthtoolMonitorFn fn, void *userdata, EthtoolMonitor **re
         if (group < 0)
                 return netlink_errno_from_nle(group);
 
-        /* Notifications carry the kernel's sequence numbers, not ours. */
+        /* Notifications carry the kernel's sequence numbers, not sriovd's, so the check is off. */
         nl_socket_disable_seq_check(m->sk);
         r = nl_socket_modify_cb(m->sk, NL_CB_VALID, NL_CB_CUSTOM, on_notification, m);
         if (r < 0)
@@ -931,7 +934,7 @@ int ethtool_monitor_dispatch(EthtoolMonitor *m) {
 
                 if (r == -NLE_AGAIN)
                         return 0;
-                /* The socket overflowed (ENOBUFS): notifications were lost, so re-read all. */
+                /* The socket overflowed with ENOBUFS. Notifications were lost, so the callback re-reads all devices. */
                 if (r == -NLE_NOMEM || r == -NLE_MSG_OVERFLOW) {
                         m->fn(0, "lost", m->userdata);
                         continue;

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * irq-files.c — the IRQs' smp_affinity_list files a drift check reads, kept open between checks.
+ * irq-files.c — keeps the smp_affinity_list files that a drift check reads open between checks
  *
- * On the real /proc a held file is read again with one pread(): procfs generates it anew at each
- * read from offset 0, and an IRQ freed meanwhile makes the old file fail (-EIO) rather than read
- * as before. bench-irq-files on a 6.1 kernel: 1.3 us a read against 8.6 us for open, read and
- * close, at ~4.4 KiB of kernel memory per file held (the page procfs fills at the first read,
- * kept until close). A fixture tree's file can be replaced under a held fd, which would then read the old
- * one: there every read goes by path.
+ * On the real /proc, a held file is read again with one pread(). procfs generates the text anew
+ * at each read from offset 0. If the IRQ was freed meanwhile, the old file fails with -EIO
+ * rather than showing stale text. On a 6.1 kernel, bench-irq-files measured 1.3 us for such a
+ * read against 8.6 us for open, read and close. Each held file costs about 4.4 KiB of kernel
+ * memory, the page that procfs fills at the first read and keeps until close.
+ * In a fixture tree, a file can be replaced under a held fd, and the fd would then read the old
+ * file. So in a fixture tree every read goes by path.
  */
 
 #include <stdlib.h>
@@ -22,7 +23,7 @@ typedef struct HeldFile {
 } HeldFile;
 
 struct IrqFiles {
-        HeldFile *files;             /* by irq */
+        HeldFile *files;             /* sorted by irq */
         size_t n_files, allocated, budget;
 };
 
@@ -50,7 +51,7 @@ size_t irq_files_held(const IrqFiles *f) {
         return f ? f->n_files : 0;
 }
 
-/* The place of irq in files: its index when held (*found), else where it would go. */
+/* Returns the index of irq in files and sets *found. If irq is not held, returns where it belongs. */
 static size_t held_find(const IrqFiles *f, unsigned irq, bool *found) {
         size_t lo = 0, hi = f->n_files;
 
@@ -87,7 +88,8 @@ int irq_files_read_affinity(IrqFiles *f, RootFs *root, unsigned irq, char *buf, 
                         r = rootfs_reread(f->files[i].fd, buf, size);
                         if (r >= 0)
                                 return r;
-                        /* Freed since (-EIO), perhaps set up again under its number: by path. */
+                        /* The IRQ was freed since, which gives -EIO. It may have been set up again
+                         * under the same number, so the read goes by path. */
                         held_drop(f, i);
                 }
         }
@@ -100,7 +102,7 @@ int irq_files_read_affinity(IrqFiles *f, RootFs *root, unsigned irq, char *buf, 
         r = rootfs_reread(fd, buf, size);
         if (r < 0)
                 return r;
-        /* Out of memory for the list costs the next read a path lookup, nothing else. */
+        /* If the list cannot grow, the only cost is a path lookup at the next read. */
         if (GREEDY_REALLOC(f->files, f->allocated, f->n_files + 1) >= 0) {
                 memmove(f->files + i + 1, f->files + i, (f->n_files - i) * sizeof(*f->files));
                 f->files[i] = (HeldFile) { .irq = irq, .fd = TAKE_FD(fd) };

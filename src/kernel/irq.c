@@ -26,7 +26,8 @@ int irq_read(RootFs *root, unsigned irq, Irq *ret) {
         r = rootfs_read_stat(root, &list, &st, "/proc/irq/%u/smp_affinity_list", irq);
         if (r < 0)
                 return r;
-        /* Kernel-managed vectors are read-only (mode 0444); root could still open them. */
+        /* Kernel-managed vectors have read-only files with mode 0444. The mode is checked
+         * because root could still open them for writing. */
         q.writable = (st.st_mode & 0222) != 0;
         r = cpuset_parse_list(list, &q.affinity);
         if (r < 0)
@@ -41,7 +42,7 @@ int irq_set_affinity(RootFs *root, unsigned irq, const CpuSet *cpus) {
         char buf[CPUSET_LIST_MAX];
         int r;
 
-        /* The plan read it a moment ago; the verify reads it again. */
+        /* There is no read first, because the plan read the value a moment ago and the verify step reads it again. */
         r = rootfs_write(root, cpuset_format_list(cpus, buf, sizeof(buf)), "/proc/irq/%u/smp_affinity_list", irq);
         return r < 0 ? r : 1;
 }
@@ -59,7 +60,7 @@ int irq_read_action(RootFs *root, unsigned irq, char *buf, size_t size) {
         r = rootfs_opendir(root, &d, "/proc/irq/%u", irq);
         if (r < 0)
                 return r;
-        /* Every handler registered on the IRQ has a directory named after it; files are the knobs. */
+        /* Every handler registered on the IRQ has a directory named after it. The files are settings, not handlers. */
         while ((de = readdir(d)))
                 if (de->d_type == DT_DIR && de->d_name[0] != '.') {
                         strscpy(buf, size, de->d_name);
@@ -86,7 +87,7 @@ int irq_set_default_affinity(RootFs *root, const CpuSet *cpus) {
         r = irq_read_default_affinity(root, &now);
         if (r >= 0 && cpuset_equal(&now, cpus))
                 return 0;
-        /* The file takes a mask only, no list form. */
+        /* The file takes only a mask. It has no list form. */
         r = rootfs_write(root, cpuset_format_mask(cpus, buf, sizeof(buf)), "/proc/irq/default_smp_affinity");
         return r < 0 ? r : 1;
 }
@@ -107,7 +108,8 @@ static int kthread_cmp(const void *a, const void *b) {
         return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* A napi/, ksoftirqd/, ktimers/ or rcuc/ kernel thread, into *k; false: not one (or gone meanwhile). */
+/* Fills *k for a napi/, ksoftirqd/, ktimers/ or rcuc/ kernel thread.
+ * Returns false for any other thread and for a thread that exited meanwhile. */
 static bool kthread_from_stat(RootFs *root, const ProcStat *st, Kthread *k) {
         *k = (Kthread) { .pid = st->pid, .policy = (int) st->policy, .priority = (int) st->rt_priority };
         if (kthread_name_parse(st->comm, &k->kind, &k->num, k->netdev) < 0)
@@ -115,7 +117,7 @@ static bool kthread_from_stat(RootFs *root, const ProcStat *st, Kthread *k) {
         strscpy(k->name, sizeof(k->name), st->comm);
         if (rootfs_sched_live(root) && sched_thread_get(st->pid, &k->policy, &k->priority) < 0)
                 return false;
-        /* Per-CPU threads are bound by the kernel; only a NAPI thread's CPUs are sriovd's to set. */
+        /* The kernel binds the per-CPU threads. Only a NAPI thread's CPUs are for sriovd to set. */
         if (k->kind == KTHREAD_NAPI && sched_thread_cpus_get(root, st->pid, &k->cpus) < 0)
                 return false;
         return true;
@@ -143,7 +145,7 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
 
                 if (!isdigit((unsigned char) de->d_name[0]))
                         continue;
-                /* Processes come and go while we walk: a vanished one is not an error. */
+                /* Processes come and go during the walk, so a vanished one is not an error. */
                 if (rootfs_read_attr(root, buf, sizeof(buf), "/proc/%s/stat", de->d_name) < 0)
                         continue;
                 if (proc_stat_parse(buf, &st) < 0)
@@ -151,7 +153,7 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
                 if (!(st.flags & PF_KTHREAD)) {
                         if (streq(st.comm, "irqbalance"))
                                 irqbalance = true;
-                        continue;   /* user space can name itself irq/N-x */
+                        continue;   /* a user-space process can name itself irq/N-x */
                 }
                 irq = irq_thread_name_parse(st.comm);
                 if (irq < 0) {
@@ -171,10 +173,10 @@ int irq_threads_scan(RootFs *root, IrqThread **ret, size_t *ret_n, Kthread **ret
                         .policy = (int) st.policy,
                         .priority = (int) st.rt_priority,
                 };
-                /* Where the PIDs are live, the scheduler is the authority, not a file. */
+                /* Where the PIDs are live, the scheduler is the authority rather than a file. */
                 if (rootfs_sched_live(root) &&
                     sched_thread_get(st.pid, &threads[n - 1].policy, &threads[n - 1].priority) < 0)
-                        n--;   /* exited meanwhile */
+                        n--;   /* the thread exited meanwhile */
         }
 
         qsort_safe(threads, n, sizeof(*threads), irq_thread_cmp);

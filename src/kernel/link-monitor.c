@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* link-monitor.c — rtnetlink link notifications through libnl: which links just came up */
+/* link-monitor.c — rtnetlink link notifications through libnl, to learn which links just came up */
 
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -23,13 +23,13 @@ static int on_message(struct nl_msg *msg, void *arg) {
         if (h->nlmsg_type != RTM_NEWLINK || !nlmsg_valid_hdr(h, sizeof(*ifi)))
                 return NL_OK;
         ifi = nlmsg_data(h);
-        /* Only the transition to up matters: that is when drivers request their vectors. */
+        /* Only the transition to up matters, because that is when drivers request their vectors. */
         if ((ifi->ifi_change & IFF_UP) && (ifi->ifi_flags & IFF_UP) && ifi->ifi_index > 0)
                 m->fn(ifi->ifi_index, m->userdata);
         return NL_OK;
 }
 
-/* libnl returns -NLE_*; the socket calls below fail only as the kernel says. */
+/* libnl returns -NLE_* codes. The socket calls below fail only for these few reasons from the kernel. */
 static int nl_to_errno(int r) {
         return r == -NLE_NOMEM ? -ENOMEM : r == -NLE_PERM ? -EPERM : r == -NLE_AGAIN ? -EAGAIN : -EIO;
 }
@@ -46,7 +46,7 @@ int link_monitor_new(LinkEventFn fn, void *userdata, LinkMonitor **ret) {
         m->sock = nl_socket_alloc();
         if (!m->sock)
                 return -ENOMEM;
-        /* Notifications carry the kernel's sequence numbers, not ours. */
+        /* Notifications carry the kernel's sequence numbers, not sriovd's, so the check is off. */
         nl_socket_disable_seq_check(m->sock);
         r = nl_socket_modify_cb(m->sock, NL_CB_VALID, NL_CB_CUSTOM, on_message, m);
         if (r < 0)
@@ -82,7 +82,7 @@ int link_monitor_dispatch(LinkMonitor *m) {
                 int r = nl_recvmsgs_default(m->sock);
                 if (r == -NLE_AGAIN)
                         return 0;
-                /* A burst can overflow the socket buffer: events were lost, so re-check anyway. */
+                /* A burst can overflow the socket buffer. Events were lost, so the callback re-checks all links. */
                 if (r == -NLE_NOMEM || r == -NLE_MSG_OVERFLOW) {
                         m->fn(0, m->userdata);
                         continue;

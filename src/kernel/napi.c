@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* napi.c — threaded NAPI of a netdev: /sys/class/net/DEV/threaded */
+/* napi.c — threaded NAPI of a netdev, through /sys/class/net/DEV/threaded */
 
 #include <string.h>
 
 #include "sriovd/kernel.h"
 
-/* The name came from a directory listing of a tree that may be hostile: never a path of its own. */
+/* The name came from a directory listing of a tree that may be hostile.
+ * It must never be a path of its own. */
 static bool netdev_name_ok(const char *netdev) {
         return path_component_valid(netdev) && strlen(netdev) < IF_NAMESIZE;
 }
@@ -19,7 +20,7 @@ int netdev_threaded_read(RootFs *root, const char *netdev, int *ret) {
         r = rootfs_read_long(root, &v, "/sys/class/net/%s/threaded", netdev);
         if (r < 0)
                 return r;
-        /* 6.17+ may say 2 (threaded busy polling): threaded all the same. */
+        /* Kernels from 6.17 on may say 2, which means threaded busy polling. That is threaded NAPI as well. */
         if (v < 0 || v > 2)
                 return -EBADMSG;
         *ret = v != 0;

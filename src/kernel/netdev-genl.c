@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* netdev-genl.c — the NAPIs of a netdev over the "netdev" generic netlink family: napi-get, napi-set */
+/* netdev-genl.c — reads and sets a netdev's NAPIs with napi-get and napi-set of the "netdev" generic netlink family */
 
 #include <limits.h>
 #include <linux/genetlink.h>
@@ -12,18 +12,18 @@
 #include "sriovd/netdev-genl.h"
 
 /*
- * The family's numbers. Debian 12's linux-libc-dev (6.1) has no <linux/netdev.h> with NAPIs,
- * so they are written here, as the kernel's Documentation/netlink/specs/netdev.yaml (and the
- * <linux/netdev.h> generated from it) fixes them: they are ABI and never renumbered. The
- * trailing underscore keeps them apart from that header's own names, should a newer one come in
- * through another include.
+ * The family's numbers are written here because the linux-libc-dev 6.1 of Debian 12 has no
+ * <linux/netdev.h> with NAPIs. The values are those that the kernel's
+ * Documentation/netlink/specs/netdev.yaml fixes, as does the <linux/netdev.h> generated from it.
+ * They are ABI and never renumbered. The trailing underscore keeps them apart from that header's
+ * own names, in case a newer header comes in through another include.
  */
 #define NETDEV_GENL_NAME "netdev"
 #define NETDEV_GENL_VERSION 1
 
 enum {
-        NETDEV_CMD_NAPI_GET_ = 11,      /* 6.8 */
-        NETDEV_CMD_NAPI_SET_ = 14,      /* 6.13 */
+        NETDEV_CMD_NAPI_GET_ = 11,      /* since 6.8 */
+        NETDEV_CMD_NAPI_SET_ = 14,      /* since 6.13 */
 };
 
 enum {
@@ -32,7 +32,7 @@ enum {
         NETDEV_A_NAPI_IRQ_,
         NETDEV_A_NAPI_PID_,
         NETDEV_A_NAPI_DEFER_HARD_IRQS_,         /* u32, at most S32_MAX */
-        NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT_,       /* uint: 4 or 8 bytes */
+        NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT_,       /* uint of 4 or 8 bytes */
         NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT_,     /* uint */
         NETDEV_A_NAPI_MAX_ = NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT_,
 };
@@ -69,7 +69,7 @@ static int params_validate(const NapiParams *p, unsigned *ret_n) {
                         return -EINVAL;
                 n += v[i] >= 0;
         }
-        /* The kernel's policy: defer-hard-irqs is a u32 of at most S32_MAX. */
+        /* The kernel's policy makes defer-hard-irqs a u32 of at most S32_MAX. */
         if (p->defer_hard_irqs > INT32_MAX)
                 return -EINVAL;
         *ret_n = n;
@@ -96,7 +96,7 @@ int netdev_nl_build_napi_set(int family, unsigned id, const NapiParams *want, st
         if (want->defer_hard_irqs >= 0 &&
             nla_put_u32(msg, NETDEV_A_NAPI_DEFER_HARD_IRQS_, (uint32_t) want->defer_hard_irqs) < 0)
                 return -EMSGSIZE;
-        /* NLA_UINT takes 4 or 8 bytes; 8 always, as the kernel's own replies do for large values. */
+        /* NLA_UINT takes 4 or 8 bytes. sriovd always sends 8, as the kernel's own replies do for large values. */
         if (want->gro_flush_timeout >= 0 &&
             nla_put_u64(msg, NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT_, (uint64_t) want->gro_flush_timeout) < 0)
                 return -EMSGSIZE;
@@ -109,7 +109,7 @@ int netdev_nl_build_napi_set(int family, unsigned id, const NapiParams *want, st
 
 /* --- Answers --- */
 
-/* libnl checks a minimum length only: a u32 is exactly four bytes. */
+/* libnl checks only a minimum length, but a u32 must be exactly four bytes. */
 static int attr_u32(const struct nlattr *a, uint32_t *ret) {
         if (nla_len(a) != 4)
                 return -EBADMSG;
@@ -117,7 +117,7 @@ static int attr_u32(const struct nlattr *a, uint32_t *ret) {
         return 0;
 }
 
-/* NLA_UINT: four or eight bytes, as the value needs. */
+/* An NLA_UINT has four or eight bytes, as the value needs. */
 static int attr_uint(const struct nlattr *a, long *ret) {
         uint64_t v;
 
@@ -146,8 +146,8 @@ int netdev_nl_napi_parse(const struct nlmsghdr *h, NapiInfo *ret) {
         g = nlmsg_data(h);
         if (g->cmd != NETDEV_CMD_NAPI_GET_)
                 return -EBADMSG;
-        /* By hand rather than nla_parse(): its policy cannot say "4 or 8 bytes". Later attributes
-         * (threaded, 6.18) are skipped; one twice is malformed. */
+        /* The attributes are walked by hand, because an nla_parse() policy cannot say "4 or 8 bytes".
+         * Later attributes, such as threaded from 6.18, are skipped. An attribute that appears twice is malformed. */
         nla_for_each_attr(a, genlmsg_attrdata(g, 0), genlmsg_attrlen(g, 0), rem) {
                 int t = nla_type(a);
 
@@ -230,8 +230,8 @@ static int on_family(struct nl_msg *msg, void *userdata) {
 }
 
 /*
- * CTRL_CMD_GETFAMILY by name: the id and, in the same answer, the commands this kernel's family
- * has (libnl's genl_ctrl_resolve() keeps only the id).
+ * Asks CTRL_CMD_GETFAMILY by name. The same answer gives the id and the commands that this
+ * kernel's family has. libnl's genl_ctrl_resolve() would keep only the id.
  */
 static int family_resolve(struct nl_sock *sk, FamilyInfo *ret) {
         _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
@@ -244,7 +244,7 @@ static int family_resolve(struct nl_sock *sk, FamilyInfo *ret) {
         if (nla_put_string(msg, CTRL_ATTR_FAMILY_NAME, NETDEV_GENL_NAME) < 0)
                 return -EMSGSIZE;
         r = netlink_transact(sk, msg, on_family, &f, NULL);
-        /* The controller's answer for a family it does not have. */
+        /* The controller answers ENOENT for a family that it does not have. */
         if (r == -ENOENT)
                 return -EOPNOTSUPP;
         if (r < 0)
@@ -293,8 +293,8 @@ bool netdev_nl_has_napi_set(const NetdevNl *n) {
 typedef struct NapiList {
         NapiInfo *napis;
         size_t n, allocated;
-        int ifindex;            /* 0: any */
-        unsigned id;            /* 0: any */
+        int ifindex;            /* 0 means any */
+        unsigned id;            /* 0 means any */
 } NapiList;
 
 static int on_napi(struct nl_msg *msg, void *userdata) {
@@ -303,7 +303,7 @@ static int on_napi(struct nl_msg *msg, void *userdata) {
 
         if (netdev_nl_napi_parse(nlmsg_hdr(msg), &n) < 0)
                 return -EBADMSG;
-        /* The dump is filtered by the kernel; a NAPI of another device would be its bug. */
+        /* The kernel filters the dump, so a NAPI of another device would be a kernel bug. */
         if ((l->ifindex > 0 && n.ifindex != l->ifindex) || (l->id > 0 && n.id != l->id))
                 return -EBADMSG;
         if (GREEDY_REALLOC(l->napis, l->allocated, l->n + 1) < 0)
@@ -337,7 +337,7 @@ int netdev_nl_napi_list(NetdevNl *n, int ifindex, NapiInfo **ret, size_t *ret_n,
                 free(l.napis);
                 return r;
         }
-        /* The kernel walks the device's list newest first. */
+        /* The kernel walks the device's list newest first, so the list is sorted here. */
         qsort_safe(l.napis, l.n, sizeof(*l.napis), napi_info_cmp);
         for (size_t i = 1; i < l.n; i++)
                 if (l.napis[i].id == l.napis[i - 1].id) {
@@ -349,7 +349,7 @@ int netdev_nl_napi_list(NetdevNl *n, int ifindex, NapiInfo **ret, size_t *ret_n,
         return 0;
 }
 
-/* napi-get of one NAPI by id: -ENOENT when it is gone. */
+/* Gets one NAPI by id. Returns -ENOENT when it is gone. */
 static int napi_get(NetdevNl *n, unsigned id, NapiInfo *ret, NlError *err) {
         _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
         NapiList l = { .id = id };
@@ -373,7 +373,8 @@ static int napi_get(NetdevNl *n, unsigned id, NapiInfo *ret, NlError *err) {
 
 /* --- napi-set --- */
 
-/* What of want differs from cur; -EOPNOTSUPP for a wanted field the kernel does not report. */
+/* Returns the fields of want that differ from cur.
+ * Returns -EOPNOTSUPP for a wanted field that the kernel does not report. */
 static int params_diff(const NapiParams *cur, const NapiParams *want, NapiParams *ret, unsigned *ret_n) {
         const long c[] = { cur->defer_hard_irqs, cur->gro_flush_timeout, cur->irq_suspend_timeout };
         const long w[] = { want->defer_hard_irqs, want->gro_flush_timeout, want->irq_suspend_timeout };
@@ -383,7 +384,7 @@ static int params_diff(const NapiParams *cur, const NapiParams *want, NapiParams
         for (size_t i = 0; i < ELEMENTSOF(w); i++) {
                 if (w[i] < 0)
                         continue;
-                /* napi-get reports every field napi-set takes; one it leaves out, this kernel lacks. */
+                /* napi-get reports every field that napi-set takes. A field that it leaves out is one this kernel lacks. */
                 if (c[i] < 0)
                         return -EOPNOTSUPP;
                 if (c[i] == w[i])
@@ -427,7 +428,7 @@ int netdev_nl_napi_set(NetdevNl *n, unsigned id, const NapiParams *want, NlError
         if (r < 0)
                 return r;
 
-        /* Its own NlError: err keeps the set's answer (an ACK may carry a warning). */
+        /* The read-back has its own NlError, so err keeps the set's answer. An ACK may carry a warning. */
         r = napi_get(n, id, &cur, &rb);
         if (r < 0) {
                 if (err)

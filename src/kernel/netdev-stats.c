@@ -1,29 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* netdev-stats.c — a netdev's IFLA_STATS64 and its VFs' IFLA_VF_STATS, read from one RTM_NEWLINK */
+/* netdev-stats.c — reads a netdev's IFLA_STATS64 and its VFs' IFLA_VF_STATS from one RTM_NEWLINK */
 
 /*
- * Why not libnl's link object (nl_msg_parse() + rtnl_link_vf_get_stat() /
- * rtnl_link_get_stat()), as vf-netlink.c uses for the VF settings:
+ * vf-netlink.c reads the VF settings through libnl's link object. This file does not use it
+ * for the counters, for three reasons:
  *
- * - libnl 3.7 knows six VF counters (RTNL_LINK_VF_STATS_MAX is MULTICAST): the
- *   kernel's IFLA_VF_STATS_RX_DROPPED/TX_DROPPED (4.20) are not read at all, and
- *   drops are what the alerts on a latency-critical VF watch.
- * - rtnl_link_get_stat() answers 0 for a counter the kernel did not send; we must
- *   tell "not available" from "no traffic".
- * - Its VF list parser leaks or crashes on lists the kernel never sends (see
- *   vf-netlink.c), which a fuzzer cannot then be pointed at.
+ * - libnl 3.7 knows only six VF counters, because RTNL_LINK_VF_STATS_MAX is MULTICAST.
+ *   It never reads the kernel's IFLA_VF_STATS_RX_DROPPED and TX_DROPPED from 4.20.
+ *   The alerts on a latency-critical VF watch exactly those drops.
+ * - rtnl_link_get_stat() answers 0 for a counter that the kernel did not send.
+ *   sriovd must tell "not available" apart from "no traffic".
+ * - libnl's VF list parser leaks or crashes on lists that the kernel never sends, as
+ *   vf-netlink.c explains. A fuzzer cannot be pointed at such a parser.
  *
- * So the attributes are walked here with libnl's nla_parse() and policies (the
- * length checks are libnl's), and this walk has a fuzzer (fuzz-netdev-stats).
- * The request is libnl's: rtnl_link_build_get_request() for one ifindex carries
- * IFLA_EXT_MASK = RTEXT_FILTER_VF in libnl 3.7, so the answer has the VF list;
- * a dump of all links is built here without it.
+ * So the attributes are walked here with libnl's nla_parse() and policies, which do the
+ * length checks. The fuzzer fuzz-netdev-stats covers this walk. The request for one ifindex
+ * comes from libnl's rtnl_link_build_get_request(). In libnl 3.7 it carries
+ * IFLA_EXT_MASK = RTEXT_FILTER_VF, so the answer has the VF list. The dump of all links is
+ * built here without that mask.
  *
- * What the kernel sends (rtnl_fill_vfinfo(), 6.x): one IFLA_VF_INFO per VF whose
- * ndo_get_vf_config() succeeds, IFLA_VF_MAC first, and IFLA_VF_STATS with all
- * eight counters unless the request asked RTEXT_FILTER_SKIP_STATS, zeroed and
- * then filled by ndo_get_vf_stats() where the driver has one. igb has none: its
- * VFs' counters are always 0, which no reader can tell from an idle VF.
+ * In 6.x kernels, rtnl_fill_vfinfo() sends one IFLA_VF_INFO for each VF whose
+ * ndo_get_vf_config() succeeds, with IFLA_VF_MAC first. It adds IFLA_VF_STATS with all eight
+ * counters unless the request asked for RTEXT_FILTER_SKIP_STATS. The counters are zeroed and
+ * then filled by ndo_get_vf_stats() where the driver has one. igb has none, so its VFs'
+ * counters are always 0, and no reader can tell them from an idle VF's.
  */
 
 #include <linux/if_link.h>
@@ -36,10 +36,11 @@
 
 #include "sriovd/netdev-stats.h"
 
-/* PCIe's NumVFs is 16 bits: no VF index beyond it. */
+/* PCIe's NumVFs field has 16 bits, so no VF index can go beyond this. */
 #define VF_INDEX_MAX 0xffffu
 
-/* IFLA_STATS64 up to and including multicast: what we read. The struct grew since (rx_nohandler, ...). */
+/* sriovd reads IFLA_STATS64 up to and including multicast.
+ * The struct has grown since, with fields such as rx_nohandler. */
 #define STATS64_MIN (offsetof(struct rtnl_link_stats64, multicast) + sizeof(uint64_t))
 
 void netdev_stats_done(NetdevStats *s) {
@@ -58,7 +59,7 @@ void netdev_stats_array_free(NetdevStats *a, size_t n) {
 static void stats64_read(const struct nlattr *a, VfCounters *ret) {
         struct rtnl_link_stats64 s = {};
 
-        /* nla_memcpy copies at most the attribute's length: an older kernel's shorter struct is zero-filled. */
+        /* nla_memcpy() copies at most the attribute's length, so an older kernel's shorter struct is zero-filled. */
         nla_memcpy(&s, (struct nlattr *) a, sizeof(s));
         *ret = (VfCounters) {
                 .rx_packets = s.rx_packets, .tx_packets = s.tx_packets,
@@ -111,7 +112,8 @@ static int vf_stats_cmp(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
-/* The VF list's entries into vfs (room for n_max), as many as there are; -EBADMSG for what the kernel never sends. */
+/* Reads all of the VF list's entries into vfs, which has room for n_max.
+ * Returns -EBADMSG for a list that the kernel never sends. */
 static int vf_list_read(struct nlattr *list, bool have_num_vf, uint32_t num_vf, VfStats *vfs, size_t n_max,
                         size_t *ret_n) {
         static struct nla_policy policy[IFLA_VF_MAX + 1] = {
@@ -177,7 +179,8 @@ int netdev_stats_parse(const struct nlmsghdr *h, NetdevStats *ret) {
                 stats64_read(tb[IFLA_STATS64], &s.netdev);
 
         if (tb[IFLA_VFINFO_LIST]) {
-                /* Sized by the entries there are, not by IFLA_NUM_VF, which the message may not back. */
+                /* The array is sized by the entries that are there, not by IFLA_NUM_VF.
+                 * The message may hold fewer entries than IFLA_NUM_VF says. */
                 nla_for_each_nested(a, tb[IFLA_VFINFO_LIST], rem)
                         n_max++;
                 if (n_max > 0) {
@@ -222,7 +225,7 @@ int route_nl_read_stats(RouteNl *nl, int ifindex, NetdevStats *ret, NlError *err
         int r;
 
         nl_error_clear(err);
-        /* libnl asserts on ifindex <= 0 without a name; the kernel would say ENODEV. */
+        /* libnl asserts on an ifindex <= 0 without a name. The kernel would answer ENODEV. */
         if (ifindex <= 0)
                 return -ENODEV;
         r = rtnl_link_build_get_request(ifindex, NULL, &msg);
@@ -280,7 +283,7 @@ int route_nl_dump_stats(RouteNl *nl, NetdevStats **ret, size_t *ret_n, NlError *
         int r;
 
         nl_error_clear(err);
-        /* No IFLA_EXT_MASK: no VF lists, so a host with many VFs does not make the dump big. */
+        /* The dump has no IFLA_EXT_MASK and so no VF lists. A host with many VFs then does not make the dump big. */
         msg = nlmsg_alloc_simple(RTM_GETLINK, NLM_F_DUMP);
         if (!msg)
                 return -ENOMEM;

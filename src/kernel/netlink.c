@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* netlink.c — one request, one answer: the kernel's errno and extack text, not libnl's codes */
+/* netlink.c — sends one request and reads one answer, with the kernel's errno and extack text rather than libnl's codes */
 
 #include <linux/netlink.h>
 #include <netlink/attr.h>
@@ -14,7 +14,7 @@
 #endif
 
 int netlink_errno_from_nle(int nle) {
-        /* libnl folds errnos into fewer codes (nl_syserr2nlerr); this is the way back. */
+        /* libnl folds errnos into fewer codes in nl_syserr2nlerr(). This table maps them back. */
         static const int map[] = {
                 [NLE_INTR] = EINTR,             [NLE_BAD_SOCK] = EBADF,
                 [NLE_AGAIN] = EAGAIN,           [NLE_NOMEM] = ENOMEM,
@@ -28,7 +28,7 @@ int netlink_errno_from_nle(int nle) {
                 [NLE_BUSY] = EBUSY,             [NLE_PROTO_MISMATCH] = EPROTONOSUPPORT,
                 [NLE_NOACCESS] = EACCES,        [NLE_PERM] = EPERM,
                 [NLE_NODEV] = ENODEV,           [NLE_IMMUTABLE] = EROFS,
-                /* The dumped objects changed while being dumped: read again. */
+                /* The objects changed during the dump, so the caller should read them again. */
                 [NLE_DUMP_INTR] = EAGAIN,       [NLE_ATTRSIZE] = EMSGSIZE,
         };
         int i = nle < 0 ? -nle : nle;
@@ -51,9 +51,10 @@ int netlink_socket_open(int protocol, struct nl_sock **ret) {
         if (r < 0)
                 return netlink_errno_from_nle(r);
         /*
-         * Extended ACKs carry the kernel's reason as text; capping stops it from
-         * echoing our whole request back in every error. Kernels before 4.12 lack
-         * them (ENOPROTOOPT): requests still work, only without the text.
+         * Extended ACKs carry the kernel's reason for an error as text. Capping the ACK
+         * stops the kernel from echoing the whole request back in every error. Kernels
+         * before 4.12 lack both options and answer ENOPROTOOPT. Requests still work
+         * there, only without the text.
          */
         if (setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)) < 0 &&
             errno != ENOPROTOOPT)
@@ -66,7 +67,7 @@ int netlink_socket_open(int protocol, struct nl_sock **ret) {
         return 0;
 }
 
-/* The TLVs at offset bytes into h's payload; only NLMSGERR_ATTR_MSG is kept. */
+/* Parses the TLVs that start offset bytes into h's payload. Only NLMSGERR_ATTR_MSG is kept. */
 static void extack_parse(const struct nlmsghdr *h, size_t offset, NlError *ret) {
         struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
         size_t payload = h->nlmsg_len - NLMSG_HDRLEN;
@@ -76,7 +77,7 @@ static void extack_parse(const struct nlmsghdr *h, size_t offset, NlError *ret) 
         if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *) ((uint8_t *) NLMSG_DATA(h) + offset),
                       (int) (payload - offset), NULL) < 0)
                 return;
-        /* nla_strlcpy stops at the attribute's end even if the kernel did not terminate it. */
+        /* nla_strlcpy() stops at the attribute's end even if the kernel did not terminate the string. */
         if (tb[NLMSGERR_ATTR_MSG])
                 nla_strlcpy(ret->message, tb[NLMSGERR_ATTR_MSG], sizeof(ret->message));
 }
@@ -97,14 +98,14 @@ int netlink_error_parse(const struct nlmsghdr *h, NlError *ret) {
                 if (payload < sizeof(err))
                         return -EBADMSG;
                 memcpy(&err, NLMSG_DATA(h), sizeof(err));
-                /* Uncapped, the request follows, then the TLVs. */
+                /* In an uncapped ACK, the request comes next and the TLVs come after it. */
                 if (!(h->nlmsg_flags & NLM_F_CAPPED) && err.msg.nlmsg_len > NLMSG_HDRLEN)
                         offset += err.msg.nlmsg_len - NLMSG_HDRLEN;
                 offset = NLMSG_ALIGN(offset);
                 e.error = err.error;
                 extack_parse(h, offset, &e);
         } else if (h->nlmsg_type == NLMSG_DONE) {
-                /* Old kernels send an empty DONE; since 4.x it carries the dump's result. */
+                /* Old kernels send an empty DONE. Since 4.x, DONE carries the dump's result. */
                 if (payload >= sizeof(error)) {
                         memcpy(&error, NLMSG_DATA(h), sizeof(error));
                         e.error = error;
@@ -113,7 +114,7 @@ int netlink_error_parse(const struct nlmsghdr *h, NlError *ret) {
         } else
                 return -EBADMSG;
 
-        /* The kernel sends negative errnos; never let a positive one look like success. */
+        /* The kernel sends negative errnos. A positive one is negated so that it never looks like success. */
         if (e.error > 0)
                 e.error = -e.error;
         *ret = e;
@@ -124,9 +125,9 @@ typedef struct Transaction {
         nl_recvmsg_msg_cb_t on_reply;
         void *userdata;
         NlError *err;
-        int reply_error;        /* first negative errno from on_reply */
-        bool ignore_replies;    /* on_reply said NL_STOP */
-        bool interrupted;       /* a dump changed under us */
+        int reply_error;        /* the first negative errno from on_reply */
+        bool ignore_replies;    /* on_reply returned NL_STOP */
+        bool interrupted;       /* the objects changed during a dump */
         bool done;
 } Transaction;
 
@@ -138,8 +139,8 @@ static int on_valid(struct nl_msg *msg, void *arg) {
                 return NL_SKIP;
         r = t->on_reply(msg, t->userdata);
         /*
-         * Never NL_STOP towards libnl: it would drop the rest of this datagram,
-         * the ACK or DONE with it, and the next request would read a stale answer.
+         * This callback never returns NL_STOP to libnl. libnl would then drop the rest of
+         * the datagram, with the ACK or DONE in it, and the next request would read a stale answer.
          */
         if (r < 0) {
                 t->reply_error = r;
@@ -163,7 +164,7 @@ static int on_final(struct nl_msg *msg, void *arg) {
 
 static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg) {
         Transaction *t = arg;
-        /* libnl hands us the payload; the header that owns it sits right before. */
+        /* libnl passes only the payload. The header that owns it sits right before it. */
         const struct nlmsghdr *h = (const struct nlmsghdr *) ((const uint8_t *) e - NLMSG_HDRLEN);
 
         if (netlink_error_parse(h, t->err) < 0 || t->err->error == 0)
@@ -193,7 +194,8 @@ int netlink_transact(struct nl_sock *sk, struct nl_msg *msg, nl_recvmsg_msg_cb_t
 
         nl_error_clear(t.err);
 
-        /* A clone, so the socket's own callbacks stay as they were; get_cb takes a reference. */
+        /* The callbacks are a clone, so the socket's own callbacks stay as they were.
+         * nl_socket_get_cb() takes a reference, which the cleanup of sock_cb drops. */
         sock_cb = nl_socket_get_cb(sk);
         cb = nl_cb_clone(sock_cb);
         if (!cb)
@@ -205,7 +207,8 @@ int netlink_transact(struct nl_sock *sk, struct nl_msg *msg, nl_recvmsg_msg_cb_t
             nl_cb_err(cb, NL_CB_CUSTOM, on_error, &t) < 0)
                 return -EINVAL;
 
-        /* Always ask for the ACK: it is what ends the wait; a fresh sequence number on resend. */
+        /* Every request asks for the ACK, because the ACK ends the wait.
+         * NL_AUTO_SEQ gives a fresh sequence number when a request is sent again. */
         h->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
         h->nlmsg_seq = NL_AUTO_SEQ;
         r = nl_send_auto(sk, msg);
@@ -214,7 +217,7 @@ int netlink_transact(struct nl_sock *sk, struct nl_msg *msg, nl_recvmsg_msg_cb_t
 
         while (!t.done) {
                 r = nl_recvmsgs(sk, cb);
-                /* Our callbacks stop libnl on the final message; its code for that is not ours. */
+                /* The callbacks stop libnl at the final message. The code that libnl returns then is not an error. */
                 if (r < 0 && !t.done)
                         return t.err->error = netlink_errno_from_nle(r);
         }

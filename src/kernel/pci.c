@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pci.c — PCI functions from sysfs through the RootFs, their names from libpci's ID database */
+/* pci.c — reads PCI functions from sysfs through the RootFs and their names from libpci's ID database */
 
 #include <ctype.h>
 #include <pci/pci.h>
@@ -12,21 +12,24 @@
 #define PCI_DEV "/sys/bus/pci/devices/%s"
 
 /*
- * Why sriovd reads the functions' attributes itself and asks libpci only for names:
- * libpci's sysfs back end opens paths with plain open() and realpath(), so a symlink in
- * the tree (numa_node -> /etc/...) is followed out of --root; its sysfs_deref_link()
- * overflows a stack buffer on a driver or iommu_group link of 1024 bytes or more (3.9);
- * and it reports a malformed tree through the error callback, which must not return, from
- * places that hold an open DIR or FILE our longjmp can never release. The rooted reads
- * below stay beneath the root (RESOLVE_IN_ROOT), refuse FIFOs and directories, and fail
- * one function, not the scan.
+ * sriovd reads the functions' attributes itself and asks libpci only for names.
+ * docs/ARCHITECTURE.md lists the libraries and why each one is used. libpci's sysfs back end
+ * has three problems here:
+ * - It opens paths with plain open() and realpath(). A symlink in the tree, such as
+ *   numa_node -> /etc/..., is then followed out of --root.
+ * - In libpci 3.9, its sysfs_deref_link() overflows a stack buffer on a driver or
+ *   iommu_group link of 1024 bytes or more.
+ * - It reports a malformed tree through the error callback, which must not return. It calls
+ *   the callback from places that hold an open DIR or FILE, which a longjmp can never release.
+ * The rooted reads below stay beneath the root through RESOLVE_IN_ROOT. They refuse FIFOs and
+ * directories, and a bad attribute fails one function, not the whole scan.
  */
 
 /*
- * libpci's error callback must not return (it is declared noreturn and its default
- * calls exit()). Name lookups reach it only when pci.ids itself is broken or memory runs
- * out: we jump back and keep the numeric names. The jump buffer is per thread because
- * the callback takes no user data.
+ * libpci's error callback must not return. It is declared noreturn, and the default one
+ * calls exit(). Name lookups reach it only when pci.ids itself is broken or memory runs out.
+ * The callback then jumps back, and the functions keep their numeric names. The jump buffer
+ * is per thread because the callback takes no user data.
  */
 static __thread sigjmp_buf *pci_error_jmp;
 
@@ -41,7 +44,7 @@ static int pci_function_cmp(const void *a, const void *b) {
         return strcmp(((const PciFunction *) a)->addr, ((const PciFunction *) b)->addr);
 }
 
-/* An ID attribute ("0x15b3"): required, at most max. */
+/* Reads an ID attribute such as "0x15b3". The attribute is required, and its value may be at most max. */
 static int read_id(RootFs *root, const char *addr, const char *attr, long max, HostProblems *problems,
                    uint32_t *ret) {
         long v;
@@ -60,9 +63,10 @@ static int read_id(RootFs *root, const char *addr, const char *attr, long max, H
 }
 
 /*
- * The last component of a link the kernel writes as "../../../bus/pci/drivers/NAME" or
- * "../../../kernel/iommu_groups/N": "" when absent; 1 (reported) when it is not a link, is
- * too long to be one, or its name does not fit. The target is only read, never followed.
+ * Reads the last component of a link that the kernel writes as "../../../bus/pci/drivers/NAME"
+ * or "../../../kernel/iommu_groups/N". The name is "" when the link is absent. Returns 1, with a
+ * host problem, when the path is not a link, is too long to be one, or its name does not fit.
+ * The target is only read, never followed.
  */
 int pci_read_link_name(RootFs *root, const char *addr, const char *link, HostProblems *problems, char *buf,
                        size_t size) {
@@ -115,10 +119,10 @@ static int pci_read_numa_node(RootFs *root, const char *addr, HostProblems *prob
         *ret = -1;
         r = rootfs_read_long(root, &v, PCI_DEV "/numa_node", addr);
         if (r == -ENOENT)
-                return 0;   /* a kernel without NUMA */
+                return 0;   /* the kernel has no NUMA support */
         if (r == -ENOMEM)
                 return r;
-        /* The node only places IRQs and VFs; unknown is a state every user already handles. */
+        /* The node only helps place IRQs and VFs, and every user already handles an unknown node. */
         if (r < 0)
                 return host_problem_add(problems, addr, r, "numa_node unreadable (%m): taken as unknown");
         if (v < -1 || v >= KERNEL_MAX_NUMNODES)
@@ -129,7 +133,8 @@ static int pci_read_numa_node(RootFs *root, const char *addr, HostProblems *prob
         return 0;
 }
 
-/* 0 read, 1 left out (reported), or negative errno (-ENOMEM). */
+/* Returns 0 when the function was read and 1 when it is left out with a host problem that says why.
+ * Returns a negative errno such as -ENOMEM on failure. */
 static int pci_read_function(RootFs *root, const char *addr, HostProblems *problems, PciFunction *f) {
         uint32_t vendor, device, class;
         int r;
@@ -160,11 +165,11 @@ static int pci_read_function(RootFs *root, const char *addr, HostProblems *probl
 }
 
 /*
- * Names by ID, kept for the process: loading pci.ids (1.3 MB, parsed into libpci's hash) is
- * ~10 ms, which was most of a cycle on a small host and came before a new VF's IRQs could be
- * pinned. The IDs of a host are few and its names never change while it runs, so pci.ids is
- * read again only for an ID never seen. Per thread, as the jump buffer; bounded: beyond
- * NAME_CACHE_MAX IDs lookups just are not kept.
+ * The names are cached by ID for the life of the process. Loading pci.ids, 1.3 MB parsed into
+ * libpci's hash, takes about 10 ms. That was most of a cycle on a small host, and it came before
+ * a new VF's IRQs could be pinned. A host has few IDs, and their names never change while it
+ * runs, so pci.ids is read again only for an ID not seen before. The cache is per thread, like
+ * the jump buffer. It is bounded, and lookups beyond NAME_CACHE_MAX IDs are simply not kept.
  */
 #define NAME_CACHE_MAX 256
 typedef struct PciName {
@@ -186,7 +191,7 @@ static const PciName *name_cache_find(uint16_t vendor, uint16_t device) {
         return bsearch_safe(&key, name_cache, n_name_cache, sizeof(key), pci_name_cmp);
 }
 
-/* IDs to look up, each once (unsorted, few). */
+/* Adds an ID to the few, unsorted IDs to look up, unless it is cached or listed already. */
 static void ids_add(PciName *ids, size_t *n, size_t max, uint16_t vendor, uint16_t device) {
         if (name_cache_find(vendor, device))
                 return;
@@ -204,30 +209,31 @@ static void name_cache_add(const PciName *ids, size_t n) {
                 return;
         c = reallocarray(name_cache, n_name_cache + n, sizeof(*c));
         if (!c)
-                return;   /* looked up again next time */
+                return;   /* the IDs are looked up again next time */
         memcpy(c + n_name_cache, ids, n * sizeof(*c));
         name_cache = c;
         n_name_cache += n;
         qsort_safe(name_cache, n_name_cache, sizeof(*name_cache), pci_name_cmp);
 }
 
-/* pci.ids (hwdb off) for ids; how many were resolved, in order (the rest: a broken pci.ids, no memory). */
+/* Looks up ids in pci.ids, with the hwdb off. Returns how many were resolved, counted from the
+ * start. The rest stay unresolved when pci.ids is broken or memory runs out. */
 static size_t pci_lookup_ids(PciName *ids, size_t n) {
         struct pci_access *a;
         sigjmp_buf jmp;
-        /* volatile: read after a longjmp out of libpci */
+        /* i is volatile because it is read after a longjmp out of libpci. */
         volatile size_t i = 0;
 
         a = pci_alloc();
         if (!a)
                 return 0;
-        /* No pci_init(): no access method, so libpci itself never touches sysfs. */
+        /* There is no pci_init(), so libpci has no access method and never touches sysfs itself. */
         a->error = pci_error_cb;
         a->warning = pci_quiet_cb;
         a->debug = pci_quiet_cb;
         /*
-         * pci.ids only: where udev's hwdb.bin is missing, libpci 3.9 makes a new udev
-         * context for every name pci.ids lacks and leaks the one before.
+         * Only pci.ids is used. Where udev's hwdb.bin is missing, libpci 3.9 makes a new udev
+         * context for every name that pci.ids lacks, and it leaks the one before.
          */
         pci_set_param(a, "hwdb.disable", "1");
 
@@ -241,15 +247,15 @@ static size_t pci_lookup_ids(PciName *ids, size_t n) {
                                             id->device))
                                 strscpy(id->name, sizeof(id->name), name);
                 }
-        /* else: pci.ids is broken or memory ran out; the rest keep their numeric names */
+        /* If the jump was taken, pci.ids is broken or memory ran out. The rest keep their numeric names. */
         pci_error_jmp = NULL;
         pci_cleanup(a);
         return i;
 }
 
-/* Names from pci.ids, numeric where there is none. */
+/* Names the functions from pci.ids, with a numeric name where pci.ids has none. */
 static void pci_lookup_names(RootFs *root, PciFunction *fns, size_t n) {
-        /* Each function may bring its own ID and its VFs'. */
+        /* Each function may bring its own ID and the ID of its VFs. */
         _cleanup_free_ PciName *ids = n > 0 ? calloc(2 * n, sizeof(*ids)) : NULL;
         size_t n_ids = 0, n_found;
 
@@ -260,7 +266,7 @@ static void pci_lookup_names(RootFs *root, PciFunction *fns, size_t n) {
                 if (name_cache_find(f->vendor, f->device))
                         continue;
                 ids_add(ids, &n_ids, ids ? 2 * n : 0, f->vendor, f->device);
-                /* Its VFs' ID too, in the same load: the first VF to appear is then named at once. */
+                /* The VFs' ID is looked up in the same load, so the first VF to appear is named at once. */
                 if (rootfs_read_long(root, &vf_device, PCI_DEV "/sriov_vf_device", f->addr) >= 0 &&
                     vf_device > 0 && vf_device <= UINT16_MAX)
                         ids_add(ids, &n_ids, ids ? 2 * n : 0, f->vendor, (uint16_t) vf_device);
@@ -276,7 +282,7 @@ static void pci_lookup_names(RootFs *root, PciFunction *fns, size_t n) {
                 PciFunction *f = &fns[k];
                 const PciName *c = name_cache_find(f->vendor, f->device);
 
-                if (!c)   /* not kept (cache full, no memory, a broken pci.ids): this scan's answer */
+                if (!c)   /* a full cache, no memory or a broken pci.ids kept the name out, so use this scan's */
                         for (size_t j = 0; j < n_ids && !c; j++)
                                 if (ids[j].vendor == f->vendor && ids[j].device == f->device)
                                         c = &ids[j];
@@ -296,14 +302,14 @@ int pci_scan(RootFs *root, HostProblems *problems, PciFunction **ret, size_t *re
 
         r = rootfs_opendir(root, &d, "/sys/bus/pci/devices");
         if (r < 0)
-                return r;   /* no PCI bus: not a host we can read */
+                return r;   /* a host without a PCI bus is not one that sriovd can read */
 
         while ((de = readdir(d))) {
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 /*
-                 * Not a function sriovd can name: junk, or a VMD domain (5 hex digits), which
-                 * holds NVMe drives, never SR-IOV NICs. Left out without a word.
+                 * sriovd cannot name this entry. It is junk or a VMD domain with 5 hex digits.
+                 * A VMD domain holds NVMe drives, never SR-IOV NICs, so it is left out without a note.
                  */
                 if (!pci_addr_valid(de->d_name))
                         continue;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc-cpu-times.c — /proc/stat's cpuN lines: time per CPU in user, system, irq, softirq, ... as a counter table */
+/* proc-cpu-times.c — turns the cpuN lines of /proc/stat into a counter table of each CPU's user, system, irq and other times */
 
 #include <errno.h>
 #include <string.h>
@@ -14,7 +14,8 @@ const char *const proc_cpu_time_fields[PROC_CPU_TIME_FIELDS] = {
 
 int proc_cpu_times_parse(const char *buf, CounterTable *ret) {
         _cleanup_(proc_table_builder_done) ProcTableBuilder b = {};
-        /* Read a CPU (a line) at a time, stored a field (a row) at a time: columns first, then turned. */
+        /* The file gives one CPU per line, but the table stores one field per row.
+         * So the values are collected by CPU first and then turned into rows. */
         _cleanup_free_ uint64_t *by_cpu = NULL, *row_values = NULL;
         size_t allocated_cpus = 0, allocated_values = 0;
         const char *p = buf;
@@ -25,7 +26,7 @@ int proc_cpu_times_parse(const char *buf, CounterTable *ret) {
                 const char *q = line.start;
                 uint64_t cpu;
 
-                /* "cpu " is the sum over all CPUs; intr, ctxt, btime, ... are not per CPU. */
+                /* The "cpu " line is the sum over all CPUs. Lines such as intr, ctxt and btime are not per CPU. */
                 if (line.end - q < 4 || strncmp(q, "cpu", 3) != 0 || q[3] < '0' || q[3] > '9')
                         continue;
                 q += 3;

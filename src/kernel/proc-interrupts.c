@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc-interrupts.c — /proc/interrupts: counts per IRQ and CPU, and the named rows (NMI, LOC, ...) apart */
+/* proc-interrupts.c — parses /proc/interrupts into counts per IRQ and CPU, with named rows such as NMI and LOC kept apart */
 
 #include <errno.h>
 #include <string.h>
@@ -11,7 +11,7 @@ static bool name_char(char c) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* The counts after "NAME:" into values; the number of them read (at most max), or -EBADMSG/-ERANGE. */
+/* Parses the counts after "NAME:" into values. Returns how many it read, at most max, or -EBADMSG or -ERANGE. */
 static int parse_counts(const char *p, const char *end, uint64_t *values, size_t max) {
         size_t n = 0;
 
@@ -23,7 +23,7 @@ static int parse_counts(const char *p, const char *end, uint64_t *values, size_t
                         return (int) n;
                 r = proc_parse_u64(&q, end, &values[n]);
                 if (r == -EBADMSG)
-                        return (int) n;   /* "8259A-..." after the counts: the chip's name */
+                        return (int) n;   /* text such as "8259A-..." after the counts is the chip's name */
                 if (r < 0)
                         return r;
                 n++;
@@ -41,8 +41,8 @@ int proc_interrupts_parse(const char *buf, CounterTable *ret) {
         r = proc_table_begin(&p, &b, &values);
         if (r < 0)
                 return r;
-        /* Each count takes 11 bytes at least ("%10u "): room for every row at once, rather than
-         * growing the rows by doubling (and copying) them. */
+        /* Each count takes at least 11 bytes, from "%10u ". This bounds the number of rows, so the
+         * room for every row is reserved at once. That avoids growing the rows by doubling and copying them. */
         r = proc_table_reserve(&b, strlen(p) / (11 * b.t.n_cpus + 1) + 32);
         if (r < 0)
                 return r;
@@ -75,7 +75,7 @@ int proc_interrupts_parse(const char *buf, CounterTable *ret) {
                         for (size_t i = 0; ok && i < len; i++)
                                 ok = name_char(s[i]);
                         if (!ok)
-                                continue;   /* not a row of any architecture we know */
+                                continue;   /* this is not a row of any known architecture */
                         memcpy(row.name, s, len);
                         row.name[len] = 0;
                 }
@@ -84,7 +84,8 @@ int proc_interrupts_parse(const char *buf, CounterTable *ret) {
                 if (n < 0)
                         return n;
                 if ((size_t) n != b.t.n_cpus) {
-                        /* A device IRQ has a count on every online CPU; a named row without is a total (ERR, MIS). */
+                        /* A device IRQ has a count on every online CPU.
+                         * A named row without one, such as ERR or MIS, is a total and is skipped. */
                         if (row.irq != COUNTER_NAMED)
                                 return -EBADMSG;
                         continue;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc-softirqs.c — /proc/softirqs: each softirq's count per possible CPU (NET_RX and NET_TX among them) */
+/* proc-softirqs.c — parses /proc/softirqs into each softirq's count per possible CPU, NET_RX and NET_TX among them */
 
 #include <errno.h>
 #include <string.h>
@@ -29,7 +29,8 @@ int proc_softirqs_parse(const char *buf, CounterTable *ret) {
                 if (!colon)
                         return -EBADMSG;
                 len = (size_t) (colon - s);
-                /* The kernel's softirq_to_name[]: short upper-case names, all of them always printed. */
+                /* The names come from the kernel's softirq_to_name[]. They are short and upper-case,
+                 * and the kernel always prints all of them. */
                 if (len == 0 || len >= COUNTER_NAME_MAX)
                         return -EBADMSG;
                 for (size_t i = 0; i < len; i++)
@@ -46,7 +47,7 @@ int proc_softirqs_parse(const char *buf, CounterTable *ret) {
                                 return r;
                 }
                 if (proc_skip_blanks(q, line.end) != line.end)
-                        return -EBADMSG;   /* more counts than CPUs */
+                        return -EBADMSG;   /* the line has more counts than CPUs */
 
                 r = proc_table_add(&b, &row, values);
                 if (r < 0)

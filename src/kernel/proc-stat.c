@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * proc-stat.c — pure parsers of /proc/PID/stat and of "irq/N-name" thread names; irq.c's scan
- * and sched.c's re-check before a change both use them, so neither calls into the other for it
+ * proc-stat.c — pure parsers of /proc/PID/stat and of kernel thread names such as "irq/N-name"
+ *
+ * The scan in irq.c and the re-check before a change in sched.c both use these parsers.
+ * Keeping them here means that neither file calls into the other for them.
  */
 
 #include <ctype.h>
@@ -11,8 +13,9 @@
 #include "sriovd/kernel.h"
 
 /*
- * One decimal field, by hand: strtoull() (locale, sign, base) 39 times a line was most of the
- * sampler's parse of a thread's times. -ERANGE beyond 64 bits, as strtoull() said.
+ * Parses one decimal field by hand. strtoull() handles the locale, a sign and a base, and
+ * calling it 39 times a line was most of the sampler's parse of a thread's times.
+ * Like strtoull(), it fails with -ERANGE beyond 64 bits.
  */
 static int parse_u64(const char **p, unsigned long long *ret) {
         const char *s = *p;
@@ -36,7 +39,7 @@ int proc_stat_parse(const char *buf, ProcStat *ret) {
         char *end;
         long pid;
 
-        /* The name may itself hold spaces and ')': it ends at the last ')'. */
+        /* The name may itself hold spaces and ')', so it ends at the last ')'. */
         open = strchr(buf, '(');
         close = strrchr(buf, ')');
         if (!open || !close || close < open)
@@ -49,7 +52,7 @@ int proc_stat_parse(const char *buf, ProcStat *ret) {
         st.pid = (pid_t) pid;
         strscpy(st.comm, MIN(sizeof(st.comm), (size_t) (close - open)), open + 1);
 
-        /* Fields after the name, numbered as in proc(5): 3 = state. */
+        /* The fields after the name are numbered as in proc(5), where field 3 is the state. */
         p = close + 1;
         for (unsigned field = 3; field <= 41; field++) {
                 unsigned long long v;
@@ -63,11 +66,11 @@ int proc_stat_parse(const char *buf, ProcStat *ret) {
                         continue;
                 }
                 if (*p == '-')
-                        p++;   /* priority and nice may be negative; we keep none of those */
+                        p++;   /* priority and nice may be negative, and neither is kept */
                 if (!isdigit((unsigned char) *p))
                         return -EINVAL;
                 if (parse_u64(&p, &v) < 0)
-                        return -ERANGE;   /* every field is at most 64 bits */
+                        return -ERANGE;   /* every field fits in 64 bits */
                 if (field == 9)
                         st.flags = (unsigned long) v;
                 else if (field == 14)
@@ -94,13 +97,13 @@ int irq_thread_name_parse(const char *comm) {
                 return -EINVAL;
         errno = 0;
         v = strtoul(comm + 4, &end, 10);
-        /* User-visible names may be cut at 15 characters, so "irq/1234" alone is legal. */
+        /* The kernel cuts visible names at 15 characters, so "irq/1234" alone is a valid name. */
         if (errno || v > INT32_MAX || (*end && *end != '-'))
                 return -EINVAL;
         return (int) v;
 }
 
-/* "ksoftirqd/3": the CPU after prefix, nothing after it. */
+/* Parses a name such as "ksoftirqd/3". The CPU number follows the prefix, and nothing follows the number. */
 static int percpu_name_parse(const char *comm, const char *prefix, unsigned *ret) {
         size_t n = strlen(prefix);
         unsigned long v;
@@ -132,7 +135,7 @@ int kthread_name_parse(const char *comm, KthreadKind *ret_kind, unsigned *ret_nu
                         return 0;
                 }
 
-        /* napi/DEV-ID: DEV may itself hold '-', the ID is after the last one. */
+        /* The name has the form napi/DEV-ID. DEV may itself hold '-', so the ID follows the last '-'. */
         if (strncmp(comm, "napi/", 5) != 0)
                 return -EINVAL;
         dash = strrchr(comm + 5, '-');

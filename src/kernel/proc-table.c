@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc-table.c — lines, counts and the CPU header of /proc/interrupts and /proc/softirqs, and the table they fill */
+/* proc-table.c — the lines, counts and CPU header of /proc/interrupts and /proc/softirqs, and the table they fill */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ int proc_parse_cpu_header(const ProcLine *line, unsigned **ret, size_t *ret_n) {
                         return r;
                 if (cpu >= CPUSET_MAX)
                         return -ERANGE;
-                /* The kernel prints CPUs in order; anything else would misplace every count. */
+                /* The kernel prints the CPUs in order. Any other order would misplace every count. */
                 if (n > 0 && cpu <= cpus[n - 1])
                         return -EBADMSG;
                 if (GREEDY_REALLOC(cpus, allocated, n + 1) < 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc-thread-times.c — the CPU time of one thread (an IRQ thread, a ksoftirqd) from /proc/PID/task/TID/stat */
+/* proc-thread-times.c — reads the CPU time of one thread, such as an IRQ thread or a ksoftirqd, from /proc/PID/task/TID/stat */
 
 #include <errno.h>
 
@@ -32,7 +32,7 @@ int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret)
 
         if (pid <= 0 || tid <= 0)
                 return -EINVAL;
-        /* The task's own file: /proc/PID/stat sums all threads of a process. */
+        /* This is the task's own file, because /proc/PID/stat sums all threads of a process. */
         r = rootfs_read_attr(root, buf, sizeof(buf), "/proc/%d/task/%d/stat", (int) pid, (int) tid);
         if (r < 0)
                 return r;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc-threads.c — the threads under a /proc directory (a process's task list, or /proc itself), walked with their stat */
+/* proc-threads.c — walks the threads under a /proc directory, a process's task list or /proc itself, with their stat */
 
 #include <ctype.h>
 #include <dirent.h>
@@ -26,8 +26,9 @@ int proc_thread_stat(RootFs *root, const char *dir, pid_t tid, ProcStat *ret) {
         char buf[PROC_STAT_MAX];
         int r;
 
-        /* Gone, or in a hostile tree not a file with a stat in it: not a thread to place either way.
-         * Running out of file descriptors or memory is no answer about the thread: said as such. */
+        /* A thread that is gone is not a thread to place. In a hostile tree, a path without a
+         * readable stat file is not one either, so both give -ESRCH. Running out of file descriptors
+         * or memory says nothing about the thread, so those errors are passed up as they are. */
         r = rootfs_read_attr(root, buf, sizeof(buf), "%s/%d/stat", dir, (int) tid);
         if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
                 return r;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * qemu-vcpu.c — a running guest's vCPU threads. libvirt applies <vcpusched> only when QEMU starts;
- * a guest that runs already when sriovd books its RT CPU gets its vCPU's SCHED_FIFO here, on the
- * thread itself, as libvirt would have done at the start.
+ * qemu-vcpu.c — finds and schedules a running guest's vCPU threads
+ *
+ * libvirt applies <vcpusched> only when QEMU starts. A guest may already run when sriovd books
+ * its RT CPU. That guest's vCPU gets SCHED_FIFO here, set on the thread itself, as libvirt would
+ * have set it at the start.
  */
 
 #include <ctype.h>
@@ -24,7 +26,7 @@ int qemu_vcpu_name_parse(const char *comm) {
         v = strtoul(comm + 4, &end, 10);
         if (errno || v > INT16_MAX || *end != '/' || !end[1])
                 return -EINVAL;
-        /* The accelerator's name: letters and digits only ("KVM", "TCG", "HVF"). */
+        /* The accelerator's name, such as "KVM", "TCG" or "HVF", has only letters and digits. */
         for (p = end + 1; *p; p++)
                 if (!isalnum((unsigned char) *p))
                         return -EINVAL;

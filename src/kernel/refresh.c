@@ -1,24 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * refresh.c — a drift check's read: of a copy of the last full inventory, only what can drift
- * without an event saying so — IRQ affinities, the scheduling of the threads sriovd places, the
- * vectors of VFs in guests (a guest's driver enabling MSI-X sends no uevent), rtnet_prio, the
- * default affinity. What comes with an event (a device, a driver, a netdev, a VF count) is the
- * full read's, on that event or on the daemon's slow full pass.
+ * refresh.c — the drift check's read, which re-reads only what can change without an event
+ *
+ * The check works on a copy of the last full inventory. It re-reads the IRQ affinities, the
+ * scheduling of the threads that sriovd places, the vectors of VFs in guests, rtnet_prio and the
+ * default affinity. A guest's driver that enables MSI-X sends no uevent, so the VF vectors are
+ * on this list. A change that comes with an event, such as a new device, driver, netdev or VF
+ * count, is for the full read, on that event or on the daemon's slow full pass.
+ * docs/ARCHITECTURE.md describes the drift check.
  */
 
 #include <string.h>
 
 #include "sriovd/kernel.h"
 
-/* The thread's scheduling now; -ESTALE when pid is not that thread any more (the full read knows). */
+/* Reads the thread's current scheduling. Returns -ESTALE when pid is no longer that thread,
+ * because only the full read can find the new one. */
 static int refresh_sched(RootFs *root, pid_t pid, const char *name, unsigned irq, int *policy, int *priority) {
         char buf[PROC_STAT_MAX];
         ProcStat st;
         int r;
 
         if (rootfs_sched_live(root)) {
-                /* The scheduler is the authority; a PID that is gone or reused is the full read's. */
+                /* The scheduler is the authority. A PID that is gone or reused is left to the full read. */
                 r = sched_thread_get(pid, policy, priority);
                 return r < 0 ? -ESTALE : 0;
         }
@@ -38,9 +42,10 @@ static int refresh_irq(RootFs *root, IrqFiles *files, Irq *q, bool threaded) {
         int r;
 
         /*
-         * The affinity as it was: the effective one follows it, so it is read only when that moved.
-         * Whether the file is writable (a kernel-managed vector's is not) is fixed when the IRQ is
-         * set up; an IRQ set up again is the full read's, on its event or its period.
+         * The effective affinity follows the affinity, so it is read only when the affinity moved.
+         * Whether the file is writable is fixed when the IRQ is set up. A kernel-managed vector's
+         * file is not writable. An IRQ that is set up again is left to the full read, on its event
+         * or at the end of its period.
          */
         r = irq_files_read_affinity(files, root, q->irq, list, sizeof(list));
         if (r < 0 || cpuset_parse_list(list, &affinity) < 0)
@@ -51,17 +56,19 @@ static int refresh_irq(RootFs *root, IrqFiles *files, Irq *q, bool threaded) {
         }
         if (q->thread > 0)
                 return refresh_sched(root, q->thread, NULL, q->irq, &q->thread_policy, &q->thread_priority);
-        /* A handler requested since (igbvf at open, vfio when the guest unmasks) has a new thread. */
+        /* A handler requested since the full read has a new thread. igbvf requests one when the
+         * netdev opens, and vfio does when the guest unmasks the vector. */
         if (threaded && !q->action[0] && irq_read_action(root, q->irq, action, sizeof(action)) >= 0 && action[0])
                 return -ESTALE;
         return 0;
 }
 
 /*
- * Vectors the device names in msi_irqs/ that /proc/irq did not have at the full read: the kernel
- * makes a dynamically allocated vector's entry when its first handler is requested (igbvf at
- * open, vfio when the guest unmasks it), and nothing tells a refresh. One read each, none on a
- * host whose NICs are all open; one that was unreadable then is no news now.
+ * Looks for vectors that the device names in msi_irqs/ but that /proc/irq did not have at the
+ * full read. The kernel makes the /proc/irq entry of a dynamically allocated vector when its first
+ * handler is requested, for example by igbvf at open or by vfio when the guest unmasks the vector.
+ * Nothing tells a refresh about it. The check costs one read per missing vector, and none on a
+ * host whose NICs are all open. A vector that could not be read then and still cannot is no news.
  */
 static int refresh_unlisted(RootFs *root, const Inventory *inv, const unsigned *irqs, size_t n) {
         char list[CPUSET_LIST_MAX];
@@ -73,7 +80,7 @@ static int refresh_unlisted(RootFs *root, const Inventory *inv, const unsigned *
         return 0;
 }
 
-/* A passthrough VF's vectors appear when its guest's driver enables MSI-X: no uevent says so. */
+/* A passthrough VF's vectors appear when its guest's driver enables MSI-X, and no uevent says so. */
 static int refresh_vf_vectors(RootFs *root, const Vf *vf) {
         _cleanup_free_ unsigned *irqs = NULL;
         size_t n;
@@ -89,8 +96,9 @@ static int refresh_vf_vectors(RootFs *root, const Vf *vf) {
         return 0;
 }
 
-/* A VF count or autoprobe written behind sriovd's back: a real kernel sends uevents for the VFs, a
- * tree may not; one read each per PF, so a full read follows either way. */
+/* Catches a VF count or an autoprobe setting written behind sriovd's back. A real kernel sends
+ * uevents for the VFs, but a fixture tree may not. The check costs one read of each per PF,
+ * so a full read follows in either case. */
 static int refresh_pf(RootFs *root, const Pf *pf) {
         long v;
 

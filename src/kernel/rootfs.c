@@ -17,11 +17,13 @@ struct RootFs {
         int fd;
         char *path;
         bool real;
-        bool no_openat2;   /* kernel without openat2(): fall back to openat() */
+        bool no_openat2;   /* the kernel lacks openat2(), so opens fall back to openat() */
         bool sched_live;
-        /* Tests only, never on the real root: "SUBSTRING=ERRNO,..." makes matching writes fail. */
+        /* This is for tests only and never set on the real root.
+         * A spec "SUBSTRING=ERRNO,..." makes the writes to matching paths fail. */
         char *fail_writes;
-        /* Tests only, never on the real root: SRIOVD_TEST_KERNEL, the test kernel's socket. */
+        /* This is for tests only and never set on the real root.
+         * It holds SRIOVD_TEST_KERNEL, the path of the test kernel's socket. */
         char *test_kernel;
         int test_kernel_fd;
 };
@@ -87,8 +89,8 @@ bool path_component_valid(const char *s) {
 }
 
 /*
- * Build the path relative to the root. Only /sys and /proc may be reached:
- * anything else in sriovd has no business going through here.
+ * Builds the path relative to the root. Only /sys and /proc may be reached,
+ * because no other part of sriovd has any business going through here.
  */
 static int rootfs_format(char *buf, size_t size, const char *fmt, va_list ap) {
         int n = vsnprintf(buf, size, fmt, ap);
@@ -97,7 +99,7 @@ static int rootfs_format(char *buf, size_t size, const char *fmt, va_list ap) {
         if (strncmp(buf, "/sys/", 5) != 0 && strncmp(buf, "/proc/", 6) != 0 &&
             !streq(buf, "/sys") && !streq(buf, "/proc"))
                 return -EINVAL;
-        /* Components come from outside (directory entries, config): refuse any "..". */
+        /* Path components come from outside, from directory entries or the config, so any ".." is refused. */
         for (const char *p = buf; (p = strstr(p, "..")); p += 2)
                 if (p[-1] == '/' && (p[2] == '/' || p[2] == 0))
                         return -EINVAL;
@@ -113,12 +115,13 @@ static int rootfs_openv(RootFs *r, int flags, const char *fmt, va_list ap) {
                 return k;
 
         if (!r->real && !r->no_openat2) {
-                /* Absolute symlinks and ".." in link targets stay inside the fixture. */
+                /* RESOLVE_IN_ROOT keeps absolute symlinks and ".." in link targets inside the fixture. */
                 struct open_how how = {
                         .flags = (uint64_t) (flags | O_CLOEXEC),
                         .resolve = RESOLVE_IN_ROOT,
                 };
-                /* EAGAIN: a rename or mount anywhere raced the ".." check; openat2(2) says retry. */
+                /* EAGAIN means that a rename or a mount somewhere raced the ".." check.
+                 * openat2(2) says to retry then. */
                 for (unsigned i = 0; i < 64; i++) {
                         fd = (int) syscall(SYS_openat2, r->fd, path + 1, &how, sizeof(how));
                         if (fd >= 0 || errno != EAGAIN)
@@ -144,7 +147,7 @@ int rootfs_open(RootFs *r, int flags, const char *fmt, ...) {
 }
 
 int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size) {
-        /* sysfs and procfs files are small; one page covers nearly all. */
+        /* sysfs and procfs files are small, so one page covers nearly all of them. */
         size_t size = 4096, n = 0;
         _cleanup_free_ char *buf = malloc(size);
 
@@ -195,9 +198,9 @@ static int read_fd_all(int fd, char **ret) {
 }
 
 /*
- * Every sysfs and procfs attribute is a regular file (st_size 0, so the size says
- * nothing). Anything else where one belongs is a broken or hostile tree: a FIFO would
- * block open() and read() forever, a directory or socket has nothing to read.
+ * Every sysfs and procfs attribute is a regular file. Its st_size is 0, so the size says
+ * nothing. Anything else where an attribute belongs means a broken or hostile tree.
+ * A FIFO would block open() and read() forever, and a directory or a socket has nothing to read.
  */
 static int check_regular(int fd, struct stat *ret_st) {
         struct stat st;
@@ -213,12 +216,12 @@ static int check_regular(int fd, struct stat *ret_st) {
         return 0;
 }
 
-/* Open, fstat() the same fd, and read: the one path all readers take. */
+/* All readers take this one path: open, fstat() the same fd, then read. */
 static int rootfs_readv(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, va_list ap) {
         _cleanup_close_ int fd = -EBADF;
         int k;
 
-        /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it. */
+        /* O_NONBLOCK keeps the open of a FIFO from waiting for a writer. Regular files ignore the flag. */
         fd = rootfs_openv(r, O_RDONLY | O_NOCTTY | O_NONBLOCK, fmt, ap);
         if (fd < 0)
                 return fd;
@@ -317,7 +320,7 @@ int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) {
         return 0;
 }
 
-/* The errno a test asked writes to this path to fail with, or 0. */
+/* Returns the errno that a test asked the writes to this path to fail with, or 0. */
 static int injected_write_error(const RootFs *r, const char *path) {
         _cleanup_free_ char *spec = NULL;
         char *save = NULL;
@@ -339,9 +342,9 @@ static int injected_write_error(const RootFs *r, const char *path) {
 }
 
 /*
- * Hand a write to the test kernel: one SOCK_SEQPACKET message "PATH\0VALUE", one
- * reply, an errno in decimal ("0" = done). The test kernel performs the write
- * and its side effects (devices, uevents) before it replies, as a store() does.
+ * Hands a write to the test kernel as one SOCK_SEQPACKET message "PATH\0VALUE". The one reply
+ * is an errno in decimal, and "0" means done. The test kernel performs the write and its side
+ * effects, such as new devices and uevents, before it replies, as a kernel store() does.
  */
 static int test_kernel_write(RootFs *r, const char *path, const char *value) {
         char msg[PATH_MAX + 4096], reply[32];
@@ -380,7 +383,7 @@ static int test_kernel_write(RootFs *r, const char *path, const char *value) {
                         n = recv(r->test_kernel_fd, reply, sizeof(reply) - 1, 0);
                 while (n < 0 && errno == EINTR);
         if (n <= 0) {
-                /* The test kernel went away: reconnect on the next write. */
+                /* The test kernel went away, so the next write reconnects. */
                 int k = n < 0 ? negative_errno() : -ECONNRESET;
                 closep(&r->test_kernel_fd);
                 r->test_kernel_fd = -EBADF;
@@ -410,15 +413,15 @@ int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
                         return e;
                 e = injected_write_error(r, path);
                 if (e > 0)
-                        return -e;   /* as the kernel would: nothing written */
+                        return -e;   /* like the kernel, fail with nothing written */
                 if (r->test_kernel)
                         return test_kernel_write(r, path, value);
         }
 
         va_start(ap, fmt);
         /*
-         * O_TRUNC matters on fixture trees: a shorter value must not keep old bytes.
-         * O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking.
+         * O_TRUNC matters on fixture trees, where a shorter value must not keep old bytes.
+         * With O_NONBLOCK, a FIFO without a reader fails with ENXIO instead of blocking.
          */
         fd = rootfs_openv(r, O_WRONLY | O_NOCTTY | O_NONBLOCK | (r->real ? 0 : O_TRUNC), fmt, ap);
         va_end(ap);
@@ -428,7 +431,7 @@ int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
         if (e < 0)
                 return e;
 
-        /* sysfs takes one write() per value; a short write is a failure. */
+        /* sysfs takes one write() per value, so a short write is a failure. */
         k = write(fd, value, len);
         if (k < 0)
                 return negative_errno();
@@ -459,7 +462,7 @@ static int rootfs_parentv(RootFs *r, char **ret_base, const char *fmt, va_list a
         return fd;
 }
 
-/* The symlink's target into buf (PATH_MAX). */
+/* Reads the symlink's target into buf, which holds PATH_MAX bytes. */
 static int rootfs_readlinkv(RootFs *r, char *buf, const char *fmt, va_list ap) {
         _cleanup_free_ char *base = NULL;
         _cleanup_close_ int dfd = -EBADF;
@@ -471,7 +474,7 @@ static int rootfs_readlinkv(RootFs *r, char *buf, const char *fmt, va_list ap) {
         n = readlinkat(dfd, base, buf, PATH_MAX);
         if (n < 0)
                 return negative_errno();
-        /* readlinkat() truncates silently: a target that fills the buffer is not the whole one. */
+        /* readlinkat() truncates silently, so a target that fills the buffer may not be whole. */
         if (n >= PATH_MAX)
                 return -ENAMETOOLONG;
         buf[n] = 0;

@@ -20,7 +20,8 @@ int sched_thread_get(pid_t pid, int *ret_policy, int *ret_priority) {
         return 0;
 }
 
-/* pid's stat, if it still is a kernel thread: between observe and now it may have exited and its PID been reused. */
+/* Reads pid's stat if pid is still a kernel thread. Since the observe step, the thread may have
+ * exited and its PID may have been reused. */
 static int kthread_stat(RootFs *root, pid_t pid, ProcStat *ret) {
         char buf[PROC_STAT_MAX];
         int r;

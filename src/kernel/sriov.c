@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sriov.c — SR-IOV attributes, VFs, netdevs and MSI vectors of PCI functions in sysfs */
+/* sriov.c — reads the SR-IOV attributes, VFs, netdevs and MSI vectors of PCI functions in sysfs */
 
 #include <ctype.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@ int pci_read_irqs(RootFs *root, const char *addr, unsigned **ret, size_t *ret_n)
         int r = rootfs_list_numbers(root, ret, ret_n, PCI_DEV "/msi_irqs", addr);
 
         if (r == -ENOENT) {
-                /* No MSI/MSI-X enabled (yet): no vectors, not an error. */
+                /* The function has no MSI or MSI-X enabled yet. It has no vectors, and that is not an error. */
                 *ret = NULL;
                 *ret_n = 0;
                 return 0;
@@ -59,14 +59,15 @@ static int vf_cmp(const void *a, const void *b) {
         return (x->index > y->index) - (x->index < y->index);
 }
 
-/* By address, then index: duplicates next to each other, the lowest index first. */
+/* Sorts by address, then by index, so that duplicates sit next to each other with the lowest index first. */
 static int vf_addr_cmp(const void *a, const void *b) {
         const Vf *x = a, *y = b;
         int c = strcmp(x->addr, y->addr);
         return c ?: vf_cmp(a, b);
 }
 
-/* 0 read, 1 left out (reported), or negative errno (-ENOMEM). */
+/* Returns 0 when the VF was read and 1 when it is left out with a host problem that says why.
+ * Returns a negative errno such as -ENOMEM on failure. */
 static int sriov_read_vf(RootFs *root, const char *pf_addr, HostProblems *problems, Vf *vf) {
         _cleanup_free_ char(*netdevs)[IF_NAMESIZE] = NULL;
         size_t n_netdevs = 0;
@@ -92,7 +93,8 @@ static int sriov_read_vf(RootFs *root, const char *pf_addr, HostProblems *proble
                 if (rootfs_read_long(root, &v, PCI_DEV "/net/%s/ifindex", vf->addr, netdevs[0]) >= 0 && v > 0 &&
                     v <= INT32_MAX)
                         vf->ifindex = (int) v;
-                /* NET_ADDR_RANDOM (include/linux/netdevice.h): the driver's own pick, nobody's MAC. */
+                /* An addr_assign_type of 1 is NET_ADDR_RANDOM from include/linux/netdevice.h.
+                 * Such a MAC is the driver's own random pick and belongs to nobody. */
                 if (rootfs_read_long(root, &v, PCI_DEV "/net/%s/addr_assign_type", vf->addr, netdevs[0]) >= 0 &&
                     v == 1) {
                         _cleanup_free_ char *mac = NULL;
@@ -110,7 +112,8 @@ static int sriov_read_vf(RootFs *root, const char *pf_addr, HostProblems *proble
         return 0;
 }
 
-/* "virtfnN" as the kernel names it (no sign, no leading zeros), N < total; or -1. */
+/* Returns N for a name "virtfnN" as the kernel writes it, with no sign and no leading zeros.
+ * N must be below total. Returns -1 for any other name. */
 static long virtfn_index(const char *name, unsigned total) {
         const char *p = name + 6;
         unsigned long index;
@@ -126,9 +129,10 @@ static long virtfn_index(const char *name, unsigned total) {
 }
 
 /*
- * Whether virtfnN of pf names a VF of it. The kernel links both ways (virtfnN ->
- * VF, VF/physfn -> PF); a link one way only is a tree gone wrong, and a VF it would
- * put under two PFs, or the PF under itself, would be handed out twice.
+ * Checks whether virtfnN of pf names a VF of pf. The kernel links both ways: virtfnN points
+ * to the VF, and the VF's physfn points back to the PF. A link in one direction only means a
+ * broken tree. Such a link could put one VF under two PFs, or the PF under itself, and then
+ * the VF would be handed out twice.
  */
 static int sriov_check_vf_link(RootFs *root, const Pf *pf, const char *link, const char *target,
                                HostProblems *problems) {
@@ -181,7 +185,7 @@ static int sriov_read_vfs(RootFs *root, Pf *pf, HostProblems *problems) {
                         continue;
                 }
 
-                /* sd-device does not expose virtfnN: it is a symlink to ../ADDR. */
+                /* sd-device does not expose virtfnN, so the symlink to ../ADDR is read directly. */
                 r = rootfs_readlink_base(root, &target, PCI_DEV "/%s", pf->addr, de->d_name);
                 if (r == -ENOMEM)
                         return r;
@@ -210,7 +214,7 @@ static int sriov_read_vfs(RootFs *root, Pf *pf, HostProblems *problems) {
                 pf->n_vfs++;
         }
 
-        /* Two virtfn links to one VF: the lowest index keeps it (a VF address is handed out once). */
+        /* When two virtfn links name one VF, the lowest index keeps it, so that the VF address is handed out once. */
         qsort_safe(pf->vfs, pf->n_vfs, sizeof(*pf->vfs), vf_addr_cmp);
         k = 0;
         r = 0;
@@ -230,7 +234,7 @@ static int sriov_read_vfs(RootFs *root, Pf *pf, HostProblems *problems) {
         return r;
 }
 
-/* virtfnN of pf named addr: the VF checked and read into *ret as sriov_read_vfs() does. */
+/* virtfnN of pf named addr. Checks the VF and reads it into *ret, as sriov_read_vfs() does. */
 static int read_vf_at(RootFs *root, const Pf *pf, const char *link, unsigned index, const char *addr,
                       HostProblems *problems, Vf *ret) {
         int r = sriov_check_vf_link(root, pf, link, addr, problems);
@@ -248,8 +252,9 @@ static int read_vf_at(RootFs *root, const Pf *pf, const char *link, unsigned ind
         return 0;
 }
 
-/* Where SR-IOV puts addr among pf's VFs: VF i is at the PF's routing ID + First VF Offset + i * VF
- * Stride (the PF's sriov_offset, sriov_stride); -1 when it cannot be one of them. */
+/* Returns the index at which SR-IOV puts addr among pf's VFs, or -1 when addr cannot be one of them.
+ * VF i sits at the PF's routing ID + First VF Offset + i * VF Stride.
+ * The PF's sriov_offset and sriov_stride files hold the offset and the stride. */
 static long vf_index_by_rid(RootFs *root, const Pf *pf, const char *addr) {
         unsigned pf_domain, pf_rid, domain, rid;
         long offset, stride, d;
@@ -269,10 +274,11 @@ static long vf_index_by_rid(RootFs *root, const Pf *pf, const char *addr) {
 }
 
 /*
- * A hotplug's read of one new VF, the same checks as sriov_read_vfs() made for it: the PF's
- * virtfnN link that names it (its index), its physfn back to the PF, then the VF itself. The
- * index is where SR-IOV's offset and stride put the VF, confirmed by that one link: a PF of 64
- * VFs no longer has its links read one by one to find it, unless the arithmetic misses.
+ * Reads one new VF for a hotplug, with the same checks that sriov_read_vfs() makes. It checks
+ * the PF's virtfnN link that names the VF and gives its index, then the VF's physfn link back
+ * to the PF, then the VF itself. The index comes from SR-IOV's offset and stride, and that one
+ * link confirms it. So a PF with 64 VFs does not have its links read one by one, unless the
+ * arithmetic misses.
  */
 int sriov_read_vf_of(RootFs *root, const Pf *pf, const char *addr, HostProblems *problems, Vf *ret) {
         _cleanup_closedir_ DIR *d = NULL;
@@ -320,7 +326,7 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
 
         r = rootfs_read_long(root, &v, PCI_DEV "/sriov_totalvfs", pf->addr);
         if (r == -ENOENT || r == -ENOMEM)
-                return r;   /* -ENOENT: not SR-IOV capable, the caller skips it */
+                return r;   /* -ENOENT means not SR-IOV capable, and the caller skips the function */
         if (r < 0)
                 return host_problem_add(problems, pf->addr, r, "sriov_totalvfs unreadable (%m): PF left out") ?: 1;
         if (v < 0 || v > PCI_MAX_VFS)
@@ -328,7 +334,7 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
                                         "sriov_totalvfs %ld is beyond PCI's 0-%d: PF left out", v, PCI_MAX_VFS) ?: 1;
         pf->total_vfs = (unsigned) v;
 
-        /* Never act on a VF count that cannot be read: changing it destroys every VF. */
+        /* sriovd never acts on a VF count that it cannot read, because changing the count destroys every VF. */
         r = rootfs_read_long(root, &v, PCI_DEV "/sriov_numvfs", pf->addr);
         if (r == -ENOMEM)
                 return r;
@@ -337,7 +343,7 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
         if (v < 0)
                 return host_problem_add(problems, pf->addr, 0, "sriov_numvfs %ld is negative: PF left out", v) ?: 1;
         if (v > (long) pf->total_vfs) {
-                /* The kernel refuses more than sriov_totalvfs; every loop over the VFs is bounded by it. */
+                /* The kernel refuses more than sriov_totalvfs VFs. Every loop over the VFs relies on that bound. */
                 r = host_problem_add(problems, pf->addr, 0, "sriov_numvfs %ld is beyond sriov_totalvfs %u: taken as %u",
                                      v, pf->total_vfs, pf->total_vfs);
                 if (r < 0)
@@ -361,7 +367,7 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
         if (pf->n_netdevs > 0) {
                 _cleanup_free_ char *mac = NULL;
 
-                /* VFs are configured through the PF netdev, found by ifindex: names change under udev. */
+                /* VFs are configured through the PF netdev. It is found by ifindex, because udev may rename it. */
                 if (rootfs_read_long(root, &v, PCI_DEV "/net/%s/ifindex", pf->addr, pf->netdevs[0]) >= 0 &&
                     v > 0 && v <= INT32_MAX)
                         pf->ifindex = (int) v;
@@ -374,7 +380,7 @@ int sriov_read_pf(RootFs *root, Pf *pf, HostProblems *problems) {
                 char *end;
                 unsigned long f;
 
-                /* "0x1003": the netdev's flags, IFF_UP = 0x1. */
+                /* The file holds the netdev's flags in hex, such as "0x1003". IFF_UP is 0x1. */
                 if (rootfs_read(root, &flags, PCI_DEV "/net/%s/flags", pf->addr, pf->netdevs[0]) >= 0) {
                         errno = 0;
                         f = strtoul(flags, &end, 16);
@@ -406,7 +412,7 @@ int sriov_set_num_vfs(RootFs *root, const char *addr, unsigned n) {
         if (cur == (long) n)
                 return 0;
 
-        /* The kernel refuses (EBUSY) a new non-zero count while VFs exist. */
+        /* The kernel refuses a new non-zero count with EBUSY while VFs exist, so the count goes to 0 first. */
         if (cur != 0 && n != 0) {
                 r = rootfs_write(root, "0", PCI_DEV "/sriov_numvfs", addr);
                 if (r < 0)

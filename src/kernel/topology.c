@@ -5,7 +5,7 @@
 
 #include "sriovd/kernel.h"
 
-/* A missing or "(null)" file is an empty set: that is how the kernel says "none". */
+/* A missing file or one that reads "(null)" is an empty set, because that is how the kernel says "none". */
 static int read_cpulist(RootFs *root, const char *path, CpuSet *ret) {
         _cleanup_free_ char *s = NULL;
         int r;
@@ -30,7 +30,7 @@ int topology_read(RootFs *root, Topology *ret) {
         if (r < 0)
                 return r;
         if (cpuset_is_empty(&t.online))
-                return -ENODATA;   /* a host without CPUs is a broken tree */
+                return -ENODATA;   /* a host without CPUs means a broken tree */
         r = read_cpulist(root, "/sys/devices/system/cpu/isolated", &t.isolated);
         if (r < 0)
                 return r;
@@ -38,7 +38,7 @@ int topology_read(RootFs *root, Topology *ret) {
         if (r < 0)
                 return r;
 
-        /* Without NUMA support there is no node directory: every CPU is on node 0. */
+        /* Without NUMA support there is no node directory, and every CPU is on node 0. */
         r = read_cpulist(root, "/sys/devices/system/node/online", &nodes);
         if (r < 0)
                 return r;
@@ -99,7 +99,7 @@ int kernel_caps_read(RootFs *root, bool have_irq_threads, bool irqbalance, Kerne
 
         c.preempt_rt = rootfs_read_long(root, &v, "/sys/kernel/realtime") >= 0 && v == 1;
 
-        /* PREEMPT_RT threads every handler; elsewhere only with threadirqs. */
+        /* PREEMPT_RT threads every handler. Other kernels thread them only with threadirqs. */
         c.threaded_irqs = have_irq_threads || c.preempt_rt;
         if (!c.threaded_irqs && rootfs_read(root, &cmdline, "/proc/cmdline") >= 0)
                 c.threaded_irqs = cmdline_has(cmdline, "threadirqs");

@@ -1,51 +1,43 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* vf-netlink.c — VF MAC, VLAN, rate, spoofchk, trust and link state of a PF over rtnetlink */
+/* vf-netlink.c — reads and sets the MAC, VLAN, rate, spoofchk, trust and link state of a PF's VFs over rtnetlink */
 
 /*
- * The VF settings are libnl-route's objects (rtnl_link_vf_*), the request is
- * rtnl_link_build_change_request()'s and the answer is read by libnl's link
- * parser and rtnl_link_vf_get() + getters. Where libnl 3.7 does not fit:
+ * The VF settings use libnl-route's objects, rtnl_link_vf_*. rtnl_link_build_change_request()
+ * builds the request. libnl's link parser, rtnl_link_vf_get() and its getters read the answer.
+ * This file works around the places where libnl 3.7 does not fit:
  *
- * - Sending: through netlink_transact(), not rtnl_link_change() or
- *   rtnl_link_get_kernel(). Those return -NLE_* codes and drop the kernel's
- *   extack text; rtnl_link_change() also re-sends an RTM_NEWLINK refused with
- *   EOPNOTSUPP as RTM_SETLINK, so a driver without trust would be asked twice.
- * - The request: rtnl_link_build_change_request() makes RTM_NEWLINK; we send
- *   it as RTM_SETLINK, as sriovd always has (and the vm suite saw igb take).
- *   Its IFLA_AF_SPEC container, empty here, is dropped by nla_nest_end() (since
- *   libnl 3.5, our minimum). The bytes equal those of the hand-made request
- *   this replaced (test-vf-netlink compares them); anything more libnl might
- *   add one day fails the request (-EPROTO) and that test, instead of going out.
- * - libnl's VF filler ignores a failed nla_put (the attribute is just missing,
- *   no error): the built IFLA_VF_INFO is counted against what was asked.
- * - VLAN: one 802.1Q entry, which libnl sends as IFLA_VF_VLAN (vf, vlan, qos);
- *   802.1ad would need IFLA_VF_VLAN_LIST, which VfLinkChange does not ask for.
- *   Rate: RTNL_LINK_VF_RATE_API_NEW, IFLA_VF_RATE with both min and max, never
- *   the old IFLA_VF_TX_RATE.
- * - The read request: rtnl_link_build_get_request() for one ifindex, which in
- *   libnl 3.7 carries IFLA_EXT_MASK = RTEXT_FILTER_VF (test-vf-netlink asserts
- *   it); no dump, so no size limit on the VF list.
- * - Reading the list: libnl 3.7 has no iterator over a link's VFs, only a
- *   lookup by VF index. We look up 0..IFLA_NUM_VF-1 and count the list's
- *   entries ourselves: one the lookup cannot reach (no IFLA_VF_MAC, hence no
- *   index; an index twice; one beyond IFLA_NUM_VF) makes it -EBADMSG. libnl
- *   reads the list only when IFLA_NUM_VF is there (the kernel sends both).
- * - What libnl reads differently from the kernel's message: (u32) -1 spoofchk
- *   or trust ("the driver did not say") is absent, which we report as -1, as
- *   before. From a kernel before 4.9 (no IFLA_VF_VLAN_LIST) libnl drops VLAN 0
- *   and its qos, read as 0/0.
- * - What libnl's VF list parser does not handle (it leaks on an entry its
- *   policy refuses, reads VLAN list entries without a length check, crashes
- *   on an empty VLAN list) is refused before it is given the message, by
- *   vfinfo_entries(). That is no complete guard: a short libFuzzer run still
- *   found libnl's own nl_msg_parse() leaking on a garbled VF list its policy
- *   passes. vf_links_parse() is for the kernel's answers, and has no fuzzer.
- *   libnl's link parser also refuses a link without IFLA_IFNAME (the kernel
- *   always sends it).
+ * - Requests go out through netlink_transact(), not rtnl_link_change() or rtnl_link_get_kernel().
+ *   Those two return -NLE_* codes and drop the kernel's extack text. rtnl_link_change() also
+ *   re-sends an RTM_NEWLINK that was refused with EOPNOTSUPP as RTM_SETLINK. A driver without
+ *   trust would then be asked twice.
+ * - rtnl_link_build_change_request() makes an RTM_NEWLINK, which as_setlink() turns into RTM_SETLINK.
+ * - libnl's VF filler ignores a failed nla_put(). The attribute is then just missing, with no
+ *   error. So as_setlink() counts the attributes of the built IFLA_VF_INFO against those asked for.
+ * - A VLAN is one 802.1Q entry, which libnl sends as IFLA_VF_VLAN with vf, vlan and qos.
+ *   802.1ad would need IFLA_VF_VLAN_LIST, and VfLinkChange does not ask for it.
+ * - The rate uses RTNL_LINK_VF_RATE_API_NEW. libnl then sends IFLA_VF_RATE with both min and
+ *   max, never the old IFLA_VF_TX_RATE.
+ * - The read request comes from rtnl_link_build_get_request() for one ifindex. In libnl 3.7 it
+ *   carries IFLA_EXT_MASK = RTEXT_FILTER_VF, and test-vf-netlink asserts that. The request is
+ *   not a dump, so the VF list has no size limit.
+ * - libnl 3.7 has no iterator over a link's VFs, only a lookup by VF index. So vf_links_parse()
+ *   looks up 0 to IFLA_NUM_VF - 1 and counts the list's entries itself. An entry that the lookup
+ *   cannot reach makes the answer -EBADMSG. Such an entry lacks IFLA_VF_MAC and so an index,
+ *   repeats an index, or has an index beyond IFLA_NUM_VF. libnl reads the list only when
+ *   IFLA_NUM_VF is there, and the kernel always sends both.
+ * - libnl reads some values differently from the kernel's message. A spoofchk or trust of
+ *   (u32) -1 means that the driver did not say. libnl treats it as absent, and sriovd reports -1.
+ *   A kernel before 4.9 has no IFLA_VF_VLAN_LIST. With such a kernel, libnl drops VLAN 0 and
+ *   its qos, and both read as 0.
+ * - vfinfo_entries() refuses the lists that libnl's VF list parser does not handle before libnl
+ *   sees them. That is not a complete guard. A short libFuzzer run still found libnl's own
+ *   nl_msg_parse() leaking on a garbled VF list that its policy passes. So vf_links_parse() is
+ *   only for the kernel's answers, and it has no fuzzer. libnl's link parser also refuses a link
+ *   without IFLA_IFNAME, which the kernel always sends.
  *
- * Errors stay the kernel's: it applies MAC, VLAN, rate, spoofchk, link state,
- * trust in that order and stops at the first a driver refuses (EOPNOTSUPP for
- * a driver without trust, ...), and netlink_transact() returns that errno.
+ * The errors stay the kernel's. The kernel applies the MAC, VLAN, rate, spoofchk, link state and
+ * trust in that order. It stops at the first one that a driver refuses, e.g. with EOPNOTSUPP from
+ * a driver without trust. netlink_transact() returns that errno.
  */
 
 #include <limits.h>
@@ -64,7 +56,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link *, rtnl_link_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link_vf *, rtnl_link_vf_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_addr *, nl_addr_put);
 
-/* PCIe's NumVFs is 16 bits: no VF index beyond it. */
+/* PCIe's NumVFs field has 16 bits, so no VF index can go beyond this. */
 #define VF_INDEX_MAX 0xffffu
 
 struct RouteNl {
@@ -99,14 +91,14 @@ struct nl_sock *route_nl_socket(RouteNl *nl) {
 }
 
 /*
- * libnl's -NLE_* from parsing the kernel's answer: a malformed message, but for
- * memory. (Its link parser also wants IFLA_IFNAME, which the kernel always sends.)
+ * Maps libnl's -NLE_* code from parsing the kernel's answer. Every code but one for memory
+ * means a malformed message. The link parser also requires IFLA_IFNAME, which the kernel always sends.
  */
 static int parse_errno(int nle) {
         return nle == -NLE_NOMEM ? -ENOMEM : -EBADMSG;
 }
 
-/* A getter's "not there" (-NLE_NOATTR) as -1, a setting as 0/1. */
+/* Returns -1 when the getter says "not there" with -NLE_NOATTR, and 0 or 1 for a setting. */
 static int vf_flag(int (*get)(struct rtnl_link_vf *, uint32_t *), struct rtnl_link_vf *vf) {
         uint32_t v;
 
@@ -120,7 +112,7 @@ static int vf_from_libnl(struct rtnl_link_vf *vf, VfLink *ret) {
         struct nl_addr *addr;
         uint32_t index, ls;
 
-        /* The kernel always sends the MAC; libnl takes the VF index from it. */
+        /* The kernel always sends the MAC, and libnl takes the VF index from it. */
         if (rtnl_link_vf_get_index(vf, &index) < 0 || rtnl_link_vf_get_addr(vf, &addr) < 0 ||
             nl_addr_get_len(addr) < sizeof(v.mac))
                 return -EBADMSG;
@@ -128,7 +120,7 @@ static int vf_from_libnl(struct rtnl_link_vf *vf, VfLink *ret) {
         memcpy(v.mac, nl_addr_get_binary_addr(addr), sizeof(v.mac));
 
         if (rtnl_link_vf_get_vlans(vf, &vlans) == 0) {
-                /* The kernel's list holds the one VLAN ndo_get_vf_config() reports. */
+                /* The kernel's list holds the one VLAN that ndo_get_vf_config() reports. */
                 if (vlans->size >= 1) {
                         v.vlan = vlans->vlans[0].vf_vlan;
                         v.qos = vlans->vlans[0].vf_vlan_qos;
@@ -140,7 +132,7 @@ static int vf_from_libnl(struct rtnl_link_vf *vf, VfLink *ret) {
                         v.min_tx_rate = rate.min_tx_rate;
                         v.max_tx_rate = rate.max_tx_rate;
                 } else
-                        /* Pre-3.16 kernels know only the maximum. */
+                        /* Kernels before 3.16 know only the maximum. */
                         v.max_tx_rate = rate.rate;
         }
         v.spoofchk = vf_flag(rtnl_link_vf_get_spoofchk, vf);
@@ -162,14 +154,16 @@ static void take_link(struct nl_object *obj, void *userdata) {
 }
 
 /*
- * libnl 3.7's VF list parser leaks the list when an entry fails its policy
- * (a short IFLA_VF_MAC, a short IFLA_VF_STATS counter, ...), reads the entries of IFLA_VF_VLAN_LIST without
- * checking their length, and for an empty VLAN list marks the VF as having
- * VLANs with no VLAN object (rtnl_link_vf_get_vlans() then dereferences NULL;
- * after a VF with VLANs, its source shows, it takes that VF's). The kernel
- * never sends such a list: this checks one is not handed to libnl, and counts
- * the list's entries, all of them, whatever their type, as libnl reads each as
- * a VF. -EBADMSG if one is bad.
+ * libnl 3.7's VF list parser has three bugs:
+ * - It leaks the list when an entry fails its policy, e.g. with a short IFLA_VF_MAC or a
+ *   short IFLA_VF_STATS counter.
+ * - It reads the entries of IFLA_VF_VLAN_LIST without checking their length.
+ * - For an empty VLAN list, it marks the VF as having VLANs but gives it no VLAN object.
+ *   rtnl_link_vf_get_vlans() then dereferences NULL. After a VF with VLANs, libnl's source
+ *   shows that the VF takes the earlier VF's VLANs instead.
+ * The kernel never sends such a list. This function checks that none is handed to libnl.
+ * It also counts all of the list's entries, whatever their type, because libnl reads each
+ * one as a VF. Returns -EBADMSG if an entry is bad.
  */
 static int vfinfo_entries(const struct nlmsghdr *h, size_t *ret) {
         static struct nla_policy vf_policy[IFLA_VF_MAX + 1] = {
@@ -186,7 +180,7 @@ static int vfinfo_entries(const struct nlmsghdr *h, size_t *ret) {
                 [IFLA_VF_IB_NODE_GUID] = { .minlen = sizeof(struct ifla_vf_guid) },
                 [IFLA_VF_IB_PORT_GUID] = { .minlen = sizeof(struct ifla_vf_guid) },
         };
-        /* The six libnl 3.7 reads (RTNL_LINK_VF_STATS_MAX), as its policy has them. */
+        /* These are the six counters that libnl 3.7 reads, up to RTNL_LINK_VF_STATS_MAX, as its policy has them. */
         static struct nla_policy stats_policy[IFLA_VF_STATS_MULTICAST + 1] = {
                 [IFLA_VF_STATS_RX_PACKETS] = { .type = NLA_U64 }, [IFLA_VF_STATS_TX_PACKETS] = { .type = NLA_U64 },
                 [IFLA_VF_STATS_RX_BYTES] = { .type = NLA_U64 },   [IFLA_VF_STATS_TX_BYTES] = { .type = NLA_U64 },
@@ -240,7 +234,7 @@ int vf_links_parse(const struct nlmsghdr *h, VfLink **ret, size_t *ret_n) {
         r = vfinfo_entries(h, &entries);
         if (r < 0)
                 return r;
-        /* A copy libnl may parse (its prototypes lack the const); the link cache's parser reads it. */
+        /* libnl's prototypes lack the const, so libnl parses a copy. The link cache's parser reads that copy. */
         msg = nlmsg_convert((struct nlmsghdr *) h);
         if (!msg)
                 return -ENOMEM;
@@ -259,7 +253,7 @@ int vf_links_parse(const struct nlmsghdr *h, VfLink **ret, size_t *ret_n) {
                         _cleanup_(rtnl_link_vf_putp) struct rtnl_link_vf *vf = rtnl_link_vf_get(link, i);
 
                         if (!vf)
-                                continue;  /* ndo_get_vf_config() failed for it: the kernel left it out */
+                                continue;  /* the kernel left the VF out because ndo_get_vf_config() failed for it */
                         r = vf_from_libnl(vf, &vfs[n]);
                         if (r < 0)
                                 return r;
@@ -306,11 +300,11 @@ int route_nl_read_vfs(RouteNl *nl, int ifindex, VfLink **ret, size_t *ret_n, NlE
         int r;
 
         nl_error_clear(err);
-        /* libnl asserts on ifindex <= 0 without a name; the kernel would say ENODEV. */
+        /* libnl asserts on an ifindex <= 0 without a name. The kernel would answer ENODEV. */
         if (ifindex <= 0)
                 return -ENODEV;
-        /* RTM_GETLINK for one ifindex with IFLA_EXT_MASK = RTEXT_FILTER_VF: no dump, so no
-         * size limit on the VF list. */
+        /* This is an RTM_GETLINK for one ifindex with IFLA_EXT_MASK = RTEXT_FILTER_VF.
+         * It is not a dump, so the VF list has no size limit. */
         r = rtnl_link_build_get_request(ifindex, NULL, &msg);
         if (r < 0)
                 return netlink_errno_from_nle(r);
@@ -333,7 +327,8 @@ static bool vf_link_change_any(const VfLinkChange *c) {
                c->spoofchk >= 0 || c->trust >= 0 || c->link_state >= 0;
 }
 
-/* The VF settings c asks for as libnl's VF object; how many IFLA_VF_* attributes they make. */
+/* Turns the VF settings that c asks for into libnl's VF object.
+ * Returns how many IFLA_VF_* attributes they make. */
 static int vf_to_libnl(const VfLinkChange *c, struct rtnl_link_vf **ret) {
         _cleanup_(rtnl_link_vf_putp) struct rtnl_link_vf *vf = NULL;
         int n = 0;
@@ -352,7 +347,7 @@ static int vf_to_libnl(const VfLinkChange *c, struct rtnl_link_vf **ret) {
         if (c->set_vlan) {
                 nl_vf_vlans_t *vlans = NULL;
 
-                /* One 802.1Q VLAN: libnl sends it as IFLA_VF_VLAN, not IFLA_VF_VLAN_LIST. */
+                /* libnl sends one 802.1Q VLAN as IFLA_VF_VLAN, not as IFLA_VF_VLAN_LIST. */
                 if (rtnl_link_vf_vlan_alloc(&vlans, 1) < 0)
                         return -ENOMEM;
                 vlans->vlans[0] = (nl_vf_vlan_info_t) { .vf_vlan = c->vlan, .vf_vlan_qos = c->qos,
@@ -384,9 +379,12 @@ static int vf_to_libnl(const VfLinkChange *c, struct rtnl_link_vf **ret) {
 }
 
 /*
- * libnl's change request as sriovd sends it: RTM_SETLINK, holding exactly
- * IFLA_VFINFO_LIST with one IFLA_VF_INFO of n_attrs attributes (see the top
- * of the file); -EPROTO if libnl built anything else.
+ * Turns libnl's change request into the one that sriovd sends. That is an RTM_SETLINK that
+ * holds exactly IFLA_VFINFO_LIST with one IFLA_VF_INFO of n_attrs attributes. The vm suite
+ * showed igb taking this request. libnl's empty IFLA_AF_SPEC container is not there, because
+ * nla_nest_end() drops it since libnl 3.5, the minimum version. test-vf-netlink compares the
+ * bytes of the request. Returns -EPROTO if libnl built anything else, so that anything libnl
+ * might add one day fails the request and that test instead of going out.
  */
 static int as_setlink(struct nl_msg *msg, int n_attrs) {
         struct nlmsghdr *h = nlmsg_hdr(msg);
@@ -410,7 +408,7 @@ static int as_setlink(struct nl_msg *msg, int n_attrs) {
                 return -EPROTO;
         nla_for_each_nested(a, info, rem)
                 n++;
-        /* libnl's filler returns success with an attribute it could not put left out. */
+        /* libnl's filler returns success even when it left out an attribute that it could not put. */
         return n == n_attrs ? 0 : -EMSGSIZE;
 }
 
@@ -431,7 +429,7 @@ int route_nl_build_set_vf(int ifindex, const VfLinkChange *c, struct nl_msg **re
         if (!vf_link_change_any(c))
                 return -ENODATA;
 
-        /* orig: the link as far as the request needs it, its ifindex (family AF_UNSPEC, no flags). */
+        /* orig holds only what the request needs from the link: its ifindex, with family AF_UNSPEC and no flags. */
         orig = rtnl_link_alloc();
         changes = rtnl_link_alloc();
         if (!orig || !changes)
@@ -444,7 +442,7 @@ int route_nl_build_set_vf(int ifindex, const VfLinkChange *c, struct nl_msg **re
         if (r < 0)
                 return netlink_errno_from_nle(r);
 
-        /* No flags in changes: ifi_flags = ifi_change = 0, the kernel leaves the PF's flags alone. */
+        /* changes has no flags, so ifi_flags and ifi_change are 0, and the kernel leaves the PF's flags alone. */
         r = rtnl_link_build_change_request(orig, changes, NLM_F_REQUEST | NLM_F_ACK, &msg);
         if (r < 0)
                 return netlink_errno_from_nle(r);

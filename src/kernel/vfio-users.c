@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * vfio-users.c — the processes that hold a PCI function through vfio: a QEMU started by hand, a
- * DPDK application. Destroying such a VF (a VF count change) would make the kernel wait for the
- * holder to let go, and take the device from under it when it does.
+ * vfio-users.c — finds the processes that hold a PCI function through vfio
+ *
+ * Such a process may be a QEMU started by hand or a DPDK application. A change of the VF count
+ * destroys the VFs. For a held VF, the kernel would wait for the holder to let go, and then
+ * take the device from under it.
  */
 
 #include <ctype.h>
@@ -12,7 +14,7 @@
 
 #include "sriovd/vfio-users.h"
 
-/* A kernel device number as the node's name prints it: decimal, no sign, no leading zero. */
+/* Parses a kernel device number as a node's name prints it: in decimal, with no sign and no leading zero. */
 static int parse_number(const char *s, unsigned *ret) {
         unsigned long v;
         char *end;
@@ -86,13 +88,13 @@ static int vfio_user_cmp(const void *a, const void *b) {
         return c ?: (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* Whether devs[i] is what f opens. */
+/* Returns whether dev is the device that f opens. */
 static bool vfio_fd_matches(const VfioFd *f, const VfioDevice *dev) {
         int want = f->kind == VFIO_FD_GROUP ? dev->group : dev->device;
         return want >= 0 && (unsigned) want == f->number;
 }
 
-/* The devices of devs process pid holds open, marked in held[]; 1 when it holds any. */
+/* Marks in held[] the devices of devs that process pid holds open. Returns 1 when it holds any. */
 static int scan_process(RootFs *root, const char *pid, const VfioDevice *devs, size_t n_devs, bool *held) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
@@ -109,8 +111,9 @@ static int scan_process(RootFs *root, const char *pid, const VfioDevice *devs, s
 
                 if (!isdigit((unsigned char) de->d_name[0]))
                         continue;
-                /* One name inside the directory the rooted open gave: nothing is resolved, only read.
-                 * A vfio node's path is short: a longer (cut) target is none of them. */
+                /* The name is one entry of the directory that the rooted open gave, and the link is
+                 * only read, never resolved. A vfio node's path is short, so a longer target, which
+                 * readlinkat() may have cut, is not a vfio node. */
                 len = readlinkat(dirfd(d), de->d_name, target, sizeof(target));
                 if (len <= 0 || (size_t) len >= sizeof(target))
                         continue;
@@ -159,7 +162,7 @@ int vfio_users_scan(RootFs *root, const VfioDevice *devs, size_t n_devs, VfioUse
                 if (r == -EACCES || r == -EPERM)
                         unreadable++;
                 if (r <= 0)
-                        continue;   /* none held, or gone meanwhile */
+                        continue;   /* the process holds none, or it is gone */
                 (void) rootfs_read(root, &comm, "/proc/%s/comm", de->d_name);
                 for (size_t i = 0; i < n_devs; i++) {
                         if (!held[i])

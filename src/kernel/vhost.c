@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* vhost.c — a guest's QEMU process and its vhost-net workers, found and placed through /proc */
+/* vhost.c — finds a guest's QEMU process and its vhost-net workers through /proc, and places the workers */
 
 #include <fcntl.h>
 #include <sched.h>
@@ -9,7 +9,8 @@
 #include "sriovd/kernel.h"
 #include "sriovd/vhost.h"
 
-/* A command line longer than this is no QEMU libvirt started; reading it would cost for nothing. */
+/* A command line longer than this does not belong to a QEMU that libvirt started.
+ * Reading all of it would cost time for nothing. */
 #define CMDLINE_MAX (256 * 1024)
 
 bool qemu_cmdline_has_uuid(const char *buf, size_t size, const char *uuid) {
@@ -32,7 +33,7 @@ bool qemu_cmdline_has_uuid(const char *buf, size_t size, const char *uuid) {
 static int read_cmdline(RootFs *root, pid_t pid, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
 
-        /* O_NONBLOCK: a FIFO in a hostile tree must not block the open. */
+        /* O_NONBLOCK keeps a FIFO in a hostile tree from blocking the open. */
         fd = rootfs_open(root, O_RDONLY | O_NOCTTY | O_NONBLOCK, "/proc/%d/cmdline", (int) pid);
         if (fd < 0)
                 return fd;
@@ -71,7 +72,7 @@ int qemu_pid_find(RootFs *root, const char *uuid, pid_t hint, pid_t *ret) {
         return -ENOENT;
 }
 
-/* "vhost-QEMU", the name every vhost worker of qemu has (vhost_worker_create()). */
+/* Every vhost worker of qemu has the name "vhost-PID", which vhost_worker_create() gives it. */
 static void vhost_name(pid_t qemu, char *buf, size_t size) {
         snprintf(buf, size, "vhost-%d", (int) qemu);
 }
@@ -95,7 +96,8 @@ int proc_status_cpus_parse(const char *status, CpuSet *ret) {
         return -EBADMSG;
 }
 
-/* 1 and *ret when st (under dir) is a vhost worker of qemu, 0 when it is something else (or gone). */
+/* Returns 1 and fills *ret when st, under dir, is a vhost worker of qemu.
+ * Returns 0 when it is another thread or is gone. */
 static int read_worker(RootFs *root, const char *dir, pid_t qemu, pid_t tid, const ProcStat *st, bool kthread,
                        VhostThread *ret) {
         _cleanup_free_ char *status = NULL;
@@ -135,7 +137,7 @@ static int scan_one(RootFs *root, const char *dir, pid_t tid, const ProcStat *st
 
         r = read_worker(root, dir, s->qemu, tid, st, s->kthread, &t);
         if (r == -EBADMSG || r == 0)
-                return 0;   /* not a worker, gone, or a status we cannot read: not ours to place */
+                return 0;   /* a thread that is not a worker, is gone or has an unreadable status is not sriovd's to place */
         if (r < 0)
                 return r;
         if (GREEDY_REALLOC(s->threads, s->allocated, s->n + 1) < 0)
@@ -157,7 +159,7 @@ int vhost_threads_scan(RootFs *root, pid_t qemu, VhostThread **ret, size_t *ret_
         threads = s.threads;
         if (r < 0)
                 return r == -ENOTDIR ? -ENOENT : r;
-        /* A kernel without vhost_task: the workers are kernel threads, found only by their name. */
+        /* On a kernel without vhost_task, the workers are kernel threads that only their name identifies. */
         if (s.n == 0) {
                 s.kthread = true;
                 r = proc_threads_each(root, "/proc", qemu, scan_one, &s);

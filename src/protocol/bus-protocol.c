@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* bus-protocol.c — the API's one table of org.sriovd.Error.* names and the errno each stands for */
+/* bus-protocol.c — the one table of the API's org.sriovd.Error.* names and the errno of each */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include "sriovd/bus-protocol.h"
 #include "sriovd/macro.h"
 
-/* The first row of a name is what the name maps back to. */
+/* A name may have several rows. The name maps back to the errno in its first row. */
 const sd_bus_error_map sriovd_bus_errors[] = {
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NO_CAPACITY, ENOSPC),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NO_RT_CPU, EXFULL),
@@ -25,9 +25,10 @@ const sd_bus_error_map sriovd_bus_errors[] = {
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_PERMITTED, EACCES),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_TOO_MANY_TENANTS, EUSERS),
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_FAILED, EIO),
-        /* Rare on purpose: no kernel or library error passed up may be taken for it. */
+        /* This errno is rare on purpose, so that no error passed up from the kernel or a library is taken for it. */
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_ON_VF, EMEDIUMTYPE),
-        /* Likewise rare: sd-bus itself returns ENODATA (missing credentials), never ENOSTR. */
+        /* This errno is rare for the same reason.
+         * sd-bus itself returns ENODATA for missing credentials, but it never returns ENOSTR. */
         SD_BUS_ERROR_MAP(SRIOVD_ERROR_NOT_MONITORING, ENOSTR),
         SD_BUS_ERROR_MAP_END
 };
@@ -53,11 +54,13 @@ int bus_error_setf(sd_bus_error *e, int error, const char *fmt, ...) {
         _cleanup_free_ char *message = NULL;
         va_list ap;
 
-        /* Allocated: a failed Reload carries every FILE:LINE: mistake, more than a line's worth. */
+        /* The message is allocated because a failed Reload carries every FILE:LINE: mistake.
+         * That can be more than one line holds. */
         va_start(ap, fmt);
         if (vasprintf(&message, fmt, ap) < 0)
                 message = NULL;
         va_end(ap);
-        /* sd_bus_error_set() returns the errno of the name: the API's, as the caller returns it. */
+        /* sd_bus_error_set() returns the errno that the API maps the name to.
+         * The caller returns that errno. */
         return sd_bus_error_set(e, bus_error_name_from_errno(error), message ?: "Out of memory");
 }

@@ -54,7 +54,7 @@ static const char *skip_space(const char *p) {
         return p;
 }
 
-/* Strict decimal: digits only, no sign, bounded. */
+/* The parser is strict: it takes only digits, no sign, and no number at or above CPUSET_MAX. */
 static int parse_cpu(const char **p, unsigned *ret) {
         const char *q = *p;
         unsigned long v = 0;
@@ -120,7 +120,7 @@ int cpuset_parse_mask(const char *s, CpuSet *ret) {
         if (end == start)
                 return -EINVAL;
 
-        /* Walk from the least significant (rightmost) digit. */
+        /* The walk starts at the rightmost digit, which is the least significant. */
         for (const char *p = end; p > start; p--) {
                 char c = p[-1];
                 int v;
@@ -172,8 +172,9 @@ char *cpuset_format_list(const CpuSet *s, char *buf, size_t size) {
                 unsigned end = cpu;
                 int k;
 
-                /* Most sets are a few CPUs of CPUSET_MAX: an empty word is skipped whole (a host's
-                 * 4,224 IRQs are formatted for every --once and every drift check's log). */
+                /* Most sets hold only a few of the CPUSET_MAX CPUs, so an empty word is skipped whole.
+                 * This matters because a host's 4,224 IRQs are formatted for every --once run and
+                 * for the log of every drift check. */
                 if (cpu % 64 == 0 && s->bits[cpu / 64] == 0) {
                         cpu += 63;
                         continue;
@@ -188,7 +189,7 @@ char *cpuset_format_list(const CpuSet *s, char *buf, size_t size) {
                 else
                         k = snprintf(buf + n, size - n, "%s%u-%u", first ? "" : ",", cpu, end);
                 if (k < 0 || (size_t) k >= size - n) {
-                        buf[n] = 0;   /* never leave half a range behind */
+                        buf[n] = 0;   /* the output must never end in half a range */
                         break;
                 }
                 n += (size_t) k;

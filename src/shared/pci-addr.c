@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pci-addr.c — the syntax of a PCI address, checked before one names a path or a libvirt device */
+/* pci-addr.c — checks the syntax of a PCI address before it names a path or a libvirt device */
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +20,7 @@ bool pci_addr_valid(const char *s) {
                 } else if (s[i] != pattern[i])
                         return false;
         }
-        /* device 0-1f, function 0-7 */
+        /* The device number runs from 0 to 1f and the function from 0 to 7. */
         return strtoul(s + 8, NULL, 16) <= 0x1f && s[11] <= '7';
 }
 
@@ -28,7 +28,8 @@ int pci_addr_rid(const char *s, unsigned *ret_domain, unsigned *ret_rid) {
         if (!pci_addr_valid(s))
                 return -EINVAL;
         *ret_domain = (unsigned) strtoul(s, NULL, 16);
-        /* bus << 8 | device << 3 | function: what SR-IOV's First VF Offset and VF Stride count in */
+        /* The routing ID is bus << 8 | device << 3 | function.
+         * SR-IOV's First VF Offset and VF Stride count in this unit. */
         *ret_rid = (unsigned) strtoul(s + 5, NULL, 16) << 8 | (unsigned) strtoul(s + 8, NULL, 16) << 3 |
                    (unsigned) (s[11] - '0');
         return 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* time-util.c — the monotonic clock in microseconds, sd-event's unit */
+/* time-util.c — the monotonic clock in microseconds, the unit that sd-event uses */
 
 #include <time.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* utf8.c — strict UTF-8 sequence lengths, for every writer that must not pass invalid text on */
+/* utf8.c — strict UTF-8 sequence lengths, for every writer that must not pass on invalid text */
 
 #include <stdint.h>
 
@@ -26,13 +26,13 @@ size_t utf8_sequence_len(const unsigned char *s, size_t avail) {
                 return 0;
         if (len > avail)
                 return 0;
-        /* In a NUL-terminated string the NUL fails the continuation test: never read past it. */
+        /* In a NUL-terminated string, the NUL fails the continuation test, so the loop never reads past it. */
         for (size_t i = 1; i < len; i++) {
                 if ((s[i] & 0xc0) != 0x80)
                         return 0;
                 cp = (cp << 6) | (s[i] & 0x3f);
         }
-        /* Strict: no overlong forms, no surrogates, nothing beyond U+10FFFF. */
+        /* The check is strict: it rejects overlong forms, surrogates and anything beyond U+10FFFF. */
         if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
                 return 0;
         if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))

@@ -36,7 +36,7 @@ void strjoin_appendf(char *buf, size_t size, size_t *k, const char *fmt, ...) {
         int w;
 
         if (size == 0 || *k + 1 >= size)
-                return;   /* full */
+                return;   /* the buffer is full */
         if (*k > 0) {
                 w = snprintf(buf + *k, size - *k, ", ");
                 *k = MIN(*k + (size_t) MAX(w, 0), size - 1);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-domain-xml.c — a domain's NICs read from its XML; its vCPU scheduler and a new device written into it (libxml2) */
+/* virt-domain-xml.c — reads a domain's NICs from its XML and writes its vCPU scheduler and new devices into it with libxml2 */
 
 #include <ctype.h>
 #include <libxml/parser.h>
@@ -20,7 +20,7 @@ static inline void xml_freep(xmlChar **p) {
 }
 #define _cleanup_xml_ _cleanup_(xml_freep)
 
-/* No network, no entity expansion, no DTD: a domain XML needs none of it. */
+/* The parser uses no network, no entity expansion and no DTD, because a domain XML needs none of them. */
 static xmlDocPtr parse(const char *xml) {
         size_t len = strlen(xml);
 
@@ -30,7 +30,7 @@ static xmlDocPtr parse(const char *xml) {
                              XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 }
 
-/* The whole document as a new string (freed by the caller); -ENOMEM. */
+/* Returns the whole document as a new string, which the caller frees, or -ENOMEM. */
 static int dump(xmlDoc *doc, char **ret) {
         xmlChar *out = NULL;
         int size = 0;
@@ -54,7 +54,7 @@ static xmlNode *child(const xmlNode *n, const char *name) {
         return NULL;
 }
 
-/* A domain document: the parsed doc and its <domain> root; -EINVAL for anything else. */
+/* Parses a domain document into the doc and its <domain> root. Returns -EINVAL for any other document. */
 static int parse_domain(const char *xml, xmlDocPtr *ret_doc, xmlNode **ret_root) {
         xmlDocPtr doc = parse(xml);
         xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
@@ -69,7 +69,7 @@ static int parse_domain(const char *xml, xmlDocPtr *ret_doc, xmlNode **ret_root)
         return 0;
 }
 
-/* Attribute value into buf; false when missing or too long. */
+/* Copies an attribute's value into buf. Returns false when the attribute is missing or too long. */
 static bool attr(const xmlNode *n, const char *name, char *buf, size_t size) {
         _cleanup_xml_ xmlChar *v = NULL;
 
@@ -96,7 +96,7 @@ static bool hex_attr(const xmlNode *n, const char *name, unsigned max, unsigned 
         return true;
 }
 
-/* <source><address type='pci' domain= bus= slot= function=/></source> as "DDDD:BB:SS.F". */
+/* Reads <source><address type='pci' domain= bus= slot= function=/></source> as "DDDD:BB:SS.F". */
 static bool source_pci(const xmlNode *dev, char ret[static PCI_ADDR_MAX]) {
         xmlNode *src = child(dev, "source"), *a = src ? child(src, "address") : NULL;
         unsigned dom = 0, bus, slot, fn;
@@ -107,7 +107,7 @@ static bool source_pci(const xmlNode *dev, char ret[static PCI_ADDR_MAX]) {
         if (!hex_attr(a, "bus", 0xff, &bus) || !hex_attr(a, "slot", 0x1f, &slot) ||
             !hex_attr(a, "function", 7, &fn))
                 return false;
-        /* domain may be left out; it is then 0. */
+        /* The domain attribute may be left out, and it is then 0. */
         if (xmlHasProp(a, (const xmlChar *) "domain") && !hex_attr(a, "domain", 0xffff, &dom))
                 return false;
         snprintf(ret, PCI_ADDR_MAX, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
@@ -142,7 +142,7 @@ int virt_domain_parse_xml(const char *xml, VirtDomainInfo *ret) {
                         return -EINVAL;
                 strcpy(d.name, (const char *) s);
         }
-        /* Active domains carry <domain id='N'>; the inactive config has no id. */
+        /* An active domain carries <domain id='N'>, and the inactive config has no id. */
         {
                 char id[16];
                 d.active = attr(root, "id", id, sizeof(id)) && !streq(id, "-1");
@@ -159,7 +159,7 @@ int virt_domain_parse_xml(const char *xml, VirtDomainInfo *ret) {
                                 continue;
                         if (streq(nic.type, "hostdev")) {
                                 if (!source_pci(n, nic.pci))
-                                        continue;  /* USB or unreadable: not ours */
+                                        continue;  /* a USB or unreadable source is not sriovd's */
                                 nic.kind = VIRT_DEV_INTERFACE_HOSTDEV;
                         } else
                                 nic.kind = VIRT_DEV_INTERFACE;
@@ -210,9 +210,9 @@ int virt_domain_xml_set_vcpu_fifo(const char *xml, unsigned n_vcpus, int prio, c
 
         cputune = child(root, "cputune");
         /*
-         * Already so: the vcpusched entries are all fifo at prio and cover
-         * vCPUs 0..n-1 (libvirt writes one entry per vCPU back), or there
-         * are none when prio is 0.
+         * The XML may already be as wanted. That is when the vcpusched entries are all fifo at
+         * prio and cover vCPUs 0 to n-1, or when there are none and prio is 0. libvirt writes
+         * one entry per vCPU back.
          */
         {
                 CpuSet covered = {}, want = {};
@@ -290,7 +290,7 @@ int virt_domain_xml_set_numatune(const char *xml, int node, int *ret_before, cha
                 xmlUnlinkNode(memory);
                 xmlFreeNode(memory);
         }
-        /* A placement of "auto" (numad) is replaced too: the VF's node is known. */
+        /* A placement of "auto" by numad is replaced too, because the VF's node is known. */
         memory = xmlNewChild(numatune, NULL, (const xmlChar *) "memory", NULL);
         if (!memory || !xmlNewProp(memory, (const xmlChar *) "mode", (const xmlChar *) "strict") ||
             !xmlNewProp(memory, (const xmlChar *) "nodeset", (const xmlChar *) want))
@@ -310,7 +310,8 @@ int virt_domain_xml_add_device(const char *xml, const char *device_xml, char **r
         devices = child(root, "devices");
         if (!devices || !xmlDocGetRootElement(dev))
                 return -EINVAL;
-        /* A deep copy owned by doc (its dictionary, its document pointers), not the node of another tree. */
+        /* The device goes in as a deep copy that doc owns, with doc's dictionary and document pointers.
+         * A node of another tree would not do. */
         copy = xmlDocCopyNode(xmlDocGetRootElement(dev), doc, 1);
         if (!copy)
                 return -ENOMEM;

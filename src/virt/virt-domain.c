@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-domain.c — what sriovd does to domains: list, attach/detach/swap NICs, vCPU facts and RT pinning */
+/* virt-domain.c — what sriovd does to domains: lists them, attaches, detaches and swaps NICs, reads vCPUs and pins RT guests */
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
@@ -33,7 +33,7 @@ static int is_active(virDomainPtr d, VirtError *err) {
         return r < 0 ? virt_error_last(err, -EIO) : r;
 }
 
-/* LIVE|CONFIG for a running persistent domain, LIVE for a transient one, CONFIG for a shut off one. */
+/* Gives LIVE|CONFIG for a running persistent domain, LIVE for a transient one and CONFIG for a shut off one. */
 static int modify_flags(virDomainPtr d, unsigned *ret, VirtError *err) {
         int active, persistent;
 
@@ -122,7 +122,7 @@ int virt_list_domains(Virt *v, VirtDomainInfo **ret, size_t *ret_n, VirtError *e
         for (int i = 0; i < k; i++) {
                 r = domain_info(doms[i], false, &list[n], err);
                 if (r == -ENOENT)
-                        continue;  /* undefined since the listing: its UNDEFINED event follows */
+                        continue;  /* the domain was undefined after the listing, and its UNDEFINED event follows */
                 if (r < 0)
                         goto finish;
                 n++;
@@ -156,7 +156,8 @@ static const char *nic_interface_type(VirtNicKind k) {
         }
 }
 
-/* The NIC of d that is nic: a plain hostdev by its VF, an interface by MAC and type (and VF for hostdev ones). */
+/* Finds the NIC of d that is nic. A plain hostdev matches by its VF. An interface matches by MAC
+ * and type, and a hostdev interface by its VF as well. */
 static const VirtDomainNic *find_nic(const VirtDomainInfo *d, const VirtNic *nic) {
         const char *type = nic_interface_type(nic->kind);
 
@@ -178,7 +179,7 @@ static const VirtDomainNic *find_nic(const VirtDomainInfo *d, const VirtNic *nic
         return NULL;
 }
 
-/* 1 when d (live, or its config) holds nic, with its alias copied to ret_alias (may be NULL). */
+/* Returns 1 when d holds nic, live or in its config, and copies the NIC's alias to ret_alias, which may be NULL. */
 static int holds_now(virDomainPtr d, bool inactive, const VirtNic *nic, char *ret_alias, VirtError *err) {
         _cleanup_(virt_domain_info_done) VirtDomainInfo info = {};
         const VirtDomainNic *x;
@@ -193,7 +194,7 @@ static int holds_now(virDomainPtr d, bool inactive, const VirtNic *nic, char *re
         return !!x;
 }
 
-/* d's definition replaced by xml (an edit of its inactive XML). */
+/* Replaces d's definition with xml, which is an edit of its inactive XML. */
 static int redefine(virDomainPtr d, const char *xml, VirtError *err) {
         virDomainPtr nd = virDomainDefineXML(virDomainGetConnect(d), xml);
 
@@ -203,13 +204,13 @@ static int redefine(virDomainPtr d, const char *xml, VirtError *err) {
         return 0;
 }
 
-/* The inactive definition with dev_xml added to its <devices>, defined again: what CONFIG attach does. */
+/* Adds dev_xml to the <devices> of the inactive definition and defines it again, as a CONFIG attach does. */
 static int define_with_device(virDomainPtr d, const char *dev_xml, VirtError *err) {
         _cleanup_free_ char *xml = NULL, *out = NULL;
         int r;
 
-        /* SECURE: without it the definition comes without its secrets (VNC/SPICE passwords), and
-         * defining it again would drop them. */
+        /* Without SECURE, the definition comes without its secrets, such as VNC and SPICE passwords.
+         * Defining it again would then drop them. */
         xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
         if (!xml)
                 return virt_error_last(err, -EIO);
@@ -222,7 +223,8 @@ static int define_with_device(virDomainPtr d, const char *dev_xml, VirtError *er
         return r < 0 ? r : 1;
 }
 
-/* The NIC's device XML and the flags the domain's state allows; returns whether it runs, or <0. */
+/* Builds the NIC's device XML and the flags that the domain's state allows.
+ * Returns whether the domain runs, or a negative errno. */
 static int prepare(virDomainPtr d, const VirtNic *nic, char **ret_xml, unsigned *ret_flags, VirtError *err) {
         int r = virt_nic_xml(nic, ret_xml);
 
@@ -239,13 +241,13 @@ static int attach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         active = prepare(d, nic, &xml, &flags, err);
         if (active < 0)
                 return active;
-        /* What the guest sees when it runs, else the config. */
+        /* The check looks at what the guest sees when it runs, and at the config otherwise. */
         r = holds_now(d, !active, nic, NULL, err);
         if (r != 0)
                 return r < 0 ? r : 0;
         if (virDomainAttachDeviceFlags(d, xml, flags) < 0) {
                 r = virt_error_last(err, -EIO);
-                /* A driver without device attach (libvirt's test driver) still takes a new definition. */
+                /* A driver without device attach, such as libvirt's test driver, still takes a new definition. */
                 if (r == -EOPNOTSUPP && !active)
                         return define_with_device(d, xml, err);
                 return r;
@@ -265,7 +267,7 @@ static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         r = holds_now(d, !active, nic, alias, err);
         if (r <= 0)
                 return r;
-        /* Only where it is: a NIC attached live only, or to the config only, is detached from there. */
+        /* A NIC attached only live, or only to the config, is detached only from there. */
         if (active && (flags & VIR_DOMAIN_AFFECT_CONFIG)) {
                 r = holds_now(d, true, nic, NULL, err);
                 if (r < 0)
@@ -274,19 +276,19 @@ static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
                         flags &= ~VIR_DOMAIN_AFFECT_CONFIG;
         }
         /*
-         * By alias where the device has one valid for every part of flags (a
-         * user alias, or any alias for a live-only detach): it returns at
-         * once (completion is DEVICE_REMOVED), where a detach by XML blocks
-         * up to 5 s waiting for the guest, and it picks the one device even
-         * when two share the MAC (the old NIC of a pending swap): by XML,
-         * libvirt refuses "multiple devices matching MAC address".
+         * The detach goes by alias where the device has an alias that is valid for every part of
+         * flags. That is a user alias, or any alias for a live-only detach. A detach by alias
+         * returns at once, and DEVICE_REMOVED reports its completion. A detach by XML blocks for
+         * up to 5 s while it waits for the guest. The alias also picks the one device when two
+         * share the MAC, as the old NIC of a pending swap does. By XML, libvirt refuses that case
+         * with "multiple devices matching MAC address".
          */
         if (alias[0] && (strncmp(alias, "ua-", 3) == 0 || flags == VIR_DOMAIN_AFFECT_LIVE))
                 r = virDomainDetachDeviceAlias(d, alias, flags);
         else {
                 /*
-                 * By XML the alias must match too, and the device has not ours (libvirt dropped an
-                 * alias it did not take, as it did those of sriovd 0.1's VFs): match without one.
+                 * By XML, the alias must match too. This device does not carry sriovd's alias,
+                 * because libvirt drops an alias that it does not accept. So the match goes without one.
                  */
                 VirtNic bare = *nic;
 
@@ -358,12 +360,11 @@ int virt_swap(Virt *v, const char *domain, const VirtNic *old_nic, const VirtNic
 
         if (active) {
                 /*
-                 * Make before break. A live detach only asks the guest, and
-                 * completes later (DEVICE_REMOVED): after a failed attach,
-                 * "re-attaching" the old NIC would find it still there, and
-                 * the unplug then completing would leave the guest without
-                 * any. So the new NIC goes in first, under its own alias;
-                 * only once it is in is the old one detached.
+                 * This is make before break. A live detach only asks the guest, and it completes
+                 * later with DEVICE_REMOVED. After a failed attach, re-attaching the old NIC would
+                 * find it still there. The unplug would then complete and leave the guest without
+                 * any NIC. So the new NIC goes in first, under its own alias. The old one is
+                 * detached only once the new one is in.
                  */
                 r = attach(d, new_nic, err);
                 if (r < 0) {
@@ -379,7 +380,8 @@ int virt_swap(Virt *v, const char *domain, const VirtNic *old_nic, const VirtNic
                 return 0;
         }
 
-        /* Shut off: config edits take effect at once, so detach, attach, and put the old one back on failure. */
+        /* The domain is shut off, so config edits take effect at once.
+         * The old NIC is detached, the new one attached, and the old one put back on failure. */
         detached = detach(d, old_nic, err);
         if (detached < 0) {
                 *ret = VIRT_SWAP_OLD_KEPT;
@@ -494,10 +496,9 @@ int virt_vcpu0_host_cpu(Virt *v, const char *domain, VirtError *err) {
 }
 
 /*
- * Some drivers refuse explicit LIVE/CONFIG flags with VIR_ERR_INVALID_ARG
- * (the test driver takes only CURRENT): then CURRENT, which is the live
- * state of a running domain and the config of a shut off one. QEMU takes
- * LIVE|CONFIG.
+ * Some drivers refuse explicit LIVE or CONFIG flags with VIR_ERR_INVALID_ARG. The test driver,
+ * for example, takes only CURRENT. The call then falls back to CURRENT, which means the live
+ * state of a running domain and the config of a shut off one. QEMU takes LIVE|CONFIG.
  */
 typedef int (*PinFn)(virDomainPtr d, int i, unsigned char *map, int maplen, unsigned flags);
 
@@ -537,8 +538,8 @@ static int cpu_map(const CpuSet *set, int ncpus, unsigned char **ret, int *ret_l
         return 0;
 }
 
-/* A domain about to be re-pinned: its handle, the flags its state allows, the host's CPU count
- * and its vCPUs. Returns whether it runs. */
+/* Opens a domain that is about to be re-pinned. Gives its handle, the flags that its state allows,
+ * the host's CPU count and its vCPUs. Returns whether the domain runs. */
 static int open_for_pinning(Virt *v, const char *domain, virDomainPtr *ret_d, unsigned *ret_flags, int *ret_ncpus,
                             VirtVcpus *ret_vcpus, VirtError *err) {
         int r, active;
@@ -579,7 +580,8 @@ static int pin_to(PinFn fn, virDomainPtr d, int i, const CpuSet *set, int ncpus,
         return pin(fn, d, i, map, maplen, flags, err);
 }
 
-/* x (before -> after) carried out with fn on thread i unless so already or dry_run, and recorded. */
+/* Records the change x from before to after and carries it out with fn on thread i.
+ * Nothing is carried out when the thread is already so or when dry_run is set. */
 static int pin_change(PinFn fn, virDomainPtr d, int i, const VirtPlaceChange *x, int ncpus, unsigned flags,
                       bool dry_run, VirtPlaceChanges *out, VirtError *err) {
         int r;
@@ -598,7 +600,7 @@ static int pin_iothread(virDomainPtr d, int i, unsigned char *map, int maplen, u
         return virDomainPinIOThread(d, (unsigned) i, map, maplen, flags);
 }
 
-/* The I/O threads' pinning: each onto set. Drivers without I/O threads have nothing to place. */
+/* Pins each I/O thread onto set. Drivers without I/O threads have nothing to place. */
 static int place_iothreads(virDomainPtr d, const CpuSet *set, int ncpus, unsigned flags, bool dry_run,
                            VirtPlaceChanges *out, VirtError *err) {
         virDomainIOThreadInfoPtr *info = NULL;
@@ -649,7 +651,7 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
                         return r;
         }
 
-        /* The emulator thread: where QEMU's own work goes, off the RT CPUs. */
+        /* The emulator thread runs QEMU's own work, so it is kept off the RT CPUs. */
         emaplen = VIR_CPU_MAPLEN(ncpus);
         emap = calloc(1, (size_t) emaplen);
         if (!emap)
@@ -668,7 +670,7 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
         if (r < 0)
                 return r;
 
-        /* vcpusched and numatune live in the persistent definition; libvirt applies them at start. */
+        /* vcpusched and numatune live in the persistent definition, and libvirt applies them at start. */
         if (p->fifo_priority == 0 && p->memory_node < 0)
                 return 0;
         xml = virDomainGetXMLDesc(d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
@@ -679,7 +681,8 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
                                       .prio_after = p->fifo_priority > 0 ? p->fifo_priority : 0 };
                 _cleanup_free_ char *edited = NULL;
 
-                /* None booked (-1): no vCPU at FIFO; with one vCPU named, prio 0 removes every entry. */
+                /* A fifo_priority of -1 means that no RT CPU is booked, so no vCPU runs at FIFO.
+                 * With one vCPU named, prio 0 removes every entry. */
                 r = virt_domain_xml_set_vcpu_fifo(new_xml ?: xml, MAX(p->n_rt, 1u), x.prio_after, &edited);
                 if (r < 0)
                         return virt_error_set(err, r, "domain %s: its XML could not be given a vcpusched", domain);

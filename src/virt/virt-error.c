@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-error.c — libvirt's errors as a negative errno and libvirt's own message */
+/* virt-error.c — turns libvirt's errors into a negative errno and keeps libvirt's own message */
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
@@ -17,7 +17,7 @@ static const struct {
         { VIR_ERR_NO_NODE_DEVICE, -ENOENT },
         { VIR_ERR_NO_DOMAIN_SNAPSHOT, -ENOENT },
         { VIR_ERR_NO_DOMAIN_METADATA, -ENOENT },
-        { VIR_ERR_OPERATION_INVALID, -EBUSY },          /* "domain is not running" and the like */
+        { VIR_ERR_OPERATION_INVALID, -EBUSY },          /* e.g. "domain is not running" */
         { VIR_ERR_CONFIG_UNSUPPORTED, -EOPNOTSUPP },
         { VIR_ERR_NO_SUPPORT, -EOPNOTSUPP },
         { VIR_ERR_OPERATION_UNSUPPORTED, -EOPNOTSUPP },
@@ -53,7 +53,7 @@ int virt_errno_from_code(int code, int sys_errno) {
         return -EIO;
 }
 
-/* Silences libvirt's default printing of every error to stderr; errors are read with virGetLastError(). */
+/* Silences libvirt's default printing of every error to stderr. The errors are read with virGetLastError() instead. */
 static void ignore_error(void *userdata, virErrorPtr e) {
 }
 

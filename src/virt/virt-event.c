@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-event.c — libvirt's event loop implementation on sd-event: handles as io sources, timeouts as timers */
+/* virt-event.c — implements libvirt's event loop on sd-event, with handles as io sources and timeouts as timers */
 
 #include <libvirt/libvirt.h>
 #include <sys/epoll.h>
@@ -10,11 +10,10 @@
 #include "virt-internal.h"
 
 /*
- * libvirt takes one event loop implementation per process
- * (virEventRegisterImpl() has no unregister), so this bridge is the one
- * piece of process-global state in src/virt/. Everything runs on the thread
- * that dispatches the sd-event loop; libvirt's client library calls these
- * functions from that thread only, as sriovd starts no libvirt threads.
+ * libvirt takes one event loop implementation per process, and virEventRegisterImpl() has no
+ * unregister. So this bridge is the one piece of process-global state in src/virt/. Everything
+ * runs on the thread that dispatches the sd-event loop. sriovd starts no libvirt threads, so
+ * libvirt's client library calls these functions from that thread only.
  */
 
 typedef struct Source Source;
@@ -22,8 +21,8 @@ struct Source {
         int id;
         bool timer;
         sd_event_source *s;
-        int fd;                       /* handles */
-        int interval_ms;              /* timeouts: -1 off, 0 every iteration, else period */
+        int fd;                       /* for handles */
+        int interval_ms;              /* for timeouts: -1 is off, 0 is every iteration, else the period */
         virEventHandleCallback hcb;
         virEventTimeoutCallback tcb;
         void *opaque;
@@ -31,7 +30,7 @@ struct Source {
         Source *next;
 };
 
-/* A free callback libvirt asked for, run later from a clean stack (libvirt would deadlock otherwise). */
+/* A free callback that libvirt asked for. It runs later from a clean stack, because libvirt would deadlock otherwise. */
 typedef struct PendingFree {
         virFreeCallback ff;
         void *opaque;
@@ -63,7 +62,7 @@ static void unlink_source(Source *src) {
 }
 
 static int next_id(void) {
-        /* Ids are positive ints libvirt keeps; wrap long before overflow. */
+        /* libvirt keeps the ids as positive ints, so they wrap long before they overflow. */
         if (bridge.last_id >= INT32_MAX - 1)
                 bridge.last_id = 0;
         return ++bridge.last_id;
@@ -72,7 +71,7 @@ static int next_id(void) {
 /* ---- pending frees ---- */
 
 void virt_event_flush(void) {
-        /* A free callback may remove (and so queue) more: run until none is left. */
+        /* A free callback may remove more sources and so queue more frees. The loop runs until none is left. */
         while (bridge.n_pending > 0) {
                 PendingFree p = bridge.pending[--bridge.n_pending];
                 p.ff(p.opaque);
@@ -90,7 +89,7 @@ static void queue_free(virFreeCallback ff, void *opaque) {
         if (!ff)
                 return;
         if (GREEDY_REALLOC(bridge.pending, bridge.allocated_pending, bridge.n_pending + 1) < 0)
-                return;  /* leaks opaque rather than risk libvirt's deadlock */
+                return;  /* leaking opaque is better than risking libvirt's deadlock */
         bridge.pending[bridge.n_pending++] = (PendingFree) { ff, opaque };
         if (!bridge.flush && sd_event_add_defer(bridge.event, &bridge.flush, on_flush, NULL) < 0)
                 return;
@@ -106,7 +105,7 @@ static uint32_t to_epoll(int events) {
                 e |= EPOLLIN;
         if (events & VIR_EVENT_HANDLE_WRITABLE)
                 e |= EPOLLOUT;
-        /* EPOLLERR and EPOLLHUP are always reported by epoll. */
+        /* epoll always reports EPOLLERR and EPOLLHUP, so they need no flag. */
         return e;
 }
 
@@ -127,12 +126,12 @@ static int from_epoll(uint32_t e) {
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Source *src = userdata;
 
-        /* The callback may remove this very handle: nothing touches src after it. */
+        /* The callback may remove this very handle, so nothing touches src after it. */
         src->hcb(src->id, fd, from_epoll(revents), src->opaque);
         return 0;
 }
 
-/* events 0 means "watch nothing" to libvirt; epoll would still report HUP/ERR, so the source is turned off. */
+/* To libvirt, events 0 means "watch nothing". epoll would still report HUP and ERR, so the source is turned off. */
 static int handle_set_events(Source *src, int events) {
         int r;
 
@@ -181,7 +180,7 @@ static int remove_source(int id, bool timer) {
         if (!src)
                 return -1;
         unlink_source(src);
-        /* Safe from within src's own callback: sd-event keeps the source until dispatch returns. */
+        /* This is safe from within src's own callback, because sd-event keeps the source until dispatch returns. */
         sd_event_source_disable_unref(src->s);
         queue_free(src->ff, src->opaque);
         free(src);
@@ -198,7 +197,8 @@ static int timer_arm(Source *src, int interval_ms) {
         src->interval_ms = interval_ms;
         if (interval_ms < 0)
                 return sd_event_source_set_enabled(src->s, SD_EVENT_OFF);
-        /* 0: due on every iteration of the loop, so a time already past (and re-armed in on_time). */
+        /* An interval of 0 means due on every iteration of the loop. So the time is one already past,
+         * and on_time() arms it again. */
         (void) sd_event_source_set_time(src->s, interval_ms == 0 ? 1 : now_usec() + (uint64_t) interval_ms * 1000u);
         return sd_event_source_set_enabled(src->s, SD_EVENT_ON);
 }
@@ -206,7 +206,7 @@ static int timer_arm(Source *src, int interval_ms) {
 static int on_time(sd_event_source *s, uint64_t usec, void *userdata) {
         Source *src = userdata;
 
-        /* Re-armed before the callback, which may update or remove this very timer. */
+        /* The timer is armed again before the callback, because the callback may update or remove this very timer. */
         if (src->interval_ms > 0)
                 (void) sd_event_source_set_time(s, now_usec() + (uint64_t) src->interval_ms * 1000u);
         src->tcb(src->id, src->opaque);
@@ -264,7 +264,7 @@ int virt_event_register(sd_event *e) {
         if (bridge.event == e)
                 return 0;
         if (bridge.event) {
-                /* A new loop (tests run one per case): only once the old one has nothing of libvirt's left. */
+                /* Tests run a new loop for each case. A new loop may take over only when the old one holds nothing of libvirt's. */
                 if (bridge.sources)
                         return -EBUSY;
                 virt_event_flush();

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-reconcile.c — the domains' NICs against the tenants' allocations (pure); rules in virt.h */
+/* virt-reconcile.c — compares the domains' NICs with the tenants' allocations, without I/O; virt.h has the rules */
 
 #include <string.h>
 
@@ -119,7 +119,7 @@ int virt_reconcile(const VirtDomainInfo *domains, size_t n_domains,
                 d = find_domain(domains, n_domains, dom);
 
                 if (!e->vf || !e->vf[0]) {
-                        /* virtio-net: found by MAC. */
+                        /* A virtio-net NIC is found by its MAC. */
                         bool found = !e->mac || !e->mac[0];
                         for (size_t j = 0; d && !found && j < d->n_nics; j++)
                                 found = mac_eq(d->nics[j].mac, e->mac);
@@ -155,7 +155,8 @@ int virt_reconcile(const VirtDomainInfo *domains, size_t n_domains,
                         goto fail;
         }
 
-        /* Placements no tenant accounts for, of VFs in scope (NULL scope: every PCI hostdev). */
+        /* These are the placements of VFs in scope that no tenant accounts for.
+         * A NULL scope means every PCI hostdev. */
         qsort_safe(held, n_held, sizeof(*held), addr_cmp_ptr);
         for (size_t j = 0; j < n_pl; j++) {
                 if (vfs_in_scope && !bsearch_safe(pl[j].vf, vfs_in_scope, n_vfs_in_scope, PCI_ADDR_MAX, addr_cmp))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt-xml.c — the device XML of a tenant's NIC: VF interface or hostdev, virtio-net; a libxml2 tree, written by libxml2 */
+/* virt-xml.c — builds the device XML of a tenant's NIC, a VF interface, a hostdev or virtio-net, as a libxml2 tree */
 
 #include <ctype.h>
 #include <libxml/parser.h>
@@ -26,8 +26,9 @@ const char *virt_nic_kind_to_string(VirtNicKind k) {
 }
 
 /*
- * No control characters in a name (nor tab or newline: no use in one). Whether the rest is UTF-8
- * and XML is left to libxml2: virt_nic_xml() reads every fragment back with its parser.
+ * A name may hold no control characters, not even a tab or a newline, which have no use in one.
+ * libxml2 checks whether the rest is valid UTF-8 and XML, because virt_nic_xml() reads every
+ * fragment back with its parser.
  */
 static bool text_no_controls(const char *s) {
         for (const unsigned char *c = (const unsigned char *) s; *c; c++)
@@ -36,7 +37,7 @@ static bool text_no_controls(const char *s) {
         return true;
 }
 
-/* What the kernel accepts as an interface name (dev_valid_name()). */
+/* Accepts what the kernel's dev_valid_name() accepts as an interface name. */
 static bool ifname_valid(const char *s) {
         size_t n = strlen(s);
 
@@ -49,9 +50,10 @@ static bool ifname_valid(const char *s) {
 }
 
 /*
- * libvirt keeps a user alias only when it is "ua-" and then [A-Za-z0-9_-]: any other alias is dropped
- * without a word when it parses a domain's config (so the live NIC gets "hostdev0" and a detach by
- * our alias finds nothing). Tenant ids and PCI addresses have '.', so both are spelled to fit.
+ * libvirt keeps a user alias only when it is "ua-" followed by [A-Za-z0-9_-]. When libvirt parses
+ * a domain's config, it drops any other alias without a word. The live NIC then gets a name such
+ * as "hostdev0", and a detach by sriovd's alias finds nothing. Tenant ids and PCI addresses
+ * contain '.', so both are spelled to fit.
  */
 static bool alias_valid(const char *s) {
         if (strncmp(s, "ua-", 3) != 0 || !s[3] || strlen(s) >= VIRT_ALIAS_MAX)
@@ -63,8 +65,9 @@ static bool alias_valid(const char *s) {
 }
 
 /*
- * A tenant id in an alias: '_' as "__" and '.' as "_-", everything else as it is. Prefix-free, so it
- * reads back unambiguously, and the separator before the suffix (which has no '_') is the last '_'.
+ * Writes a tenant id into an alias. '_' becomes "__", '.' becomes "_-", and every other character
+ * stays as it is. No code is a prefix of another, so the id reads back unambiguously. The suffix
+ * has no '_', so the separator before it is the last '_'.
  */
 static char *alias_put_tenant(char *p, const char *tenant) {
         for (const char *c = tenant; *c; c++) {
@@ -91,7 +94,8 @@ int virt_nic_set_alias(VirtNic *nic, const char *tenant) {
                                 *p = '-';
         } else
                 strscpy(what, sizeof(what), virt_nic_kind_to_string(nic->kind));
-        /* Fits: prefix + twice the longest id + '_' + what < VIRT_ALIAS_MAX (static_assert in virt.h). */
+        /* The alias fits, because the prefix, twice the longest id, '_' and the suffix stay below
+         * VIRT_ALIAS_MAX. A static_assert in virt.h checks that. */
         p = stpcpy(nic->alias, VIRT_ALIAS_PREFIX);
         p = alias_put_tenant(p, tenant);
         *p++ = '_';
@@ -173,12 +177,13 @@ static inline void xml_buffer_freep(xmlBufferPtr *b) {
                 xmlBufferFree(*b);
 }
 
-/* A child element of parent; NULL on OOM. */
+/* Adds a child element to parent. Returns NULL when out of memory. */
 static xmlNode *element(xmlNode *parent, const char *name) {
         return xmlNewChild(parent, NULL, (const xmlChar *) name, NULL);
 }
 
-/* Attributes name=value, ..., NULL on n (n may be NULL: an earlier OOM); false on OOM. */
+/* Sets the attributes name=value, ..., NULL on n. n may be NULL after an earlier failed allocation.
+ * Returns false when out of memory. */
 __attribute__((sentinel)) static bool props(xmlNode *n, ...) {
         const char *name;
         bool ok = n != NULL;
@@ -193,12 +198,12 @@ __attribute__((sentinel)) static bool props(xmlNode *n, ...) {
         return ok;
 }
 
-/* "0000:41:00.1" as the <address type='pci' domain= bus= slot= function=/> libvirt wants. */
+/* Writes an address such as "0000:41:00.1" as the <address type='pci' domain= bus= slot= function=/> that libvirt wants. */
 static bool pci_address_element(xmlNode *parent, const char *addr) {
         unsigned dom, bus, slot, fn;
         char d[8], b[8], s[8], f[8];
 
-        /* pci_addr_valid() checked the shape already. */
+        /* pci_addr_valid() has already checked the shape. */
         if (sscanf(addr, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4)
                 return false;
         snprintf(d, sizeof(d), "0x%04x", dom);
@@ -217,7 +222,7 @@ static bool mac_element(xmlNode *parent, const char *mac) {
         return !mac[0] || props(element(parent, "mac"), "address", mac, NULL);
 }
 
-/* The device element for nic, already validated; false on OOM. */
+/* Builds the device element for nic, which is already validated. Returns false when out of memory. */
 static bool nic_tree(xmlDoc *doc, const VirtNic *nic) {
         static const char *const types[] = {
                 [VIRT_NIC_VIRTIO_NETWORK] = "network",
@@ -228,7 +233,7 @@ static bool nic_tree(xmlDoc *doc, const VirtNic *nic) {
 
         switch (nic->kind) {
         case VIRT_NIC_VF_HOSTDEV:
-                /* No MAC here: the VF's MAC and VLAN are set by sriovd over rtnetlink on the PF. */
+                /* The XML has no MAC, because sriovd sets the VF's MAC and VLAN over rtnetlink on the PF. */
                 root = xmlNewDocNode(doc, NULL, (const xmlChar *) "hostdev", NULL);
                 xmlDocSetRootElement(doc, root);
                 return props(root, "mode", "subsystem", "type", "pci", "managed", "yes", NULL) &&
@@ -261,7 +266,7 @@ static bool nic_tree(xmlDoc *doc, const VirtNic *nic) {
                         if (!props(element(root, "source"), "bridge", nic->source, NULL))
                                 return false;
                 } else if (nic->source[0]) {
-                        /* An existing tap, created and owned by someone else. */
+                        /* The tap already exists, and someone else created and owns it. */
                         if (!props(element(root, "target"), "dev", nic->source, "managed", "no", NULL))
                                 return false;
                 }
@@ -297,21 +302,20 @@ int virt_nic_xml(const VirtNic *nic, char **ret) {
         doc = xmlNewDoc((const xmlChar *) "1.0");
         if (!doc)
                 return -ENOMEM;
-        /* Written as UTF-8 (not as character references), so the read-back below sees the bytes as they are. */
+        /* The text is written as UTF-8, not as character references, so the read-back below sees the bytes as they are. */
         doc->encoding = xmlStrdup((const xmlChar *) "UTF-8");
         buf = xmlBufferCreate();
         if (!doc->encoding || !buf || !nic_tree(doc, nic))
                 return -ENOMEM;
-        /* Indented, two spaces a level: the form libvirt writes, and what a log line shows. */
+        /* The XML is indented by two spaces a level, as libvirt writes it and as a log line shows it. */
         if (xmlNodeDump(buf, doc, xmlDocGetRootElement(doc), 0, 1) < 0 || xmlBufferCCat(buf, "\n") != 0)
                 return -ENOMEM;
         len = xmlBufferLength(buf);
 
         /*
-         * The source is free text: what is not UTF-8, or not a character
-         * XML may carry, makes a fragment libxml2's parser (and libvirt's,
-         * which is libxml2) refuses. Refused here, with -EINVAL, instead of
-         * by libvirt halfway through an attach.
+         * The source is free text. Text that is not UTF-8, or a character that XML cannot carry,
+         * makes a fragment that libxml2's parser refuses. libvirt's parser is libxml2 too. So the
+         * fragment is refused here with -EINVAL, rather than by libvirt halfway through an attach.
          */
         back = xmlReadMemory((const char *) xmlBufferContent(buf), len, "device.xml", "UTF-8",
                              XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);

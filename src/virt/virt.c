@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* virt.c — the libvirt connection: open, domain events to one callback, reopen with backoff when it drops */
+/* virt.c — opens the libvirt connection, passes domain events to one callback and reopens with backoff when it drops */
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
@@ -10,7 +10,7 @@
 
 #define BACKOFF_MIN_USEC (1000u * 1000u)
 #define BACKOFF_MAX_USEC (30u * 1000u * 1000u)
-/* Keepalive on remote connections: a daemon that stops answering counts as gone after 5 s × 3. */
+/* Remote connections use keepalive. A daemon that stops answering counts as gone after 3 × 5 s. */
 #define KEEPALIVE_INTERVAL 5
 #define KEEPALIVE_COUNT 3
 
@@ -58,7 +58,7 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
                 emit(v, VIRT_EVENT_RESUMED, name, NULL, detail, "resumed");
                 break;
         default:
-                /* SHUTDOWN (a STOPPED follows) and CRASHED (a STOPPED follows unless preserved). */
+                /* SHUTDOWN and CRASHED need nothing. A STOPPED follows a SHUTDOWN, and it follows a CRASHED unless the domain is preserved. */
                 break;
         }
         return 0;
@@ -77,9 +77,10 @@ static void on_device_removal_failed(virConnectPtr conn, virDomainPtr dom, const
 }
 
 /*
- * libvirt's QEMU driver sends this for every live vcpupin and emulatorpin, sriovd's own
- * (virt_place_guest) and anyone else's (virsh vcpupin), and for the other cputune/blkdeviotune
- * tunables; vCPU 0's new pinning is passed on when it is among the changes.
+ * libvirt's QEMU driver sends this event for every live vcpupin and emulatorpin. That includes
+ * sriovd's own in virt_place_guest() and anyone else's, such as virsh vcpupin. It also sends it
+ * for the other cputune and blkdeviotune tunables. vCPU 0's new pinning is passed on when it is
+ * among the changes.
  */
 static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int n, void *opaque) {
         char key[VIR_TYPED_PARAM_FIELD_LENGTH];
@@ -98,7 +99,7 @@ static int schedule_reconnect(Virt *v);
 static void on_close(virConnectPtr conn, int reason, void *opaque) {
         Virt *v = opaque;
 
-        /* Inside libvirt here: the connection is dropped later, from the reconnect timer. */
+        /* This runs inside libvirt, so the connection is dropped later, from the reconnect timer. */
         if (!v->connected)
                 return;
         v->connected = false;
@@ -111,7 +112,7 @@ static void on_close(virConnectPtr conn, int reason, void *opaque) {
 static void drop_connection(Virt *v) {
         if (!v->conn)
                 return;
-        /* On a dead connection these fail; what matters is that libvirt lets go of our callbacks. */
+        /* These calls fail on a dead connection. What matters is that libvirt lets go of sriovd's callbacks. */
         for (size_t i = 0; i < ELEMENTSOF(v->callbacks); i++)
                 if (v->callbacks[i] >= 0) {
                         (void) virConnectDomainEventDeregisterAny(v->conn, v->callbacks[i]);
@@ -133,7 +134,7 @@ static int open_connection(Virt *v, VirtError *err) {
                 { VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(on_device_added) },
                 { VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, VIR_DOMAIN_EVENT_CALLBACK(on_device_removed) },
                 { VIR_DOMAIN_EVENT_ID_DEVICE_REMOVAL_FAILED, VIR_DOMAIN_EVENT_CALLBACK(on_device_removal_failed) },
-                /* Since libvirt 1.2.9, older than the 7.0 we need: no fallback for its absence. */
+                /* libvirt has this event since 1.2.9. sriovd needs 7.0, so there is no fallback for its absence. */
                 { VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(on_tunable) },
         };
         _Static_assert(ELEMENTSOF(events) == ELEMENTSOF(((Virt *) NULL)->callbacks), "one id per event");
@@ -156,7 +157,7 @@ static int open_connection(Virt *v, VirtError *err) {
                 drop_connection(v);
                 return r;
         }
-        /* Local drivers (test://, qemu:/// in-process) have no keepalive: not an error. */
+        /* Local drivers such as test:// and an in-process qemu:/// have no keepalive, and that is not an error. */
         if (virConnectSetKeepAlive(v->conn, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT) < 0)
                 virResetLastError();
         v->connected = true;
@@ -233,7 +234,7 @@ Virt *virt_free(Virt *v) {
         if (!v)
                 return NULL;
         drop_connection(v);
-        /* virConnectClose() returned: a clean stack, where libvirt's free callbacks may run. */
+        /* virConnectClose() has returned, so the stack is clean and libvirt's free callbacks may run. */
         virt_event_flush();
         sd_event_source_disable_unref(v->reconnect);
         sd_event_unref(v->event);
@@ -256,7 +257,7 @@ void virt_set_backoff(Virt *v, uint64_t min_usec, uint64_t max_usec) {
         v->backoff_max = MAX(max_usec, v->backoff_min);
 }
 
-/* The connection, or -ENOTCONN with a message while it is being reopened. */
+/* Gives the connection. Returns -ENOTCONN with a message while the connection is being reopened. */
 int virt_conn(Virt *v, virConnectPtr *ret, VirtError *err) {
         if (!v->connected || !v->conn)
                 return virt_error_set(err, -ENOTCONN, "not connected to libvirt (%s); reconnecting", v->uri);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# test-crash.py — crash consistency (issue 13): concurrent D-Bus clients with mixed classes, kill -9
+# test-crash.py — crash consistency: concurrent D-Bus clients with mixed classes, kill -9
 # of sriovd at random moments, VFs removed (and restored) while it is down.
 #
 # A private dbus-daemon, the real sriovd on a copy of the two-socket fixture (2 PFs, 8 VFs each)
@@ -23,7 +23,7 @@
 # 0 failed restarts, 0 tenants lost at restart, 0 tenants moved without a logged cause (a tenant
 # whose saved VF still exists keeps it unless a decision for it *from that VF* is logged).
 #
-# RT CPUs (issue 17): the host's [cpus] rt is scarce (2 per node) and some classes book them per
+# RT CPUs: the host's [cpus] rt is scarce (2 per node) and some classes book them per
 # guest (the shipped rt-vcpu: 1 CPU of its own, refuse; and classes made here: shared CPUs, 2
 # vCPUs, the housekeeping fallback); tenants of one guest (a shared domain) share its booking.
 # Counted, each 0: RT bookings moved without a logged decision (an acknowledged booking is what
@@ -36,8 +36,8 @@
 # Environment: SRIOVD_CRASH_KILLS (200), SRIOVD_CRASH_SECONDS (time bound, 200),
 # SRIOVD_CRASH_SEED (13), SRIOVD_CRASH_CLIENTS (6, 4-8 sensible), SRIOVD_CRASH_KEEP=1 keeps the
 # work directory (logs of every sriovd instance), SRIOVD_CRASH_VERBOSE=1 prints every epoch,
-# SRIOVD_CRASH_SAVE_FAULTS (1; 0 = off): bursts of calls while the state cannot be saved
-# (chattr +i on the journal and the state directory): refused, and nothing of them saved later.
+# SRIOVD_CRASH_SAVE_FAULTS (1; 0 = off): bursts of calls while the state directory is full (a
+# small tmpfs of the test's own, in its own mount namespace): refused, and nothing of them saved later.
 import collections
 import glob
 import json
@@ -57,6 +57,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dbus"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import minibus  # noqa: E402
+import savefault  # noqa: E402
 import statefile  # noqa: E402
 
 SRIOVD = sys.argv[1]
@@ -75,6 +76,8 @@ VERBOSE = os.environ.get("SRIOVD_CRASH_VERBOSE") == "1"
 # Opt-in: some epochs run with the state file unsaveable for a burst of calls; the refused calls
 # (org.sriovd.Error.Failed, "nothing changed") must then change nothing, in memory or in later saves.
 SAVE_FAULTS = os.environ.get("SRIOVD_CRASH_SAVE_FAULTS", "1") == "1"
+STATE_TMPFS_SIZE = 16 << 20   # the state directory's own tmpfs, filled for a save fault
+FAULT_PAD = "save-fault-pad"  # the test's own tenant, changed until the full disk refuses a change
 OWN_TENANTS = 4          # per client
 SHARED_TENANTS = 6       # touched by every client
 READY_TIMEOUT = 60.0     # seconds for a restart to answer (ASan builds are slow)
@@ -299,6 +302,8 @@ class Daemon:
         self.state_dir = os.path.join(tmp, "state")
         self.state = self.state_dir
         os.mkdir(self.state_dir)
+        if SAVE_FAULTS:
+            savefault.mount_state(self.state_dir, STATE_TMPFS_SIZE)
         os.mkdir(os.path.join(tmp, "logs"))
         os.mkdir(os.path.join(tmp, "tenant-classes.d"))
         for name, text in class_texts().items():
@@ -831,24 +836,36 @@ class Run:
                 log(f"  kill {k}: VFs of {pf} restored: {back}")
 
     def save_fault(self, budgets):
-        """A burst of calls while the state cannot be saved (the journal sriovd appends to and the
-        directory it would rewrite the file in, immutable: ext4's chattr +i stops root and the fd
-        sriovd holds), then writable again before the epoch's ordinary calls save again."""
-        st = self.d.state_dir
-        journal = os.path.join(st, "allocations.journal")
-        if not os.path.exists(journal):
-            open(journal, "a").close()
-        if subprocess.run(["chattr", "+i", journal, st], capture_output=True).returncode != 0:
-            return
-        self.fault = True
-        self.fig["save faults"] += 1
+        """A burst of calls while the state directory is full (tests/lib/savefault.py), then room
+        again before the epoch's ordinary calls save again. A full disk still takes a journal line
+        that fits in the journal's last page. So a tenant of the test's own changes until a change
+        is refused; from then on sriovd writes the file whole, and the full disk refuses every
+        call of the burst. The tenant is released once there is room again."""
+        # sriovd opens its journal at the first change after a start and empties it then, which
+        # would give the full disk the journal's pages back: opened first.
+        self.conn.call(*DEST, "Allocate", "sssa{sv}", FAULT_PAD, "best-effort", "", {})
+        savefault.fill(self.d.state_dir, STATE_TMPFS_SIZE)
         try:
+            # A line is longer than 64 bytes, so a page holds fewer than page size / 64 of them.
+            for i in range(os.sysconf("SC_PAGESIZE") // 64 + 8):
+                try:
+                    self.conn.call(*DEST, "Allocate", "sssa{sv}", FAULT_PAD, "best-effort", f"vm-pad-{i}-" + "x" * 200,
+                                   {})
+                except minibus.Error as e:
+                    if e.name != "org.sriovd.Error.Failed":
+                        raise
+                    break
+            else:
+                raise RuntimeError("a full disk took every change")
+            self.fault = True
+            self.fig["save faults"] += 1
             self.coord.release(budgets)
             if not self.coord.idle():
                 raise RuntimeError("clients did not finish their calls within 60 s")
             self.coord.pause()
         finally:
-            subprocess.run(["chattr", "-i", journal, st], check=True)
+            savefault.free(self.d.state_dir)
+        self.conn.call(*DEST, "Release", "s", FAULT_PAD)
 
     def remove_live(self, k, rows):
         """A VF vanishes while sriovd runs (seen at the next cycle, forced by Verify): its holder is
@@ -1080,9 +1097,15 @@ def main():
         if not shutil.which(tool):
             print(f"SKIP: {tool} missing")
             return 77
-    # sriovd lets only root (or access_group) change state, and the save faults are chattr +i.
+    # sriovd lets only root (or access_group) change state.
     if os.geteuid() != 0:
-        print("SKIP: needs root: the clients' changes need root, the save faults chattr +i (CAP_LINUX_IMMUTABLE)")
+        print("SKIP: needs root: the clients' changes need root")
+        return 77
+    # The save faults fill the state directory's own tmpfs, mounted in a mount namespace of this
+    # test's own (before any thread starts: the namespace is the calling thread's).
+    no_mounts = savefault.private_mounts() if SAVE_FAULTS else None
+    if no_mounts:
+        print(f"SKIP: no save faults: {no_mounts} (SRIOVD_CRASH_SAVE_FAULTS=0 runs without them)")
         return 77
     kinds = class_kinds()
     need = {"sriov-required", "sriov-preferred", "virtio"}
@@ -1147,7 +1170,11 @@ def main():
         log(f"note: up to {f['stray files in the state dir (max)']} stray files in the state directory after a restart")
     if crashed:
         log(f"\nTEST ERROR (a bug of the test or its environment, not a verdict on sriovd):\n{crashed}")
-    if KEEP or run.violations or crashed:
+    keep = KEEP or run.violations or crashed
+    if SAVE_FAULTS:
+        # The tmpfs goes with this process's mount namespace: what it holds is copied out if kept.
+        savefault.unmount_state(run.d.state_dir, keep=keep)
+    if keep:
         log(f"work directory kept: {tmp} (logs/ holds every sriovd instance's stderr)")
     else:
         shutil.rmtree(tmp, ignore_errors=True)

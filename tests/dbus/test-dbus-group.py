@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# test-dbus-group.py — state saves grouped (issue 20): concurrent changing calls share writes, and no
+# test-dbus-group.py — state saves grouped: concurrent changing calls share writes, and no
 # reply goes before the write that holds its change.
 #
 # A private dbus-daemon with the shipped policy, the real sriovd (--log-level debug) on a copy of the

@@ -17,6 +17,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import statefile  # noqa: E402
+import savefault  # noqa: E402
 import minibus  # noqa: E402  (beside this file)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,6 +33,9 @@ OBJMGR = "org.freedesktop.DBus.ObjectManager"
 PF0 = "0000:41:00.0"
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 E = "org.sriovd.Error."
+# The state directory's own tmpfs (tests/lib/savefault.py); why there is none, if there is none.
+STATE_TMPFS_SIZE = 8 << 20
+NO_SAVE_FAULT = None
 
 BUS_CONF = minibus.BUS_CONF
 
@@ -121,7 +125,7 @@ class Daemon:
             with open(os.path.join(tmp, "tenant-classes.d", "napi-rt.ini"), "w") as f:
                 f.write("[class]\nvnic = sriov-required\nrank = 90\nirq_cpus = rt\nirq_thread_priority = 50\n"
                         "napi_threads = on\n")
-            os.mkdir(os.path.join(tmp, "state"))
+            os.makedirs(os.path.join(tmp, "state"), exist_ok=True)
         self.state = os.path.join(tmp, "state")
         self.conf = os.path.join(tmp, "sriovd.conf")
         self.write_conf(extra)
@@ -876,25 +880,42 @@ def test_capacity_and_limits(env, d, mon):
     d.write_conf()
     env.ctl("reload", check=0)
     assert env.prop("VfTarget") == 0.85
-    # The state cannot be saved: Failed, nothing changes. sriovd appends to a journal it holds
-    # open and falls back to rewriting the file in its directory: both made immutable (ext4's
-    # chattr +i stops even root, and an fd opened before).
+    # The state cannot be saved: Failed, nothing changes. The state directory is a tmpfs of its
+    # own (see main()), filled here: the disk is full for the journal sriovd appends to, on the fd
+    # it holds open, and for the file it then writes whole.
+    if NO_SAVE_FAULT:
+        print(f"skip: the failed-save case: {NO_SAVE_FAULT}")
+        return
     env.ctl("allocate", "opens-journal", "best-effort", check=0)
     env.ctl("release", "opens-journal", check=0)
-    before = snapshot(env, d)
-    journal = os.path.join(d.state, "allocations.journal")
-    if subprocess.run(["chattr", "+i", journal, d.state], capture_output=True).returncode != 0:
-        print("note: chattr +i not supported here; the failed-save case is not checked")
-        return
+    savefault.fill(d.state, STATE_TMPFS_SIZE)
     try:
+        pad_until_refused(env)
+        before = snapshot(env, d)
         env.ctl_error(1, E + "Failed", "allocate", "unsaved", "best-effort")
     finally:
-        subprocess.run(["chattr", "-i", journal, d.state], check=True)
+        savefault.free(d.state)
     assert snapshot(env, d) == before
     # The next change writes everything whole, and the journal starts again.
     env.ctl("allocate", "saved-after", "best-effort", check=0)
     assert "saved-after" in [t["tenant"] for t in statefile.saved(d.state)["tenants"]]
     env.ctl("release", "saved-after", check=0)
+    if "pad" in [t["tenant"] for t in env.tenants()]:
+        env.ctl("release", "pad", check=0)
+
+
+def pad_until_refused(env):
+    """A full disk still takes a journal line that fits in the journal's last page. So the tenant
+    "pad" changes (a new domain each time) until a change is refused. From then on sriovd writes
+    the file whole, and a full disk refuses every change. A line is longer than 64 bytes, so a
+    page holds fewer than page size / 64 of them."""
+    for i in range(os.sysconf("SC_PAGESIZE") // 64 + 8):
+        r = env.ctl("--json", "allocate", "pad", "best-effort", "--domain", f"vm-pad-{i}-" + "x" * 200)
+        if r.returncode != 0:
+            assert r.returncode == 1 and json.loads(r.stdout)["error"] == E + "Failed", (r.stdout, r.stderr)
+            print(f"note: the full disk took {i} change(s), then refused one")
+            return
+    raise AssertionError("a full disk took every change")
 
 
 def test_sriovctl_exit_codes(env, d, mon):
@@ -1043,6 +1064,12 @@ def main():
     passed = failed = 0
     tmp = tempfile.mkdtemp(prefix="sriovd-dbus-")
     os.chmod(tmp, 0o755)    # the unprivileged client reaches the bus socket
+    # The state directory on a small tmpfs of its own, which test_capacity_and_limits fills.
+    global NO_SAVE_FAULT
+    NO_SAVE_FAULT = savefault.private_mounts()
+    if not NO_SAVE_FAULT:
+        os.mkdir(os.path.join(tmp, "state"))
+        savefault.mount_state(os.path.join(tmp, "state"), STATE_TMPFS_SIZE)
     bus = Bus(tmp)
     d = mon = None
     try:
@@ -1074,6 +1101,7 @@ def main():
         if d:
             d.stop(signal.SIGKILL)
         bus.stop()
+        savefault.unmount_state(os.path.join(tmp, "state"))
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

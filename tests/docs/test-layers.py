@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# test-layers.py — every #include in src/ and include/sriovd/ points down the layers of DESIGN.md
+# test-layers.py — every #include in src/ and include/sriovd/ points down the layers
 #
 # usage: test-layers.py SOURCE_ROOT
 #
-# The layers, lowest first: shared (leaf utilities) < core (policy model, inventory, plan,
-# allocator: pure) < kernel, virt (the effectors, side by side, neither including the other) <
-# daemon; beside them the bus protocol, which the daemon and sriovctl (src/ctl) share, and on
-# which sriovctl builds with the shared utilities only. A source file is in the layer of its
-# directory (src/core/... is core); a header in include/sriovd/ is in the layer HEADERS says, and
-# a header missing from HEADERS fails the test, so a new one is placed on purpose. Checked:
-# every #include "sriovd/...", every #include "...-internal.h" (only from its own directory),
-# and the external libraries each layer may use (the core and the shared utilities none).
-# The layer diagram as the includes draw it is printed. The checker first checks itself on
-# synthetic files (an upward include, an unknown header, a foreign -internal.h, a library the
-# core must not use), so it cannot pass by catching nothing.
+# The layers of docs/ARCHITECTURE.md, lowest first: shared (leaf utilities) < core (policy model,
+# inventory, plan, allocator: pure) < kernel, virt (the effectors, side by side, neither including
+# the other) < daemon; beside them the bus protocol, which the daemon and sriovctl (src/ctl)
+# share, and on which sriovctl builds with the shared utilities only. A source file is in the
+# layer of its directory (src/core/... is core); a header in include/sriovd/ is in the layer
+# HEADERS says, and a header missing from HEADERS fails the test, so a new one is placed on
+# purpose. Checked: every #include "sriovd/...", every #include "...-internal.h" (only from its
+# own directory), and the external libraries each layer may use (the core and the shared utilities
+# none). The layer diagram as the includes draw it is printed. The checker first checks itself on
+# synthetic files (an upward include, an unknown header, a foreign -internal.h, a library the core
+# must not use), so it cannot pass by catching nothing.
 #
 # The linker checks the same arrows from the other side: tests/layers/meson.build.
 
@@ -67,7 +67,7 @@ HEADERS = {
     'proc-counters.h': 'kernel',
     # libvirt
     'virt.h': 'virt',
-    # what the daemon and sriovctl share on the bus (bus-protocol.h: being written, see issue 16)
+    # what the daemon and sriovctl share on the bus
     'bus-error.h': 'protocol',
     'bus-protocol.h': 'protocol',
     # the daemon

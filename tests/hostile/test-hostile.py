@@ -25,7 +25,7 @@ needed, so it runs anywhere the suite runs, under ASan too; and it cannot pass b
 blind: first, control trees plant the same links pointing at the same canaries copied
 *inside* the root, and the token must show up in their output.
 
-Figures at the end (trees, runs, crashes, hangs, leaks, escapes) go into issue notes.
+Figures at the end: trees, runs, crashes, hangs, leaks, escapes.
 Exit 77 when a tool it needs is missing.
 """
 

@@ -4,7 +4,7 @@
 # Debian 12 image tools/system-setup caches (systemd as PID 1, udev, dbus, libvirtd socket-
 # activated, QEMU), with an igb SR-IOV NIC on NUMA node 1 of two behind an intel-iommu. Boot 1
 # installs the .deb built from this tree (dpkg -i, the operator's policy, systemctl enable) and
-# powers off; boot 2 starts sriovd at boot and runs guest/scenarios.sh (issue 15's scenarios 1-9)
+# powers off; boot 2 starts sriovd at boot and runs guest/scenarios.sh (its scenarios 1-9)
 # against it as an operator and a controller would. The guest writes PASS/FAIL lines to its
 # second serial port; any FAIL, or a missing END, fails this test.
 #

@@ -25,7 +25,7 @@ NUMA node unknown), event-driven only (drift_check_sec = 0) until the last step:
      (sriovd's bound on back-to-back cycles) and 3 more.
   e. drift_check_sec = 1 and SIGHUP; a VF IRQ's affinity written behind sriovd's back is
      put back within a few seconds and logged as drift.
-  f. hotplug (issue 20): no num_vfs in the config, the kernel itself makes 2 VFs; each is
+  f. hotplug: no num_vfs in the config, the kernel itself makes 2 VFs; each is
      pinned by sriovd's hotplug pass ("New vectors of VF ...: 4 read, 4 pinned") at its "bind",
      ahead of the cycle its events ask for, and they cost at most 3 cycles.
 

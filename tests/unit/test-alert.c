@@ -71,7 +71,7 @@ TEST(default_and_one_period) {
         AlertState s = {};
         char out[64];
 
-        /* periods 0: the default, 3 (seed 000). */
+        /* periods 0: the default, 3 (R12). */
         FEED(&rule, &s, out, 1, 1, 1, 0, 0, 0);
         ASSERT_STREQ(out, "..R..C");
 

@@ -152,7 +152,7 @@ TEST(raise_after_exactly_n_periods) {
                 ASSERT_EQ(feed_cpu(b, "m", "5", 6), 0);
         ASSERT_EQ(f.raised, 0);
         ASSERT_EQ(feed_cpu(b, "m", "5", 6), 1);
-        /* Default periods is 3 (seed 000). */
+        /* Default periods is 3 (R12). */
         _cleanup_(config_freep) Config *d = load(NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 5\n");
         ASSERT_EQ(d->alerts[3].rule.periods, 3);
 }

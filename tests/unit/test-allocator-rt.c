@@ -59,7 +59,7 @@ static const char *cpus_of(Allocator *a, const char *id) {
         return buf;
 }
 
-/* Issue 17's case: 3 RT guests, 2 RT CPUs on their node. Two are placed, each on its own CPU;
+/* Scarce RT CPUs: 3 RT guests, 2 RT CPUs on their node. Two are placed, each on its own CPU;
  * the third is refused naming the RT CPU (refusing class), or placed without one (falling-back
  * class) and given the CPU the first one frees. */
 TEST(three_guests_two_cpus) {

@@ -224,7 +224,7 @@ TEST(shipped) {
         ASSERT_EQ(t->offload_tso, TRISTATE_LEAVE);
         ASSERT_EQ(t->offload_gso, TRISTATE_LEAVE);
 
-        /* Seeds 000 and 004 together: vCPU 0's CPU, an RT one by the pinning, so an RT priority is accepted. */
+        /* R5 and R6 together: vCPU 0's CPU, an RT one by the pinning, so an RT priority is accepted. */
         t = config_find_class(c, "rt-vcpu");
         ASSERT(t);
         ASSERT_EQ(t->vnic, VNIC_SRIOV_REQUIRED);
@@ -868,8 +868,8 @@ static char *with_dir(const char *s, const char *dir) {
 }
 
 /*
- * Issue 17: a class is RT by where its IRQ threads run, not by the irq_cpus keyword: seed 000's
- * irq_cpus = vcpu with seed 004's priority is RT when vcpu_pinning = rt puts vCPU 0 on an RT CPU,
+ * A class is RT by where its IRQ threads run, not by the irq_cpus keyword: R5's
+ * irq_cpus = vcpu with R6's priority is RT when vcpu_pinning = rt puts vCPU 0 on an RT CPU,
  * and a CPU list is RT when it lies within [cpus] rt. Each combination, accepted or rejected with
  * exactly this one error (the whole line, @D@ standing for the directory).
  */
@@ -1236,7 +1236,7 @@ TEST(garbage) {
         }
 }
 
-/* ---- issue 19: channels, threaded NAPI, per-CPU kernel threads ------------------------- */
+/* ---- channels, threaded NAPI, per-CPU kernel threads ------------------------------------ */
 
 TEST(napi_and_kthread_keys) {
         _cleanup_(tmpdir_freep) char *dir = tmpdir_new();

@@ -532,7 +532,7 @@ int main(int argc, char **argv) {
         ASSERT_CONTAINS(xml, t.mac);
         free(xml);
 
-        /* The guest starts: its vCPU 0 runs on CPU 3, and the VF's interrupts go there (seed 000). */
+        /* The guest starts: its vCPU 0 runs on CPU 3, and the VF's interrupts go there (R5). */
         const Inventory *inv = manager_inventory(m);
         first_irq = 0;
         for (size_t j = 0; j < inv->pfs[0].n_vfs; j++)

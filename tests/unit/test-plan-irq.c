@@ -144,7 +144,7 @@ TEST(vcpu_follows_the_guest) {
         check_device(p, pf->irqs, pf->n_irqs, 0, "16-17,24-31", true, 0);
         check_device(p, pf->vfs[0].irqs, pf->vfs[0].n_irqs, 1, "16-17,24-31", true, 0);
 
-        /* Seed 000: a running guest's VF takes its interrupts on the CPU of the guest's vCPU 0. */
+        /* R5: a running guest's VF takes its interrupts on the CPU of the guest's vCPU 0. */
         ASSERT_EQ(plan_build(inv, c, &ctx, &q), 0);
         check_device(q, pf->vfs[0].irqs, pf->vfs[0].n_irqs, 1, "27", true, 0);
         /* A stopped guest's CPU is not known: NUMA-local meanwhile, and said. */

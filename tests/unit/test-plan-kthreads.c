@@ -105,7 +105,7 @@ TEST(rt_cpus_only) {
         /* rcuc/6 and rcuc/7 are missing: one note for the kind, naming the CPUs; ktimers not asked for. */
         ASSERT_EQ(count_notes(p, NOTE_INFO, "no rcuc/N thread on RT CPUs 6-7; rcuc_priority = 4 not applied there"), 1);
         ASSERT_EQ(count_notes(p, NOTE_INFO, "ktimers"), 0);
-        ASSERT_EQ(count_notes(p, NOTE_WARNING, "seed 004"), 0);
+        ASSERT_EQ(count_notes(p, NOTE_WARNING, "priority order is broken"), 0);
 }
 
 TEST(already_right_and_no_rt_cpus) {
@@ -217,10 +217,10 @@ TEST(host_order_warning) {
         thread(KTHREAD_KSOFTIRQD, 6)->policy = SCHED_FIFO;
         thread(KTHREAD_KSOFTIRQD, 6)->priority = 70;   /* sriovd lowers it to 2: no warning */
         ASSERT_EQ(plan_build(&host, c, &ctx, &p), 0);
-        ASSERT_EQ(count_notes(p, NOTE_WARNING, "seed 004's order is broken"), 1);
+        ASSERT_EQ(count_notes(p, NOTE_WARNING, "the RT priority order is broken"), 1);
         ASSERT_EQ(count_notes(p, NOTE_WARNING,
                               "rcuc/5 (pid 205) runs at fifo 60 on RT CPU 5, not below class rt's NAPI threads at "
-                              "FIFO 55: seed 004's order is broken on this host; set rcuc_priority below 55"),
+                              "FIFO 55: the RT priority order is broken on this host; set rcuc_priority below 55"),
                   1);
         ASSERT_EQ(find_pid(p, 106)->after, 2);
 
@@ -229,7 +229,7 @@ TEST(host_order_warning) {
         ASSERT_EQ(plan_build(&host, c, &ctx, &q), 0);
         ASSERT_EQ(count_notes(q, NOTE_WARNING, "rcuc/5 (pid 205) runs at fifo 55"), 1);
         ASSERT_EQ(plan_build(&host, c, &bulk_only, &r), 0);
-        ASSERT_EQ(count_notes(r, NOTE_WARNING, "seed 004"), 0);
+        ASSERT_EQ(count_notes(r, NOTE_WARNING, "priority order is broken"), 0);
 }
 
 /* The generated hosts (tests/fixtures/mkhost.py): the kthreads as discovery finds them. */
@@ -257,7 +257,7 @@ TEST(fixture_hosts) {
         ASSERT_EQ(a->after, 3);
         ASSERT(!find_pid(p, 200 + 3 * 8));   /* housekeeping */
         ASSERT_EQ(count_notes(p, NOTE_INFO, "no ksoftirqd"), 0);
-        ASSERT_EQ(count_notes(p, NOTE_WARNING, "seed 004"), 0);
+        ASSERT_EQ(count_notes(p, NOTE_WARNING, "priority order is broken"), 0);
 
         /* A stock kernel: ksoftirqd/6 and /7 only, and one note that ktimers cannot be. */
         ASSERT_EQ(plan_build(std, c7, NULL, &q), 0);

@@ -205,8 +205,8 @@ int main(int argc, char **argv) {
         qa = inventory_find_irq(inv, a);
         ASSERT(qa);
 
-        /* Two more IRQ threads, of IRQs no RT tenant owns: e's delivered to RT CPU 3 is read (issue
-         * 18 asks for the threads on the RT CPUs), b's on housekeeping CPU 0 is not. */
+        /* Two more IRQ threads, of IRQs no RT tenant owns: e's delivered to RT CPU 3 is read (the
+         * threads on the RT CPUs are watched), b's on housekeeping CPU 0 is not. */
         Irq *qe = (Irq *) inventory_find_irq(inv, e), *qb = (Irq *) inventory_find_irq(inv, b);
         ASSERT(qe && qb);
         qe->thread = 4242;

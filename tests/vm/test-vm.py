@@ -558,7 +558,7 @@ def test_once(g, c, rt):
 
 
 def test_napi(g, c, rt):
-    """Issue 19 on a real kernel: threaded NAPI, a channel change, the RT CPU's per-CPU threads."""
+    """Threaded NAPI on a real kernel: a channel change, the RT CPU's per-CPU threads."""
     before, snap = g.snapshot("napi-0"), g.snapshot("napi-1")
     doc = g.json("napi-1")
     c.check("conf-napi --once: exit 0, nothing failed", lambda: once_clean(g, "napi-1"),
@@ -709,7 +709,7 @@ def test_daemon(g, c):
     c.check("no held file of an IRQ the kernel no longer has",
             lambda: held_irqs <= irqs or _fail(f"held {sorted(held_irqs - irqs, key=int)} not in /proc/irq"))
 
-    # Issue 20's hotplug pass on a real kernel: igbvf requests its vectors when its netdev opens
+    # The hotplug pass on a real kernel: igbvf requests its vectors when its netdev opens
     # (vfs_up), and sriovd pins them at that link-up from the VF alone, before the cycle it asks for.
     # Not every VF: a cycle already running when the first links come up may read and pin a VF's
     # vectors before its link-up is handled (the pass then writes nothing, and says so at debug).
@@ -921,8 +921,8 @@ def prom_sum(samples, family, **labels):
 
 
 def test_traffic(g, c):
-    """Issue 18's real-kernel "Done when": sriovd as a daemon sampling every second; frames out of
-    VF 0's netdev raise the VF's packet counters and its IRQs' rates in the exported file, and an
+    """The sampler and alert rules on a real kernel: sriovd as a daemon sampling every second;
+    frames out of VF 0's netdev raise the VF's packet counters and its IRQs' rates in the exported file, and an
     alert rule on the VF's tx packet rate raises after exactly its periods and clears after the
     traffic stops. Every version of the file and every journal entry was recorded in the order
     they came: each entry belongs to the first version after it (sriovd feeds the alerts, then

@@ -1,5 +1,5 @@
 #!/bin/bash
-# scenarios.sh — issue 15's scenarios 1-9, run in the booted guest (systemd PID 1, sriovd from the
+# scenarios.sh — scenarios 1-9, run in the booted guest (systemd PID 1, sriovd from the
 # .deb, libvirtd socket-activated) as an operator and a controller would: systemctl, journalctl,
 # sriovctl, busctl, virsh. Each check prints PASS or FAIL with its reason on fd 3 (ttyS1); a
 # FAIL adds the tail of sriovd's (and libvirtd's) journal. Assertions are on state left behind.
@@ -177,8 +177,8 @@ pin_b() { $V vcpupin l2-b 0 2>/dev/null | awk '$1 ~ /^0/ {print $2}'; }
 if [ $rc = 0 ] && wait_for 20 sh -c "[ \"\$($V vcpupin l2-b 0 | awk '\$1 ~ /^0/ {print \$2}')\" = $RT_CPU ]"; then
         pass $S-rt-pinning "l2-b's vCPU 0 pinned to RT CPU $RT_CPU"
 else fail $S-rt-pinning "l2-b's vCPU 0 pinned to '$(pin_b)', want $RT_CPU" libvirt; fi
-# One placement for the RT guest (seed 004 with 002): vCPU 0 alone on the RT CPU, the rest on the
-# node's housekeeping CPU, FIFO on vCPU 0 only, memory on the NIC's node.
+# One placement for the RT guest (R11 in docs/REQUIREMENTS.md): vCPU 0 alone on the RT CPU,
+# the rest on the node's housekeeping CPU, FIFO on vCPU 0 only, memory on the NIC's node.
 xml_b=$($V dumpxml --inactive l2-b 2>&1)
 has_b() { echo "$xml_b" | grep -q "$1"; }
 if has_b "<vcpupin vcpu='1' cpuset='0'/>" && has_b "<emulatorpin cpuset='0'/>" &&
