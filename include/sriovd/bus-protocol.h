@@ -4,8 +4,8 @@
 
 /*
  * The one header sriovd's bus code and sriovctl share (sriovctl includes nothing else of the
- * daemon's). conf/org.sriovd.Manager1.xml documents every name here; README's "D-Bus API" says
- * how to use them. Names are append-only: a client written against ApiVersion N keeps working
+ * daemon's). conf/org.sriovd.Manager1.xml documents every name here, and
+ * org.sriovd.Manager1(5) says how to use them. Names are append-only: a client written against ApiVersion N keeps working
  * against N+1, which may add keys, properties, methods and objects, never rename or retype.
  */
 

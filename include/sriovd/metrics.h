@@ -12,14 +12,16 @@
 #include "sriovd/macro.h"
 
 /*
- * Families the alert rules' built-ins watch (src/core/alert-policy.c), agreed with the sampler
- * that makes them; every one a METRIC_GAUGE:
+ * The built-in alert rules in src/core/alert-policy.c watch these families. The sampler makes
+ * them, and each one is a METRIC_GAUGE:
  *   sriovd_rt_cpu_interference_rate   interrupts/s on an RT CPU from IRQs no RT tenant owns; label cpu
- *   sriovd_vf_drop_rate               packets/s a tenant's VF dropped (rx + tx); labels vf, tenant, class (and pf)
- *   sriovd_vf_node_utilization_ratio        allocated / usable VFs, a ratio 0..1; label pf, or node for a node's pool
- *   sriovd_tenants_waiting_virtio     tenants on virtio-net that want a VF, now; label node (none: the host)
- * A subject that still exists goes into every snapshot, with NaN when it has no value this
- * period: the alert engine takes one that is missing for gone, and clears its alert.
+ *   sriovd_vf_drop_rate               packets/s a tenant's VF dropped, rx + tx; labels pf, vf, tenant, class
+ *   sriovd_vf_node_utilization_ratio  allocated / usable VFs of a NUMA node, 0..1; label node
+ *   sriovd_tenants_waiting_virtio     sriov-preferred tenants on virtio-net that want a VF; no label
+ * sriovd-metrics(7) documents every family.
+ *
+ * A subject that still exists goes into every snapshot, with NaN when it has no value in this
+ * period. The alert engine takes a subject that is missing as gone, and clears its alert.
  */
 
 /* The sampler's samples have at most six (an IRQ of a tenant's VF on one CPU: pf, vf, tenant,

@@ -9,7 +9,7 @@
 #include "sriovd/sampler.h"
 #include "sriovd/util.h"
 
-/* The "Monitoring" section of README.md lists the same families. Keep both in step. */
+/* sriovd-metrics(7) documents the same families; the docs test checks that both agree. */
 static const struct {
         const char *name, *help;
 } families[] = {
