@@ -3,10 +3,11 @@
 #pragma once
 
 /*
- * The one header sriovd's bus code and sriovctl share (sriovctl includes nothing else of the
- * daemon's). conf/org.sriovd.Manager1.xml documents every name here, and
- * org.sriovd.Manager1(5) says how to use them. Names are append-only: a client written against ApiVersion N keeps working
- * against N+1, which may add keys, properties, methods and objects, never rename or retype.
+ * The one header that sriovd's bus code and sriovctl share. sriovctl includes nothing else of
+ * the daemon's. conf/org.sriovd.Manager1.xml documents every name here, and
+ * org.sriovd.Manager1(5) says how to use them. Names are append-only. A client written against
+ * ApiVersion N keeps working against N+1, which may add keys, properties, methods and objects,
+ * but never renames or retypes one.
  */
 
 #include <systemd/sd-bus.h>
