@@ -11,13 +11,17 @@
  * Both families are made after a period's snapshot was fed to the rules, and they are appended
  * to that snapshot. So the metrics file, GetMetrics and ActiveAlerts tell of the same period's
  * alerts. No rule watches these families, because the snapshot a rule is fed has none yet.
- *   sriovd_alert_active          1 for each active alert; its labels are alert, the rule, and the subject's labels
+ *   sriovd_alert_active          1 for each active alert; its labels are alert, which names the rule,
+ *                                and the subject's labels
  *   sriovd_alerts_raised_total   the raises of each enabled rule since the daemon started; its label is alert
  */
 #define ALERT_FAMILY_ACTIVE "sriovd_alert_active"
 #define ALERT_FAMILY_RAISED "sriovd_alerts_raised_total"
 
-/* Whether name is one of the two families above. A rule's metric or gate may not be one, because it would never match. */
+/*
+ * Whether name is one of the two families above. A rule's metric or gate may not be one, because it
+ * would never match.
+ */
 bool alert_metrics_family(const char *name);
 
 /*

@@ -33,7 +33,11 @@ typedef struct Kernel {
          */
         RouteNl *route;
         EthtoolNl *ethtool;       /* NULL likewise, and coalescing, offload and channel changes are skipped */
-        NetdevNl *netdev;         /* NULL without netdev genl, before Linux 6.5, or in a fixture; napi-set is skipped */
+        /*
+         * netdev is NULL in a fixture or without netdev genl, which came in Linux 6.5. napi-set is
+         * skipped then.
+         */
+        NetdevNl *netdev;
 } Kernel;
 
 /*

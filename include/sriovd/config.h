@@ -5,7 +5,10 @@
 #include "sriovd/policy.h"
 #include "sriovd-config.h"
 
-/* The path comes from meson's sysconfdir, so the binary reads the file where meson install and the package put it. */
+/*
+ * The path comes from meson's sysconfdir, so the binary reads the file where meson install and the
+ * package put it.
+ */
 #define CONFIG_DEFAULT_PATH SRIOVD_SYSCONFDIR "/sriovd.conf"
 
 /*

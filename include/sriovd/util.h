@@ -9,12 +9,18 @@
 /* CLOCK_MONOTONIC in microseconds, the clock sd-event's timers take. */
 uint64_t now_usec(void);
 
-/* Returns the length, 1 to 4, of the valid strict UTF-8 sequence at s within avail bytes. Returns 0 if it is invalid. */
+/*
+ * Returns the length, 1 to 4, of the valid strict UTF-8 sequence at s within avail bytes. Returns 0
+ * if it is invalid.
+ */
 size_t utf8_sequence_len(const unsigned char *s, size_t avail);
 
 #define PCI_ADDR_MAX 16   /* "0000:41:00.0" and its NUL, with room to spare */
 
-/* Whether s is an address like "0000:41:00.0": 4:2:2.1 lowercase hex digits, a device of 00-1f and a function of 0-7. */
+/*
+ * Whether s is an address like "0000:41:00.0": 4:2:2.1 lowercase hex digits, a device of 00-1f and
+ * a function of 0-7.
+ */
 bool pci_addr_valid(const char *s);
 /*
  * Returns the domain and the routing ID of a valid address. The routing ID is
