@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* apply.h — effectors: carry out planned actions, and what kernel errors mean */
+/* apply.h — the effectors that carry out planned actions, and what kernel errors mean */
 #pragma once
 
 #include "sriovd/plan.h"
@@ -7,8 +7,8 @@
 
 typedef enum ErrorClass {
         ERROR_TRANSIENT,     /* try again next cycle */
-        ERROR_UNMANAGED,     /* this device/feature cannot take it: record once, stop trying */
-        ERROR_FATAL,         /* policy or host is wrong: an operator must act */
+        ERROR_UNMANAGED,     /* the device or feature cannot take it: record it once and stop trying */
+        ERROR_FATAL,         /* the policy or the host is wrong, and an operator must act */
 } ErrorClass;
 
 typedef struct ErrorInfo {
@@ -16,7 +16,7 @@ typedef struct ErrorInfo {
         const char *meaning; /* for the operator; never NULL */
 } ErrorInfo;
 
-/* The one table of kernel errors per kind of action. */
+/* Looks up the one table that says what a kernel error means for each kind of action. */
 ErrorInfo kernel_error_classify(ActionKind kind, int error);
 const char *error_class_to_string(ErrorClass c);
 
@@ -24,14 +24,24 @@ typedef struct RouteNl RouteNl;
 typedef struct EthtoolNl EthtoolNl;
 typedef struct NetdevNl NetdevNl;
 
-/* What actions act on. */
+/* The kernel interfaces that actions act on. */
 typedef struct Kernel {
         RootFs *root;
-        /* NULL: the netdevs in the root's sysfs are not this host's (a fixture); VF link changes are skipped. */
+        /*
+         * route is NULL when the netdevs in the root's sysfs are not this host's, as in a
+         * fixture. VF link changes are skipped then.
+         */
         RouteNl *route;
-        EthtoolNl *ethtool;       /* NULL likewise: coalescing, offload and channel changes are skipped */
-        NetdevNl *netdev;         /* NULL: no netdev genl (before Linux 6.5), or a fixture: napi-set skipped */
+        EthtoolNl *ethtool;       /* NULL likewise, and coalescing, offload and channel changes are skipped */
+        /*
+         * netdev is NULL in a fixture or without netdev genl, which came in Linux 6.5. napi-set is
+         * skipped then.
+         */
+        NetdevNl *netdev;
 } Kernel;
 
-/* Run one action; sets a->applied and a->result (1 changed, 0 already so, <0 errno). */
+/*
+ * Runs one action and sets a->applied and a->result. Returns 1 when it changed something, 0 when
+ * it was already so, and a negative errno on failure. a->result holds the same value.
+ */
 int action_apply(Kernel *k, Action *a);

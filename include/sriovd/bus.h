@@ -8,9 +8,11 @@ typedef struct Manager Manager;
 typedef struct Bus Bus;
 
 /*
- * Connect to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured), export
- * /org/sriovd/Manager1, take the name org.sriovd.Manager1, attach to the
- * manager's event loop. The caller logs a failure and runs on without the API.
+ * Connects to the system bus, exports /org/sriovd/Manager1 and takes the name
+ * org.sriovd.Manager1. DBUS_SYSTEM_BUS_ADDRESS is honoured. The bus is attached to the
+ * manager's event loop. Returns 0 and puts the new Bus in *ret, which the caller frees with
+ * bus_free(). Returns a negative errno on failure. The caller logs a failure and runs on
+ * without the API.
  */
 int bus_new(Manager *m, Bus **ret);
 Bus *bus_free(Bus *b);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cpuset.h — fixed-size CPU bitmaps and the kernel's list/mask text forms */
+/* cpuset.h — fixed-size CPU bitmaps and the kernel's list and mask text forms */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Hosts with more CPUs than this are refused by the parsers with -ERANGE. */
+/* The parsers refuse hosts with more CPUs than this with -ERANGE. */
 #define CPUSET_MAX 1024
 
 typedef struct CpuSet {
@@ -30,20 +30,23 @@ bool cpuset_equal(const CpuSet *a, const CpuSet *b);
 void cpuset_and(CpuSet *ret, const CpuSet *a, const CpuSet *b);
 void cpuset_or(CpuSet *ret, const CpuSet *a, const CpuSet *b);
 void cpuset_andnot(CpuSet *ret, const CpuSet *a, const CpuSet *b);
-/* Index of the n-th (0-based) CPU in the set, or -1. */
+/* Returns the number of the n-th CPU in the set, counting from 0, or -1 when there is none. */
 int cpuset_nth(const CpuSet *s, unsigned n);
 
 /*
- * Parse the kernel's list form ("0-3,8,10-11", "" = empty, surrounding
- * whitespace and a trailing newline allowed). Returns 0 or -EINVAL on a
- * malformed list, -ERANGE on a CPU >= CPUSET_MAX. *ret is untouched on failure.
+ * Parses the kernel's list form, such as "0-3,8,10-11". An empty string is the empty set.
+ * Whitespace around the list and a trailing newline are allowed. Returns 0, -EINVAL for a
+ * malformed list, or -ERANGE for a CPU at or above CPUSET_MAX. *ret is untouched on failure.
  */
 int cpuset_parse_list(const char *s, CpuSet *ret);
-/* Parse the kernel's hex mask form ("ff,00000001"). Same errors as above. */
+/* Parses the kernel's hex mask form, such as "ff,00000001". It returns the same errors as above. */
 int cpuset_parse_mask(const char *s, CpuSet *ret);
-/* Format in the kernel's mask form ("ffff00c3", 32-bit groups, as wide as needed); returns buf. */
+/*
+ * Formats s in the kernel's mask form, such as "ffff00c3", in 32-bit groups and as wide as needed.
+ * Returns buf.
+ */
 char *cpuset_format_mask(const CpuSet *s, char *buf, size_t size);
-/* Format in list form into buf (always NUL-terminated); returns buf. */
+/* Formats s in the list form into buf, which is always NUL-terminated. Returns buf. */
 char *cpuset_format_list(const CpuSet *s, char *buf, size_t size);
-/* Enough for any set the list form can describe in practice. */
+/* This is enough for any set that the list form describes in practice. */
 #define CPUSET_LIST_MAX 4096

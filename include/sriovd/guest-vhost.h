@@ -11,12 +11,13 @@
 #include "sriovd/virt.h"
 
 /*
- * The vhost workers of domain's QEMU (found by the domain's UUID; *qemu_hint is the PID found
- * last time, and is updated) to p. Every difference becomes an action appended to *actions: made
- * (result set) or, with dry_run, only planned; under a fixture root (PIDs that are not this
- * host's) planned and marked skipped. 0 also when the QEMU or its workers are not there: a
- * guest without vhost (or not yet started) has nothing to place. err: libvirt's words, when
- * the failure was libvirt's.
+ * Places the vhost workers of the domain's QEMU as p says. The QEMU is found by the domain's
+ * UUID. *qemu_hint is the PID found last time, and it is updated. Every difference becomes an
+ * action appended to *actions. The action is carried out and its result set, or, with dry_run,
+ * only planned. Under a fixture root, whose PIDs are not this host's, actions are planned and
+ * marked skipped. Returns 0 also when the QEMU or its workers are not there, because a guest
+ * without vhost, or one not yet started, has nothing to place. When a failure was libvirt's,
+ * err holds libvirt's words.
  */
 int guest_vhost_place(RootFs *root, Virt *v, const char *domain, const VhostPlacement *p, bool dry_run,
                       pid_t *qemu_hint, Action **actions, size_t *n_actions, VirtError *err);

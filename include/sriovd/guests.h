@@ -11,38 +11,51 @@ typedef struct Guests Guests;
 typedef struct Virt Virt;
 
 /*
- * Connect to libvirt at uri on the manager's event loop, now (blocking: for
- * in-process drivers and tests). Once connected, a connection that drops is
- * reopened by the libvirt module itself (backoff, then a resync).
+ * Connects to libvirt at uri on the manager's event loop at once. The call blocks, which suits
+ * in-process drivers and tests. Once connected, the libvirt module itself reopens a connection
+ * that drops. It backs off and then resyncs. Returns 0 and the new Guests in *ret, which the
+ * caller frees with guests_free(), or a negative errno.
  */
 int guests_new(Manager *m, const char *uri, Guests **ret);
 /*
- * The daemon's way: connect from the event loop, never blocking it. Each
- * attempt is tried by a child process first (killed after 15 s without an
- * answer), then opened; failures are retried after 1 s, doubling to 30 s,
- * with the URI the configuration names at that time. Once connected: the
- * NICs reconciled (attached where missing) and the running domains' vCPU 0
- * CPUs and RT pinning learnt (guests_resync()). SIGCHLD must be blocked.
+ * Connects from the event loop and never blocks it, as the daemon does. A child process tries
+ * each attempt first, and it is killed after 15 s without an answer. Then the connection is
+ * opened. A failure is retried after 1 s, and the wait doubles up to 30 s. Each attempt uses the
+ * URI that the configuration names at that time. Once connected, guests_resync() reconciles the
+ * NICs and attaches those missing. It also learns the running domains' vCPU 0 CPUs and RT
+ * pinning. SIGCHLD must be blocked.
  */
 int guests_start(Manager *m, Guests **ret);
 /* Whether the libvirt connection is open now. */
 bool guests_connected_now(const Guests *g);
-/* After a (re)connection: reconcile, and learn the running domains' vCPU 0 CPUs, pin their RT tenants. */
+/*
+ * Runs after each connection and reconnection. It reconciles, learns the running domains' vCPU 0
+ * CPUs and pins their RT tenants.
+ */
 void guests_resync(Guests *g);
 Guests *guests_free(Guests *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Guests *, guests_free);
 
-/* Carry an allocator decision out in the tenant's domain: attach, detach, or swap keeping the MAC. */
+/*
+ * Carries out an allocator decision in the tenant's domain. It attaches, detaches, or swaps and
+ * keeps the MAC.
+ */
 void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts *nic);
-/* The host CPU of domain's vCPU 0 while it runs (for irq_cpus = vcpu), -1 when not known. */
+/*
+ * Returns the host CPU of the domain's vCPU 0 while it runs, or -1 when it is not known. irq_cpus =
+ * vcpu needs it.
+ */
 int guests_vcpu0_cpu(const Guests *g, const char *domain);
-/* Running RT guests on their placement again: drift repaired and logged. */
+/* Puts running RT guests back on their placement. It repairs drift and logs it. */
 void guests_check_placements(Guests *g);
-/* What placing the running RT guests would change, appended to plan as guest actions (dry run). */
+/* Appends to plan, as guest actions, what placing the running RT guests would change. Nothing is changed. */
 int guests_plan_append(Guests *g, Plan *plan);
-/* Compare what libvirt's domains hold with the tenants, and attach what is missing. */
+/* Compares what libvirt's domains hold with the tenants, and attaches what is missing. */
 void guests_reconcile(Guests *g);
-/* Whether domain runs (true when libvirt cannot be asked now: the reconcile at connection tells). */
+/*
+ * Whether the domain runs. It is true when libvirt cannot be asked now, because the reconcile at
+ * connection will tell.
+ */
 bool guests_domain_running(Guests *g, const char *domain);
-/* The connection, for tests that drive the libvirt test driver in-process. */
+/* Returns the connection, for tests that drive the libvirt test driver in-process. */
 Virt *guests_virt(const Guests *g);

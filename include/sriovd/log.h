@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* log.h — one logging boundary: journald with structured fields, or stderr */
+/* log.h — the one place that logs, to journald with structured fields or to stderr */
 #pragma once
 
 #include <stdbool.h>
@@ -7,16 +7,17 @@
 
 #include "sriovd/macro.h"
 
-/* Structured context; any member may be NULL/negative. */
+/* The structured context of a message. Any member may be NULL, or negative for irq. */
 typedef struct LogFields {
         const char *pf;
         const char *vf;
         const char *tenant;
-        int irq;                  /* -1 = none */
+        int irq;                  /* -1 for none */
         const char *message_id;   /* 32 hex digits, for key events */
         /*
-         * More journal fields, "SRIOVD_NAME=value" each, NULL-terminated, at most LOG_EXTRA_MAX
-         * (the rest dropped); on stderr as name=value, lowercase and without SRIOVD_.
+         * More journal fields, each "SRIOVD_NAME=value", in a NULL-terminated list. Only the
+         * first LOG_EXTRA_MAX are kept, and the rest are dropped. On stderr they print as
+         * name=value, in lowercase and without SRIOVD_.
          */
         const char *const *extra;
 } LogFields;
@@ -33,19 +34,26 @@ typedef enum LogTarget {
 
 void log_setup(LogTarget target, int max_level);
 int log_get_max_level(void);
-/* At runtime (org.freedesktop.LogControl1): the level alone, the target alone. */
+/* These change the level alone or the target alone at runtime, for org.freedesktop.LogControl1. */
 void log_set_max_level(int max_level);
 void log_set_target(LogTarget target);
 LogTarget log_get_target(void);
-/* syslog's names, as systemd spells them: "err", not "error". NULL when out of range. */
+/*
+ * Returns syslog's name of a level as systemd spells it, such as "err" and not "error". Returns
+ * NULL when out of range.
+ */
 const char *log_level_to_string(int level);
 bool log_to_journal(void);
-/* "debug", "info", "notice", "warning", "err"/"error", "crit", or 0-7. */
+/*
+ * Returns the level that s names, or -EINVAL. s is a name such as "debug", "info", "notice",
+ * "warning", "err" or "error", "crit", "alert" and "emerg", or a number from 0 to 7.
+ */
 int log_level_from_string(const char *s);
 
 /*
- * Returns -abs(error) so callers can "return log_error_errno(r, ...)"; 0 when error is 0.
- * file, line and func are the caller's: the journal entry's CODE_FILE, CODE_LINE, CODE_FUNC.
+ * Returns -abs(error), so that callers can write "return log_error_errno(r, ...)". Returns 0 when
+ * error is 0. file, line and func are the caller's, and they become the journal entry's
+ * CODE_FILE, CODE_LINE and CODE_FUNC.
  */
 int log_emit(int level, int error, const LogFields *f, const char *file, int line, const char *func,
              const char *fmt, ...) _printf_(7, 8);
@@ -62,9 +70,10 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define log_oom() log_error_errno(-ENOMEM, "Out of memory")
 
 /*
- * MESSAGE_IDs of key events (journalctl MESSAGE_ID=...), made with `systemd-id128 new`: never
- * reuse or edit one, make a new one. Each has an entry in catalog/sriovd.catalog (journalctl -x);
- * tests/docs/test-catalog.py fails when the two disagree.
+ * The MESSAGE_IDs of key events, for journalctl MESSAGE_ID=.... They were made with
+ * `systemd-id128 new`. Never reuse or edit one; make a new one instead. Each has an entry in
+ * catalog/sriovd.catalog, which journalctl -x shows. tests/docs/test-catalog.py fails when the
+ * two disagree.
  */
 #define SRIOVD_MESSAGE_STARTED     "65c74e1faf954daf96962a3b3ea2873d"
 #define SRIOVD_MESSAGE_CYCLE       "63f2ee92601f45a1a2101a9c886789d8"

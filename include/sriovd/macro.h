@@ -17,7 +17,7 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-/* Hand ownership out of a _cleanup_ variable. */
+/* These hand ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p)                     \
         ({                              \
                 __typeof__(p) _p_ = (p); \
@@ -40,7 +40,10 @@
 static inline void freep(void *p) {
         free(*(void **) p);
 }
-/* memcpy() with n == 0 allowed to come with NULL pointers (an empty array), which plain memcpy() is not. */
+/*
+ * A memcpy() that allows NULL pointers when n is 0, as for an empty array. Plain memcpy() does
+ * not allow them.
+ */
 static inline void *memcpy_safe(void *dst, const void *src, size_t n) {
         return n > 0 ? memcpy(dst, src, n) : dst;
 }
@@ -73,7 +76,7 @@ static inline void closedirp(DIR **d) {
 }
 #define _cleanup_closedir_ _cleanup_(closedirp)
 
-/* errno as a negative return value, never 0 even if errno was not set. */
+/* Returns errno as a negative value. It never returns 0, even if errno was not set. */
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }
@@ -85,20 +88,20 @@ static inline int streq_ptr(const char *a, const char *b) {
 }
 #define streq(a, b) (__builtin_strcmp((a), (b)) == 0)
 
-/* Grow *array so that it holds at least need elements of size bytes each. */
+/* Grows *array so that it holds at least need elements of size bytes each. */
 int greedy_realloc(void **array, size_t *allocated, size_t need, size_t size);
 /*
- * Append the formatted item to the list in buf ("a, b, c"), ", " first unless
- * *k is 0; *k is the list's length. Never overruns, always NUL-terminated: a
- * list that does not fit is cut.
+ * Appends the formatted item to the list in buf, such as "a, b, c". It puts ", " first unless *k
+ * is 0. *k is the list's length. It never overruns, and buf is always NUL-terminated. A list that
+ * does not fit is cut.
  */
 void strjoin_appendf(char *buf, size_t size, size_t *k, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* qsort/bsearch comparator for arrays of unsigned (IRQ numbers). */
+/* A qsort() and bsearch() comparator for arrays of unsigned, such as IRQ numbers. */
 int unsigned_cmp(const void *a, const void *b);
 #define GREEDY_REALLOC(array, allocated, need) \
         greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))
 
-/* Copy with truncation, always NUL-terminated; returns dst. */
+/* Copies src into dst, cut to fit and always NUL-terminated. Returns dst. */
 static inline char *strscpy(char *dst, size_t size, const char *src) {
         size_t n = __builtin_strlen(src);
         if (size == 0)
@@ -117,7 +120,10 @@ static inline char *strscpy(char *dst, size_t size, const char *src) {
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #endif
 
-/* qsort()/bsearch() with an empty array are undefined when base is NULL; we have many such. */
+/*
+ * qsort() and bsearch() are undefined for an empty array when base is NULL, and sriovd has many
+ * such arrays.
+ */
 static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
         if (n > 1)
                 qsort(base, n, size, cmp);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* monitor.h — kernel event sources that make sriovd re-check at once: link-up and device add */
+/* monitor.h — kernel event sources, such as a link up or a device added, that make sriovd check again at once */
 #pragma once
 
 #include "sriovd/macro.h"
 
 /*
- * rtnetlink (libnl-route): links coming up; drivers re-request their IRQs on open. fn gets the
- * link's ifindex, or 0 when notifications were lost (which links came up is unknown).
+ * The link monitor reports links coming up, through rtnetlink and libnl-route. It matters because
+ * drivers request their IRQs again when a link is opened. fn gets the link's ifindex. It gets 0
+ * when notifications were lost, and then which links came up is unknown.
  */
 typedef void (*LinkEventFn)(int ifindex, void *userdata);
 typedef struct LinkMonitor LinkMonitor;
@@ -14,13 +15,14 @@ int link_monitor_new(LinkEventFn fn, void *userdata, LinkMonitor **ret);
 LinkMonitor *link_monitor_free(LinkMonitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LinkMonitor *, link_monitor_free);
 int link_monitor_fd(const LinkMonitor *m);
-/* Drain pending messages, calling fn for each link that came up. */
+/* Reads the pending messages and calls fn for each link that came up. */
 int link_monitor_dispatch(LinkMonitor *m);
 
 /*
- * libudev: PCI and net devices added, removed or (un)bound (new VFs, driver reloads). The
- * event's subsystem, action and sysname ("pci", "bind", "0000:17:00.2"); all three NULL when
- * events were lost (the receive buffer overflowed): which devices changed is unknown.
+ * The device monitor reports, through libudev, PCI and net devices that are added, removed,
+ * bound or unbound. New VFs and driver reloads cause such events. fn gets the event's
+ * subsystem, action and sysname, such as "pci", "bind" and "0000:17:00.2". All three are NULL
+ * when events were lost because the receive buffer overflowed. Then which devices changed is unknown.
  */
 typedef void (*DeviceEventFn)(const char *subsystem, const char *action, const char *sysname, void *userdata);
 typedef struct DeviceMonitor DeviceMonitor;

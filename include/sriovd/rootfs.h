@@ -9,90 +9,103 @@
 #include "sriovd/macro.h"
 
 /*
- * Every sysfs/procfs access in sriovd goes through a RootFs. Paths are given
- * as absolute kernel paths ("/sys/bus/pci/devices/%s/sriov_numvfs") built with
- * printf-style formats; they are resolved beneath the root directory, with
- * absolute symlinks and ".." confined to it (openat2 RESOLVE_IN_ROOT), so a
- * fixture tree behaves like the real one and can never leak to the host.
+ * Every sysfs and procfs access in sriovd goes through a RootFs. Paths are given as absolute
+ * kernel paths, such as "/sys/bus/pci/devices/%s/sriov_numvfs", built with printf-style formats.
+ * They are resolved beneath the root directory. openat2() with RESOLVE_IN_ROOT confines absolute
+ * symlinks and ".." to it. So a fixture tree behaves like the real one and can never leak to the
+ * host.
  */
 typedef struct RootFs RootFs;
 
-/* root NULL or "/" = the real system. */
+/*
+ * Returns 0 and a new RootFs in *ret, which the caller frees with rootfs_free(), or a negative
+ * errno. A root of NULL or "/" is the real system.
+ */
 int rootfs_new(const char *root, RootFs **ret);
 RootFs *rootfs_free(RootFs *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RootFs *, rootfs_free);
-/* The root as given (never NULL; "/" for the real system). */
+/* Returns the root as given. It is never NULL, and it is "/" for the real system. */
 const char *rootfs_path(const RootFs *r);
 bool rootfs_is_real(const RootFs *r);
 /*
- * Whether PIDs under this root's /proc are this host's threads, so that
- * sched_setscheduler() on them is meant. True for the real root; on a fixture
- * only when a test says so (SRIOVD_TEST_LIVE_SCHED=1, with threads it spawned).
+ * Whether PIDs under this root's /proc are this host's threads, so that sched_setscheduler() on
+ * them is meant. It is true for the real root. On a fixture it is true only when a test says so
+ * with SRIOVD_TEST_LIVE_SCHED=1, for threads that the test spawned.
  */
 bool rootfs_sched_live(const RootFs *r);
 
-/* Open a path beneath the root; returns an fd or negative errno. */
+/* Opens a path beneath the root. Returns an fd, which the caller closes, or a negative errno. */
 int rootfs_open(RootFs *r, int flags, const char *fmt, ...) _printf_(3, 4);
 /*
- * Open a regular file for reading, to be read again and again with rootfs_reread(): the fd
- * (the caller's to close) or -EISDIR, -EBADF as for rootfs_read().
+ * Opens a regular file for reading, to be read again and again with rootfs_reread(). Returns the
+ * fd, which the caller closes. It fails with -EISDIR and -EBADF as rootfs_read() does.
  */
 int rootfs_open_file(RootFs *r, const char *fmt, ...) _printf_(2, 3);
 /*
- * The file of fd (from rootfs_open_file()) from its start, one pread(), into buf (NUL-terminated,
- * trailing newlines stripped); its length, or -EFBIG when it did not fit in size - 1 bytes. A
- * /proc/PID file kept open reads as of now, without the path lookup (five directories for a
- * thread's stat, most of its cost), and fails with -ESRCH once the task has gone, even when its
- * PID has been given to another.
+ * Reads the file of fd, from rootfs_open_file(), from its start with one pread() into buf. buf is
+ * NUL-terminated, and trailing newlines are stripped. Returns its length, or -EFBIG when the file
+ * did not fit in size - 1 bytes. A /proc/PID file kept open reads as of now, without the path
+ * lookup. For a thread's stat that lookup crosses five directories and is most of the cost. The
+ * read fails with -ESRCH once the task has gone, even when its PID has been given to another.
  */
 int rootfs_reread(int fd, char *buf, size_t size);
 /*
- * Whole file, trailing newlines stripped; *ret is freed by the caller. Only a regular
- * file is read (sysfs and procfs attributes are): -EISDIR for a directory, -EBADF for a
- * FIFO, socket or device, which are opened O_NONBLOCK and never read.
+ * Reads a whole file into *ret, with trailing newlines stripped. The caller frees *ret. Only a
+ * regular file is read, and sysfs and procfs attributes are regular files. Returns -EISDIR for a
+ * directory. Returns -EBADF for a FIFO, socket or device, which is opened O_NONBLOCK and never read.
  */
 int rootfs_read(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
-/* Same, and the file's fstat() from the same open (mode bits tell read-only knobs). */
+/*
+ * Does the same, and puts the file's fstat() from the same open in *ret_st. The mode bits tell
+ * which knobs are read-only.
+ */
 int rootfs_read_stat(RootFs *r, char **ret, struct stat *ret_st, const char *fmt, ...) _printf_(4, 5);
 /*
- * One attribute (an affinity list, a task's stat) into buf, NUL-terminated, trailing newlines
- * stripped: open, a single read, close. Its length, or -EFBIG when it did not fit in size - 1
- * bytes. For the files every drift check reads thousands of: no fstat() and no allocation. A
- * bounded read of a file opened O_NONBLOCK needs no check that it is regular: a FIFO fails
- * (-ESPIPE), a directory too (-EISDIR), a device gives at most size bytes the parse refuses.
+ * Reads one attribute, such as an affinity list or a task's stat, into buf with an open, a single
+ * read and a close. buf is NUL-terminated, and trailing newlines are stripped. Returns its length,
+ * or -EFBIG when it did not fit in size - 1 bytes. It serves the files that every drift check
+ * reads by the thousand, so it makes no fstat() and no allocation. A bounded read of a file
+ * opened O_NONBLOCK needs no check that the file is regular. A FIFO fails with -ESPIPE and a
+ * directory with -EISDIR. A device gives at most size bytes, which the parse refuses.
  */
 int rootfs_read_attr(RootFs *r, char *buf, size_t size, const char *fmt, ...) _printf_(4, 5);
-/* Read and parse one integer (decimal or 0x hex). */
+/* Reads and parses one integer, in decimal or in hex after 0x. */
 int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
 /*
- * Write value with O_WRONLY|O_TRUNC in a single write(); returns 0 or -errno; only to a
- * regular file (-EISDIR, -EBADF as for reads; a FIFO without a reader: -ENXIO).
+ * Writes value with O_WRONLY|O_TRUNC in a single write(). Returns 0 or a negative errno. It
+ * writes only to a regular file. It fails with -EISDIR and -EBADF as reads do, and with -ENXIO
+ * for a FIFO without a reader.
  *
- * Two test-only hooks, read by rootfs_new() and never active on the real root:
- * SRIOVD_TEST_FAIL_WRITE="SUBSTRING=ERRNO,..." fails matching writes with that
- * errno (nothing written); SRIOVD_TEST_KERNEL=SOCKET hands every other write to
- * a test kernel (tests/umockdev/testkernel.py) instead of the file: one
- * AF_UNIX SOCK_SEQPACKET connection per RootFs, made at the first write and
- * kept, carries "PATH\0VALUE" (PATH the absolute kernel path as given) and
- * returns the errno as decimal text, "0" = done. The test kernel performs the
- * write and its side effects (VF devices, uevents) before it answers, as the
- * kernel's store() methods do, so EBUSY and synchronous VF creation can be
- * tested. A lost connection fails that write and reconnects on the next.
+ * rootfs_new() reads two hooks for tests, and they are never active on the real root.
+ * SRIOVD_TEST_FAIL_WRITE="SUBSTRING=ERRNO,..." fails the matching writes with that errno, and
+ * nothing is written. SRIOVD_TEST_KERNEL=SOCKET hands every other write to a test kernel,
+ * tests/umockdev/testkernel.py, instead of the file. Each RootFs makes one AF_UNIX SOCK_SEQPACKET
+ * connection at its first write and keeps it. The connection carries "PATH\0VALUE", where PATH is
+ * the absolute kernel path as given. It returns the errno as decimal text, and "0" means done.
+ * The test kernel performs the write and its side effects, such as VF devices and uevents,
+ * before it answers, as the kernel's store() methods do. So EBUSY and synchronous VF creation can
+ * be tested. A lost connection fails that write, and the next write reconnects.
  */
 int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) _printf_(3, 4);
-/* Target of a symlink, as stored; *ret freed by the caller. -ENAMETOOLONG beyond PATH_MAX - 1. */
+/*
+ * Reads the target of a symlink, as stored, into *ret. The caller frees *ret. Returns
+ * -ENAMETOOLONG for a target beyond PATH_MAX - 1 bytes.
+ */
 int rootfs_readlink(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
-/* Last component of a symlink's target ("../../bus/pci/drivers/mlx5_core" -> "mlx5_core"). */
+/* Reads the last component of a symlink's target, so "../../bus/pci/drivers/mlx5_core" gives "mlx5_core". */
 int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) _printf_(3, 4);
 int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) _printf_(3, 4);
-/* The entries of a directory that are numbers ("/proc/irq", a device's msi_irqs), sorted. */
+/*
+ * Reads the entries of a directory that are numbers into *ret, sorted. The caller frees *ret.
+ * Examples are "/proc/irq" and a device's msi_irqs.
+ */
 int rootfs_list_numbers(RootFs *r, unsigned **ret, size_t *ret_n, const char *fmt, ...) _printf_(4, 5);
 /* fstatat() beneath the root, following symlinks. */
 int rootfs_stat(RootFs *r, struct stat *ret, const char *fmt, ...) _printf_(3, 4);
 int rootfs_exists(RootFs *r, const char *fmt, ...) _printf_(2, 3);
 
-/* All of fd, NUL-terminated, into *ret (freed by the caller); -EFBIG beyond max bytes. */
+/* Reads all of fd into *ret, NUL-terminated. The caller frees *ret. Returns -EFBIG beyond max bytes. */
 int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size);
 
-/* True for a name that is safe as one path component: no '/', not "." or "..", not empty. */
+/* Whether a name is safe as one path component. It is not empty, not "." or "..", and has no '/'. */
 bool path_component_valid(const char *s);

@@ -9,14 +9,23 @@
 /* CLOCK_MONOTONIC in microseconds, the clock sd-event's timers take. */
 uint64_t now_usec(void);
 
-/* Length (1-4) of the valid, strict UTF-8 sequence at s within avail bytes; 0 if invalid. */
+/*
+ * Returns the length, 1 to 4, of the valid strict UTF-8 sequence at s within avail bytes. Returns 0
+ * if it is invalid.
+ */
 size_t utf8_sequence_len(const unsigned char *s, size_t avail);
 
-#define PCI_ADDR_MAX 16   /* "0000:41:00.0" plus NUL, with room */
+#define PCI_ADDR_MAX 16   /* "0000:41:00.0" and its NUL, with room to spare */
 
-/* "0000:41:00.0"-style: 4:2:2.1 lowercase hex, device 00-1f, function 0-7. */
+/*
+ * Whether s is an address like "0000:41:00.0": 4:2:2.1 lowercase hex digits, a device of 00-1f and
+ * a function of 0-7.
+ */
 bool pci_addr_valid(const char *s);
-/* The domain and routing ID (bus << 8 | device << 3 | function) of a valid address; -EINVAL. */
+/*
+ * Returns the domain and the routing ID of a valid address. The routing ID is
+ * bus << 8 | device << 3 | function. Returns -EINVAL for an address that is not valid.
+ */
 int pci_addr_rid(const char *s, unsigned *ret_domain, unsigned *ret_rid);
 /* Whether addr is one of list's n addresses. */
 bool pci_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);
