@@ -189,6 +189,9 @@ def main():
 
         # c2. A quick reload (no cycle between unbind and bind) that gets the PF's IRQ numbers back,
         # as Linux hands freed numbers out again: re-pinning them is sriovd's own doing, no drift.
+        # c's cycle may still be reading back its writes after wait_pinned: a reload under it
+        # would undo them mid-check, and its next cycle would rightly call that drift.
+        settle(d)
         seen = len(d.stderr())
         pf_irqs = sorted(q.number for q in kernel.fns[PF].irqs)
         kernel.pf_unbind(PF)
