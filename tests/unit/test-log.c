@@ -20,6 +20,7 @@
 
 #include "sriovd/log.h"
 #include "test.h"
+#include "test-mountns.h"
 
 /*
  * LOG_FIELDS() defaults .irq to -1 and lets the caller override it, which is exactly what
@@ -291,25 +292,6 @@ static unsigned count(const char *haystack, const char *needle) {
         return n;
 }
 
-static bool write_proc(const char *path, const char *text) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        bool ok;
-
-        if (fd < 0)
-                return false;
-        ok = write(fd, text, strlen(text)) == (ssize_t) strlen(text);
-        close(fd);
-        return ok;
-}
-
-/* "0 ID 1": the outside id is root inside. */
-static bool write_proc_id(const char *path, unsigned id) {
-        char buf[32];
-
-        snprintf(buf, sizeof(buf), "0 %u 1", id);
-        return write_proc(path, buf);
-}
-
 /*
  * Journal mode, checked on the wire: a child gets a private mount namespace with a tmpfs on
  * /run and binds its own datagram socket where journald's would be. The host's /run and
@@ -323,29 +305,8 @@ static void journal_child(void) {
         ssize_t n;
         int fd, r;
 
-        /* Root may make a mount namespace; anyone may where user namespaces are allowed. */
-        if (unshare(CLONE_NEWNS) < 0) {
-                uid_t uid = geteuid();
-                gid_t gid = getegid();
-                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
-                        fprintf(stderr, "SKIP: no private mount namespace (unshare: %m; need CAP_SYS_ADMIN or "
-                                        "user namespaces)\n");
-                        _exit(EXIT_TEST_SKIP);
-                }
-                /* Unmapped, this process owns nothing it creates on the tmpfs: be root in there. */
-                if (!write_proc("/proc/self/setgroups", "deny") || !write_proc_id("/proc/self/uid_map", uid) ||
-                    !write_proc_id("/proc/self/gid_map", gid)) {
-                        fprintf(stderr, "SKIP: cannot map this user in a user namespace: %m\n");
-                        _exit(EXIT_TEST_SKIP);
-                }
-        }
-        /* Without this the tmpfs below would appear on the host's /run too. A chroot whose / is no
-         * mount point (a package build's) cannot do it: EINVAL. */
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-                fprintf(stderr, "SKIP: cannot make / private in a mount namespace (%m%s)\n",
-                        errno == EINVAL ? ": / is not a mount point, e.g. a build chroot" : "");
-                _exit(EXIT_TEST_SKIP);
-        }
+        /* Without a private /, the tmpfs below would appear on the host's /run too. */
+        test_mount_ns_enter(_exit);
         if (mount("tmpfs", "/run", "tmpfs", 0, "mode=0755") < 0) {
                 fprintf(stderr, "SKIP: cannot mount a tmpfs on /run in a mount namespace: %m\n");
                 _exit(EXIT_TEST_SKIP);

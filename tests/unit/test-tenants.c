@@ -20,6 +20,7 @@
 #include "sriovd/state.h"
 #include "sriovd/state-writer.h"
 #include "test.h"
+#include "test-mountns.h"
 
 static const char *fixtures_dir;
 
@@ -439,46 +440,9 @@ TEST(restart_restores_before_it_replaces) {
  */
 #define STATE_TMPFS_SIZE (1u << 20)
 
-static bool write_proc(const char *path, const char *text) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        bool ok;
-
-        if (fd < 0)
-                return false;
-        ok = write(fd, text, strlen(text)) == (ssize_t) strlen(text);
-        close(fd);
-        return ok;
-}
-
 /* A mount namespace of this process's own, where nothing mounted is seen outside; else skip (77). */
 static void save_faults_enter(void) {
-        char map[32];
-
-        /* Root may make a mount namespace; anyone may where user namespaces are allowed. */
-        if (unshare(CLONE_NEWNS) < 0) {
-                uid_t uid = geteuid();
-                gid_t gid = getegid();
-
-                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
-                        fprintf(stderr, "SKIP: no private mount namespace for the state directory's tmpfs (unshare: "
-                                        "%m; needs CAP_SYS_ADMIN or user namespaces)\n");
-                        exit(EXIT_TEST_SKIP);
-                }
-                /* The outside user is root inside, and owns what it creates. */
-                snprintf(map, sizeof(map), "0 %u 1", (unsigned) uid);
-                bool ok = write_proc("/proc/self/setgroups", "deny") && write_proc("/proc/self/uid_map", map);
-                snprintf(map, sizeof(map), "0 %u 1", (unsigned) gid);
-                if (!ok || !write_proc("/proc/self/gid_map", map)) {
-                        fprintf(stderr, "SKIP: cannot map this user in a user namespace: %m\n");
-                        exit(EXIT_TEST_SKIP);
-                }
-        }
-        /* Without this, the tmpfs would appear in the host's mount table too. */
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-                fprintf(stderr, "SKIP: cannot make / private in a mount namespace (%m%s)\n",
-                        errno == EINVAL ? ": / is not a mount point, e.g. a build chroot" : "");
-                exit(EXIT_TEST_SKIP);
-        }
+        test_mount_ns_enter(exit);
 }
 
 /* The state directory on a tmpfs of its own, before sriovd opens it. */
