@@ -168,6 +168,11 @@ def main():
     newer_deb(deb, run_dir)
     shutil.move(os.path.join(run_dir, "sriovd-newer.deb"), os.path.join(disk, "sriovd-newer.deb"))
     shutil.rmtree(os.path.join(run_dir, "newer"))
+    # The package's autopkgtest that needs a whole machine, run at boot 1 before any policy is
+    # written. The guest has no python3, so its fixture host is made here.
+    shutil.copy(os.path.join(src, "debian", "tests", "systemd-service"), os.path.join(disk, "autopkgtest-systemd-service"))
+    run([sys.executable, os.path.join(src, "tests", "fixtures", "mkhost.py"), "two-socket",
+         os.path.join(disk, "fixture-two-socket")])
     # The second-level domain l2-a: the vm suite's uncompressed std kernel (PVH: no decompression
     # under nested TCG) and a busybox initramfs that loads igbvf for its passed-through VF.
     shutil.copy(os.path.join(VM_CACHE, "kernel-std", "vmlinux"), os.path.join(disk, "l2-vmlinux"))
