@@ -980,6 +980,11 @@ def test_traffic(g, c):
     c.check("traffic-probe sent every frame out of VF 0's netdev",
             lambda: sent and sent["sent"] == setup["rate"] * setup["seconds"]
             or _fail(f"exit {send['rc']}: {send['stderr']}"))
+    done = g.steps.get("traffic-sent", {})
+    c.check("VF 0's netdev and the e1000e had carrier through the traffic (no VF reset: its carrier changes)",
+            lambda: setup["carrier"] == "11" and done.get("carrier_changes") == setup.get("carrier_changes")
+            or _fail(f"carrier {setup['carrier']} at the start, VF 0's carrier changes "
+                     f"{setup.get('carrier_changes')} -> {done.get('carrier_changes')}"))
     c.check("sriovd logged natively (journal entries with sriovd's fields) and wrote the file each period",
             lambda: len(versions) >= 10 and any("MESSAGE_ID" in e for _, e, _ in entries)
             or _fail(f"{len(versions)} versions, {len(entries)} entries; watch stderr "

@@ -40,10 +40,15 @@ vf_irqs_sampled() {
         grep -q "^sriovd_irq_interrupts_total{.*vf=\"$VF0\"" /tmp/sriovd.prom 2>/dev/null
 }
 wait_for 60 vf_irqs_sampled
+# igbvf may still reset a VF after its link first came up (CI saw VF 0's go down 2 s after, for 10 s,
+# through the traffic): the VFs settled first, VF 0's carrier changes recorded around the traffic.
+settle 40
+wait_for 20 carrier
 # A few quiet periods first: the rule's baseline.
 sleep 4
-emit "{\"step\":\"traffic-setup\",\"vf\":\"$VF0\",\"vfnet\":\"$VFNET\",\"peer\":\"$PEER\",\"carrier\":\"$(cat /sys/class/net/$VFNET/carrier 2>/dev/null)$(cat /sys/class/net/$PEER/carrier 2>/dev/null)\",\"rate\":$RATE,\"seconds\":$SECONDS_ON}"
+emit "{\"step\":\"traffic-setup\",\"vf\":\"$VF0\",\"vfnet\":\"$VFNET\",\"peer\":\"$PEER\",\"carrier\":\"$(cat /sys/class/net/$VFNET/carrier 2>/dev/null)$(cat /sys/class/net/$PEER/carrier 2>/dev/null)\",\"carrier_changes\":\"$(cat /sys/class/net/$VFNET/carrier_changes)\",\"rate\":$RATE,\"seconds\":$SECONDS_ON}"
 step send traffic-probe send "$VFNET" "$RATE" "$SECONDS_ON"
+emit "{\"step\":\"traffic-sent\",\"carrier_changes\":\"$(cat /sys/class/net/$VFNET/carrier_changes)\"}"
 # Cleared once 3 quiet periods follow; the deadline only bounds a broken run.
 cleared() {
         grep -q 58fcbe781d9a41a396bbf0b5c90aa369 /tmp/watch.out
