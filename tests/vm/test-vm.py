@@ -1108,6 +1108,10 @@ def main():
             b = g.steps["pf-bounced"]
             print(f"info  {name}: no carrier after 20 s ({b.get('check')}): the PF {b.get('pf')} was bounced "
                   "(QEMU's igb left a VF reset unanswered, \"PF still resetting\")")
+        if "vf-rebound" in g.steps:
+            b = g.steps["vf-rebound"]
+            print(f"info  {name}: still no carrier 20 s after the PF bounce ({b.get('check')}): igbvf bound again "
+                  f"to{b.get('vfs')} (a VF probed while the PF was still resetting)")
         for s, rec in g.steps.items():
             if s.startswith("unsettled-"):
                 print(f"info  {name}: the VFs did not settle within 60 s (settle {s[10:]}): {rec.get('state')}")

@@ -154,17 +154,41 @@ vfs_carrier() {  # every VF netdev has carrier (the PF answered its reset; the V
         return 0
 }
 
-# settle_carrier CHECK...: CHECK true within 20 s, else the PF bounced once and 40 s more.
+# settle_carrier CHECK...: CHECK true within 20 s, else the PF bounced once and 20 s more, else
+# the VF driver bound again to each VF that is up without carrier and 40 s more.
 # QEMU's igb (CI saw it, on a loaded machine, in two guests of one run) can leave a VF whose reset
 # the PF never answered: igbvf logs "PF still resetting" every 12 s and its link never comes up.
-# The PF's own reset (down, up) answers every VF, as it would on a host. Reported as a step: the
-# host prints it, so a bounce is seen, not hidden.
+# The PF's own reset (down, up) answers every VF, as it would on a host. A VF whose probe met the
+# PF still resetting (its VFs were being made) stayed that way through the PF's reset in a soak
+# run; a new probe starts its driver over. Each is reported as a step: the host prints it, so it
+# is seen, not hidden. A VF bound again has a new netdev, up as the old one was.
 settle_carrier() {
         wait_for 20 "$@" && return 0
         emit "{\"step\":\"pf-bounced\",\"pf\":\"$PF_NETDEV\",\"check\":\"$1\"}"
         "$IP" link set "$PF_NETDEV" down
         "$IP" link set "$PF_NETDEV" up
+        wait_for 20 "$@" && return 0
+        _c_stuck=
+        for v in $(vf_addrs); do
+                for n in $(ls "/sys/bus/pci/devices/$v/net" 2>/dev/null); do
+                        [ $(($(cat "/sys/class/net/$n/flags") & 1)) = 1 ] || continue
+                        [ "$(cat "/sys/class/net/$n/carrier" 2>/dev/null)" = 1 ] || _c_stuck="$_c_stuck $v"
+                done
+        done
+        emit "{\"step\":\"vf-rebound\",\"vfs\":\"$_c_stuck\",\"check\":\"$1\"}"
+        for v in $_c_stuck; do
+                echo "$v" > /sys/bus/pci/drivers/igbvf/unbind
+                echo "$v" > /sys/bus/pci/drivers/igbvf/bind
+                wait_for 20 vf_has_netdev "$v"
+                for n in $(ls "/sys/bus/pci/devices/$v/net" 2>/dev/null); do
+                        "$IP" link set "$n" up
+                done
+        done
         wait_for 40 "$@"
+}
+
+vf_has_netdev() {       # vf_has_netdev ADDR: the VF at ADDR has a netdev
+        [ -n "$(ls "/sys/bus/pci/devices/$1/net" 2>/dev/null)" ]
 }
 
 vf_netdevs_ready() {    # all WANT_VFS VFs there, each with a netdev

@@ -21,6 +21,7 @@ vf0_carrier() {
                 [ "$(cat "/sys/class/net/$PEER/carrier" 2>/dev/null)" = 1 ]
 }
 settle_carrier vf0_carrier
+VFNET=$(ls "/sys/bus/pci/devices/$VF0/net" | head -n1)
 # igbvf may still reset the VF after its link first came up, taking the carrier away for seconds:
 # the VF settled first.
 settle 40

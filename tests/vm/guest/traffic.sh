@@ -34,6 +34,7 @@ carrier() {
 # Every VF's, not just VF 0's: a VF that opens late makes igb reset its siblings' links (CI saw
 # VF 3 up 2 s after the rest take VF 0's carrier away for 10 s, through the whole traffic).
 settle_carrier vfs_carrier
+VFNET=$(ls "/sys/bus/pci/devices/$VF0/net" | head -n1)
 wait_for 60 carrier
 # The VF's vectors (there once its netdev is up) in the exported file: the drift checks re-read the inventory.
 vf_irqs_sampled() {
