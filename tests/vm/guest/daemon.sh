@@ -22,22 +22,21 @@ configured() {
         return 0
 }
 
-# The VF MACs are not in configured(): igbvf may announce its random MAC to the PF as its link
-# comes up (carrier), after sriovd set the configured one, and sriovd (checking every second) puts
-# it back. Once every VF has carrier, a cycle with nothing to do, begun after that, says sriovd
-# saw the host as configured.
-settle() {
-        local at
+# The VF MACs are not in configured(): igbvf sends its own MAC to the PF at each reset of its VF
+# (trusted, the PF takes it), and sriovd (checking every second) puts the configured one back. Once
+# every VF has carrier, a cycle with nothing to do, begun after that, says sriovd saw the host as
+# configured; the snapshot that shows the MACs is taken on a settled host (settled_snapshot, lib.sh).
+idle_cycle() {
         wait_for 30 vfs_carrier
-        at=$(wc -l < /tmp/daemon.log)
-        wait_for 30 sh -c "tail -n +$((at + 1)) /tmp/daemon.log | grep -q 'Cycle [0-9]*: 0 actions'"
+        _at=$(wc -l < /tmp/daemon.log)
+        wait_for 30 sh -c "tail -n +$((_at + 1)) /tmp/daemon.log | grep -q 'Cycle [0-9]*: 0 actions'"
 }
 
 wait_for 120 vf_netdevs_ready
 vfs_up
 wait_for 60 configured
-settle
-snapshot started
+idle_cycle
+settled_snapshot started
 
 echo "$PF_ADDR" > /sys/bus/pci/drivers/igb/unbind
 wait_for 30 [ ! -e "$PF/virtfn0" ]
@@ -47,8 +46,8 @@ pf_up
 wait_for 120 vf_netdevs_ready
 vfs_up
 wait_for 60 configured
-settle
-snapshot rebound
+idle_cycle
+settled_snapshot rebound
 
 # The affinity files sriovd's drift checks hold open (irq-files.c), by IRQ: after the PF's driver
 # came back (its old vectors freed, their held files failing) every vector of the PF and its VFs

@@ -21,6 +21,11 @@ vf0_carrier() {
                 [ "$(cat "/sys/class/net/$PEER/carrier" 2>/dev/null)" = 1 ]
 }
 settle_carrier vf0_carrier
+VFNET=$(ls "/sys/bus/pci/devices/$VF0/net" | head -n1)
+# igbvf may still reset the VF after its link first came up, taking the carrier away for seconds:
+# the VF settled first.
+settle 40
+wait_for 20 vf0_carrier
 emit "{\"step\":\"stats-setup\",\"pf\":\"$PF_NETDEV\",\"vf\":\"$VFNET\",\"peer\":\"$PEER\",\"carrier\":\"$(cat /sys/class/net/$VFNET/carrier 2>/dev/null)$(cat /sys/class/net/$PEER/carrier 2>/dev/null)\",\"frames\":$FRAMES}"
 step vf-stats vf-stats "$PF_NETDEV" "$VFNET" "$PEER" "$FRAMES"
 step iplink-stats "$IP" -s -d link show "$PF_NETDEV"

@@ -34,16 +34,22 @@ carrier() {
 # Every VF's, not just VF 0's: a VF that opens late makes igb reset its siblings' links (CI saw
 # VF 3 up 2 s after the rest take VF 0's carrier away for 10 s, through the whole traffic).
 settle_carrier vfs_carrier
+VFNET=$(ls "/sys/bus/pci/devices/$VF0/net" | head -n1)
 wait_for 60 carrier
 # The VF's vectors (there once its netdev is up) in the exported file: the drift checks re-read the inventory.
 vf_irqs_sampled() {
         grep -q "^sriovd_irq_interrupts_total{.*vf=\"$VF0\"" /tmp/sriovd.prom 2>/dev/null
 }
 wait_for 60 vf_irqs_sampled
+# igbvf may still reset a VF after its link first came up (CI saw VF 0's go down 2 s after, for 10 s,
+# through the traffic): the VFs settled first, VF 0's carrier changes recorded around the traffic.
+settle 40
+wait_for 20 carrier
 # A few quiet periods first: the rule's baseline.
 sleep 4
-emit "{\"step\":\"traffic-setup\",\"vf\":\"$VF0\",\"vfnet\":\"$VFNET\",\"peer\":\"$PEER\",\"carrier\":\"$(cat /sys/class/net/$VFNET/carrier 2>/dev/null)$(cat /sys/class/net/$PEER/carrier 2>/dev/null)\",\"rate\":$RATE,\"seconds\":$SECONDS_ON}"
+emit "{\"step\":\"traffic-setup\",\"vf\":\"$VF0\",\"vfnet\":\"$VFNET\",\"peer\":\"$PEER\",\"carrier\":\"$(cat /sys/class/net/$VFNET/carrier 2>/dev/null)$(cat /sys/class/net/$PEER/carrier 2>/dev/null)\",\"carrier_changes\":\"$(cat /sys/class/net/$VFNET/carrier_changes)\",\"rate\":$RATE,\"seconds\":$SECONDS_ON}"
 step send traffic-probe send "$VFNET" "$RATE" "$SECONDS_ON"
+emit "{\"step\":\"traffic-sent\",\"carrier_changes\":\"$(cat /sys/class/net/$VFNET/carrier_changes)\"}"
 # Cleared once 3 quiet periods follow; the deadline only bounds a broken run.
 cleared() {
         grep -q 58fcbe781d9a41a396bbf0b5c90aa369 /tmp/watch.out
