@@ -13,7 +13,7 @@
 
 #include "test.h"
 
-static bool test_write_proc(const char *path, const char *text) {
+static inline bool test_write_proc(const char *path, const char *text) {
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         bool ok;
 
@@ -25,11 +25,23 @@ static bool test_write_proc(const char *path, const char *text) {
 }
 
 /* Writes "0 ID 1" to a uid_map or gid_map, so that the outside id is root inside. */
-static bool test_write_id_map(const char *path, unsigned id) {
+static inline bool test_write_id_map(const char *path, unsigned id) {
         char buf[32];
 
         snprintf(buf, sizeof(buf), "0 %u 1", id);
         return test_write_proc(path, buf);
+}
+
+/*
+ * Makes / private in the caller's new mount namespace, so that nothing mounted there is seen
+ * outside. Where / is not a mount point, as in a build chroot, it prints why and calls leave(77).
+ */
+static inline void test_mount_make_private(void (*leave)(int status)) {
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+                fprintf(stderr, "SKIP: cannot make / private in a mount namespace (%m%s)\n",
+                        errno == EINVAL ? ": / is not a mount point, e.g. a build chroot" : "");
+                leave(EXIT_TEST_SKIP);
+        }
 }
 
 /*
@@ -39,7 +51,7 @@ static bool test_write_id_map(const char *path, unsigned id) {
  * or where / is not a mount point as in a build chroot, it prints why and calls leave(77).
  * A child of a forking test passes _exit, so that the parent's atexit handlers do not run.
  */
-static void test_mount_ns_enter(void (*leave)(int status)) {
+static inline void test_mount_ns_enter(void (*leave)(int status)) {
         if (unshare(CLONE_NEWNS) < 0) {
                 uid_t uid = geteuid();
                 gid_t gid = getegid();
@@ -56,9 +68,5 @@ static void test_mount_ns_enter(void (*leave)(int status)) {
                         leave(EXIT_TEST_SKIP);
                 }
         }
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-                fprintf(stderr, "SKIP: cannot make / private in a mount namespace (%m%s)\n",
-                        errno == EINVAL ? ": / is not a mount point, e.g. a build chroot" : "");
-                leave(EXIT_TEST_SKIP);
-        }
+        test_mount_make_private(leave);
 }

@@ -21,6 +21,7 @@
 #include "sriovd/netdev-genl.h"
 #include "sriovd/rootfs.h"
 #include "test.h"
+#include "test-mountns.h"
 
 #define FAMILY 29       /* any id will do for messages that are never sent */
 #define BIT(t) (1u << (t))
@@ -345,13 +346,8 @@ static void netns_setup(void) {
                 fprintf(stderr, "SKIP: unshare(CLONE_NEWNET|CLONE_NEWNS): %m\n");
                 exit(EXIT_TEST_SKIP);
         }
-        /* Without this, the sysfs below would appear on the host's /sys too. A chroot whose / is no
-         * mount point (a package build's) cannot do it: EINVAL. */
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-                fprintf(stderr, "SKIP: cannot make / private in a mount namespace (%m%s)\n",
-                        errno == EINVAL ? ": / is not a mount point, e.g. a build chroot" : "");
-                exit(EXIT_TEST_SKIP);
-        }
+        /* Without this, the sysfs below would appear on the host's /sys too. */
+        test_mount_make_private(exit);
         if (mount("sysfs", "/sys", "sysfs", 0, NULL) < 0) {
                 fprintf(stderr, "SKIP: cannot mount the network namespace's sysfs on /sys: %m\n");
                 exit(EXIT_TEST_SKIP);
