@@ -33,7 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.environ.get("SRIOVD_VM_CACHE", "/var/cache/sriovd-vm")
 REQUIRED = os.environ.get("SRIOVD_VM_REQUIRED") == "1"
 QEMU = shutil.which("qemu-system-x86_64")
-TIMEOUT = int(os.environ.get("SRIOVD_VM_TIMEOUT", "300"))
+# A guest under TCG on a loaded 2-CPU machine took up to 220 s; the bound leaves room for that.
+TIMEOUT = int(os.environ.get("SRIOVD_VM_TIMEOUT", "380"))
 
 PF_MAC = "52:54:00:00:00:b0"
 PF_ADDR = "0000:81:00.0"              # igb behind the node-1 expander bridge (bus 0x80)
