@@ -153,6 +153,10 @@ int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, Tena
 size_t tenants_count(const Tenants *t);
 int tenants_nth(const Tenants *t, const Inventory *inv, size_t i, TenantInfo *ret);
 void tenants_stats(const Tenants *t, AllocStats *ret);
+/* allocator_pf_stats() of the tenants' allocator, all zero before there is an allocator. */
+void tenants_pf_stats(const Tenants *t, const char *pf, AllocPfStats *ret);
+/* The allocator's i-th class in name order, or NULL past the end or before there is an allocator. */
+const char *tenants_class_name(const Tenants *t, size_t i);
 /* allocator_rt_nodes() of the tenants' allocator, with 0 rows before there is an allocator. */
 size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n);
 double tenants_target(const Tenants *t);

@@ -59,6 +59,9 @@ typedef struct BusDeviceSnap {
         int numa_node;
         unsigned total_vfs, num_vfs;
         uint64_t vfs_hash;
+        /* The allocator's figures of the PF. The class maps are hashed, because a host may have 256 classes. */
+        unsigned vf_usable, vf_allocated, vf_free, vf_preemptible;
+        uint64_t class_allocated_hash, class_available_hash;
 } BusDeviceSnap;
 
 /* A reply that acknowledges a change. It is held until the write that contains the change is durable. */

@@ -55,6 +55,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
                 return sd_bus_message_append(reply, "s", SRIOVD_VERSION);
         if (streq(property, "ApiVersion"))
                 return sd_bus_message_append(reply, "u", (uint32_t) SRIOVD_API_VERSION);
+        if (streq(property, "MaxTenants"))
+                return sd_bus_message_append(reply, "u", (uint32_t) (manager_config(b->manager)->max_tenants ?: ALLOC_TENANTS_DEFAULT));
         if (streq(property, "VfTotal"))
                 return sd_bus_message_append(reply, "u", p.vf_total);
         if (streq(property, "VfUsable"))
@@ -435,6 +437,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ApiVersion", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxTenants", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("VfTotal", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfUsable", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfAllocated", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

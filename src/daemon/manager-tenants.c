@@ -284,6 +284,17 @@ void manager_alloc_summary(const Manager *m, AllocSummary *ret) {
         };
 }
 
+void manager_pf_stats(const Manager *m, const char *pf, AllocPfStats *ret) {
+        if (m->tenants)
+                tenants_pf_stats(m->tenants, pf, ret);
+        else
+                *ret = (AllocPfStats) {};
+}
+
+const char *manager_class_name(const Manager *m, size_t i) {
+        return m->tenants ? tenants_class_name(m->tenants, i) : NULL;
+}
+
 size_t manager_rt_nodes(const Manager *m, AllocRtNode *ret, size_t n) {
         return m->tenants ? tenants_rt_nodes(m->tenants, ret, n) : 0;
 }

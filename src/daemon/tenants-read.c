@@ -81,6 +81,17 @@ void tenants_stats(const Tenants *t, AllocStats *ret) {
                 *ret = (AllocStats) {};
 }
 
+void tenants_pf_stats(const Tenants *t, const char *pf, AllocPfStats *ret) {
+        if (t->alloc)
+                allocator_pf_stats(t->alloc, pf, ret);
+        else
+                *ret = (AllocPfStats) {};
+}
+
+const char *tenants_class_name(const Tenants *t, size_t i) {
+        return t->alloc ? allocator_class_name(t->alloc, i) : NULL;
+}
+
 size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n) {
         return t->alloc ? allocator_rt_nodes(t->alloc, ret, n) : 0;
 }

@@ -578,6 +578,54 @@ def test_object_manager(env, d, mon):
     mon.wait("PropertiesChanged", lambda data: "Class" in data[1], path=path)
 
 
+def pf_figures(env, pf):
+    """Device1's allocator figures of one PF."""
+    p = env.obj_props(pf_path(pf), DEVICE1)
+    return {k: p[k] for k in ["VfUsable", "VfAllocated", "VfFree", "VfPreemptible", "ClassAllocated",
+                              "ClassAvailable"]}
+
+
+def test_pf_figures(env, d, mon):
+    """Device1's allocator figures, with PropertiesChanged before the reply of the Allocate or
+    Release that changed them; and MaxTenants."""
+    assert env.prop("MaxTenants") == 64
+    pfs = [x["address"] for x in env.rec("ListDevices") if x["kind"] == "pf"]
+    for pf in pfs:
+        f = pf_figures(env, pf)
+        assert f["VfUsable"] == f["VfAllocated"] + f["VfFree"] and f["VfUsable"] <= 8, f
+        assert sum(f["ClassAllocated"].values()) == f["VfAllocated"] and 0 not in f["ClassAllocated"].values(), f
+        assert set(f["ClassAvailable"]) == {"best-effort", "latency-critical", "napi-rt", "rt-vcpu", "throughput"}, f
+        assert f["ClassAvailable"]["best-effort"] == 0, f
+        assert f["ClassAvailable"]["latency-critical"] == f["VfFree"] + f["VfPreemptible"], f
+        # The fixture keeps no headroom (vf_headroom = 0).
+        assert f["ClassAvailable"]["throughput"] == f["VfFree"], f
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        before = {pf: pf_figures(env, pf) for pf in pfs}
+        (rec,), _ = conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-fig", "throughput", "", {})
+        pf = rec["pf"]
+        # The signal came before the reply, and names what changed.
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == pf_path(pf)]
+        assert changed and changed[-1]["VfAllocated"] == before[pf]["VfAllocated"] + 1, conn.signals
+        assert changed[-1]["VfFree"] == before[pf]["VfFree"] - 1, changed
+        assert changed[-1]["VfPreemptible"] == before[pf]["VfPreemptible"] + 1, changed
+        after = pf_figures(env, pf)
+        assert after["ClassAllocated"].get("throughput", 0) == before[pf]["ClassAllocated"].get("throughput", 0) + 1
+        assert after["ClassAvailable"]["latency-critical"] == before[pf]["ClassAvailable"]["latency-critical"]
+        assert after["ClassAvailable"]["throughput"] == before[pf]["ClassAvailable"]["throughput"] - 1
+        # Release: back to what it was, announced before the reply too.
+        del conn.signals[:]
+        conn.call(*DEST, IFACE, "Release", "s", "t-fig")
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == pf_path(pf)]
+        assert changed and changed[-1]["VfAllocated"] == before[pf]["VfAllocated"], conn.signals
+        assert pf_figures(env, pf) == before[pf]
+    finally:
+        conn.close()
+    mon.wait("PropertiesChanged", lambda data: data[0] == DEVICE1 and "VfFree" in data[1], path=pf_path(pf))
+
+
 def test_allocation_is_no_drift(env, d, mon):
     """What sriovd changes for an allocation is its own plan; only a change behind its back is drift."""
     def drifts():
@@ -1044,7 +1092,7 @@ def test_log_control(env, d, mon):
 
 
 TESTS = [test_introspection, test_metrics, test_alerts, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_irqs_napi,
-         test_object_manager,
+         test_object_manager, test_pf_figures,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
