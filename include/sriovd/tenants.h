@@ -7,6 +7,7 @@
 #include "sriovd/inventory.h"
 #include "sriovd/plan.h"
 #include "sriovd/state-writer.h"
+#include "sriovd/util.h"
 
 typedef struct Tenants Tenants;
 
@@ -16,6 +17,9 @@ typedef struct TenantOptions {
         bool have_mac;                /* when false, the MAC is derived from the tenant id, same on every host */
         uint8_t mac[6];
         int vlan;                     /* the 802.1Q tag on the VF, or -1 for none, which leaves the PF's policy */
+        char pin_pf[PCI_ADDR_MAX];    /* the PF that the tenant's VF must come from, or "" for any */
+        char domain_uuid[UUID_STR_MAX];   /* the libvirt domain's UUID, or "" to find it by name */
+        char owner[TENANT_ID_MAX];    /* who asked for the tenant, or "" */
 } TenantOptions;
 #define TENANT_OPTIONS_DEFAULT ((TenantOptions) { .numa_node = -1, .vlan = -1 })
 
@@ -41,6 +45,9 @@ typedef struct TenantInfo {
         unsigned n_rt_cpus;
         uint16_t rt_cpus[ALLOC_RT_CPUS_MAX];
         bool rt_waiting;
+        char pin_pf[PCI_ADDR_MAX];    /* "" when not pinned */
+        char domain_uuid[UUID_STR_MAX];
+        char owner[TENANT_ID_MAX];
 } TenantInfo;
 
 /* What a decision's NIC carries besides the VF: where it goes, and how it looks. */

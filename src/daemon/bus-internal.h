@@ -46,6 +46,9 @@ typedef struct BusTenantSnap {
         char mac[MAC_STR_MAX];
         int vlan, numa_node;
         uint64_t domain_hash;             /* the domain can be 255 bytes, and a hash shows a change */
+        char pin_pf[PCI_ADDR_MAX];
+        char domain_uuid[UUID_STR_MAX];
+        char owner[TENANT_ID_MAX];
         bool remote_numa, have_coalesce;
         unsigned rx_usecs, tx_usecs;
         unsigned seen;                    /* the number of the sweep that last found it */

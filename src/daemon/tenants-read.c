@@ -20,9 +20,12 @@ static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant 
         };
         strscpy(ret->tenant, sizeof(ret->tenant), a->id);
         strscpy(ret->class_name, sizeof(ret->class_name), a->class_name);
+        strscpy(ret->pin_pf, sizeof(ret->pin_pf), a->pin_pf ?: "");
         if (e) {
                 memcpy(mac, e->mac, sizeof(mac));
                 strscpy(ret->domain, sizeof(ret->domain), e->domain);
+                strscpy(ret->domain_uuid, sizeof(ret->domain_uuid), e->domain_uuid);
+                strscpy(ret->owner, sizeof(ret->owner), e->owner);
                 ret->have_coalesce = e->have_coalesce;
                 ret->rx_usecs = e->rx_usecs;
                 ret->tx_usecs = e->tx_usecs;
