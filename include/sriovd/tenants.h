@@ -50,10 +50,18 @@ typedef struct TenantInfo {
         char owner[TENANT_ID_MAX];
 } TenantInfo;
 
+/*
+ * How sriovd names the tenant's guest to libvirt: the domain's UUID when the tenant has one, else
+ * its name. The virt layer takes either.
+ */
+static inline const char *tenant_domain_ref(const TenantInfo *t) {
+        return t->domain_uuid[0] ? t->domain_uuid : t->domain;
+}
+
 /* What a decision's NIC carries besides the VF: where it goes, and how it looks. */
 typedef struct TenantNicFacts {
         const char *class_name;
-        const char *domain;           /* "" when there is no guest to attach to */
+        const char *domain;           /* its name or UUID, as tenant_domain_ref(); "" when there is no guest to attach to */
         char mac[MAC_STR_MAX];
         int vlan;
 } TenantNicFacts;
@@ -167,7 +175,7 @@ const char *tenants_class_name(const Tenants *t, size_t i);
 /* allocator_rt_nodes() of the tenants' allocator, with 0 rows before there is an allocator. */
 size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n);
 double tenants_target(const Tenants *t);
-/* The tenant's libvirt domain, or "" for none or for an unknown tenant. */
+/* The tenant's libvirt domain as tenant_domain_ref() names it, or "" for none or for an unknown tenant. */
 const char *tenants_domain(const Tenants *t, const char *tenant);
 
 /*

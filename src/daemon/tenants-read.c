@@ -101,7 +101,7 @@ size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n) {
 
 const char *tenants_domain(const Tenants *t, const char *tenant) {
         const Extra *e = tenants_extra_find(t, tenant);
-        return e ? e->domain : "";
+        return !e ? "" : e->domain_uuid[0] ? e->domain_uuid : e->domain;
 }
 
 double tenants_target(const Tenants *t) {

@@ -79,7 +79,8 @@ void tenants_report(Tenants *t, const AllocDecisions *d) {
         for (size_t i = 0; i < d->n_decisions && t->log.decision; i++) {
                 const AllocDecision *dec = &d->decisions[i];
                 const Extra *e = tenants_extra_find(t, dec->tenant);
-                TenantNicFacts nic = { .domain = e ? e->domain : "", .vlan = e ? e->vlan : -1 };
+                TenantNicFacts nic = { .domain = !e ? "" : e->domain_uuid[0] ? e->domain_uuid : e->domain,
+                                       .vlan = e ? e->vlan : -1 };
                 AllocTenant a;
                 uint8_t mac[6];
 
