@@ -106,6 +106,12 @@ typedef struct AllocRequest {
          * the tenant's own. The tenants of one guest share its RT CPUs.
          */
         const char *guest;
+        /*
+         * A PF's address, or NULL or "" for any PF. A pinned tenant gets a VF of that PF only.
+         * A sriov-required tenant then waits rather than take another PF's VF, and a
+         * sriov-preferred tenant stays on virtio-net.
+         */
+        const char *pin_pf;
 } AllocRequest;
 
 typedef enum AllocDecisionKind {
@@ -175,6 +181,7 @@ typedef struct AllocTenant {
         const uint16_t *rt_cpus;
         unsigned n_rt_cpus;
         bool rt_waiting;
+        const char *pin_pf;           /* the PF that the tenant's VF must be on, or "" for any */
 } AllocTenant;
 
 /*
@@ -214,6 +221,25 @@ typedef struct AllocRtNode {
         unsigned waiting;             /* guests of a falling-back class placed without CPUs, to be booked here */
 } AllocRtNode;
 #define ALLOC_RT_NODES_MAX (ALLOC_NODES_MAX + 1)
+
+/*
+ * One PF's VFs and what they can still take, for a scheduler outside the host. usable =
+ * allocated + free. The class arrays follow allocator_class_name()'s order.
+ */
+typedef struct AllocPfStats {
+        unsigned usable, allocated, free;
+        unsigned preemptible;         /* held by sriov-preferred tenants that a sriov-required arrival would downgrade */
+        size_t n_classes;
+        /* The PF's usable VFs held by tenants of each class. */
+        unsigned class_allocated[ALLOC_CLASSES_MAX];
+        /*
+         * How many more tenants of each class, pinned to this PF, would get one of its VFs now.
+         * sriov-required: free + preemptible, bounded by the RT CPUs free on the PF's node when
+         * the class refuses without them. sriov-preferred: the free VFs above the node's
+         * headroom. virtio: 0. All are bounded by the room left under the tenant limit.
+         */
+        unsigned class_available[ALLOC_CLASSES_MAX];
+} AllocPfStats;
 
 typedef struct Allocator Allocator;
 
@@ -304,6 +330,12 @@ const char *allocator_vf_holder(const Allocator *a, const char *vf);
 /* How many RT CPUs class_name's guests need when the class refuses without them, and 0 otherwise. */
 unsigned allocator_class_rt_required(const Allocator *a, const char *class_name);
 void allocator_stats(const Allocator *a, AllocStats *ret);
+/* The figures of the VFs whose PF is pf, in one pass over the pool. An unknown PF has all zero. */
+void allocator_pf_stats(const Allocator *a, const char *pf, AllocPfStats *ret);
+/* The classes, sorted by name, and the tenant limit. */
+size_t allocator_n_classes(const Allocator *a);
+const char *allocator_class_name(const Allocator *a, size_t i);
+size_t allocator_max_tenants(const Allocator *a);
 /*
  * Put one row per NUMA node with RT CPUs, or with guests for them, into ret, up to n rows. The
  * rows are in node order, with -1 last. Returns how many rows there are, at most

@@ -52,6 +52,9 @@
 #define SRIOVD_KEY_TX_USECS "tx_usecs"
 #define SRIOVD_KEY_RT_CPUS "rt_cpus"          /* au: its guest's booked RT CPUs, vCPU 0's first, when booked */
 #define SRIOVD_KEY_RT_WAITING "rt_waiting"    /* b: its class books RT CPUs: true while none is free for it */
+#define SRIOVD_KEY_PIN_PF "pin_pf"            /* s: the PF its VF must be on, when Allocate pinned it */
+#define SRIOVD_KEY_DOMAIN_UUID "domain_uuid"  /* s: the libvirt domain's UUID, when given */
+#define SRIOVD_KEY_OWNER "owner"              /* s: who asked for the tenant, when given */
 /* An RT CPU node record (the Manager's RtCpuNodes property), with numa_node when the node is known. */
 #define SRIOVD_KEY_CPUS "cpus"                /* u, always: RT CPUs of the node */
 #define SRIOVD_KEY_BOOKED "booked"            /* u, always: of them, booked by a guest */
@@ -103,6 +106,9 @@
 #define SRIOVD_OPTION_NUMA_NODE "numa_node"   /* i or u, -1 = any */
 #define SRIOVD_OPTION_MAC "mac"               /* s */
 #define SRIOVD_OPTION_VLAN "vlan"             /* i or u, 0-4094 */
+#define SRIOVD_OPTION_PF "pf"                 /* s: a managed PF; the tenant's VF comes from it only */
+#define SRIOVD_OPTION_DOMAIN_UUID "domain_uuid" /* s: the libvirt domain's UUID, canonical lower case */
+#define SRIOVD_OPTION_OWNER "owner"           /* s: [A-Za-z0-9._-]{1,63}, a label stored with the tenant */
 
 #define SRIOVD_ERROR_NO_CAPACITY "org.sriovd.Error.NoCapacity"
 #define SRIOVD_ERROR_NO_RT_CPU "org.sriovd.Error.NoRtCpu"

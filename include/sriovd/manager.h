@@ -133,6 +133,12 @@ size_t manager_n_tenants(const Manager *m);
 /* The i-th tenant in id order. Returns -ERANGE past the end. */
 int manager_tenant(const Manager *m, size_t i, TenantInfo *ret);
 void manager_alloc_summary(const Manager *m, AllocSummary *ret);
+/*
+ * The figures of pf's VFs, for Device1. All are zero before the tenants are placed. The class
+ * arrays follow manager_class_name()'s order.
+ */
+void manager_pf_stats(const Manager *m, const char *pf, AllocPfStats *ret);
+const char *manager_class_name(const Manager *m, size_t i);
 /* The RT CPU pool and its use per NUMA node. Puts up to n rows into ret, and returns how many there are. */
 size_t manager_rt_nodes(const Manager *m, AllocRtNode *ret, size_t n);
 /* Let the next cycle change the VF count of pf although tenants hold its VFs. D-Bus forces it with this. */

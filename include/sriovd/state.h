@@ -36,6 +36,7 @@
 #define STATE_FILE_SIZE_MAX (16u * 1024u * 1024u)
 #define STATE_DOMAIN_MAX 256               /* bytes with the NUL, valid UTF-8, no control characters or '/' */
 #define STATE_VF_MAX 16                    /* "0000:41:00.2" and NUL */
+#define STATE_UUID_MAX 37                  /* "1b4e28ba-2fa1-11d2-883f-0016d3cca427" and NUL */
 #define STATE_VLAN_MAX 4094                /* 0..4094, or -1 for none, written as null */
 #define STATE_NUMA_NODE_MAX 1023           /* 0..1023, or -1 for any, written as null */
 #define STATE_COALESCE_USECS_MAX 100000    /* the range tenant classes allow */
@@ -66,6 +67,10 @@ typedef struct StateTenant {
         uint64_t seq;                      /* arrival order, for deterministic ties; unique, at most INT64_MAX */
         uint16_t rt_cpus[STATE_RT_CPUS_MAX];   /* the guest's booked RT CPUs, vCPU 0's first; optional */
         unsigned n_rt_cpus;
+        /* The next three are optional, and absent from the file when empty. */
+        char pin_pf[STATE_VF_MAX];         /* the PF that its VF must be on, or "" */
+        char domain_uuid[STATE_UUID_MAX];  /* the libvirt domain's UUID, canonical lower case, or "" */
+        char owner[TENANT_ID_MAX];         /* [A-Za-z0-9._-]{1,63}, or "" */
 } StateTenant;
 
 typedef struct State {

@@ -7,6 +7,7 @@
 #include "sriovd/inventory.h"
 #include "sriovd/plan.h"
 #include "sriovd/state-writer.h"
+#include "sriovd/util.h"
 
 typedef struct Tenants Tenants;
 
@@ -16,6 +17,9 @@ typedef struct TenantOptions {
         bool have_mac;                /* when false, the MAC is derived from the tenant id, same on every host */
         uint8_t mac[6];
         int vlan;                     /* the 802.1Q tag on the VF, or -1 for none, which leaves the PF's policy */
+        char pin_pf[PCI_ADDR_MAX];    /* the PF that the tenant's VF must come from, or "" for any */
+        char domain_uuid[UUID_STR_MAX];   /* the libvirt domain's UUID, or "" to find it by name */
+        char owner[TENANT_ID_MAX];    /* who asked for the tenant, or "" */
 } TenantOptions;
 #define TENANT_OPTIONS_DEFAULT ((TenantOptions) { .numa_node = -1, .vlan = -1 })
 
@@ -41,12 +45,23 @@ typedef struct TenantInfo {
         unsigned n_rt_cpus;
         uint16_t rt_cpus[ALLOC_RT_CPUS_MAX];
         bool rt_waiting;
+        char pin_pf[PCI_ADDR_MAX];    /* "" when not pinned */
+        char domain_uuid[UUID_STR_MAX];
+        char owner[TENANT_ID_MAX];
 } TenantInfo;
+
+/*
+ * How sriovd names the tenant's guest to libvirt: the domain's UUID when the tenant has one, else
+ * its name. The virt layer takes either.
+ */
+static inline const char *tenant_domain_ref(const TenantInfo *t) {
+        return t->domain_uuid[0] ? t->domain_uuid : t->domain;
+}
 
 /* What a decision's NIC carries besides the VF: where it goes, and how it looks. */
 typedef struct TenantNicFacts {
         const char *class_name;
-        const char *domain;           /* "" when there is no guest to attach to */
+        const char *domain;           /* its name or UUID, as tenant_domain_ref(); "" when there is no guest to attach to */
         char mac[MAC_STR_MAX];
         int vlan;
 } TenantNicFacts;
@@ -153,10 +168,14 @@ int tenants_get(const Tenants *t, const Inventory *inv, const char *tenant, Tena
 size_t tenants_count(const Tenants *t);
 int tenants_nth(const Tenants *t, const Inventory *inv, size_t i, TenantInfo *ret);
 void tenants_stats(const Tenants *t, AllocStats *ret);
+/* allocator_pf_stats() of the tenants' allocator, all zero before there is an allocator. */
+void tenants_pf_stats(const Tenants *t, const char *pf, AllocPfStats *ret);
+/* The allocator's i-th class in name order, or NULL past the end or before there is an allocator. */
+const char *tenants_class_name(const Tenants *t, size_t i);
 /* allocator_rt_nodes() of the tenants' allocator, with 0 rows before there is an allocator. */
 size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n);
 double tenants_target(const Tenants *t);
-/* The tenant's libvirt domain, or "" for none or for an unknown tenant. */
+/* The tenant's libvirt domain as tenant_domain_ref() names it, or "" for none or for an unknown tenant. */
 const char *tenants_domain(const Tenants *t, const char *tenant);
 
 /*

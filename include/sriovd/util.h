@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* util.h — leaf utilities every layer may use: the clock, UTF-8, PCI address syntax */
+/* util.h — leaf utilities every layer may use: the clock, UTF-8, PCI address and UUID syntax */
 #pragma once
 
 #include <stdbool.h>
@@ -27,5 +27,10 @@ bool pci_addr_valid(const char *s);
  * bus << 8 | device << 3 | function. Returns -EINVAL for an address that is not valid.
  */
 int pci_addr_rid(const char *s, unsigned *ret_domain, unsigned *ret_rid);
+#define UUID_STR_MAX 37  /* "1b4e28ba-2fa1-11d2-883f-0016d3cca427" and its NUL */
+
+/* Whether s is a UUID in the canonical form: 8-4-4-4-12 lowercase hex digits, as libvirt prints it. */
+bool uuid_valid(const char *s);
+
 /* Whether addr is one of list's n addresses. */
 bool pci_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr);

@@ -52,6 +52,8 @@ void vf_irq_watch_list_done(VfIrqWatchList *l);
 /* Whether driver is of the vfio family, such as vfio-pci or mlx5_vfio_pci, so that the VF is passed through. */
 bool vf_irq_watch_driver_is_vfio(const char *driver);
 
-/* guests.c calls this on libvirt's STARTED event, to watch the VFs that the domain's tenants hold. */
-
-void manager_watch_guest_irqs(Manager *m, const char *domain);
+/*
+ * guests.c calls this on libvirt's STARTED event, to watch the VFs that the domain's tenants hold.
+ * domain is its name or a tenant's name for it, and uuid, which may be NULL, its UUID.
+ */
+void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid);

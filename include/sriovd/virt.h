@@ -25,6 +25,8 @@
 
 #define VIRT_URI_DEFAULT "qemu:///system"
 #define VIRT_DOMAIN_NAME_MAX 256
+/* The domain's UUID, as QEMU's -uuid has it. The size is VIR_UUID_STRING_BUFLEN. */
+#define VIRT_UUID_STRING_MAX 37
 /* VIRT_ALIAS_MAX fits VIRT_ALIAS_PREFIX, a tenant id spelled for an alias, "_" and a suffix. */
 #define VIRT_ALIAS_MAX 176
 #define VIRT_ERROR_MESSAGE_MAX 512
@@ -144,6 +146,7 @@ typedef struct VirtDomainNic {
 
 typedef struct VirtDomainInfo {
         char name[VIRT_DOMAIN_NAME_MAX];
+        char uuid[VIRT_UUID_STRING_MAX];   /* in lower case; "" when the XML has none */
         bool active;                  /* running or paused */
         VirtDomainNic *nics;
         size_t n_nics;
@@ -182,12 +185,20 @@ int virt_domain_xml_add_device(const char *xml, const char *device_xml, char **r
 
 /* ---- reconcile, pure ------------------------------------------------------ */
 
+/*
+ * A tenant names its guest by the domain's name, or by the domain's UUID when it was given one.
+ * Every function here that takes a domain takes either: a canonical lower-case UUID is looked
+ * up with virDomainLookupByUUIDString(), and then, if no domain has that UUID, as a name. This
+ * says whether ref names the domain with name and uuid, where uuid may be NULL or "".
+ */
+bool virt_domain_ref_is(const char *ref, const char *name, const char *uuid);
+
 /* What sriovd believes: a tenant holds vf and should be in domain. */
 typedef struct VirtExpected {
         const char *tenant;
         const char *vf;               /* the PCI address; NULL or "" for a virtio tenant, checked by MAC */
         const char *mac;              /* may be NULL */
-        const char *domain;           /* "" or NULL for no domain yet */
+        const char *domain;           /* its name or UUID, see virt_domain_ref_is(); "" or NULL for no domain yet */
 } VirtExpected;
 
 typedef enum VirtFinding {
@@ -282,6 +293,7 @@ typedef enum VirtEventKind {
 typedef struct VirtEvent {
         VirtEventKind kind;
         const char *domain;           /* NULL for connection events */
+        const char *uuid;             /* the domain's UUID in lower case; NULL for connection events */
         /* For device events, the alias, such as "net1", "ua-sriovd-t1_virtio-bridge" or "hostdev0". */
         const char *device;
         int detail;                   /* libvirt's detail code, for a lifecycle or a close reason */
@@ -314,7 +326,7 @@ void virt_set_backoff(Virt *v, uint64_t min_usec, uint64_t max_usec);
  */
 int virt_list_domains(Virt *v, VirtDomainInfo **ret, size_t *ret_n, VirtError *err);
 void virt_domain_list_free(VirtDomainInfo *d, size_t n);
-/* Reads one domain by name. Returns -ENOENT when it is not defined. */
+/* Reads one domain by name or UUID. Returns -ENOENT when it is not defined. */
 int virt_get_domain(Virt *v, const char *domain, VirtDomainInfo *ret, VirtError *err);
 /*
  * Returns 1 when the domain is running or paused, 0 when it is shut off, and -ENOENT when it is not
@@ -427,9 +439,10 @@ int virt_place_guest(Virt *v, const char *domain, const GuestPlacement *p, bool 
  */
 int virt_vcpu0_host_cpu(Virt *v, const char *domain, VirtError *err);
 
-/* The domain's UUID, as QEMU's -uuid has it. The size is VIR_UUID_STRING_BUFLEN. */
-#define VIRT_UUID_STRING_MAX 37
 int virt_domain_uuid(Virt *v, const char *domain, char ret[static VIRT_UUID_STRING_MAX], VirtError *err);
+/* The name and the UUID of the domain that domain names, by name or by UUID. Returns -ENOENT when it is not defined. */
+int virt_domain_id(Virt *v, const char *domain, char ret_name[static VIRT_DOMAIN_NAME_MAX],
+                   char ret_uuid[static VIRT_UUID_STRING_MAX], VirtError *err);
 
 
 /* ---- test helpers, because the test driver has no device attach ------------ */

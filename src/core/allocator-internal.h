@@ -34,6 +34,7 @@ typedef struct Tenant {
         bool gone_held;
         bool recreated;
         uint32_t guest;           /* index into Allocator.guests, which holds its RT CPUs; NO_GUEST for none */
+        char pin[PCI_ADDR_MAX];   /* the PF that its VF must be on, or "" for any */
 } Tenant;
 
 /* One RT CPU of the pool, and how it is booked. */
@@ -128,6 +129,11 @@ static inline bool vf_acceptable(const PoolVf *p, int node, const AllocClass *c)
         return vf_usable(&p->vf) && (vf_local(p, node) || c->allow_remote_numa);
 }
 
+/* Whether the VF is on the PF that pin names. An empty or NULL pin takes any PF. */
+static inline bool vf_on_pin(const PoolVf *p, const char *pin) {
+        return !pin || !pin[0] || streq(p->vf.pf, pin);
+}
+
 /*
  * The headroom kept on one node, bucket b: min(headroom, usable_b - ceil(target * usable_b)).
  * It is kept per node, because a sriov-required arrival wants a VF on its own node, and free
@@ -189,12 +195,13 @@ int alloc_decisions_reserve(AllocDecisions *d, size_t n);
 _printf_(6, 7) int alloc_decide(AllocDecisions *d, AllocDecisionKind kind, const Tenant *t, const char *old_vf,
                                 const char *new_vf, const char *fmt, ...);
 void alloc_where(const Allocator *a, const Tenant *t, char *buf, size_t size);
-bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, uint32_t exclude, Pick *ret);
-bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *ret);
+/* pin is the PF the tenant is pinned to, or "" for any PF. */
+bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, const char *pin, uint32_t exclude, Pick *ret);
+bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, const char *pin, Pick *ret);
 /* The free VFs above the headroom, over every node. */
 unsigned alloc_spare_total(const Allocator *a);
-void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size);
-void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size);
+void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, const char *pin, char *buf, size_t size);
+void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, const char *pin, char *buf, size_t size);
 int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d);
 int alloc_take_pick(Allocator *a, uint32_t s, const Pick *p, AllocDecisions *d);
 int alloc_fill(Allocator *a, AllocDecisions *d);

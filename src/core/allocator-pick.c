@@ -131,8 +131,27 @@ static uint32_t find_spare(const Allocator *a, int g, bool remote) {
         return first_free_on(a, sparest_bucket(a, g >= 0 ? bucket(g) : N_BUCKETS));
 }
 
-/* The sriov-preferred tenant to downgrade on node g. With remote, it is off g. With g below 0, it is anywhere. */
-static uint32_t find_victim(const Allocator *a, int g, bool remote, uint32_t exclude) {
+/*
+ * The lowest-addressed free usable VF of the PF pin, on node g, or off g with remote. With
+ * spare, it must also be above its node's headroom, as a sriov-preferred tenant needs.
+ */
+static uint32_t find_pinned(const Allocator *a, int g, bool remote, const char *pin, bool spare) {
+        for (size_t v = 0; v < a->n_pool; v++) {
+                const PoolVf *p = &a->pool[v];
+                if (p->holder != NO_SLOT || !vf_usable(&p->vf) || !vf_on_pin(p, pin) || vf_local(p, g) == remote)
+                        continue;
+                if (spare && node_spare(a, bucket(p->vf.numa_node)) == 0)
+                        continue;
+                return (uint32_t) v;
+        }
+        return NO_VF;
+}
+
+/*
+ * The sriov-preferred tenant to downgrade on node g. With remote, it is off g. With g below 0,
+ * it is anywhere. With a pin, it is on that PF.
+ */
+static uint32_t find_victim(const Allocator *a, int g, bool remote, const char *pin, uint32_t exclude) {
         uint32_t best = NO_SLOT;
         unsigned there;
 
@@ -146,7 +165,7 @@ static uint32_t find_victim(const Allocator *a, int g, bool remote, uint32_t exc
                 const PoolVf *p = &a->pool[v];
                 const Tenant *t, *b;
 
-                if (p->holder == NO_SLOT || p->holder == exclude || vf_local(p, g) == remote)
+                if (p->holder == NO_SLOT || p->holder == exclude || vf_local(p, g) == remote || !vf_on_pin(p, pin))
                         continue;
                 t = &a->slots[p->holder];
                 if (!tenant_downgradable(a, t))
@@ -164,15 +183,15 @@ static uint32_t find_victim(const Allocator *a, int g, bool remote, uint32_t exc
         return best;
 }
 
-bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, uint32_t exclude, Pick *ret) {
+bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, const char *pin, uint32_t exclude, Pick *ret) {
         for (int remote = 0; remote <= (g >= 0 && c->allow_remote_numa); remote++) {
-                uint32_t v = find_free(a, g, remote), s;
+                uint32_t v = pin && pin[0] ? find_pinned(a, g, remote, pin, false) : find_free(a, g, remote), s;
 
                 if (v != NO_VF) {
                         *ret = (Pick) { .vf = v, .victim = NO_SLOT, .remote = remote };
                         return true;
                 }
-                s = find_victim(a, g, remote, exclude);
+                s = find_victim(a, g, remote, pin, exclude);
                 if (s != NO_SLOT) {
                         *ret = (Pick) { .vf = a->slots[s].vf, .victim = s, .remote = remote };
                         return true;
@@ -181,9 +200,9 @@ bool alloc_pick_required(const Allocator *a, int g, const AllocClass *c, uint32_
         return false;
 }
 
-bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, Pick *ret) {
+bool alloc_pick_preferred(const Allocator *a, int g, const AllocClass *c, const char *pin, Pick *ret) {
         for (int remote = 0; remote <= (g >= 0 && c->allow_remote_numa); remote++) {
-                uint32_t v = find_spare(a, g, remote);
+                uint32_t v = pin && pin[0] ? find_pinned(a, g, remote, pin, true) : find_spare(a, g, remote);
                 if (v != NO_VF) {
                         *ret = (Pick) { .vf = v, .victim = NO_SLOT, .remote = remote };
                         return true;
@@ -215,10 +234,42 @@ static bool can_pick_required(const Allocator *a, int g, const AllocClass *c) {
                                          a->pref_on_vf > a->pref_on_vf_by_node[bucket(g)]));
 }
 
-void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size) {
+/* Why a tenant pinned to pin gets no VF: the PF has none usable, none on the node, or all are held. */
+static void explain_pinned(const Allocator *a, int g, const AllocClass *c, const char *pin, bool preferred, char *buf,
+                           size_t size) {
+        unsigned usable = 0, local = 0;
+        int node = -1;
+
+        for (size_t v = 0; v < a->n_pool; v++) {
+                const PoolVf *p = &a->pool[v];
+                if (!vf_usable(&p->vf) || !vf_on_pin(p, pin))
+                        continue;
+                usable++;
+                local += vf_local(p, g);
+                node = p->vf.numa_node;
+        }
+        if (usable == 0)
+                snprintf(buf, size, "no usable VF on PF %s, which the tenant is pinned to%s", pin,
+                         preferred ? "; virtio-net until one appears" : "");
+        else if (local == 0 && !c->allow_remote_numa)
+                snprintf(buf, size, "PF %s, which the tenant is pinned to, is on node %d and class %s does not allow "
+                         "remote NUMA", pin, node, c->name);
+        else if (preferred)
+                snprintf(buf, size, "no VF of PF %s, which the tenant is pinned to, is free above its node's headroom; "
+                         "virtio-net until one frees", pin);
+        else
+                snprintf(buf, size, "all %u usable VFs of PF %s, which the tenant is pinned to, are held by "
+                         "sriov-required tenants", usable, pin);
+}
+
+void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, const char *pin, char *buf, size_t size) {
         unsigned usable = g < 0 ? a->n_usable : a->usable_by_node[bucket(g)];
         int k;
 
+        if (pin && pin[0]) {
+                explain_pinned(a, g, c, pin, false, buf, size);
+                return;
+        }
         if (g < 0 && usable == 0)
                 k = snprintf(buf, size, "no usable VF in the pool");
         else if (g < 0)
@@ -237,13 +288,17 @@ void alloc_explain_required(const Allocator *a, int g, const AllocClass *c, char
                          c->name, a->n_free - a->free_by_node[bucket(g)]);
 }
 
-void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, char *buf, size_t size) {
+void alloc_explain_virtio(const Allocator *a, int g, const AllocClass *c, const char *pin, char *buf, size_t size) {
         unsigned b = g >= 0 ? bucket(g) : 0;
         unsigned here = g >= 0 ? a->free_by_node[b] : 0, h = g >= 0 ? node_headroom(a, b) : 0;
         unsigned elsewhere = a->n_free - here;
         const char *until = "; virtio-net until one frees";
         int k;
 
+        if (pin && pin[0]) {
+                explain_pinned(a, g, c, pin, true, buf, size);
+                return;
+        }
         if (a->n_usable == 0) {
                 snprintf(buf, size, "no usable VF in the pool; virtio-net until one appears");
                 return;
@@ -288,7 +343,7 @@ int alloc_evict(Allocator *a, uint32_t victim, uint32_t s, AllocDecisions *d) {
 
         strscpy(addr, sizeof(addr), a->pool[v->vf].vf.addr);
         /* Pick while the victim still holds its VF, so that the free count is the one an upgrade would see. */
-        move = alloc_pick_preferred(a, v->node, tenant_class(a, v), &p);
+        move = alloc_pick_preferred(a, v->node, tenant_class(a, v), v->pin, &p);
         alloc_tenant_unlist(a, victim);
         alloc_vf_drop(a, victim);
         v->gone_vf[0] = 0;
@@ -339,7 +394,7 @@ int alloc_fill(Allocator *a, AllocDecisions *d) {
                 Pick p;
 
                 if (c->vnic == VNIC_SRIOV_REQUIRED) {
-                        if (!can_pick_required(a, t->node, c) || !alloc_pick_required(a, t->node, c, s, &p)) {
+                        if (!can_pick_required(a, t->node, c) || !alloc_pick_required(a, t->node, c, t->pin, s, &p)) {
                                 i++;
                                 continue;
                         }
@@ -356,7 +411,7 @@ int alloc_fill(Allocator *a, AllocDecisions *d) {
                         /* Every tenant from here on is sriov-preferred, and needs a VF above a node's headroom. */
                         if (spare == 0)
                                 break;
-                        if (!can_pick_preferred(a, t->node, c, spare) || !alloc_pick_preferred(a, t->node, c, &p)) {
+                        if (!can_pick_preferred(a, t->node, c, spare) || !alloc_pick_preferred(a, t->node, c, t->pin, &p)) {
                                 i++;
                                 continue;
                         }

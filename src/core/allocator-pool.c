@@ -53,6 +53,8 @@ static const char *replace_reason(const Allocator *a, const Tenant *t, char *buf
                 snprintf(buf, size, "VF %s unhealthy", p->vf.addr);
         else if (t->recreated)
                 snprintf(buf, size, "VF %s re-created", p->vf.addr);
+        else if (!vf_on_pin(p, t->pin))
+                snprintf(buf, size, "VF %s is not on PF %s, which the tenant is pinned to", p->vf.addr, t->pin);
         else if (!vf_acceptable(p, t->node, tenant_class(a, t)))
                 snprintf(buf, size, "VF %s is on node %d and class %s does not allow remote NUMA",
                          p->vf.addr, p->vf.numa_node, tenant_class(a, t)->name);
@@ -91,7 +93,8 @@ static int reconcile(Allocator *a, uint32_t *order, AllocDecisions *d) {
 
                 strscpy(old, sizeof(old), t->gone_vf[0] ? t->gone_vf : a->pool[t->vf].vf.addr);
                 alloc_tenant_unlist(a, s);
-                if (t->recreated && !t->gone_vf[0] && vf_acceptable(&a->pool[t->vf], t->node, c)) {
+                if (t->recreated && !t->gone_vf[0] && vf_acceptable(&a->pool[t->vf], t->node, c) &&
+                    vf_on_pin(&a->pool[t->vf], t->pin)) {
                         /* The address is the same but the device is new, so the executor attaches it again. */
                         t->recreated = false;
                         alloc_tenant_relist(a, s);
@@ -108,7 +111,7 @@ static int reconcile(Allocator *a, uint32_t *order, AllocDecisions *d) {
                 t->vf = NO_VF;
                 t->nic = ALLOC_NIC_NONE;
 
-                if (c->vnic == VNIC_SRIOV_REQUIRED && alloc_pick_required(a, t->node, c, s, &p)) {
+                if (c->vnic == VNIC_SRIOV_REQUIRED && alloc_pick_required(a, t->node, c, t->pin, s, &p)) {
                         r = alloc_take_pick(a, s, &p, d);
                         if (r >= 0) {
                                 alloc_where(a, t, why, sizeof(why));
@@ -117,7 +120,7 @@ static int reconcile(Allocator *a, uint32_t *order, AllocDecisions *d) {
                 } else if (c->vnic == VNIC_SRIOV_REQUIRED)
                         r = alloc_decide(d, ALLOC_DECISION_REPLACED, t, old, NULL,
                                    "%s; no VF for sriov-required tenant, waits for one without a NIC", because);
-                else if (c->vnic == VNIC_SRIOV_PREFERRED && alloc_pick_preferred(a, t->node, c, &p)) {
+                else if (c->vnic == VNIC_SRIOV_PREFERRED && alloc_pick_preferred(a, t->node, c, t->pin, &p)) {
                         alloc_vf_take(a, s, p.vf);
                         alloc_where(a, t, why, sizeof(why));
                         r = alloc_decide(d, ALLOC_DECISION_REPLACED, t, old, vf_addr(a, t), "%s; %s", because, why);
@@ -278,11 +281,15 @@ int allocator_restore_tenant(Allocator *a, const AllocTenant *t) {
                 return -EINVAL;
         if (t->n_rt_cpus > ALLOC_RT_CPUS_MAX || (t->n_rt_cpus > 0 && !t->rt_cpus))
                 return -EINVAL;
+        if (t->pin_pf && t->pin_pf[0] && !pci_addr_valid(t->pin_pf))
+                return -EINVAL;
         if (a->n_guests >= a->n_guests_allocated &&
             GREEDY_REALLOC(a->guests, a->n_guests_allocated, a->n_guests + 1) < 0)
                 return -ENOMEM;   /* Grow now, so that the RT restore below cannot fail. */
 
         s = alloc_tenant_create(a, t->id, cls, t->numa_node, t->seq);
+        /* A saved VF off the pinned PF is kept for now, and the reconcile places the tenant again. */
+        strscpy(a->slots[s].pin, sizeof(a->slots[s].pin), t->pin_pf ?: "");
         if (v != NO_VF && a->pool[v].holder == NO_SLOT)
                 alloc_vf_take(a, s, v);
         else if (nic == ALLOC_NIC_VF) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* allocator-view.c — reading the allocator: tenants, holders, statistics, and its own consistency check */
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static void tenant_view(const Allocator *a, uint32_t s, AllocTenant *ret) {
                 .remote_numa = t->nic == ALLOC_NIC_VF && t->remote,
                 .seq = t->seq,
                 .guest = "",
+                .pin_pf = t->pin,
         };
         if (t->guest != NO_GUEST) {
                 const RtGuest *g = &a->guests[t->guest];
@@ -114,6 +116,88 @@ void allocator_stats(const Allocator *a, AllocStats *ret) {
                         st.rt_guests_waiting += a->guests[g].n_cpus == 0;
                 }
         *ret = st;
+}
+
+/*
+ * How many more guests that need want RT CPUs each, at share guests per CPU, the RT CPUs of
+ * node can take. A guest needs want distinct CPUs, so k guests fit when the CPUs' room, each
+ * counted up to k, adds up to k * want. The answer is capped at cap, which keeps the loop short.
+ */
+static unsigned rt_room_on(const Allocator *a, int node, unsigned want, unsigned share, unsigned cap) {
+        unsigned k;
+
+        for (k = 0; k < cap; k++) {
+                unsigned long sum = 0;
+                for (size_t i = 0; i < a->n_rt; i++) {
+                        const RtCpu *c = &a->rt[i];
+                        unsigned room;
+                        if (c->node != node)
+                                continue;
+                        room = c->users == 0 ? share : MIN(c->cap, share) > c->users ? MIN(c->cap, share) - c->users : 0;
+                        sum += MIN(room, k + 1);
+                }
+                if (sum < (unsigned long) (k + 1) * want)
+                        break;
+        }
+        return k;
+}
+
+/* The same for a PF on node: a PF of unknown node gets its guests' CPUs on the node with the most room. */
+static unsigned rt_room(const Allocator *a, int node, const AllocClass *c, unsigned cap) {
+        unsigned want = class_rt_need(c), share = MAX(c->rt_share, 1u), best = 0;
+
+        if (node >= 0)
+                return rt_room_on(a, node, want, share, cap);
+        for (size_t i = 0; i < a->n_rt; i++)
+                best = MAX(best, rt_room_on(a, a->rt[i].node, want, share, cap));
+        return best;
+}
+
+void allocator_pf_stats(const Allocator *a, const char *pf, AllocPfStats *ret) {
+        unsigned room;
+        int node = -1;
+
+        *ret = (AllocPfStats) { .n_classes = a->n_classes };
+        for (size_t v = 0; v < a->n_pool; v++) {
+                const PoolVf *p = &a->pool[v];
+
+                if (!streq(p->vf.pf, pf) || !vf_usable(&p->vf))
+                        continue;
+                node = p->vf.numa_node;
+                ret->usable++;
+                if (p->holder == NO_SLOT) {
+                        ret->free++;
+                        continue;
+                }
+                ret->allocated++;
+                ret->class_allocated[a->slots[p->holder].cls]++;
+                ret->preemptible += tenant_downgradable(a, &a->slots[p->holder]);
+        }
+        room = a->n_tenants < a->max_tenants ? (unsigned) MIN(a->max_tenants - a->n_tenants, (size_t) UINT_MAX) : 0;
+        for (size_t i = 0; i < a->n_classes; i++) {
+                const AllocClass *c = &a->classes[i];
+                unsigned n = 0;
+
+                if (c->vnic == VNIC_SRIOV_REQUIRED) {
+                        n = ret->free + ret->preemptible;
+                        if (class_rt_need(c) > 0 && !c->rt_fallback)
+                                n = rt_room(a, node, c, n);
+                } else if (c->vnic == VNIC_SRIOV_PREFERRED)
+                        n = MIN(ret->free, node_spare(a, bucket(node)));
+                ret->class_available[i] = MIN(n, room);
+        }
+}
+
+size_t allocator_n_classes(const Allocator *a) {
+        return a->n_classes;
+}
+
+const char *allocator_class_name(const Allocator *a, size_t i) {
+        return i < a->n_classes ? a->classes[i].name : NULL;
+}
+
+size_t allocator_max_tenants(const Allocator *a) {
+        return a->max_tenants;
 }
 
 size_t allocator_rt_nodes(const Allocator *a, AllocRtNode *ret, size_t n) {
@@ -222,6 +306,8 @@ int allocator_verify(const Allocator *a) {
                         waiting_required += k == VNIC_SRIOV_REQUIRED;
                 }
                 if (t->gone_vf[0] || t->gone_held || t->recreated)
+                        return -EUCLEAN;
+                if (t->nic == ALLOC_NIC_VF && !vf_on_pin(&a->pool[t->vf], t->pin))
                         return -EUCLEAN;
         }
         if (used != a->n_tenants || a->n_tenants > a->max_tenants || waiting != a->n_waiting ||

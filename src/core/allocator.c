@@ -55,8 +55,14 @@
  * sriov-required tenant is never downgraded. It loses its VF only when the VF itself goes
  * away, and it then waits without a NIC, ahead of everyone else.
  *
- * A re-class is a request for an existing tenant with another class or node. The tenant keeps
- * its VF when the new class and node still accept it, and no decision is made. Otherwise it is
+ * A tenant may be pinned to one PF. Then only that PF's VFs serve it: the free VF of the PF with
+ * the lowest address, or the VF of a sriov-preferred tenant on that PF. A pinned
+ * sriov-required tenant waits, or is refused, rather than take another PF's VF, and a pinned
+ * sriov-preferred tenant stays on virtio-net. The headroom of the PF's node applies as ever.
+ * A scheduler outside the host pins its tenants to the PF it counted them against.
+ *
+ * A re-class is a request for an existing tenant with another class, node or pin. The tenant
+ * keeps its VF when the new class, node and pin still accept it, and no decision is made. Otherwise it is
  * placed as if it had just arrived, but it keeps its arrival sequence. Its old VF is released
  * only once the new placement is certain. A re-class to sriov-required that cannot be met is
  * refused and changes nothing, so the tenant keeps what it has.
@@ -73,6 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sriovd/util.h"
 #include "allocator-internal.h"
 
 static const char *const decision_kind_table[_ALLOC_DECISION_KIND_MAX] = {
@@ -262,10 +269,10 @@ static int request_new(Allocator *a, const AllocRequest *req, uint32_t cls, Allo
                 return r < 0 ? r : ALLOCATOR_REFUSED;
         }
 
-        if (c->vnic == VNIC_SRIOV_REQUIRED && !alloc_pick_required(a, req->numa_node, c, NO_SLOT, &p)) {
+        if (c->vnic == VNIC_SRIOV_REQUIRED && !alloc_pick_required(a, req->numa_node, c, req->pin_pf, NO_SLOT, &p)) {
                 Tenant tmp = { .nic = ALLOC_NIC_NONE };
                 strscpy(tmp.id, sizeof(tmp.id), req->tenant);
-                alloc_explain_required(a, req->numa_node, c, why, sizeof(why));
+                alloc_explain_required(a, req->numa_node, c, req->pin_pf, why, sizeof(why));
                 r = alloc_decide(d, ALLOC_DECISION_REFUSED, &tmp, NULL, NULL, "%s", why);
                 if (r >= 0)
                         d->decisions[d->n_decisions - 1].missing = ALLOC_MISSING_VF;
@@ -274,19 +281,20 @@ static int request_new(Allocator *a, const AllocRequest *req, uint32_t cls, Allo
 
         s = alloc_tenant_create(a, req->tenant, cls, req->numa_node, a->next_seq);
         t = &a->slots[s];
+        strscpy(t->pin, sizeof(t->pin), req->pin_pf ?: "");
         switch (c->vnic) {
         case VNIC_VIRTIO:
                 t->nic = ALLOC_NIC_VIRTIO;
                 alloc_tenant_relist(a, s);
                 return alloc_decide(d, ALLOC_DECISION_VIRTIO, t, NULL, NULL, "class %s is virtio-net", c->name);
         case VNIC_SRIOV_PREFERRED:
-                if (alloc_pick_preferred(a, t->node, c, &p)) {
+                if (alloc_pick_preferred(a, t->node, c, t->pin, &p)) {
                         alloc_vf_take(a, s, p.vf);
                         alloc_tenant_relist(a, s);
                         alloc_where(a, t, why, sizeof(why));
                         return alloc_decide(d, ALLOC_DECISION_VF, t, NULL, vf_addr(a, t), "%s", why);
                 }
-                alloc_explain_virtio(a, t->node, c, why, sizeof(why));
+                alloc_explain_virtio(a, t->node, c, t->pin, why, sizeof(why));
                 t->nic = ALLOC_NIC_VIRTIO;
                 alloc_tenant_relist(a, s);
                 return alloc_decide(d, ALLOC_DECISION_VIRTIO, t, NULL, NULL, "%s", why);
@@ -302,15 +310,19 @@ static int request_new(Allocator *a, const AllocRequest *req, uint32_t cls, Allo
         return -EINVAL;
 }
 
-/* An existing tenant asks for another class or node. The opening comment describes such a re-class. */
-static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, AllocDecisions *d) {
+/*
+ * An existing tenant asks for another class, node or pin. The opening comment describes such a
+ * re-class.
+ */
+static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, const char *pin, AllocDecisions *d) {
         Tenant *t = &a->slots[s];
         const AllocClass *c = &a->classes[cls];
         char why[ALLOC_REASON_MAX], old[PCI_ADDR_MAX];
         Pick p;
         int r;
 
-        if (t->nic == ALLOC_NIC_VF && c->vnic != VNIC_VIRTIO && vf_acceptable(&a->pool[t->vf], node, c)) {
+        if (t->nic == ALLOC_NIC_VF && c->vnic != VNIC_VIRTIO && vf_acceptable(&a->pool[t->vf], node, c) &&
+            vf_on_pin(&a->pool[t->vf], pin)) {
                 /*
                  * The tenant keeps its VF, so nothing moves and no decision is made. As
                  * sriov-preferred, it may now be downgraded for a sriov-required tenant that
@@ -319,13 +331,14 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
                 alloc_tenant_unlist(a, s);
                 t->cls = cls;
                 t->node = node;
+                strscpy(t->pin, sizeof(t->pin), pin);
                 t->remote = !vf_local(&a->pool[t->vf], node);
                 alloc_tenant_relist(a, s);
                 return alloc_fill(a, d);
         }
 
-        if (c->vnic == VNIC_SRIOV_REQUIRED && !alloc_pick_required(a, node, c, s, &p)) {
-                alloc_explain_required(a, node, c, why, sizeof(why));
+        if (c->vnic == VNIC_SRIOV_REQUIRED && !alloc_pick_required(a, node, c, pin, s, &p)) {
+                alloc_explain_required(a, node, c, pin, why, sizeof(why));
                 r = alloc_decide(d, ALLOC_DECISION_REFUSED, t, NULL, NULL,
                            "to class %s: %s; keeps its %s as class %s", c->name, why,
                            alloc_nic_to_string(t->nic), tenant_class(a, t)->name);
@@ -338,6 +351,7 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
         alloc_tenant_unlist(a, s);
         t->cls = cls;
         t->node = node;
+        strscpy(t->pin, sizeof(t->pin), pin);
         switch (c->vnic) {
         case VNIC_VIRTIO:
                 if (t->nic == ALLOC_NIC_VF)
@@ -351,12 +365,12 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
         case VNIC_SRIOV_PREFERRED:
                 if (t->nic == ALLOC_NIC_VF)
                         alloc_vf_drop(a, s);
-                if (alloc_pick_preferred(a, node, c, &p)) {
+                if (alloc_pick_preferred(a, node, c, pin, &p)) {
                         alloc_vf_take(a, s, p.vf);
                         alloc_where(a, t, why, sizeof(why));
                         r = alloc_decide(d, ALLOC_DECISION_VF, t, old, vf_addr(a, t), "class %s: %s", c->name, why);
                 } else if (t->nic != ALLOC_NIC_VIRTIO) {
-                        alloc_explain_virtio(a, node, c, why, sizeof(why));
+                        alloc_explain_virtio(a, node, c, pin, why, sizeof(why));
                         t->nic = ALLOC_NIC_VIRTIO;
                         r = alloc_decide(d, ALLOC_DECISION_VIRTIO, t, old, NULL, "class %s: %s", c->name, why);
                 } else
@@ -385,19 +399,19 @@ static int request_replace(Allocator *a, uint32_t s, uint32_t cls, int node, All
 }
 
 /* The node that the tenant's NIC would be on, if it were placed now in class cls. Its RT CPUs go there. */
-static int prospective_node(const Allocator *a, uint32_t s, uint32_t cls, int node) {
+static int prospective_node(const Allocator *a, uint32_t s, uint32_t cls, int node, const char *pin) {
         const AllocClass *c = &a->classes[cls];
         const Tenant *t = s != NO_SLOT ? &a->slots[s] : NULL;
         Pick p;
         bool picked = false;
 
         if (t && t->nic == ALLOC_NIC_VF && t->vf != NO_VF && c->vnic != VNIC_VIRTIO &&
-            vf_acceptable(&a->pool[t->vf], node, c))
+            vf_acceptable(&a->pool[t->vf], node, c) && vf_on_pin(&a->pool[t->vf], pin))
                 p.vf = t->vf, picked = true;
         else if (c->vnic == VNIC_SRIOV_REQUIRED)
-                picked = alloc_pick_required(a, node, c, s, &p);
+                picked = alloc_pick_required(a, node, c, pin, s, &p);
         else if (c->vnic == VNIC_SRIOV_PREFERRED)
-                picked = alloc_pick_preferred(a, node, c, &p);
+                picked = alloc_pick_preferred(a, node, c, pin, &p);
         if (picked && a->pool[p.vf].vf.numa_node >= 0)
                 return a->pool[p.vf].vf.numa_node;
         return node;
@@ -463,12 +477,15 @@ static int refuse_rt(const Allocator *a, const AllocRequest *req, uint32_t cls, 
 int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret) {
         _cleanup_(allocator_freep) Allocator *undo = NULL;
         char why[ALLOC_REASON_MAX];
+        const char *pin = req && req->pin_pf ? req->pin_pf : "";
         Allocator swap;
         size_t n_before;
         uint32_t cls, s;
         int node, r;
 
         if (!a || !req || !ret || !tenant_id_valid(req->tenant))
+                return -EINVAL;
+        if (pin[0] && (strnlen(pin, PCI_ADDR_MAX) >= PCI_ADDR_MAX || !pci_addr_valid(pin)))
                 return -EINVAL;
         if (req->numa_node < -1 || req->numa_node >= ALLOC_NODES_MAX)
                 return -EINVAL;
@@ -480,7 +497,7 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
 
         s = alloc_tenant_find(a, req->tenant);
         if (s != NO_SLOT && a->slots[s].cls == cls && a->slots[s].node == req->numa_node &&
-            same_guest(a, &a->slots[s], req->guest)) {
+            streq(a->slots[s].pin, pin) && same_guest(a, &a->slots[s], req->guest)) {
                 /*
                  * Nothing changes. But a tenant of a refusing class may be waiting, because its CPU
                  * left the RT set or a restart could not give the CPU back. That tenant does not
@@ -510,7 +527,7 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
         if (class_rt_need(&a->classes[cls]) > 0 && !a->classes[cls].rt_fallback &&
             !(s != NO_SLOT && a->slots[s].cls == cls && same_guest(a, &a->slots[s], req->guest)) &&
             !alloc_rt_feasible(a, &a->classes[cls], req->guest, req->tenant,
-                               prospective_node(a, s, cls, req->numa_node), why, sizeof(why)))
+                               prospective_node(a, s, cls, req->numa_node, pin), why, sizeof(why)))
                 return refuse_rt(a, req, cls, why, ret);
         /*
          * The check above cannot see everything that the request does: the VF it gets, who is
@@ -525,7 +542,7 @@ int allocator_request(Allocator *a, const AllocRequest *req, AllocDecisions *ret
         }
         n_before = ret->n_decisions;
         if (s != NO_SLOT)
-                r = request_replace(a, s, cls, req->numa_node, ret);
+                r = request_replace(a, s, cls, req->numa_node, pin, ret);
         else {
                 r = alloc_tenants_reserve(a);
                 if (r < 0)

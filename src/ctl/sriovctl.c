@@ -35,6 +35,9 @@ static int arg_numa_node = -1;
 static bool arg_have_numa_node;
 static const char *arg_mac;       /* sent as given, because sriovd validates it */
 static long arg_vlan = -1;
+static const char *arg_pf;            /* these three are sent as given too */
+static const char *arg_domain_uuid;
+static const char *arg_owner;
 static bool arg_once;
 static double arg_interval;   /* top --interval, where 0 means the daemon's period */
 
@@ -491,11 +494,12 @@ static void tenant_print_row(json_object *t) {
                 rec_int(co, SRIOVD_KEY_TX_USECS, &tx);
                 snprintf(coalesce, sizeof(coalesce), "%u/%u us", (unsigned) rx, (unsigned) tx);
         }
-        printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %-10s %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
+        printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %-10s %-12s %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
                dash(rec_str(t, SRIOVD_KEY_CLASS)), dash(rec_str(t, SRIOVD_KEY_KIND)),
                dash(rec_str(t, SRIOVD_KEY_ADDRESS)), dash(rec_str(t, SRIOVD_KEY_NETDEV)),
                dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)),
-               dash(rec_str(t, SRIOVD_KEY_DOMAIN)), nodes, coalesce, tenant_rt_cpus(t, rt, sizeof(rt)));
+               dash(rec_str(t, SRIOVD_KEY_DOMAIN)), nodes, coalesce, dash(rec_str(t, SRIOVD_KEY_OWNER)),
+               tenant_rt_cpus(t, rt, sizeof(rt)));
 }
 
 static int cmd_tenants(sd_bus *bus, char **args, int n) {
@@ -508,8 +512,8 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
         if (arg_json)
                 out = json_object_new_array();
         else
-                printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %-10s %s\n", "TENANT", "CLASS", "KIND", "ADDRESS",
-                       "NETDEV", "MAC", "STATE", "DOMAIN", "NODE", "COALESCE", "RT-CPUS");
+                printf("%-20s %-16s %-6s %-14s %-16s %-17s %-9s %-16s %4s %-10s %-12s %s\n", "TENANT", "CLASS", "KIND",
+                       "ADDRESS", "NETDEV", "MAC", "STATE", "DOMAIN", "NODE", "COALESCE", "OWNER", "RT-CPUS");
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
                 json_object *t = json_object_array_get_idx(rows, i);
                 if (arg_json)
@@ -525,7 +529,7 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
 /* Prints a reply of one tenant record as JSON, or as the one line that `tenant` and `allocate` print. */
 static int tenant_reply(sd_bus_message *reply, bool with_class) {
         _cleanup_json_ json_object *t = NULL;
-        char rt[64];
+        char rt[64], extra[192] = "";
         int r;
 
         r = reply_read(reply, &t);
@@ -536,13 +540,22 @@ static int tenant_reply(sd_bus_message *reply, bool with_class) {
         if (arg_json) {
                 _cleanup_json_ json_object *o = rec_mirror(t, tenant_keys);
                 json_print(o);
-        } else if (with_class)
-                printf("%s: %s %s, class %s, netdev %s, MAC %s, %s, RT CPUs %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
+        } else if (with_class) {
+                /* What an outside scheduler set is shown only when it did, so that other tenants' lines stay short. */
+                size_t k = 0;
+                if (rec_str(t, SRIOVD_KEY_PIN_PF))
+                        k += (size_t) snprintf(extra + k, sizeof(extra) - k, ", pinned to PF %s", rec_str(t, SRIOVD_KEY_PIN_PF));
+                if (rec_str(t, SRIOVD_KEY_DOMAIN_UUID) && k < sizeof(extra))
+                        k += (size_t) snprintf(extra + k, sizeof(extra) - k, ", domain UUID %s",
+                                               rec_str(t, SRIOVD_KEY_DOMAIN_UUID));
+                if (rec_str(t, SRIOVD_KEY_OWNER) && k < sizeof(extra))
+                        snprintf(extra + k, sizeof(extra) - k, ", owner %s", rec_str(t, SRIOVD_KEY_OWNER));
+                printf("%s: %s %s, class %s, netdev %s, MAC %s, %s%s, RT CPUs %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
                        dash(rec_str(t, SRIOVD_KEY_KIND)), dash(rec_str(t, SRIOVD_KEY_ADDRESS)),
                        dash(rec_str(t, SRIOVD_KEY_CLASS)), dash(rec_str(t, SRIOVD_KEY_NETDEV)),
-                       dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)),
+                       dash(rec_str(t, SRIOVD_KEY_MAC)), dash(rec_str(t, SRIOVD_KEY_STATE)), extra,
                        tenant_rt_cpus(t, rt, sizeof(rt)));
-        else
+        } else
                 printf("%s: %s %s, netdev %s, MAC %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
                        dash(rec_str(t, SRIOVD_KEY_KIND)), dash(rec_str(t, SRIOVD_KEY_ADDRESS)),
                        dash(rec_str(t, SRIOVD_KEY_NETDEV)), dash(rec_str(t, SRIOVD_KEY_MAC)));
@@ -569,7 +582,8 @@ static int cmd_allocate(sd_bus *bus, char **args, int n) {
         int r;
 
         if (n != 2)
-                return usage_error("%s", "allocate TENANT CLASS [--domain D] [--numa-node N] [--mac MAC] [--vlan ID]");
+                return usage_error("%s", "allocate TENANT CLASS [--domain D] [--numa-node N] [--mac MAC] [--vlan ID] "
+                                   "[--pf PF] [--domain-uuid UUID] [--owner OWNER]");
         r = sd_bus_message_new_method_call(bus, &m, SRIOVD_BUS_NAME, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, "Allocate");
         if (r >= 0)
                 r = sd_bus_message_append(m, "sss", args[0], args[1], arg_domain);
@@ -581,6 +595,12 @@ static int cmd_allocate(sd_bus *bus, char **args, int n) {
                 r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_MAC, "s", arg_mac);
         if (r >= 0 && arg_vlan >= 0)
                 r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_VLAN, "u", (uint32_t) arg_vlan);
+        if (r >= 0 && arg_pf)
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_PF, "s", arg_pf);
+        if (r >= 0 && arg_domain_uuid)
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_DOMAIN_UUID, "s", arg_domain_uuid);
+        if (r >= 0 && arg_owner)
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_OWNER, "s", arg_owner);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
@@ -806,6 +826,7 @@ static void help(void) {
                "  tenants                        every tenant and its NIC\n"
                "  tenant TENANT                  one tenant\n"
                "  allocate TENANT CLASS [--domain D] [--numa-node N] [--mac MAC] [--vlan ID]\n"
+               "           [--pf PF] [--domain-uuid UUID] [--owner OWNER]\n"
                "                                 a VF or virtio-net NIC for a tenant (idempotent)\n"
                "  release TENANT                 give the tenant's NIC back\n"
                "  coalesce TENANT RX TX          the tenant's coalescing window, in microseconds\n"
@@ -828,7 +849,7 @@ static void help(void) {
 
 int main(int argc, char **argv) {
         enum { OPT_JSON = 0x100, OPT_ADDRESS, OPT_DOMAIN, OPT_NUMA_NODE, OPT_MAC, OPT_VLAN, OPT_VERSION, OPT_ONCE,
-               OPT_INTERVAL };
+               OPT_INTERVAL, OPT_PF, OPT_DOMAIN_UUID, OPT_OWNER };
         static const struct option options[] = {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "address", required_argument, NULL, OPT_ADDRESS },
@@ -836,6 +857,9 @@ int main(int argc, char **argv) {
                 { "numa-node", required_argument, NULL, OPT_NUMA_NODE },
                 { "mac", required_argument, NULL, OPT_MAC },
                 { "vlan", required_argument, NULL, OPT_VLAN },
+                { "pf", required_argument, NULL, OPT_PF },
+                { "domain-uuid", required_argument, NULL, OPT_DOMAIN_UUID },
+                { "owner", required_argument, NULL, OPT_OWNER },
                 { "once", no_argument, NULL, OPT_ONCE },
                 { "interval", required_argument, NULL, OPT_INTERVAL },
                 { "help", no_argument, NULL, 'h' },
@@ -870,6 +894,15 @@ int main(int argc, char **argv) {
                 }
                 case OPT_MAC:
                         arg_mac = optarg;
+                        break;
+                case OPT_PF:
+                        arg_pf = optarg;
+                        break;
+                case OPT_DOMAIN_UUID:
+                        arg_domain_uuid = optarg;
+                        break;
+                case OPT_OWNER:
+                        arg_owner = optarg;
                         break;
                 case OPT_VLAN: {
                         char *end;
@@ -909,8 +942,10 @@ int main(int argc, char **argv) {
                 return usage_error("unknown command \"%s\"", argv[optind]);
         if (argc - optind - 1 < cmd->min_args || argc - optind - 1 > cmd->max_args)
                 return usage_error("wrong number of arguments for %s", cmd->name);
-        if ((arg_have_numa_node || *arg_domain || arg_mac || arg_vlan >= 0) && !streq(cmd->name, "allocate"))
-                return usage_error("--domain, --numa-node, --mac and --vlan go with %s", "allocate");
+        if ((arg_have_numa_node || *arg_domain || arg_mac || arg_vlan >= 0 || arg_pf || arg_domain_uuid || arg_owner) &&
+            !streq(cmd->name, "allocate"))
+                return usage_error("--domain, --numa-node, --mac, --vlan, --pf, --domain-uuid and --owner go with %s",
+                                   "allocate");
         if ((arg_once || arg_interval > 0) && !streq(cmd->name, "top"))
                 return usage_error("--once and --interval go with %s", "top");
 

@@ -87,9 +87,36 @@ static int read_mac(sd_bus_message *m, uint8_t ret[6], sd_bus_error *error) {
         return 0;
 }
 
+/* A string option, checked by valid and copied into dst. expected says what a valid one looks like. */
+static int read_string(sd_bus_message *m, const char *key, bool (*valid)(const char *), const char *expected, char *dst,
+                       size_t size, sd_bus_error *error) {
+        const char *s;
+        int r;
+
+        r = sd_bus_message_read(m, "v", "s", &s);
+        if (r < 0)
+                return bus_error_setf(error, -EINVAL, "Option %s must be of type s", key);
+        if (strlen(s) >= size || !valid(s))
+                return bus_error_setf(error, -EINVAL, "Option %s \"%.64s\" is not valid; expected %s", key, s, expected);
+        strscpy(dst, size, s);
+        return 0;
+}
+
+/* An owner follows the tenant id's characters, [A-Za-z0-9._-]{1,63}, "." and ".." included, since it names no file. */
+static bool owner_valid(const char *s) {
+        size_t n = strnlen(s, TENANT_ID_MAX);
+
+        if (n == 0 || n >= TENANT_ID_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", s[i]))
+                        return false;
+        return true;
+}
+
 int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_error *error) {
         TenantOptions o = TENANT_OPTIONS_DEFAULT;
-        bool have_numa = false, have_vlan = false;
+        bool have_numa = false, have_vlan = false, have_pf = false, have_uuid = false, have_owner = false;
         unsigned n = 0;
         int r;
 
@@ -124,8 +151,28 @@ int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_erro
                                 return bus_error_setf(error, -EINVAL, "Option vlan given twice");
                         r = read_integer(m, "vlan", 0, 4094, &o.vlan, error);
                         have_vlan = true;
+                } else if (streq(key, SRIOVD_OPTION_PF)) {
+                        if (have_pf)
+                                return bus_error_setf(error, -EINVAL, "Option pf given twice");
+                        r = read_string(m, "pf", pci_addr_valid, "a PCI address such as 0000:41:00.0", o.pin_pf,
+                                        sizeof(o.pin_pf), error);
+                        have_pf = true;
+                } else if (streq(key, SRIOVD_OPTION_DOMAIN_UUID)) {
+                        if (have_uuid)
+                                return bus_error_setf(error, -EINVAL, "Option domain_uuid given twice");
+                        r = read_string(m, "domain_uuid", uuid_valid,
+                                        "a UUID in lower case such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+                                        o.domain_uuid, sizeof(o.domain_uuid), error);
+                        have_uuid = true;
+                } else if (streq(key, SRIOVD_OPTION_OWNER)) {
+                        if (have_owner)
+                                return bus_error_setf(error, -EINVAL, "Option owner given twice");
+                        r = read_string(m, "owner", owner_valid, "1-63 characters from [A-Za-z0-9._-]", o.owner,
+                                        sizeof(o.owner), error);
+                        have_owner = true;
                 } else
-                        return bus_error_setf(error, -EINVAL, "Unknown option \"%.64s\"; expected numa_node, mac or vlan", key);
+                        return bus_error_setf(error, -EINVAL, "Unknown option \"%.64s\"; expected numa_node, mac, vlan, "
+                                              "pf, domain_uuid or owner", key);
                 if (r < 0)
                         return r;
                 r = sd_bus_message_exit_container(m);

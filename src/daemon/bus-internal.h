@@ -46,6 +46,9 @@ typedef struct BusTenantSnap {
         char mac[MAC_STR_MAX];
         int vlan, numa_node;
         uint64_t domain_hash;             /* the domain can be 255 bytes, and a hash shows a change */
+        char pin_pf[PCI_ADDR_MAX];
+        char domain_uuid[UUID_STR_MAX];
+        char owner[TENANT_ID_MAX];
         bool remote_numa, have_coalesce;
         unsigned rx_usecs, tx_usecs;
         unsigned seen;                    /* the number of the sweep that last found it */
@@ -59,6 +62,9 @@ typedef struct BusDeviceSnap {
         int numa_node;
         unsigned total_vfs, num_vfs;
         uint64_t vfs_hash;
+        /* The allocator's figures of the PF. The class maps are hashed, because a host may have 256 classes. */
+        unsigned vf_usable, vf_allocated, vf_free, vf_preemptible;
+        uint64_t class_allocated_hash, class_available_hash;
 } BusDeviceSnap;
 
 /* A reply that acknowledges a change. It is held until the write that contains the change is durable. */

@@ -25,10 +25,13 @@ static void tenant_snap(const TenantInfo *t, BusTenantSnap *ret) {
         strscpy(ret->pf, sizeof(ret->pf), t->pf);
         strscpy(ret->netdev, sizeof(ret->netdev), t->netdev);
         strscpy(ret->mac, sizeof(ret->mac), t->mac);
+        strscpy(ret->pin_pf, sizeof(ret->pin_pf), t->pin_pf);
+        strscpy(ret->domain_uuid, sizeof(ret->domain_uuid), t->domain_uuid);
+        strscpy(ret->owner, sizeof(ret->owner), t->owner);
 }
 
 /* Lists in ret the Tenant1 properties that differ between a and b, ending with NULL.
- * ret must have room for 16 entries. */
+ * ret must have room for 24 entries. */
 static size_t tenant_changed(const BusTenantSnap *a, const BusTenantSnap *b, const char **ret) {
         size_t n = 0;
 
@@ -49,6 +52,9 @@ static size_t tenant_changed(const BusTenantSnap *a, const BusTenantSnap *b, con
         DIFF(a->have_coalesce != b->have_coalesce, "Coalescing");
         DIFF(a->rx_usecs != b->rx_usecs, "CoalesceRxUsecs");
         DIFF(a->tx_usecs != b->tx_usecs, "CoalesceTxUsecs");
+        DIFF(!streq(a->pin_pf, b->pin_pf), "PinPf");
+        DIFF(!streq(a->domain_uuid, b->domain_uuid), "DomainUuid");
+        DIFF(!streq(a->owner, b->owner), "Owner");
 #undef DIFF
         ret[n] = NULL;
         return n;
@@ -136,6 +142,9 @@ static int tenant_property_get(sd_bus *bus, const char *path, const char *interf
         I("Coalescing", "b", (int) t.have_coalesce);
         I("CoalesceRxUsecs", "u", (uint32_t) (t.have_coalesce ? t.rx_usecs : 0));
         I("CoalesceTxUsecs", "u", (uint32_t) (t.have_coalesce ? t.tx_usecs : 0));
+        S("PinPf", t.pin_pf);
+        S("DomainUuid", t.domain_uuid);
+        S("Owner", t.owner);
 #undef S
 #undef I
         return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property %s", property);
@@ -161,6 +170,9 @@ const sd_bus_vtable bus_tenant_vtable[] = {
         TENANT_PROPERTY("Coalescing", "b"),
         TENANT_PROPERTY("CoalesceRxUsecs", "u"),
         TENANT_PROPERTY("CoalesceTxUsecs", "u"),
+        TENANT_PROPERTY("PinPf", "s"),
+        TENANT_PROPERTY("DomainUuid", "s"),
+        TENANT_PROPERTY("Owner", "s"),
         SD_BUS_VTABLE_END
 };
 
@@ -223,7 +235,7 @@ int bus_sync_tenant(Bus *b, const char *id, const TenantInfo *now) {
                 bus_emit_added(b, path);
                 return 0;
         }
-        const char *changed[16];
+        const char *changed[24];
         if (tenant_changed(old, &next, changed) > 0)
                 bus_emit_changed(b, path, SRIOVD_BUS_TENANT_INTERFACE, changed);
         *old = next;

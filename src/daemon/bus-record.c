@@ -98,6 +98,12 @@ int bus_append_tenant_record(sd_bus_message *m, const TenantInfo *t) {
         if (r >= 0 && (t->n_rt_cpus > 0 || t->rt_waiting))
                 r = append_b(m, SRIOVD_KEY_RT_WAITING, t->rt_waiting);
         if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_PIN_PF, t->pin_pf);
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_DOMAIN_UUID, t->domain_uuid);
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_OWNER, t->owner);
+        if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
 }

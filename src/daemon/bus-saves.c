@@ -88,10 +88,14 @@ void bus_on_saved(Manager *m, int error, uint64_t seq, void *userdata) {
         /* Sending replies and signals dispatches no incoming call, so no reply joins the list meanwhile. */
         while (n < b->n_held && b->held[n].seq <= seq)
                 n++;
+        /*
+         * The flush comes with every saved group, held replies or not, because Device1's figures
+         * wait for the save that makes them true.
+         */
         if (error >= 0) {
                 for (size_t i = 0; i < n; i++)
                         announce(b, &b->held[i]);
-                if (n > 0 && b->bus)
+                if (b->bus)
                         bus_flush_now(b);
         }
         for (size_t i = 0; i < n; i++) {

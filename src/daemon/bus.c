@@ -55,6 +55,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
                 return sd_bus_message_append(reply, "s", SRIOVD_VERSION);
         if (streq(property, "ApiVersion"))
                 return sd_bus_message_append(reply, "u", (uint32_t) SRIOVD_API_VERSION);
+        if (streq(property, "MaxTenants"))
+                return sd_bus_message_append(reply, "u", (uint32_t) (manager_config(b->manager)->max_tenants ?: ALLOC_TENANTS_DEFAULT));
         if (streq(property, "VfTotal"))
                 return sd_bus_message_append(reply, "u", p.vf_total);
         if (streq(property, "VfUsable"))
@@ -218,6 +220,8 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         r = bus_read_allocate_options(m, &opts, error);
         if (r < 0)
                 return r;
+        if (opts.pin_pf[0] && !(manager_inventory(b->manager) && inventory_find_pf(manager_inventory(b->manager), opts.pin_pf)))
+                return bus_error_setf(error, -ENODEV, "Option pf: %s is not a PF that sriovd manages", opts.pin_pf);
 
         r = manager_get_tenant(b->manager, tenant, &t);
         /* A new tenant may not go beyond the configured limit, but an existing tenant may still change. */
@@ -226,6 +230,7 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         /* Controllers retry. The same request again gets the same answer, without a save or a cycle. */
         if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == opts.numa_node &&
             t.vlan == opts.vlan && (!opts.have_mac || streq(t.mac, mac_format(opts.mac, mac))) &&
+            streq(t.pin_pf, opts.pin_pf) && streq(t.domain_uuid, opts.domain_uuid) && streq(t.owner, opts.owner) &&
             streq(t.state, "allocated")) {
                 /* The tenant may be part of the group that is not written yet. So the reply waits for that write. */
                 r = bus_tenant_record_reply(m, &t, &reply);
@@ -245,7 +250,7 @@ static int method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *erro
         case -EXFULL:
                 return bus_error_setf(error, -EXFULL, "%s", reason[0] ? reason : "no RT CPU free");
         case -EINVAL:
-                return bus_error_setf(error, -EINVAL, "Invalid tenant, domain, NUMA node, MAC or VLAN");
+                return bus_error_setf(error, -EINVAL, "Invalid tenant, domain, NUMA node, MAC, VLAN, pf, domain_uuid or owner");
         case -EUSERS:
                 return bus_error_setf(error, -EUSERS, "Too many tenants");
         case -EAGAIN:
@@ -435,6 +440,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ApiVersion", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxTenants", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("VfTotal", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfUsable", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfAllocated", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

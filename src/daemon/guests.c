@@ -22,6 +22,7 @@
 /* What sriovd knows about a running domain, mainly where its vCPU 0 runs. */
 typedef struct Running {
         char domain[VIRT_DOMAIN_NAME_MAX];
+        char uuid[VIRT_UUID_STRING_MAX];   /* "" when not known */
         int vcpu0_cpu;
         pid_t qemu_pid;               /* its QEMU's PID as guest-vhost.c last found it, or 0 */
 } Running;
@@ -55,26 +56,37 @@ Virt *guests_virt(const Guests *g) {
         return g->virt;
 }
 
-int guests_vcpu0_cpu(const Guests *g, const char *domain) {
+/* The running domain that domain names, by its name or by its UUID as a tenant may. */
+static Running *running_find(const Guests *g, const char *domain) {
         for (size_t i = 0; g && domain && domain[0] && i < g->n_running; i++)
-                if (streq(g->running[i].domain, domain))
-                        return g->running[i].vcpu0_cpu;
-        return -1;
+                if (virt_domain_ref_is(domain, g->running[i].domain, g->running[i].uuid))
+                        return &g->running[i];
+        return NULL;
 }
 
-static void running_set(Guests *g, const char *domain, int cpu) {
+int guests_vcpu0_cpu(const Guests *g, const char *domain) {
+        const Running *run = running_find(g, domain);
+        return run ? run->vcpu0_cpu : -1;
+}
+
+/* Sets the vCPU 0 CPU of the domain with name and uuid, where uuid may be NULL. A cpu below 0 drops it. */
+static void running_set(Guests *g, const char *name, const char *uuid, int cpu) {
         for (size_t i = 0; i < g->n_running; i++)
-                if (streq(g->running[i].domain, domain)) {
+                if (streq(g->running[i].domain, name)) {
                         if (cpu < 0)
                                 g->running[i] = g->running[--g->n_running];
-                        else
+                        else {
                                 g->running[i].vcpu0_cpu = cpu;
+                                if (uuid && uuid[0])
+                                        strscpy(g->running[i].uuid, VIRT_UUID_STRING_MAX, uuid);
+                        }
                         return;
                 }
         if (cpu < 0 || GREEDY_REALLOC(g->running, g->allocated_running, g->n_running + 1) < 0)
                 return;
         g->running[g->n_running] = (Running) { .vcpu0_cpu = cpu };
-        strscpy(g->running[g->n_running++].domain, VIRT_DOMAIN_NAME_MAX, domain);
+        strscpy(g->running[g->n_running].uuid, VIRT_UUID_STRING_MAX, uuid ?: "");
+        strscpy(g->running[g->n_running++].domain, VIRT_DOMAIN_NAME_MAX, name);
 }
 
 /* Builds the NIC that a tenant of cls has: the VF, as an interface or a plain hostdev, or virtio-net. */
@@ -96,6 +108,7 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
 
 static void learn_running(Guests *g, const char *domain);
 static void place_guest(Guests *g, const char *domain);
+static void place_rt_guest(Guests *g, const char *name, const char *uuid);
 static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f, const TenantClass *cls);
 
 static int on_reconcile_defer(sd_event_source *s, void *userdata) {
@@ -199,7 +212,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 /* A VF hot-plugged into a running guest gets its vectors when the guest's driver probes it.
                  * So sriovd watches for them. */
                 if (have_new && d->new_vf[0])
-                        manager_watch_guest_irqs(g->manager, f->domain);
+                        manager_watch_guest_irqs(g->manager, f->domain, NULL);
         }
 }
 
@@ -216,7 +229,7 @@ static bool wants_guest(Guests *g, const TenantInfo *t, Wanted *ret) {
         const Inventory *inv = manager_inventory(g->manager);
         const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
 
-        return inv && t->domain[0] && cls && cls->vcpu_pin_rt &&
+        return inv && tenant_domain_ref(t)[0] && cls && cls->vcpu_pin_rt &&
                guest_placement(inv, manager_config(g->manager), cls, t->rt_cpus, t->n_rt_cpus, &ret->guest) >= 0;
 }
 
@@ -224,19 +237,22 @@ static bool wants_guest(Guests *g, const TenantInfo *t, Wanted *ret) {
 static bool wants_vhost(Guests *g, const TenantInfo *t, Wanted *ret) {
         const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
 
-        return t->domain[0] && streq(t->kind, "virtio") &&
+        return tenant_domain_ref(t)[0] && streq(t->kind, "virtio") &&
                vhost_placement(manager_inventory(g->manager), manager_config(g->manager), cls, t->rt_cpus,
                                t->n_rt_cpus, t->numa_node, &ret->vhost);
 }
 
 /*
- * Finds the first tenant of domain that wants something. Tenants are in ID order, so this is
- * always the same tenant. Its class decides for the whole guest. Returns false when no tenant
- * wants anything, so there is nothing to place.
+ * Finds the first tenant of the domain with name and uuid that wants something. A tenant names
+ * its domain either way. Tenants are in ID order, so this is always the same tenant. Its class
+ * decides for the whole guest. Returns false when no tenant wants anything, so there is nothing
+ * to place.
  */
-static bool domain_wants(Guests *g, const char *domain, WantsFn wants, Wanted *ret, TenantInfo *ret_tenant) {
+static bool domain_wants(Guests *g, const char *name, const char *uuid, WantsFn wants, Wanted *ret,
+                         TenantInfo *ret_tenant) {
         for (size_t i = 0; i < manager_n_tenants(g->manager); i++)
-                if (manager_tenant(g->manager, i, ret_tenant) >= 0 && streq(ret_tenant->domain, domain) &&
+                if (manager_tenant(g->manager, i, ret_tenant) >= 0 &&
+                    virt_domain_ref_is(tenant_domain_ref(ret_tenant), name, uuid) &&
                     wants(g, ret_tenant, ret))
                         return true;
         return false;
@@ -262,7 +278,8 @@ static int for_each_running_guest(Guests *g, WantsFn wants, RunningGuestFn fn, v
                 if (manager_tenant(g->manager, i, &t) < 0 || !wants(g, &t, &w))
                         continue;
                 for (size_t k = 0; k < g->n_running; k++)
-                        if (!done[k] && streq(g->running[k].domain, t.domain)) {
+                        if (!done[k] && virt_domain_ref_is(tenant_domain_ref(&t), g->running[k].domain,
+                                                           g->running[k].uuid)) {
                                 done[k] = true;
                                 r = fn(g, &g->running[k], &w, &t, userdata);
                                 if (r < 0)
@@ -329,13 +346,6 @@ static void log_change(const Action *a, const TenantInfo *t, bool drift) {
                        drift ? "Drift repaired: " : "", action_kind_to_string(a->kind), a->effect,
                        action_format_value(a, false, before, sizeof(before)),
                        action_format_value(a, true, after, sizeof(after)));
-}
-
-static Running *running_find(Guests *g, const char *domain) {
-        for (size_t i = 0; i < g->n_running; i++)
-                if (streq(g->running[i].domain, domain))
-                        return &g->running[i];
-        return NULL;
 }
 
 /* Logs the thread actions taken on domain's behalf, for vhost workers and vCPU threads.
@@ -412,21 +422,21 @@ static int place_vhost(Guests *g, Running *run, const VhostPlacement *p, const T
         return r == -ENOMEM ? r : 0;
 }
 
-static void place_rt_guest(Guests *g, const char *domain) {
+static void place_rt_guest(Guests *g, const char *name, const char *uuid) {
         TenantInfo t;
         Wanted w;
 
-        if (g->virt && virt_is_connected(g->virt) && domain_wants(g, domain, wants_guest, &w, &t))
-                place_with(g, domain, &w.guest, &t, false);
+        if (g->virt && virt_is_connected(g->virt) && domain_wants(g, name, uuid, wants_guest, &w, &t))
+                place_with(g, name, &w.guest, &t, false);
 }
 
 /* Places a running domain's vhost workers as its virtio-net tenant's class wants them. */
-static void place_guest_vhost(Guests *g, const char *domain) {
-        Running *run = running_find(g, domain);
+static void place_guest_vhost(Guests *g, const char *name, const char *uuid) {
+        Running *run = running_find(g, name);
         TenantInfo t;
         Wanted w;
 
-        if (run && g->virt && virt_is_connected(g->virt) && domain_wants(g, domain, wants_vhost, &w, &t) &&
+        if (run && g->virt && virt_is_connected(g->virt) && domain_wants(g, name, uuid, wants_vhost, &w, &t) &&
             place_vhost(g, run, &w.vhost, &t, false) < 0)
                 log_oom();
 }
@@ -464,10 +474,25 @@ static void unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicF
         place_with(g, f->domain, &p, &t, false);
 }
 
+/*
+ * Finds the name and UUID of the domain that domain names, by name or by UUID. Returns false
+ * when libvirt is away or the domain is not defined, and then there is nothing to place.
+ */
+static bool domain_id(Guests *g, const char *domain, char name[static VIRT_DOMAIN_NAME_MAX],
+                      char uuid[static VIRT_UUID_STRING_MAX]) {
+        VirtError err = {};
+
+        return g->virt && virt_is_connected(g->virt) && virt_domain_id(g->virt, domain, name, uuid, &err) >= 0;
+}
+
 /* Places domain as its tenants want it: the RT guest and its vhost workers. */
 static void place_guest(Guests *g, const char *domain) {
-        place_rt_guest(g, domain);
-        place_guest_vhost(g, domain);
+        char name[VIRT_DOMAIN_NAME_MAX], uuid[VIRT_UUID_STRING_MAX];
+
+        if (!domain_id(g, domain, name, uuid))
+                return;
+        place_rt_guest(g, name, uuid);
+        place_guest_vhost(g, name, uuid);
 }
 
 static int plan_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo *t, void *userdata) {
@@ -526,19 +551,27 @@ void guests_check_placements(Guests *g) {
                 log_oom();
 }
 
-/* Called when domain runs. It places the RT guest and learns vCPU 0's CPU.
+/* Called when the domain with name and uuid runs. It places the RT guest and learns vCPU 0's CPU.
  * Placing again is safe, because placing is idempotent. */
-static void learn_running(Guests *g, const char *domain) {
+static void learn_running_id(Guests *g, const char *name, const char *uuid) {
         VirtError err = {};
         int cpu;
 
         /* vCPU 0's CPU is read after the RT placement has put it where it goes.
          * The vhost workers are placed once the domain is known to run. */
-        place_rt_guest(g, domain);
-        cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
+        place_rt_guest(g, name, uuid);
+        cpu = virt_vcpu0_host_cpu(g->virt, name, &err);
         if (cpu >= 0)
-                running_set(g, domain, cpu);
-        place_guest_vhost(g, domain);
+                running_set(g, name, uuid, cpu);
+        place_guest_vhost(g, name, uuid);
+}
+
+/* The same for a domain as a tenant names it, by name or by UUID. */
+static void learn_running(Guests *g, const char *domain) {
+        char name[VIRT_DOMAIN_NAME_MAX], uuid[VIRT_UUID_STRING_MAX];
+
+        if (domain_id(g, domain, name, uuid))
+                learn_running_id(g, name, uuid);
 }
 
 /*
@@ -546,21 +579,21 @@ static void learn_running(Guests *g, const char *domain) {
  * done again. The VFs' vectors come later, when the guest's driver enables MSI-X. So
  * vf-irq-watch.c looks for them.
  */
-static void on_started(Guests *g, const char *domain) {
-        learn_running(g, domain);
+static void on_started(Guests *g, const char *name, const char *uuid) {
+        learn_running_id(g, name, uuid);
         manager_recheck(g->manager, "libvirt domain started");
-        manager_watch_guest_irqs(g->manager, domain);
+        manager_watch_guest_irqs(g->manager, name, uuid);
 }
 
-/* Tenants whose domain is gone give their NIC back.
+/* Tenants whose domain is gone give their NIC back, whether they name it by name or by UUID.
  * So do tenants whose domain stopped, when release_on_stop says so. */
-static void release_domain(Guests *g, const char *domain, const char *why) {
+static void release_domain(Guests *g, const char *domain, const char *uuid, const char *why) {
         for (size_t i = 0; i < manager_n_tenants(g->manager);) {
                 TenantInfo t;
 
                 if (manager_tenant(g->manager, i, &t) < 0)
                         break;
-                if (!streq(t.domain, domain)) {
+                if (!virt_domain_ref_is(tenant_domain_ref(&t), domain, uuid)) {
                         i++;
                         continue;
                 }
@@ -581,7 +614,7 @@ static void release_domain(Guests *g, const char *domain, const char *why) {
  * start and at connection. An unpinned vCPU 0 may still wander without any event, so RT guests
  * should be pinned.
  */
-static void relearn_vcpu0(Guests *g, const char *domain) {
+static void relearn_vcpu0(Guests *g, const char *domain, const char *uuid) {
         VirtError err = {};
         int cpu, old = guests_vcpu0_cpu(g, domain);
 
@@ -591,7 +624,7 @@ static void relearn_vcpu0(Guests *g, const char *domain) {
         cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
         if (cpu < 0 || cpu == old)
                 return;
-        running_set(g, domain, cpu);
+        running_set(g, domain, uuid, cpu);
         if (old >= 0)
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "%s: vCPU 0 now on host CPU %d (was %d)", domain, cpu, old);
         else
@@ -604,18 +637,18 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
 
         switch (ev->kind) {
         case VIRT_EVENT_STARTED:
-                on_started(g, ev->domain);
+                on_started(g, ev->domain, ev->uuid);
                 break;
         case VIRT_EVENT_STOPPED:
-                running_set(g, ev->domain, -1);
+                running_set(g, ev->domain, NULL, -1);
                 if (manager_config(g->manager)->release_on_stop)
-                        release_domain(g, ev->domain, "stopped");
+                        release_domain(g, ev->domain, ev->uuid, "stopped");
                 reconcile_soon(g);
                 manager_recheck(g->manager, "libvirt domain stopped");
                 break;
         case VIRT_EVENT_UNDEFINED:
-                running_set(g, ev->domain, -1);
-                release_domain(g, ev->domain, "undefined");
+                running_set(g, ev->domain, NULL, -1);
+                release_domain(g, ev->domain, ev->uuid, "undefined");
                 reconcile_soon(g);
                 break;
         case VIRT_EVENT_DEFINED:
@@ -623,7 +656,7 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 break;
         case VIRT_EVENT_TUNABLE:
         case VIRT_EVENT_RESUMED:
-                relearn_vcpu0(g, ev->domain);
+                relearn_vcpu0(g, ev->domain, ev->uuid);
                 break;
         case VIRT_EVENT_DEVICE_REMOVED:
                 /* A guest let go of a device. If it was a VF that no tenant holds, it can be given out now. */
@@ -668,8 +701,9 @@ void guests_reconcile(Guests *g) {
         if (!expected || !infos || !vfs)
                 goto finish;
         for (size_t i = 0; i < n; i++)
-                if (manager_tenant(g->manager, i, &infos[k]) >= 0 && infos[k].domain[0]) {
-                        expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac, infos[k].domain };
+                if (manager_tenant(g->manager, i, &infos[k]) >= 0 && tenant_domain_ref(&infos[k])[0]) {
+                        expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac,
+                                                       tenant_domain_ref(&infos[k]) };
                         k++;
                 }
         n_vfs = 0;
@@ -700,7 +734,8 @@ void guests_reconcile(Guests *g) {
                          * libvirt was down. Attach it now. */
                         for (size_t j = 0; j < k; j++)
                                 if (streq(infos[j].tenant, it->tenant)) {
-                                        TenantNicFacts f = { infos[j].class_name, infos[j].domain, "", infos[j].vlan };
+                                        TenantNicFacts f = { infos[j].class_name, tenant_domain_ref(&infos[j]), "",
+                                                             infos[j].vlan };
                                         AllocDecision d = { .kind = infos[j].vf[0] ? ALLOC_DECISION_VF
                                                                                    : ALLOC_DECISION_VIRTIO };
                                         strscpy(f.mac, sizeof(f.mac), infos[j].mac);
@@ -747,7 +782,7 @@ void guests_resync(Guests *g) {
         g->n_running = 0;
         for (size_t i = 0; i < n_domains; i++)
                 if (domains[i].active)
-                        learn_running(g, domains[i].name);
+                        learn_running_id(g, domains[i].name, domains[i].uuid);
         virt_domain_list_free(domains, n_domains);
         manager_recheck(g->manager, "libvirt connected");
 }

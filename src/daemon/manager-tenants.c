@@ -284,6 +284,25 @@ void manager_alloc_summary(const Manager *m, AllocSummary *ret) {
         };
 }
 
+void manager_pf_stats(const Manager *m, const char *pf, AllocPfStats *ret) {
+        size_t n, max;
+
+        if (!m->tenants) {
+                *ret = (AllocPfStats) {};
+                return;
+        }
+        tenants_pf_stats(m->tenants, pf, ret);
+        /* Allocate refuses a new tenant at the configured limit, which may be below the allocator's own. */
+        n = tenants_count(m->tenants);
+        max = m->config && m->config->max_tenants ? m->config->max_tenants : ALLOC_TENANTS_DEFAULT;
+        for (size_t i = 0; i < ret->n_classes; i++)
+                ret->class_available[i] = (unsigned) MIN((size_t) ret->class_available[i], max > n ? max - n : 0);
+}
+
+const char *manager_class_name(const Manager *m, size_t i) {
+        return m->tenants ? tenants_class_name(m->tenants, i) : NULL;
+}
+
 size_t manager_rt_nodes(const Manager *m, AllocRtNode *ret, size_t n) {
         return m->tenants ? tenants_rt_nodes(m->tenants, ret, n) : 0;
 }

@@ -89,6 +89,14 @@ static const char *domain_check(const char *s) {
         return NULL;
 }
 
+static const char *uuid_check(const char *s) {
+        return !s[0] || uuid_valid(s) ? NULL : "expected a UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427 (lowercase hex)";
+}
+
+static const char *owner_check(const char *s) {
+        return !s[0] ? NULL : state_tenant_id_check(s) ? "expected 1-63 characters from [A-Za-z0-9._-]" : NULL;
+}
+
 static const char *mac_check(const uint8_t mac[static 6]) {
         return (mac[0] & 1) ? "expected a unicast MAC address" : NULL;
 }
@@ -226,6 +234,8 @@ enum {
         TENANT_ID, TENANT_CLASS, TENANT_KIND, TENANT_VF, TENANT_MAC, TENANT_VLAN,
         TENANT_DOMAIN, TENANT_NUMA, TENANT_COALESCE, TENANT_SEQ,
         TENANT_RT_CPUS,         /* optional, because files from version 0.2 and earlier have none */
+        /* Optional too, and written only when set, so that a file without them stays readable by older versions. */
+        TENANT_PIN_PF, TENANT_DOMAIN_UUID, TENANT_OWNER,
 };
 static const char *const tenant_keys[] = {
         [TENANT_ID] = "tenant",
@@ -239,6 +249,9 @@ static const char *const tenant_keys[] = {
         [TENANT_COALESCE] = "coalesce",
         [TENANT_SEQ] = "seq",
         [TENANT_RT_CPUS] = "rt_cpus",
+        [TENANT_PIN_PF] = "pin_pf",
+        [TENANT_DOMAIN_UUID] = "domain_uuid",
+        [TENANT_OWNER] = "owner",
 };
 
 static int parse_mac(const char *s, uint8_t mac[static 6]) {
@@ -365,6 +378,30 @@ static int tenant_member(const StateText *t, unsigned key, const JsonPath *p, js
                 st->n_rt_cpus = (unsigned) len;
                 return 0;
         }
+        case TENANT_PIN_PF:
+                r = state_read_string(t, p, v, what, st->pin_pf, sizeof(st->pin_pf));
+                if (r < 0)
+                        return r;
+                why = pci_addr_check(st->pin_pf);
+                if (why)
+                        return state_path_error(t, p, "%s \"%s\" is not valid; %s", what, st->pin_pf, why);
+                return 0;
+        case TENANT_DOMAIN_UUID:
+                r = state_read_string(t, p, v, what, st->domain_uuid, sizeof(st->domain_uuid));
+                if (r < 0)
+                        return r;
+                why = st->domain_uuid[0] ? uuid_check(st->domain_uuid) : "expected a UUID, or no key for none";
+                if (why)
+                        return state_path_error(t, p, "%s \"%s\" is not valid; %s", what, st->domain_uuid, why);
+                return 0;
+        case TENANT_OWNER:
+                r = state_read_string(t, p, v, what, st->owner, sizeof(st->owner));
+                if (r < 0)
+                        return r;
+                why = st->owner[0] ? owner_check(st->owner) : "expected 1-63 characters, or no key for none";
+                if (why)
+                        return state_path_error(t, p, "%s \"%s\" is not valid; %s", what, st->owner, why);
+                return 0;
         }
         return -EINVAL;
 }
@@ -654,7 +691,10 @@ int state_validate(const State *s, StateError *ret_error) {
                 if (strnlen(t->tenant, sizeof(t->tenant)) == sizeof(t->tenant) ||
                     strnlen(t->class_name, sizeof(t->class_name)) == sizeof(t->class_name) ||
                     strnlen(t->vf, sizeof(t->vf)) == sizeof(t->vf) ||
-                    strnlen(t->domain, sizeof(t->domain)) == sizeof(t->domain)) {
+                    strnlen(t->domain, sizeof(t->domain)) == sizeof(t->domain) ||
+                    strnlen(t->pin_pf, sizeof(t->pin_pf)) == sizeof(t->pin_pf) ||
+                    strnlen(t->domain_uuid, sizeof(t->domain_uuid)) == sizeof(t->domain_uuid) ||
+                    strnlen(t->owner, sizeof(t->owner)) == sizeof(t->owner)) {
                         state_error_set(ret_error, 0, 0, "tenants[%zu]: a string field is not NUL-terminated", i);
                         return -EINVAL;
                 }
@@ -683,6 +723,12 @@ int state_validate(const State *s, StateError *ret_error) {
                         field = "seq", why = "expected at most 2^63-1";
                 else if (t->n_rt_cpus > STATE_RT_CPUS_MAX)
                         field = "rt_cpus", why = "expected at most 8 CPUs";
+                else if (t->pin_pf[0] && (why = pci_addr_check(t->pin_pf)))
+                        field = "pin_pf";
+                else if ((why = uuid_check(t->domain_uuid)))
+                        field = "domain_uuid";
+                else if ((why = owner_check(t->owner)))
+                        field = "owner";
                 if (field) {
                         state_error_set(ret_error, 0, 0, "tenants[%zu] \"%s\": %s is not valid; %s", i, t->tenant, field, why);
                         return -EINVAL;
@@ -728,6 +774,10 @@ json_object *state_tenant_to_json(const StateTenant *t) {
                         if (json_object_array_add(a, json_object_new_int(t->rt_cpus[i])) < 0)
                                 return NULL;
         }
+        if ((t->pin_pf[0] && jsonc_add(o, "pin_pf", json_object_new_string(t->pin_pf)) < 0) ||
+            (t->domain_uuid[0] && jsonc_add(o, "domain_uuid", json_object_new_string(t->domain_uuid)) < 0) ||
+            (t->owner[0] && jsonc_add(o, "owner", json_object_new_string(t->owner)) < 0))
+                return NULL;
         return TAKE_PTR(o);
 }
 

@@ -211,6 +211,7 @@ static int place(Tenants *t, Allocator *a, const StateTenant *st, StateTenant **
                 .guest = st->domain,
                 .rt_cpus = st->rt_cpus,
                 .n_rt_cpus = st->n_rt_cpus,
+                .pin_pf = st->pin_pf,
         };
         AllocTenant now;
         int r;
@@ -269,6 +270,8 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
                                     .tx_usecs = st->tx_usecs };
                         strscpy(e.tenant, sizeof(e.tenant), st->tenant);
                         strscpy(e.domain, sizeof(e.domain), st->domain);
+                        strscpy(e.domain_uuid, sizeof(e.domain_uuid), st->domain_uuid);
+                        strscpy(e.owner, sizeof(e.owner), st->owner);
                         memcpy(e.mac, st->mac, sizeof(e.mac));
                         r = tenants_extra_add(t, &e);
                         if (r < 0)

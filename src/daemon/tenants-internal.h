@@ -13,6 +13,8 @@ typedef struct Extra {
         int vlan;
         bool have_coalesce;
         unsigned rx_usecs, tx_usecs;
+        char domain_uuid[UUID_STR_MAX];   /* "" when the domain is found by name */
+        char owner[TENANT_ID_MAX];
 } Extra;
 
 /* How many times sriovd changed a PF's VF count. After each change, the PF's VFs are new devices. */

@@ -20,9 +20,12 @@ static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant 
         };
         strscpy(ret->tenant, sizeof(ret->tenant), a->id);
         strscpy(ret->class_name, sizeof(ret->class_name), a->class_name);
+        strscpy(ret->pin_pf, sizeof(ret->pin_pf), a->pin_pf ?: "");
         if (e) {
                 memcpy(mac, e->mac, sizeof(mac));
                 strscpy(ret->domain, sizeof(ret->domain), e->domain);
+                strscpy(ret->domain_uuid, sizeof(ret->domain_uuid), e->domain_uuid);
+                strscpy(ret->owner, sizeof(ret->owner), e->owner);
                 ret->have_coalesce = e->have_coalesce;
                 ret->rx_usecs = e->rx_usecs;
                 ret->tx_usecs = e->tx_usecs;
@@ -81,13 +84,24 @@ void tenants_stats(const Tenants *t, AllocStats *ret) {
                 *ret = (AllocStats) {};
 }
 
+void tenants_pf_stats(const Tenants *t, const char *pf, AllocPfStats *ret) {
+        if (t->alloc)
+                allocator_pf_stats(t->alloc, pf, ret);
+        else
+                *ret = (AllocPfStats) {};
+}
+
+const char *tenants_class_name(const Tenants *t, size_t i) {
+        return t->alloc ? allocator_class_name(t->alloc, i) : NULL;
+}
+
 size_t tenants_rt_nodes(const Tenants *t, AllocRtNode *ret, size_t n) {
         return t->alloc ? allocator_rt_nodes(t->alloc, ret, n) : 0;
 }
 
 const char *tenants_domain(const Tenants *t, const char *tenant) {
         const Extra *e = tenants_extra_find(t, tenant);
-        return e ? e->domain : "";
+        return !e ? "" : e->domain_uuid[0] ? e->domain_uuid : e->domain;
 }
 
 double tenants_target(const Tenants *t) {

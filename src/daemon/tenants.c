@@ -79,7 +79,8 @@ void tenants_report(Tenants *t, const AllocDecisions *d) {
         for (size_t i = 0; i < d->n_decisions && t->log.decision; i++) {
                 const AllocDecision *dec = &d->decisions[i];
                 const Extra *e = tenants_extra_find(t, dec->tenant);
-                TenantNicFacts nic = { .domain = e ? e->domain : "", .vlan = e ? e->vlan : -1 };
+                TenantNicFacts nic = { .domain = !e ? "" : e->domain_uuid[0] ? e->domain_uuid : e->domain,
+                                       .vlan = e ? e->vlan : -1 };
                 AllocTenant a;
                 uint8_t mac[6];
 
@@ -242,11 +243,14 @@ static void tenant_state(const Tenants *t, const AllocTenant *a, StateTenant *re
         memcpy_safe(ret->rt_cpus, a->rt_cpus, ret->n_rt_cpus * sizeof(uint16_t));
         strscpy(ret->tenant, sizeof(ret->tenant), a->id);
         strscpy(ret->class_name, sizeof(ret->class_name), a->class_name);
+        strscpy(ret->pin_pf, sizeof(ret->pin_pf), a->pin_pf ?: "");
         if (a->vf)
                 strscpy(ret->vf, sizeof(ret->vf), a->vf);
         if (e) {
                 memcpy(ret->mac, e->mac, sizeof(ret->mac));
                 strscpy(ret->domain, sizeof(ret->domain), e->domain);
+                strscpy(ret->domain_uuid, sizeof(ret->domain_uuid), e->domain_uuid);
+                strscpy(ret->owner, sizeof(ret->owner), e->owner);
                 ret->have_coalesce = e->have_coalesce;
                 ret->rx_usecs = e->rx_usecs;
                 ret->tx_usecs = e->tx_usecs;
@@ -601,7 +605,8 @@ static void settle_before_change(Tenants *t) {
 int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, char *reason, size_t reason_size) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
-        AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = opts->numa_node, .guest = domain };
+        AllocRequest req = { .tenant = tenant, .class_name = class_name, .numa_node = opts->numa_node, .guest = domain,
+                             .pin_pf = opts->pin_pf };
         _cleanup_(allocator_freep) Allocator *saved = NULL;
         Extra e = { .vlan = -1 }, before;
         bool is_new, repeat, had_extra;
@@ -618,6 +623,9 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         /* Refuse what the state file would refuse to hold: a multicast MAC, or a VLAN outside 802.1Q. */
         if ((opts->have_mac && (opts->mac[0] & 1)) || opts->vlan < -1 || opts->vlan > STATE_VLAN_MAX)
                 return -EINVAL;
+        if ((opts->pin_pf[0] && !pci_addr_valid(opts->pin_pf)) || (opts->domain_uuid[0] && !uuid_valid(opts->domain_uuid)) ||
+            (opts->owner[0] && !tenant_id_valid(opts->owner) && !streq(opts->owner, ".") && !streq(opts->owner, "..")))
+                return -EINVAL;
         is_new = allocator_find_tenant(t->alloc, tenant, &cur) < 0;
         /* An orphan is a saved tenant whose class is gone. Asked for again, it is replaced, not added. */
         if (is_new && !orphan_find(t, tenant) && allocator_n_tenants(t->alloc) + t->n_orphans >= STATE_TENANTS_MAX)
@@ -628,6 +636,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
          * works on a copy of the allocator, which is taken back whole if the change cannot be saved.
          */
         repeat = !is_new && streq(cur.class_name, class_name) && cur.numa_node == opts->numa_node &&
+                 streq(cur.pin_pf, opts->pin_pf) &&
                  ((cur.n_rt_cpus == 0 && !cur.rt_waiting) || streq(cur.guest, domain));
         if (!repeat) {
                 r = allocator_clone(t->alloc, &saved);
@@ -676,6 +685,8 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         if (opts->have_mac)
                 memcpy(e.mac, opts->mac, sizeof(e.mac));
         e.vlan = opts->vlan;
+        strscpy(e.domain_uuid, sizeof(e.domain_uuid), opts->domain_uuid);
+        strscpy(e.owner, sizeof(e.owner), opts->owner);
         r = tenants_extra_add(t, &e);
         /*
          * Any change is acknowledged only once it is saved. That includes a new class or node that

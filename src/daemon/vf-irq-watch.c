@@ -6,6 +6,7 @@
 
 #include "manager-internal.h"
 #include "sriovd/vf-irq-watch.h"
+#include "sriovd/virt.h"
 
 /*
  * The watch looks 1, 2, 4 and so on up to 64 s after STARTED. A guest's driver enables MSI-X
@@ -175,13 +176,13 @@ static int on_irq_watch_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
-void manager_watch_guest_irqs(Manager *m, const char *domain) {
+void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid) {
         uint64_t now = now_usec();
 
         for (size_t i = 0; i < manager_n_tenants(m); i++) {
                 TenantInfo t;
 
-                if (manager_tenant(m, i, &t) < 0 || !streq(t.domain, domain) || !t.vf[0])
+                if (manager_tenant(m, i, &t) < 0 || !virt_domain_ref_is(tenant_domain_ref(&t), domain, uuid) || !t.vf[0])
                         continue;
                 if (vf_irq_watch_add(&m->irq_watches, t.vf, now) < 0) {
                         log_oom();

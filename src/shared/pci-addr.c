@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pci-addr.c — checks the syntax of a PCI address before it names a path or a libvirt device */
+/* pci-addr.c — checks the syntax of a PCI address or a UUID before it names a path or a libvirt device */
 
 #include <ctype.h>
 #include <errno.h>
@@ -40,4 +40,17 @@ bool pci_addr_in(const char (*list)[PCI_ADDR_MAX], size_t n, const char *addr) {
                 if (strcmp(list[i], addr) == 0)
                         return true;
         return false;
+}
+
+bool uuid_valid(const char *s) {
+        if (!s || strlen(s) != UUID_STR_MAX - 1)
+                return false;
+        for (size_t i = 0; i < UUID_STR_MAX - 1; i++) {
+                if (i == 8 || i == 13 || i == 18 || i == 23) {
+                        if (s[i] != '-')
+                                return false;
+                } else if (!isxdigit((unsigned char) s[i]) || isupper((unsigned char) s[i]))
+                        return false;
+        }
+        return true;
 }

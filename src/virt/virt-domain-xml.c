@@ -142,6 +142,13 @@ int virt_domain_parse_xml(const char *xml, VirtDomainInfo *ret) {
                         return -EINVAL;
                 strcpy(d.name, (const char *) s);
         }
+        name = child(root, "uuid");
+        if (name) {
+                _cleanup_xml_ xmlChar *s = xmlNodeGetContent(name);
+                /* libvirt prints it in lower case. Another spelling is kept out, and the domain is then known by name only. */
+                if (s && uuid_valid((const char *) s))
+                        strcpy(d.uuid, (const char *) s);
+        }
         /* An active domain carries <domain id='N'>, and the inactive config has no id. */
         {
                 char id[16];

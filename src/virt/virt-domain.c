@@ -13,14 +13,26 @@ static inline void domain_freep(virDomainPtr *d) {
 }
 #define _cleanup_domain_ _cleanup_(domain_freep)
 
+/* A domain by UUID, for a tenant that a scheduler knows by its guest's UUID, or else by name. */
 static int lookup(Virt *v, const char *name, virDomainPtr *ret, VirtError *err) {
         virConnectPtr conn;
-        virDomainPtr d;
+        virDomainPtr d = NULL;
         int r;
 
         r = virt_conn(v, &conn, err);
         if (r < 0)
                 return r;
+        if (uuid_valid(name)) {
+                d = virDomainLookupByUUIDString(conn, name);
+                /* A domain may be named like a UUID, so a UUID that no domain has is tried as a name. */
+                if (!d && virGetLastErrorCode() != VIR_ERR_NO_DOMAIN)
+                        return virt_error_last(err, -EIO);
+                if (d) {
+                        *ret = d;
+                        return 0;
+                }
+                virResetLastError();
+        }
         d = virDomainLookupByName(conn, name);
         if (!d)
                 return virt_error_last(err, -ENOENT);
@@ -91,6 +103,22 @@ int virt_domain_uuid(Virt *v, const char *domain, char ret[static VIRT_UUID_STRI
                 return r;
         if (virDomainGetUUIDString(d, ret) < 0)
                 return virt_error_last(err, -EIO);
+        return 0;
+}
+
+int virt_domain_id(Virt *v, const char *domain, char ret_name[static VIRT_DOMAIN_NAME_MAX],
+                   char ret_uuid[static VIRT_UUID_STRING_MAX], VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        const char *name;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        name = virDomainGetName(d);
+        if (!name || virDomainGetUUIDString(d, ret_uuid) < 0)
+                return virt_error_last(err, -EIO);
+        strscpy(ret_name, VIRT_DOMAIN_NAME_MAX, name);
         return 0;
 }
 

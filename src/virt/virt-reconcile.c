@@ -43,9 +43,17 @@ static int addr_cmp_ptr(const void *a, const void *b) {
         return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
-static const VirtDomainInfo *find_domain(const VirtDomainInfo *d, size_t n, const char *name) {
+bool virt_domain_ref_is(const char *ref, const char *name, const char *uuid) {
+        return ref && ref[0] && ((name && streq(ref, name)) || (uuid && uuid[0] && streq(ref, uuid)));
+}
+
+/* The domain that ref names. A name that equals another domain's UUID loses to that UUID, as in lookups. */
+static const VirtDomainInfo *find_domain(const VirtDomainInfo *d, size_t n, const char *ref) {
         for (size_t i = 0; i < n; i++)
-                if (streq(d[i].name, name))
+                if (d[i].uuid[0] && streq(d[i].uuid, ref))
+                        return &d[i];
+        for (size_t i = 0; i < n; i++)
+                if (streq(d[i].name, ref))
                         return &d[i];
         return NULL;
 }
@@ -145,7 +153,8 @@ int virt_reconcile(const VirtDomainInfo *domains, size_t n_domains,
                         continue;
                 }
                 if (k == 1) {
-                        VirtFinding f = !streq(pl[first].domain, dom) ? VIRT_FINDING_ELSEWHERE :
+                        /* Domain names are unique, so the name tells whether the VF is in the tenant's domain. */
+                        VirtFinding f = !d || !streq(pl[first].domain, d->name) ? VIRT_FINDING_ELSEWHERE :
                                         e->mac && e->mac[0] && pl[first].mac[0] && !mac_eq(pl[first].mac, e->mac) ?
                                         VIRT_FINDING_MAC_MISMATCH : VIRT_FINDING_OK;
                         r = emit(&o, f, e->tenant, e->vf, pl[first].domain, dom, pl[first].mac);

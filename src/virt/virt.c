@@ -22,10 +22,20 @@ static const char *table_name(const char *const *t, size_t n, int i) {
         return i >= 0 && (size_t) i < n ? t[i] : "other";
 }
 
-static void emit(Virt *v, VirtEventKind kind, const char *domain, const char *device, int detail, const char *detail_str) {
+/* dom is NULL for connection events. Its UUID goes with its name, because a tenant may know its domain by either. */
+static void emit(Virt *v, VirtEventKind kind, virDomainPtr dom, const char *device, int detail, const char *detail_str) {
+        char uuid[VIR_UUID_STRING_BUFLEN];
         VirtEvent ev = {
-                .kind = kind, .domain = domain, .device = device, .detail = detail, .detail_str = detail_str ?: "",
+                .kind = kind, .device = device, .detail = detail, .detail_str = detail_str ?: "",
         };
+
+        if (dom) {
+                ev.domain = virDomainGetName(dom);
+                if (virDomainGetUUIDString(dom, uuid) >= 0)
+                        ev.uuid = uuid;
+                else
+                        virResetLastError();
+        }
 
         if (v->fn)
                 v->fn(&ev, v->userdata);
@@ -33,29 +43,28 @@ static void emit(Virt *v, VirtEventKind kind, const char *domain, const char *de
 
 static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque) {
         Virt *v = opaque;
-        const char *name = virDomainGetName(dom);
 
         switch (event) {
         case VIR_DOMAIN_EVENT_DEFINED:
-                emit(v, VIRT_EVENT_DEFINED, name, NULL, detail, detail == VIR_DOMAIN_EVENT_DEFINED_UPDATED ? "updated" : "added");
+                emit(v, VIRT_EVENT_DEFINED, dom, NULL, detail, detail == VIR_DOMAIN_EVENT_DEFINED_UPDATED ? "updated" : "added");
                 break;
         case VIR_DOMAIN_EVENT_UNDEFINED:
-                emit(v, VIRT_EVENT_UNDEFINED, name, NULL, detail, "removed");
+                emit(v, VIRT_EVENT_UNDEFINED, dom, NULL, detail, "removed");
                 break;
         case VIR_DOMAIN_EVENT_STARTED:
-                emit(v, VIRT_EVENT_STARTED, name, NULL, detail,
+                emit(v, VIRT_EVENT_STARTED, dom, NULL, detail,
                      table_name(lifecycle_started, ELEMENTSOF(lifecycle_started), detail));
                 break;
         case VIR_DOMAIN_EVENT_STOPPED:
-                emit(v, VIRT_EVENT_STOPPED, name, NULL, detail,
+                emit(v, VIRT_EVENT_STOPPED, dom, NULL, detail,
                      table_name(lifecycle_stopped, ELEMENTSOF(lifecycle_stopped), detail));
                 break;
         case VIR_DOMAIN_EVENT_SUSPENDED:
         case VIR_DOMAIN_EVENT_PMSUSPENDED:
-                emit(v, VIRT_EVENT_SUSPENDED, name, NULL, detail, event == VIR_DOMAIN_EVENT_PMSUSPENDED ? "pm" : "paused");
+                emit(v, VIRT_EVENT_SUSPENDED, dom, NULL, detail, event == VIR_DOMAIN_EVENT_PMSUSPENDED ? "pm" : "paused");
                 break;
         case VIR_DOMAIN_EVENT_RESUMED:
-                emit(v, VIRT_EVENT_RESUMED, name, NULL, detail, "resumed");
+                emit(v, VIRT_EVENT_RESUMED, dom, NULL, detail, "resumed");
                 break;
         default:
                 /* SHUTDOWN and CRASHED need nothing. A STOPPED follows a SHUTDOWN, and it follows a CRASHED unless the domain is preserved. */
@@ -65,15 +74,15 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
 }
 
 static void on_device_added(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque) {
-        emit(opaque, VIRT_EVENT_DEVICE_ADDED, virDomainGetName(dom), alias, 0, "");
+        emit(opaque, VIRT_EVENT_DEVICE_ADDED, dom, alias, 0, "");
 }
 
 static void on_device_removed(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque) {
-        emit(opaque, VIRT_EVENT_DEVICE_REMOVED, virDomainGetName(dom), alias, 0, "");
+        emit(opaque, VIRT_EVENT_DEVICE_REMOVED, dom, alias, 0, "");
 }
 
 static void on_device_removal_failed(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque) {
-        emit(opaque, VIRT_EVENT_DEVICE_REMOVAL_FAILED, virDomainGetName(dom), alias, 0, "");
+        emit(opaque, VIRT_EVENT_DEVICE_REMOVAL_FAILED, dom, alias, 0, "");
 }
 
 /*
@@ -91,7 +100,7 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
                 virResetLastError();
                 cpus = NULL;
         }
-        emit(opaque, VIRT_EVENT_TUNABLE, virDomainGetName(dom), NULL, 0, cpus ?: "");
+        emit(opaque, VIRT_EVENT_TUNABLE, dom, NULL, 0, cpus ?: "");
 }
 
 static int schedule_reconnect(Virt *v);

@@ -577,6 +577,117 @@ def test_object_manager(env, d, mon):
     mon.wait("PropertiesChanged", lambda data: "Class" in data[1], path=path)
 
 
+def pf_figures(env, pf):
+    """Device1's allocator figures of one PF."""
+    p = env.obj_props(pf_path(pf), DEVICE1)
+    return {k: p[k] for k in ["VfUsable", "VfAllocated", "VfFree", "VfPreemptible", "ClassAllocated",
+                              "ClassAvailable"]}
+
+
+def test_pf_figures(env, d, mon):
+    """Device1's allocator figures, with PropertiesChanged before the reply of the Allocate or
+    Release that changed them; and MaxTenants."""
+    assert env.prop("MaxTenants") == 64
+    pfs = [x["address"] for x in env.rec("ListDevices") if x["kind"] == "pf"]
+    for pf in pfs:
+        f = pf_figures(env, pf)
+        assert f["VfUsable"] == f["VfAllocated"] + f["VfFree"] and f["VfUsable"] <= 8, f
+        assert sum(f["ClassAllocated"].values()) == f["VfAllocated"] and 0 not in f["ClassAllocated"].values(), f
+        assert set(f["ClassAvailable"]) == {"best-effort", "latency-critical", "napi-rt", "rt-vcpu", "throughput"}, f
+        assert f["ClassAvailable"]["best-effort"] == 0, f
+        assert f["ClassAvailable"]["latency-critical"] == f["VfFree"] + f["VfPreemptible"], f
+        # The fixture keeps no headroom (vf_headroom = 0).
+        assert f["ClassAvailable"]["throughput"] == f["VfFree"], f
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        before = {pf: pf_figures(env, pf) for pf in pfs}
+        (rec,), _ = conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-fig", "throughput", "", {})
+        pf = rec["pf"]
+        # The signal came before the reply, and names what changed.
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == pf_path(pf)]
+        assert changed and changed[-1]["VfAllocated"] == before[pf]["VfAllocated"] + 1, conn.signals
+        assert changed[-1]["VfFree"] == before[pf]["VfFree"] - 1, changed
+        assert changed[-1]["VfPreemptible"] == before[pf]["VfPreemptible"] + 1, changed
+        after = pf_figures(env, pf)
+        assert after["ClassAllocated"].get("throughput", 0) == before[pf]["ClassAllocated"].get("throughput", 0) + 1
+        assert after["ClassAvailable"]["latency-critical"] == before[pf]["ClassAvailable"]["latency-critical"]
+        assert after["ClassAvailable"]["throughput"] == before[pf]["ClassAvailable"]["throughput"] - 1
+        # Release: back to what it was, announced before the reply too.
+        del conn.signals[:]
+        conn.call(*DEST, IFACE, "Release", "s", "t-fig")
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == pf_path(pf)]
+        assert changed and changed[-1]["VfAllocated"] == before[pf]["VfAllocated"], conn.signals
+        assert pf_figures(env, pf) == before[pf]
+    finally:
+        conn.close()
+    mon.wait("PropertiesChanged", lambda data: data[0] == DEVICE1 and "VfFree" in data[1], path=pf_path(pf))
+
+
+UUID = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+
+
+def test_pin_and_labels(env, d, mon):
+    """Allocate's options pf, domain_uuid and owner: honoured, shown, saved, and refused by name when bad."""
+    PF1 = "0000:c1:00.0"
+    for tenant, pf in [("t-pin-a", PF0), ("t-pin-b", PF1)]:
+        r = env.rec("Allocate", "sssa{sv}", tenant, "latency-critical", "", 3, "pf", "s", pf,
+                    "domain_uuid", "s", UUID, "owner", "s", "placement")
+        assert r["pf"] == pf and r["pin_pf"] == pf and r["kind"] == "vf", r
+        assert r["domain_uuid"] == UUID and r["owner"] == "placement", r
+        props = env.obj_props(tenant_path(tenant), TENANT1)
+        assert props["PinPf"] == pf and props["DomainUuid"] == UUID and props["Owner"] == "placement", props
+    saved = {t["tenant"]: t for t in json.loads(d.state_file())["tenants"]}
+    assert saved["t-pin-a"]["pin_pf"] == PF0 and saved["t-pin-a"]["owner"] == "placement", saved["t-pin-a"]
+    assert saved["t-pin-b"]["domain_uuid"] == UUID, saved["t-pin-b"]
+    line = env.ctl("tenant", "t-pin-a", check=0).stdout
+    assert f"pinned to PF {PF0}, domain UUID {UUID}, owner placement" in line, line
+    # A tenant without them has no such keys, and "" as properties.
+    plain_t = env.rec("Allocate", "sssa{sv}", "t-unpinned", "best-effort", "", 0)
+    assert not {"pin_pf", "domain_uuid", "owner"} & set(plain_t), plain_t
+    assert env.obj_props(tenant_path("t-unpinned"), TENANT1)["PinPf"] == ""
+    assert "pin_pf" not in [t for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-unpinned"][0]
+    env.call("Release", "s", "t-unpinned")
+    # Bad values: an error that names the key, and nothing changes.
+    before = snapshot(env, d)
+    for key, value, error in [("pf", "0000:99:00.0", "UnknownDevice"), ("pf", "41:00.0", "InvalidArgument"),
+                              ("pf", "0000:41:00.0 ", "InvalidArgument"),
+                              ("domain_uuid", UUID.upper(), "InvalidArgument"),
+                              ("domain_uuid", UUID[:-1], "InvalidArgument"), ("domain_uuid", "", "InvalidArgument"),
+                              ("owner", "", "InvalidArgument"), ("owner", "a b", "InvalidArgument"),
+                              ("owner", "o" * 64, "InvalidArgument")]:
+        r = env.call("Allocate", "sssa{sv}", "t-bad", "latency-critical", "", 1, key, "s", value, check=False)
+        assert r.returncode != 0 and key in r.stderr, (key, value, r.stderr)
+        doc = env.ctl_error(1 if error == "UnknownDevice" else 2, E + error, "allocate", "t-bad", "latency-critical",
+                            "--" + key.replace("_", "-"), value)
+        assert key in doc["message"], doc
+    for key, good in [("pf", PF0), ("domain_uuid", UUID), ("owner", "x")]:
+        r = env.call("Allocate", "sssa{sv}", "t-bad", "best-effort", "", 1, key, "u", 1, check=False)
+        assert r.returncode != 0 and f"Option {key} must be of type s" in r.stderr, r.stderr
+        r = env.call("Allocate", "sssa{sv}", "t-bad", "best-effort", "", 2, key, "s", good, key, "s", good, check=False)
+        assert r.returncode != 0 and f"Option {key} given twice" in r.stderr, r.stderr
+    assert snapshot(env, d) == before, "a rejected call changed something"
+    # A new owner alone is a change: saved, and announced on the tenant's object before the reply.
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        conn.call(*DEST, IFACE, "Allocate", "sssa{sv}", "t-pin-b", "latency-critical", "",
+                  {"pf": ("s", PF1), "domain_uuid": ("s", UUID), "owner": ("s", "someone-else")})
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == tenant_path("t-pin-b")]
+        assert changed and changed[0] == {"Owner": "someone-else"}, conn.signals
+        assert [t for t in json.loads(d.state_file())["tenants"] if t["tenant"] == "t-pin-b"][0]["owner"] == \
+            "someone-else"
+    finally:
+        conn.close()
+    env.call("Release", "s", "t-pin-a")
+    env.call("Release", "s", "t-pin-b")
+    # One stays for test_restart, which checks that the keys survive a restart: a virtio tenant holds no VF.
+    env.ctl("allocate", "t-labels", "best-effort", "--pf", PF1, "--domain-uuid", UUID, "--owner", "placement",
+            check=0)
+
+
 def test_allocation_is_no_drift(env, d, mon):
     """What sriovd changes for an allocation is its own plan; only a change behind its back is drift."""
     def drifts():
@@ -959,6 +1070,8 @@ def test_concurrency(env, d, mon):
 def test_restart(env, d, mon):
     before = env.tenants()
     assert before
+    labels = [t for t in before if t["tenant"] == "t-labels"]
+    assert labels and labels[0]["pin_pf"] and labels[0]["domain_uuid"] and labels[0]["owner"], labels
     assert d.stop(signal.SIGTERM) == 0
     d.start()
     assert env.tenants() == before
@@ -1043,7 +1156,7 @@ def test_log_control(env, d, mon):
 
 
 TESTS = [test_introspection, test_metrics, test_alerts, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_irqs_napi,
-         test_object_manager,
+         test_object_manager, test_pf_figures, test_pin_and_labels,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_failed_save, test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]

@@ -82,12 +82,12 @@ def check(out):
     has(r"^ +node 1: 0 of 6 booked")
     has(r"^VFs: +16 total, 16 usable, 4 allocated")
     has(r"^Tenants: +5$")
-    # The tenants table: RT CPUs 6 and 7, one each; nothing for the other classes.
+    # The tenants table: no owner, then RT CPUs 6 and 7, one each; nothing for the other classes.
     has(r"^TENANT +CLASS +KIND .* RT-CPUS$")
-    has(r"^rt-a +rt-vcpu +vf +0000:41:00\.\d .* vm-rt-a +0 +class +6$")
-    has(r"^rt-b +rt-vcpu +vf +0000:41:00\.\d .* vm-rt-b +0 +class +7$")
-    has(r"^trader +latency-critical +vf .* vm-trader +1 +class +-$")
-    has(r"^web +best-effort +virtio .* vm-web +- +class +-$")
+    has(r"^rt-a +rt-vcpu +vf +0000:41:00\.\d .* vm-rt-a +0 +class +- +6$")
+    has(r"^rt-b +rt-vcpu +vf +0000:41:00\.\d .* vm-rt-b +0 +class +- +7$")
+    has(r"^trader +latency-critical +vf .* vm-trader +1 +class +- +-$")
+    has(r"^web +best-effort +virtio .* vm-web +- +class +- +-$")
     has(r"^rt-a: vf 0000:41:00\.\d, class rt-vcpu, .*, allocated, RT CPUs 6$")
     # rt-a's guest placement, from sriovd's log: vCPU 0 on its RT CPU, the rest on housekeeping,
     # FIFO on vCPU 0 only, memory on node 0; its VF's IRQs on vCPU 0's CPU. A first placement is

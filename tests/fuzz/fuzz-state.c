@@ -15,7 +15,8 @@ static bool tenant_equal(const StateTenant *a, const StateTenant *b) {
                streq(a->vf, b->vf) && memcmp(a->mac, b->mac, 6) == 0 && a->vlan == b->vlan &&
                streq(a->domain, b->domain) && a->numa_node == b->numa_node &&
                a->have_coalesce == b->have_coalesce && a->rx_usecs == b->rx_usecs &&
-               a->tx_usecs == b->tx_usecs && a->seq == b->seq;
+               a->tx_usecs == b->tx_usecs && a->seq == b->seq && streq(a->pin_pf, b->pin_pf) &&
+               streq(a->domain_uuid, b->domain_uuid) && streq(a->owner, b->owner);
 }
 
 /* Parse; whatever is accepted must be valid, format, and parse back to the same State. */

@@ -249,6 +249,58 @@ static void test_rt_placed_when_attach_fails(const char *fixtures) {
         sh("rm -rf %s", dir);
 }
 
+/*
+ * Tenants that name their guest by UUID only, as a scheduler that knows the guest's UUID does:
+ * the NIC goes into the domain with that UUID, and an RT guest is placed and learnt by it.
+ */
+static void test_domain_by_uuid(const char *fixtures) {
+        char dir[] = "/tmp/sriovd-guests-uuid-XXXXXX";
+        Manager *m = NULL;
+        TenantInfo t, rt;
+        VirtError err = {};
+        CycleResult res;
+        char *xml = NULL;
+        TenantOptions late = { .numa_node = 0, .vlan = -1, .domain_uuid = "6a1c4e2b-0d3f-4b8a-9e7c-1f2a3b4c5d6e" };
+        TenantOptions running = { .numa_node = 0, .vlan = -1, .domain_uuid = "9b2d5f3c-1e4a-4c9b-8f0d-2a3b4c5d6e7f" };
+
+        ASSERT(mkdtemp(dir));
+        env_prepare(fixtures, dir, node_with_domains_xml, "[cpus]\nkeep_irqs_off_rt = no\n");
+        env_class(dir, "lowlat", "[class]\nvnic = sriov-required\nrank = 100\n");
+        env_class(dir, "rtpin", "[class]\nvnic = sriov-required\nrank = 100\nirq_cpus = vcpu\nirq_spread = single\n"
+                                "vcpu_pinning = rt\n");
+        m = env_start(dir);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+
+        /* No domain name at all: vm-late, shut off, gets the NIC in its definition, found by UUID. */
+        ASSERT_EQ(manager_allocate(m, "by-uuid", "lowlat", "", &late, &t, NULL, 0), 0);
+        ASSERT_STREQ(t.domain, "");
+        ASSERT_STREQ(t.domain_uuid, late.domain_uuid);
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-late", true, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "type='hostdev'");
+        ASSERT_CONTAINS(xml, t.mac);
+        xml = mfree(xml);
+
+        /* vm-running by UUID: its RT tenant's vCPU 0 goes on the booked RT CPU, and is learnt under either name. */
+        ASSERT_EQ(manager_allocate(m, "rt-uuid", "rtpin", "", &running, &rt, NULL, 0), 0);
+        ASSERT_EQ(rt.n_rt_cpus, 1u);
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        ASSERT_CONTAINS(xml, "<vcpupin vcpu='0' cpuset='2'/>");
+        xml = mfree(xml);
+        ASSERT_EQ(guests_vcpu0_cpu(manager_guests(m), running.domain_uuid), 2);
+        ASSERT_EQ(guests_vcpu0_cpu(manager_guests(m), "vm-running"), 2);
+
+        /* Released, the guest found by UUID leaves its RT CPU. */
+        ASSERT_EQ(manager_release(m, "rt-uuid"), 0);
+        ASSERT_EQ(manager_release(m, "by-uuid"), 0);
+        ASSERT(run_until(m, no_tenants, NULL));
+        ASSERT_EQ(virt_domain_xml(guests_virt(manager_guests(m)), "vm-running", false, &xml, &err), 0);
+        ASSERT(!strstr(xml, "<vcpupin vcpu='0' cpuset='2'/>"));
+        free(xml);
+
+        manager_free(m);
+        sh("rm -rf %s", dir);
+}
+
 /* Two domains sriovd has no tenant in: one running with VF 41:00.6, one shut off with VF 41:01.1 (index 7). */
 static const char node_with_foreign_xml[] =
         "<node>\n"
@@ -558,6 +610,7 @@ int main(int argc, char **argv) {
 
         test_libvirt_late(argv[1]);
         test_rt_placed_when_attach_fails(argv[1]);
+        test_domain_by_uuid(argv[1]);
         test_foreign_domains_block_count_change(argv[1]);
         test_vhost_plan(argv[1]);
         test_rt_vcpu_threads_plan(argv[1]);

@@ -369,6 +369,62 @@ TEST(parse_rules) {
  * What json-c lets through, even in its strict mode, and the format does not: each refused
  * with what and where, as the rules above are.
  */
+/* pin_pf, domain_uuid and owner: optional, absent when empty, round-tripped, and checked by name. */
+TEST(scheduler_keys) {
+        _cleanup_free_ char *text = NULL, *plain = sample_text(NULL);
+        StateTenant t = tenant_vf("3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b", "0000:41:01.2", 3);
+        State s = { .tenants = &t, .n = 1, .generation = 5 }, back = {};
+        StateError e = {};
+        size_t size;
+        static const struct {
+                const char *member, *message;
+        } bad[] = {
+                { "\"pin_pf\": \"41:00.0\"", "tenants[1].pin_pf \"41:00.0\" is not valid" },
+                { "\"pin_pf\": 7", "expected a string for tenants[1].pin_pf" },
+                { "\"domain_uuid\": \"3F2A9C1E-5B7D-4E8F-9A0B-1C2D3E4F5A6B\"", "tenants[1].domain_uuid" },
+                { "\"domain_uuid\": \"\"", "tenants[1].domain_uuid \"\" is not valid" },
+                { "\"owner\": \"a b\"", "tenants[1].owner \"a b\" is not valid" },
+                { "\"owner\": \"\"", "tenants[1].owner \"\" is not valid" },
+        };
+
+        /* A file without them is what every earlier sriovd wrote, and it loads. */
+        ASSERT(!strstr(plain, "pin_pf") && !strstr(plain, "domain_uuid") && !strstr(plain, "owner"));
+        ASSERT_EQ(state_parse(plain, strlen(plain), &back, &e), 0);
+        ASSERT_STREQ(back.tenants[0].pin_pf, "");
+        state_done(&back);
+
+        strscpy(t.pin_pf, sizeof(t.pin_pf), "0000:41:00.0");
+        strscpy(t.domain_uuid, sizeof(t.domain_uuid), t.tenant);
+        strscpy(t.owner, sizeof(t.owner), "placement");
+        ASSERT_EQ(state_format(&s, &text, &size, NULL), 0);
+        ASSERT_CONTAINS(text, "\"pin_pf\": \"0000:41:00.0\"");
+        ASSERT_EQ(state_parse(text, size, &back, &e), 0);
+        ASSERT_STREQ(back.tenants[0].pin_pf, "0000:41:00.0");
+        ASSERT_STREQ(back.tenants[0].domain_uuid, t.tenant);
+        ASSERT_STREQ(back.tenants[0].owner, "placement");
+        state_done(&back);
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char member[96];
+                _cleanup_free_ char *edited = NULL;
+
+                snprintf(member, sizeof(member), "\"seq\": 9, %s", bad[i].member);
+                edited = replace(plain, "\"seq\": 9", member);
+                rechecksum(edited);
+                e = (StateError) {};
+                ASSERT_EQ(state_parse(edited, strlen(edited), &back, &e), -EBADMSG);
+                ASSERT_CONTAINS(e.message, bad[i].message);
+        }
+
+        strscpy(t.domain_uuid, sizeof(t.domain_uuid), "not-a-uuid");
+        ASSERT_EQ(state_validate(&s, &e), -EINVAL);
+        ASSERT_CONTAINS(e.message, "domain_uuid is not valid");
+        strscpy(t.domain_uuid, sizeof(t.domain_uuid), "");
+        strscpy(t.pin_pf, sizeof(t.pin_pf), "0000:41:00.9");
+        ASSERT_EQ(state_validate(&s, &e), -EINVAL);
+        ASSERT_CONTAINS(e.message, "pin_pf is not valid");
+}
+
 TEST(parse_stricter_than_json_c) {
         static const BadCase cases[] = {
                 { "\"domain\": null", "\"domain\": \"\\udc00\"", false, 28, "lone low surrogate \\udc00 in tenants[1].domain" },
@@ -1203,6 +1259,7 @@ int main(void) {
         RUN(format_exact);
         RUN(round_trip);
         RUN(parse_escapes);
+        RUN(scheduler_keys);
         RUN(hand_edit_with_checksum_fixed);
         RUN(parse_rules);
         RUN(parse_stricter_than_json_c);

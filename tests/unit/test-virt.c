@@ -377,6 +377,7 @@ TEST(reconcile) {
 
 typedef struct Recorder {
         char lines[64][128];
+        char uuids[64][VIRT_UUID_STRING_MAX];   /* each event's domain UUID, "" for none */
         size_t n;
 } Recorder;
 
@@ -389,9 +390,11 @@ _Static_assert(ELEMENTSOF(kind_names) == _VIRT_EVENT_KIND_MAX, "a name per event
 static void record(const VirtEvent *ev, void *userdata) {
         Recorder *r = userdata;
 
-        if (r->n < ELEMENTSOF(r->lines))
+        if (r->n < ELEMENTSOF(r->lines)) {
+                strscpy(r->uuids[r->n], sizeof(r->uuids[0]), ev->uuid ?: "");
                 snprintf(r->lines[r->n++], sizeof(r->lines[0]), "%s %s %s", kind_names[ev->kind],
                          ev->domain ?: "-", ev->device ?: ev->detail_str);
+        }
 }
 
 /* Dispatch sd-event until line shows up (the only way events arrive: through the bridge). */
@@ -573,6 +576,8 @@ static const char *write_node_xml(char *path, size_t size) {
         return path;
 }
 
+#define HOLDER_UUID "6695eb01-f6a4-8304-79aa-97f2502e193f"
+
 /* A custom test:///path.xml: a running domain holding a VF is recognised; lifecycle events through sd-event. */
 TEST(test_driver_events_and_reconcile) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
@@ -619,7 +624,34 @@ TEST(test_driver_events_and_reconcile) {
                 ASSERT_EQ(items[2].finding, VIRT_FINDING_FOREIGN);
                 ASSERT_STREQ(items[2].vf, "0000:41:00.5");
         }
+        /* A tenant that names its domain by UUID, as a scheduler that knows the guest's UUID does. */
+        ASSERT_STREQ(doms[0].uuid, HOLDER_UUID);
+        {
+                VirtExpected ex[] = { { "t1", "0000:41:00.2", "52:54:00:10:00:01", HOLDER_UUID } };
+                const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.5" };
+
+                items = mfree(items);
+                ASSERT_EQ(virt_reconcile(doms, n_doms, ex, 1, scope, ELEMENTSOF(scope), &items, &n_items), 0);
+                ASSERT_EQ(n_items, 2);
+                ASSERT_EQ(items[0].finding, VIRT_FINDING_OK);
+                ASSERT_STREQ(items[0].domain, "holder");
+        }
         virt_domain_list_free(doms, n_doms);
+        {
+                char name[VIRT_DOMAIN_NAME_MAX], uuid[VIRT_UUID_STRING_MAX];
+
+                ASSERT_EQ(virt_domain_id(v, HOLDER_UUID, name, uuid, &err), 0);
+                ASSERT_STREQ(name, "holder");
+                ASSERT_STREQ(uuid, HOLDER_UUID);
+                ASSERT_EQ(virt_domain_id(v, "holder", name, uuid, &err), 0);
+                ASSERT_STREQ(uuid, HOLDER_UUID);
+                ASSERT_EQ(virt_domain_is_active(v, HOLDER_UUID, &err), 1);
+                ASSERT_EQ(virt_domain_is_active(v, "00000000-0000-4000-8000-000000000000", &err), -ENOENT);
+                ASSERT(virt_domain_ref_is(HOLDER_UUID, "holder", HOLDER_UUID));
+                ASSERT(virt_domain_ref_is("holder", "holder", NULL));
+                ASSERT(!virt_domain_ref_is("", "", ""));
+                ASSERT(!virt_domain_ref_is("00000000-0000-4000-8000-000000000000", "holder", HOLDER_UUID));
+        }
 
         /* vCPUs: a placement built as the daemon builds it (guest_placement() from the class and
          * the booking, src/daemon/guests.c): vCPU 0 on its RT CPU, vCPU 1 and the emulator on the
@@ -723,12 +755,24 @@ TEST(test_driver_events_and_reconcile) {
         ASSERT_EQ(virt_domain_is_active(v, "ev1", &err), 0);
         ASSERT_EQ(virt_domain_start(v, "ev1", &err), 0);
         wait_for(e, &rec, "started ev1 booted");
+        /* Each event carries the domain's UUID, so that a tenant that knows it by UUID is found. */
+        {
+                char uuid[VIRT_UUID_STRING_MAX];
+                ASSERT_EQ(virt_domain_uuid(v, "ev1", uuid, &err), 0);
+                ASSERT_STREQ(rec.uuids[rec.n - 1], uuid);
+        }
         ASSERT_EQ(virt_domain_is_active(v, "ev1", &err), 1);
         ASSERT_EQ(virt_domain_destroy(v, "ev1", &err), 0);
         wait_for(e, &rec, "stopped ev1 destroyed");
         ASSERT_EQ(virt_domain_undefine(v, "ev1", &err), 0);
         wait_for(e, &rec, "undefined ev1 removed");
         ASSERT_EQ(virt_domain_is_active(v, "ev1", &err), -ENOENT);
+        /* A domain named like a UUID that no domain has is found by its name. */
+        dom = mfree(dom);
+        dom = domain_with("11111111-2222-4333-8444-555555555555", "");
+        ASSERT_EQ(virt_define_xml(v, dom, &err), 0);
+        ASSERT_EQ(virt_domain_is_active(v, "11111111-2222-4333-8444-555555555555", &err), 0);
+        ASSERT_EQ(virt_domain_undefine(v, "11111111-2222-4333-8444-555555555555", &err), 0);
 
         v = virt_free(v);
         ASSERT_EQ(virt_event_n_sources(), 0);
