@@ -258,6 +258,40 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
         return false;
 }
 
+unsigned alloc_rt_room(const Allocator *a, const AllocClass *c, int node, unsigned cap) {
+        _cleanup_free_ RtCpu *rt = NULL;
+        unsigned want = class_rt_need(c), share = MAX(c->rt_share, 1u), k;
+        Allocator sim;
+
+        if (want == 0 || c->rt_fallback || cap == 0)
+                return cap;
+        if (a->n_rt == 0)
+                return 0;
+        /*
+         * Greedy booking can strand room that a count of free places would promise, so the
+         * guests are booked one after another on a copy of the RT CPUs, as rt_pick() books them.
+         * Without memory for the copy, the answer is 0, which never promises too much.
+         */
+        rt = malloc(a->n_rt * sizeof(RtCpu));
+        if (!rt)
+                return 0;
+        memcpy(rt, a->rt, a->n_rt * sizeof(RtCpu));
+        sim = *a;
+        sim.rt = rt;
+        for (k = 0; k < cap; k++) {
+                size_t idx[ALLOC_RT_CPUS_MAX];
+
+                if (!rt_pick(&sim, node, want, share, idx))
+                        break;
+                for (unsigned j = 0; j < want; j++) {
+                        RtCpu *x = &rt[idx[j]];
+                        x->cap = x->users == 0 ? share : MIN(x->cap, share);
+                        x->users++;
+                }
+        }
+        return k;
+}
+
 /* Make a guest for key, as tenant t's class c books it. The caller adds its tenants and CPUs. */
 static uint32_t guest_new(Allocator *a, const char *key, const Tenant *t, const AllocClass *c) {
         size_t i;
