@@ -82,37 +82,27 @@ static bool pick_on_node(const Allocator *a, int node, unsigned want, unsigned s
         return n == want;
 }
 
-static unsigned bookable_on(const Allocator *a, int node, unsigned share) {
-        unsigned n = 0;
-
-        for (size_t i = 0; i < a->n_rt; i++)
-                n += a->rt[i].node == node && rt_bookable(&a->rt[i], node, share);
-        return n;
-}
-
 /* Where want CPUs go for a guest on node. A node below 0 means the node with the most bookable CPUs. */
 static bool rt_pick(const Allocator *a, int node, unsigned want, unsigned share, size_t *ret) {
-        int best = -2;
-        unsigned most = 0;
+        unsigned count[N_BUCKETS] = {}, best = N_BUCKETS;
 
         if (node >= 0)
                 return pick_on_node(a, node, want, share, ret);
         /*
-         * All of a guest's CPUs are on one node, because its vCPUs share its memory. The unknown
-         * node, -1, comes last.
+         * All of a guest's CPUs are on one node, because its vCPUs share its memory. Ties go to
+         * the lowest node, and the unknown node, -1, comes last. One pass counts every node,
+         * because ClassAvailable asks this once for each guest it counts.
          */
-        for (size_t i = 0; i < a->n_rt; i++) {
-                int nd = a->rt[i].node;
-                unsigned n = bookable_on(a, nd, share);
-
-                if (n > most || (n == most && n > 0 && best != -2 && nd >= 0 && (best < 0 || nd < best))) {
-                        most = n;
-                        best = nd;
-                }
+        for (size_t i = 0; i < a->n_rt; i++)
+                count[bucket(a->rt[i].node)] += rt_bookable(&a->rt[i], -1, share);
+        for (unsigned k = 1; k <= N_BUCKETS; k++) {
+                unsigned b = k % N_BUCKETS;
+                if (count[b] > 0 && (best == N_BUCKETS || count[b] > count[best]))
+                        best = b;
         }
-        if (best == -2 || most < want)
+        if (best == N_BUCKETS || count[best] < want)
                 return false;
-        return pick_on_node(a, best, want, share, ret);
+        return pick_on_node(a, (int) best - 1, want, share, ret);
 }
 
 int alloc_rt_node(const Allocator *a, const Tenant *t) {
