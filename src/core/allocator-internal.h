@@ -224,6 +224,12 @@ static inline unsigned class_rt_need(const AllocClass *c) {
 bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *guest, const char *tenant, int node,
                        char *why, size_t size);
 /*
+ * How many new guests of class c, each a tenant's own, alloc_rt_join() would book one after
+ * another on node, counted up to cap. A node below 0 sends each to the node with the most
+ * bookable CPUs, as for a VF of unknown node. A class that books none or falls back gets cap.
+ */
+unsigned alloc_rt_room(const Allocator *a, const AllocClass *c, int node, unsigned cap);
+/*
  * The placed tenant s joins guest. The guest books its CPUs now, or waits for them if its class
  * falls back. The tenant's last decision in d gets the CPUs.
  */

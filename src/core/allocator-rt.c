@@ -82,37 +82,27 @@ static bool pick_on_node(const Allocator *a, int node, unsigned want, unsigned s
         return n == want;
 }
 
-static unsigned bookable_on(const Allocator *a, int node, unsigned share) {
-        unsigned n = 0;
-
-        for (size_t i = 0; i < a->n_rt; i++)
-                n += a->rt[i].node == node && rt_bookable(&a->rt[i], node, share);
-        return n;
-}
-
 /* Where want CPUs go for a guest on node. A node below 0 means the node with the most bookable CPUs. */
 static bool rt_pick(const Allocator *a, int node, unsigned want, unsigned share, size_t *ret) {
-        int best = -2;
-        unsigned most = 0;
+        unsigned count[N_BUCKETS] = {}, best = N_BUCKETS;
 
         if (node >= 0)
                 return pick_on_node(a, node, want, share, ret);
         /*
-         * All of a guest's CPUs are on one node, because its vCPUs share its memory. The unknown
-         * node, -1, comes last.
+         * All of a guest's CPUs are on one node, because its vCPUs share its memory. Ties go to
+         * the lowest node, and the unknown node, -1, comes last. One pass counts every node,
+         * because ClassAvailable asks this once for each guest it counts.
          */
-        for (size_t i = 0; i < a->n_rt; i++) {
-                int nd = a->rt[i].node;
-                unsigned n = bookable_on(a, nd, share);
-
-                if (n > most || (n == most && n > 0 && best != -2 && nd >= 0 && (best < 0 || nd < best))) {
-                        most = n;
-                        best = nd;
-                }
+        for (size_t i = 0; i < a->n_rt; i++)
+                count[bucket(a->rt[i].node)] += rt_bookable(&a->rt[i], -1, share);
+        for (unsigned k = 1; k <= N_BUCKETS; k++) {
+                unsigned b = k % N_BUCKETS;
+                if (count[b] > 0 && (best == N_BUCKETS || count[b] > count[best]))
+                        best = b;
         }
-        if (best == -2 || most < want)
+        if (best == N_BUCKETS || count[best] < want)
                 return false;
-        return pick_on_node(a, best, want, share, ret);
+        return pick_on_node(a, (int) best - 1, want, share, ret);
 }
 
 int alloc_rt_node(const Allocator *a, const Tenant *t) {
@@ -256,6 +246,40 @@ bool alloc_rt_feasible(const Allocator *a, const AllocClass *c, const char *gues
                 return true;
         explain_full(a, node, want, share, why, size);
         return false;
+}
+
+unsigned alloc_rt_room(const Allocator *a, const AllocClass *c, int node, unsigned cap) {
+        _cleanup_free_ RtCpu *rt = NULL;
+        unsigned want = class_rt_need(c), share = MAX(c->rt_share, 1u), k;
+        Allocator sim;
+
+        if (want == 0 || c->rt_fallback || cap == 0)
+                return cap;
+        if (a->n_rt == 0)
+                return 0;
+        /*
+         * Greedy booking can strand room that a count of free places would promise, so the
+         * guests are booked one after another on a copy of the RT CPUs, as rt_pick() books them.
+         * Without memory for the copy, the answer is 0, which never promises too much.
+         */
+        rt = malloc(a->n_rt * sizeof(RtCpu));
+        if (!rt)
+                return 0;
+        memcpy(rt, a->rt, a->n_rt * sizeof(RtCpu));
+        sim = *a;
+        sim.rt = rt;
+        for (k = 0; k < cap; k++) {
+                size_t idx[ALLOC_RT_CPUS_MAX];
+
+                if (!rt_pick(&sim, node, want, share, idx))
+                        break;
+                for (unsigned j = 0; j < want; j++) {
+                        RtCpu *x = &rt[idx[j]];
+                        x->cap = x->users == 0 ? share : MIN(x->cap, share);
+                        x->users++;
+                }
+        }
+        return k;
 }
 
 /* Make a guest for key, as tenant t's class c books it. The caller adds its tenants and CPUs. */

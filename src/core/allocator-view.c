@@ -118,41 +118,6 @@ void allocator_stats(const Allocator *a, AllocStats *ret) {
         *ret = st;
 }
 
-/*
- * How many more guests that need want RT CPUs each, at share guests per CPU, the RT CPUs of
- * node can take. A guest needs want distinct CPUs, so k guests fit when the CPUs' room, each
- * counted up to k, adds up to k * want. The answer is capped at cap, which keeps the loop short.
- */
-static unsigned rt_room_on(const Allocator *a, int node, unsigned want, unsigned share, unsigned cap) {
-        unsigned k;
-
-        for (k = 0; k < cap; k++) {
-                unsigned long sum = 0;
-                for (size_t i = 0; i < a->n_rt; i++) {
-                        const RtCpu *c = &a->rt[i];
-                        unsigned room;
-                        if (c->node != node)
-                                continue;
-                        room = c->users == 0 ? share : MIN(c->cap, share) > c->users ? MIN(c->cap, share) - c->users : 0;
-                        sum += MIN(room, k + 1);
-                }
-                if (sum < (unsigned long) (k + 1) * want)
-                        break;
-        }
-        return k;
-}
-
-/* The same for a PF on node: a PF of unknown node gets its guests' CPUs on the node with the most room. */
-static unsigned rt_room(const Allocator *a, int node, const AllocClass *c, unsigned cap) {
-        unsigned want = class_rt_need(c), share = MAX(c->rt_share, 1u), best = 0;
-
-        if (node >= 0)
-                return rt_room_on(a, node, want, share, cap);
-        for (size_t i = 0; i < a->n_rt; i++)
-                best = MAX(best, rt_room_on(a, a->rt[i].node, want, share, cap));
-        return best;
-}
-
 void allocator_pf_stats(const Allocator *a, const char *pf, AllocPfStats *ret) {
         unsigned room;
         int node = -1;
@@ -178,13 +143,16 @@ void allocator_pf_stats(const Allocator *a, const char *pf, AllocPfStats *ret) {
                 const AllocClass *c = &a->classes[i];
                 unsigned n = 0;
 
-                if (c->vnic == VNIC_SRIOV_REQUIRED) {
+                if (c->vnic == VNIC_SRIOV_REQUIRED)
                         n = ret->free + ret->preemptible;
-                        if (class_rt_need(c) > 0 && !c->rt_fallback)
-                                n = rt_room(a, node, c, n);
-                } else if (c->vnic == VNIC_SRIOV_PREFERRED)
+                else if (c->vnic == VNIC_SRIOV_PREFERRED)
                         n = MIN(ret->free, node_spare(a, bucket(node)));
-                ret->class_available[i] = MIN(n, room);
+                /*
+                 * A class that refuses without its RT CPUs books them on the node of its VF, whatever
+                 * the guest's node and remote NUMA allow. So the PF's node bounds it, and each new
+                 * tenant is its own new guest there.
+                 */
+                ret->class_available[i] = alloc_rt_room(a, c, node, MIN(n, room));
         }
 }
 

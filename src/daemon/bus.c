@@ -433,6 +433,12 @@ static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error)
                                       (int) MIN(n, (size_t) RELOAD_ERRORS_MAX), errors,
                                       n > RELOAD_ERRORS_MAX ? "\n... (the rest in the journal)" : "");
         }
+        /*
+         * The new policy can change what each PF offers, for example when [cpus] rt changes.
+         * So its signals go first, as for any change, and a client that reads after the reply is
+         * never ahead of them.
+         */
+        bus_flush_now(b);
         return sd_bus_reply_method_return(m, NULL);
 }
 

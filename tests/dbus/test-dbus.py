@@ -899,10 +899,24 @@ def test_rt_cpus(env, d, mon):
         [row] = [r for r in rows if r.get("numa_node") == 0]
         return row
 
+    def pf0_changes(*call):
+        """The PropertiesChanged of PF0's Device1 that come before the reply to call."""
+        conn = minibus.Connection(env.bus.address)
+        try:
+            conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                      "type='signal',sender='org.sriovd.Manager1'")
+            conn.call(*DEST, IFACE, *call)
+            return [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == pf_path(PF0)]
+        finally:
+            conn.close()
+
     # Capacity and use per NUMA node, on the Manager (RtCpuNodes) and in sriovctl status.
     before = rt_nodes()
     assert node0(before) == {"numa_node": 0, "cpus": 6, "booked": 0, "shared": 0, "room": 0, "guests": 0,
                              "waiting": 0}, before
+    # PF0 is on node 0. Its ClassAvailable for rt-vcpu is what node 0's six RT CPUs can take as well.
+    fig = pf_figures(env, PF0)
+    assert fig["ClassAvailable"]["rt-vcpu"] == min(6, fig["VfFree"] + fig["VfPreemptible"]), fig
     assert env.ctl_json("status")["rt_cpus"] == before
     got = {}
     for i in range(6):
@@ -912,6 +926,13 @@ def test_rt_cpus(env, d, mon):
     assert sorted(got.values()) == [2, 3, 4, 5, 6, 7], got
     full = {"numa_node": 0, "cpus": 6, "booked": 6, "shared": 0, "room": 0, "guests": 6, "waiting": 0}
     assert node0(rt_nodes()) == full, rt_nodes()
+    # PF0 still has free VFs, but no rt-vcpu tenant would be accepted there: ClassAvailable says 0,
+    # and PropertiesChanged said so.
+    fig = pf_figures(env, PF0)
+    assert fig["VfFree"] > 0 and fig["ClassAvailable"]["rt-vcpu"] == 0, fig
+    assert fig["ClassAvailable"]["latency-critical"] == fig["VfFree"] + fig["VfPreemptible"], fig
+    mon.wait("PropertiesChanged", lambda data: data[0] == DEVICE1 and "ClassAvailable" in data[1] and
+             plain("a{su}", data[1]["ClassAvailable"]["data"])["rt-vcpu"] == 0, path=pf_path(PF0))
     # PropertiesChanged said so: the last RtCpuNodes announced has node 0 full.
     mon.wait("PropertiesChanged", lambda data: "RtCpuNodes" in data[1] and
              node0(plain("aa{sv}", data[1]["RtCpuNodes"]["data"])) == full)
@@ -935,15 +956,29 @@ def test_rt_cpus(env, d, mon):
     rows = {l.split()[0]: l.split() for l in table[1:]}
     assert rows["rt-1"][-1] == str(got["rt-1"]) and rows.get("t-virtio", ["-"])[-1] == "-", rows
     assert env.ctl_json("tenant", "rt-1")["rt_cpus"] == [got["rt-1"]]
-    env.ctl("release", "rt-3", check=0)
+    # A release frees a VF and an RT CPU: PF0 offers one rt-vcpu tenant again, and says so first.
+    changed = pf0_changes("Release", "s", "rt-3")
+    assert changed and changed[-1]["ClassAvailable"]["rt-vcpu"] == 1, changed
     assert node0(rt_nodes()) == dict(full, booked=5, guests=5), rt_nodes()
     mon.wait("PropertiesChanged", lambda data: "RtCpuNodes" in data[1] and
              node0(plain("aa{sv}", data[1]["RtCpuNodes"]["data"]))["booked"] == 5)
+    assert pf_figures(env, PF0)["ClassAvailable"]["rt-vcpu"] == 1
     r = env.rec("Allocate", "sssa{sv}", "rt-6", "rt-vcpu", "vm-rt-6", 1, "numa_node", "i", 0)
     assert r["rt_cpus"] == [got["rt-3"]], (r, got)
     for t in ["rt-0", "rt-0-b", "rt-1", "rt-2", "rt-4", "rt-5", "rt-6"]:
         env.ctl("release", t, check=0)
     assert rt_nodes() == before, rt_nodes()
+
+    # A reload that takes RT CPUs away changes no VF, yet ClassAvailable drops with them, and
+    # PropertiesChanged says so before Reload returns. The same when they come back.
+    fig = pf_figures(env, PF0)
+    for rt, want in [("2-3,18-23", 2), (None, fig["ClassAvailable"]["rt-vcpu"])]:
+        d.write_conf("[cpus]\nrt = %s\n" % rt if rt else "")
+        changed = pf0_changes("Reload")
+        assert changed and changed[-1] == {"ClassAvailable": dict(fig["ClassAvailable"], **{"rt-vcpu": want})}, \
+            (rt, changed)
+        assert pf_figures(env, PF0) == dict(fig, ClassAvailable=changed[-1]["ClassAvailable"])
+    assert pf_figures(env, PF0) == fig
 
 
 def test_capacity_and_limits(env, d, mon):

@@ -277,6 +277,184 @@ TEST(pf_stats) {
         ASSERT_EQ(allocator_max_tenants(a), ALLOC_TENANTS_DEFAULT);
 }
 
+/* ---- ClassAvailable is what Allocate accepts ---- */
+
+/*
+ * RT CPU 0 serves two guests whose class shares a CPU between 8, and CPUs 1 and 2 serve one
+ * guest each whose class shares a CPU between 2. Two guests that need 2 CPUs each would fit on
+ * paper: {0, 1} and {0, 2}. But Allocate books the CPUs with the fewest guests, 1 and 2, and
+ * then only CPU 0 has room. So ClassAvailable says 1, as Allocate accepts.
+ */
+TEST(rt_bound_books_as_allocate) {
+        static const AllocClass rt_classes[] = {
+                { .name = "two", .vnic = VNIC_SRIOV_REQUIRED, .rt_cpus = 2, .rt_share = 8 },
+                { .name = "wide", .vnic = VNIC_SRIOV_REQUIRED, .rt_cpus = 1, .rt_share = 8 },
+                { .name = "narrow", .vnic = VNIC_SRIOV_REQUIRED, .rt_cpus = 1, .rt_share = 2 },
+        };
+        _cleanup_(allocator_freep) Allocator *a = NULL;
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        AllocPolicy pol = ALLOC_POLICY_INIT(rt_classes, ELEMENTSOF(rt_classes));
+        AllocRtCpu cpus[] = { { 0, 0 }, { 1, 0 }, { 2, 0 } };
+        AllocVf vfs[8];
+        AllocPfStats st;
+
+        ASSERT_EQ(allocator_new(&pol, &a), 0);
+        ASSERT_EQ(allocator_set_pool(a, vfs, mkpool(vfs, 4), &d), 0);
+        ASSERT_EQ(allocator_set_rt_cpus(a, cpus, ELEMENTSOF(cpus), &d), 0);
+        /* w1 to w3 spread over CPUs 0 to 2, and w4 shares CPU 0. Then CPUs 1 and 2 go to narrow guests. */
+        ASSERT_EQ(req(a, "w1", "wide", PF_A, &d), 0);
+        ASSERT_EQ(req(a, "w2", "wide", PF_A, &d), 0);
+        ASSERT_EQ(req(a, "w3", "wide", PF_A, &d), 0);
+        ASSERT_EQ(req(a, "w4", "wide", PF_A, &d), 0);
+        ASSERT_EQ(allocator_release(a, "w2", &d), 0);
+        ASSERT_EQ(allocator_release(a, "w3", &d), 0);
+        ASSERT_EQ(req(a, "n1", "narrow", PF_A, &d), 0);
+        ASSERT_EQ(req(a, "n2", "narrow", PF_A, &d), 0);
+
+        allocator_pf_stats(a, PF_B, &st);
+        ASSERT_EQ(st.free, 4);
+        ASSERT_EQ(st.class_available[class_index(a, "two")], 1);
+        ASSERT_EQ(req(a, "t1", "two", PF_B, &d), 0);
+        ASSERT_EQ(req(a, "t2", "two", PF_B, &d), ALLOCATOR_REFUSED);
+        ASSERT_EQ(d.decisions[0].missing, ALLOC_MISSING_RT_CPU);
+}
+
+/*
+ * How many new tenants of class cls, pinned to pf with node, Allocate accepts one after another
+ * on a clone of a, each with a VF of pf. Each is its own guest, as a scheduler's tenant is.
+ */
+static unsigned accepted(const Allocator *a, const char *pf, const char *cls, int node) {
+        _cleanup_(allocator_freep) Allocator *c = NULL;
+        _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+        unsigned k;
+
+        ASSERT_EQ(allocator_clone(a, &c), 0);
+        for (k = 0; k < 64; k++) {
+                AllocRequest r = { .class_name = cls, .numa_node = node, .pin_pf = pf };
+                AllocTenant t;
+                char id[16];
+                int rc;
+
+                snprintf(id, sizeof(id), "new-%u", k);
+                r.tenant = id;
+                alloc_decisions_clear(&d);
+                rc = allocator_request(c, &r, &d);
+                ASSERT(rc == 0 || rc == ALLOCATOR_REFUSED);
+                if (rc != 0)
+                        break;
+                ASSERT_EQ(allocator_find_tenant(c, id, &t), 0);
+                /* A sriov-preferred or virtio tenant is accepted on virtio-net, and gets no VF of the PF. */
+                if (t.nic != ALLOC_NIC_VF)
+                        break;
+                ASSERT(strncmp(t.vf, pf, 7) == 0);
+                ASSERT_EQ(allocator_verify(c), 0);
+        }
+        ASSERT(k < 64);
+        return k;
+}
+
+/*
+ * For random pools, RT CPUs, classes and tenants, ClassAvailable of every class on every PF
+ * equals the pinned tenants that Allocate then accepts one after another. A scheduler's tenant
+ * comes without a NUMA node. One with the PF's node must fare the same.
+ */
+TEST(class_available_is_what_allocate_accepts) {
+        for (uint64_t seed = 1; seed <= 2000; seed++) {
+                _cleanup_(allocator_freep) Allocator *a = NULL;
+                _cleanup_(alloc_decisions_done) AllocDecisions d = {};
+                AllocClass cls[6] = {};
+                AllocVf vfs[12];
+                AllocRtCpu rt[10];
+                AllocPolicy pol;
+                int pf_node[3];
+                uint64_t s = seed * 7919;
+                size_t n_cls = 2 + test_rng(&s, 5), n_vfs = 0, n_rt = 0;
+                unsigned n_pfs = 2 + (seed % 2);
+
+                for (size_t i = 0; i < n_cls; i++) {
+                        AllocClass *c = &cls[i];
+                        snprintf(c->name, sizeof(c->name), "c%zu", i);
+                        c->vnic = (VnicKind[]) { VNIC_SRIOV_REQUIRED, VNIC_SRIOV_REQUIRED, VNIC_SRIOV_PREFERRED,
+                                                 VNIC_VIRTIO }[test_rng(&s, 4)];
+                        c->rank = (int) test_rng(&s, 3) * 50;
+                        c->allow_remote_numa = test_rng(&s, 2);
+                        c->rt_cpus = test_rng(&s, 3) ? 1 + test_rng(&s, 3) : 0;
+                        c->rt_share = 1 + test_rng(&s, 5);
+                        c->rt_fallback = test_rng(&s, 4) == 0;
+                }
+                /* The shipped rt-vcpu class is always among them. */
+                cls[0] = (AllocClass) { .name = "rt-vcpu", .vnic = VNIC_SRIOV_REQUIRED, .rank = 90, .rt_cpus = 1,
+                                        .rt_share = 1 };
+                for (unsigned p = 0; p < n_pfs; p++) {
+                        unsigned n = 1 + test_rng(&s, 4);
+                        pf_node[p] = (int) test_rng(&s, 3) - 1;
+                        for (unsigned i = 0; i < n; i++) {
+                                AllocVf *v = &vfs[n_vfs++];
+                                *v = (AllocVf) { .numa_node = pf_node[p], .healthy = test_rng(&s, 6) != 0 };
+                                snprintf(v->addr, sizeof(v->addr), "0000:%02x:01.%u", 0x41 + p, i);
+                                snprintf(v->pf, sizeof(v->pf), "0000:%02x:00.0", 0x41 + p);
+                        }
+                }
+                for (unsigned c = 0; c < 10; c++)
+                        if (test_rng(&s, 2))
+                                rt[n_rt++] = (AllocRtCpu) { c, test_rng(&s, 8) == 0 ? -1 : (int) (c % 2) };
+
+                pol = ALLOC_POLICY_INIT(cls, n_cls);
+                pol.headroom = test_rng(&s, 3);
+                pol.target_utilization = (double[]) { 0.5, 0.85, 1 }[test_rng(&s, 3)];
+                pol.max_tenants = test_rng(&s, 3) == 0 ? 4 + test_rng(&s, 8) : 0;
+                ASSERT_EQ(allocator_new(&pol, &a), 0);
+                ASSERT_EQ(allocator_set_pool(a, vfs, n_vfs, &d), 0);
+                ASSERT_EQ(allocator_set_rt_cpus(a, rt, n_rt, &d), 0);
+
+                /*
+                 * Tenants of every kind, some of them guests with two NICs, some pinned. The releases
+                 * leave the RT CPUs unevenly booked, which is where a count of free places and the
+                 * bookings part ways.
+                 */
+                for (unsigned step = 0, n = test_rng(&s, 48); step < n; step++) {
+                        char id[8], guest[8], pin[PCI_ADDR_MAX];
+                        unsigned p = test_rng(&s, n_pfs + 2);
+                        int r;
+
+                        snprintf(id, sizeof(id), "t%u", test_rng(&s, 12));
+                        snprintf(guest, sizeof(guest), "g%u", test_rng(&s, 6));
+                        snprintf(pin, sizeof(pin), p < n_pfs ? "0000:%02x:00.0" : "", 0x41 + p);
+                        alloc_decisions_clear(&d);
+                        if (test_rng(&s, 3) == 0)
+                                r = allocator_release(a, id, &d);
+                        else {
+                                AllocRequest rq = { .tenant = id, .class_name = cls[test_rng(&s, n_cls)].name,
+                                                    .numa_node = (int) test_rng(&s, 3) - 1, .pin_pf = pin,
+                                                    .guest = test_rng(&s, 2) ? guest : "" };
+                                r = allocator_request(a, &rq, &d);
+                        }
+                        ASSERT(r == 0 || r == ALLOCATOR_REFUSED || r == -ENOENT);
+                }
+                ASSERT_EQ(allocator_verify(a), 0);
+
+                for (unsigned p = 0; p < n_pfs; p++) {
+                        char pf[PCI_ADDR_MAX];
+                        AllocPfStats st;
+
+                        snprintf(pf, sizeof(pf), "0000:%02x:00.0", 0x41 + p);
+                        allocator_pf_stats(a, pf, &st);
+                        for (size_t i = 0; i < n_cls; i++) {
+                                const char *name = allocator_class_name(a, i);
+                                unsigned got = accepted(a, pf, name, -1);
+
+                                if (got != st.class_available[i]) {
+                                        fprintf(stderr, "seed %llu: PF %s class %s: ClassAvailable %u, accepted %u\n",
+                                                (unsigned long long) seed, pf, name, st.class_available[i], got);
+                                        abort();
+                                }
+                                if (pf_node[p] >= 0)
+                                        ASSERT_EQ(accepted(a, pf, name, pf_node[p]), got);
+                        }
+                }
+        }
+}
+
 int main(void) {
         RUN(required_takes_its_pf);
         RUN(downgrades_only_there);
@@ -285,5 +463,7 @@ int main(void) {
         RUN(repin);
         RUN(clone_and_restore);
         RUN(pf_stats);
+        RUN(rt_bound_books_as_allocate);
+        RUN(class_available_is_what_allocate_accepts);
         return 0;
 }
