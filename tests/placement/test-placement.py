@@ -281,7 +281,7 @@ def main():
         cx.gen[RP1], cx.inv[RP1] = gen, {}
         want = {k: {"total": v["total"], "reserved": v["reserved"]} for k, v in inv.items()}
         want[VF]["reserved"] = 1
-        cx.write_inventories(RP1, PF1, want)
+        cx.write_inventories(RP1, PF1, want, {})
         assert seen == ["placement.concurrent_update"], seen
         assert inventory(pl, RP1)[VF]["reserved"] == 1
         print("ok: a generation conflict is re-read and retried")

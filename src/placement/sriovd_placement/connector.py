@@ -24,13 +24,14 @@ CONFLICT_RETRIES = 5
 
 
 class Connector:
-    def __init__(self, conf, placement, bus):
+    def __init__(self, conf, placement, bus, on_fatal=None):
         self.compute_name = conf.compute_node
         self.compute_uuid_conf = conf.compute_node_uuid
         self.poll_ms = int(conf.poll_interval * 1000)
         self.classes_dir = conf.classes_dir
         self.placement = placement
         self.sriovd = sd.Sriovd(bus, self.changed)
+        self.on_fatal = on_fatal
         self.compute = None          # (uuid, name) of the compute node's provider
         self.snap = None             # sriovd's (pfs, tenants, max_tenants)
         self.dirty = True
@@ -79,6 +80,20 @@ class Connector:
             # Its name coming back schedules a pass; this one covers a sriovd that hangs.
             self.schedule(self.poll_ms)
             return False
+        except (pl.Failed, pl.Conflict) as e:
+            # The compute node may have gone and come back under another UUID: look it up again.
+            self.compute = None
+            self.say("placement", f"Placement refused a request ({e}); trying again in the next pass",
+                     logging.ERROR)
+            self.schedule(self.poll_ms)
+            return False
+        except Exception:
+            # A bug: exit, and let the unit restart a connector that recomputes everything.
+            log.exception("unexpected failure in a pass; exiting")
+            if self.on_fatal:
+                self.on_fatal()
+            return False
+        self.said.pop("placement", None)
         if self.backoff:
             log.info("Placement answers again; caught up")
             self.backoff = 0.0
@@ -104,8 +119,7 @@ class Connector:
             except sd.Unavailable:
                 self.dirty = True
                 raise
-            self.say("sriovd", f"sriovd: {len(self.snap[0])} managed PFs, {len(self.snap[1])} tenants",
-                     logging.DEBUG)
+            self.say("sriovd", f"sriovd answers: {len(self.snap[0])} managed PFs")
         if not self.resolve_compute():
             return
         cn_uuid, cn_name = self.compute
@@ -156,7 +170,8 @@ class Connector:
         if orphans_used:
             self.say("orphans", "allocations remain on providers of PFs sriovd no longer manages; "
                                 "their consumers are left as they are", logging.WARNING)
-        if self.sync_tenants(want, tenants):
+        granted = {c for u in ours for c in self.allocs.get(u, {})}
+        if self.sync_tenants(want, granted, tenants):
             self.snap = self.sriovd.snapshot()
             self.dirty = False
             pfs, tenants, max_tenants = self.snap
@@ -168,7 +183,7 @@ class Connector:
             pf = pfs[address]
             self.write_traits(u, address, self.known_traits(pf, kinds))
             inv = mapping.inventories(pf, kinds, self.allocs.get(u, {}), tenants, max_tenants)
-            self.write_inventories(u, address, inv)
+            self.write_inventories(u, address, inv, self.allocs.get(u, {}))
         for u in ours:
             if u not in want_uuid:
                 self.retire(u, tree.get(u, {}).get("name", u))
@@ -213,8 +228,11 @@ class Connector:
         self.gen[u] = 0
         self.inv[u], self.traits[u] = {}, set()
 
-    def sync_tenants(self, want, tenants):
+    def sync_tenants(self, want, granted, tenants):
         """Allocate what Placement granted and sriovd lacks, release what it no longer grants.
+
+        want: {consumer: (pf, class)}; granted: every consumer with allocations on this host's
+        providers, including those that cannot become a tenant, whose tenants stay as they are.
 
         True when a call was made, so the caller re-reads sriovd's figures.
         """
@@ -222,7 +240,7 @@ class Connector:
         # Releases first: a VF that a deleted allocation frees may be the one a new allocation on
         # the same PF was granted for.
         for tid, t in sorted(tenants.items()):
-            if t["owner"] != mapping.OWNER or tid in want:
+            if t["owner"] != mapping.OWNER or tid in granted:
                 continue
             called = True
             try:
@@ -275,10 +293,16 @@ class Connector:
             return
         log.warning("PF %s: traits not set after %d generation conflicts; next pass", address, CONFLICT_RETRIES)
 
-    def write_inventories(self, u, address, want):
+    def write_inventories(self, u, address, want, consumers):
+        usage = _usage(consumers)
         for _ in range(CONFLICT_RETRIES):
             if u not in self.inv:
                 self.gen[u], self.inv[u] = self.placement.inventories(u)
+            # An inventory in use cannot go: capacity 0 keeps its allocations and offers nothing.
+            want = dict(want)
+            for rc in self.inv[u]:
+                if rc not in want and usage.get(rc):
+                    want[rc] = {"total": usage[rc], "reserved": usage[rc]}
             if mapping.same_inventories(self.inv[u], want):
                 return
             try:
@@ -310,9 +334,7 @@ class Connector:
             log.info("deleted provider %s: sriovd manages no such PF", name)
             return
         # Capacity 0: existing allocations stay valid until their consumers go.
-        want = {rc: {"total": max(1, used), "reserved": max(1, used)}
-                for rc, used in _usage(self.allocs[u]).items()}
-        self.write_inventories(u, name, want)
+        self.write_inventories(u, name, {}, self.allocs[u])
 
 
 def _usage(consumers):

@@ -84,7 +84,11 @@ def main(argv=None):
     bus.connect("closed", closed)
     for signum, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
         GLib.unix_signal_add(GLib.PRIORITY_HIGH, signum, stop, name)
-    c = connector.Connector(conf.sriovd, placement.Placement(adapter), bus)
+    def fatal():
+        status[0] = EXIT_FAILURE
+        loop.quit()
+
+    c = connector.Connector(conf.sriovd, placement.Placement(adapter), bus, fatal)
     log.info("started: compute node %s, polling Placement every %g s",
              conf.sriovd.compute_node_uuid or conf.sriovd.compute_node, conf.sriovd.poll_interval)
     c.schedule(0)
