@@ -5,14 +5,14 @@
 # Allocate calls and deletions that become releases, a 409 retried, and catching up after the
 # connector is killed, after Placement is stopped and after sriovd is killed.
 #
-# sriovd's side is tests/placement/fakesriovd.py on a private bus: a stand-in that speaks the
-# per-PF figures and the Allocate options the connector uses.
+# sriovd's side is the real sriovd on a fixture host with a private bus, when it publishes the
+# per-PF figures (Device1.VfPreemptible); else tests/placement/fakesriovd.py, a stand-in that
+# speaks the figures and the Allocate options the connector uses.
 #
-#   test-placement.py SOURCE_DIR
-import json
+#   test-placement.py SOURCE_DIR [SRIOVD]
 import os
 import shutil
-import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -51,6 +51,7 @@ CN_NAME, CN_UUID = "host-a", "0b7c2a10-6b1e-4f43-9f39-1d2c6a1f3e01"
 PF0, PF1 = "0000:41:00.0", "0000:c1:00.0"
 RP0, RP1 = mapping.provider_uuid(CN_UUID, PF0), mapping.provider_uuid(CN_UUID, PF1)
 KINDS = {"latency-critical": "sriov-required", "throughput": "sriov-preferred", "best-effort": "virtio"}
+SRIOVD = sys.argv[2] if len(sys.argv) > 2 else None
 LC, TP, BE = "CUSTOM_SRIOVD_C_LATENCY_CRITICAL", "CUSTOM_SRIOVD_C_THROUGHPUT", "CUSTOM_SRIOVD_C_BEST_EFFORT"
 VF = mapping.VF
 POLICY = """<busconfig>
@@ -79,27 +80,86 @@ def wait_until(pred, what, timeout=30.0):
 
 
 class Host:
+    """sriovd's side: the bus, and the real sriovd or the stand-in on it."""
+
     def __init__(self, tmp):
         self.tmp = tmp
-        # The stand-in owns sriovd's name as any user, so the test runs without root too.
+        # sriovd's name may be owned by any user here, so the test runs without root too.
         policy = os.path.join(tmp, "policy.conf")
         with open(policy, "w") as f:
             f.write(POLICY)
         self.bus = minibus.PrivateBus(tmp, policy)
-        self.state = os.path.join(tmp, "fake-state.json")
-        self.fake = None
+        self.proc = None
+        self.real = bool(SRIOVD)
+        self.classes = os.path.join(tmp, "tenant-classes.d")
+        if self.real:
+            self.setup_real()
+            self.start_sriovd()
+            self.conn = sriovd.connect(self.bus.address)
+            self.client = sriovd.Sriovd(self.conn, lambda reason: None)
+            pfs = self.client.snapshot()[0]
+            if all("VfPreemptible" in self.props(a) for a in pfs):
+                print("sriovd: the real one, on a fixture host")
+                return
+            print("sriovd: this sriovd has no per-PF figures yet; using the stand-in")
+            self.kill_sriovd()
+            self.conn.close_sync(None)
+            self.real = False
+            shutil.rmtree(self.classes)
+        os.makedirs(self.classes)
+        for name, vnic in KINDS.items():
+            with open(os.path.join(self.classes, name + ".ini"), "w") as f:
+                f.write(f"[class]\nvnic = {vnic}\nrank = 1\n")
+        self.state = os.path.join(self.tmp, "fake-state.json")
         self.start_sriovd()
         self.conn = sriovd.connect(self.bus.address)
         self.client = sriovd.Sriovd(self.conn, lambda reason: None)
 
+    def props(self, address):
+        path = "/org/sriovd/Manager1/pf/" + "".join(
+            c if c.isalnum() and (c.isalpha() or i > 0) else "_%02x" % ord(c) for i, c in enumerate(address))
+        v = self.conn.call_sync(sriovd.NAME, path, sriovd.PROPERTIES, "GetAll",
+                                sriovd.GLib.Variant("(s)", (sriovd.DEVICE,)), None, Gio.DBusCallFlags.NONE, 10000, None)
+        return v.unpack()[0]
+
+    def setup_real(self):
+        self.root = os.path.join(self.tmp, "root")
+        subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "fixtures", "mkhost.py"), "two-socket",
+                        self.root], check=True, stdout=subprocess.DEVNULL)
+        shutil.copytree(os.path.join(SOURCE, "conf", "tenant-classes.d"), self.classes)
+        os.makedirs(os.path.join(self.tmp, "state"))
+        os.makedirs(os.path.join(self.tmp, "run"))
+        self.sriovd_conf = os.path.join(self.tmp, "sriovd.conf")
+        with open(self.sriovd_conf, "w") as f:
+            f.write(f"[daemon]\nstate_dir = {self.tmp}/state\ndrift_check_sec = 0\nvf_headroom = 0\n"
+                    f"max_tenants = 64\nmonitor_interval_sec = 0\n")
+
     def start_sriovd(self):
-        self.fake = subprocess.Popen([sys.executable, os.path.join(HERE, "fakesriovd.py"), self.bus.address,
-                                      self.state, f"{PF0}=0:4", f"{PF1}=1:4"], stdout=subprocess.PIPE, text=True)
-        assert self.fake.stdout.readline().strip() == "ready", "fakesriovd did not start"
+        if not self.real:
+            self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fakesriovd.py"), self.bus.address,
+                                          self.state, f"{PF0}=0:4", f"{PF1}=1:4"], stdout=subprocess.PIPE,
+                                         text=True)
+            assert self.proc.stdout.readline().strip() == "ready", "fakesriovd did not start"
+            return
+        notify = os.path.join(self.tmp, "notify")
+        if os.path.exists(notify):
+            os.unlink(notify)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(notify)
+        sock.settimeout(60)
+        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address,
+                   RUNTIME_DIRECTORY=os.path.join(self.tmp, "run"))
+        env.pop("JOURNAL_STREAM", None)
+        log = open(os.path.join(self.tmp, "sriovd.log"), "a")
+        self.proc = subprocess.Popen([SRIOVD, "--root", self.root, "--config", self.sriovd_conf], env=env,
+                                     stdout=log, stderr=log)
+        while "READY=1" not in sock.recv(4096).decode():
+            pass
+        sock.close()
 
     def kill_sriovd(self):
-        self.fake.kill()
-        self.fake.wait()
+        self.proc.kill()
+        self.proc.wait()
 
     def tenants(self):
         return self.client.snapshot()[1]
@@ -108,23 +168,17 @@ class Host:
         return self.client.snapshot()[0]
 
     def stop(self):
-        if self.fake.poll() is None:
-            self.fake.kill()
-            self.fake.wait()
+        if self.proc and self.proc.poll() is None:
+            self.kill_sriovd()
         self.bus.stop()
 
 
 class Connector:
     def __init__(self, tmp, pl, host):
         self.conf = os.path.join(tmp, "sriovd-placement.conf")
-        self.classes = os.path.join(tmp, "tenant-classes.d")
-        os.makedirs(self.classes, exist_ok=True)
-        for name, vnic in KINDS.items():
-            with open(os.path.join(self.classes, name + ".ini"), "w") as f:
-                f.write(f"[class]\nvnic = {vnic}\nrank = 1\n")
         with open(self.conf, "w") as f:
             f.write(pl.conf_section() + f"timeout = 5\n[sriovd]\ncompute_node = {CN_NAME}\n"
-                    f"bus_address = {host.bus.address}\nclasses_dir = {self.classes}\npoll_interval = 0.5\n")
+                    f"bus_address = {host.bus.address}\nclasses_dir = {host.classes}\npoll_interval = 0.5\n")
         self.log_path = os.path.join(tmp, "connector.log")
         self.proc = None
         self.start()
@@ -198,6 +252,9 @@ def main():
         host = Host(tmp)
         status, body = pl.request("POST", "/resource_providers", {"name": CN_NAME, "uuid": CN_UUID})
         assert status == 200, (status, body)
+        n0 = host.pfs()[PF0]["vf_usable"]
+        classes = set(host.pfs()[PF0]["class_available"])
+        assert n0 >= 4 and {"latency-critical", "throughput", "best-effort"} <= classes, host.pfs()
         # A tenant that did not come through Placement holds a VF of PF0: it must be reserved.
         host.client.conn.call_sync(sriovd.NAME, sriovd.PATH, sriovd.MANAGER, "Allocate",
                                    sriovd.GLib.Variant("(sssa{sv})", ("vm-local", "latency-critical", "",
@@ -211,12 +268,11 @@ def main():
         assert tree[RP0]["name"] == f"{CN_NAME}:sriovd:{PF0}" and tree[RP0]["parent_provider_uuid"] == CN_UUID, tree
         assert tree[RP1]["name"] == f"{CN_NAME}:sriovd:{PF1}", tree
         assert set(pl.get(f"/resource_providers/{RP0}/traits")["traits"]) == {
-            "CUSTOM_SRIOVD_NUMA_0", "CUSTOM_SRIOVD_CLASS_LATENCY_CRITICAL", "CUSTOM_SRIOVD_CLASS_THROUGHPUT",
-            "CUSTOM_SRIOVD_CLASS_BEST_EFFORT"}
+            "CUSTOM_SRIOVD_NUMA_0"} | {mapping.class_trait(c) for c in classes}
         assert "CUSTOM_SRIOVD_NUMA_1" in pl.get(f"/resource_providers/{RP1}/traits")["traits"]
         inv0 = inventory(pl, RP0)
-        assert (inv0[VF]["total"], inv0[VF]["reserved"]) == (4, 1), inv0
-        assert inv0[LC]["total"] == 3 and inv0[TP]["total"] == 64 and inv0[BE]["total"] == 64, inv0
+        assert (inv0[VF]["total"], inv0[VF]["reserved"]) == (n0, 1), inv0
+        assert inv0[LC]["total"] == n0 - 1 and inv0[TP]["total"] == 64 and inv0[BE]["total"] == 64, inv0
         assert inventory(pl, CN_UUID) == {}, "the compute node's own inventory is nova's"
         print("ok: providers, traits and inventories under the compute node")
 
@@ -233,11 +289,13 @@ def main():
         claim(pl, consumer(2), RP0, {TP: 1})
         wait_until(lambda: host.tenants().get(consumer(2), {}).get("kind") == "vf", "preferred tenant 2 on a VF")
         wait_until(lambda: agree(pl, host), "agreement after two claims")
-        # PF0: 4 VFs, one local, one required, one preferred (preemptible): 2 for a required tenant.
-        assert free(pl, RP0, VF) == 2, inventory(pl, RP0)
-        claim(pl, consumer(3), RP0, {VF: 1, LC: 1})
-        claim(pl, consumer(4), RP0, {VF: 1, LC: 1})
-        wait_until(lambda: host.tenants().get(consumer(4), {}).get("kind") == "vf", "tenant 4 on a VF")
+        # PF0: one VF local, one required, one preferred (preemptible): the rest and the preferred
+        # one's for required tenants.
+        assert free(pl, RP0, VF) == n0 - 2, inventory(pl, RP0)
+        last = 2 + n0 - 2
+        for i in range(3, last + 1):
+            claim(pl, consumer(i), RP0, {VF: 1, LC: 1})
+        wait_until(lambda: host.tenants().get(consumer(last), {}).get("kind") == "vf", "the last tenant on a VF")
         wait_until(lambda: agree(pl, host), "agreement after preemption")
         assert host.tenants()[consumer(2)]["kind"] == "virtio", "the preferred tenant was not downgraded"
         assert free(pl, RP0, VF) == 0 and free(pl, RP0, LC) == 0, inventory(pl, RP0)
@@ -255,8 +313,8 @@ def main():
         # --- kill -9 the connector; Placement and sriovd change meanwhile; a restart catches up.
         conn.kill()
         unclaim(pl, consumer(3))
-        claim(pl, consumer(5), RP1, {VF: 1, LC: 1})
-        claim(pl, consumer(6), RP1, {BE: 1})
+        claim(pl, consumer(105), RP1, {VF: 1, LC: 1})
+        claim(pl, consumer(106), RP1, {BE: 1})
 
         # A 409: the connector writes with a generation someone else has moved; it re-reads and
         # retries. Driven in this process, against the same Placement, while the daemon is down.
@@ -287,10 +345,10 @@ def main():
         print("ok: a generation conflict is re-read and retried")
 
         conn.start()
-        wait_until(lambda: consumer(3) not in host.tenants() and consumer(5) in host.tenants()
-                   and consumer(6) in host.tenants(), "the restarted connector catching up")
+        wait_until(lambda: consumer(3) not in host.tenants() and consumer(105) in host.tenants()
+                   and consumer(106) in host.tenants(), "the restarted connector catching up")
         wait_until(lambda: agree(pl, host), "agreement after a connector restart")
-        assert host.tenants()[consumer(6)]["kind"] == "virtio"
+        assert host.tenants()[consumer(106)]["kind"] == "virtio"
         print("ok: after kill -9 of the connector, nothing lost and nothing counted twice")
 
         # --- Placement stopped: sriovd changes, the connector backs off and catches up.
@@ -307,15 +365,15 @@ def main():
 
         # --- kill -9 sriovd: claims made meanwhile are served when it is back; nothing twice.
         host.kill_sriovd()
-        claim(pl, consumer(7), RP1, {VF: 1, LC: 1})
+        claim(pl, consumer(107), RP1, {VF: 1, LC: 1})
         time.sleep(2)
         conn.alive()
         host.start_sriovd()
-        wait_until(lambda: consumer(7) in host.tenants(), "tenant 7 after sriovd's restart")
+        wait_until(lambda: consumer(107) in host.tenants(), "tenant 107 after sriovd's restart")
         wait_until(lambda: agree(pl, host), "agreement after sriovd's restart")
         placement_tenants = [t for t, v in host.tenants().items() if v["owner"] == "placement"]
-        assert sorted(placement_tenants) == sorted([consumer(2), consumer(4), consumer(5), consumer(6),
-                                                    consumer(7)]), placement_tenants
+        assert sorted(placement_tenants) == sorted([consumer(2)] + [consumer(i) for i in range(4, last + 1)] +
+                                                   [consumer(105), consumer(106), consumer(107)]), placement_tenants
         print("ok: after kill -9 of sriovd, the connector waited and caught up")
         conn.alive()
         conn.kill()
