@@ -96,7 +96,7 @@ class Host:
             self.setup_real()
             self.start_sriovd()
             self.conn = sriovd.connect(self.bus.address)
-            self.client = sriovd.Sriovd(self.conn, lambda reason: None)
+            self.client = sriovd.Sriovd(self.conn, lambda *args, **kwargs: None)
             pfs = self.client.snapshot()[0]
             if all("VfPreemptible" in self.props(a) for a in pfs):
                 print("sriovd: the real one, on a fixture host")
@@ -113,7 +113,7 @@ class Host:
         self.state = os.path.join(self.tmp, "fake-state.json")
         self.start_sriovd()
         self.conn = sriovd.connect(self.bus.address)
-        self.client = sriovd.Sriovd(self.conn, lambda reason: None)
+        self.client = sriovd.Sriovd(self.conn, lambda *args, **kwargs: None)
 
     def props(self, address):
         path = "/org/sriovd/Manager1/pf/" + "".join(

@@ -43,49 +43,78 @@ class Connector:
         self.refused = {}            # consumer -> why sriovd refused it, until sriovd changes
         self.said = {}               # what was last logged per subject, so a steady state is quiet
         self.backoff = 0.0
-        self.timer = None
+        self.timer = None            # the next full pass
         self.timer_due = None
+        self.light_timer = None      # the light pass after a burst of signals
 
     # ---- scheduling ----
+    #
+    # Two kinds of pass. A full pass reads Placement's provider tree and allocations, creates
+    # and retires providers, and turns allocations into tenants: every poll_interval, at start,
+    # when sriovd's name appears, and after a failure. A light pass follows a burst of sriovd's
+    # signals: it writes the inventories that sriovd's new figures change, from the allocations
+    # the last full pass read, and reads nothing from Placement. A stale generation costs a 409
+    # and a re-read; stale allocations are read again by the next full pass.
 
-    def changed(self, reason):
-        """A sriovd signal: its figures may have changed."""
+    def changed(self, reason, appeared=False):
+        """sriovd's figures may have changed (a signal), or sriovd came or went (appeared)."""
         log.debug("sriovd: %s", reason)
         self.dirty = True
         self.refused.clear()
-        if not self.backoff:
+        if self.backoff:
+            return
+        if appeared:
             self.schedule(DEBOUNCE_MS)
+        elif self.light_timer is None:
+            self.light_timer = GLib.timeout_add(DEBOUNCE_MS, self._light_tick)
 
     def schedule(self, ms):
+        """A full pass in ms, or sooner if one is due sooner."""
         due = GLib.get_monotonic_time() + ms * 1000
+        if self.timer is not None and self.timer_due <= due:
+            return
+        self._set_timer(ms)
+
+    def _set_timer(self, ms):
         if self.timer is not None:
-            if self.timer_due <= due:
-                return
             GLib.source_remove(self.timer)
-        self.timer_due = due
+        self.timer_due = GLib.get_monotonic_time() + ms * 1000
         self.timer = GLib.timeout_add(ms, self._tick)
 
     def _tick(self):
         self.timer = None
+        if self._run(full=True):
+            self._set_timer(self.poll_ms)
+        return False
+
+    def _light_tick(self):
+        self.light_timer = None
+        # A full pass that is due anyway covers the burst.
+        if self.timer is None or self.timer_due > GLib.get_monotonic_time() + DEBOUNCE_MS * 1000:
+            self._run(full=False)
+        return False
+
+    def _run(self, full):
+        """One pass; True when it succeeded. A failure sets the timer of the next full pass."""
         try:
-            self.reconcile()
+            self.reconcile(full)
         except pl.Down as e:
             self.backoff = min(BACKOFF_MAX, self.backoff * 2) if self.backoff else BACKOFF_FIRST
             log.warning("Placement is unreachable (%s); trying again in %.0f s", e, self.backoff)
-            self.schedule(int(self.backoff * 1000))
+            self._set_timer(int(self.backoff * 1000))
             return False
         except sd.Unavailable as e:
             self.dirty = True
             self.say("sriovd", f"sriovd did not answer ({e}); waiting for it", logging.WARNING)
             # Its name coming back schedules a pass; this one covers a sriovd that hangs.
-            self.schedule(self.poll_ms)
+            self._set_timer(self.poll_ms)
             return False
         except (pl.Failed, pl.Conflict) as e:
             # The compute node may have gone and come back under another UUID: look it up again.
             self.compute = None
             self.say("placement", f"Placement refused a request ({e}); trying again in the next pass",
                      logging.ERROR)
-            self.schedule(self.poll_ms)
+            self._set_timer(self.poll_ms)
             return False
         except Exception:
             # A bug: exit, and let the unit restart a connector that recomputes everything.
@@ -97,8 +126,8 @@ class Connector:
         if self.backoff:
             log.info("Placement answers again; caught up")
             self.backoff = 0.0
-        self.schedule(self.poll_ms)
-        return False
+            self._set_timer(self.poll_ms)
+        return True
 
     def say(self, subject, text, level=logging.INFO):
         """Log text once while it stays the same for subject."""
@@ -108,7 +137,7 @@ class Connector:
 
     # ---- the pass ----
 
-    def reconcile(self):
+    def reconcile(self, full=True):
         if not self.sriovd.present:
             self.say("sriovd", f"waiting for {sd.NAME} on the bus")
             return
@@ -135,58 +164,63 @@ class Connector:
             self.say("kinds", f"no vnic kind known for classes {', '.join(unknown)} in {', '.join(self.classes_dir)}; "
                               "they get no tag inventory", logging.WARNING)
         kinds = {c: k for c, k in kinds.items() if c in classes}
-
-        tree = {rp["uuid"]: rp for rp in self.placement.tree(cn_uuid)}
-        for u, rp in tree.items():
-            self.gen[u] = rp["generation"]
         want_uuid = {mapping.provider_uuid(cn_uuid, a): a for a in pfs}
-        prefix = mapping.provider_prefix(cn_name)
-        ours = {u: rp for u, rp in tree.items() if rp["name"].startswith(prefix)}
-        for rc in [mapping.VF] + [mapping.tag_class(c) for c in kinds]:
-            self.placement.ensure_resource_class(rc)
+        if not full and any(u not in self.alloc_gen for u in want_uuid):
+            full = True   # a PF whose provider this process has not read yet
 
-        for u, address in want_uuid.items():
-            if u not in tree:
-                self.create_provider(u, mapping.provider_name(cn_name, address), cn_uuid, address)
-                ours[u] = {"uuid": u, "generation": self.gen[u]}
+        if full:
+            tree = {rp["uuid"]: rp for rp in self.placement.tree(cn_uuid)}
+            for u, rp in tree.items():
+                self.gen[u] = rp["generation"]
+            prefix = mapping.provider_prefix(cn_name)
+            ours = {u for u, rp in tree.items() if rp["name"].startswith(prefix)}
+            for rc in [mapping.VF] + [mapping.tag_class(c) for c in kinds]:
+                self.placement.ensure_resource_class(rc)
+            for u, address in want_uuid.items():
+                if u not in tree:
+                    self.create_provider(u, mapping.provider_name(cn_name, address), cn_uuid, address)
+                    ours.add(u)
 
-        # Allocations: a new one moves the provider's generation, but Placement deletes one
-        # without moving it, so a provider that has allocations is read on every pass.
-        for u in ours:
-            if self.alloc_gen.get(u) != self.gen[u] or self.allocs.get(u):
-                g, a = self.placement.allocations(u)
-                self.gen[u], self.alloc_gen[u], self.allocs[u] = g, g, a
-        for u in list(self.allocs):
-            if u not in ours:
-                del self.allocs[u], self.alloc_gen[u]
+            # Allocations: a new one moves the provider's generation, but Placement deletes one
+            # without moving it, so a provider that has allocations is read on every full pass.
+            for u in ours:
+                if self.alloc_gen.get(u) != self.gen[u] or self.allocs.get(u):
+                    g, a = self.placement.allocations(u)
+                    self.gen[u], self.alloc_gen[u], self.allocs[u] = g, g, a
+            for u in list(self.alloc_gen):
+                if u not in ours:
+                    self.alloc_gen.pop(u)
+                    self.allocs.pop(u, None)
 
-        # Allocations against this host's PF providers -> sriovd tenants.
-        by_pf = {want_uuid[u]: self.allocs[u] for u in ours if u in want_uuid}
-        tag_to_class = {mapping.tag_class(c): c for c in kinds}
-        want, bad = mapping.desired_tenants(by_pf, tag_to_class)
-        for c, why in bad.items():
-            self.say("consumer " + c, f"consumer {c}: not a tenant, because {why}", logging.WARNING)
-        orphans_used = any(self.allocs.get(u) for u in ours if u not in want_uuid)
-        if orphans_used:
-            self.say("orphans", "allocations remain on providers of PFs sriovd no longer manages; "
-                                "their consumers are left as they are", logging.WARNING)
-        granted = {c for u in ours for c in self.allocs.get(u, {})}
-        if self.sync_tenants(want, granted, tenants):
-            self.snap = self.sriovd.snapshot()
-            self.dirty = False
-            pfs, tenants, max_tenants = self.snap
+            # Allocations against this host's PF providers -> sriovd tenants.
+            by_pf = {want_uuid[u]: self.allocs.get(u, {}) for u in ours if u in want_uuid}
+            tag_to_class = {mapping.tag_class(c): c for c in kinds}
+            want, bad = mapping.desired_tenants(by_pf, tag_to_class)
+            for c, why in bad.items():
+                self.say("consumer " + c, f"consumer {c}: not a tenant, because {why}", logging.WARNING)
+            if any(self.allocs.get(u) for u in ours if u not in want_uuid):
+                self.say("orphans", "allocations remain on providers of PFs sriovd no longer manages; "
+                                    "their consumers are left as they are", logging.WARNING)
+            granted = {c for u in ours for c in self.allocs.get(u, {})}
+            if self.sync_tenants(want, granted, tenants):
+                self.snap = self.sriovd.snapshot()
+                self.dirty = False
+                pfs, tenants, max_tenants = self.snap
         if max_tenants is None:
             max_tenants = mapping.DEFAULT_MAX_TENANTS
 
         # sriovd's figures -> traits and inventories.
         for u, address in want_uuid.items():
-            pf = pfs[address]
+            pf = pfs.get(address)
+            if pf is None:
+                continue   # gone since the pass began: the next full pass retires it
             self.write_traits(u, address, self.known_traits(pf, kinds))
             inv = mapping.inventories(pf, kinds, self.allocs.get(u, {}), tenants, max_tenants)
             self.write_inventories(u, address, inv, self.allocs.get(u, {}))
-        for u in ours:
-            if u not in want_uuid:
-                self.retire(u, tree.get(u, {}).get("name", u))
+        if full:
+            for u in ours:
+                if u not in want_uuid:
+                    self.retire(u, tree.get(u, {}).get("name", u))
 
     def resolve_compute(self):
         """The compute node's provider, found once; False (logged) while it does not exist."""

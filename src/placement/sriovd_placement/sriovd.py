@@ -63,7 +63,8 @@ def load_class_kinds(dirs):
 
 class Sriovd:
     def __init__(self, conn, on_change):
-        """on_change(reason) is called from the main loop for every signal that may change a figure."""
+        """on_change(reason, appeared=False) is called from the main loop for every signal that may
+        change a figure, and with appeared=True when sriovd's name comes or goes."""
         self.conn = conn
         self.on_change = on_change
         self.present = False
@@ -81,13 +82,13 @@ class Sriovd:
 
     def _appeared(self, conn, name, owner):
         self.present = True
-        self.on_change(f"{name} appeared as {owner}")
+        self.on_change(f"{name} appeared as {owner}", appeared=True)
 
     def _vanished(self, conn, name):
         was = self.present
         self.present = False
         if was:
-            self.on_change(f"{name} left the bus")
+            self.on_change(f"{name} left the bus", appeared=True)
 
     def _call(self, path, iface, method, args, reply):
         try:
