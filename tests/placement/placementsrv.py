@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# placementsrv.py — the real OpenStack Placement (python3-placement) for tests: SQLite, noauth2,
-# under the standard library's WSGI server on 127.0.0.1, in a process of its own so that a test
-# can stop it (kill -STOP or kill) and start it again on the same database and port.
+# placementsrv.py — the real OpenStack Placement (python3-placement) for tests: SQLite, noauth2 or
+# Keystone, under the standard library's WSGI server on 127.0.0.1, with TLS when given a
+# certificate, in a process of its own so that a test can stop it and start it again on the same
+# database and port.
 import json
 import os
 import socket
@@ -13,6 +14,9 @@ import urllib.request
 
 SERVE = r"""
 import os, sys, logging
+# Standard output carries "ready" only; the logs (oslo.log writes to stdout) go to the log file.
+ready = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
 from wsgiref import simple_server
 logging.basicConfig(level=logging.WARNING)
 from placement import wsgi
@@ -26,7 +30,12 @@ class Server(simple_server.WSGIServer):
     allow_reuse_address = True
 
 srv = simple_server.make_server("127.0.0.1", int(sys.argv[1]), app, server_class=Server, handler_class=Quiet)
-print("ready", flush=True)
+if len(sys.argv) > 2:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+print("ready", file=ready, flush=True)
 srv.serve_forever()
 """
 
@@ -49,14 +58,18 @@ def free_port():
 
 
 class Placement:
-    def __init__(self, tmp, port=None):
+    """auth: the [api] and [keystone_authtoken] sections for Keystone, else noauth2; tls: the
+    (certificate, key) files to serve HTTPS with."""
+
+    def __init__(self, tmp, port=None, auth=None, tls=None):
         self.dir = os.path.join(tmp, "placement")
         os.makedirs(self.dir, exist_ok=True)
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.tls = tls
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         conf = os.path.join(self.dir, "placement.conf")
         with open(conf, "w") as f:
-            f.write(f"[api]\nauth_strategy = noauth2\n[placement_database]\n"
+            f.write((auth or "[api]\nauth_strategy = noauth2\n") + "[placement_database]\n"
                     f"connection = sqlite:///{self.dir}/placement.db\n")
         self.env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=self.dir)
         subprocess.run([sys.executable, "-c", "import sys; from placement.cmd import manage; "
@@ -67,10 +80,14 @@ class Placement:
 
     def start(self):
         self.log = open(os.path.join(self.dir, "stderr"), "a")
-        self.proc = subprocess.Popen([sys.executable, "-c", SERVE, str(self.port)], env=self.env,
+        self.proc = subprocess.Popen([sys.executable, "-c", SERVE, str(self.port), *(self.tls or ())], env=self.env,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         if self.proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("placement did not start; see " + self.log.name)
+            self.log.close()
+            with open(self.log.name) as f:
+                raise RuntimeError("placement did not start:\n" + f.read()[-3000:])
+        if self.tls:
+            return
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:

@@ -100,7 +100,7 @@ class Connector:
             self.reconcile(full)
         except pl.Down as e:
             self.backoff = min(BACKOFF_MAX, self.backoff * 2) if self.backoff else BACKOFF_FIRST
-            log.warning("Placement is unreachable (%s); trying again in %.0f s", e, self.backoff)
+            log.warning("Placement failed: %s; trying again in %.0f s", e, self.backoff)
             self._set_timer(int(self.backoff * 1000))
             return False
         except sd.Unavailable as e:
