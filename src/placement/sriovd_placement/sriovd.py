@@ -68,11 +68,14 @@ class Sriovd:
         self.conn = conn
         self.on_change = on_change
         self.present = False
-        subs = [(MANAGER, "AllocationChanged"), (MANAGER, "DeviceAdded"), (MANAGER, "DeviceRemoved"),
-                (OBJECT_MANAGER, "InterfacesAdded"), (OBJECT_MANAGER, "InterfacesRemoved"),
-                (PROPERTIES, "PropertiesChanged")]
-        for iface, member in subs:
-            conn.signal_subscribe(NAME, iface, member, None, None, Gio.DBusSignalFlags.NONE,
+        # The figures the connector reads: PFs' and tenants' properties, the objects themselves.
+        # Manager1's own properties (utilization, alerts) change often and say nothing it reads.
+        subs = [(MANAGER, "AllocationChanged", None), (MANAGER, "DeviceAdded", None),
+                (MANAGER, "DeviceRemoved", None), (OBJECT_MANAGER, "InterfacesAdded", None),
+                (OBJECT_MANAGER, "InterfacesRemoved", None), (PROPERTIES, "PropertiesChanged", DEVICE),
+                (PROPERTIES, "PropertiesChanged", TENANT)]
+        for iface, member, arg0 in subs:
+            conn.signal_subscribe(NAME, iface, member, None, arg0, Gio.DBusSignalFlags.NONE,
                                   self._signal, None)
         Gio.bus_watch_name_on_connection(conn, NAME, Gio.BusNameWatcherFlags.NONE,
                                          self._appeared, self._vanished)
