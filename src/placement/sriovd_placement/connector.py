@@ -156,7 +156,8 @@ class Connector:
         for e in errors:
             self.say("class " + e.split(":")[0], f"tenant class ignored: {e}", logging.WARNING)
         pfs, tenants, max_tenants = self.snap
-        classes = set(kinds)
+        # sriovd's classes are those it reports; a file it does not read names no class of its.
+        classes = set()
         for pf in pfs.values():
             classes |= set(pf["class_available"])
         unknown = sorted(c for c in classes if c not in kinds)
