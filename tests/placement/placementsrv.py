@@ -26,6 +26,18 @@ class Quiet(simple_server.WSGIRequestHandler):
     def log_message(self, *args):
         pass
 
+# PLACEMENT_ACCESS_LOG=FILE: one line per request, "METHOD PATH STATUS", for counting requests.
+access = os.environ.get("PLACEMENT_ACCESS_LOG")
+if access:
+    out = open(access, "a", buffering=1)
+    inner = app
+
+    def app(environ, start_response):
+        def start(status, headers, exc_info=None):
+            out.write(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']} {status.split()[0]}\n")
+            return start_response(status, headers, exc_info)
+        return inner(environ, start)
+
 class Server(simple_server.WSGIServer):
     allow_reuse_address = True
 
