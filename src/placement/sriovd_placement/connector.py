@@ -149,6 +149,10 @@ class Connector:
                 self.dirty = True
                 raise
             self.say("sriovd", f"sriovd answers: {len(self.snap[0])} managed PFs")
+            old = sorted(a for a, pf in self.snap[0].items() if pf["vf_usable"] is None)
+            if old:
+                self.say("figures", f"sriovd publishes no VF figures for PFs {', '.join(old)}; they are offered "
+                                    "nothing until sriovd is upgraded", logging.ERROR)
         if not self.resolve_compute():
             return
         cn_uuid, cn_name = self.compute
@@ -215,6 +219,8 @@ class Connector:
             pf = pfs.get(address)
             if pf is None:
                 continue   # gone since the pass began: the next full pass retires it
+            if pf["vf_usable"] is None:
+                pf = dict(pf, vf_usable=0, vf_free=0, vf_preemptible=0, class_available={})
             self.write_traits(u, address, self.known_traits(pf, kinds))
             inv = mapping.inventories(pf, kinds, self.allocs.get(u, {}), tenants, max_tenants)
             self.write_inventories(u, address, inv, self.allocs.get(u, {}))

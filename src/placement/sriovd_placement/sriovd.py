@@ -124,7 +124,8 @@ class Sriovd:
                 pfs[d["Address"]] = {
                     "address": d["Address"],
                     "numa_node": d.get("NumaNode", -1),
-                    "vf_usable": d.get("VfUsable", 0),
+                    # None: a sriovd older than the per-PF figures.
+                    "vf_usable": d.get("VfUsable"),
                     "vf_free": d.get("VfFree", 0),
                     "vf_preemptible": d.get("VfPreemptible", 0),
                     "class_available": dict(d.get("ClassAvailable", {})),
