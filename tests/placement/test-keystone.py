@@ -213,6 +213,12 @@ def main():
                                      "project_domain_name = Default\n")
         wait_until(lambda: any(rp["name"] == f"{CN_NAME}:sriovd:{PF0}" for rp in providers()),
                    "the PF provider, created with a password")
+        rp0 = next(rp["uuid"] for rp in providers() if rp["name"].endswith(PF0))
+
+        def inventories():
+            return admin_pl.get(f"/resource_providers/{rp0}/inventories", endpoint_filter=plf,
+                                headers=hdr).json()["inventories"]
+        wait_until(lambda: "CUSTOM_SRIOVD_C_LATENCY_CRITICAL" in inventories(), "the PF's inventories")
         conn.kill()
         conn.wait()
         print("ok: Keystone v3 password, catalog endpoint, HTTPS with a CA file")
@@ -224,7 +230,6 @@ def main():
         cred = cred["application_credential"]
         conn = connector("appcred", f"auth_type = v3applicationcredential\napplication_credential_id = {cred['id']}\n"
                                     f"application_credential_secret = {cred['secret']}\n")
-        rp0 = next(rp["uuid"] for rp in providers() if rp["name"].endswith(PF0))
         consumer = "c0ffee00-0000-4000-8000-0000000000aa"
         r = admin_pl.put(f"/allocations/{consumer}", endpoint_filter=plf, headers=hdr, json={
             "allocations": {rp0: {"resources": {"CUSTOM_SRIOVD_VF": 1, "CUSTOM_SRIOVD_C_LATENCY_CRITICAL": 1}}},
