@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# config.py — the options: [placement] as nova-compute reads them, [sriovd] the connector's own.
+import socket
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+PLACEMENT = "placement"
+SRIOVD = "sriovd"
+
+sriovd_opts = [
+    cfg.StrOpt("compute_node", default=socket.gethostname(), sample_default="<host name>",
+               help="The name of nova's compute-node provider, which is the host's name in nova."),
+    cfg.StrOpt("compute_node_uuid",
+               help="The compute node provider's UUID; by default it is looked up by compute_node."),
+    cfg.FloatOpt("poll_interval", default=2.0, min=0.1,
+                 help="Seconds between two reads of the provider tree, which show new and deleted "
+                      "allocations."),
+    cfg.StrOpt("bus_address",
+               help="The D-Bus address where sriovd is; by default the system bus."),
+    cfg.ListOpt("classes_dir", default=["/etc/sriovd/tenant-classes.d"],
+                help="sriovd's tenant class directories, for each class's vnic kind; the first "
+                     "directory that defines a class wins."),
+    cfg.StrOpt("log_level", default="info", choices=["debug", "info", "warning", "error"],
+               help="The least severe message that is logged."),
+]
+
+
+def register(conf):
+    conf.register_opts(sriovd_opts, group=SRIOVD)
+    # The same options, with the same names and defaults, as nova-compute's [placement].
+    ks_loading.register_session_conf_options(conf, PLACEMENT)
+    ks_loading.register_auth_conf_options(conf, PLACEMENT)
+    ks_loading.register_adapter_conf_options(conf, PLACEMENT, include_deprecated=False)
+    conf.set_default("service_type", "placement", group=PLACEMENT)
+    conf.set_default("valid_interfaces", ["internal", "public"], group=PLACEMENT)
+
+
+def adapter(conf):
+    """A keystoneauth1 adapter for Placement from [placement]: auth, TLS, endpoint, timeouts."""
+    auth = ks_loading.load_auth_from_conf_options(conf, PLACEMENT)
+    session = ks_loading.load_session_from_conf_options(conf, PLACEMENT, auth=auth)
+    return ks_loading.load_adapter_from_conf_options(conf, PLACEMENT, session=session, auth=auth)
+
+
+def list_opts():
+    """For oslo-config-generator: every option of the configuration file."""
+    return [(SRIOVD, sriovd_opts),
+            (PLACEMENT, ks_loading.get_session_conf_options() + ks_loading.get_auth_common_conf_options()
+             + ks_loading.get_adapter_conf_options(include_deprecated=False))]

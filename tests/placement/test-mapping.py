@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# test-mapping.py — sriovd-placement's mapping as data: names, UUIDs, inventories and tenants from
+# hand-written figures, no Placement and no bus.
+#
+#   test-mapping.py SOURCE_DIR
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.abspath(sys.argv[1]), "src", "placement"))
+from sriovd_placement import mapping as m  # noqa: E402
+
+KINDS = {"latency-critical": "sriov-required", "throughput": "sriov-preferred", "best-effort": "virtio"}
+CN = "0b7c2a10-6b1e-4f43-9f39-1d2c6a1f3e01"
+PF = "0000:41:00.0"
+
+
+def pf(usable, free, pre, avail=None):
+    avail = avail if avail is not None else {"latency-critical": free + pre, "throughput": free, "best-effort": 0}
+    return {"address": PF, "numa_node": 0, "vf_usable": usable, "vf_free": free, "vf_preemptible": pre,
+            "class_available": avail}
+
+
+def c(n):
+    return f"c0ffee00-0000-4000-8000-{n:012d}"
+
+
+LC = {m.VF: 1, "CUSTOM_SRIOVD_C_LATENCY_CRITICAL": 1}
+TP = {"CUSTOM_SRIOVD_C_THROUGHPUT": 1}
+ON_VF = {"kind": "vf", "pf": PF}
+
+
+def vf(inv):
+    return inv[m.VF]["total"], inv[m.VF]["reserved"]
+
+
+def test_names():
+    assert m.custom_name("latency-critical") == "LATENCY_CRITICAL"
+    assert m.custom_name("rt.vcpu_2") == "RT_VCPU_2"
+    assert m.provider_name("host-a", PF) == "host-a:sriovd:0000:41:00.0"
+    u = m.provider_uuid(CN, PF)
+    assert u == m.provider_uuid(CN, PF) and u != m.provider_uuid(CN, "0000:41:00.1")
+    assert m.is_consumer_uuid(c(1)) and not m.is_consumer_uuid("vm-17") and not m.is_consumer_uuid(c(1).upper())
+
+
+def test_inventories():
+    # Nothing held: every usable VF is offered.
+    inv = m.inventories(pf(4, 4, 0), KINDS, {}, {}, 64)
+    assert vf(inv) == (4, 0), inv
+    assert inv["CUSTOM_SRIOVD_C_LATENCY_CRITICAL"]["total"] == 4
+    assert inv["CUSTOM_SRIOVD_C_THROUGHPUT"]["total"] == 64 and inv["CUSTOM_SRIOVD_C_BEST_EFFORT"]["total"] == 64
+    # A tenant that did not come through Placement holds one VF: reserved.
+    assert vf(m.inventories(pf(4, 3, 0), KINDS, {}, {}, 64)) == (4, 1)
+    # A served Placement tenant: used, not reserved; the free capacity is what sriovd has free.
+    inv = m.inventories(pf(4, 3, 0), KINDS, {c(1): LC}, {c(1): ON_VF}, 64)
+    assert vf(inv) == (4, 0) and inv["CUSTOM_SRIOVD_C_LATENCY_CRITICAL"]["total"] == 4, inv
+    # Granted but not served yet: its VF is still free in sriovd, and must not be offered twice.
+    inv = m.inventories(pf(4, 4, 0), KINDS, {c(1): LC}, {}, 64)
+    assert vf(inv) == (4, 0), inv   # 3 free in Placement: 4 free in sriovd, 1 of them granted
+    assert inv["CUSTOM_SRIOVD_C_LATENCY_CRITICAL"]["total"] == 4, inv   # 1 used + 4 - 1 pending
+    # A preferred tenant on a VF counts as available to a required one (it would be downgraded).
+    inv = m.inventories(pf(4, 0, 1), KINDS, {c(2): TP}, {c(2): ON_VF}, 64)
+    assert vf(inv) == (4, 3), inv
+    # No usable VF, nothing held: no VF inventory at all; with one in use, capacity 0.
+    assert m.VF not in m.inventories(pf(0, 0, 0), KINDS, {}, {}, 64)
+    assert vf(m.inventories(pf(0, 0, 0), KINDS, {c(1): LC}, {}, 64)) == (1, 0)   # capacity = its use
+    # RT CPUs bound a required class below the free VFs.
+    inv = m.inventories(pf(4, 4, 0, {"latency-critical": 1}), KINDS, {}, {}, 64)
+    assert inv["CUSTOM_SRIOVD_C_LATENCY_CRITICAL"]["total"] == 1 and vf(inv) == (4, 0), inv
+    # A class with nothing available and nothing used has no tag inventory (total must be >= 1).
+    inv = m.inventories(pf(4, 0, 0), KINDS, {}, {}, 64)
+    assert "CUSTOM_SRIOVD_C_LATENCY_CRITICAL" not in inv and vf(inv) == (4, 4), inv
+
+
+def test_tenants():
+    tags = {m.tag_class(k): k for k in KINDS}
+    want, bad = m.desired_tenants({PF: {c(1): LC, c(2): TP}}, tags)
+    assert want == {c(1): (PF, "latency-critical"), c(2): (PF, "throughput")} and bad == {}
+    want, bad = m.desired_tenants({PF: {"vm-17": TP, c(3): {m.VF: 1}, c(4): {"CUSTOM_SRIOVD_C_GONE": 1},
+                                        c(5): dict(LC, CUSTOM_SRIOVD_C_THROUGHPUT=1)},
+                                   "0000:c1:00.0": {c(6): TP}, "0000:41:00.1": {c(6): TP}}, tags)
+    assert want == {}, want
+    assert set(bad) == {"vm-17", c(3), c(4), c(5), c(6)}, bad
+    assert "more than one PF" in bad[c(6)] and "no class sriovd knows" in bad[c(4)]
+
+
+for t in (test_names, test_inventories, test_tenants):
+    t()
+    print("ok:", t.__name__)
