@@ -183,7 +183,7 @@ def main():
                 f.write(f"[placement]\nauth_url = {ks.url}\nregion_name = RegionOne\nvalid_interfaces = internal\n"
                         f"cafile = {ca}\ntimeout = 10\n{placement_section}"
                         f"[sriovd]\ncompute_node = {CN_NAME}\nbus_address = {host.bus.address}\n"
-                        f"classes_dir = {host.classes}\npoll_interval = 0.5\n")
+                        f"poll_interval = 0.5\n")
             log = os.path.join(tmp, name + ".log")
             logs.append(log)
             env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "src", "placement"))

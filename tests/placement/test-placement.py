@@ -3,7 +3,8 @@
 # test-placement.py — sriovd-placement against the real OpenStack Placement: providers and traits
 # under a compute node, inventories that follow sriovd's figures, allocations that become
 # Allocate calls and deletions that become releases, a 409 retried, and catching up after the
-# connector is killed, after Placement is stopped and after sriovd is killed.
+# connector is killed, after Placement is stopped and after sriovd is killed. A reload of sriovd
+# that adds a class reaches Placement, and one that takes it away too.
 #
 # sriovd's side is the real sriovd on a fixture host with a private bus (sriovdhost.py).
 #
@@ -73,7 +74,7 @@ class Connector:
         self.conf = os.path.join(tmp, "sriovd-placement.conf")
         with open(self.conf, "w") as f:
             f.write(pl.conf_section() + f"timeout = 5\n[sriovd]\ncompute_node = {CN_NAME}\n"
-                    f"bus_address = {host.bus.address}\nclasses_dir = {host.classes}\npoll_interval = 0.5\n")
+                    f"bus_address = {host.bus.address}\npoll_interval = 0.5\n")
         self.log_path = os.path.join(tmp, "connector.log")
         self.proc = None
         self.start()
@@ -139,6 +140,15 @@ def agree(pl, host):
     return True
 
 
+def snapshot_kinds(host):
+    return {name: rec["vnic"] for name, rec in host.client.snapshot()[3].items()}
+
+
+def shipped_kinds():
+    return {"best-effort": "virtio", "latency-critical": "sriov-required", "rt-vcpu": "sriov-required",
+            "throughput": "sriov-preferred"}
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="sriovd-placement-test-")
     pl = host = conn = None
@@ -171,6 +181,29 @@ def main():
         assert inventory(pl, CN_UUID) == {}, "the compute node's own inventory is nova's"
         print("ok: providers, traits and inventories under the compute node")
 
+        # --- A reload of sriovd that adds a class: its trait and tag inventory follow, without a
+        # restart of the connector. Taking it away takes them away.
+        bulk, bulk_trait = "CUSTOM_SRIOVD_C_BULK", mapping.class_trait("bulk")
+        with open(os.path.join(host.classes, "bulk.ini"), "w") as f:
+            f.write("[class]\nvnic = sriov-preferred\nrank = 10\n")
+        reasons = []
+        watcher = sriovd.Sriovd(host.conn, lambda reason, appeared=False: reasons.append(reason))
+        host.reload()
+        # The connector's client hears of the class itself, not only of the PFs' figures.
+        ctx = sriovd.GLib.MainContext.default()
+        wait_until(lambda: [ctx.iteration(False) for _ in range(10)] and "Classes changed on /org/sriovd/Manager1" in
+                   reasons, "PropertiesChanged of Classes")
+        assert snapshot_kinds(host) == dict(shipped_kinds(), bulk="sriov-preferred"), snapshot_kinds(host)
+        del watcher
+        wait_until(lambda: bulk in inventory(pl, RP0) and bulk in inventory(pl, RP1), "the new class's inventory")
+        assert inventory(pl, RP0)[bulk]["total"] == 64, inventory(pl, RP0)
+        assert bulk_trait in pl.get(f"/resource_providers/{RP0}/traits")["traits"]
+        os.unlink(os.path.join(host.classes, "bulk.ini"))
+        host.reload()
+        wait_until(lambda: bulk not in inventory(pl, RP0) and bulk not in inventory(pl, RP1),
+                   "the class's inventory gone")
+        assert bulk_trait not in pl.get(f"/resource_providers/{RP0}/traits")["traits"]
+        print("ok: a class that a reload adds or takes away reaches Placement")
 
         # --- A scheduler's request finds the PFs by class.
         status, ac = pl.request("GET", f"/allocation_candidates?resources1={VF}:1,{LC}:1"
