@@ -62,8 +62,13 @@
 #define SRIOVD_KEY_ROOM "room"                /* u, always: guests the booked CPUs may still take (rt_share) */
 #define SRIOVD_KEY_GUESTS "guests"            /* u, always: guests holding RT CPUs there */
 #define SRIOVD_KEY_WAITING "waiting"          /* u, always: guests placed without, waiting for one there */
+/* A class record (the Manager's Classes property), besides name and rt_cpus (u there: 0 for none) */
+#define SRIOVD_KEY_VNIC "vnic"                /* s, always: virtio | sriov-required | sriov-preferred */
+#define SRIOVD_KEY_RANK "rank"                /* i, always */
+#define SRIOVD_KEY_RT_FALLBACK "rt_fallback"  /* b, always: placed without an RT CPU when none is free */
+#define SRIOVD_KEY_ALLOW_REMOTE_NUMA "allow_remote_numa" /* b, always */
 /* Alert records (the Manager's ActiveAlerts property) */
-#define SRIOVD_KEY_NAME "name"                /* s, always: the rule, as in [alert NAME] */
+#define SRIOVD_KEY_NAME "name"                /* s, always: the rule, as in [alert NAME]; the class in class records */
 #define SRIOVD_KEY_METRIC "metric"            /* s, always */
 #define SRIOVD_KEY_LABELS "labels"            /* a{ss}, always: the subject (pf, vf, tenant, class, cpu, ...) */
 #define SRIOVD_KEY_VALUE "value"              /* d, always: the value that raised it */

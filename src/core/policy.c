@@ -114,6 +114,10 @@ int tenant_class_napi_priority(const TenantClass *cls) {
         return cls->napi_thread_priority >= 0 ? cls->napi_thread_priority : cls->irq_thread_priority;
 }
 
+unsigned tenant_class_rt_cpus(const TenantClass *cls) {
+        return cls && cls->vcpu_pin_rt ? cls->rt_vcpus : 0;
+}
+
 int config_new(const char *path, const char *classes_dir, Config **ret) {
         _cleanup_(config_freep) Config *c = NULL;
 

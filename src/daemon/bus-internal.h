@@ -31,6 +31,7 @@ typedef struct BusProps {
         bool real_time, threaded_irqs, rtnet_prio, iommu;
         const char *state;
         uint64_t state_reasons_hash;        /* a hash of StateReasons */
+        uint64_t classes_hash;              /* a hash of Classes, since a reload replaces the classes */
         /* RtCpuNodes. Rows past n_rt_nodes are zero, so the whole arrays can be compared. */
         AllocRtNode rt_nodes[ALLOC_RT_NODES_MAX];
         size_t n_rt_nodes;
@@ -167,6 +168,8 @@ int bus_append_pf_record(sd_bus_message *m, const Pf *pf);
 int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const char *tenant);
 /* Appends one NUMA node's RT CPUs for RtCpuNodes. The numa_node key is absent for the unknown node. */
 int bus_append_rt_node_record(sd_bus_message *m, const AllocRtNode *n);
+/* Appends one tenant class's record for Classes: what a client needs to know of the class to place it. */
+int bus_append_class_record(sd_bus_message *m, const TenantClass *cls);
 /* napi is the threaded NAPI that the IRQ schedules, or NULL for none. pairing says how the two were matched. */
 int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device, const Napi *napi,
                           NapiPairing pairing);

@@ -159,6 +159,26 @@ int bus_append_rt_node_record(sd_bus_message *m, const AllocRtNode *n) {
         return r;
 }
 
+int bus_append_class_record(sd_bus_message *m, const TenantClass *cls) {
+        int r = sd_bus_message_open_container(m, 'a', "{sv}");
+
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_NAME, cls->name);
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_VNIC, vnic_kind_to_string(cls->vnic));
+        if (r >= 0)
+                r = append_i(m, SRIOVD_KEY_RANK, cls->rank);
+        if (r >= 0)
+                r = append_u(m, SRIOVD_KEY_RT_CPUS, tenant_class_rt_cpus(cls));
+        if (r >= 0)
+                r = append_b(m, SRIOVD_KEY_RT_FALLBACK, cls->rt_cpu_fallback != 0);
+        if (r >= 0)
+                r = append_b(m, SRIOVD_KEY_ALLOW_REMOTE_NUMA, cls->allow_remote_numa != 0);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 int bus_append_vf_record(sd_bus_message *m, const Pf *pf, const Vf *vf, const char *tenant) {
         int r;
 

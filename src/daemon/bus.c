@@ -11,6 +11,21 @@
 #include "sriovd/kernel.h"
 #include "sriovd/log.h"
 
+/* A hash of every field that Classes shows. The classes are few, so hashing them all each time is cheap. */
+static uint64_t classes_hash(const Config *c) {
+        uint64_t h = BUS_HASH_INIT;
+        char figures[64];
+
+        for (size_t i = 0; c && i < c->n_classes; i++) {
+                const TenantClass *cls = &c->classes[i];
+
+                snprintf(figures, sizeof(figures), "%d %d %u %d %d", (int) cls->vnic, cls->rank,
+                         tenant_class_rt_cpus(cls), cls->rt_cpu_fallback != 0, cls->allow_remote_numa != 0);
+                h = bus_hash_str(bus_hash_str(h, cls->name), figures);
+        }
+        return h;
+}
+
 static void bus_props_read(Bus *b, BusProps *ret) {
         const Inventory *inv = manager_inventory(b->manager);
         AllocSummary s;
@@ -30,6 +45,7 @@ static void bus_props_read(Bus *b, BusProps *ret) {
                 .iommu = inv && inv->caps.iommu,
                 .state = manager_state(b->manager),
                 .state_reasons_hash = bus_state_reasons_hash(b->manager),
+                .classes_hash = classes_hash(manager_config(b->manager)),
         };
         n = manager_rt_nodes(b->manager, ret->rt_nodes, ELEMENTSOF(ret->rt_nodes));
         ret->n_rt_nodes = MIN(n, ELEMENTSOF(ret->rt_nodes));
@@ -40,6 +56,17 @@ static int append_rt_nodes(sd_bus_message *reply, const BusProps *p) {
 
         for (size_t i = 0; r >= 0 && i < p->n_rt_nodes; i++)
                 r = bus_append_rt_node_record(reply, &p->rt_nodes[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+/* The config keeps its classes sorted by name, so the records come in name order. */
+static int append_classes(sd_bus_message *reply, const Config *c) {
+        int r = sd_bus_message_open_container(reply, 'a', "a{sv}");
+
+        for (size_t i = 0; r >= 0 && c && i < c->n_classes; i++)
+                r = bus_append_class_record(reply, &c->classes[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
@@ -81,6 +108,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
                 return sd_bus_message_append(reply, "s", p.state);
         if (streq(property, "RtCpuNodes"))
                 return append_rt_nodes(reply, &p);
+        if (streq(property, "Classes"))
+                return append_classes(reply, manager_config(b->manager));
         if (streq(property, "StateReasons"))
                 return bus_append_state_reasons(reply, b->manager);
         if (streq(property, "ActiveAlerts"))
@@ -116,6 +145,8 @@ static void bus_announce_properties(Bus *b) {
                 changed[n++] = "StateReasons";
         if (p.n_rt_nodes != o->n_rt_nodes || memcmp(p.rt_nodes, o->rt_nodes, sizeof(p.rt_nodes)) != 0)
                 changed[n++] = "RtCpuNodes";
+        if (p.classes_hash != o->classes_hash)
+                changed[n++] = "Classes";
         changed[n] = NULL;
         *o = p;
         if (n == 0)
@@ -436,8 +467,10 @@ static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error)
         /*
          * The new policy can change what each PF offers, for example when [cpus] rt changes.
          * So its signals go first, as for any change, and a client that reads after the reply is
-         * never ahead of them.
+         * never ahead of them. The Manager's properties, Classes among them, are announced
+         * even when the cycle could not run.
          */
+        bus_announce_properties(b);
         bus_flush_now(b);
         return sd_bus_reply_method_return(m, NULL);
 }
@@ -459,6 +492,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Iommu", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("State", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RtCpuNodes", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Classes", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("StateReasons", "as", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveAlerts", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 

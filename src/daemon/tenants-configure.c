@@ -156,7 +156,7 @@ static int class_table(const Config *cfg, AllocClass **ret) {
                 c[i].vnic = cfg->classes[i].vnic;
                 c[i].rank = cfg->classes[i].rank;
                 c[i].allow_remote_numa = cfg->classes[i].allow_remote_numa;
-                c[i].rt_cpus = cfg->classes[i].vcpu_pin_rt ? cfg->classes[i].rt_vcpus : 0;
+                c[i].rt_cpus = tenant_class_rt_cpus(&cfg->classes[i]);
                 c[i].rt_share = cfg->classes[i].rt_cpu_share;
                 c[i].rt_fallback = cfg->classes[i].rt_cpu_fallback;
         }

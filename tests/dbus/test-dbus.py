@@ -394,6 +394,53 @@ def test_properties(env, d, mon):
     env.call("Ping")
 
 
+
+def test_classes(env, d, mon):
+    # Classes: every class of tenant-classes.d with what a client needs to place its tenants, in
+    # name order. These are the shipped classes and the fixture's napi-rt.
+    def classes():
+        return plain("aa{sv}", env.prop("Classes"))
+
+    def row(name, vnic, rank, rt_cpus=0, rt_fallback=False, allow_remote_numa=False):
+        return {"name": name, "vnic": vnic, "rank": rank, "rt_cpus": rt_cpus, "rt_fallback": rt_fallback,
+                "allow_remote_numa": allow_remote_numa}
+
+    shipped = [row("best-effort", "virtio", 0), row("latency-critical", "sriov-required", 100),
+               row("napi-rt", "sriov-required", 90), row("rt-vcpu", "sriov-required", 90, rt_cpus=1),
+               row("throughput", "sriov-preferred", 50, allow_remote_numa=True)]
+    assert classes() == shipped, classes()
+    # A reload that adds a class announces it before Reload returns, so a client that follows
+    # the signals knows the class's kind before it can be asked to place a tenant of it.
+    path = os.path.join(d.tmp, "tenant-classes.d", "a-bulk.ini")
+    with open(path, "w") as f:
+        f.write("[class]\nvnic = sriov-preferred\nrank = 10\nvcpu_pinning = rt\nrt_vcpus = 2\n"
+                "rt_cpu_fallback = housekeeping\n")
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        conn.call(*DEST, IFACE, "Reload")
+        changed = [v[1] for m, p, v in conn.signals if m == "PropertiesChanged" and p == DEST[1] and v[0] == IFACE]
+    finally:
+        conn.close()
+        os.unlink(path)
+    added = [row("a-bulk", "sriov-preferred", 10, rt_cpus=2, rt_fallback=True)] + shipped
+    assert [c["Classes"] for c in changed if "Classes" in c] == [added], changed
+    assert classes() == added, classes()
+    # Taking it away is a change too. A reload that changes no class announces none.
+    env.ctl("reload", check=0)
+    mon.wait("PropertiesChanged", lambda data: "Classes" in data[1] and
+             plain("aa{sv}", data[1]["Classes"]["data"]) == shipped)
+    assert classes() == shipped, classes()
+    conn = minibus.Connection(env.bus.address)
+    try:
+        conn.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                  "type='signal',sender='org.sriovd.Manager1'")
+        conn.call(*DEST, IFACE, "Reload")
+        assert not any(m == "PropertiesChanged" and "Classes" in v[1] for m, p, v in conn.signals), conn.signals
+    finally:
+        conn.close()
+
 def test_allocate(env, d, mon):
     r = env.rec("Allocate", "sssa{sv}", "t-vf", "latency-critical", "vm-1", 1, "numa_node", "i", 1)
     kind, addr, netdev, mac = r["kind"], r["address"], r["netdev"], r["mac"]
@@ -1190,7 +1237,7 @@ def test_log_control(env, d, mon):
     assert get("LogTarget") == "auto"
 
 
-TESTS = [test_introspection, test_metrics, test_alerts, test_properties, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_irqs_napi,
+TESTS = [test_introspection, test_metrics, test_alerts, test_properties, test_classes, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_irqs_napi,
          test_object_manager, test_pf_figures, test_pin_and_labels,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,

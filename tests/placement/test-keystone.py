@@ -5,10 +5,10 @@
 # endpoint from the service catalog, and Placement over HTTPS checked with a CA file. A wrong
 # secret is logged and retried, never fatal.
 #
-# sriovd's side is the stand-in tests/placement/fakesriovd.py: this test is about the
-# Placement side only.
+# sriovd's side is the real sriovd on a fixture host with a private bus (sriovdhost.py). This
+# test is about the Placement side.
 #
-#   test-keystone.py SOURCE_DIR
+#   test-keystone.py SOURCE_DIR SRIOVD
 import os
 import shutil
 import sqlite3
@@ -21,6 +21,7 @@ SOURCE = os.path.abspath(sys.argv[1])
 HERE = os.path.join(SOURCE, "tests", "placement")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(SOURCE, "tests", "dbus"))
+sys.path.insert(0, os.path.join(SOURCE, "src", "placement"))
 import placementsrv  # noqa: E402
 
 
@@ -43,18 +44,11 @@ try:
 except ImportError as e:
     skip(f"{e.name} is not installed")
 
-import minibus  # noqa: E402
+import sriovdhost  # noqa: E402
 
 CN_NAME, CN_UUID = "host-k", "7d3e0f52-41a7-4c0e-8b51-2f9e4d1c6a02"
 PF0 = "0000:41:00.0"
 ADMIN_PASSWORD, AGENT_PASSWORD = "admin-secret", "agent-secret"
-POLICY = """<busconfig>
- <policy context="default">
-  <allow own="org.sriovd.Manager1"/>
-  <allow send_destination="org.sriovd.Manager1"/>
- </policy>
-</busconfig>
-"""
 SERVE_KEYSTONE = r"""
 import os, sys
 from wsgiref import simple_server
@@ -140,7 +134,7 @@ def make_ca(d):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="sriovd-keystone-test-")
-    ks = pl = bus = fake = conn = None
+    ks = pl = host = conn = None
     logs = []
     try:
         ca, cert, key = make_ca(tmp)
@@ -181,25 +175,15 @@ def main():
             return admin_pl.get(f"/resource_providers?in_tree={CN_UUID}", endpoint_filter=plf,
                                 headers=hdr).json()["resource_providers"]
 
-        policy = os.path.join(tmp, "policy.conf")
-        with open(policy, "w") as f:
-            f.write(POLICY)
-        bus = minibus.PrivateBus(tmp, policy)
-        fake = subprocess.Popen([sys.executable, os.path.join(HERE, "fakesriovd.py"), bus.address,
-                                 os.path.join(tmp, "fake.json"), f"{PF0}=0:4"], stdout=subprocess.PIPE, text=True)
-        assert fake.stdout.readline().strip() == "ready"
-        classes = os.path.join(tmp, "classes")
-        os.makedirs(classes)
-        with open(os.path.join(classes, "latency-critical.ini"), "w") as f:
-            f.write("[class]\nvnic = sriov-required\n")
+        host = sriovdhost.Host(tmp, SOURCE, sys.argv[2])
 
         def connector(name, placement_section):
             path = os.path.join(tmp, name + ".conf")
             with open(path, "w") as f:
                 f.write(f"[placement]\nauth_url = {ks.url}\nregion_name = RegionOne\nvalid_interfaces = internal\n"
                         f"cafile = {ca}\ntimeout = 10\n{placement_section}"
-                        f"[sriovd]\ncompute_node = {CN_NAME}\nbus_address = {bus.address}\n"
-                        f"classes_dir = {classes}\npoll_interval = 0.5\n")
+                        f"[sriovd]\ncompute_node = {CN_NAME}\nbus_address = {host.bus.address}\n"
+                        f"poll_interval = 0.5\n")
             log = os.path.join(tmp, name + ".log")
             logs.append(log)
             env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "src", "placement"))
@@ -238,8 +222,7 @@ def main():
         assert r.status_code == 204, r.text
 
         def served():
-            with open(os.path.join(tmp, "fake.json")) as f:
-                return consumer in f.read()
+            return consumer in host.tenants()
         wait_until(served, "the tenant, allocated with an application credential")
         conn.kill()
         conn.wait()
@@ -260,11 +243,8 @@ def main():
         if conn and conn.poll() is None:
             conn.kill()
             conn.wait()
-        if fake:
-            fake.kill()
-            fake.wait()
-        if bus:
-            bus.stop()
+        if host:
+            host.stop()
         if pl:
             pl.stop()
         if ks:

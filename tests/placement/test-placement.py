@@ -3,16 +3,14 @@
 # test-placement.py — sriovd-placement against the real OpenStack Placement: providers and traits
 # under a compute node, inventories that follow sriovd's figures, allocations that become
 # Allocate calls and deletions that become releases, a 409 retried, and catching up after the
-# connector is killed, after Placement is stopped and after sriovd is killed.
+# connector is killed, after Placement is stopped and after sriovd is killed. A reload of sriovd
+# that adds a class reaches Placement, and one that takes it away too.
 #
-# sriovd's side is the real sriovd on a fixture host with a private bus, when it publishes the
-# per-PF figures (Device1.VfPreemptible); else tests/placement/fakesriovd.py, a stand-in that
-# speaks the figures and the Allocate options the connector uses.
+# sriovd's side is the real sriovd on a fixture host with a private bus (sriovdhost.py).
 #
-#   test-placement.py SOURCE_DIR [SRIOVD]
+#   test-placement.py SOURCE_DIR SRIOVD
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,24 +41,16 @@ try:
 except ImportError as e:
     skip(f"{e.name} is not installed")
 
-import minibus  # noqa: E402
+import sriovdhost  # noqa: E402
 from sriovd_placement import connector, mapping, placement, sriovd  # noqa: E402
 from sriovd_placement import config as cconfig  # noqa: E402
 
 CN_NAME, CN_UUID = "host-a", "0b7c2a10-6b1e-4f43-9f39-1d2c6a1f3e01"
 PF0, PF1 = "0000:41:00.0", "0000:c1:00.0"
 RP0, RP1 = mapping.provider_uuid(CN_UUID, PF0), mapping.provider_uuid(CN_UUID, PF1)
-KINDS = {"latency-critical": "sriov-required", "throughput": "sriov-preferred", "best-effort": "virtio"}
-SRIOVD = sys.argv[2] if len(sys.argv) > 2 else None
+SRIOVD = sys.argv[2]
 LC, TP, BE = "CUSTOM_SRIOVD_C_LATENCY_CRITICAL", "CUSTOM_SRIOVD_C_THROUGHPUT", "CUSTOM_SRIOVD_C_BEST_EFFORT"
 VF = mapping.VF
-POLICY = """<busconfig>
- <policy context="default">
-  <allow own="org.sriovd.Manager1"/>
-  <allow send_destination="org.sriovd.Manager1"/>
- </policy>
-</busconfig>
-"""
 
 
 def consumer(n):
@@ -79,106 +69,12 @@ def wait_until(pred, what, timeout=30.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-class Host:
-    """sriovd's side: the bus, and the real sriovd or the stand-in on it."""
-
-    def __init__(self, tmp):
-        self.tmp = tmp
-        # sriovd's name may be owned by any user here, so the test runs without root too.
-        policy = os.path.join(tmp, "policy.conf")
-        with open(policy, "w") as f:
-            f.write(POLICY)
-        self.bus = minibus.PrivateBus(tmp, policy)
-        self.proc = None
-        self.real = bool(SRIOVD)
-        self.classes = os.path.join(tmp, "tenant-classes.d")
-        if self.real:
-            self.setup_real()
-            self.start_sriovd()
-            self.conn = sriovd.connect(self.bus.address)
-            self.client = sriovd.Sriovd(self.conn, lambda *args, **kwargs: None)
-            pfs = self.client.snapshot()[0]
-            if all("VfPreemptible" in self.props(a) for a in pfs):
-                print("sriovd: the real one, on a fixture host")
-                return
-            print("sriovd: this sriovd has no per-PF figures yet; using the stand-in")
-            self.kill_sriovd()
-            self.conn.close_sync(None)
-            self.real = False
-            shutil.rmtree(self.classes)
-        os.makedirs(self.classes)
-        for name, vnic in KINDS.items():
-            with open(os.path.join(self.classes, name + ".ini"), "w") as f:
-                f.write(f"[class]\nvnic = {vnic}\nrank = 1\n")
-        self.state = os.path.join(self.tmp, "fake-state.json")
-        self.start_sriovd()
-        self.conn = sriovd.connect(self.bus.address)
-        self.client = sriovd.Sriovd(self.conn, lambda *args, **kwargs: None)
-
-    def props(self, address):
-        path = "/org/sriovd/Manager1/pf/" + "".join(
-            c if c.isalnum() and (c.isalpha() or i > 0) else "_%02x" % ord(c) for i, c in enumerate(address))
-        v = self.conn.call_sync(sriovd.NAME, path, sriovd.PROPERTIES, "GetAll",
-                                sriovd.GLib.Variant("(s)", (sriovd.DEVICE,)), None, Gio.DBusCallFlags.NONE, 10000, None)
-        return v.unpack()[0]
-
-    def setup_real(self):
-        self.root = os.path.join(self.tmp, "root")
-        subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "fixtures", "mkhost.py"), "two-socket",
-                        self.root], check=True, stdout=subprocess.DEVNULL)
-        shutil.copytree(os.path.join(SOURCE, "conf", "tenant-classes.d"), self.classes)
-        os.makedirs(os.path.join(self.tmp, "state"))
-        os.makedirs(os.path.join(self.tmp, "run"))
-        self.sriovd_conf = os.path.join(self.tmp, "sriovd.conf")
-        with open(self.sriovd_conf, "w") as f:
-            f.write(f"[daemon]\nstate_dir = {self.tmp}/state\ndrift_check_sec = 0\nvf_headroom = 0\n"
-                    f"max_tenants = 64\nmonitor_interval_sec = 0\n")
-
-    def start_sriovd(self):
-        if not self.real:
-            self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fakesriovd.py"), self.bus.address,
-                                          self.state, f"{PF0}=0:4", f"{PF1}=1:4"], stdout=subprocess.PIPE,
-                                         text=True)
-            assert self.proc.stdout.readline().strip() == "ready", "fakesriovd did not start"
-            return
-        notify = os.path.join(self.tmp, "notify")
-        if os.path.exists(notify):
-            os.unlink(notify)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.bind(notify)
-        sock.settimeout(60)
-        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address,
-                   RUNTIME_DIRECTORY=os.path.join(self.tmp, "run"))
-        env.pop("JOURNAL_STREAM", None)
-        log = open(os.path.join(self.tmp, "sriovd.log"), "a")
-        self.proc = subprocess.Popen([SRIOVD, "--root", self.root, "--config", self.sriovd_conf], env=env,
-                                     stdout=log, stderr=log)
-        while "READY=1" not in sock.recv(4096).decode():
-            pass
-        sock.close()
-
-    def kill_sriovd(self):
-        self.proc.kill()
-        self.proc.wait()
-
-    def tenants(self):
-        return self.client.snapshot()[1]
-
-    def pfs(self):
-        return self.client.snapshot()[0]
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.kill_sriovd()
-        self.bus.stop()
-
-
 class Connector:
     def __init__(self, tmp, pl, host):
         self.conf = os.path.join(tmp, "sriovd-placement.conf")
         with open(self.conf, "w") as f:
             f.write(pl.conf_section() + f"timeout = 5\n[sriovd]\ncompute_node = {CN_NAME}\n"
-                    f"bus_address = {host.bus.address}\nclasses_dir = {host.classes}\npoll_interval = 0.5\n")
+                    f"bus_address = {host.bus.address}\npoll_interval = 0.5\n")
         self.log_path = os.path.join(tmp, "connector.log")
         self.proc = None
         self.start()
@@ -244,12 +140,21 @@ def agree(pl, host):
     return True
 
 
+def snapshot_kinds(host):
+    return {name: rec["vnic"] for name, rec in host.client.snapshot()[3].items()}
+
+
+def shipped_kinds():
+    return {"best-effort": "virtio", "latency-critical": "sriov-required", "rt-vcpu": "sriov-required",
+            "throughput": "sriov-preferred"}
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="sriovd-placement-test-")
     pl = host = conn = None
     try:
         pl = placementsrv.Placement(tmp)
-        host = Host(tmp)
+        host = sriovdhost.Host(tmp, SOURCE, SRIOVD)
         status, body = pl.request("POST", "/resource_providers", {"name": CN_NAME, "uuid": CN_UUID})
         assert status == 200, (status, body)
         n0 = host.pfs()[PF0]["vf_usable"]
@@ -275,6 +180,30 @@ def main():
         assert inv0[LC]["total"] == n0 - 1 and inv0[TP]["total"] == 64 and inv0[BE]["total"] == 64, inv0
         assert inventory(pl, CN_UUID) == {}, "the compute node's own inventory is nova's"
         print("ok: providers, traits and inventories under the compute node")
+
+        # --- A reload of sriovd that adds a class: its trait and tag inventory follow, without a
+        # restart of the connector. Taking it away takes them away.
+        bulk, bulk_trait = "CUSTOM_SRIOVD_C_BULK", mapping.class_trait("bulk")
+        with open(os.path.join(host.classes, "bulk.ini"), "w") as f:
+            f.write("[class]\nvnic = sriov-preferred\nrank = 10\n")
+        reasons = []
+        watcher = sriovd.Sriovd(host.conn, lambda reason, appeared=False: reasons.append(reason))
+        host.reload()
+        # The connector's client hears of the class itself, not only of the PFs' figures.
+        ctx = sriovd.GLib.MainContext.default()
+        wait_until(lambda: [ctx.iteration(False) for _ in range(10)] and "Classes changed on /org/sriovd/Manager1" in
+                   reasons, "PropertiesChanged of Classes")
+        assert snapshot_kinds(host) == dict(shipped_kinds(), bulk="sriov-preferred"), snapshot_kinds(host)
+        del watcher
+        wait_until(lambda: bulk in inventory(pl, RP0) and bulk in inventory(pl, RP1), "the new class's inventory")
+        assert inventory(pl, RP0)[bulk]["total"] == 64, inventory(pl, RP0)
+        assert bulk_trait in pl.get(f"/resource_providers/{RP0}/traits")["traits"]
+        os.unlink(os.path.join(host.classes, "bulk.ini"))
+        host.reload()
+        wait_until(lambda: bulk not in inventory(pl, RP0) and bulk not in inventory(pl, RP1),
+                   "the class's inventory gone")
+        assert bulk_trait not in pl.get(f"/resource_providers/{RP0}/traits")["traits"]
+        print("ok: a class that a reload adds or takes away reaches Placement")
 
         # --- A scheduler's request finds the PFs by class.
         status, ac = pl.request("GET", f"/allocation_candidates?resources1={VF}:1,{LC}:1"

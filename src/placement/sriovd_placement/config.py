@@ -18,9 +18,6 @@ sriovd_opts = [
                       "allocations."),
     cfg.StrOpt("bus_address",
                help="The D-Bus address where sriovd is; by default the system bus."),
-    cfg.ListOpt("classes_dir", default=["/etc/sriovd/tenant-classes.d"],
-                help="sriovd's tenant class directories, for each class's vnic kind; the first "
-                     "directory that defines a class wins."),
     cfg.StrOpt("log_level", default="info", choices=["debug", "info", "warning", "error"],
                help="The least severe message that is logged."),
 ]

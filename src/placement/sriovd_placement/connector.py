@@ -28,12 +28,11 @@ class Connector:
         self.compute_name = conf.compute_node
         self.compute_uuid_conf = conf.compute_node_uuid
         self.poll_ms = int(conf.poll_interval * 1000)
-        self.classes_dir = conf.classes_dir
         self.placement = placement
         self.sriovd = sd.Sriovd(bus, self.changed)
         self.on_fatal = on_fatal
         self.compute = None          # (uuid, name) of the compute node's provider
-        self.snap = None             # sriovd's (pfs, tenants, max_tenants)
+        self.snap = None             # sriovd's (pfs, tenants, max_tenants, classes)
         self.dirty = True
         self.gen = {}                # provider uuid -> its generation as we last saw it
         self.alloc_gen = {}          # provider uuid -> the generation its allocations were read at
@@ -156,22 +155,14 @@ class Connector:
         if not self.resolve_compute():
             return
         cn_uuid, cn_name = self.compute
-        kinds, errors = sd.load_class_kinds(self.classes_dir)
-        for e in errors:
-            self.say("class " + e.split(":")[0], f"tenant class ignored: {e}", logging.WARNING)
-        pfs, tenants, max_tenants = self.snap
-        # sriovd's classes are those it reports; a file it does not read names no class of its.
-        classes = set()
-        for pf in pfs.values():
-            classes |= set(pf["class_available"])
-        unknown = sorted(c for c in classes if c not in kinds)
-        if unknown:
-            self.say("kinds", f"no vnic kind known for classes {', '.join(unknown)} in {', '.join(self.classes_dir)}; "
-                              "they get no tag inventory", logging.WARNING)
-        kinds = {c: k for c, k in kinds.items() if c in classes}
+        pfs, tenants, max_tenants, records = self.snap
+        kinds = self.class_kinds(pfs, records)
         want_uuid = {mapping.provider_uuid(cn_uuid, a): a for a in pfs}
         if not full and any(u not in self.alloc_gen for u in want_uuid):
             full = True   # a PF whose provider this process has not read yet
+        # A reload of sriovd may bring a class in a light pass. Known resource classes cost no request.
+        for rc in [mapping.VF] + [mapping.tag_class(c) for c in kinds]:
+            self.placement.ensure_resource_class(rc)
 
         if full:
             tree = {rp["uuid"]: rp for rp in self.placement.tree(cn_uuid)}
@@ -179,8 +170,6 @@ class Connector:
                 self.gen[u] = rp["generation"]
             prefix = mapping.provider_prefix(cn_name)
             ours = {u for u, rp in tree.items() if rp["name"].startswith(prefix)}
-            for rc in [mapping.VF] + [mapping.tag_class(c) for c in kinds]:
-                self.placement.ensure_resource_class(rc)
             for u, address in want_uuid.items():
                 if u not in tree:
                     self.create_provider(u, mapping.provider_name(cn_name, address), cn_uuid, address)
@@ -210,7 +199,8 @@ class Connector:
             if self.sync_tenants(want, granted, tenants):
                 self.snap = self.sriovd.snapshot()
                 self.dirty = False
-                pfs, tenants, max_tenants = self.snap
+                pfs, tenants, max_tenants, records = self.snap
+                kinds = self.class_kinds(pfs, records)
         if max_tenants is None:
             max_tenants = mapping.DEFAULT_MAX_TENANTS
 
@@ -249,6 +239,31 @@ class Connector:
         self.compute = (rp["uuid"], rp["name"])
         self.say("compute", f"publishing under compute node {rp['name']} ({rp['uuid']})")
         return True
+
+    def class_kinds(self, pfs, records):
+        """{class: vnic} of the classes that sriovd's Classes names and its PFs offer."""
+        if records is None:
+            self.say("kinds", "sriovd publishes no Classes, so no class's kind is known; the classes get no "
+                              "tag inventory until sriovd is upgraded", logging.ERROR)
+            return {}
+        kinds = {}
+        for name, rec in records.items():
+            if rec.get("vnic") in sd.VNIC_KINDS:
+                kinds[name] = rec["vnic"]
+            else:
+                self.say("class " + name, f"tenant class {name} has vnic {rec.get('vnic')}, which this connector "
+                                          "does not know; it gets no tag inventory", logging.WARNING)
+        # ClassAvailable and Classes may differ for a moment around a reload: only a class in both is offered.
+        offered = set()
+        for pf in pfs.values():
+            offered |= set(pf["class_available"])
+        missing = sorted(c for c in offered if c not in records)
+        if missing:
+            self.say("kinds", f"sriovd's PFs offer classes {', '.join(missing)} that its Classes does not name; "
+                              "they get no tag inventory until it does", logging.WARNING)
+        else:
+            self.said.pop("kinds", None)
+        return {c: k for c, k in kinds.items() if c in offered}
 
     def known_traits(self, pf, kinds):
         """The traits we may set: those of classes whose kind is known, and the NUMA node's."""

@@ -1,9 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # sriovd.py — sriovd over D-Bus: one snapshot of PFs and tenants, the tenant calls, the signals.
-import configparser
-import glob
-import os
-
 from gi.repository import Gio, GLib
 
 NAME = "org.sriovd.Manager1"
@@ -39,28 +35,6 @@ def connect(address):
     return Gio.DBusConnection.new_for_address_sync(address, flags, None, None)
 
 
-def load_class_kinds(dirs):
-    """{class: vnic} from sriovd's tenant-classes.d directories; the first directory wins."""
-    kinds, errors = {}, []
-    for d in dirs:
-        for path in sorted(glob.glob(os.path.join(d, "*.ini"))):
-            name = os.path.basename(path)[:-len(".ini")]
-            if name in kinds:
-                continue
-            p = configparser.ConfigParser(inline_comment_prefixes=(";", "#"), strict=False)
-            try:
-                p.read(path)
-                vnic = p.get("class", "vnic")
-            except (OSError, configparser.Error) as e:
-                errors.append(f"{path}: {e}")
-                continue
-            if vnic not in VNIC_KINDS:
-                errors.append(f"{path}: vnic = {vnic} is none of {', '.join(VNIC_KINDS)}")
-                continue
-            kinds[name] = vnic
-    return kinds, errors
-
-
 class Sriovd:
     def __init__(self, conn, on_change):
         """on_change(reason, appeared=False) is called from the main loop for every signal that may
@@ -68,8 +42,8 @@ class Sriovd:
         self.conn = conn
         self.on_change = on_change
         self.present = False
-        # The figures the connector reads: PFs' and tenants' properties, the objects themselves.
-        # Manager1's own properties (utilization, alerts) change often and say nothing it reads.
+        # The figures the connector reads: PFs' and tenants' properties, the objects themselves,
+        # and the classes.
         subs = [(MANAGER, "AllocationChanged", None), (MANAGER, "DeviceAdded", None),
                 (MANAGER, "DeviceRemoved", None), (OBJECT_MANAGER, "InterfacesAdded", None),
                 (OBJECT_MANAGER, "InterfacesRemoved", None), (PROPERTIES, "PropertiesChanged", DEVICE),
@@ -77,11 +51,19 @@ class Sriovd:
         for iface, member, arg0 in subs:
             conn.signal_subscribe(NAME, iface, member, None, arg0, Gio.DBusSignalFlags.NONE,
                                   self._signal, None)
+        # Manager1's other properties (utilization, alerts) change often and say nothing it reads.
+        conn.signal_subscribe(NAME, PROPERTIES, "PropertiesChanged", PATH, MANAGER, Gio.DBusSignalFlags.NONE,
+                              self._manager_changed, None)
         Gio.bus_watch_name_on_connection(conn, NAME, Gio.BusNameWatcherFlags.NONE,
                                          self._appeared, self._vanished)
 
     def _signal(self, conn, sender, path, iface, member, params, data):
         self.on_change(f"{member} on {path}")
+
+    def _manager_changed(self, conn, sender, path, iface, member, params, data):
+        changed, invalidated = params[1], params[2]
+        if "Classes" in changed or "Classes" in invalidated:
+            self.on_change(f"Classes changed on {path}")
 
     def _appeared(self, conn, name, owner):
         self.present = True
@@ -106,17 +88,20 @@ class Sriovd:
         return v.unpack() if v is not None else None
 
     def snapshot(self):
-        """sriovd's PFs and tenants now, from one GetManagedObjects, and its tenant limit."""
+        """sriovd's PFs and tenants now, from one GetManagedObjects, and its Manager1 properties.
+
+        Returns (pfs, tenants, max_tenants, classes). classes is {name: class record}, or None from
+        a sriovd without the Classes property; max_tenants is None from one without MaxTenants.
+        """
         try:
             (objs,) = self._call(PATH, OBJECT_MANAGER, "GetManagedObjects", None, "(a{oa{sa{sv}}})")
+            (props,) = self._call(PATH, PROPERTIES, "GetAll", GLib.Variant("(s)", (MANAGER,)), "(a{sv})")
         except Refused as e:
             raise Unavailable(str(e)) from None
-        try:
-            (max_tenants,) = self._call(PATH, PROPERTIES, "Get", GLib.Variant("(ss)", (MANAGER, "MaxTenants")),
-                                        "(v)")
-        except (Refused, Unavailable):
-            # A sriovd without the property: the caller falls back to a fixed limit.
-            max_tenants = None
+        max_tenants = props.get("MaxTenants")
+        classes = None
+        if "Classes" in props:
+            classes = {c["name"]: c for c in props["Classes"] if "name" in c}
         pfs, tenants = {}, {}
         for ifaces in objs.values():
             d = ifaces.get(DEVICE)
@@ -140,7 +125,7 @@ class Sriovd:
                     "pin_pf": t.get("PinPf", ""),
                     "owner": t.get("Owner", ""),
                 }
-        return pfs, tenants, max_tenants
+        return pfs, tenants, max_tenants, classes
 
     def allocate(self, tenant, klass, pf, owner):
         opts = {"pf": GLib.Variant("s", pf), "domain_uuid": GLib.Variant("s", tenant),
