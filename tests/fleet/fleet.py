@@ -87,6 +87,15 @@ def placement_missing():
     return None
 
 
+def why_not():
+    """Why the fleet cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root: only root may own sriovd's name on the bus, as on a host"
+    if not shutil.which("dbus-daemon"):
+        return "needs dbus-daemon"
+    return placement_missing()
+
+
 def process_state(pid):
     """The state letter of /proc/PID/stat (R, S, T, Z ...), or None when the process is gone."""
     try:
@@ -183,14 +192,14 @@ class Placement:
             self.proc.stdout.close()
 
     def requests(self):
-        """Every request the server saw: (start, seconds, caller, method, path, status)."""
+        """Every request the server saw: (start, seconds served, caller, method, path, status, seconds queued)."""
         out = []
         try:
             with open(self.log_path) as f:
                 for line in f:
                     p = line.split()
-                    if len(p) == 6:
-                        out.append((float(p[0]), float(p[1]), p[2], p[3], p[4], p[5]))
+                    if len(p) == 7:
+                        out.append((float(p[0]), float(p[2]), p[3], p[4], p[5], p[6], float(p[1])))
         except FileNotFoundError:
             pass
         return out
@@ -516,7 +525,7 @@ class Fleet:
 
     def __init__(self, work, source, sriovd_bin, connector_cmd, hosts=8, poll_interval=0.5, seed=1,
                  fixture=("large", "--pfs", "2", "--vfs", "4", "--vf-irqs", "1"), rt_cpus="4-6,36-38",
-                 http_timeout=3.0, connector_env=None, log=print):
+                 http_timeout=3, connector_env=None, log=print):
         import random
         self.work, self.source = work, source
         self.sriovd_bin = sriovd_bin
@@ -587,6 +596,9 @@ class Fleet:
                 for rp in doc["resource_providers"]:
                     have.setdefault(rp["parent_provider_uuid"], []).append(rp["name"])
             for h in self.hosts:
+                if h.connector.poll() is not None:
+                    raise RuntimeError(f"{h.name}: the connector exited with status {h.connector.returncode}: "
+                                       f"{h.connector_log()[-800:]}")
                 want = {f"{h.name}:sriovd:{pf}" for pf in h.watcher.devices}
                 got = set(have.get(h.uuid, []))
                 if not want <= got:

@@ -5,11 +5,16 @@
 #   placement-server.py CONFIG_DIR PORT REQUEST_LOG
 #
 # CONFIG_DIR holds placement.conf (noauth2, an SQLite database). Every request is appended to
-# REQUEST_LOG as one line, "START SECONDS CALLER METHOD PATH STATUS", before its reply is sent.
+# REQUEST_LOG as one line, "START WAITED SERVED CALLER METHOD PATH STATUS" (seconds since the
+# epoch, then seconds queued and seconds served), before its reply is sent.
 # CALLER is the project of the noauth2 token ("admin:host-3" gives "host-3"), so the fleet test
 # counts each client's requests at the server. The line is written before the reply, so a
 # kill -9 never loses a request that a client saw answered. "READY PORT" on stdout says that the
 # server listens; after it, stdout goes where stderr goes.
+#
+# Requests are served one at a time. SQLite takes one writer at a time, and two transactions
+# that both read and then write fail at once with "database is locked" instead of waiting.
+# So this is one Placement worker; a production Placement runs several on MySQL.
 import faulthandler
 import os
 import signal
@@ -38,6 +43,7 @@ class Counted:
         self.app = app
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.lock = threading.Lock()
+        self.worker = threading.Lock()
 
     def __call__(self, environ, start_response):
         start = time.time()
@@ -52,9 +58,13 @@ class Counted:
             status.append(st.split()[0])
             return start_response(st, headers, exc_info)
 
-        body = list(self.app(environ, start_counted))
-        line = "%.6f %.6f %s %s %s %s\n" % (start, time.time() - start, caller, environ["REQUEST_METHOD"],
-                                             path.replace(" ", "%20"), status[0] if status else "-")
+        with self.worker:
+            served = time.time()
+            body = list(self.app(environ, start_counted))
+            end = time.time()
+        line = "%.6f %.6f %.6f %s %s %s %s\n" % (start, served - start, end - served, caller,
+                                                  environ["REQUEST_METHOD"], path.replace(" ", "%20"),
+                                                  status[0] if status else "-")
         with self.lock:
             os.write(self.fd, line.encode())
         return body

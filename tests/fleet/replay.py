@@ -497,3 +497,123 @@ class Controller:
                     f"Placement pid {old} ended by signal {sig}, restarted on the same database as pid "
                     f"{p.proc.pid} with {after} of {before} providers; released meanwhile: {released or 'none'}")
         raise ValueError(f"unknown fault {fault!r}")
+
+
+# ---- the report ----
+
+POLL = "/resource_providers?in_tree="
+# What the estimate assumes of a cloud of 1,000 hosts.
+EST_HOSTS = 1000
+EST_POLL_INTERVAL = 2.0         # the connector's default
+EST_CHANGES_PER_HOST_MIN = 1.0  # a busy cloud: one tenant change per host and minute
+
+
+def request_figures(placement, fig, nhosts, poll_interval):
+    """Placement requests of a run, as the server counted them, by who made them."""
+    t0, t1 = fig.window
+    rs = [r for r in placement.requests() if t0 <= r[0] <= t1]
+    sched = [r for r in rs if r[2] in ("scheduler", "scheduler-base")]
+    agents = [r for r in rs if r[2].startswith("host-")]
+    polls = [r for r in agents if r[3] == "GET" and r[4].startswith(POLL)]
+    other = [r for r in agents if not (r[3] == "GET" and r[4].startswith(POLL))]
+    secs = max(t1 - t0, 1e-9)
+
+    def mean_s(lst):
+        return sum(r[1] for r in lst) / len(lst) if lst else float("nan")
+    return {"scheduler": len(sched), "agents": len(agents), "polls": len(polls), "agent_other": len(other),
+            "seconds": secs, "changes": fig.changes,
+            "polls_per_host_s": len(polls) / (nhosts * secs),
+            "poll_s": mean_s(polls), "sched_s": mean_s(sched), "other_s": mean_s(other),
+            "errors": sorted({f"{r[2]} {r[3]} {r[4].split('?')[0]} {r[5]}" for r in rs if r[5][0] == "5"})}
+
+
+def estimate(q):
+    """Placement's load for EST_HOSTS hosts, from the measured requests of the sriovd run."""
+    per_change = (q["scheduler"] + q["agent_other"]) / max(q["changes"], 1)
+    polls = EST_HOSTS / EST_POLL_INTERVAL
+    changes = EST_HOSTS * EST_CHANGES_PER_HOST_MIN / 60.0
+    change_req = changes * per_change
+    busy = polls * q["poll_s"] + changes * (q["scheduler"] * q["sched_s"] + q["agent_other"] * q["other_s"]) \
+        / max(q["changes"], 1)
+    return {"polls": polls, "changes": changes, "per_change": per_change, "change_req": change_req,
+            "total": polls + change_req, "busy": busy}
+
+
+def fmt_pct(x):
+    return "-" if x != x else f"{100 * x:.1f}%"
+
+
+def fmt_ratio(a, b):
+    if a != a or b != b or not b:
+        return "-"
+    return f"{a / b:.2f}x"
+
+
+def report(base, sd, qb, qs, poll_interval, log=print):
+    """The side-by-side table; returns the lines too."""
+    rows = []
+
+    def row(name, b, s, ratio=""):
+        rows.append((name, b, s, ratio))
+    row("fleet VF utilization, time-weighted", fmt_pct(base.utilization()), fmt_pct(sd.utilization()),
+        fmt_ratio(sd.utilization(), base.utilization()))
+    row(f"  at saturation ({len(base.saturated())} | {len(sd.saturated())} rounds)",
+        fmt_pct(base.utilization_saturated()), fmt_pct(sd.utilization_saturated()),
+        fmt_ratio(sd.utilization_saturated(), base.utilization_saturated()))
+    row("sriov-required tenants served", f"{base.required_served}/{base.required}",
+        f"{sd.required_served}/{sd.required}")
+    row("  of those arriving while the fleet had a VF for them",
+        f"{base.required_had_vf_served}/{base.required_had_vf} = "
+        f"{fmt_pct(base.required_had_vf_served / base.required_had_vf if base.required_had_vf else float('nan'))}",
+        f"{sd.required_had_vf_served}/{sd.required_had_vf} = "
+        f"{fmt_pct(sd.required_had_vf_served / sd.required_had_vf if sd.required_had_vf else float('nan'))}")
+    row("sriov-preferred tenants on a VF, at arrival", f"{base.preferred_vf_at_arrival}/{base.preferred}",
+        f"{sd.preferred_vf_at_arrival}/{sd.preferred}")
+    row("  share of their time on a VF", fmt_pct(base.preferred_on_vf()), fmt_pct(sd.preferred_on_vf()),
+        fmt_ratio(sd.preferred_on_vf(), base.preferred_on_vf()))
+    row("claim to VF attached, p50 / p99", "- (no agent)",
+        f"{percentile(sd.attach, 50) * 1000:.0f} / {percentile(sd.attach, 99) * 1000:.0f} ms")
+    row("Placement requests per tenant change", f"{qb['scheduler'] / max(qb['changes'], 1):.2f}",
+        f"{(qs['scheduler'] + qs['agents']) / max(qs['changes'], 1):.2f}")
+    row("  scheduler", f"{qb['scheduler'] / max(qb['changes'], 1):.2f}",
+        f"{qs['scheduler'] / max(qs['changes'], 1):.2f}")
+    row("  host agents, besides their polls", "-", f"{qs['agent_other'] / max(qs['changes'], 1):.2f}")
+    row(f"  polls (every {poll_interval:g} s per host)", "-", f"{qs['polls'] / max(qs['changes'], 1):.2f}")
+    row("reschedules", "0", str(sd.reschedules))
+    row(f"mismatches at quiet points ({sd.quiet_points})", "-",
+        str(sum(len(m) for _, m in sd.mismatch_points)))
+    w = max(len(r[0]) for r in rows)
+    wb = max(len(r[1]) for r in rows + [("", "nova alone", "", "")])
+    ws = max(len(r[2]) for r in rows + [("", "", "sriovd", "")])
+    lines = [f"{'':{w}}  {'nova alone':>{wb}}  {'sriovd':>{ws}}  sriovd/nova"]
+    for name, b, s, ratio in rows:
+        lines.append(f"{name:{w}}  {b:>{wb}}  {s:>{ws}}  {ratio}")
+    e = estimate(qs)
+    lines += ["",
+              f"Placement at {EST_HOSTS} hosts: {e['polls']:.0f} polls/s (one per host every "
+              f"{EST_POLL_INTERVAL:g} s) + {e['change_req']:.0f} requests/s for {e['changes']:.1f} tenant changes/s "
+              f"(one per host and minute, {e['per_change']:.2f} requests each) = {e['total']:.0f} requests/s;",
+              f"  at the service times measured here ({qs['poll_s'] * 1000:.0f} ms a poll, "
+              f"{qs['sched_s'] * 1000:.0f} ms a scheduler request, {qs['other_s'] * 1000:.0f} ms an agent's "
+              f"other request) that keeps {e['busy']:.1f} Placement workers busy."]
+    for ln in lines:
+        log(ln)
+    return lines
+
+
+# ---- one run of both ----
+
+def replay_both(fleet, trace, faults, attach_timeout, log=print):
+    """The trace against the baseline, then through sriovd: (baseline, sriovd, controller)."""
+    base = run_baseline(fleet, trace, fleet.kinds, log=log)
+    log(f"baseline: {len(trace)} rounds in {base.window[1] - base.window[0]:.0f} s")
+    ctl = Controller(fleet, fleet.kinds, attach_timeout=attach_timeout, log=log)
+    sd = ctl.run(trace, faults=faults)
+    log(f"sriovd: {len(trace)} rounds in {sd.window[1] - sd.window[0]:.0f} s")
+    for r, name, (ok, what) in sd.faults:
+        log(f"fault in round {r}, {name}: {'took effect' if ok else 'DID NOT TAKE EFFECT'}: {what}")
+    for ln in sd.unserved:
+        log(f"sriovd: not served: {ln}")
+    for e in ctl.errors:
+        log(f"error: {e}")
+    return base, sd, ctl
