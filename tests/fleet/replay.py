@@ -86,7 +86,8 @@ class Figures:
         self.required_had_vf_served = 0
         self.preferred = 0
         self.preferred_vf_at_arrival = 0
-        self.attach = []            # seconds from claim to VF attached
+        self.attach = []            # seconds from claim to VF attached, in rounds without a fault
+        self.attach_faults = []     # the same in the rounds with a fault
         self.changes = 0            # arrivals and departures
         self.reschedules = 0
         self.no_candidates = {}     # class -> arrivals Placement had no candidate for
@@ -96,6 +97,7 @@ class Figures:
         self.mismatch_points = []   # (round, [mismatch])
         self.settle = []            # seconds each quiet point took to agree
         self.faults = []            # (round, name, what happened)
+        self.idle = None            # (start, end) wall clock of a pause with nothing to do
 
     def utilization(self):
         if not self.rounds:
@@ -293,13 +295,19 @@ class Controller:
                 out[(h.name, pf)] = d
         return out
 
-    def run(self, trace, faults=None, fig=None):
+    def run(self, trace, faults=None, idle_after=None, idle_seconds=0.0):
+        """Replay the trace. After round idle_after, pause idle_seconds with nothing to do: the
+        requests the connectors make then are the ones they make without any change."""
         faults = faults or {}
-        fig = fig or Figures("sriovd", self.fleet.total_vfs())
+        fig = Figures("sriovd", self.fleet.total_vfs())
         self.refresh_providers()
         t0 = time.time()
         for r, events in enumerate(trace):
             self.round(r, events, faults.get(r), fig)
+            if r == idle_after:
+                i0 = time.time()
+                time.sleep(idle_seconds)
+                fig.idle = (i0, time.time())
         fig.window = (t0, time.time())
         return fig
 
@@ -336,7 +344,7 @@ class Controller:
         if fault:
             fig.faults.append((r, fault, self.inject(fault, pending, departing)))
             timeout = self.fault_timeout
-        refused_required += self.wait(pending, departing, timeout, fig)
+        refused_required += self.wait(pending, departing, timeout, fig, fig.attach_faults if fault else fig.attach)
         self.quiet(r, fig, refused_required)
 
     def unserved(self, consumer, st, fig, why):
@@ -351,7 +359,7 @@ class Controller:
             fig.unserved.append(f"{consumer} ({st['cls']}): {'; '.join(st['why'] + [why])}")
         return 1
 
-    def wait(self, pending, departing, timeout, fig):
+    def wait(self, pending, departing, timeout, fig, attach):
         """Wait until every claim is served or refused, and every departure released."""
         cond = self.fleet.cond
         refused_required = 0
@@ -398,7 +406,7 @@ class Controller:
                         fig.required_served += 1
                         fig.required_had_vf_served += st["had_vf"]
                         if a[3] is not None:
-                            fig.attach.append(max(0.0, a[3] - st["t_claim"]))
+                            attach.append(max(0.0, a[3] - st["t_claim"]))
                     elif st["kind"] == "sriov-preferred":
                         fig.preferred_vf_at_arrival += a[2] == "vf"
                 else:
@@ -501,42 +509,55 @@ class Controller:
 
 # ---- the report ----
 
-POLL = "/resource_providers?in_tree="
+TREE = "/resource_providers?in_tree="
 # What the estimate assumes of a cloud of 1,000 hosts.
 EST_HOSTS = 1000
 EST_POLL_INTERVAL = 2.0         # the connector's default
 EST_CHANGES_PER_HOST_MIN = 1.0  # a busy cloud: one tenant change per host and minute
 
 
-def request_figures(placement, fig, nhosts, poll_interval):
-    """Placement requests of a run, as the server counted them, by who made them."""
+def request_figures(placement, fig, nhosts):
+    """Placement requests of a run, as the server counted them, by who made them.
+
+    A connector's pass reads the provider tree and the allocations of its PF providers that
+    have any; its writes (inventories, traits, providers) follow sriovd's changes. The idle
+    pause gives the reads of a pass when nothing changes.
+    """
     t0, t1 = fig.window
     rs = [r for r in placement.requests() if t0 <= r[0] <= t1]
     sched = [r for r in rs if r[2] in ("scheduler", "scheduler-base")]
     agents = [r for r in rs if r[2].startswith("host-")]
-    polls = [r for r in agents if r[3] == "GET" and r[4].startswith(POLL)]
-    other = [r for r in agents if not (r[3] == "GET" and r[4].startswith(POLL))]
-    secs = max(t1 - t0, 1e-9)
+    writes = [r for r in agents if r[3] != "GET"]
+    idle, idle_secs = [], 0.0
+    if fig.idle:
+        idle = [r for r in agents if fig.idle[0] <= r[0] <= fig.idle[1]]
+        idle_secs = fig.idle[1] - fig.idle[0]
+    passes = [r for r in idle if r[3] == "GET" and r[4].startswith(TREE)]
+    changes = max(fig.changes, 1)
 
     def mean_s(lst):
         return sum(r[1] for r in lst) / len(lst) if lst else float("nan")
-    return {"scheduler": len(sched), "agents": len(agents), "polls": len(polls), "agent_other": len(other),
-            "seconds": secs, "changes": fig.changes,
-            "polls_per_host_s": len(polls) / (nhosts * secs),
-            "poll_s": mean_s(polls), "sched_s": mean_s(sched), "other_s": mean_s(other),
+    return {"changes": fig.changes, "seconds": t1 - t0,
+            "scheduler": len(sched) / changes, "sched_s": mean_s(sched),
+            "writes": len(writes) / changes, "write_s": mean_s(writes),
+            "agents": len(agents) / changes,
+            "idle_per_host_s": len(idle) / (nhosts * idle_secs) if idle_secs else float("nan"),
+            "passes_per_host_s": len(passes) / (nhosts * idle_secs) if idle_secs else float("nan"),
+            "reads_per_pass": len(idle) / len(passes) if passes else float("nan"), "read_s": mean_s(idle),
+            "queued_s": sum(r[6] for r in rs) / len(rs) if rs else float("nan"),
             "errors": sorted({f"{r[2]} {r[3]} {r[4].split('?')[0]} {r[5]}" for r in rs if r[5][0] == "5"})}
 
 
 def estimate(q):
-    """Placement's load for EST_HOSTS hosts, from the measured requests of the sriovd run."""
-    per_change = (q["scheduler"] + q["agent_other"]) / max(q["changes"], 1)
-    polls = EST_HOSTS / EST_POLL_INTERVAL
+    """Placement's load for EST_HOSTS hosts, from the requests measured in the sriovd run. A
+    change costs the scheduler's requests, the connector's writes, and at most one more pass."""
+    idle = EST_HOSTS / EST_POLL_INTERVAL * q["reads_per_pass"]
     changes = EST_HOSTS * EST_CHANGES_PER_HOST_MIN / 60.0
-    change_req = changes * per_change
-    busy = polls * q["poll_s"] + changes * (q["scheduler"] * q["sched_s"] + q["agent_other"] * q["other_s"]) \
-        / max(q["changes"], 1)
-    return {"polls": polls, "changes": changes, "per_change": per_change, "change_req": change_req,
-            "total": polls + change_req, "busy": busy}
+    per_change = q["scheduler"] + q["writes"] + q["reads_per_pass"]
+    busy = idle * q["read_s"] + changes * (q["scheduler"] * q["sched_s"] + q["writes"] * q["write_s"]
+                                           + q["reads_per_pass"] * q["read_s"])
+    return {"idle": idle, "changes": changes, "per_change": per_change, "change_req": changes * per_change,
+            "total": idle + changes * per_change, "busy": busy}
 
 
 def fmt_pct(x):
@@ -573,12 +594,15 @@ def report(base, sd, qb, qs, poll_interval, log=print):
         fmt_ratio(sd.preferred_on_vf(), base.preferred_on_vf()))
     row("claim to VF attached, p50 / p99", "- (no agent)",
         f"{percentile(sd.attach, 50) * 1000:.0f} / {percentile(sd.attach, 99) * 1000:.0f} ms")
-    row("Placement requests per tenant change", f"{qb['scheduler'] / max(qb['changes'], 1):.2f}",
-        f"{(qs['scheduler'] + qs['agents']) / max(qs['changes'], 1):.2f}")
-    row("  scheduler", f"{qb['scheduler'] / max(qb['changes'], 1):.2f}",
-        f"{qs['scheduler'] / max(qs['changes'], 1):.2f}")
-    row("  host agents, besides their polls", "-", f"{qs['agent_other'] / max(qs['changes'], 1):.2f}")
-    row(f"  polls (every {poll_interval:g} s per host)", "-", f"{qs['polls'] / max(qs['changes'], 1):.2f}")
+    row("  in the rounds with a fault", "-",
+        f"{percentile(sd.attach_faults, 50) * 1000:.0f} / {percentile(sd.attach_faults, 99) * 1000:.0f} ms")
+    row("Placement requests per tenant change", f"{qb['scheduler']:.2f}",
+        f"{qs['scheduler'] + qs['agents']:.2f}")
+    row("  scheduler", f"{qb['scheduler']:.2f}", f"{qs['scheduler']:.2f}")
+    row("  host agents' writes", "-", f"{qs['writes']:.2f}")
+    row("  host agents' reads, polls included", "-", f"{qs['agents'] - qs['writes']:.2f}")
+    row(f"idle host agent: requests per second ({qs['reads_per_pass']:.1f} a pass)", "-",
+        f"{qs['idle_per_host_s']:.2f}")
     row("reschedules", "0", str(sd.reschedules))
     row(f"mismatches at quiet points ({sd.quiet_points})", "-",
         str(sum(len(m) for _, m in sd.mismatch_points)))
@@ -590,12 +614,14 @@ def report(base, sd, qb, qs, poll_interval, log=print):
         lines.append(f"{name:{w}}  {b:>{wb}}  {s:>{ws}}  {ratio}")
     e = estimate(qs)
     lines += ["",
-              f"Placement at {EST_HOSTS} hosts: {e['polls']:.0f} polls/s (one per host every "
-              f"{EST_POLL_INTERVAL:g} s) + {e['change_req']:.0f} requests/s for {e['changes']:.1f} tenant changes/s "
-              f"(one per host and minute, {e['per_change']:.2f} requests each) = {e['total']:.0f} requests/s;",
-              f"  at the service times measured here ({qs['poll_s'] * 1000:.0f} ms a poll, "
-              f"{qs['sched_s'] * 1000:.0f} ms a scheduler request, {qs['other_s'] * 1000:.0f} ms an agent's "
-              f"other request) that keeps {e['busy']:.1f} Placement workers busy."]
+              f"Placement at {EST_HOSTS} hosts, connectors polling every {EST_POLL_INTERVAL:g} s: "
+              f"{e['idle']:.0f} requests/s without changes ({qs['reads_per_pass']:.1f} a pass), plus "
+              f"{e['change_req']:.0f}/s for {e['changes']:.1f} tenant changes/s (one per host and minute; "
+              f"{e['per_change']:.2f} requests each: the scheduler's, the connector's writes and one more pass): "
+              f"{e['total']:.0f} requests/s.",
+              f"At the service times measured here ({qs['read_s'] * 1000:.0f} ms a connector's read, "
+              f"{qs['write_s'] * 1000:.0f} ms a write, {qs['sched_s'] * 1000:.0f} ms a scheduler's request), "
+              f"that keeps {e['busy']:.1f} Placement workers busy."]
     for ln in lines:
         log(ln)
     return lines
@@ -603,12 +629,12 @@ def report(base, sd, qb, qs, poll_interval, log=print):
 
 # ---- one run of both ----
 
-def replay_both(fleet, trace, faults, attach_timeout, log=print):
+def replay_both(fleet, trace, faults, attach_timeout, idle_after=None, idle_seconds=0.0, log=print):
     """The trace against the baseline, then through sriovd: (baseline, sriovd, controller)."""
     base = run_baseline(fleet, trace, fleet.kinds, log=log)
     log(f"baseline: {len(trace)} rounds in {base.window[1] - base.window[0]:.0f} s")
     ctl = Controller(fleet, fleet.kinds, attach_timeout=attach_timeout, log=log)
-    sd = ctl.run(trace, faults=faults)
+    sd = ctl.run(trace, faults=faults, idle_after=idle_after, idle_seconds=idle_seconds)
     log(f"sriovd: {len(trace)} rounds in {sd.window[1] - sd.window[0]:.0f} s")
     for r, name, (ok, what) in sd.faults:
         log(f"fault in round {r}, {name}: {'took effect' if ok else 'DID NOT TAKE EFFECT'}: {what}")

@@ -38,6 +38,9 @@ HOSTS = 8
 PHASES = [(8, 10, 30), (18, 6, 20), (6, 1, 6)]
 # Each in a saturated round, after the round's claims, while they are in flight.
 FAULTS = {12: "kill-sriovd", 15: "kill-connector", 18: "stop-placement", 22: "kill-placement"}
+# A pause at the end of the saturated phase, with tenants on every PF: the connectors' requests
+# without changes.
+IDLE_AFTER = 25
 MIN_UTILIZATION = 0.85
 MIN_SATURATED_ROUNDS = 5
 
@@ -73,12 +76,13 @@ def main():
         trace = replay.make_trace(SEED, PHASES)
         log(f"seed {SEED}: {len(trace)} rounds, {sum(len(r) for r in trace)} events, {HOSTS} hosts, "
             f"{f.total_vfs()} VFs, connectors poll every {POLL:g} s; work directory {work}")
-        base, sd, ctl = replay.replay_both(f, trace, FAULTS, attach_timeout=max(10.0, 8 * POLL), log=log)
+        base, sd, ctl = replay.replay_both(f, trace, FAULTS, attach_timeout=max(10.0, 8 * POLL),
+                                           idle_after=IDLE_AFTER, idle_seconds=10 * POLL, log=log)
         took, mm = f.settle(20.0)
         if mm:
             failures.append(f"Placement and sriovd disagree at the end: {mm}")
-        qb = replay.request_figures(f.placement, base, HOSTS, POLL)
-        qs = replay.request_figures(f.placement, sd, HOSTS, POLL)
+        qb = replay.request_figures(f.placement, base, HOSTS)
+        qs = replay.request_figures(f.placement, sd, HOSTS)
         log("")
         replay.report(base, sd, qb, qs, POLL, log=log)
         log("")
