@@ -643,3 +643,78 @@ def replay_both(fleet, trace, faults, attach_timeout, idle_after=None, idle_seco
     for e in ctl.errors:
         log(f"error: {e}")
     return base, sd, ctl
+
+
+def run_fleet(sriovd, source, phases, faults, idle_after, hosts=8, poll=0.5, seed=1, keep=False,
+              min_utilization=0.85, min_saturated=5, log=print):
+    """A fleet, the trace through both, the report and the verdict: the list of failures.
+
+    The failures are what the fleet's goals forbid: a sriov-required tenant not served while the
+    fleet had a VF for it, VF utilization under min_utilization at saturation, a mismatch at a
+    quiet point, a fault that did not take effect, a server error, a tenant without a place.
+    """
+    import os
+    import shutil
+    import tempfile
+    import fleet
+    base_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    work = tempfile.mkdtemp(prefix="sriovd-fleet-", dir=base_dir)
+    t0 = time.monotonic()
+    f = fleet.Fleet(work, source, sriovd, [fleet.PYTHON, "-m", "sriovd_placement"], hosts=hosts,
+                    poll_interval=poll, seed=seed,
+                    connector_env=dict(os.environ, PYTHONPATH=os.path.join(source, "src", "placement")), log=log)
+    failures = []
+    try:
+        f.start()
+        missing = f.wait_published()
+        if missing:
+            raise RuntimeError(f"the connectors did not publish every PF: {missing}")
+        took, mm = f.settle(20.0)
+        if mm:
+            failures.append(f"Placement and sriovd disagree before the trace: {mm}")
+        trace = make_trace(seed, phases)
+        log(f"seed {seed}: {len(trace)} rounds, {sum(len(r) for r in trace)} events, {hosts} hosts, "
+            f"{f.total_vfs()} VFs, connectors poll every {poll:g} s; work directory {work}")
+        base, sd, ctl = replay_both(f, trace, faults, attach_timeout=max(10.0, 8 * poll),
+                                    idle_after=idle_after, idle_seconds=max(5.0, 10 * poll), log=log)
+        took, mm = f.settle(20.0)
+        if mm:
+            failures.append(f"Placement and sriovd disagree at the end: {mm}")
+        qb = request_figures(f.placement, base, hosts)
+        qs = request_figures(f.placement, sd, hosts)
+        log("")
+        report(base, sd, qb, qs, poll, log=log)
+        log(f"quiet points agreed within {max(sd.settle):.1f} s at most; Placement's requests waited "
+            f"{qs['queued_s'] * 1000:.0f} ms on average for its one worker")
+        log("")
+        if sd.required_had_vf_served != sd.required_had_vf:
+            failures.append(f"{sd.required_had_vf - sd.required_had_vf_served} sriov-required tenants were not "
+                            f"served while the fleet had a VF for them")
+        if len(sd.saturated()) < min_saturated:
+            failures.append(f"the trace saturated the fleet in {len(sd.saturated())} rounds, fewer than {min_saturated}")
+        elif not sd.utilization_saturated() >= min_utilization:
+            failures.append(f"VF utilization at saturation {fmt_pct(sd.utilization_saturated())} is below "
+                            f"{fmt_pct(min_utilization)}")
+        for r, mm in sd.mismatch_points:
+            failures.append(f"round {r}: {len(mm)} mismatches: {'; '.join(mm)}")
+        for r, name, (ok, what) in sd.faults:
+            if not ok:
+                failures.append(f"fault {name} in round {r} did not take effect: {what}")
+        if len(sd.faults) != len(faults):
+            failures.append(f"{len(sd.faults)} of {len(faults)} faults were injected")
+        failures += ctl.errors
+        for q in (qb, qs):
+            failures += [f"Placement answered with a server error: {e}" for e in q["errors"]]
+    except Exception:
+        import traceback
+        failures.append("the run failed:\n" + traceback.format_exc())
+    finally:
+        f.stop()
+    log(f"{time.monotonic() - t0:.0f} s in all")
+    if failures or keep:
+        log(f"work directory kept: {work} (each host's logs/ holds its sriovd and connector logs)")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    for x in failures:
+        log(f"FAIL: {x}")
+    return failures

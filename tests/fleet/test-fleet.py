@@ -18,10 +18,7 @@
 # Environment: SRIOVD_FLEET_SEED (1), SRIOVD_FLEET_POLL (the connectors' poll interval, 0.5 s),
 # SRIOVD_FLEET_KEEP=1 keeps the work directory, which a failure always keeps.
 import os
-import shutil
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fleet  # noqa: E402
@@ -41,12 +38,6 @@ FAULTS = {12: "kill-sriovd", 15: "kill-connector", 18: "stop-placement", 22: "ki
 # A pause at the end of the saturated phase, with tenants on every PF: the connectors' requests
 # without changes.
 IDLE_AFTER = 25
-MIN_UTILIZATION = 0.85
-MIN_SATURATED_ROUNDS = 5
-
-
-def log(*a):
-    print(*a, flush=True)
 
 
 def main():
@@ -58,73 +49,12 @@ def main():
     if not {"sriov-required", "sriov-preferred", "virtio"} <= set(kinds.values()):
         print(f"FAIL: the shipped classes {kinds} do not cover every vnic kind")
         return 1
-    base_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-    work = tempfile.mkdtemp(prefix="sriovd-fleet-", dir=base_dir)
-    t0 = time.monotonic()
-    f = fleet.Fleet(work, SOURCE, SRIOVD, [fleet.PYTHON, "-m", "sriovd_placement"], hosts=HOSTS,
-                    poll_interval=POLL, seed=SEED,
-                    connector_env=dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "src", "placement")), log=log)
-    failures = []
-    try:
-        f.start()
-        missing = f.wait_published()
-        if missing:
-            raise RuntimeError(f"the connectors did not publish every PF: {missing}")
-        took, mm = f.settle(20.0)
-        if mm:
-            failures.append(f"Placement and sriovd disagree before the trace: {mm}")
-        trace = replay.make_trace(SEED, PHASES)
-        log(f"seed {SEED}: {len(trace)} rounds, {sum(len(r) for r in trace)} events, {HOSTS} hosts, "
-            f"{f.total_vfs()} VFs, connectors poll every {POLL:g} s; work directory {work}")
-        base, sd, ctl = replay.replay_both(f, trace, FAULTS, attach_timeout=max(10.0, 8 * POLL),
-                                           idle_after=IDLE_AFTER, idle_seconds=10 * POLL, log=log)
-        took, mm = f.settle(20.0)
-        if mm:
-            failures.append(f"Placement and sriovd disagree at the end: {mm}")
-        qb = replay.request_figures(f.placement, base, HOSTS)
-        qs = replay.request_figures(f.placement, sd, HOSTS)
-        log("")
-        replay.report(base, sd, qb, qs, POLL, log=log)
-        log("")
-        if sd.required_had_vf_served != sd.required_had_vf:
-            failures.append(f"{sd.required_had_vf - sd.required_had_vf_served} sriov-required tenants were not "
-                            f"served while the fleet had a VF for them")
-        if len(sd.saturated()) < MIN_SATURATED_ROUNDS:
-            failures.append(f"the trace saturated the fleet in {len(sd.saturated())} rounds, "
-                            f"fewer than {MIN_SATURATED_ROUNDS}")
-        elif not sd.utilization_saturated() >= MIN_UTILIZATION:
-            failures.append(f"VF utilization at saturation {fmt(sd.utilization_saturated())} is below "
-                            f"{fmt(MIN_UTILIZATION)}")
-        for r, mm in sd.mismatch_points:
-            failures.append(f"round {r}: {len(mm)} mismatches: {'; '.join(mm)}")
-        for r, name, (ok, what) in sd.faults:
-            if not ok:
-                failures.append(f"fault {name} in round {r} did not take effect: {what}")
-        if len(sd.faults) != len(FAULTS):
-            failures.append(f"{len(sd.faults)} of {len(FAULTS)} faults were injected")
-        failures += ctl.errors
-        for q in (qb, qs):
-            failures += [f"Placement answered with a server error: {e}" for e in q["errors"]]
-    except Exception:
-        import traceback
-        failures.append("the test failed to run:\n" + traceback.format_exc())
-    finally:
-        f.stop()
-    log(f"{time.monotonic() - t0:.0f} s in all")
-    if failures or KEEP:
-        log(f"work directory kept: {work} (each host's logs/ holds its sriovd and connector logs)")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    for x in failures:
-        log(f"FAIL: {x}")
+    failures = replay.run_fleet(SRIOVD, SOURCE, PHASES, FAULTS, IDLE_AFTER, hosts=HOSTS, poll=POLL, seed=SEED,
+                                keep=KEEP, log=lambda *a: print(*a, flush=True))
     if failures:
         return 1
-    log("PASS")
+    print("PASS")
     return 0
-
-
-def fmt(x):
-    return f"{100 * x:.1f}%"
 
 
 if __name__ == "__main__":
