@@ -637,7 +637,8 @@ def replay_both(fleet, trace, faults, attach_timeout, idle_after=None, idle_seco
     sd = ctl.run(trace, faults=faults, idle_after=idle_after, idle_seconds=idle_seconds)
     log(f"sriovd: {len(trace)} rounds in {sd.window[1] - sd.window[0]:.0f} s")
     for r, name, (ok, what) in sd.faults:
-        log(f"fault in round {r}, {name}: {'took effect' if ok else 'DID NOT TAKE EFFECT'}: {what}")
+        log(f"fault in round {r}, {name}: {'took effect' if ok else 'DID NOT TAKE EFFECT'}: {what}; "
+            f"the round's claims settled, then Placement and sriovd agreed after {sd.settle[r]:.1f} s")
     for ln in sd.unserved:
         log(f"sriovd: not served: {ln}")
     for e in ctl.errors:
