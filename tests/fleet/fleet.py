@@ -87,6 +87,28 @@ def placement_missing():
     return None
 
 
+def _die_with_parent():
+    """In a child before exec: SIGKILL when the harness dies, so that nothing outlives a killed test."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+
+
+class Bus(minibus.PrivateBus):
+    """minibus's private system bus, started so that it dies with the harness."""
+
+    def __init__(self, tmp, policy):
+        self.sock = os.path.join(tmp, "bus.sock")
+        self.address = "unix:path=" + self.sock
+        self.conf = os.path.join(tmp, "bus.conf")
+        with open(self.conf, "w") as f:
+            f.write(minibus.BUS_CONF.format(sock=self.sock, policy=policy))
+        self.proc = subprocess.Popen(["dbus-daemon", "--config-file=" + self.conf, "--nofork", "--print-address"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     preexec_fn=_die_with_parent)
+        if not self.proc.stdout.readline().startswith("unix:"):
+            raise RuntimeError("dbus-daemon did not start")
+
+
 def why_not():
     """Why the fleet cannot run here, or None."""
     if os.geteuid() != 0:
@@ -138,7 +160,7 @@ class Placement:
         err = open(self.stderr_path, "a")
         self.proc = subprocess.Popen([PYTHON, self.script, self.dir, str(self.port), self.log_path],
                                      stdout=subprocess.PIPE, stderr=err, text=True,
-                                     env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                                     env=dict(os.environ, PYTHONUNBUFFERED="1"), preexec_fn=_die_with_parent)
         err.close()
         deadline = time.monotonic() + timeout
         line = self._readline(deadline)
@@ -266,7 +288,7 @@ class Host:
                     f"\n[cpus]\nrt = {fleet.rt_cpus}\n")
         self.logs = os.path.join(self.dir, "logs")
         os.mkdir(self.logs)
-        self.bus = minibus.PrivateBus(self.dir, os.path.join(fleet.source, "conf", "org.sriovd.Manager1.conf"))
+        self.bus = Bus(self.dir, os.path.join(fleet.source, "conf", "org.sriovd.Manager1.conf"))
         self.uuid = str(uuid.UUID(int=fleet.rng.getrandbits(128), version=4))
         self.sriovd = None
         self.sriovd_starts = 0
@@ -292,7 +314,7 @@ class Host:
         env.pop("JOURNAL_STREAM", None)
         log = open(os.path.join(self.logs, "sriovd-%02d.log" % self.sriovd_starts), "w")
         self.sriovd = subprocess.Popen([self.fleet.sriovd_bin, "--root", self.root, "--config", self.conf],
-                                       env=env, stdout=log, stderr=log)
+                                       env=env, stdout=log, stderr=log, preexec_fn=_die_with_parent)
         log.close()
         deadline = time.monotonic() + timeout
         try:
@@ -333,7 +355,8 @@ class Host:
         self.write_connector_conf()
         log = open(os.path.join(self.logs, "connector-%02d.log" % self.connector_starts), "w")
         self.connector = subprocess.Popen(self.fleet.connector_cmd + ["--config-file", self.connector_conf],
-                                          stdout=log, stderr=log, env=self.fleet.connector_env)
+                                          stdout=log, stderr=log, env=self.fleet.connector_env,
+                                          preexec_fn=_die_with_parent)
         log.close()
 
     def kill_connector(self):

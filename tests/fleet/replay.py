@@ -656,8 +656,12 @@ def run_fleet(sriovd, source, phases, faults, idle_after, hosts=8, poll=0.5, see
     """
     import os
     import shutil
+    import signal
+    import sys
     import tempfile
     import fleet
+    # meson's timeout sends SIGTERM: stop the fleet on the way out, as on any failure.
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     base_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="sriovd-fleet-", dir=base_dir)
     t0 = time.monotonic()
