@@ -704,7 +704,7 @@ class Fleet:
                             continue
                         t = inv.get(tag_class(name))
                         cap_c = t["total"] - t["reserved"] - used.get(tag_class(name), 0) if t else 0
-                        if cap_c > avail.get(name, 0):
+                        if cap_c != avail.get(name, 0):
                             out.append(f"{h.name}: PF {pf}: Placement offers {cap_c} {name} tenants, "
                                        f"sriovd can serve {avail.get(name, 0)}")
             tenants = {t: (p.get("PinPf", ""), p.get("Class", ""), p.get("Kind"), p.get("Pf", ""))
