@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bench-fleet.py — a fleet scheduled through the real OpenStack Placement, against nova alone
 
-"""    bench-fleet.py SRIOVD SOURCE_DIR
+"""    bench-fleet.py SRIOVD SRIOVD_PLACEMENT SOURCE_DIR
 
 A real Placement (python3-placement, SQLite, noauth2), 8 hosts each with sriovd on its own
 fixture tree, its own bus and its own sriovd-placement polling at its default interval, and a
@@ -26,7 +26,7 @@ SRIOVD_BENCH_FLEET_KEEP=1 keeps the work directory.
 import os
 import sys
 
-SRIOVD, SOURCE = sys.argv[1:3]
+SRIOVD, CONNECTOR, SOURCE = sys.argv[1:4]
 sys.path.insert(0, os.path.join(SOURCE, "tests", "fleet"))
 import fleet  # noqa: E402
 import replay  # noqa: E402
@@ -50,7 +50,7 @@ def main():
     # Spread over the saturated phase, each after a round's claims, while they are in flight.
     faults = {fill + sat * k // 5: name for k, name in
               enumerate(["kill-sriovd", "kill-connector", "stop-placement", "kill-placement"], start=1)}
-    failures = replay.run_fleet(SRIOVD, SOURCE, phases, faults, fill + sat - 1, hosts=HOSTS, poll=POLL, seed=SEED,
+    failures = replay.run_fleet(SRIOVD, CONNECTOR, SOURCE, phases, faults, fill + sat - 1, hosts=HOSTS, poll=POLL, seed=SEED,
                                 keep=KEEP, log=lambda *a: print(*a, flush=True))
     return 1 if failures else 0
 

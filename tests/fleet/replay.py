@@ -646,7 +646,7 @@ def replay_both(fleet, trace, faults, attach_timeout, idle_after=None, idle_seco
     return base, sd, ctl
 
 
-def run_fleet(sriovd, source, phases, faults, idle_after, hosts=8, poll=0.5, seed=1, keep=False,
+def run_fleet(sriovd, connector, source, phases, faults, idle_after, hosts=8, poll=0.5, seed=1, keep=False,
               min_utilization=0.85, min_saturated=5, log=print):
     """A fleet, the trace through both, the report and the verdict: the list of failures.
 
@@ -665,9 +665,7 @@ def run_fleet(sriovd, source, phases, faults, idle_after, hosts=8, poll=0.5, see
     base_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="sriovd-fleet-", dir=base_dir)
     t0 = time.monotonic()
-    f = fleet.Fleet(work, source, sriovd, [fleet.PYTHON, "-m", "sriovd_placement"], hosts=hosts,
-                    poll_interval=poll, seed=seed,
-                    connector_env=dict(os.environ, PYTHONPATH=os.path.join(source, "src", "placement")), log=log)
+    f = fleet.Fleet(work, source, sriovd, [connector], hosts=hosts, poll_interval=poll, seed=seed, log=log)
     failures = []
     try:
         f.start()

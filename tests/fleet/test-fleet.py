@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-fleet.py — 8 hosts scheduled through the real OpenStack Placement, with faults.
 #
-#   test-fleet.py SRIOVD
+#   test-fleet.py SRIOVD SRIOVD_PLACEMENT
 #
 # A real Placement (python3-placement, SQLite, noauth2), 8 hosts each with sriovd on its own
 # fixture tree, its own bus and its own sriovd-placement, and a controller that replays a seeded
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fleet  # noqa: E402
 import replay  # noqa: E402
 
-SRIOVD = sys.argv[1]
+SRIOVD, CONNECTOR = sys.argv[1:3]
 SOURCE = os.environ.get("SRIOVD_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SEED = int(os.environ.get("SRIOVD_FLEET_SEED", "1"))
 POLL = float(os.environ.get("SRIOVD_FLEET_POLL", "0.5"))
@@ -49,7 +49,7 @@ def main():
     if not {"sriov-required", "sriov-preferred", "virtio"} <= set(kinds.values()):
         print(f"FAIL: the shipped classes {kinds} do not cover every vnic kind")
         return 1
-    failures = replay.run_fleet(SRIOVD, SOURCE, PHASES, FAULTS, IDLE_AFTER, hosts=HOSTS, poll=POLL, seed=SEED,
+    failures = replay.run_fleet(SRIOVD, CONNECTOR, SOURCE, PHASES, FAULTS, IDLE_AFTER, hosts=HOSTS, poll=POLL, seed=SEED,
                                 keep=KEEP, log=lambda *a: print(*a, flush=True))
     if failures:
         return 1
