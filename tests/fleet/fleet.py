@@ -431,7 +431,7 @@ class Watcher(threading.Thread):
         self.vf_at = {}        # tenant -> monotonic time it was first seen on a VF
         self.up = False
         self.syncs = 0
-        self._stop = False
+        self._stopping = False
         self.error = None
 
     def run(self):
@@ -442,7 +442,7 @@ class Watcher(threading.Thread):
             self.error = traceback.format_exc()
             with self.cond:
                 self.cond.notify_all()
-            if not self._stop:
+            if not self._stopping:
                 print(f"{self.host.name}: watcher failed: {e}", flush=True)
 
     def _run(self):
@@ -452,7 +452,7 @@ class Watcher(threading.Thread):
         conn.call(*DBUS, "AddMatch", "s", "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',"
                   f"arg0='{NAME}'")
         self._sync(conn)
-        while not self._stop:
+        while not self._stopping:
             try:
                 mtype, _, fields, values = conn._message()
             except minibus.Disconnected as e:
@@ -538,7 +538,7 @@ class Watcher(threading.Thread):
                     self.vf_at.setdefault(what[1], time.monotonic())
 
     def stop(self):
-        self._stop = True
+        self._stopping = True
 
 
 # ---- the fleet ----
