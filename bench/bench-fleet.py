@@ -11,6 +11,8 @@ for the host to serve the tenant, a reschedule on refusal. The same trace runs f
 nova alone: each host's VFs as plain inventory of the compute node, first fit, no classes, no
 preemption. While the trace runs, sriovd and a connector are killed with SIGKILL and started
 again, and Placement is stopped for a while, then killed and started again on its database.
+Once, Placement offers a PF whose VFs went to tenants that did not come through Placement, while
+its host's connector is stopped, and the claims on it are rescheduled.
 
 Prints both runs side by side with their ratio, and an estimate of Placement's load for 1,000
 hosts from the requests counted at the server. Fails when the fleet misses its goals: a
@@ -48,8 +50,8 @@ def main():
     fill, sat, drain = (max(1, round(n * SCALE)) for n in (10, 40, 14))
     phases = [(fill, 10, 40), (sat, 6, 20), (drain, 1, 8)]
     # Spread over the saturated phase, each after a round's claims, while they are in flight.
-    faults = {fill + sat * k // 5: name for k, name in
-              enumerate(["kill-sriovd", "kill-connector", "stop-placement", "kill-placement"], start=1)}
+    faults = replay.with_stale_offer({fill + sat * k // 5: name for k, name in enumerate(
+        ["kill-sriovd", "kill-connector", "stop-placement", "kill-placement"], start=1)}, fill + 1)
     failures = replay.run_fleet(SRIOVD, CONNECTOR, SOURCE, phases, faults, fill + sat - 1, hosts=HOSTS, poll=POLL, seed=SEED,
                                 keep=KEEP, log=lambda *a: print(*a, flush=True))
     return 1 if failures else 0

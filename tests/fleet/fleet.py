@@ -118,6 +118,16 @@ def why_not():
     return placement_missing()
 
 
+def stopped(pid, timeout=2.0):
+    """Wait until a process that was sent SIGSTOP shows it; its state letter, T once stopped."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = process_state(pid)
+        if state in ("T", None) or time.monotonic() > deadline:
+            return state
+        time.sleep(0.02)
+
+
 def process_state(pid):
     """The state letter of /proc/PID/stat (R, S, T, Z ...), or None when the process is gone."""
     try:

@@ -8,12 +8,14 @@
 # flight, and Placement and every sriovd must agree there. Utilization is weighted by trace
 # time, so a slow round counts as much as a fast one.
 import math
+import os
 import random
+import signal
 import time
 import urllib.parse
 import uuid
 
-from fleet import BASE_TRAIT, BASE_VF, PROJECT, ROOT_ASK, VF, class_trait, process_state, tag_class
+from fleet import BASE_TRAIT, BASE_VF, PROJECT, ROOT_ASK, VF, class_trait, minibus, stopped, tag_class
 
 # The shipped classes in the proportions of a mixed cloud.
 MIX = (("latency-critical", 0.20), ("rt-vcpu", 0.15), ("throughput", 0.40), ("best-effort", 0.25))
@@ -54,6 +56,19 @@ def make_trace(seed, phases):
             rng.shuffle(events)
             rounds.append(events)
     return rounds
+
+
+def with_stale_offer(faults, after):
+    """faults, and a stale-offer in the first round from after on that has a latency-critical
+    arrival and no other fault: a function of the trace, for run_fleet."""
+    def pick(trace):
+        out = dict(faults)
+        for r in range(after, len(trace)):
+            if r not in out and any(ev[0] == "arrive" and ev[2] == "latency-critical" for ev in trace[r]):
+                out[r] = "stale-offer"
+                break
+        return out
+    return pick
 
 
 def query(params):
@@ -314,6 +329,9 @@ class Controller:
     def round(self, r, events, fault, fig):
         truth = self.truth()
         pending, departing, refused_required = {}, {}, 0
+        reschedules = fig.reschedules
+        if fault == "stale-offer":
+            stale = self.stale_offer()
         for ev in events:
             consumer = ev[1]
             if ev[0] == "depart":
@@ -341,10 +359,20 @@ class Controller:
             else:
                 refused_required += self.unserved(consumer, st, fig, "Placement had no candidate")
         timeout = self.attach_timeout
-        if fault:
+        if fault == "stale-offer":
+            os.kill(stale["host"].connector.pid, signal.SIGCONT)
+        elif fault:
             fig.faults.append((r, fault, self.inject(fault, pending, departing)))
             timeout = self.fault_timeout
         refused_required += self.wait(pending, departing, timeout, fig, fig.attach_faults if fault else fig.attach)
+        if fault == "stale-offer":
+            for tid in stale["local"]:
+                stale["host"].release(tid)
+            n = fig.reschedules - reschedules
+            fig.faults.append((r, fault, (stale["state"] == "T" and n > 0,
+                                          f"{stale['host'].name}: connector stopped (state {stale['state']}) while "
+                                          f"{len(stale['local'])} tenants, owner none, took PF {stale['pf']}'s VFs; "
+                                          f"{n} claims on the stale offer were refused and rescheduled")))
         self.quiet(r, fig, refused_required)
 
     def unserved(self, consumer, st, fig, why):
@@ -438,6 +466,26 @@ class Controller:
 
     # ---- faults ----
 
+    def stale_offer(self):
+        """Make Placement offer a PF that sriovd cannot serve: stop the connector of the PF that a
+        latency-critical claim would take first, then give that PF's VFs to tenants that do not
+        come through Placement. Claims on the stale offer are refused, and must be rescheduled."""
+        doc = self.c.ok("GET", query(self.flavor("latency-critical")))
+        host, pf = self.rps[doc["allocation_requests"][0]["mappings"]["1"][0]]
+        os.kill(host.connector.pid, signal.SIGSTOP)
+        state = stopped(host.connector.pid)
+        local = []
+        while True:
+            tid = f"local-{pf[5:7]}-{len(local)}"
+            try:
+                host.allocate(tid, "latency-critical", {"pf": ("s", pf)})
+            except minibus.Error as e:
+                if e.name != "org.sriovd.Error.NoCapacity":
+                    raise
+                break
+            local.append(tid)
+        return {"host": host, "pf": pf, "state": state, "local": local}
+
     def target(self, pending):
         """The host of a claim in flight, so the fault hits work under way; host-2 otherwise."""
         for st in pending.values():
@@ -470,8 +518,7 @@ class Controller:
         if fault == "stop-placement":
             p = self.fleet.placement
             p.pause()
-            time.sleep(0.2)
-            state = process_state(p.proc.pid)
+            state = stopped(p.proc.pid)
             probe = p.client("probe", timeout=1.0)
             try:
                 answered = probe.get("/")[0]
@@ -676,6 +723,8 @@ def run_fleet(sriovd, connector, source, phases, faults, idle_after, hosts=8, po
         if mm:
             failures.append(f"Placement and sriovd disagree before the trace: {mm}")
         trace = make_trace(seed, phases)
+        if callable(faults):
+            faults = faults(trace)
         log(f"seed {seed}: {len(trace)} rounds, {sum(len(r) for r in trace)} events, {hosts} hosts, "
             f"{f.total_vfs()} VFs, connectors poll every {poll:g} s; work directory {work}")
         base, sd, ctl = replay_both(f, trace, faults, attach_timeout=max(10.0, 8 * poll),

@@ -8,7 +8,9 @@
 # fixture tree, its own bus and its own sriovd-placement, and a controller that replays a seeded
 # trace as nova's scheduler would. The same trace also runs against a nova-alone baseline. While
 # the trace runs, sriovd and a connector are killed with SIGKILL and started again, and Placement
-# is stopped for a while, then killed and started again on its database.
+# is stopped for a while, then killed and started again on its database. Once, Placement offers a
+# PF whose VFs went to tenants that did not come through Placement, and the claims on it must be
+# rescheduled.
 #
 # It passes when every sriov-required tenant that arrived while the fleet had a VF for it is
 # served, the fleet's VFs are at least 85% used at saturation, every fault took effect, and
@@ -33,8 +35,10 @@ HOSTS = 8
 # (rounds, arrivals per round, mean lifetime in rounds): the fleet fills, stays over its VFs,
 # then drains. The saturated phase asks for about 1.4 times the fleet's 64 VFs.
 PHASES = [(8, 10, 30), (18, 6, 20), (6, 1, 6)]
-# Each in a saturated round, after the round's claims, while they are in flight.
-FAULTS = {12: "kill-sriovd", 15: "kill-connector", 18: "stop-placement", 22: "kill-placement"}
+# Each in a saturated round, after the round's claims, while they are in flight. The stale offer
+# comes before a round's claims: a PF that Placement still offers has no VF left on its host.
+FAULTS = replay.with_stale_offer({12: "kill-sriovd", 15: "kill-connector", 18: "stop-placement",
+                                  22: "kill-placement"}, 9)
 # A pause at the end of the saturated phase, with tenants on every PF: the connectors' requests
 # without changes.
 IDLE_AFTER = 25
