@@ -457,7 +457,9 @@ class Controller:
             fig.mismatch_points.append((r, mm))
             self.log(f"round {r}: {len(mm)} mismatches after {took:.1f} s: " + "; ".join(mm[:4]))
         snap = self.fleet.snapshot()
-        used = sum(1 for s in snap.values() for t in s["tenants"].values() if t.get("Kind") == "vf")
+        # The trace's tenants only: the faults' own tenants are not in the baseline's run.
+        used = sum(1 for s in snap.values() for t in s["tenants"].values()
+                   if t.get("Kind") == "vf" and t.get("Owner") == "placement")
         demand = refused_required + sum(1 for v in self.live.values()
                                         if self.kinds[v["cls"]] in ("sriov-required", "sriov-preferred"))
         pref = [c for c, v in self.live.items() if self.kinds[v["cls"]] == "sriov-preferred"]
