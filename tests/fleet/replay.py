@@ -527,10 +527,14 @@ class Controller:
             except OSError:
                 answered = None
             # A tenant that does not come through Placement takes a VF while Placement is away:
-            # the connector must reserve it once Placement is back.
-            h = self.fleet.hosts[0]
+            # the connector must reserve it once Placement is back. It goes where sriovd has a
+            # VF for it; on a full fleet it takes virtio-net, which changes no inventory.
+            snap = self.fleet.snapshot()
+            free = {h.name: sum(self.fleet.sriovd_free(snap[h.name], pf) for pf in snap[h.name]["devices"])
+                    for h in self.fleet.hosts}
+            h = max(self.fleet.hosts, key=lambda x: free[x.name])
             tid = f"local-{len(self.local)}"
-            rec = h.allocate(tid, "latency-critical")
+            rec = h.allocate(tid, "latency-critical" if free[h.name] else "best-effort")
             self.local.append((h, tid))
             time.sleep(self.placement_stop)
             p.resume()
