@@ -642,6 +642,20 @@ class Fleet:
                 return "; ".join(missing)
             time.sleep(0.3)
 
+    def sanitizer_reports(self):
+        """The first line of each ASan, LSan or UBSan report in any sriovd's log, after stop()."""
+        out = []
+        for h in self.hosts:
+            for name in sorted(os.listdir(h.logs)):
+                if not name.startswith("sriovd-"):
+                    continue
+                with open(os.path.join(h.logs, name), errors="replace") as f:
+                    for line in f:
+                        if "Sanitizer" in line or "runtime error:" in line:
+                            out.append(f"{h.name} {name}: {line.strip()}")
+                            break
+        return out
+
     def total_vfs(self):
         return sum(b["vfs"] for b in self.base)
 

@@ -768,6 +768,8 @@ def run_fleet(sriovd, connector, source, phases, faults, idle_after, hosts=8, po
         failures.append("the run failed:\n" + traceback.format_exc())
     finally:
         f.stop()
+    # Leaks are reported when a daemon exits, so only now.
+    failures += [f"sanitizer report: {x}" for x in f.sanitizer_reports()]
     log(f"{time.monotonic() - t0:.0f} s in all")
     if failures or keep:
         log(f"work directory kept: {work} (each host's logs/ holds its sriovd and connector logs)")
