@@ -358,7 +358,7 @@ class Host:
             f.write(f"[placement]\nauth_type = admin_token\nendpoint = {url}\ntoken = admin:{self.name}\n"
                     f"endpoint_override = {url}\ntimeout = {self.fleet.http_timeout}\n\n"
                     f"[sriovd]\ncompute_node = {self.name}\nbus_address = {self.bus.address}\n"
-                    f"poll_interval = {self.fleet.poll_interval}\nclasses_dir = {self.classes_dir}\n")
+                    f"poll_interval = {self.fleet.poll_interval}\n")
 
     def start_connector(self):
         self.connector_starts += 1
