@@ -161,7 +161,9 @@ vfs_carrier() {  # every VF netdev has carrier (the PF answered its reset; the V
 # The PF's own reset (down, up) answers every VF, as it would on a host. A VF whose probe met the
 # PF still resetting (its VFs were being made) stayed that way through the PF's reset in a soak
 # run; a new probe starts its driver over. Each is reported as a step: the host prints it, so it
-# is seen, not hidden. A VF bound again has a new netdev, up as the old one was.
+# is seen, not hidden. A VF bound again has a new netdev, up as the old one was. A VF that stays
+# stuck through all of that (a soak saw one) is the emulated NIC's fault: the guest says so with
+# the step vf-stuck and powers off, and the host boots a new guest once.
 settle_carrier() {
         wait_for 20 "$@" && return 0
         emit "{\"step\":\"pf-bounced\",\"pf\":\"$PF_NETDEV\",\"check\":\"$1\"}"
@@ -184,7 +186,10 @@ settle_carrier() {
                         "$IP" link set "$n" up
                 done
         done
-        wait_for 40 "$@"
+        wait_for 40 "$@" && return 0
+        emit "{\"step\":\"vf-stuck\",\"vfs\":\"$_c_stuck\",\"check\":\"$1\"}"
+        emit '{"step":"end"}'
+        poweroff -f
 }
 
 vf_has_netdev() {       # vf_has_netdev ADDR: the VF at ADDR has a netdev
