@@ -18,8 +18,7 @@ import tempfile
 import time
 
 SOURCE = os.path.abspath(sys.argv[1])
-HERE = os.path.join(SOURCE, "tests", "placement")
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
 sys.path.insert(0, os.path.join(SOURCE, "tests", "dbus"))
 sys.path.insert(0, os.path.join(SOURCE, "src", "placement"))
 import placementsrv  # noqa: E402
@@ -30,7 +29,7 @@ def skip(why):
     sys.exit(77)
 
 
-why = placementsrv.available()
+why = placementsrv.missing()
 if why:
     skip(why)
 for prog in ("dbus-daemon", "keystone-manage", "openssl"):
@@ -160,6 +159,7 @@ def main():
                 f"auth_url = {ks.url}\nauth_type = password\nusername = admin\npassword = {ADMIN_PASSWORD}\n"
                 f"project_name = admin\nuser_domain_id = default\nproject_domain_id = default\n")
         pl = placementsrv.Placement(tmp, auth=auth, tls=(cert, key))
+        pl.start()
         svc = post("/services", {"service": {"type": "placement", "name": "placement"}})["service"]
         for interface in ("public", "internal"):
             post("/endpoints", {"endpoint": {"service_id": svc["id"], "interface": interface, "url": pl.url,

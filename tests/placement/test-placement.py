@@ -17,8 +17,7 @@ import tempfile
 import time
 
 SOURCE = os.path.abspath(sys.argv[1])
-HERE = os.path.join(SOURCE, "tests", "placement")
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
 sys.path.insert(0, os.path.join(SOURCE, "tests", "dbus"))
 sys.path.insert(0, os.path.join(SOURCE, "src", "placement"))
 import placementsrv  # noqa: E402
@@ -29,7 +28,7 @@ def skip(why):
     sys.exit(77)
 
 
-why = placementsrv.available()
+why = placementsrv.missing()
 if why:
     skip(why)
 if not shutil.which("dbus-daemon"):
@@ -154,6 +153,7 @@ def main():
     pl = host = conn = None
     try:
         pl = placementsrv.Placement(tmp)
+        pl.start()
         host = sriovdhost.Host(tmp, SOURCE, SRIOVD)
         status, body = pl.request("POST", "/resource_providers", {"name": CN_NAME, "uuid": CN_UUID})
         assert status == 200, (status, body)
