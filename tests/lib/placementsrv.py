@@ -21,9 +21,11 @@
 # So this is one Placement worker; a production Placement runs several on MySQL.
 import faulthandler
 import http.client
+import importlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -42,6 +44,22 @@ def missing():
                        capture_output=True, text=True)
     if r.returncode:
         return "python3-placement is not installed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+    return None
+
+
+def why_not(programs=(), modules=()):
+    """Why a test of Placement cannot run here, or None: Placement, then each program and module."""
+    why = missing()
+    if why:
+        return why
+    for prog in programs:
+        if not shutil.which(prog):
+            return f"{prog} is not installed"
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            return f"{e.name or module} is not installed"
     return None
 
 

@@ -18,30 +18,17 @@ import tempfile
 import time
 
 SOURCE = os.path.abspath(sys.argv[1])
-sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
-sys.path.insert(0, os.path.join(SOURCE, "tests", "dbus"))
-sys.path.insert(0, os.path.join(SOURCE, "src", "placement"))
+for d in ("tests/lib", "tests/dbus", "src/placement"):
+    sys.path.insert(0, os.path.join(SOURCE, d))
 import placementsrv  # noqa: E402
 
-
-def skip(why):
+why = placementsrv.why_not(("dbus-daemon", "keystone-manage", "openssl"),
+                          ("keystone", "keystoneauth1", "gi.repository.Gio"))
+if why:
     print(f"SKIP: {why}")
     sys.exit(77)
-
-
-why = placementsrv.missing()
-if why:
-    skip(why)
-for prog in ("dbus-daemon", "keystone-manage", "openssl"):
-    if not shutil.which(prog):
-        skip(f"{prog} is not installed")
-try:
-    import keystone  # noqa: F401
-    from gi.repository import Gio  # noqa: F401
-    from keystoneauth1 import session as ks_session
-    from keystoneauth1.identity import v3
-except ImportError as e:
-    skip(f"{e.name} is not installed")
+from keystoneauth1 import session as ks_session  # noqa: E402
+from keystoneauth1.identity import v3  # noqa: E402
 
 import sriovdhost  # noqa: E402
 

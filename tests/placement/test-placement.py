@@ -17,29 +17,16 @@ import tempfile
 import time
 
 SOURCE = os.path.abspath(sys.argv[1])
-sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
-sys.path.insert(0, os.path.join(SOURCE, "tests", "dbus"))
-sys.path.insert(0, os.path.join(SOURCE, "src", "placement"))
+for d in ("tests/lib", "tests/dbus", "src/placement"):
+    sys.path.insert(0, os.path.join(SOURCE, d))
 import placementsrv  # noqa: E402
 
-
-def skip(why):
+why = placementsrv.why_not(("dbus-daemon",), ("gi.repository.Gio", "keystoneauth1", "oslo_config"))
+if why:
     print(f"SKIP: {why}")
     sys.exit(77)
 
-
-why = placementsrv.missing()
-if why:
-    skip(why)
-if not shutil.which("dbus-daemon"):
-    skip("dbus-daemon is not installed")
-try:
-    from gi.repository import Gio  # noqa: F401
-    import keystoneauth1  # noqa: F401
-    import oslo_config  # noqa: F401
-except ImportError as e:
-    skip(f"{e.name} is not installed")
-
+from gi.repository import Gio  # noqa: E402
 import sriovdhost  # noqa: E402
 from sriovd_placement import connector, mapping, placement, sriovd  # noqa: E402
 from sriovd_placement import config as cconfig  # noqa: E402
