@@ -30,7 +30,6 @@ import sys
 
 SRIOVD, CONNECTOR, SOURCE = sys.argv[1:4]
 sys.path.insert(0, os.path.join(SOURCE, "tests", "fleet"))
-import fleet  # noqa: E402
 import replay  # noqa: E402
 
 SEED = int(os.environ.get("SRIOVD_BENCH_FLEET_SEED", "1"))
@@ -41,10 +40,6 @@ HOSTS = 8
 
 
 def main():
-    why = fleet.why_not()
-    if why:
-        print(f"SKIP: {why}")
-        return 77
     # (rounds, arrivals per round, mean lifetime in rounds): fill, a long saturated phase at
     # about 1.4 times the fleet's VFs, and a drain.
     fill, sat, drain = (max(1, round(n * SCALE)) for n in (10, 40, 14))
@@ -52,9 +47,8 @@ def main():
     # Spread over the saturated phase, each after a round's claims, while they are in flight.
     faults = replay.with_stale_offer({fill + sat * k // 5: name for k, name in enumerate(
         ["kill-sriovd", "kill-connector", "stop-placement", "kill-placement"], start=1)}, fill + 1)
-    failures = replay.run_fleet(SRIOVD, CONNECTOR, SOURCE, phases, faults, fill + sat - 1, hosts=HOSTS, poll=POLL, seed=SEED,
-                                keep=KEEP, log=lambda *a: print(*a, flush=True))
-    return 1 if failures else 0
+    return replay.main(SRIOVD, CONNECTOR, SOURCE, phases, faults, fill + sat - 1, hosts=HOSTS, poll=POLL, seed=SEED,
+                       keep=KEEP)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@ set -eu
 unit=$1
 sriovd=$2
 sriovctl=$3
-fail() { echo "$unit: $*"; exit 1; }
-need() { grep -qx -- "$1" "$unit" || fail "no line \"$1\""; }
+# shellcheck source=SCRIPTDIR/lib/unit-file.sh
+. "$(dirname "$0")/lib/unit-file.sh"
 
 # The template's conventions (why each is there: systemd/sriovd.service.in).
-grep -q '@[a-z]*@' "$unit" && fail "unsubstituted @...@ left: $(grep '@[a-z]*@' "$unit")"
+substituted
 need 'Type=notify'
 need 'BusName=org.sriovd.Manager1'
 need 'RestartPreventExitStatus=2'
@@ -23,20 +23,7 @@ reload=$(sed -n 's/^ExecReload=//p' "$unit")
 case $exec_start in /*/sriovd) ;; *) fail "ExecStart=$exec_start is not an absolute path to sriovd" ;; esac
 case $reload in /*/sriovctl\ reload) ;; *) fail "ExecReload=$reload is not a synchronous sriovctl reload" ;; esac
 
-command -v systemd-analyze >/dev/null || { echo "systemd-analyze missing: skip"; exit 77; }
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+verify_setup
 sed -e "s|^ExecStart=.*|ExecStart=$sriovd|" -e "s|^ExecReload=.*|ExecReload=$sriovctl reload|" \
         "$unit" > "$dir/sriovd.service"
-# --man=no: the pages are installed with the package, not on the build host; tools/package-check
-# runs verify with them on the installed unit.
-out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no "$dir/sriovd.service" 2>&1) || {
-        echo "$out"
-        exit 1
-}
-# verify exits 0 on some warnings; treat any output about our unit as a failure
-if printf '%s' "$out" | grep -q sriovd.service; then
-        echo "$out"
-        exit 1
-fi
-echo "systemd-analyze verify: ok"
+verify "$dir/sriovd.service"

@@ -1,13 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # fleet.py — a fleet of fixture hosts scheduled through the real OpenStack Placement.
 #
-# Placement runs as a child process (placement-server.py) on an SQLite database, so a test can
-# stop it, kill it and start it again on the same data. Each host is nova's compute-node
+# Placement runs as a child process (tests/lib/placementsrv.py) on an SQLite database, so a test
+# can stop it, kill it and start it again on the same data. Each host is nova's compute-node
 # provider named host-N, a private dbus-daemon, sriovd on its own copy of a fixture tree, and
 # its own sriovd-placement connector. A watcher thread per host mirrors sriovd's objects from
 # its signals, so the controller waits for events instead of polling sriovd.
-import http.client
-import json
 import os
 import shutil
 import signal
@@ -20,7 +18,9 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dbus"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import minibus  # noqa: E402
+import placementsrv  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 NAME = "org.sriovd.Manager1"
@@ -43,7 +43,6 @@ ROOT_ASK = {"VCPU": 2, "MEMORY_MB": 2048}
 ROOT_INVENTORY = {"VCPU": {"total": 64, "allocation_ratio": 16.0},
                   "MEMORY_MB": {"total": 1 << 20, "allocation_ratio": 1.0},
                   "DISK_GB": {"total": 4096, "allocation_ratio": 1.0}}
-MICROVERSION = "1.39"
 PROJECT = "fleet"
 
 
@@ -78,21 +77,6 @@ def class_kinds(classes_dir):
     return out
 
 
-def placement_missing():
-    """Why the real Placement cannot run here, or None."""
-    r = subprocess.run([PYTHON, "-c", "import placement.wsgi, placement.cmd.manage"],
-                       capture_output=True, text=True)
-    if r.returncode:
-        return "python3-placement is not installed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
-    return None
-
-
-def _die_with_parent():
-    """In a child before exec: SIGKILL when the harness dies, so that nothing outlives a killed test."""
-    import ctypes
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-
-
 class Bus(minibus.PrivateBus):
     """minibus's private system bus, started so that it dies with the harness."""
 
@@ -104,7 +88,7 @@ class Bus(minibus.PrivateBus):
             f.write(minibus.BUS_CONF.format(sock=self.sock, policy=policy))
         self.proc = subprocess.Popen(["dbus-daemon", "--config-file=" + self.conf, "--nofork", "--print-address"],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     preexec_fn=_die_with_parent)
+                                     preexec_fn=placementsrv.die_with_parent)
         if not self.proc.stdout.readline().startswith("unix:"):
             raise RuntimeError("dbus-daemon did not start")
 
@@ -115,7 +99,7 @@ def why_not():
         return "needs root: only root may own sriovd's name on the bus, as on a host"
     if not shutil.which("dbus-daemon"):
         return "needs dbus-daemon"
-    return placement_missing()
+    return placementsrv.missing()
 
 
 def stopped(pid, timeout=2.0):
@@ -135,146 +119,6 @@ def process_state(pid):
             return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
-
-
-# ---- Placement ----
-
-class Placement:
-    """The real Placement service in a child process, on an SQLite database in work."""
-
-    def __init__(self, work, server_script=os.path.join(HERE, "placement-server.py")):
-        self.dir = os.path.join(work, "placement")
-        os.makedirs(self.dir, exist_ok=True)
-        self.db = os.path.join(self.dir, "placement.db")
-        self.conf = os.path.join(self.dir, "placement.conf")
-        self.log_path = os.path.join(self.dir, "requests.log")
-        self.stderr_path = os.path.join(self.dir, "stderr")
-        self.script = server_script
-        with open(self.conf, "w") as f:
-            f.write(f"[DEFAULT]\ndebug = false\n\n[api]\nauth_strategy = noauth2\n\n"
-                    f"[placement_database]\nconnection = sqlite:///{self.db}\n")
-        self.proc = None
-        self.port = 0
-        self.starts = 0
-
-    def sync(self):
-        r = subprocess.run([PYTHON, "-c", "import sys; from placement.cmd import manage; "
-                            "sys.argv = ['placement-manage', '--config-file', sys.argv[1], 'db', 'sync']; "
-                            "sys.exit(manage.main())", self.conf], capture_output=True, text=True)
-        if r.returncode:
-            raise RuntimeError(f"placement-manage db sync failed: {r.stderr.strip()[-500:]}")
-
-    def start(self, timeout=90.0):
-        """Start the server (on the port it had, after the first start) and wait until it answers."""
-        self.starts += 1
-        err = open(self.stderr_path, "a")
-        self.proc = subprocess.Popen([PYTHON, self.script, self.dir, str(self.port), self.log_path],
-                                     stdout=subprocess.PIPE, stderr=err, text=True,
-                                     env=dict(os.environ, PYTHONUNBUFFERED="1"), preexec_fn=_die_with_parent)
-        err.close()
-        deadline = time.monotonic() + timeout
-        line = self._readline(deadline)
-        if not line.startswith("READY "):
-            raise RuntimeError(f"Placement did not start: {line!r}; see {self.stderr_path}")
-        self.port = int(line.split()[1])
-        while self.client("probe", timeout=2).get("/")[0] != 200:
-            if time.monotonic() > deadline:
-                raise RuntimeError("Placement does not answer GET /")
-            time.sleep(0.2)
-
-    def _readline(self, deadline):
-        import select
-        while time.monotonic() < deadline:
-            r, _, _ = select.select([self.proc.stdout], [], [], 0.5)
-            if r:
-                return self.proc.stdout.readline().strip()
-            if self.proc.poll() is not None:
-                return f"exited with status {self.proc.returncode}"
-        return "no READY line in time"
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def client(self, caller, timeout=30.0):
-        return PlacementClient(self.url, "admin:" + caller, timeout)
-
-    def pause(self):
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def resume(self):
-        os.kill(self.proc.pid, signal.SIGCONT)
-
-    def kill(self):
-        """kill -9; returns the signal that ended it (SIGKILL when the kill took effect)."""
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        self.proc.stdout.close()
-        return -self.proc.returncode
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGCONT)
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc.stdout.close()
-
-    def requests(self):
-        """Every request the server saw: (start, seconds served, caller, method, path, status, seconds queued)."""
-        out = []
-        try:
-            with open(self.log_path) as f:
-                for line in f:
-                    p = line.split()
-                    if len(p) == 7:
-                        out.append((float(p[0]), float(p[2]), p[3], p[4], p[5], p[6], float(p[1])))
-        except FileNotFoundError:
-            pass
-        return out
-
-
-class PlacementClient:
-    """Blocking JSON requests to Placement at one microversion; (status, body) for each."""
-
-    def __init__(self, url, token, timeout=30.0):
-        self.host, self.port = url[len("http://"):].split(":")
-        self.token, self.timeout = token, timeout
-        self.requests = 0
-
-    def request(self, method, path, body=None, microversion=MICROVERSION):
-        self.requests += 1
-        conn = http.client.HTTPConnection(self.host, int(self.port), timeout=self.timeout)
-        headers = {"X-Auth-Token": self.token, "Accept": "application/json",
-                   "OpenStack-API-Version": "placement " + microversion}
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers["Content-Type"] = "application/json"
-        try:
-            conn.request(method, path, data, headers)
-            r = conn.getresponse()
-            raw = r.read()
-        finally:
-            conn.close()
-        try:
-            doc = json.loads(raw) if raw else None
-        except ValueError:
-            doc = raw.decode(errors="replace")
-        return r.status, doc
-
-    def get(self, path):
-        return self.request("GET", path)
-
-    def ok(self, method, path, body=None, codes=(200, 201, 204)):
-        """The body of a request that must succeed; RuntimeError naming the request otherwise."""
-        status, doc = self.request(method, path, body)
-        if status not in codes:
-            raise RuntimeError(f"{method} {path}: {status} {doc}")
-        return doc
 
 
 # ---- a host: bus, sriovd, connector, and a mirror of sriovd's objects ----
@@ -327,7 +171,7 @@ class Host:
         env.pop("JOURNAL_STREAM", None)
         log = open(os.path.join(self.logs, "sriovd-%02d.log" % self.sriovd_starts), "w")
         self.sriovd = subprocess.Popen([self.fleet.sriovd_bin, "--root", self.root, "--config", self.conf],
-                                       env=env, stdout=log, stderr=log, preexec_fn=_die_with_parent)
+                                       env=env, stdout=log, stderr=log, preexec_fn=placementsrv.die_with_parent)
         log.close()
         deadline = time.monotonic() + timeout
         try:
@@ -369,7 +213,7 @@ class Host:
         log = open(os.path.join(self.logs, "connector-%02d.log" % self.connector_starts), "w")
         self.connector = subprocess.Popen(self.fleet.connector_cmd + ["--config-file", self.connector_conf],
                                           stdout=log, stderr=log, env=self.fleet.connector_env,
-                                          preexec_fn=_die_with_parent)
+                                          preexec_fn=placementsrv.die_with_parent)
         log.close()
 
     def kill_connector(self):
@@ -577,7 +421,7 @@ class Fleet:
         self.classes_src = os.path.join(source, "conf", "tenant-classes.d")
         self.kinds = class_kinds(self.classes_src)
         self.cond = threading.Condition()
-        self.placement = Placement(work)
+        self.placement = placementsrv.Placement(work)
         self.hosts = []
         self.base = []          # the baseline's compute nodes: {"name", "uuid", "vfs"}
         self.checker = None
@@ -587,7 +431,6 @@ class Fleet:
         pristine = os.path.join(self.work, "pristine")
         subprocess.run([PYTHON, os.path.join(self.source, "tests", "fixtures", "mkhost.py"), self.fixture[0],
                         pristine] + list(self.fixture[1:]), check=True)
-        self.placement.sync()
         self.placement.start()
         self.log(f"Placement up in {time.monotonic() - t0:.1f} s at {self.placement.url}")
         self.checker = self.placement.client("checker")

@@ -699,6 +699,18 @@ def replay_both(fleet, trace, faults, attach_timeout, idle_after=None, idle_seco
     return base, sd, ctl
 
 
+def main(sriovd, connector, source, phases, faults, idle_after, **kw):
+    """run_fleet() for a script: its exit status, 77 when the fleet cannot run here."""
+    import fleet
+    why = fleet.why_not()
+    if why:
+        print(f"SKIP: {why}")
+        return 77
+    failures = run_fleet(sriovd, connector, source, phases, faults, idle_after,
+                         log=lambda *a: print(*a, flush=True), **kw)
+    return 1 if failures else 0
+
+
 def run_fleet(sriovd, connector, source, phases, faults, idle_after, hosts=8, poll=0.5, seed=1, keep=False,
               min_utilization=0.85, min_saturated=5, log=print):
     """A fleet, the trace through both, the report and the verdict: the list of failures.

@@ -18,31 +18,17 @@ import tempfile
 import time
 
 SOURCE = os.path.abspath(sys.argv[1])
-HERE = os.path.join(SOURCE, "tests", "placement")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(SOURCE, "tests", "dbus"))
-sys.path.insert(0, os.path.join(SOURCE, "src", "placement"))
+for d in ("tests/lib", "tests/dbus", "src/placement"):
+    sys.path.insert(0, os.path.join(SOURCE, d))
 import placementsrv  # noqa: E402
 
-
-def skip(why):
+why = placementsrv.why_not(("dbus-daemon", "keystone-manage", "openssl"),
+                          ("keystone", "keystoneauth1", "gi.repository.Gio"))
+if why:
     print(f"SKIP: {why}")
     sys.exit(77)
-
-
-why = placementsrv.available()
-if why:
-    skip(why)
-for prog in ("dbus-daemon", "keystone-manage", "openssl"):
-    if not shutil.which(prog):
-        skip(f"{prog} is not installed")
-try:
-    import keystone  # noqa: F401
-    from gi.repository import Gio  # noqa: F401
-    from keystoneauth1 import session as ks_session
-    from keystoneauth1.identity import v3
-except ImportError as e:
-    skip(f"{e.name} is not installed")
+from keystoneauth1 import session as ks_session  # noqa: E402
+from keystoneauth1.identity import v3  # noqa: E402
 
 import sriovdhost  # noqa: E402
 
@@ -160,6 +146,7 @@ def main():
                 f"auth_url = {ks.url}\nauth_type = password\nusername = admin\npassword = {ADMIN_PASSWORD}\n"
                 f"project_name = admin\nuser_domain_id = default\nproject_domain_id = default\n")
         pl = placementsrv.Placement(tmp, auth=auth, tls=(cert, key))
+        pl.start()
         svc = post("/services", {"service": {"type": "placement", "name": "placement"}})["service"]
         for interface in ("public", "internal"):
             post("/endpoints", {"endpoint": {"service_id": svc["id"], "interface": interface, "url": pl.url,

@@ -17,30 +17,16 @@ import tempfile
 import time
 
 SOURCE = os.path.abspath(sys.argv[1])
-HERE = os.path.join(SOURCE, "tests", "placement")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(SOURCE, "tests", "dbus"))
-sys.path.insert(0, os.path.join(SOURCE, "src", "placement"))
+for d in ("tests/lib", "tests/dbus", "src/placement"):
+    sys.path.insert(0, os.path.join(SOURCE, d))
 import placementsrv  # noqa: E402
 
-
-def skip(why):
+why = placementsrv.why_not(("dbus-daemon",), ("gi.repository.Gio", "keystoneauth1", "oslo_config"))
+if why:
     print(f"SKIP: {why}")
     sys.exit(77)
 
-
-why = placementsrv.available()
-if why:
-    skip(why)
-if not shutil.which("dbus-daemon"):
-    skip("dbus-daemon is not installed")
-try:
-    from gi.repository import Gio  # noqa: F401
-    import keystoneauth1  # noqa: F401
-    import oslo_config  # noqa: F401
-except ImportError as e:
-    skip(f"{e.name} is not installed")
-
+from gi.repository import Gio  # noqa: E402
 import sriovdhost  # noqa: E402
 from sriovd_placement import connector, mapping, placement, sriovd  # noqa: E402
 from sriovd_placement import config as cconfig  # noqa: E402
@@ -154,6 +140,7 @@ def main():
     pl = host = conn = None
     try:
         pl = placementsrv.Placement(tmp)
+        pl.start()
         host = sriovdhost.Host(tmp, SOURCE, SRIOVD)
         status, body = pl.request("POST", "/resource_providers", {"name": CN_NAME, "uuid": CN_UUID})
         assert status == 200, (status, body)
