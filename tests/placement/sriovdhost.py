@@ -21,11 +21,11 @@ POLICY = """<busconfig>
 
 
 class Host:
-    def __init__(self, tmp, source, binary):
+    def __init__(self, tmp, source, binary, policy_text=POLICY):
         self.tmp, self.binary = tmp, binary
         policy = os.path.join(tmp, "policy.conf")
         with open(policy, "w") as f:
-            f.write(POLICY)
+            f.write(policy_text)
         self.bus = minibus.PrivateBus(tmp, policy)
         self.proc = None
         self.root = os.path.join(tmp, "root")
