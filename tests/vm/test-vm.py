@@ -776,7 +776,7 @@ def test_daemon(g, c):
         return napis
     c.check("daemon: every napi/ thread on the RT CPU at the class priority", lambda: napi_ok("napi-started"))
     c.check(f"napi/ thread {moved['comm']} moved to CPU 0 behind sriovd's back: put back, logged as drift",
-            lambda: moved["cpus"] == "0" and napi_ok("napi-repaired") and
+            lambda: moved["mask"] == "1" and napi_ok("napi-repaired") and
             re.search(rf"Drift repaired: napi-pin \S+ {re.escape(moved['comm'])}: 0 -> {RT_CPUS}", nlog["data"])
             or _fail(f"{moved}; log: {nlog['data'][-2000:]}"))
     c.check("after the PF driver reload: the new napi/ threads placed again",

@@ -95,8 +95,9 @@ DAEMON=$!
 wait_for 120 napi_placed
 snapshot napi-started
 NAPI=$(for p in /proc/[0-9]*; do case "$(cat $p/comm)" in napi/*) echo ${p#/proc/}; break ;; esac; done)
-taskset -p 0x1 "$NAPI" > /dev/null
-emit "{\"step\":\"napi-moved\",\"pid\":$NAPI,\"comm\":\"$(cat /proc/$NAPI/comm)\",\"cpus\":\"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$NAPI/status)\"}"
+# taskset's own report proves the move; a read-back could already see sriovd's repair (CI saw it).
+MASK=$(taskset -p 0x1 "$NAPI" | sed -n 's/.*new affinity mask: *//p')
+emit "{\"step\":\"napi-moved\",\"pid\":$NAPI,\"comm\":\"$(cat /proc/$NAPI/comm)\",\"mask\":\"$MASK\"}"
 wait_for 30 napi_placed
 snapshot napi-repaired
 echo "$PF_ADDR" > /sys/bus/pci/drivers/igb/unbind
