@@ -204,16 +204,22 @@ class Connector:
         if max_tenants is None:
             max_tenants = mapping.DEFAULT_MAX_TENANTS
 
-        # sriovd's figures -> traits and inventories.
+        # sriovd's figures -> traits and inventories. The PFs' inventories are computed together,
+        # because PFs share the RT CPUs of their node and the host's tenant limit.
+        present = {}
         for u, address in want_uuid.items():
             pf = pfs.get(address)
             if pf is None:
                 continue   # gone since the pass began: the next full pass retires it
             if pf["vf_usable"] is None:
                 pf = dict(pf, vf_usable=0, vf_free=0, vf_preemptible=0, class_available={})
+            present[address] = (u, pf)
+        invs = mapping.host_inventories({a: pf for a, (u, pf) in present.items()}, kinds,
+                                        {a: self.allocs.get(u, {}) for a, (u, pf) in present.items()},
+                                        tenants, max_tenants, mapping.rt_bound(records))
+        for address, (u, pf) in sorted(present.items()):
             self.write_traits(u, address, self.known_traits(pf, kinds))
-            inv = mapping.inventories(pf, kinds, self.allocs.get(u, {}), tenants, max_tenants)
-            self.write_inventories(u, address, inv, self.allocs.get(u, {}))
+            self.write_inventories(u, address, invs[address], self.allocs.get(u, {}))
         if full:
             for u in ours:
                 if u not in want_uuid:
