@@ -116,6 +116,36 @@ def test_shared_rooms():
     assert free_of(invs, LCT) == {a: 1, b: 0}, invs
 
 
+def test_colliding():
+    # low-lat and low_lat would share CUSTOM_SRIOVD_C_LOW_LAT: neither is offered, the others are.
+    kinds = dict(KINDS, **{"low-lat": "sriov-required", "low_lat": "virtio", "LOW.LAT": "virtio",
+                           "bulk": "virtio", "Bulk": "virtio"})
+    kept, clashes = m.drop_colliding(kinds)
+    assert kept == KINDS, kept
+    assert clashes == [["Bulk", "bulk"], ["LOW.LAT", "low-lat", "low_lat"]], clashes
+    assert m.drop_colliding(KINDS) == (KINDS, [])
+    # The connector logs an error that names them.
+    try:
+        from sriovd_placement import connector
+    except ImportError as e:
+        print(f"skipped the connector's message: {e}")
+        return
+
+    class Said:
+        said = {}
+        lines = []
+
+        def say(self, subject, text, level=0):
+            self.lines.append((level, text))
+    said = Said()
+    records = {n: {"name": n, "vnic": k} for n, k in kinds.items()}
+    out = connector.Connector.class_kinds(said, {PF: pf(4, 4, 0, dict.fromkeys(kinds, 1))}, records)
+    assert out == KINDS, out
+    errors = [t for lvl, t in said.lines if lvl == connector.logging.ERROR]
+    assert len(errors) == 1 and all(n in errors[0] for n in ("low-lat", "low_lat", "LOW.LAT", "bulk", "Bulk",
+                                                              "CUSTOM_SRIOVD_C_LOW_LAT")), said.lines
+
+
 def test_tenants():
     tags = {m.tag_class(k): k for k in KINDS}
     want, bad = m.desired_tenants({PF: {c(1): LC, c(2): TP}}, tags)
@@ -128,6 +158,6 @@ def test_tenants():
     assert "more than one PF" in bad[c(6)] and "no class sriovd knows" in bad[c(4)]
 
 
-for t in (test_names, test_inventories, test_shared_rooms, test_tenants):
+for t in (test_names, test_inventories, test_shared_rooms, test_colliding, test_tenants):
     t()
     print("ok:", t.__name__)

@@ -269,7 +269,14 @@ class Connector:
                               "they get no tag inventory until it does", logging.WARNING)
         else:
             self.said.pop("kinds", None)
-        return {c: k for c, k in kinds.items() if c in offered}
+        kept, clashes = mapping.drop_colliding({c: k for c, k in kinds.items() if c in offered})
+        if clashes:
+            self.say("collide", "tenant classes " + "; ".join(
+                " and ".join(g) + f" all map to {mapping.tag_class(g[0])}" for g in clashes)
+                + "; none of them is offered until all but one are renamed", logging.ERROR)
+        else:
+            self.said.pop("collide", None)
+        return kept
 
     def known_traits(self, pf, kinds):
         """The traits we may set: those of classes whose kind is known, and the NUMA node's."""

@@ -22,6 +22,21 @@ def custom_name(name):
     return re.sub(r"[^A-Z0-9]", "_", name.upper())
 
 
+def drop_colliding(kinds):
+    """The classes of kinds ({class: vnic}) whose Placement names no other class has.
+
+    Two classes with one resource class would share a tag, so an allocation could not say which
+    class it is for: every class of such a set is dropped. Returns (the kept {class: vnic}, the
+    dropped sets, each a sorted list).
+    """
+    by_custom = {}
+    for n in kinds:
+        by_custom.setdefault(custom_name(n), []).append(n)
+    clashes = sorted(sorted(g) for g in by_custom.values() if len(g) > 1)
+    dropped = {n for g in clashes for n in g}
+    return {n: k for n, k in kinds.items() if n not in dropped}, clashes
+
+
 def tag_class(name):
     return TAG_PREFIX + custom_name(name)
 
