@@ -4,7 +4,8 @@
 # under a compute node, inventories that follow sriovd's figures, allocations that become
 # Allocate calls and deletions that become releases, a 409 retried, and catching up after the
 # connector is killed, after Placement is stopped and after sriovd is killed. A reload of sriovd
-# that adds a class reaches Placement, and one that takes it away too.
+# that adds a class reaches Placement, and one that takes it away too. A migration's allocation
+# is counted as used and becomes no tenant.
 #
 # sriovd's side is the real sriovd on a fixture host with a private bus (sriovdhost.py).
 #
@@ -291,6 +292,27 @@ def main():
         assert sorted(placement_tenants) == sorted([consumer(2)] + [consumer(i) for i in range(4, last + 1)] +
                                                    [consumer(105), consumer(106), consumer(107)]), placement_tenants
         print("ok: after kill -9 of sriovd, the connector waited and caught up")
+
+        # --- A move: nova holds the source's VF under the migration's UUID, a consumer of type
+        # MIGRATION. It names no domain, so it is no tenant, and its VF stays counted as used.
+        mig = consumer(900)
+        status, body = pl.request("PUT", f"/allocations/{mig}", {
+            "allocations": {RP1: {"resources": {VF: 1, LC: 1}}}, "project_id": "p", "user_id": "u",
+            "consumer_generation": None, "consumer_type": "MIGRATION"}, "1.38")
+        assert status == 204, (status, body)
+        wait_until(lambda: f"consumer {mig}: a migration's hold" in conn.text(), "the migration noticed")
+
+        def held():
+            pfs = host.pfs()
+            return free(pl, RP1, VF) == pfs[PF1]["vf_free"] + pfs[PF1]["vf_preemptible"] - 1
+        wait_until(held, "the migration's VF counted as used")
+        time.sleep(1.5)   # a few more passes
+        assert mig not in host.tenants(), host.tenants()
+        assert held(), (inventory(pl, RP1), host.pfs()[PF1])
+        assert conn.text().count(f"consumer {mig}:") == 1, conn.text()
+        unclaim(pl, mig)
+        wait_until(lambda: agree(pl, host), "agreement after the migration's hold is gone")
+        print("ok: a migration's allocation is counted as used and is no tenant")
         conn.alive()
         conn.kill()
     except BaseException:

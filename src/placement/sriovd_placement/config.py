@@ -7,6 +7,8 @@ from oslo_config import cfg
 
 PLACEMENT = "placement"
 SRIOVD = "sriovd"
+# Seconds a Placement request may take.
+DEFAULT_TIMEOUT = 30
 
 sriovd_opts = [
     cfg.StrOpt("compute_node", default=socket.gethostname(), sample_default="<host name>",
@@ -31,6 +33,9 @@ def register(conf):
     ks_loading.register_adapter_conf_options(conf, PLACEMENT, include_deprecated=False)
     conf.set_default("service_type", "placement", group=PLACEMENT)
     conf.set_default("valid_interfaces", ["internal", "public"], group=PLACEMENT)
+    # keystoneauth1 waits forever by default, and a Placement that never answers would stall
+    # every pass: a timeout lets the connector back off and try again.
+    conf.set_default("timeout", DEFAULT_TIMEOUT, group=PLACEMENT)
 
 
 def adapter(conf):
@@ -42,6 +47,10 @@ def adapter(conf):
 
 def list_opts():
     """For oslo-config-generator: every option of the configuration file."""
+    session = ks_loading.get_session_conf_options()
+    for opt in session:
+        if opt.dest == "timeout":
+            opt.default = DEFAULT_TIMEOUT
     return [(SRIOVD, sriovd_opts),
-            (PLACEMENT, ks_loading.get_session_conf_options() + ks_loading.get_auth_common_conf_options()
+            (PLACEMENT, session + ks_loading.get_auth_common_conf_options()
              + ks_loading.get_adapter_conf_options(include_deprecated=False))]

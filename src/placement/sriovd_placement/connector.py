@@ -40,6 +40,7 @@ class Connector:
         self.inv = {}                # provider uuid -> its inventories as we last saw them
         self.traits = {}             # provider uuid -> its traits as we last saw them
         self.refused = {}            # consumer -> why sriovd refused it, until sriovd changes
+        self.ctypes = {}             # consumer -> its consumer type, while it has allocations here
         self.said = {}               # what was last logged per subject, so a steady state is quiet
         self.backoff = 0.0
         self.timer = None            # the next full pass
@@ -195,6 +196,7 @@ class Connector:
             if any(self.allocs.get(u) for u in ours if u not in want_uuid):
                 self.say("orphans", "allocations remain on providers of PFs sriovd no longer manages; "
                                     "their consumers are left as they are", logging.WARNING)
+            want = self.drop_migrations(want, tenants)
             granted = {c for u in ours for c in self.allocs.get(u, {})}
             if self.sync_tenants(want, granted, tenants):
                 self.snap = self.sriovd.snapshot()
@@ -204,16 +206,22 @@ class Connector:
         if max_tenants is None:
             max_tenants = mapping.DEFAULT_MAX_TENANTS
 
-        # sriovd's figures -> traits and inventories.
+        # sriovd's figures -> traits and inventories. The PFs' inventories are computed together,
+        # because PFs share the RT CPUs of their node and the host's tenant limit.
+        present = {}
         for u, address in want_uuid.items():
             pf = pfs.get(address)
             if pf is None:
                 continue   # gone since the pass began: the next full pass retires it
             if pf["vf_usable"] is None:
                 pf = dict(pf, vf_usable=0, vf_free=0, vf_preemptible=0, class_available={})
+            present[address] = (u, pf)
+        invs = mapping.host_inventories({a: pf for a, (u, pf) in present.items()}, kinds,
+                                        {a: self.allocs.get(u, {}) for a, (u, pf) in present.items()},
+                                        tenants, max_tenants, mapping.rt_bound(records))
+        for address, (u, pf) in sorted(present.items()):
             self.write_traits(u, address, self.known_traits(pf, kinds))
-            inv = mapping.inventories(pf, kinds, self.allocs.get(u, {}), tenants, max_tenants)
-            self.write_inventories(u, address, inv, self.allocs.get(u, {}))
+            self.write_inventories(u, address, invs[address], self.allocs.get(u, {}))
         if full:
             for u in ours:
                 if u not in want_uuid:
@@ -263,7 +271,14 @@ class Connector:
                               "they get no tag inventory until it does", logging.WARNING)
         else:
             self.said.pop("kinds", None)
-        return {c: k for c, k in kinds.items() if c in offered}
+        kept, clashes = mapping.drop_colliding({c: k for c, k in kinds.items() if c in offered})
+        if clashes:
+            self.say("collide", "tenant classes " + "; ".join(
+                " and ".join(g) + f" all map to {mapping.tag_class(g[0])}" for g in clashes)
+                + "; none of them is offered until all but one are renamed", logging.ERROR)
+        else:
+            self.said.pop("collide", None)
+        return kept
 
     def known_traits(self, pf, kinds):
         """The traits we may set: those of classes whose kind is known, and the NUMA node's."""
@@ -283,6 +298,35 @@ class Connector:
         log.info("created provider %s (%s) for PF %s", name, u, address)
         self.gen[u] = 0
         self.inv[u], self.traits[u] = {}, set()
+
+    def drop_migrations(self, want, tenants):
+        """want without nova's migrations, whose holds on a PF are no tenants.
+
+        For a resize, a cold migration or an evacuation, nova moves the instance's allocations on
+        the source host to the migration's UUID. That consumer names no libvirt domain: its
+        allocation keeps the source's VF counted as used, so that a revert finds it, and it is
+        never allocated. A consumer that is a tenant already is an instance, so only new consumers
+        cost a request, and a consumer's type is asked once.
+        """
+        for c in list(self.ctypes):
+            if c not in want:
+                del self.ctypes[c]
+        out = {}
+        for c, (pf, klass) in want.items():
+            if c not in tenants and c not in self.ctypes:
+                t = self.placement.consumer_type(c)
+                if t == "":
+                    continue   # its allocations went since the read: the next pass drops it
+                self.ctypes[c] = t
+                if t is None:
+                    self.say("ctypes", "Placement answers no microversion 1.38, so migrations are not told "
+                                       "from instances; every consumer becomes a tenant", logging.WARNING)
+            if self.ctypes.get(c) == "MIGRATION":
+                self.say("consumer " + c, f"consumer {c}: a migration's hold on PF {pf} (class {klass}); "
+                                          "counted as used, and no tenant")
+                continue
+            out[c] = (pf, klass)
+        return out
 
     def sync_tenants(self, want, granted, tenants):
         """Allocate what Placement granted and sriovd lacks, release what it no longer grants.

@@ -4,6 +4,8 @@ from keystoneauth1 import exceptions as ks_exc
 
 # 1.14: in_tree; 1.26: reserved may equal total, so a PF with no VF to offer keeps its inventory.
 MICROVERSION = "1.26"
+# 1.38: a consumer's type, which tells nova's migrations from its instances.
+CONSUMER_TYPE_VERSION = "1.38"
 
 
 class Down(Exception):
@@ -28,10 +30,11 @@ class Placement:
         self.requests = 0
         self._known_rcs = set()
         self._known_traits = set()
+        self.consumer_types = True   # False once Placement refused microversion 1.38
 
-    def _do(self, method, url, body=None, ok=(200,)):
+    def _do(self, method, url, body=None, ok=(200,), microversion=MICROVERSION):
         self.requests += 1
-        kw = {"microversion": MICROVERSION, "raise_exc": False, "headers": {"Accept": "application/json"}}
+        kw = {"microversion": microversion, "raise_exc": False, "headers": {"Accept": "application/json"}}
         if body is not None:
             kw["json"] = body
         try:
@@ -100,6 +103,22 @@ class Placement:
         r = self._do("GET", f"/resource_providers/{uuid}/allocations")
         return (r["resource_provider_generation"],
                 {c: dict(a["resources"]) for c, a in r["allocations"].items()})
+
+    def consumer_type(self, consumer):
+        """A consumer's type, such as INSTANCE or MIGRATION; None from a Placement older than 1.38,
+        "" when the consumer has no allocations now."""
+        if not self.consumer_types:
+            return None
+        try:
+            r = self._do("GET", f"/allocations/{consumer}", microversion=CONSUMER_TYPE_VERSION)
+        except Failed as e:
+            if " 406 " not in str(e):
+                raise
+            self.consumer_types = False
+            return None
+        if not r.get("allocations"):
+            return ""
+        return r.get("consumer_type", "")
 
     def ensure_resource_class(self, name):
         if name not in self._known_rcs:

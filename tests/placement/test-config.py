@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# test-config.py — sriovd-placement's configuration: the defaults it sets on keystoneauth1's
+# [placement] options, and a configuration file that overrides them. No Placement and no bus.
+#
+#   test-config.py SOURCE_DIR
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.abspath(sys.argv[1]), "src", "placement"))
+try:
+    from keystoneauth1 import loading as ks_loading
+    from oslo_config import cfg
+except ImportError as e:
+    print(f"SKIP: {e}")
+    sys.exit(77)
+from sriovd_placement import config  # noqa: E402
+
+
+def load(text):
+    with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+        f.write(text)
+        f.flush()
+        conf = cfg.ConfigOpts()
+        config.register(conf)
+        conf(["--config-file", f.name], project="sriovd", default_config_files=[])
+        return conf
+
+
+def test_timeout():
+    # keystoneauth1's own default is no timeout: a Placement that never answers would block forever.
+    conf = load("[placement]\nendpoint_override = http://127.0.0.1:1\n")
+    assert conf.placement.timeout == 30, conf.placement.timeout
+    assert ks_loading.load_session_from_conf_options(conf, config.PLACEMENT).timeout == 30
+    conf = load("[placement]\ntimeout = 7\n")
+    assert conf.placement.timeout == 7, conf.placement.timeout
+    assert ks_loading.load_session_from_conf_options(conf, config.PLACEMENT).timeout == 7
+    # The sample configuration says the same default.
+    opts = dict(config.list_opts())[config.PLACEMENT]
+    assert [o.default for o in opts if o.dest == "timeout"] == [30], opts
+
+
+for t in (test_timeout,):
+    t()
+    print("ok:", t.__name__)
