@@ -89,9 +89,15 @@ def check_tree(name, dest):
     policy_dirs = ["/" + os.path.relpath(os.path.dirname(p), dest) for p in policies]
     check(len(policies) == 1 and policy_dirs[0] in dbus_policy_dirs(),
           f"{name}: D-Bus policy in {policy_dirs}, read by dbus-daemon from {dbus_policy_dirs()}")
-    sysusers = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs if d.endswith("/sysusers.d")]
-    check(len(sysusers) == 1 and re.search(r"^g sriovd\b", open(sysusers[0]).read(), re.M),
+    sysusers = sorted(os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs if d.endswith("/sysusers.d"))
+    sysusers_names = [os.path.basename(f) for f in sysusers]
+    check(sysusers_names == ["sriovd-placement.conf", "sriovd.conf"] and
+          re.search(r"^g sriovd\b", open(sysusers[1]).read(), re.M),
           f"{name}: a sysusers.d entry creates the sriovd group ({sysusers})")
+    check(sysusers_names == ["sriovd-placement.conf", "sriovd.conf"] and
+          re.search(r"^u _sriovd-placement\b", open(sysusers[0]).read(), re.M) and
+          re.search(r"^m _sriovd-placement sriovd\b", open(sysusers[0]).read(), re.M),
+          f"{name}: a sysusers.d entry creates the connector's user, in the sriovd group")
     modules = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs if d.endswith("/modules-load.d")]
     check(len(modules) == 1 and re.search(r"^vfio-pci$", open(modules[0]).read(), re.M),
           f"{name}: a modules-load.d entry loads vfio-pci ({modules})")
