@@ -18,19 +18,21 @@ import tempfile
 SOURCE = os.path.abspath(sys.argv[1])
 SRIOVD = sys.argv[2]
 LOGCTL = ("/org/freedesktop/LogControl1", "org.freedesktop.LogControl1")
-for d in ("tests/lib", "tests/dbus", "src/placement"):
-    sys.path.insert(0, os.path.join(SOURCE, d))
-import placementsrv  # noqa: E402
-
+# A client is a copy of this file in the test's own directory, run as another user: the source
+# tree may be out of that user's reach (/root), so a client imports nothing from it.
 CLIENT = len(sys.argv) > 5 and sys.argv[3] == "--client"
-why = None if CLIENT else placementsrv.why_not(("dbus-daemon", "setpriv"), ("gi.repository.Gio",))
-if not why and not CLIENT and os.geteuid() != 0:
-    why = "needs root: sriovd owns its name as root, and the clients run as nobody and daemon"
-if why:
-    print(f"SKIP: {why}")
-    sys.exit(77)
+if not CLIENT:
+    for d in ("tests/lib", "tests/dbus", "src/placement"):
+        sys.path.insert(0, os.path.join(SOURCE, d))
+    import placementsrv
 
-import sriovdhost  # noqa: E402
+    why = placementsrv.why_not(("dbus-daemon", "setpriv"), ("gi.repository.Gio",))
+    if not why and os.geteuid() != 0:
+        why = "needs root: sriovd owns its name as root, and the clients run as nobody and daemon"
+    if why:
+        print(f"SKIP: {why}")
+        sys.exit(77)
+    import sriovdhost
 
 DENIED = "org.freedesktop.DBus.Error.AccessDenied"
 NOT_PERMITTED = "org.sriovd.Error.NotPermitted"
@@ -74,11 +76,11 @@ def client(address, index):
         print(Gio.DBusError.get_remote_error(e) or e.message)
 
 
-def call(address, user, index):
+def call(tmp, address, user, index):
     """The D-Bus error name of call number index made as user, or None when it got a reply."""
     uid = pwd.getpwnam(user).pw_uid
     r = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", sys.executable,
-                        os.path.abspath(__file__), SOURCE, SRIOVD, "--client", address, str(index)],
+                        os.path.join(tmp, "client.py"), SOURCE, SRIOVD, "--client", address, str(index)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     out = r.stdout.strip()
@@ -87,7 +89,9 @@ def call(address, user, index):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="sriovd-bus-policy-")
-    os.chmod(tmp, 0o755)    # the unprivileged clients reach the bus socket
+    os.chmod(tmp, 0o755)    # the unprivileged clients reach the bus socket and their script
+    shutil.copy(os.path.abspath(__file__), os.path.join(tmp, "client.py"))
+    os.chmod(os.path.join(tmp, "client.py"), 0o644)
     connector = open(os.path.join(SOURCE, "src", "placement", "sriovd-placement.dbus.conf")).read()
     assert 'user="_sriovd-placement"' in connector
     with open(os.path.join(tmp, "connector.conf"), "w") as f:
@@ -99,8 +103,8 @@ def main():
     try:
         host = sriovdhost.Host(tmp, SOURCE, SRIOVD, policy_text=policy)
         for i, (what, _, _, _, _, want) in enumerate(CALLS):
-            got = call(host.bus.address, "nobody", i)
-            other = call(host.bus.address, "daemon", i)
+            got = call(tmp, host.bus.address, "nobody", i)
+            other = call(tmp, host.bus.address, "daemon", i)
             ok = got == want and (want != DENIED or other != DENIED)
             print(f"{'ok' if ok else 'FAIL'} {what}: the connector's user gets {got or 'a reply'}"
                   f" (wanted {want or 'a reply'}); another user gets {other or 'a reply'}")
