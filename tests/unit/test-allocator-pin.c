@@ -419,7 +419,10 @@ TEST(class_available_is_what_allocate_accepts) {
 
                         snprintf(id, sizeof(id), "t%u", test_rng(&s, 12));
                         snprintf(guest, sizeof(guest), "g%u", test_rng(&s, 6));
-                        snprintf(pin, sizeof(pin), p < n_pfs ? "0000:%02x:00.0" : "", 0x41 + p);
+                        if (p < n_pfs)
+                                snprintf(pin, sizeof(pin), "0000:%02x:00.0", 0x41 + p);
+                        else
+                                pin[0] = '\0';
                         alloc_decisions_clear(&d);
                         if (test_rng(&s, 3) == 0)
                                 r = allocator_release(a, id, &d);
