@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-mapping.py — sriovd-placement's mapping as data: names, UUIDs, inventories and tenants from
-# hand-written figures, no Placement and no bus.
+# hand-written figures, no Placement and no bus. Skips (77) where the connector cannot be imported.
 #
 #   test-mapping.py SOURCE_DIR
 import os
@@ -9,6 +9,12 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.abspath(sys.argv[1]), "src", "placement"))
 from sriovd_placement import mapping as m  # noqa: E402
+# The colliding classes' error is logged by the connector, which needs python3-gi.
+try:
+    from sriovd_placement import connector
+except ImportError as e:
+    print(f"SKIP: the connector cannot be imported: {e}")
+    sys.exit(77)
 
 KINDS = {"latency-critical": "sriov-required", "throughput": "sriov-preferred", "best-effort": "virtio"}
 CN = "0b7c2a10-6b1e-4f43-9f39-1d2c6a1f3e01"
@@ -125,12 +131,6 @@ def test_colliding():
     assert clashes == [["Bulk", "bulk"], ["LOW.LAT", "low-lat", "low_lat"]], clashes
     assert m.drop_colliding(KINDS) == (KINDS, [])
     # The connector logs an error that names them.
-    try:
-        from sriovd_placement import connector
-    except ImportError as e:
-        print(f"skipped the connector's message: {e}")
-        return
-
     class Said:
         said = {}
         lines = []
