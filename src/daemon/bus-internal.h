@@ -26,7 +26,7 @@ static inline void message_unrefp(sd_bus_message **m) {
 
 /* The property values last announced, so that sriovd announces only what changed. */
 typedef struct BusProps {
-        unsigned vf_total, vf_usable, vf_allocated, tenants;
+        unsigned vf_total, vf_usable, vf_allocated, tenants, max_tenants;
         double utilization, target;
         bool real_time, threaded_irqs, rtnet_prio, iommu;
         const char *state;

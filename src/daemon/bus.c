@@ -37,6 +37,7 @@ static void bus_props_read(Bus *b, BusProps *ret) {
                 .vf_usable = s.vfs_usable,
                 .vf_allocated = s.vfs_allocated,
                 .tenants = (unsigned) s.tenants,
+                .max_tenants = manager_config(b->manager)->max_tenants ?: ALLOC_TENANTS_DEFAULT,
                 .utilization = s.utilization,
                 .target = s.target,
                 .real_time = inv && inv->caps.preempt_rt,
@@ -83,7 +84,7 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         if (streq(property, "ApiVersion"))
                 return sd_bus_message_append(reply, "u", (uint32_t) SRIOVD_API_VERSION);
         if (streq(property, "MaxTenants"))
-                return sd_bus_message_append(reply, "u", (uint32_t) (manager_config(b->manager)->max_tenants ?: ALLOC_TENANTS_DEFAULT));
+                return sd_bus_message_append(reply, "u", (uint32_t) p.max_tenants);
         if (streq(property, "VfTotal"))
                 return sd_bus_message_append(reply, "u", p.vf_total);
         if (streq(property, "VfUsable"))
@@ -132,6 +133,7 @@ static void bus_announce_properties(Bus *b) {
         CHANGED(vf_usable, "VfUsable");
         CHANGED(vf_allocated, "VfAllocated");
         CHANGED(tenants, "Tenants");
+        CHANGED(max_tenants, "MaxTenants");
         CHANGED(utilization, "VfUtilization");
         CHANGED(target, "VfTarget");
         CHANGED(real_time, "RealTime");
@@ -479,7 +481,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ApiVersion", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxTenants", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxTenants", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfTotal", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfUsable", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("VfAllocated", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -1045,13 +1045,18 @@ def test_capacity_and_limits(env, d, mon):
     for i in range(20):
         env.ctl("release", f"lc-{i}")
     # TooManyTenants: the limit lowered to the count; existing tenants may still change.
+    # MaxTenants follows the reload and announces it, so a client that counts rooms sees the new limit.
     n = len(env.tenants())
     d.write_conf(max_tenants=n)
     env.ctl("reload", check=0)
+    assert env.prop("MaxTenants") == n
+    mon.wait("PropertiesChanged", lambda data: data[1].get("MaxTenants", {}).get("data") == n)
     env.ctl_error(1, E + "TooManyTenants", "allocate", "one-more", "best-effort")
     env.ctl("allocate", "t-vf", "latency-critical", check=0)
     d.write_conf()
     env.ctl("reload", check=0)
+    assert env.prop("MaxTenants") == 64
+    mon.wait("PropertiesChanged", lambda data: data[1].get("MaxTenants", {}).get("data") == 64)
     # A broken configuration: Failed, with every FILE:LINE: mistake in the reply and on sriovctl's
     # stderr (ExecReload= shows it), exit 1; the running one stays.
     with open(d.conf, "a") as f:

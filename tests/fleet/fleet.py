@@ -567,6 +567,8 @@ class Fleet:
                 if cap != free:
                     out.append(f"{h.name}: PF {pf}: Placement offers {cap} VFs, sriovd has {free} "
                                f"for a sriov-required tenant")
+                # Each PF of the fleet's hosts is alone on its NUMA node and far from the tenant limit,
+                # so no room is shared, and Placement offers each PF exactly its ClassAvailable.
                 avail = dev.get("ClassAvailable")
                 if avail is not None:
                     for name, kind in sorted(self.kinds.items()):

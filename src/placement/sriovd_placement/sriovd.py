@@ -62,8 +62,9 @@ class Sriovd:
 
     def _manager_changed(self, conn, sender, path, iface, member, params, data):
         changed, invalidated = params[1], params[2]
-        if "Classes" in changed or "Classes" in invalidated:
-            self.on_change(f"Classes changed on {path}")
+        for name in ("Classes", "MaxTenants"):
+            if name in changed or name in invalidated:
+                self.on_change(f"{name} changed on {path}")
 
     def _appeared(self, conn, name, owner):
         self.present = True
