@@ -41,6 +41,26 @@ def test_timeout():
     assert [o.default for o in opts if o.dest == "timeout"] == [30], opts
 
 
-for t in (test_timeout,):
+def test_bad_values():
+    # oslo.config converts a value when it is read. A bad one must stop the start with exit 2 (the
+    # unit's RestartPreventExitStatus=) and name the file and the option, never fail later.
+    import contextlib
+    import io
+    from sriovd_placement import main
+    for text, what in (("[sriovd]\npoll_interval = soon\n", "[sriovd] poll_interval: could not convert"),
+                       ("[sriovd]\npoll_interval = 0.01\n", "[sriovd] poll_interval: Should be greater"),
+                       ("[sriovd]\nlog_level = loud\n", "[sriovd] log_level: Valid values are"),
+                       ("[placement]\ntimeout = soon\n", "[placement] timeout: invalid literal")):
+        with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+            f.write(text)
+            f.flush()
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = main.main(["--config-file", f.name])
+            assert rc == main.EXIT_CONFIG, (text, rc, err.getvalue())
+            assert f"sriovd-placement: {f.name}: {what}" in err.getvalue(), (text, err.getvalue())
+
+
+for t in (test_timeout, test_bad_values):
     t()
     print("ok:", t.__name__)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # config.py — the options: [placement] as nova-compute reads them, [sriovd] the connector's own.
+import re
 import socket
 
 from keystoneauth1 import loading as ks_loading
@@ -36,6 +37,20 @@ def register(conf):
     # keystoneauth1 waits forever by default, and a Placement that never answers would stall
     # every pass: a timeout lets the connector back off and try again.
     conf.set_default("timeout", DEFAULT_TIMEOUT, group=PLACEMENT)
+
+
+def check(conf):
+    """Reads every option once. oslo.config converts a value only when it is read, so without this a
+    bad value would fail later, or never, instead of at the start with the option and file named."""
+    for group in (SRIOVD, PLACEMENT):
+        for name in conf[group]:
+            try:
+                getattr(conf[group], name)
+            except cfg.ConfigFileValueError as e:
+                # oslo.config's text shows a LocationInfo object; say the file and option plainly.
+                where = re.search(r"detail='([^']*)'", str(e))
+                why = str(e).split(" is not valid: ", 1)[-1]
+                raise ValueError(f"{where[1] if where else 'the configuration'}: [{group}] {name}: {why}") from None
 
 
 def adapter(conf):

@@ -44,7 +44,8 @@ def main(argv=None):
     try:
         conf(argv if argv is not None else sys.argv[1:], project="sriovd", prog="sriovd-placement",
              default_config_files=[])
-    except (cfg.Error, OSError) as e:
+        config.check(conf)
+    except (cfg.Error, OSError, ValueError) as e:
         print(f"sriovd-placement: {e}", file=sys.stderr)
         return EXIT_CONFIG
     _logging(conf.sriovd.log_level)
