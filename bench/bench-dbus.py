@@ -25,13 +25,14 @@ against both floors (the goal: below 5 ms).
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 SRIOVD, CLIENT, FIXTURE, CLASSES = sys.argv[1:5]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+import sdnotify  # noqa: E402
 CALLS = int(os.environ.get("SRIOVD_BENCH_DBUS_CALLS", "2000"))
 LEVELS = [int(c) for c in os.environ.get("SRIOVD_BENCH_DBUS_CLIENTS", "1,4,16").split(",")]
 
@@ -97,17 +98,9 @@ def main():
         conf = os.path.join(tmp, "sriovd.conf")
         with open(conf, "w") as f:
             f.write(f"[daemon]\nstate_dir = {tmp}/state\ndrift_check_sec = 0\nmax_tenants = 16384\n")
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        notify.bind(os.path.join(tmp, "notify"))
-        notify.settimeout(60)
-        env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"), DBUS_SYSTEM_BUS_ADDRESS=address)
-        env.pop("JOURNAL_STREAM", None)
-        d = subprocess.Popen([SRIOVD, "--root", root, "--config", conf, "--log-level", "warning"], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while "READY=1" not in notify.recv(4096).decode():
-            pass
-        # Nobody reads STATUS= after this: a full datagram queue would block sriovd in sd_notify().
-        notify.close()
+        d = sdnotify.start([SRIOVD, "--root", root, "--config", conf, "--log-level", "warning"],
+                           os.path.join(tmp, "notify"), dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         def run(method, clients, calls, prefix, same=False):
             args = [CLIENT, "-a", address, "-m", method, "-c", str(clients), "-n", str(calls), "-p", prefix]

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import minibus  # noqa: E402
+import sdnotify  # noqa: E402
 import statefile  # noqa: E402
 
 SRIOVD = sys.argv[1]
@@ -50,20 +50,10 @@ class Daemon:
         self.log_path = os.path.join(tmp, "stderr")
 
     def start(self):
-        notify = os.path.join(self.tmp, "notify")
-        if os.path.exists(notify):
-            os.unlink(notify)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.bind(notify)
-        sock.settimeout(60)
-        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address)
-        env.pop("JOURNAL_STREAM", None)
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([SRIOVD, "--root", self.root, "--config", self.conf, "--log-level", "debug"],
-                                     env=env, stdout=self.log, stderr=self.log)
-        while "READY=1" not in sock.recv(4096).decode():
-            pass
-        sock.close()
+        self.proc = sdnotify.start([SRIOVD, "--root", self.root, "--config", self.conf, "--log-level", "debug"],
+                                   os.path.join(self.tmp, "notify"), dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address),
+                                   stdout=self.log, stderr=self.log)
 
     def kill(self):
         os.kill(self.proc.pid, signal.SIGKILL)

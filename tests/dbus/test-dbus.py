@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import statefile  # noqa: E402
 import savefault  # noqa: E402
+import sdnotify  # noqa: E402
 import minibus  # noqa: E402  (beside this file)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -139,23 +139,12 @@ class Daemon:
                     f"metrics_file = {self.metrics_file}\n{extra}\n[match 15b3:101d]\nnum_vfs = 8\n")
 
     def start(self):
-        notify = os.path.join(self.tmp, "notify")
-        if os.path.exists(notify):
-            os.unlink(notify)
-        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.notify.bind(notify)
-        self.notify.settimeout(30)
         self.run = os.path.join(self.tmp, "run")
         os.makedirs(self.run, exist_ok=True)
-        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address,
-                   RUNTIME_DIRECTORY=self.run)
-        env.pop("JOURNAL_STREAM", None)
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address, RUNTIME_DIRECTORY=self.run)
         self.log = open(os.path.join(self.tmp, "stderr"), "a+")
-        self.proc = subprocess.Popen([SRIOVD, "--root", self.root, "--config", self.conf], env=env,
-                                     stdout=self.log, stderr=self.log)
-        while "READY=1" not in self.notify.recv(4096).decode():
-            pass
-        self.notify.close()
+        self.proc = sdnotify.start([SRIOVD, "--root", self.root, "--config", self.conf],
+                                   os.path.join(self.tmp, "notify"), env, timeout=30, stdout=self.log, stderr=self.log)
 
     def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:

@@ -315,21 +315,18 @@ class FixtureDaemon:
             f.write(f"[daemon]\nstate_dir = {tmp}/state\ndrift_check_sec = 0\nmonitor_interval_sec = 1\n"
                     f"metrics_file = {self.prom}\naccess_group = root\n\n[match 15b3:101d]\nnum_vfs = 8\n"
                     + ("class = napi-test\n" if napi else "") + "\n" + ALWAYS_ALERT)
-        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.notify.bind(os.path.join(tmp, "notify"))
-        self.notify.settimeout(60)
+        sys.path.insert(0, os.path.join(os.environ["SRIOVD_SOURCE_DIR"], "tests", "lib"))
+        import sdnotify  # noqa: E402
         # Without a bus sriovd keeps trying to connect and samples meanwhile.
-        env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"), RUNTIME_DIRECTORY=os.path.join(tmp, "run"),
+        env = dict(os.environ, RUNTIME_DIRECTORY=os.path.join(tmp, "run"),
                    DBUS_SYSTEM_BUS_ADDRESS=bus or "unix:path=" + os.path.join(tmp, "no-bus"))
-        env.pop("JOURNAL_STREAM", None)
         self.log = open(os.path.join(tmp, "stderr"), "w+")
-        self.proc = subprocess.Popen([sriovd, "--root", self.root, "--config", conf], env=env, stdout=self.log,
-                                     stderr=self.log)
         try:
-            while "READY=1" not in self.notify.recv(4096).decode():
-                pass
-        except socket.timeout:
-            self.fail("never READY=1")
+            self.proc = sdnotify.start([sriovd, "--root", self.root, "--config", conf], os.path.join(tmp, "notify"),
+                                       env, stdout=self.log, stderr=self.log)
+        except RuntimeError as e:
+            self.log.seek(0)
+            sys.exit(f"sriovd: {e}:\n{self.log.read()[-3000:]}")
 
     def fail(self, why):
         self.stop()
@@ -377,7 +374,6 @@ class FixtureDaemon:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
-        self.notify.close()
 
 
 def exported_families(sriovd, tmp):

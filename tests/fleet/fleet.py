@@ -9,7 +9,6 @@
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "dbus"))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import minibus  # noqa: E402
 import placementsrv  # noqa: E402
+import sdnotify  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 NAME = "org.sriovd.Manager1"
@@ -159,36 +159,16 @@ class Host:
 
     def start_sriovd(self, timeout=60.0):
         self.sriovd_starts += 1
-        notify_path = os.path.join(self.dir, "notify")
-        if os.path.exists(notify_path):
-            os.unlink(notify_path)
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        notify.bind(notify_path)
         run = os.path.join(self.dir, "run")
         os.makedirs(run, exist_ok=True)
-        env = dict(os.environ, NOTIFY_SOCKET=notify_path, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address,
-                   RUNTIME_DIRECTORY=run)
-        env.pop("JOURNAL_STREAM", None)
-        log = open(os.path.join(self.logs, "sriovd-%02d.log" % self.sriovd_starts), "w")
-        self.sriovd = subprocess.Popen([self.fleet.sriovd_bin, "--root", self.root, "--config", self.conf],
-                                       env=env, stdout=log, stderr=log, preexec_fn=placementsrv.die_with_parent)
-        log.close()
-        deadline = time.monotonic() + timeout
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address, RUNTIME_DIRECTORY=run)
         try:
-            while True:
-                if self.sriovd.poll() is not None:
-                    raise RuntimeError(f"{self.name}: sriovd exited with status {self.sriovd.returncode} "
-                                       f"before READY=1: {self.sriovd_log()[-500:]}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{self.name}: sriovd sent no READY=1 in {timeout:.0f} s")
-                notify.settimeout(0.5)
-                try:
-                    if "READY=1" in notify.recv(4096).decode(errors="replace"):
-                        break
-                except socket.timeout:
-                    pass
-        finally:
-            notify.close()
+            with open(os.path.join(self.logs, "sriovd-%02d.log" % self.sriovd_starts), "w") as log:
+                self.sriovd = sdnotify.start([self.fleet.sriovd_bin, "--root", self.root, "--config", self.conf],
+                                             os.path.join(self.dir, "notify"), env, timeout, stdout=log, stderr=log,
+                                             preexec_fn=placementsrv.die_with_parent)
+        except RuntimeError as e:
+            raise RuntimeError(f"{self.name}: {e}: {self.sriovd_log()[-500:]}") from None
         self.reader = None
 
     def kill_sriovd(self):

@@ -4,11 +4,11 @@
 # tenant classes, and a bus policy that lets any user own sriovd's name.
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
 import minibus
+import sdnotify
 from sriovd_placement import sriovd
 
 POLICY = """<busconfig>
@@ -45,21 +45,10 @@ class Host:
 
     def start_sriovd(self):
         """Starts sriovd and returns once it told systemd's notify socket that it is ready."""
-        notify = os.path.join(self.tmp, "notify")
-        if os.path.exists(notify):
-            os.unlink(notify)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.bind(notify)
-        sock.settimeout(60)
-        env = dict(os.environ, NOTIFY_SOCKET=notify, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address,
-                   RUNTIME_DIRECTORY=os.path.join(self.tmp, "run"))
-        env.pop("JOURNAL_STREAM", None)
-        log = open(os.path.join(self.tmp, "sriovd.log"), "a")
-        self.proc = subprocess.Popen([self.binary, "--root", self.root, "--config", self.conf], env=env,
-                                     stdout=log, stderr=log)
-        while "READY=1" not in sock.recv(4096).decode():
-            pass
-        sock.close()
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.bus.address, RUNTIME_DIRECTORY=os.path.join(self.tmp, "run"))
+        with open(os.path.join(self.tmp, "sriovd.log"), "a") as log:
+            self.proc = sdnotify.start([self.binary, "--root", self.root, "--config", self.conf],
+                                       os.path.join(self.tmp, "notify"), env, stdout=log, stderr=log)
 
     def kill_sriovd(self):
         self.proc.kill()
