@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-config.py — sriovd-placement's configuration: the defaults it sets on keystoneauth1's
-# [placement] options, and a configuration file that overrides them. No Placement and no bus.
+# [placement] options, a configuration file that overrides them, and the mistakes found at
+# start. No Placement and no bus.
 #
 #   test-config.py SOURCE_DIR
 import os
@@ -41,6 +42,22 @@ def test_timeout():
     assert [o.default for o in opts if o.dest == "timeout"] == [30], opts
 
 
-for t in (test_timeout,):
+def test_bad_values():
+    # oslo.config converts a value when it is read: check() reads each [sriovd] option at start,
+    # so a bad one is a configuration error, exit status 2, which the unit does not restart.
+    for text, want in (("log_level = loud", "[sriovd] log_level is not valid: Valid values are"),
+                       ("poll_interval = fast", "[sriovd] poll_interval is not valid: could not convert"),
+                       ("poll_interval = 0.01", "[sriovd] poll_interval is not valid: Should be greater")):
+        conf = load("[sriovd]\n" + text + "\n")
+        try:
+            config.check(conf)
+        except cfg.Error as e:
+            assert str(e).startswith(want), (text, str(e))
+        else:
+            raise AssertionError(f"{text!r} passed the check")
+    config.check(load("[sriovd]\npoll_interval = 0.5\nlog_level = debug\n"))
+
+
+for t in (test_timeout, test_bad_values):
     t()
     print("ok:", t.__name__)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # config.py — the options: [placement] as nova-compute reads them, [sriovd] the connector's own.
+import re
 import socket
 
 from keystoneauth1 import loading as ks_loading
@@ -36,6 +37,29 @@ def register(conf):
     # keystoneauth1 waits forever by default, and a Placement that never answers would stall
     # every pass: a timeout lets the connector back off and try again.
     conf.set_default("timeout", DEFAULT_TIMEOUT, group=PLACEMENT)
+
+
+def check(conf):
+    """Read every [sriovd] option once; cfg.Error names the first bad one.
+
+    oslo.config converts a value only when it is first read. Without this, a bad value would be
+    found in the main loop, as a traceback and exit status 1, and systemd would restart the
+    connector into the same mistake forever.
+    """
+    for opt in sriovd_opts:
+        try:
+            conf[SRIOVD][opt.dest]
+        except cfg.ConfigSourceValueError as e:
+            raise cfg.Error(f"[{SRIOVD}] {describe(e)}") from None
+
+
+def describe(e):
+    """An oslo.config error in one line, without the Python repr of the value's origin."""
+    if isinstance(e, cfg.ConfigSourceValueError):
+        m = re.match(r"Value for option (\S+) from .* is not valid: (.*)$", str(e), re.S)
+        if m:
+            return f"{m.group(1)} is not valid: {m.group(2)}"
+    return str(e)
 
 
 def adapter(conf):
