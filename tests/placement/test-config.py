@@ -58,6 +58,18 @@ def test_bad_values():
     config.check(load("[sriovd]\npoll_interval = 0.5\nlog_level = debug\n"))
 
 
-for t in (test_timeout, test_bad_values):
+def test_no_placement():
+    # Without auth_type and endpoint_override nothing says where Placement is: a configuration
+    # error, not a Placement that is down.
+    try:
+        config.adapter(load("[sriovd]\ncompute_node = x\n"))
+    except cfg.Error as e:
+        assert "neither auth_type nor endpoint_override" in str(e), str(e)
+    else:
+        raise AssertionError("an empty [placement] gave an adapter")
+    assert config.adapter(load("[placement]\nendpoint_override = http://127.0.0.1:1\n")) is not None
+
+
+for t in (test_timeout, test_bad_values, test_no_placement):
     t()
     print("ok:", t.__name__)

@@ -65,6 +65,10 @@ def describe(e):
 def adapter(conf):
     """A keystoneauth1 adapter for Placement from [placement]: auth, TLS, endpoint, timeouts."""
     auth = ks_loading.load_auth_from_conf_options(conf, PLACEMENT)
+    if auth is None and not conf[PLACEMENT].endpoint_override:
+        # Without a plugin nothing names Placement's URL: every request would fail the same way.
+        raise cfg.Error("it sets neither auth_type nor endpoint_override, so nothing says where "
+                        "Placement is")
     session = ks_loading.load_session_from_conf_options(conf, PLACEMENT, auth=auth)
     return ks_loading.load_adapter_from_conf_options(conf, PLACEMENT, session=session, auth=auth)
 
