@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-config.py — sriovd-placement's configuration: the defaults it sets on keystoneauth1's
-# [placement] options, and a configuration file that overrides them. No Placement and no bus.
+# [placement] options, a configuration file that overrides them, and the mistakes found at
+# start. No Placement and no bus.
 #
 #   test-config.py SOURCE_DIR
 import os
@@ -47,10 +48,10 @@ def test_bad_values():
     import contextlib
     import io
     from sriovd_placement import main
-    for text, what in (("[sriovd]\npoll_interval = soon\n", "[sriovd] poll_interval: could not convert"),
-                       ("[sriovd]\npoll_interval = 0.01\n", "[sriovd] poll_interval: Should be greater"),
-                       ("[sriovd]\nlog_level = loud\n", "[sriovd] log_level: Valid values are"),
-                       ("[placement]\ntimeout = soon\n", "[placement] timeout: invalid literal")):
+    for text, what in (("[sriovd]\npoll_interval = soon\n", "[sriovd] poll_interval is not valid: could not convert"),
+                       ("[sriovd]\npoll_interval = 0.01\n", "[sriovd] poll_interval is not valid: Should be greater"),
+                       ("[sriovd]\nlog_level = loud\n", "[sriovd] log_level is not valid: Valid values are"),
+                       ("[placement]\ntimeout = soon\n", "[placement] timeout is not valid: invalid literal")):
         with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
             f.write(text)
             f.flush()
@@ -61,6 +62,18 @@ def test_bad_values():
             assert f"sriovd-placement: {f.name}: {what}" in err.getvalue(), (text, err.getvalue())
 
 
-for t in (test_timeout, test_bad_values):
+def test_no_placement():
+    # Without auth_type and endpoint_override nothing says where Placement is: a configuration
+    # error, not a Placement that is down.
+    try:
+        config.adapter(load("[sriovd]\ncompute_node = x\n"))
+    except cfg.Error as e:
+        assert "neither auth_type nor endpoint_override" in str(e), str(e)
+    else:
+        raise AssertionError("an empty [placement] gave an adapter")
+    assert config.adapter(load("[placement]\nendpoint_override = http://127.0.0.1:1\n")) is not None
+
+
+for t in (test_timeout, test_bad_values, test_no_placement):
     t()
     print("ok:", t.__name__)

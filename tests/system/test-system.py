@@ -3,13 +3,15 @@
 # test-system.py — the system suite: a whole hypervisor in a QEMU (TCG) guest. The guest boots the
 # Debian 12 image tools/system-setup caches (systemd as PID 1, udev, dbus, libvirtd socket-
 # activated, QEMU), with an igb SR-IOV NIC on NUMA node 1 of two behind an intel-iommu. Boot 1
-# installs the .deb built from this tree (dpkg -i, the operator's policy, systemctl enable) and
+# installs the .debs built from this tree, sriovd and sriovd-placement (dpkg -i), runs the
+# autopkgtests that need a whole machine, writes the operator's policy, enables sriovd and
 # powers off; boot 2 starts sriovd at boot and runs guest/scenarios.sh (its scenarios 1-9)
 # against it as an operator and a controller would. The guest writes PASS/FAIL lines to its
 # second serial port; any FAIL, or a missing END, fails this test.
 #
 #   test-system.py SRCDIR
-#   SRIOVD_SYSTEM_DEB=FILE       the .deb to test (tools/package-check's); default: build one here
+#   SRIOVD_SYSTEM_DEB=FILE       sriovd's .deb to test (tools/package-check's), with the
+#                                sriovd-placement .deb of its version beside it; default: build both
 #   SRIOVD_SYSTEM_CACHE=DIR      tools/system-setup's cache (default /var/cache/sriovd-system)
 #   SRIOVD_VM_CACHE=DIR          tools/vm-setup's (QEMU 10 itself is installed on the host)
 #   SRIOVD_SYSTEM=0              skip it even where the image is cached
@@ -32,7 +34,8 @@ CACHE = os.environ.get("SRIOVD_SYSTEM_CACHE", "/var/cache/sriovd-system")
 VM_CACHE = os.environ.get("SRIOVD_VM_CACHE", "/var/cache/sriovd-vm")
 REQUIRED = os.environ.get("SRIOVD_SYSTEM_REQUIRED") == "1"
 QEMU = shutil.which("qemu-system-x86_64")
-INSTALL_TIMEOUT = 300
+# Boot 1 also starts the real Placement and the connector, both Python, under TCG.
+INSTALL_TIMEOUT = 900
 TEST_TIMEOUT = int(os.environ.get("SRIOVD_SYSTEM_TIMEOUT", "1200"))
 T0 = time.monotonic()
 
@@ -72,17 +75,28 @@ def build_deb(src, out):
     return glob.glob(os.path.join(out, "sriovd_*.deb"))[0]
 
 
-def newer_deb(deb, out):
-    """The same package with a higher version: the upgrade of scenario 3."""
-    d = os.path.join(out, "newer")
+def newer_deb(deb, dst, suffix="+system1"):
+    """The same package with a higher version, written to dst: the upgrades of boot 1 and scenario 3."""
+    d = dst + ".tree"
     run(["dpkg-deb", "-R", deb, d])
     control = os.path.join(d, "DEBIAN", "control")
     text = open(control).read()
-    text = re.sub(r"^Version: (.*)$", r"Version: \1+system1", text, flags=re.M)
+    text = re.sub(r"^Version: (.*)$", lambda m: f"Version: {m.group(1)}{suffix}", text, flags=re.M)
     open(control, "w").write(text)
-    dst = os.path.join(out, "sriovd-newer.deb")
     run(["dpkg-deb", "-Zxz", "-b", d, dst], stdout=subprocess.DEVNULL)
+    shutil.rmtree(d)
     return dst
+
+
+def placement_deb(deb):
+    """The sriovd-placement .deb that dpkg-buildpackage wrote beside deb, of the same version."""
+    version = subprocess.run(["dpkg-deb", "-f", deb, "Version"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+    found = glob.glob(os.path.join(os.path.dirname(os.path.abspath(deb)),
+                                   f"sriovd-placement_{version.partition(':')[2] or version}_all.deb"))
+    if not found:
+        raise SystemExit(f"FAIL: no sriovd-placement .deb of version {version} beside {deb}")
+    return found[0]
 
 
 def qemu(run_dir, image, name, timeout):
@@ -164,15 +178,24 @@ def main():
         deb = build_deb(src, run_dir)
     log(f"the package: {deb}")
 
+    pdeb = placement_deb(deb)
+    log(f"the connector's package: {pdeb}")
     disk = os.path.join(run_dir, "disk")
     shutil.copytree(os.path.join(HERE, "guest"), disk)
     shutil.copy(deb, os.path.join(disk, "sriovd.deb"))
-    newer_deb(deb, run_dir)
-    shutil.move(os.path.join(run_dir, "sriovd-newer.deb"), os.path.join(disk, "sriovd-newer.deb"))
-    shutil.rmtree(os.path.join(run_dir, "newer"))
-    # The package's autopkgtest that needs a whole machine, run at boot 1 before any policy is
-    # written. The guest has no python3, so its fixture host is made here.
+    shutil.copy(pdeb, os.path.join(disk, "sriovd-placement.deb"))
+    newer_deb(deb, os.path.join(disk, "sriovd-newer.deb"))
+    # Boot 1's upgrade of both packages, with both services running: a version below scenario 3's.
+    os.mkdir(os.path.join(disk, "newer-placement"))
+    for d, name in ((deb, "sriovd.deb"), (pdeb, "sriovd-placement.deb")):
+        newer_deb(d, os.path.join(disk, "newer-placement", name), "+placement1")
+    # The package's autopkgtests that need a whole machine, run at boot 1 before any policy is
+    # written. Their fixture host is made here. placement-service runs from a part of the source
+    # tree, as autopkgtest runs it from the whole tree.
     shutil.copy(os.path.join(src, "debian", "tests", "systemd-service"), os.path.join(disk, "autopkgtest-systemd-service"))
+    for f in ("debian/tests/placement-service", "tests/lib/placementsrv.py"):
+        os.makedirs(os.path.join(disk, "src", os.path.dirname(f)), exist_ok=True)
+        shutil.copy(os.path.join(src, f), os.path.join(disk, "src", f))
     run([sys.executable, os.path.join(src, "tests", "fixtures", "mkhost.py"), "two-socket",
          os.path.join(disk, "fixture-two-socket")])
     # The second-level domain l2-a: the vm suite's uncompressed std kernel (PVH: no decompression

@@ -40,22 +40,35 @@ def register(conf):
 
 
 def check(conf):
-    """Reads every option once. oslo.config converts a value only when it is read, so without this a
-    bad value would fail later, or never, instead of at the start with the option and file named."""
+    """Reads every option once, so that a bad value stops the start: cfg.Error names the file, the
+    option and the reason. oslo.config converts a value only when it is first read. Without this, a
+    bad value would be found in the main loop, as a traceback and exit status 1, and systemd would
+    restart the connector into the same mistake forever."""
     for group in (SRIOVD, PLACEMENT):
         for name in conf[group]:
             try:
                 getattr(conf[group], name)
             except cfg.ConfigFileValueError as e:
-                # oslo.config's text shows a LocationInfo object; say the file and option plainly.
                 where = re.search(r"detail='([^']*)'", str(e))
-                why = str(e).split(" is not valid: ", 1)[-1]
-                raise ValueError(f"{where[1] if where else 'the configuration'}: [{group}] {name}: {why}") from None
+                raise cfg.Error(f"{where[1] + ': ' if where else ''}[{group}] {describe(e)}") from None
+
+
+def describe(e):
+    """An oslo.config error in one line, without the Python repr of the value's origin."""
+    if isinstance(e, cfg.ConfigSourceValueError):
+        m = re.match(r"Value for option (\S+) from .* is not valid: (.*)$", str(e), re.S)
+        if m:
+            return f"{m.group(1)} is not valid: {m.group(2)}"
+    return str(e)
 
 
 def adapter(conf):
     """A keystoneauth1 adapter for Placement from [placement]: auth, TLS, endpoint, timeouts."""
     auth = ks_loading.load_auth_from_conf_options(conf, PLACEMENT)
+    if auth is None and not conf[PLACEMENT].endpoint_override:
+        # Without a plugin nothing names Placement's URL: every request would fail the same way.
+        raise cfg.Error("it sets neither auth_type nor endpoint_override, so nothing says where "
+                        "Placement is")
     session = ks_loading.load_session_from_conf_options(conf, PLACEMENT, auth=auth)
     return ks_loading.load_adapter_from_conf_options(conf, PLACEMENT, session=session, auth=auth)
 

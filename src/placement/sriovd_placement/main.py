@@ -45,8 +45,8 @@ def main(argv=None):
         conf(argv if argv is not None else sys.argv[1:], project="sriovd", prog="sriovd-placement",
              default_config_files=[])
         config.check(conf)
-    except (cfg.Error, OSError, ValueError) as e:
-        print(f"sriovd-placement: {e}", file=sys.stderr)
+    except (cfg.Error, OSError) as e:
+        print(f"sriovd-placement: {config.describe(e)}", file=sys.stderr)
         return EXIT_CONFIG
     _logging(conf.sriovd.log_level)
     log = logging.getLogger("sriovd-placement")
@@ -59,7 +59,7 @@ def main(argv=None):
     try:
         adapter = config.adapter(conf)
     except (ks_exc.ClientException, cfg.Error) as e:
-        log.error("[placement] is not usable: %s", e)
+        log.error("[placement] is not usable: %s", config.describe(e))
         return EXIT_CONFIG
     try:
         bus = sriovd.connect(conf.sriovd.bus_address)

@@ -32,7 +32,8 @@ class Placement:
         self._known_traits = set()
         self.consumer_types = True   # False once Placement refused microversion 1.38
 
-    def _do(self, method, url, body=None, ok=(200,), microversion=MICROVERSION):
+    def _do(self, method, url, body=None, ok=(200,), microversion=MICROVERSION, reply=True):
+        """The reply's JSON body, or None when reply is False."""
         self.requests += 1
         kw = {"microversion": microversion, "raise_exc": False, "headers": {"Accept": "application/json"}}
         if body is not None:
@@ -46,7 +47,15 @@ class Placement:
             # Authentication failures land here: they may pass (a Keystone restart), so back off.
             raise Down(f"{method} {url}: {e}") from None
         if r.status_code in ok:
-            return r.json() if r.content else None
+            if not reply:
+                return None
+            try:
+                return r.json()
+            except ValueError:
+                # urllib3 1.x does not check Content-Length, so a reply cut short by a Placement
+                # that stopped while it answered arrives as a success with a short body.
+                raise Down(f"{method} {url}: {r.status_code} with {len(r.content)} bytes that are no JSON "
+                           "document") from None
         what = f"{method} {url}: {r.status_code} {_error(r)}"
         if r.status_code == 409:
             raise Conflict(what, _code(r))
@@ -73,10 +82,10 @@ class Placement:
 
     def create_provider(self, uuid, name, parent):
         self._do("POST", "/resource_providers", {"uuid": uuid, "name": name, "parent_provider_uuid": parent},
-                 ok=(200, 201))
+                 ok=(200, 201), reply=False)
 
     def delete_provider(self, uuid):
-        self._do("DELETE", f"/resource_providers/{uuid}", ok=(204, 404))
+        self._do("DELETE", f"/resource_providers/{uuid}", ok=(204, 404), reply=False)
 
     def inventories(self, uuid):
         """(generation, {rc: inventory})."""
@@ -122,12 +131,12 @@ class Placement:
 
     def ensure_resource_class(self, name):
         if name not in self._known_rcs:
-            self._do("PUT", f"/resource_classes/{name}", ok=(201, 204))
+            self._do("PUT", f"/resource_classes/{name}", ok=(201, 204), reply=False)
             self._known_rcs.add(name)
 
     def ensure_trait(self, name):
         if name not in self._known_traits:
-            self._do("PUT", f"/traits/{name}", ok=(201, 204))
+            self._do("PUT", f"/traits/{name}", ok=(201, 204), reply=False)
             self._known_traits.add(name)
 
 
