@@ -55,6 +55,8 @@ HEADERS = {
     # kernel effectors
     'rootfs.h': 'kernel',
     'kernel.h': 'kernel',
+    'bpf-events.h': 'kernel',
+    'latency-hist.h': 'core',
     'netlink.h': 'kernel',
     'netdev-stats.h': 'kernel',
     'ethtool.h': 'kernel',
@@ -93,9 +95,13 @@ HEADERS = {
 }
 
 # Headers outside include/sriovd/ that src/ includes by quotes: meson's generated build
-# configuration (version, sysconfdir) is a leaf.
+# configuration (version, sysconfdir) is a leaf; bpftool's skeletons of src/kernel/bpf/ are the
+# kernel layer's, and so are the BPF programs' own kernel types.
 OTHER_HEADERS = {
     'sriovd-config.h': 'shared',
+    'drift.skel.h': 'kernel',
+    'latency.skel.h': 'kernel',
+    'vmlinux-min.h': 'kernel',
 }
 
 SOURCE_DIRS = {
@@ -117,6 +123,7 @@ LIBRARIES = {
     'systemd/': {'virt', 'protocol', 'daemon', 'ctl'},
     'ini.h': {'daemon'},
     'json-c/': {'daemon', 'ctl'},
+    'bpf/': {'kernel'},
 }
 
 # Includes that break a rule today and are being removed in a parallel change; each names who
