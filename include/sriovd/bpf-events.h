@@ -63,12 +63,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(BpfEvents *, bpf_events_free);
 bool bpf_events_status(const BpfEvents *b, BpfFeature f, const char **ret_reason);
 
 /*
- * Makes the tracked threads exactly these, each with its BPF_TRACK_* flags. A thread that stays
- * keeps its histogram; one that leaves loses it; a new one starts empty. pids needs no order.
- * Returns -ENOSPC beyond BPF_TRACK_MAX threads, and a negative errno from the kernel.
+ * Makes the threads with watch flag (one BPF_TRACK_*) exactly pids; the other watch is not
+ * changed. A thread that stays keeps its histogram; one that leaves loses it; a new one starts
+ * empty. pids needs no order. Returns -ENOSPC beyond BPF_TRACK_MAX threads in all, and a negative
+ * errno from the kernel.
  */
 #define BPF_TRACK_MAX 8192
-int bpf_events_track(BpfEvents *b, const pid_t *pids, const unsigned *flags, size_t n);
+int bpf_events_track(BpfEvents *b, unsigned flag, const pid_t *pids, size_t n);
 
 /* Reads the histogram of a tracked thread, counted since it was first tracked. -ENOENT when
  * the thread is not tracked or has not run since; -EOPNOTSUPP without the latency set. */

@@ -35,7 +35,7 @@ bool bpf_events_status(const BpfEvents *b, BpfFeature f, const char **ret_reason
         return false;
 }
 
-int bpf_events_track(BpfEvents *b, const pid_t *pids, const unsigned *flags, size_t n) {
+int bpf_events_track(BpfEvents *b, unsigned flag, const pid_t *pids, size_t n) {
         return n > BPF_TRACK_MAX ? -ENOSPC : 0;
 }
 

@@ -247,22 +247,24 @@ static int track_one(BpfEvents *b, pid_t pid, unsigned flags, bool is_new) {
         return 0;
 }
 
-int bpf_events_track(BpfEvents *b, const pid_t *pids, const unsigned *flags, size_t n) {
+int bpf_events_track(BpfEvents *b, unsigned flag, const pid_t *pids, size_t n) {
         _cleanup_free_ Tracked *want = NULL;
-        size_t n_want = 0;
+        size_t n_want = 0, k = 0;
         int r;
 
         if (n > BPF_TRACK_MAX)
                 return -ENOSPC;
-        want = calloc(MAX(n, (size_t) 1), sizeof(*want));
+        /* The threads with other watches keep them; this watch is exactly pids. */
+        want = calloc(b->n_tracked + n + 1, sizeof(*want));
         if (!want)
                 return -ENOMEM;
+        for (size_t i = 0; i < b->n_tracked; i++)
+                if (b->tracked[i].flags & ~flag)
+                        want[n_want++] = (Tracked) { b->tracked[i].pid, b->tracked[i].flags & ~flag };
         for (size_t i = 0; i < n; i++)
-                if (pids[i] > 0 && flags[i])
-                        want[n_want++] = (Tracked) { pids[i], flags[i] };
+                if (pids[i] > 0)
+                        want[n_want++] = (Tracked) { pids[i], flag };
         qsort_safe(want, n_want, sizeof(*want), tracked_cmp);
-        /* A thread named twice gets both watches. */
-        size_t k = 0;
         for (size_t i = 0; i < n_want; i++) {
                 if (k > 0 && want[k - 1].pid == want[i].pid)
                         want[k - 1].flags |= want[i].flags;
@@ -270,6 +272,8 @@ int bpf_events_track(BpfEvents *b, const pid_t *pids, const unsigned *flags, siz
                         want[k++] = want[i];
         }
         n_want = k;
+        if (n_want > BPF_TRACK_MAX)
+                return -ENOSPC;
 
         /* Those that leave first, so that the maps never hold more than both sets' union. */
         for (size_t i = 0; i < b->n_tracked; i++)
@@ -280,8 +284,7 @@ int bpf_events_track(BpfEvents *b, const pid_t *pids, const unsigned *flags, siz
 
                 if (old && old->flags == want[i].flags)
                         continue;
-                r = track_one(b, want[i].pid, want[i].flags,
-                              !old || !(old->flags & BPF_TRACK_LATENCY));
+                r = track_one(b, want[i].pid, want[i].flags, !old || !(old->flags & BPF_TRACK_LATENCY));
                 if (r < 0)
                         return r;
         }

@@ -64,8 +64,7 @@ static void test_latency(BpfEvents *b) {
         test_thread_start(&tracked, "lat-tracked");
         test_thread_start(&other, "lat-other");
         pid_t pid = tracked.tid;
-        unsigned flags = BPF_TRACK_LATENCY;
-        ASSERT_EQ(bpf_events_track(b, &pid, &flags, 1), 0);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_LATENCY, &pid, 1), 0);
         /* The thread wakes every millisecond. */
         usleep(200 * 1000);
         ASSERT_EQ(bpf_events_read_latency(b, tracked.tid, &h), 0);
@@ -78,9 +77,17 @@ static void test_latency(BpfEvents *b) {
         ASSERT_EQ(bpf_events_read_latency(b, other.tid, &h), -ENOENT);
 
         /* Untracked, its histogram goes; tracked again, it starts empty. */
-        ASSERT_EQ(bpf_events_track(b, NULL, NULL, 0), 0);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_LATENCY, NULL, 0), 0);
         ASSERT_EQ(bpf_events_read_latency(b, tracked.tid, &h), -ENOENT);
-        ASSERT_EQ(bpf_events_track(b, &pid, &flags, 1), 0);
+        /* Another watch of the same thread leaves its histogram alone. */
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_LATENCY, &pid, 1), 0);
+        usleep(20 * 1000);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_SCHED, &pid, 1), 0);
+        ASSERT_EQ(bpf_events_read_latency(b, tracked.tid, &h), 0);
+        ASSERT(h.count > 0);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_SCHED, NULL, 0), 0);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_LATENCY, NULL, 0), 0);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_LATENCY, &pid, 1), 0);
         ASSERT_EQ(bpf_events_read_latency(b, tracked.tid, &h), 0);
         ASSERT(h.count < 20);
         test_thread_stop(&tracked);
@@ -101,8 +108,7 @@ static void test_drift(BpfEvents *b) {
         test_thread_start(&watched, "drift-watched");
         test_thread_start(&other, "drift-other");
         pid_t pid = watched.tid;
-        unsigned flags = BPF_TRACK_SCHED;
-        ASSERT_EQ(bpf_events_track(b, &pid, &flags, 1), 0);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_SCHED, &pid, 1), 0);
 
         child_sets(watched.tid, &child);
         ASSERT_EQ(wait_events(b, &s, 1000), 1);
@@ -141,7 +147,7 @@ int main(void) {
                 return EXIT_TEST_SKIP;
         }
         /* Too many threads is refused before anything changes. */
-        ASSERT_EQ(bpf_events_track(b, NULL, NULL, BPF_TRACK_MAX + 1), -ENOSPC);
+        ASSERT_EQ(bpf_events_track(b, BPF_TRACK_LATENCY, NULL, BPF_TRACK_MAX + 1), -ENOSPC);
         test_latency(b);
         test_drift(b);
         return 0;
