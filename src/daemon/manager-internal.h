@@ -19,6 +19,7 @@
 #include "sriovd/manager.h"
 #include "sriovd/monitor.h"
 #include "sriovd/runtime.h"
+#include "sriovd/bpf-events.h"
 #include "sriovd/sampler.h"
 #include "sriovd/ethtool.h"
 #include "sriovd/netdev-genl.h"
@@ -54,6 +55,9 @@ struct Manager {
         LinkMonitor *link_monitor;
         EthtoolMonitor *ethtool_monitor;
         DeviceMonitor *device_monitor;
+        /* The kernel's events through BPF: thread latency and drift. Never NULL in the daemon. */
+        BpfEvents *bpf;
+        sd_event_source *bpf_source;     /* the drift events' ring buffer */
         RootFs *root;
         Kernel kernel;
         /*

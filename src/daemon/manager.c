@@ -66,6 +66,8 @@ Manager *manager_free(Manager *m) {
         vf_irq_watch_list_done(&m->irq_watches);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
+        sd_event_source_unref(m->bpf_source);
+        bpf_events_free(m->bpf);
         sd_event_unref(m->event);
         irq_files_free(m->irq_files);
         rootfs_free(m->root);
