@@ -241,6 +241,8 @@ bool tenant_class_wants_napi_params(const TenantClass *cls);
 int tenant_class_napi_priority(const TenantClass *cls);
 /* Returns the RT CPUs that a guest of the class books, or 0 when the class books none. */
 unsigned tenant_class_rt_cpus(const TenantClass *cls);
+/* Whether the class puts its tenants' IRQs or vCPUs on RT CPUs, which makes them RT tenants. */
+bool tenant_class_is_rt(const TenantClass *cls);
 
 /*
  * Makes a Config with the defaults that every setting starts from, before the INI reader fills it.

@@ -118,6 +118,10 @@ unsigned tenant_class_rt_cpus(const TenantClass *cls) {
         return cls && cls->vcpu_pin_rt ? cls->rt_vcpus : 0;
 }
 
+bool tenant_class_is_rt(const TenantClass *cls) {
+        return cls && (cls->irq_cpus == IRQ_CPUS_RT || cls->irq_cpus == IRQ_CPUS_VCPU || cls->vcpu_pin_rt);
+}
+
 int config_new(const char *path, const char *classes_dir, Config **ret) {
         _cleanup_(config_freep) Config *c = NULL;
 

@@ -27,6 +27,7 @@
 #include "sriovd/util.h"
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
+#include "latency-threads.h"
 
 /* A tenant whose AllocationChanged signal waits until the group numbered seq is written. */
 typedef struct ManagerSavedTenant {
@@ -58,6 +59,8 @@ struct Manager {
         /* The kernel's events through BPF: thread latency and drift. Never NULL in the daemon. */
         BpfEvents *bpf;
         sd_event_source *bpf_source;     /* the drift events' ring buffer */
+        /* The RT tenants' threads whose latency is measured; see latency-threads.c. */
+        LatencyThreads latency;
         RootFs *root;
         Kernel kernel;
         /*

@@ -68,6 +68,7 @@ Manager *manager_free(Manager *m) {
         device_monitor_free(m->device_monitor);
         sd_event_source_unref(m->bpf_source);
         bpf_events_free(m->bpf);
+        latency_threads_done(&m->latency);
         sd_event_unref(m->event);
         irq_files_free(m->irq_files);
         rootfs_free(m->root);
@@ -279,6 +280,8 @@ static int manager_run_cycle(Manager *m) {
         if (r < 0)
                 return r;
         manager_arm_retry(m, res.n_transient);
+        if (manager_latency_track(m) < 0)
+                log_oom();
         r = manager_write_owned_irqs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
