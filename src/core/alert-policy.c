@@ -45,9 +45,9 @@ const AlertPolicy alert_builtins[] = {
         },
         {
                 /*
-                 * An RT tenant's threads wait too long to run. Seed 000 samples every 5 s and alerts
-                 * when latency stays above 80 ms for 3 periods in a row; seed 004 alerts on the 99th
-                 * percentile. Without BPF there is no percentile, so the rule compares the mean.
+                 * An RT tenant's threads wait too long to run. R13 asks for an alert on the 99th
+                 * percentile, above 80 ms for 3 periods in a row. Without BPF there is no
+                 * percentile, so the rule compares the mean.
                  */
                 .name = ALERT_BUILTIN_RT_LATENCY,
                 .metric = "sriovd_thread_latency_p99_seconds",
