@@ -58,6 +58,17 @@ struct Manager {
         /* The kernel's events through BPF: thread latency and drift. Never NULL in the daemon. */
         BpfEvents *bpf;
         sd_event_source *bpf_source;     /* the drift events' ring buffer */
+        bool drift_events_ok;            /* the drift events are loaded and read; see kernel-events.c */
+        bool bpf_loaded_with;            /* the config's bpf = when they were loaded */
+        pid_t *watched_pids;             /* the placed threads whose scheduling BPF watches, sorted */
+        size_t n_watched_pids;
+        /* What drift events named since the last cycle. A cycle that reads only them repairs them. */
+        unsigned *drift_irqs;
+        size_t n_drift_irqs, allocated_drift_irqs;
+        pid_t *drift_pids;
+        size_t n_drift_pids, allocated_drift_pids;
+        bool refresh_only;               /* the cycle in progress reads only drift_irqs and drift_pids */
+        sd_event_source *repair_timer;   /* that cycle, after the events waiting are read */
         RootFs *root;
         Kernel kernel;
         /*
@@ -205,6 +216,13 @@ void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory
 int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
 /* netdev-tune.c: read the coalescing, offloads, channels and NAPIs of the netdevs that a class governs. */
 void manager_read_tune(Manager *m, Inventory *inv);
+
+/* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
+int manager_kernel_events_start(Manager *m);
+void manager_kernel_events_stop(Manager *m);
+void manager_kernel_events_watch(Manager *m);
+/* manager.c: a cycle that reads only what drift events named, soon. */
+void manager_repair_soon(Manager *m);
 
 /* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);

@@ -66,8 +66,9 @@ Manager *manager_free(Manager *m) {
         vf_irq_watch_list_done(&m->irq_watches);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
-        sd_event_source_unref(m->bpf_source);
-        bpf_events_free(m->bpf);
+        manager_kernel_events_stop(m);
+        free(m->drift_irqs);
+        free(m->drift_pids);
         sd_event_unref(m->event);
         irq_files_free(m->irq_files);
         rootfs_free(m->root);
@@ -275,9 +276,14 @@ static int manager_run_cycle(Manager *m) {
         if (m->recheck_defer)
                 (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
         r = manager_cycle(m, CYCLE_APPLY, &res);
+        /* Every cycle reads at least what the drift events named: a full read or a refresh covers it. */
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        if (m->repair_timer)
+                (void) sd_event_source_set_enabled(m->repair_timer, SD_EVENT_OFF);
         manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
+        manager_kernel_events_watch(m);
         manager_arm_retry(m, res.n_transient);
         r = manager_write_owned_irqs(m);
         if (r < 0)
@@ -306,6 +312,15 @@ static bool source_armed(sd_event_source *s) {
         return enabled != SD_EVENT_OFF;
 }
 
+/*
+ * While the drift events work, a drift check only catches what has no event, so it runs at the
+ * long safety-net period. Without them, it is how sriovd finds drift.
+ */
+static uint64_t manager_drift_period_usec(const Manager *m) {
+        unsigned sec = m->drift_events_ok ? m->config->drift_safety_net_sec : m->config->drift_check_sec;
+        return (uint64_t) sec * 1000000;
+}
+
 static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
@@ -322,14 +337,14 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         m->drift_refresh = false;
         manager_notify_status(m, "");
         malloc_trim(0);
-        r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
+        r = sd_event_source_set_time_relative(s, manager_drift_period_usec(m));
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the drift timer: %m");
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 static int manager_arm_drift_timer(Manager *m) {
-        uint64_t period = (uint64_t) m->config->drift_check_sec * 1000000;
+        uint64_t period = manager_drift_period_usec(m);
         int r;
 
         if (period == 0) {
@@ -457,6 +472,44 @@ static void on_kernel_event(const char *what, void *userdata) {
                 r = sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_ONESHOT);
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+}
+
+static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->refresh_only = m->drift_refresh = true;
+        (void) manager_run_cycle(m);
+        m->refresh_only = m->drift_refresh = false;
+        manager_notify_status(m, "");
+        return 0;
+}
+
+/*
+ * A drift event runs a cycle that reads only what the events named, at once: the timer fires
+ * after the events already waiting are read. Like the other kernel events, these cycles start at
+ * most every EVENT_CYCLE_GAP_USEC, so a process that keeps writing cannot keep the loop busy.
+ */
+void manager_repair_soon(Manager *m) {
+        uint64_t when = MAX(now_usec(), m->cycle_started_usec + EVENT_CYCLE_GAP_USEC);
+        int r;
+
+        if (source_armed(m->recheck_defer))
+                return;   /* A full re-check is due, and it reads these too. */
+        if (source_armed(m->repair_timer))
+                return;
+        if (!m->repair_timer) {
+                r = sd_event_add_time(m->event, &m->repair_timer, CLOCK_MONOTONIC, when, 1, on_repair_timer, m);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(m->repair_timer, SD_EVENT_PRIORITY_NORMAL + 1);
+        } else {
+                r = sd_event_source_set_time(m->repair_timer, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->repair_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Failed to schedule a repair, re-checking the whole host: %m");
+                manager_recheck_now(m, "drift event");
+        }
 }
 
 void manager_recheck(Manager *m, const char *why) {
@@ -746,6 +799,9 @@ int manager_run(Manager *m) {
         r = manager_setup_event(m);
         if (r < 0)
                 return r;
+        r = manager_kernel_events_start(m);
+        if (r < 0)
+                return r;
         if (!m->writer) {
                 StateWriter *w;
 
@@ -849,6 +905,13 @@ int manager_reload(Manager *m, char **ret_errors) {
                 if (ret_errors)
                         *ret_errors = m->config_errors ? strdup(m->config_errors) : NULL;
                 return r;
+        }
+        /* bpf = changed: load the programs, or unload them, as the daemon would at start. */
+        if (m->bpf && m->bpf_loaded_with != (m->config->bpf > 0)) {
+                manager_kernel_events_stop(m);
+                r = manager_kernel_events_start(m);
+                if (r < 0)
+                        return r;
         }
         /* The reply waits for the cycle, so that the new policy is in force, not merely read. */
         (void) manager_run_cycle(m);
