@@ -29,7 +29,7 @@ static bool add_unique_irq(Manager *m, unsigned irq) {
         for (size_t i = 0; i < m->n_drift_irqs; i++)
                 if (m->drift_irqs[i] == irq)
                         return true;
-        if (!GREEDY_REALLOC(m->drift_irqs, m->allocated_drift_irqs, m->n_drift_irqs + 1))
+        if (GREEDY_REALLOC(m->drift_irqs, m->allocated_drift_irqs, m->n_drift_irqs + 1) < 0)
                 return false;
         m->drift_irqs[m->n_drift_irqs++] = irq;
         return true;
@@ -39,7 +39,7 @@ static bool add_unique_pid(Manager *m, pid_t pid) {
         for (size_t i = 0; i < m->n_drift_pids; i++)
                 if (m->drift_pids[i] == pid)
                         return true;
-        if (!GREEDY_REALLOC(m->drift_pids, m->allocated_drift_pids, m->n_drift_pids + 1))
+        if (GREEDY_REALLOC(m->drift_pids, m->allocated_drift_pids, m->n_drift_pids + 1) < 0)
                 return false;
         m->drift_pids[m->n_drift_pids++] = pid;
         return true;

@@ -711,6 +711,25 @@ static int manager_setup_event(Manager *m) {
         return 0;
 }
 
+int manager_repair(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
+                   CycleResult *ret) {
+        int r = 0;
+
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        if (GREEDY_REALLOC(m->drift_irqs, m->allocated_drift_irqs, n_irqs) < 0 ||
+            GREEDY_REALLOC(m->drift_pids, m->allocated_drift_pids, n_pids) < 0)
+                return -ENOMEM;
+        memcpy_safe(m->drift_irqs, irqs, n_irqs * sizeof(*irqs));
+        memcpy_safe(m->drift_pids, pids, n_pids * sizeof(*pids));
+        m->n_drift_irqs = n_irqs;
+        m->n_drift_pids = n_pids;
+        m->refresh_only = m->drift_refresh = true;
+        r = manager_cycle(m, CYCLE_APPLY, ret);
+        m->refresh_only = m->drift_refresh = false;
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        return r;
+}
+
 int manager_drift_check(Manager *m, CycleResult *ret) {
         int r;
 
