@@ -90,8 +90,8 @@ static int on_bpf_io(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 /* The events can no longer be trusted: poll again, as without BPF. */
                 log_warning_errno(r, "Failed to read the kernel's drift events, checking drift every %u s: %m",
                                   m->config->drift_check_sec);
-                m->drift_events_ok = false;
                 m->bpf_source = sd_event_source_disable_unref(m->bpf_source);
+                manager_drift_events_failed(m);
                 manager_recheck_now(m, "drift events failed");
                 return 0;
         }
@@ -182,7 +182,8 @@ void manager_kernel_events_watch(Manager *m) {
         if (r < 0) {
                 log_warning_errno(r, "Failed to watch %zu placed threads, checking drift every %u s: %m", n,
                                   m->config->drift_check_sec);
-                m->drift_events_ok = false;
+                m->bpf_source = sd_event_source_disable_unref(m->bpf_source);
+                manager_drift_events_failed(m);
                 return;
         }
         free(m->watched_pids);

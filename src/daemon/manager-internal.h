@@ -37,6 +37,7 @@ typedef struct ManagerSavedTenant {
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
+        sd_event_source *guest_timer;     /* the guests' placement check, while drift events cover the host */
         sd_event_source *recheck_timer;   /* one cycle for a burst of D-Bus and libvirt requests */
         sd_event_source *recheck_defer;   /* one cycle for kernel events, after the pending ones are read */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
@@ -223,6 +224,8 @@ void manager_kernel_events_stop(Manager *m);
 void manager_kernel_events_watch(Manager *m);
 /* manager.c: a cycle that reads only what drift events named, soon. */
 void manager_repair_soon(Manager *m);
+/* manager.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
+void manager_drift_events_failed(Manager *m);
 
 /* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);

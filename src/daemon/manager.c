@@ -52,6 +52,7 @@ Manager *manager_free(Manager *m) {
         /* This finishes the write in flight and reports it while the rest of the manager still exists. */
         manager_set_writer(m, NULL);
         sd_event_source_unref(m->drift_timer);
+        sd_event_source_unref(m->guest_timer);
         sd_event_source_unref(m->recheck_timer);
         sd_event_source_unref(m->recheck_defer);
         sd_event_source_unref(m->vf_timer);
@@ -361,6 +362,54 @@ static int manager_arm_drift_timer(Manager *m) {
         /* An accuracy of 1 s lets this wakeup be batched with others. */
         return sd_event_add_time_relative(m->event, &m->drift_timer, CLOCK_MONOTONIC, period, 1000000,
                                           on_drift_timer, m);
+}
+
+/*
+ * The drift events cover the host's IRQs and threads, not the guests' vCPU and vhost threads:
+ * those are found through libvirt. So while the events work, the guests' placement keeps its
+ * own check every drift_check_sec, without a cycle. Without the events, the drift check covers it.
+ */
+static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        guests_check_placements(m->guests);
+        r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the guests' placement check: %m");
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int manager_arm_guest_timer(Manager *m) {
+        uint64_t period = (uint64_t) m->config->drift_check_sec * 1000000;
+        int r;
+
+        if (!m->drift_events_ok || period == 0) {
+                m->guest_timer = sd_event_source_disable_unref(m->guest_timer);
+                return 0;
+        }
+        if (m->guest_timer) {
+                r = sd_event_source_set_time_relative(m->guest_timer, period);
+                if (r < 0)
+                        return r;
+                return sd_event_source_set_enabled(m->guest_timer, SD_EVENT_ONESHOT);
+        }
+        return sd_event_add_time_relative(m->event, &m->guest_timer, CLOCK_MONOTONIC, period, 1000000,
+                                          on_guest_timer, m);
+}
+
+/* The drift events stopped working: the drift check goes back to its short period at once. */
+void manager_drift_events_failed(Manager *m) {
+        int r;
+
+        m->drift_events_ok = false;
+        if (!m->event || !m->drift_timer)
+                return;
+        r = manager_arm_drift_timer(m);
+        if (r >= 0)
+                r = manager_arm_guest_timer(m);
+        if (r < 0)
+                log_error_errno(r, "Failed to set up the drift timer: %m");
 }
 
 /*
@@ -854,6 +903,8 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return r;
         r = manager_arm_drift_timer(m);
+        if (r >= 0)
+                r = manager_arm_guest_timer(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the drift timer: %m");
         /* The sampler starts after the first apply, so that its first period measures the tuned host. */
@@ -936,6 +987,8 @@ int manager_reload(Manager *m, char **ret_errors) {
         (void) manager_run_cycle(m);
         if (m->event) {
                 r = manager_arm_drift_timer(m);
+                if (r >= 0)
+                        r = manager_arm_guest_timer(m);
                 if (r < 0)
                         log_error_errno(r, "Failed to set up the drift timer: %m");
                 r = manager_arm_sampler(m);
