@@ -61,6 +61,11 @@ int manager_drift_check(Manager *m, CycleResult *ret);
  */
 int manager_repair(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
                    CycleResult *ret);
+/*
+ * Whether the kind of kernel events (a BpfFeature) comes from BPF now. When it does not, *ret_reason
+ * says why. The drift events count only while they are read; without a daemon, never.
+ */
+bool manager_kernel_events(const Manager *m, int feature, const char **ret_reason);
 /* How many observes were refreshes rather than full reads, for the benchmark and the tests. */
 unsigned manager_refreshes(const Manager *m);
 /*

@@ -190,3 +190,17 @@ void manager_kernel_events_watch(Manager *m) {
         m->watched_pids = TAKE_PTR(pids);
         m->n_watched_pids = n;
 }
+
+bool manager_kernel_events(const Manager *m, int feature, const char **ret_reason) {
+        if (!m->bpf) {
+                *ret_reason = "sriovd does not run as a daemon";
+                return false;
+        }
+        if (!bpf_events_status(m->bpf, (BpfFeature) feature, ret_reason))
+                return false;
+        if (feature == BPF_FEATURE_DRIFT && !m->drift_events_ok) {
+                *ret_reason = "the events could not be read, see the journal";
+                return false;
+        }
+        return true;
+}
