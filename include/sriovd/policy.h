@@ -170,6 +170,9 @@ typedef struct Config {
         /* [daemon] */
         char *state_dir;                   /* default /var/lib/sriovd */
         unsigned drift_check_sec;          /* default 5; 0 for events only */
+        /* The drift check's period while BPF reports every change as it happens; default 60, 0 for none. */
+        unsigned drift_safety_net_sec;
+        int bpf;                           /* whether sriovd loads its BPF programs; default yes */
         unsigned vf_timeout_sec;           /* how long new VFs may take to appear; default 30 */
         unsigned vf_headroom;              /* free VFs kept for sriov-required arrivals; default 4 */
         unsigned vf_target_utilization;    /* in percent; default 85 */

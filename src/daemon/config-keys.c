@@ -613,6 +613,8 @@ static const KeyDef daemon_keys[] = {
         KEY("libvirt_uri", key_uri, Config, libvirt_uri),
         KEY_UNSIGNED("monitor_interval_sec", Config, monitor_interval_sec, 0, 3600),
         KEY("metrics_file", key_metrics_file, Config, metrics_file),
+        KEY_UNSIGNED("drift_safety_net_sec", Config, drift_safety_net_sec, 0, 86400),
+        KEY("bpf", key_bool, Config, bpf),
 };
 
 static const KeyDef cpus_keys[] = {

@@ -249,6 +249,8 @@ void manager_latency_input(Manager *m, SamplerInput *in) {
         in->have_bpf = true;
         for (unsigned f = 0; f < _BPF_FEATURE_MAX; f++)
                 in->bpf_available[f] = m->bpf && bpf_events_status(m->bpf, (BpfFeature) f, NULL);
+        /* The drift events count only while the loop reads them; a failed read falls back to polling. */
+        in->bpf_available[BPF_FEATURE_DRIFT] = in->bpf_available[BPF_FEATURE_DRIFT] && m->drift_events_ok;
         for (size_t i = 0; bpf && i < m->latency.n_threads; i++) {
                 LatencyThread *t = &m->latency.threads[i];
 

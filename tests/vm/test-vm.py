@@ -6,13 +6,15 @@
 # what it found as JSON lines on its second serial port; the assertions are made here, on the
 # state the guest recorded (never on timing).
 #
-#   test-vm.py SRIOVD GUEST [HELPER]      GUEST: std | rt | daemon | vfio | stats | traffic
+#   test-vm.py SRIOVD GUEST [HELPER]      GUEST: std | rt | daemon | vfio | stats | traffic |
+#                                                bpf-std | bpf-rt
 #
 # HELPER is the guest's own program: for vfio, tests/vm/vfio-msix.c, which enables a VF's MSI-X
 # through VFIO as QEMU does for a guest, so that the kernel makes real vfio-msix vectors for
 # sriovd to find; for stats, tests/vm/vf-stats.c, sriovd's counter reader (netdev-stats.c) with
 # frames sent out of a VF; for traffic, tests/vm/traffic-probe.c, which paces frames out of a VF
-# and records sriovd's metrics file and journal entries.
+# and records sriovd's metrics file and journal entries; for bpf-std and bpf-rt,
+# tests/unit/test-bpf-events.c, whose IRQ mode writes the guest's IRQ affinities.
 #
 # Exit 77 (skip) without QEMU's igb device or the cache, unless SRIOVD_VM_REQUIRED=1.
 import base64
@@ -80,9 +82,12 @@ channels_combined = {NAPI_CHANNELS}
 
 
 def config(num_vfs=NUM_VFS, vf_driver=None, vf_settings=True):
+    # The guests run no udevd, so the drift check is how sriovd notices a PF rebound or a VF
+    # link changed. It runs every second even while the BPF drift events work.
     text = f"""[daemon]
 state_dir = /tmp/sriovd-state
 drift_check_sec = 1
+drift_safety_net_sec = 1
 vf_timeout_sec = 60
 
 [cpus]
@@ -118,9 +123,12 @@ GUESTS = {
     "vfio": ("kernel-std", "", "vfio.sh"),
     "stats": ("kernel-std", "", "stats.sh"),
     "traffic": ("kernel-std", "", "traffic.sh"),
+    "bpf-std": ("kernel-std", "threadirqs", "bpf.sh"),
+    "bpf-rt": ("kernel-rt", "", "bpf.sh"),
 }
 HELPERS = {"vfio": "/usr/local/sbin/vfio-msix", "stats": "/usr/local/sbin/vf-stats",
-           "traffic": "/usr/local/sbin/traffic-probe"}
+           "traffic": "/usr/local/sbin/traffic-probe", "bpf-std": "/usr/local/sbin/test-bpf-events",
+           "bpf-rt": "/usr/local/sbin/test-bpf-events"}
 
 # The traffic guest's rule: VF 0's tx packets per second, over 20 (the probe sends 100) for 3
 # periods raises it, at most 5 for 3 periods clears it.
@@ -1080,6 +1088,37 @@ def test_traffic(g, c):
     c.check("SIGTERM: exit 0", lambda: log["rc"] == 0 or _fail(f"exit {log['rc']}"))
 
 
+def test_bpf(g, c):
+    """The BPF programs on a real kernel, through tests/unit/test-bpf-events.c."""
+    k = g.step("bpf-kernel")
+    # A function in kallsyms may still be inlined into the caller that matters: the events decide.
+    print(f"info  {c.name}: kernel {k['release']}: {k['btf']}; hooked functions in kallsyms: {k['hooks']}")
+    c.check("the kernel has BTF", lambda: "/sys/kernel/btf/vmlinux" in k["btf"] and "No such" not in k["btf"]
+            or _fail(k["btf"]))
+
+    def ran(name, must_say):
+        rec = g.step(name)
+        for line in rec["data"].splitlines():
+            print(f"info  {c.name}: {name}: {line}")
+        assert rec["rc"] == 0, f"exit {rec['rc']}: {rec['data'][-1500:]}{rec['stderr'][-1500:]}"
+        skipped = [line for line in rec["data"].splitlines() if "skip" in line]
+        assert not skipped, f"a part did not run: {skipped}"
+        for want in must_say:
+            assert want in rec["data"], f"no line with {want!r}: {rec['data']}"
+
+    c.check("latency programs: a tracked thread's histogram fills, an untracked one has none",
+            lambda: ran("bpf-events", ["latency:", "drift: sched_setscheduler"]))
+    irqs = g.step("bpf-irqs")
+    c.check(f"IRQ affinity events: PF vector {irqs['pf']} and VF vector {irqs['vf']}, each child write one "
+            "event with its writer, this process's own writes none",
+            lambda: ran("bpf-irq", [f"irq {irqs['pf']}: ", f"irq {irqs['vf']}: "]))
+    freed = g.step("bpf-irq-freed")
+    print(f"info  {c.name}: VF vector {freed['irq']} after its netdev went down: {freed['exists']}; "
+          f"{freed['actions'] or 'no line in /proc/interrupts'}")
+    c.check(f"IRQ affinity events: VF vector {freed['irq']} freed by its driver",
+            lambda: ran("bpf-irq-down", [f"irq {freed['irq']}: "]))
+
+
 def _fail(msg):
     raise AssertionError(msg)
 
@@ -1135,7 +1174,8 @@ def main():
                       f"({s[7:]}): taken again")
         {"std": lambda: test_once(g, c, rt=False), "rt": lambda: test_once(g, c, rt=True),
          "daemon": lambda: test_daemon(g, c), "vfio": lambda: test_vfio(g, c),
-         "stats": lambda: test_stats(g, c), "traffic": lambda: test_traffic(g, c)}[name]()
+         "stats": lambda: test_stats(g, c), "traffic": lambda: test_traffic(g, c),
+         "bpf-std": lambda: test_bpf(g, c), "bpf-rt": lambda: test_bpf(g, c)}[name]()
         ok = c.report()
     except AssertionError as e:
         c.report()

@@ -90,17 +90,13 @@ int BPF_PROG(on_irq_affinity, struct irq_data *data, const struct cpumask *mask,
         return 0;
 }
 
-/* sched_setscheduler(2) and sched_setparam(2) */
-SEC("fexit/sched_setscheduler")
-int BPF_PROG(on_setscheduler, struct task_struct *p, int policy, const struct sched_param *param, int ret) {
-        if (ret == 0)
-                emit_sched(p->pid);
-        return 0;
-}
-
-/* sched_setattr(2) */
-SEC("fexit/sched_setattr")
-int BPF_PROG(on_setattr, struct task_struct *p, const struct sched_attr *attr, int ret) {
+/*
+ * sched_setscheduler(2), sched_setparam(2) and sched_setattr(2), chrt's calls, all pass here. The
+ * exported sched_setscheduler() and sched_setattr() do not see them: Debian's 6.1 kernels inline
+ * both into the system calls, and keep the copies only for modules.
+ */
+SEC("fexit/__sched_setscheduler")
+int BPF_PROG(on_setscheduler, struct task_struct *p, const struct sched_attr *attr, bool user, bool pi, int ret) {
         if (ret == 0)
                 emit_sched(p->pid);
         return 0;

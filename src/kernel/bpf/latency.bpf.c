@@ -68,7 +68,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) {
         __u32 pid = next->pid;
         LatencyHist *h;
-        __u64 *since, delta;
+        __u64 *since, delta, slot;
 
         if (prev_state == TASK_RUNNING)
                 mark_runnable(prev->pid);
@@ -80,8 +80,17 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
         h = bpf_map_lookup_elem(&hists, &pid);
         if (!h)
                 return 0;
+        /*
+         * latency_slot() is already below LATENCY_SLOTS, but the compiler may test one register
+         * and index with a copy, which the 6.1 verifier refuses as unbounded. The barrier hides
+         * the bound from the compiler, so the test stays, on the register that indexes.
+         */
+        slot = latency_slot(delta);
+        asm volatile("" : "+r"(slot));
+        if (slot >= LATENCY_SLOTS)
+                return 0;
         __sync_fetch_and_add(&h->count, 1);
         __sync_fetch_and_add(&h->sum_ns, delta);
-        __sync_fetch_and_add(&h->slots[latency_slot(delta)], 1);
+        __sync_fetch_and_add(&h->slots[slot], 1);
         return 0;
 }
