@@ -9,8 +9,13 @@
 #define LATENCY_PID_MAX (4 * 1024 * 1024)
 #define LATENCY_PID_WORDS (LATENCY_PID_MAX / 64)
 
-/* A value of the hists map: when the thread became runnable, 0 while it runs, and its histogram. */
+/*
+ * A value of the hists map: the thread's run count and run delay as the scheduler's sched_info
+ * had them when it last left a CPU, whether those were seen yet, and its histogram.
+ */
 typedef struct LatencyEntry {
-        unsigned long long since_ns;
+        unsigned long long pcount;
+        unsigned long long run_delay_ns;
+        unsigned long long primed;
         LatencyHist hist;
 } LatencyEntry;

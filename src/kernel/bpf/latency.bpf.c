@@ -2,13 +2,16 @@
 /*
  * latency.bpf.c — wakeup-to-run latency of the threads sriovd places, one histogram each
  *
- * A thread becomes runnable when it is woken, or when it is preempted while still runnable. It
- * runs when sched_switch picks it. The time between goes into its histogram. These hooks run at
- * every wakeup and context switch of the machine, so a thread that is not tracked costs one bit
- * test in an array, which the verifier inlines: no call, no hashing.
+ * The scheduler itself times how long each thread waits to run, from when it is woken or
+ * preempted while runnable to when a CPU picks it, in the thread's sched_info (the run delay of
+ * /proc/PID/schedstat). When a tracked thread leaves a CPU, its last wait is the growth of
+ * that delay since it last left one, and goes into its histogram. So one hook, on
+ * sched_switch, is enough: the wakeup tracepoints, which run as often, are not needed. A thread
+ * that is not tracked costs one bit test in an array, which the verifier inlines.
  */
 
 #include "vmlinux-min.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -16,7 +19,6 @@
 #include "latency-map.h"
 
 #define TRACK_MAX 8192
-#define TASK_RUNNING 0
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -28,7 +30,7 @@ struct {
         __type(value, __u64);
 } tracked SEC(".maps");
 
-/* pid -> when it became runnable and its histogram, created by sriovd when it tracks the thread */
+/* pid -> what its sched_info showed and its histogram, created by sriovd when it tracks the thread */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, TRACK_MAX);
@@ -36,46 +38,34 @@ struct {
         __type(value, LatencyEntry);
 } hists SEC(".maps");
 
-static __always_inline LatencyEntry *entry_of(__u32 pid) {
-        __u32 word = pid / 64;
-        __u64 *bits = bpf_map_lookup_elem(&tracked, &word);
-
-        if (!bits || !((*bits >> (pid % 64)) & 1))
-                return NULL;
-        return bpf_map_lookup_elem(&hists, &pid);
-}
-
-static __always_inline void mark_runnable(__u32 pid) {
-        LatencyEntry *e = entry_of(pid);
-
-        if (e)
-                e->since_ns = bpf_ktime_get_ns();
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(on_wakeup, struct task_struct *p) {
-        mark_runnable(p->pid);
-        return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(on_wakeup_new, struct task_struct *p) {
-        mark_runnable(p->pid);
-        return 0;
-}
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) {
+        __u32 pid = prev->pid, word = pid / 64;
+        __u64 *bits = bpf_map_lookup_elem(&tracked, &word);
+        __u64 pcount, delay, runs, delta, slot;
         LatencyEntry *e;
-        __u64 delta, slot;
 
-        if (prev_state == TASK_RUNNING)
-                mark_runnable(prev->pid);
-        e = entry_of(next->pid);
-        if (!e || e->since_ns == 0)
+        if (!bits || !((*bits >> (pid % 64)) & 1))
                 return 0;
-        delta = bpf_ktime_get_ns() - e->since_ns;
-        e->since_ns = 0;
+        e = bpf_map_lookup_elem(&hists, &pid);
+        if (!e)
+                return 0;
+        /* The scheduler adds the wait to these when the thread arrives on a CPU, before it runs. */
+        pcount = prev->sched_info.pcount;
+        delay = prev->sched_info.run_delay;
+        runs = pcount - e->pcount;
+        delta = delay - e->run_delay_ns;
+        e->pcount = pcount;
+        e->run_delay_ns = delay;
+        if (!e->primed) {
+                e->primed = 1;
+                return 0;
+        }
+        if (runs == 0)
+                return 0;
+        /* More than one wait since the last switch away is rare: each counts at their mean. */
+        if (runs > 1)
+                delta /= runs;
         /*
          * latency_slot() is already below LATENCY_SLOTS, but the compiler may test one register
          * and index with a copy, which the 6.1 verifier refuses as unbounded. The barrier hides
@@ -86,12 +76,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
         if (slot >= LATENCY_SLOTS)
                 return 0;
         /*
-         * Plain adds, not atomic ones: a thread is switched in on one CPU at a time, so only one
-         * program writes its histogram at once. sriovd reads it whole, and a read torn between
-         * two switches is off by one sample.
+         * Plain adds, not atomic ones: a thread leaves one CPU at a time, so only one program
+         * writes its histogram at once. sriovd reads it whole, and a read torn between two
+         * switches is off by one sample.
          */
-        e->hist.count++;
-        e->hist.sum_ns += delta;
-        e->hist.slots[slot]++;
+        e->hist.count += runs;
+        e->hist.sum_ns += delta * runs;
+        e->hist.slots[slot] += runs;
         return 0;
 }
