@@ -38,6 +38,12 @@ typedef struct AlertPolicy {
          * counts towards clearing.
          */
         char gate[ALERT_METRIC_MAX];
+        /*
+         * The fallback is "" or a family that the rule watches instead of metric in a period
+         * whose snapshot has no sample of metric at all. The latency rule watches the p99 from
+         * BPF, and the mean from schedstat where BPF is not loaded.
+         */
+        char fallback[ALERT_METRIC_MAX];
         bool enabled;
         bool builtin;                       /* one of alert_builtins[], as changed by its section */
         /* The built-in pool rule follows [daemon] vf_target_utilization unless threshold is set. */
@@ -49,6 +55,7 @@ typedef struct AlertPolicy {
 #define ALERT_BUILTIN_RT_INTERFERENCE "rt-cpu-interference"
 #define ALERT_BUILTIN_LATENCY_DROPS "latency-critical-drops"
 #define ALERT_BUILTIN_POOL_UNDERUSED "vf-pool-underused"
+#define ALERT_BUILTIN_RT_LATENCY "rt-thread-latency"
 extern const AlertPolicy alert_builtins[];
 extern const size_t alert_n_builtins;
 /* Returns the built-in rule of this name, or NULL when there is none. */
@@ -66,6 +73,10 @@ void alert_policy_init(AlertPolicy *p, const char *name, unsigned line);
 bool alert_policy_equal(const AlertPolicy *a, const AlertPolicy *b);
 /* Whether the sample is of the rule's metric and passes every filter. */
 bool alert_policy_matches(const AlertPolicy *p, const MetricSample *m);
+/* The family the rule watches in the snapshot: its metric, or its fallback when the snapshot has no sample of metric. */
+const char *alert_policy_family(const AlertPolicy *p, const MetricSnapshot *s);
+/* Whether the sample is of family and passes every filter of the rule. */
+bool alert_policy_matches_family(const AlertPolicy *p, const char *family, const MetricSample *m);
 /* Whether s is a Prometheus metric name, [a-zA-Z_:][a-zA-Z0-9_:]*, shorter than ALERT_METRIC_MAX. */
 bool alert_metric_name_valid(const char *s);
 /*

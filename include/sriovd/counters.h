@@ -166,6 +166,22 @@ typedef struct ThreadTimes {
 } ThreadTimes;
 
 /*
+ * One thread's /proc/PID/schedstat: the time it ran, the time it waited on a run queue, and the
+ * number of times it got the CPU. The times are in ns. Needs CONFIG_SCHED_INFO, which Debian has.
+ */
+typedef struct ThreadSchedstat {
+        uint64_t run_ns, wait_ns, timeslices;
+} ThreadSchedstat;
+
+/*
+ * Puts in *ret_wait_ns the time the thread waited on a run queue between the samples, and in
+ * *ret_timeslices the times it got the CPU. Their quotient is the mean wait per timeslice: a
+ * mean, not a percentile. Returns -ERANGE when a counter went down, as when the TID was reused.
+ */
+int thread_schedstat_delta(const ThreadSchedstat *prev, const ThreadSchedstat *cur, uint64_t *ret_wait_ns,
+                           uint64_t *ret_timeslices);
+
+/*
  * Puts in *ret the share of one CPU that the thread used between the samples, where 1.0 is a
  * whole CPU. ticks_per_sec is sysconf(_SC_CLK_TCK). A different start_time means another thread
  * under a reused TID, and its times count from zero. Returns -EINVAL for an elapsed_usec or

@@ -46,6 +46,11 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
  * vcpu needs it.
  */
 int guests_vcpu0_cpu(const Guests *g, const char *domain);
+/*
+ * Returns the PID of the domain's QEMU as the last placement found it, or 0 when it is not known.
+ * It asks neither libvirt nor /proc, so it is cheap enough for every cycle.
+ */
+pid_t guests_qemu_pid(const Guests *g, const char *domain);
 /* Puts running RT guests back on their placement. It repairs drift and logs it. */
 void guests_check_placements(Guests *g);
 /* Appends to plan, as guest actions, what placing the running RT guests would change. Nothing is changed. */

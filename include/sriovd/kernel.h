@@ -211,6 +211,13 @@ int sched_thread_cpus_get(RootFs *root, pid_t pid, CpuSet *ret);
  * files of NULL reads them by path.
  */
 int inventory_refresh(RootFs *root, IrqFiles *files, Inventory *inv);
+/*
+ * Reads again only the named IRQs, and the IRQ and kernel threads with the named PIDs, as
+ * inventory_refresh() does. A kernel event named them. A name that inv does not hold is passed
+ * over. It returns what inventory_refresh() returns.
+ */
+int inventory_refresh_only(RootFs *root, IrqFiles *files, Inventory *inv, const unsigned *irqs, size_t n_irqs,
+                           const pid_t *pids, size_t n_pids);
 
 /* napi.c reads and sets the threaded NAPI of a netdev in sysfs. */
 /*

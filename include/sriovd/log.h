@@ -87,3 +87,4 @@ int log_emit(int level, int error, const LogFields *f, const char *file, int lin
 #define SRIOVD_MESSAGE_STATE       "78df8c09e7624d0c8354330a6f5a18e3"
 #define SRIOVD_MESSAGE_ALERT_RAISED  "853e3175dcba4be788ba9806f0bc50c8"
 #define SRIOVD_MESSAGE_ALERT_CLEARED "58fcbe781d9a41a396bbf0b5c90aa369"
+#define SRIOVD_MESSAGE_KERNEL_EVENTS "ad4d09348c9d40e2a843371e8c5fa142"

@@ -54,6 +54,18 @@ RootFs *manager_root(const Manager *m);
  * re-read only what can drift, on the last inventory. cycle.c defines FULL_READ_USEC.
  */
 int manager_drift_check(Manager *m, CycleResult *ret);
+/*
+ * The cycle that a drift event runs: its first pass re-reads only the named IRQs and threads,
+ * on the last inventory, and repairs what differs. The daemon calls it with what the BPF events
+ * named; the benchmark and the tests name what they changed.
+ */
+int manager_repair(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
+                   CycleResult *ret);
+/*
+ * Whether the kind of kernel events (a BpfFeature) comes from BPF now. When it does not, *ret_reason
+ * says why. The drift events count only while they are read; without a daemon, never.
+ */
+bool manager_kernel_events(const Manager *m, int feature, const char **ret_reason);
 /* How many observes were refreshes rather than full reads, for the benchmark and the tests. */
 unsigned manager_refreshes(const Manager *m);
 /*

@@ -33,6 +33,11 @@
 typedef enum MetricKind {
         METRIC_GAUGE,                 /* a rate or a level: per second, a ratio, a count now */
         METRIC_COUNTER,               /* a kernel counter as read (name ends in _total) */
+        /*
+         * One line of a Prometheus histogram: NAME_bucket with an le label, NAME_sum or NAME_count.
+         * Each is a cumulative count, and the three together make the family NAME.
+         */
+        METRIC_HISTOGRAM,
 } MetricKind;
 
 /* Label names are from one fixed set, so that every consumer can filter on them. */
@@ -46,6 +51,11 @@ typedef enum MetricLabelName {
         METRIC_LABEL_NODE,
         METRIC_LABEL_THREAD,
         METRIC_LABEL_ALERT,           /* the rule's name, on the alerts' own families (alert-metrics.h) */
+        METRIC_LABEL_KIND,            /* a thread's kind: vcpu, irq, napi, vhost, ksoftirqd */
+        METRIC_LABEL_SOURCE,          /* where a latency figure came from: bpf or schedstat */
+        METRIC_LABEL_FEATURE,         /* a BPF feature: latency or drift */
+        /* A histogram bucket's upper bound, in seconds. It is always a sample's last label and sorts as a number. */
+        METRIC_LABEL_LE,
         _METRIC_LABEL_MAX,
 } MetricLabelName;
 
@@ -105,10 +115,12 @@ void metric_snapshot_sort(MetricSnapshot *s);
  */
 int metric_snapshot_append(MetricSnapshot *s, const MetricSnapshot *add);
 /* The order of two samples' label lists within a family: label by label, name then value; a
- * list that is the other's start first. */
+ * list that is the other's start first. The le label compares as a number, with +Inf last. */
 int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, unsigned n_b);
 /* The same order between two samples' labels, and between a label list and a sample's. */
 int metric_sample_labels_cmp(const MetricSample *a, const MetricSample *b);
 int metric_labels_sample_cmp(const MetricLabel *a, unsigned n_a, const MetricSample *b);
+/* Whether a histogram line is NAME_bucket, NAME_sum or NAME_count; returns the length of NAME, or 0. */
+size_t metric_histogram_family_len(const char *name);
 /* The value of label n in sample m, NULL when it has none. */
 const char *metric_sample_label(const MetricSample *m, MetricLabelName n);

@@ -170,6 +170,9 @@ typedef struct Config {
         /* [daemon] */
         char *state_dir;                   /* default /var/lib/sriovd */
         unsigned drift_check_sec;          /* default 5; 0 for events only */
+        /* The drift check's period while BPF reports every change as it happens; default 60, 0 for none. */
+        unsigned drift_safety_net_sec;
+        int bpf;                           /* whether sriovd loads its BPF programs; default yes */
         unsigned vf_timeout_sec;           /* how long new VFs may take to appear; default 30 */
         unsigned vf_headroom;              /* free VFs kept for sriov-required arrivals; default 4 */
         unsigned vf_target_utilization;    /* in percent; default 85 */
@@ -241,6 +244,8 @@ bool tenant_class_wants_napi_params(const TenantClass *cls);
 int tenant_class_napi_priority(const TenantClass *cls);
 /* Returns the RT CPUs that a guest of the class books, or 0 when the class books none. */
 unsigned tenant_class_rt_cpus(const TenantClass *cls);
+/* Whether the class puts its tenants' IRQs or vCPUs on RT CPUs, which makes them RT tenants. */
+bool tenant_class_is_rt(const TenantClass *cls);
 
 /*
  * Makes a Config with the defaults that every setting starts from, before the INI reader fills it.

@@ -60,5 +60,12 @@ int proc_thread_times_read(RootFs *root, pid_t pid, pid_t tid, ThreadTimes *ret)
  * exited.
  */
 int proc_thread_times_open(RootFs *root, pid_t pid, pid_t tid);
+/*
+ * Parses /proc/PID/schedstat: three numbers, the ns run, the ns waited on a run queue, and the
+ * timeslices. It does no I/O. Returns -EBADMSG for anything else.
+ */
+int proc_schedstat_parse(const char *buf, ThreadSchedstat *ret);
+/* Reads /proc/TID/schedstat. Returns -ENOENT when the thread has exited. */
+int proc_schedstat_read(RootFs *root, pid_t tid, ThreadSchedstat *ret);
 int proc_thread_times_reread(int fd, pid_t pid, pid_t tid, ThreadTimes *ret);
 

@@ -11,7 +11,14 @@
 typedef enum PromType {
         PROM_COUNTER,                 /* its name must end in "_total" */
         PROM_GAUGE,
+        PROM_HISTOGRAM,               /* its lines are NAME_bucket with le, NAME_sum and NAME_count */
 } PromType;
+
+typedef enum PromHistogramLine {
+        PROM_HISTOGRAM_BUCKET,
+        PROM_HISTOGRAM_SUM,
+        PROM_HISTOGRAM_COUNT,
+} PromHistogramLine;
 
 typedef struct PromLabel {
         const char *name;             /* [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__" */
@@ -32,6 +39,7 @@ typedef struct PromWriter {
         size_t len, size;
         int error;
         char *family;                 /* the family samples go to now */
+        PromType type;                /* the current family's type */
         char **families;              /* every family declared, to refuse a second declaration */
         size_t n_families;
 } PromWriter;
@@ -40,8 +48,8 @@ void prom_writer_done(PromWriter *w);
 
 /*
  * Starts a family with "# HELP name help" and "# TYPE". Backslashes and newlines in help are
- * escaped. Returns -EINVAL for an invalid metric name, a counter not named *_total, or help that
- * is not UTF-8. Returns -EEXIST for a family declared before. Returns -E2BIG beyond
+ * escaped. Returns -EINVAL for an invalid metric name, a counter not named *_total, a histogram
+ * named *_total, *_bucket, *_sum or *_count, or help that is not UTF-8. Returns -EEXIST for a family declared before. Returns -E2BIG beyond
  * PROM_FAMILIES_MAX families or PROM_SIZE_MAX bytes, and -ENOMEM when memory runs out.
  */
 int prom_family(PromWriter *w, const char *name, PromType type, const char *help);
@@ -52,6 +60,13 @@ int prom_family(PromWriter *w, const char *name, PromType type, const char *help
  * negative or NaN.
  */
 int prom_sample(PromWriter *w, const PromLabel *labels, size_t n_labels, double value);
+/*
+ * Writes one line of the current histogram family: NAME_bucket, NAME_sum or NAME_count. A bucket's
+ * last label must be le. Returns -EINVAL when the family is not a histogram, for a bucket without
+ * le last, or for a value that is negative or NaN; the other checks are prom_sample()'s.
+ */
+int prom_histogram_sample(PromWriter *w, PromHistogramLine line, const PromLabel *labels, size_t n_labels,
+                          double value);
 /* Does the same for a counter's exact integer, because a double holds integers exactly only up to 2^53. */
 int prom_sample_u64(PromWriter *w, const PromLabel *labels, size_t n_labels, uint64_t value);
 /*

@@ -325,3 +325,12 @@ int thread_times_cpu_share(const ThreadTimes *prev, const ThreadTimes *cur, uint
         *ret = (double) ticks / (double) ticks_per_sec * 1e6 / (double) elapsed_usec;
         return 0;
 }
+
+int thread_schedstat_delta(const ThreadSchedstat *prev, const ThreadSchedstat *cur, uint64_t *ret_wait_ns,
+                           uint64_t *ret_timeslices) {
+        if (cur->wait_ns < prev->wait_ns || cur->timeslices < prev->timeslices || cur->run_ns < prev->run_ns)
+                return -ERANGE;
+        *ret_wait_ns = cur->wait_ns - prev->wait_ns;
+        *ret_timeslices = cur->timeslices - prev->timeslices;
+        return 0;
+}

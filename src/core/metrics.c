@@ -13,7 +13,9 @@ const char *metric_label_name_to_string(MetricLabelName n) {
                 [METRIC_LABEL_PF] = "pf",         [METRIC_LABEL_VF] = "vf",   [METRIC_LABEL_TENANT] = "tenant",
                 [METRIC_LABEL_CLASS] = "class",   [METRIC_LABEL_CPU] = "cpu", [METRIC_LABEL_IRQ] = "irq",
                 [METRIC_LABEL_NODE] = "node",     [METRIC_LABEL_THREAD] = "thread",
-                [METRIC_LABEL_ALERT] = "alert",
+                [METRIC_LABEL_ALERT] = "alert",   [METRIC_LABEL_KIND] = "kind",
+                [METRIC_LABEL_SOURCE] = "source", [METRIC_LABEL_FEATURE] = "feature",
+                [METRIC_LABEL_LE] = "le",
         };
         return (unsigned) n < _METRIC_LABEL_MAX ? table[n] : NULL;
 }
@@ -93,13 +95,40 @@ const char *metric_sample_label(const MetricSample *m, MetricLabelName n) {
         return NULL;
 }
 
+size_t metric_histogram_family_len(const char *name) {
+        static const char *const suffixes[] = { "_bucket", "_sum", "_count" };
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                size_t k = strlen(suffixes[i]);
+
+                if (n > k && streq(name + n - k, suffixes[i]))
+                        return n - k;
+        }
+        return 0;
+}
+
+/*
+ * Two values of one label. The le values of a histogram's buckets must come in increasing order,
+ * and "+Inf" is the last. So they compare as numbers; strtod() reads "+Inf" as infinity.
+ */
+static int label_value_cmp(MetricLabelName n, const char *a, const char *b) {
+        if (n == METRIC_LABEL_LE) {
+                double x = strtod(a, NULL), y = strtod(b, NULL);
+
+                if (x != y)
+                        return (x > y) - (x < y);
+        }
+        return strcmp(a, b);
+}
+
 int metric_labels_cmp(const MetricLabel *a, unsigned n_a, const MetricLabel *b, unsigned n_b) {
         int c = 0;
 
         for (unsigned i = 0; !c && i < MIN(n_a, n_b); i++) {
                 c = (a[i].name > b[i].name) - (a[i].name < b[i].name);
                 if (!c)
-                        c = strcmp(a[i].value, b[i].value);
+                        c = label_value_cmp(a[i].name, a[i].value, b[i].value);
         }
         return c ?: (n_a > n_b) - (n_a < n_b);
 }
@@ -111,7 +140,7 @@ int metric_sample_labels_cmp(const MetricSample *a, const MetricSample *b) {
                 c = (a->labels[i].name > b->labels[i].name) - (a->labels[i].name < b->labels[i].name);
                 /* Values shared by intern() are equal by pointer. */
                 if (!c && a->labels[i].value != b->labels[i].value)
-                        c = strcmp(a->labels[i].value, b->labels[i].value);
+                        c = label_value_cmp(a->labels[i].name, a->labels[i].value, b->labels[i].value);
         }
         return c ?: (a->n_labels > b->n_labels) - (a->n_labels < b->n_labels);
 }
@@ -122,7 +151,7 @@ int metric_labels_sample_cmp(const MetricLabel *a, unsigned n_a, const MetricSam
         for (unsigned i = 0; !c && i < MIN(n_a, b->n_labels); i++) {
                 c = (a[i].name > b->labels[i].name) - (a[i].name < b->labels[i].name);
                 if (!c)
-                        c = strcmp(a[i].value, b->labels[i].value);
+                        c = label_value_cmp(a[i].name, a[i].value, b->labels[i].value);
         }
         return c ?: (n_a > b->n_labels) - (n_a < b->n_labels);
 }

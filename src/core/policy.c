@@ -8,6 +8,12 @@
 #include "sriovd/policy.h"
 
 #define DEFAULT_DRIFT_CHECK_SEC 5
+/*
+ * While BPF reports each outside change, the drift check only catches what has no event: another
+ * device's new IRQ, a CPU that went offline. A minute bounds how late that is seen, and it costs a
+ * twelfth of the 5 s polling.
+ */
+#define DEFAULT_DRIFT_SAFETY_NET_SEC 60
 /* mlx5 creates 64 VFs in seconds, and igb resets the PF for about 5 s. Slower means that something is wrong. */
 #define DEFAULT_VF_TIMEOUT_SEC 30
 #define DEFAULT_ACCESS_GROUP "sriovd"
@@ -118,6 +124,10 @@ unsigned tenant_class_rt_cpus(const TenantClass *cls) {
         return cls && cls->vcpu_pin_rt ? cls->rt_vcpus : 0;
 }
 
+bool tenant_class_is_rt(const TenantClass *cls) {
+        return cls && (cls->irq_cpus == IRQ_CPUS_RT || cls->irq_cpus == IRQ_CPUS_VCPU || cls->vcpu_pin_rt);
+}
+
 int config_new(const char *path, const char *classes_dir, Config **ret) {
         _cleanup_(config_freep) Config *c = NULL;
 
@@ -130,6 +140,8 @@ int config_new(const char *path, const char *classes_dir, Config **ret) {
                 .classes_dir = classes_dir ? strdup(classes_dir) : NULL,
                 .state_dir = strdup(CONFIG_DEFAULT_STATE_DIR),
                 .drift_check_sec = DEFAULT_DRIFT_CHECK_SEC,
+                .drift_safety_net_sec = DEFAULT_DRIFT_SAFETY_NET_SEC,
+                .bpf = true,
                 .vf_timeout_sec = DEFAULT_VF_TIMEOUT_SEC,
                 /*
                  * bench-allocator measured the choice. At 128 VFs, a headroom of 2 moves about 115

@@ -139,7 +139,12 @@ int prom_family(PromWriter *w, const char *name, PromType type, const char *help
         /* By the format's convention, which promtool checks, counters and only counters end in _total. */
         if ((type == PROM_COUNTER) != (n > 6 && streq(name + n - 6, "_total")))
                 return fail(w, -EINVAL);
-        if (type != PROM_COUNTER && type != PROM_GAUGE)
+        if (type != PROM_COUNTER && type != PROM_GAUGE && type != PROM_HISTOGRAM)
+                return fail(w, -EINVAL);
+        /* A histogram's own lines take these suffixes, so its name must not end in one. */
+        if (type == PROM_HISTOGRAM &&
+            ((n > 7 && streq(name + n - 7, "_bucket")) || (n > 4 && streq(name + n - 4, "_sum")) ||
+             (n > 6 && streq(name + n - 6, "_count"))))
                 return fail(w, -EINVAL);
         for (size_t i = 0; i < w->n_families; i++)
                 if (streq(w->families[i], name))
@@ -161,6 +166,7 @@ int prom_family(PromWriter *w, const char *name, PromType type, const char *help
         w->family = strdup(name);
         if (!w->family)
                 return fail(w, -ENOMEM);
+        w->type = type;
 
         puts_(w, "# HELP ");
         puts_(w, name);
@@ -168,11 +174,11 @@ int prom_family(PromWriter *w, const char *name, PromType type, const char *help
         put_escaped(w, help, false);
         puts_(w, "\n# TYPE ");
         puts_(w, name);
-        puts_(w, type == PROM_COUNTER ? " counter\n" : " gauge\n");
+        puts_(w, type == PROM_COUNTER ? " counter\n" : type == PROM_HISTOGRAM ? " histogram\n" : " gauge\n");
         return w->error;
 }
 
-static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels) {
+static int sample_start(PromWriter *w, const char *suffix, const PromLabel *labels, size_t n_labels) {
         if (w->error)
                 return w->error;
         if (!w->family)
@@ -190,7 +196,7 @@ static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels)
          * check each. An escaped value is at most twice as long, and the number needs 32 bytes.
          */
         {
-                size_t need = strlen(w->family) + 2 + 32, n;
+                size_t need = strlen(w->family) + strlen(suffix) + 2 + 32, n;
                 char *p;
 
                 for (size_t i = 0; i < n_labels; i++)
@@ -201,6 +207,8 @@ static int sample_start(PromWriter *w, const PromLabel *labels, size_t n_labels)
 #define COPY(s, len) do { memcpy(p, (s), (len)); p += (len); } while (0)
                 n = strlen(w->family);
                 COPY(w->family, n);
+                n = strlen(suffix);
+                COPY(suffix, n);
                 for (size_t i = 0; i < n_labels; i++) {
                         *p++ = i == 0 ? '{' : ',';
                         n = strlen(labels[i].name);
@@ -277,7 +285,9 @@ int prom_sample(PromWriter *w, const PromLabel *labels, size_t n_labels, double 
 
         if (!w->error && w->family && family_is_counter(w) && !(value >= 0))
                 return fail(w, -EINVAL);
-        if (sample_start(w, labels, n_labels) < 0)
+        if (!w->error && w->family && w->type == PROM_HISTOGRAM)
+                return fail(w, -EINVAL);
+        if (sample_start(w, "", labels, n_labels) < 0)
                 return w->error;
         format_double(value, buf);
         puts_(w, buf);
@@ -287,9 +297,34 @@ int prom_sample(PromWriter *w, const PromLabel *labels, size_t n_labels, double 
 int prom_sample_u64(PromWriter *w, const PromLabel *labels, size_t n_labels, uint64_t value) {
         char buf[32];
 
-        if (sample_start(w, labels, n_labels) < 0)
+        if (!w->error && w->family && w->type == PROM_HISTOGRAM)
+                return fail(w, -EINVAL);
+        if (sample_start(w, "", labels, n_labels) < 0)
                 return w->error;
         puts_(w, format_u64(value, buf));
+        return puts_(w, "\n");
+}
+
+int prom_histogram_sample(PromWriter *w, PromHistogramLine line, const PromLabel *labels, size_t n_labels,
+                          double value) {
+        static const char *const suffixes[] = {
+                [PROM_HISTOGRAM_BUCKET] = "_bucket",
+                [PROM_HISTOGRAM_SUM] = "_sum",
+                [PROM_HISTOGRAM_COUNT] = "_count",
+        };
+        char buf[32];
+
+        if (w->error)
+                return w->error;
+        if (!w->family || w->type != PROM_HISTOGRAM || (unsigned) line >= ELEMENTSOF(suffixes) || !(value >= 0))
+                return fail(w, -EINVAL);
+        if ((line == PROM_HISTOGRAM_BUCKET) != (n_labels > 0 && labels[n_labels - 1].name &&
+                                               streq(labels[n_labels - 1].name, "le")))
+                return fail(w, -EINVAL);
+        if (sample_start(w, suffixes[line], labels, n_labels) < 0)
+                return w->error;
+        format_double(value, buf);
+        puts_(w, buf);
         return puts_(w, "\n");
 }
 

@@ -39,8 +39,16 @@ typedef struct TenantRow {
         double irq, packets, drops;
 } TenantRow;
 
+/* One RT tenant's threads of one kind, or an RT CPU's ksoftirqd, with the period's latency. */
+typedef struct LatencyRow {
+        char tenant[64], kind[16], source[16];
+        double p99, p999, mean;       /* in seconds; NaN for none, as schedstat has no percentiles */
+} LatencyRow;
+
 typedef struct Frame {
         uint64_t period_usec;
+        LatencyRow *latency;
+        size_t n_latency;
         CpuRow *cpus;
         size_t n_cpus;
         TenantRow *tenants;
@@ -49,6 +57,7 @@ typedef struct Frame {
 } Frame;
 
 static void frame_done(Frame *f) {
+        free(f->latency);
         free(f->cpus);
         free(f->tenants);
         json_object_put(f->props);
@@ -92,6 +101,42 @@ static TenantRow *frame_tenant(Frame *f, const char *tenant) {
         return &f->tenants[f->n_tenants++];
 }
 
+static LatencyRow *frame_latency(Frame *f, const char *tenant, const char *kind) {
+        LatencyRow *n;
+
+        for (size_t i = 0; i < f->n_latency; i++)
+                if (streq(f->latency[i].tenant, tenant) && streq(f->latency[i].kind, kind))
+                        return &f->latency[i];
+        n = reallocarray(f->latency, f->n_latency + 1, sizeof(*n));
+        if (!n)
+                return NULL;
+        f->latency = n;
+        f->latency[f->n_latency] = (LatencyRow) { .p99 = NAN, .p999 = NAN, .mean = NAN };
+        strscpy(f->latency[f->n_latency].tenant, sizeof(f->latency[0].tenant), tenant);
+        strscpy(f->latency[f->n_latency].kind, sizeof(f->latency[0].kind), kind);
+        return &f->latency[f->n_latency++];
+}
+
+/* The per-period latency gauges; the histogram's lines are for Prometheus, which keeps them over time. */
+static int frame_add_latency(Frame *f, const char *name, json_object *labels, double v) {
+        const char *kind = rec_str(labels, "kind"), *source = rec_str(labels, "source");
+        LatencyRow *l;
+
+        if (!kind || !source)
+                return 0;
+        l = frame_latency(f, rec_str(labels, "tenant") ?: "", kind);
+        if (!l)
+                return -ENOMEM;
+        strscpy(l->source, sizeof(l->source), source);
+        if (streq(name, "sriovd_thread_latency_p99_seconds"))
+                l->p99 = v;
+        else if (streq(name, "sriovd_thread_latency_p999_seconds"))
+                l->p999 = v;
+        else
+                l->mean = v;
+        return 0;
+}
+
 static bool parse_unsigned(const char *s, unsigned *ret) {
         char *end;
         unsigned long v;
@@ -119,6 +164,9 @@ static int frame_add_sample(Frame *f, const char *name, json_object *labels, dou
         CpuRow *c = NULL;
         TenantRow *t = NULL;
 
+        if (streq(name, "sriovd_thread_latency_p99_seconds") || streq(name, "sriovd_thread_latency_p999_seconds") ||
+            streq(name, "sriovd_thread_latency_mean_seconds"))
+                return frame_add_latency(f, name, labels, v);
         if (have_cpu && strncmp(name, "sriovd_", 7) == 0 &&
             (streq(name, "sriovd_irq_rate") || strncmp(name, "sriovd_cpu_", 11) == 0 ||
              streq(name, "sriovd_rt_cpu_interference_rate") || streq(name, "sriovd_ksoftirqd_cpu_ratio"))) {
@@ -497,6 +545,50 @@ static int draw_tenants(Lines *ls, const Frame *f, size_t max_rows) {
         return r;
 }
 
+/* A latency in s, µs or ms as fits, or "-" for none. */
+static const char *fmt_latency(double v, char *buf, size_t size) {
+        if (isnan(v))
+                return "-";
+        if (v < 1e-3)
+                snprintf(buf, size, "%.1fus", v * 1e6);
+        else if (v < 1)
+                snprintf(buf, size, "%.2fms", v * 1e3);
+        else
+                snprintf(buf, size, "%.2fs", v);
+        return buf;
+}
+
+static int latency_cmp(const void *x, const void *y) {
+        const LatencyRow *a = x, *b = y;
+        int c = strcmp(a->tenant, b->tenant);
+
+        /* The ksoftirqd rows have no tenant: they come last. */
+        if (!a->tenant[0] != !b->tenant[0])
+                return a->tenant[0] ? -1 : 1;
+        return c ?: strcmp(a->kind, b->kind);
+}
+
+static int draw_latency(Lines *ls, const Frame *f, size_t max_rows) {
+        int r;
+
+        if (f->n_latency == 0)
+                return 0;
+        r = lines_add(ls, "%-20s %-10s %10s %10s %10s %s", "LATENCY", "KIND", "P99", "P99.9", "MEAN", "SOURCE");
+        for (size_t i = 0; r >= 0 && i < f->n_latency && i < max_rows; i++) {
+                const LatencyRow *l = &f->latency[i];
+                char a[32], b[32], c[32];
+
+                r = lines_add(ls, "%-20s %-10s %10s %10s %10s %s", l->tenant[0] ? l->tenant : "(RT CPUs)", l->kind,
+                              fmt_latency(l->p99, a, sizeof(a)), fmt_latency(l->p999, b, sizeof(b)),
+                              fmt_latency(l->mean, c, sizeof(c)), l->source);
+        }
+        if (r >= 0 && f->n_latency > max_rows)
+                r = lines_add(ls, "  ... %zu more latency rows", f->n_latency - max_rows);
+        if (r >= 0)
+                r = lines_add(ls, "%s", "");
+        return r;
+}
+
 static int draw_alerts(Lines *ls, const Frame *f) {
         json_object *alerts = rec_get(f->props, "ActiveAlerts");
         size_t n = alerts && json_object_is_type(alerts, json_type_array) ? json_object_array_length(alerts) : 0;
@@ -517,16 +609,22 @@ static int draw_alerts(Lines *ls, const Frame *f) {
  * tables share the rows that the header and the alerts leave, so that the busiest of each are on screen.
  */
 static int draw(Lines *ls, Frame *f, size_t rows, bool live) {
-        size_t n_alerts, room, cpu_rows = SIZE_MAX, tenant_rows = SIZE_MAX;
+        size_t n_alerts, room, cpu_rows = SIZE_MAX, tenant_rows = SIZE_MAX, latency_rows = SIZE_MAX;
         json_object *alerts = rec_get(f->props, "ActiveAlerts");
         int r;
 
         qsort_safe(f->cpus, f->n_cpus, sizeof(*f->cpus), cpu_cmp);
         qsort_safe(f->tenants, f->n_tenants, sizeof(*f->tenants), tenant_cmp);
+        qsort_safe(f->latency, f->n_latency, sizeof(*f->latency), latency_cmp);
         n_alerts = 1 + (alerts && json_object_is_type(alerts, json_type_array) ? json_object_array_length(alerts) : 0);
         if (rows) {
                 /* two header lines, a blank, the CPU heading, a blank, the tenant heading, a blank and the alerts */
                 size_t fixed = 2 + 1 + 1 + 1 + 1 + 1 + MIN(n_alerts, (size_t) 4);
+
+                /* The latency table, when there is one, takes its heading, a blank and up to 4 rows. */
+                latency_rows = MIN(f->n_latency, (size_t) 4);
+                if (f->n_latency > 0)
+                        fixed += 2 + latency_rows + (f->n_latency > latency_rows);
                 room = rows > fixed + 2 ? rows - fixed : 2;
                 tenant_rows = MAX(MIN(f->n_tenants, room / 2), (size_t) 1);
                 cpu_rows = room > tenant_rows ? room - tenant_rows : 1;
@@ -548,6 +646,8 @@ static int draw(Lines *ls, Frame *f, size_t rows, bool live) {
         if (r >= 0)
                 r = lines_add(ls, "%s", "");
         if (r >= 0)
+                r = draw_latency(ls, f, latency_rows);
+        if (r >= 0)
                 r = draw_alerts(ls, f);
         return r;
 }
@@ -561,6 +661,7 @@ static json_object *json_rate(double v) {
 static void print_json(Frame *f) {
         _cleanup_json_ json_object *o = json_object_new_object();
         json_object *cpus = json_object_new_array(), *tenants = json_object_new_array();
+        json_object *latency = json_object_new_array();
         json_object *alerts = rec_get(f->props, "ActiveAlerts");
 
         qsort_safe(f->cpus, f->n_cpus, sizeof(*f->cpus), cpu_cmp);
@@ -600,8 +701,22 @@ static void print_json(Frame *f) {
                 json_set(j, "rt_cpus", t->rt_cpus[0] ? json_object_new_string(t->rt_cpus) : NULL);
                 json_object_array_add(tenants, j);
         }
+        qsort_safe(f->latency, f->n_latency, sizeof(*f->latency), latency_cmp);
+        for (size_t i = 0; i < f->n_latency; i++) {
+                const LatencyRow *l = &f->latency[i];
+                json_object *j = json_object_new_object();
+
+                json_set(j, "tenant", l->tenant[0] ? json_object_new_string(l->tenant) : NULL);
+                json_set(j, "kind", json_object_new_string(l->kind));
+                json_set(j, "source", json_object_new_string(l->source));
+                json_set(j, "p99_seconds", json_rate(l->p99));
+                json_set(j, "p999_seconds", json_rate(l->p999));
+                json_set(j, "mean_seconds", json_rate(l->mean));
+                json_object_array_add(latency, j);
+        }
         json_set(o, "cpus", cpus);
         json_set(o, "tenants", tenants);
+        json_set(o, "latency", latency);
         json_set(o, "alerts", alerts ? json_object_get(alerts) : json_object_new_array());
         json_print(o);
 }

@@ -202,6 +202,26 @@ static const char *const alert_keys[] = {
 };
 
 /* Prints one line per active alert, as Prometheus writes a sample: metric{label="value",...}. */
+/* "Events:      drift from BPF; latency: off: the host is a fixture tree" */
+static void print_kernel_events(json_object *events) {
+        static const char *const kinds[] = { "drift", "latency" };
+
+        if (!events || !json_object_is_type(events, json_type_object))
+                return;
+        printf("Events:     ");
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                const char *v = rec_str(events, kinds[i]);
+
+                if (!v)
+                        continue;
+                if (streq(v, "bpf"))
+                        printf("%s %s from BPF", i ? ";" : "", kinds[i]);
+                else
+                        printf("%s %s polled (%s)", i ? ";" : "", kinds[i], v);
+        }
+        printf("\n");
+}
+
 static void print_alerts(json_object *alerts) {
         size_t n;
 
@@ -289,6 +309,7 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
              rtnet = rec_bool(props, "RtnetPrio"), iommu = rec_bool(props, "Iommu");
         json_object *rt_nodes = rec_get(props, "RtCpuNodes");
         json_object *alerts = rec_get(props, "ActiveAlerts"), *reasons = rec_get(props, "StateReasons");
+        json_object *events = rec_get(props, "KernelEvents");   /* sriovd before kernel events lacks it */
         bool have_reasons = reasons && json_object_is_type(reasons, json_type_array);
 
         pools = pf_pools(bus);
@@ -319,6 +340,8 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
                 json_set(kernel, "threaded_irqs", json_object_new_boolean(thr));
                 json_set(kernel, "rtnet_prio", json_object_new_boolean(rtnet));
                 json_set(kernel, "iommu", json_object_new_boolean(iommu));
+                if (events && json_object_is_type(events, json_type_object))
+                        json_set(kernel, "events", json_object_get(events));
                 json_set(o, "kernel", kernel);
                 if (alerts && json_object_is_type(alerts, json_type_array)) {
                         json_object *rows = json_object_new_array();
@@ -352,6 +375,7 @@ static int cmd_status(sd_bus *bus, char **args, int n) {
         print_rt_nodes(rt_nodes);
         printf("Kernel:      PREEMPT_RT %s, threaded IRQs %s, rtnet_prio %s, IOMMU %s\n", rt ? "yes" : "no",
                thr ? "yes" : "no", rtnet ? "yes" : "no", iommu ? "yes" : "no");
+        print_kernel_events(events);
         print_alerts(alerts);
         return EXIT_OK;
 }

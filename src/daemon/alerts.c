@@ -20,6 +20,7 @@ typedef struct Subject {
         double value;              /* the value that raised the alert while it is active, else the last value */
         uint64_t since_usec;
         unsigned seen;             /* the generation of the last feed that held this subject */
+        const char *family;        /* the family it was watched in: the rule's metric or its fallback */
 } Subject;
 
 typedef struct RuleState {
@@ -118,7 +119,7 @@ static void alert_log(const AlertPolicy *p, const Subject *s, bool raised, Alert
                 }                                                                       \
         } while (0)
         EXTRA("SRIOVD_ALERT=%s", p->name);
-        EXTRA("SRIOVD_METRIC=%s", p->metric);
+        EXTRA("SRIOVD_METRIC=%s", s->family ?: p->metric);
         EXTRA("SRIOVD_VALUE=%g", s->value);
         EXTRA("SRIOVD_THRESHOLD=%g", p->rule.threshold);
         EXTRA("SRIOVD_CLEAR=%g", p->rule.clear);
@@ -164,7 +165,7 @@ static void alert_log(const AlertPolicy *p, const Subject *s, bool raised, Alert
                 log_full_errno(LOG_WARNING, 0,
                                LOG_FIELDS(.message_id = SRIOVD_MESSAGE_ALERT_RAISED, .pf = pf, .vf = vf,
                                           .tenant = tenant, .irq = irq, .extra = extra),
-                               "Alert %s raised: %s = %g %s %g for %u periods (%s)", p->name, p->metric, s->value,
+                               "Alert %s raised: %s = %g %s %g for %u periods (%s)", p->name, s->family ?: p->metric, s->value,
                                alert_direction_to_string(p->rule.direction), p->rule.threshold,
                                p->rule.periods ?: ALERT_PERIODS_DEFAULT, subject[0] ? subject : "no labels");
         else
@@ -172,7 +173,7 @@ static void alert_log(const AlertPolicy *p, const Subject *s, bool raised, Alert
                                LOG_FIELDS(.message_id = SRIOVD_MESSAGE_ALERT_CLEARED, .pf = pf, .vf = vf,
                                           .tenant = tenant, .irq = irq, .extra = extra),
                                "Alert %s cleared (%s): %s = %g (%s)", p->name, alert_clear_reason_to_string(reason),
-                               p->metric, s->value, subject[0] ? subject : "no labels");
+                               s->family ?: p->metric, s->value, subject[0] ? subject : "no labels");
 }
 
 static void alert_tell(Alerts *a, const AlertPolicy *p, const Subject *s, bool raised, AlertClearReason reason) {
@@ -261,6 +262,7 @@ static double gate_value(const MetricSnapshot *s, const char *gate, const Metric
 
 static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
         const AlertPolicy *p = &r->policy;
+        const char *family = alert_policy_family(p, s);
         int n = 0;
 
         for (size_t i = 0; i < s->n_samples; i++) {
@@ -271,7 +273,7 @@ static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
                 bool found;
                 size_t at;
 
-                if (!alert_policy_matches(p, m))
+                if (!alert_policy_matches_family(p, family, m))
                         continue;
                 at = subject_find(r, m, &found);
                 if (!found) {
@@ -280,7 +282,7 @@ static int rule_feed(Alerts *a, RuleState *r, const MetricSnapshot *s) {
                         memmove(r->subjects + at + 1, r->subjects + at, (r->n_subjects - at) * sizeof(Subject));
                         r->n_subjects++;
                         sub = &r->subjects[at];
-                        *sub = (Subject) { .n_labels = m->n_labels };
+                        *sub = (Subject) { .n_labels = m->n_labels, .family = m->name };
                         for (unsigned k = 0; k < m->n_labels; k++) {
                                 sub->labels[k].name = m->labels[k].name;
                                 strscpy(sub->labels[k].value, sizeof(sub->labels[k].value), m->labels[k].value);

@@ -7,6 +7,7 @@
 #include "bus-internal.h"
 #include "sriovd-config.h"
 #include "sriovd/allocator.h"
+#include "sriovd/bpf-events.h"
 #include "sriovd/bus-protocol.h"
 #include "sriovd/kernel.h"
 #include "sriovd/log.h"
@@ -73,6 +74,24 @@ static int append_classes(sd_bus_message *reply, const Config *c) {
         return r;
 }
 
+static int append_kernel_events(sd_bus_message *reply, const Manager *m) {
+        static const char *const kinds[] = { [BPF_FEATURE_LATENCY] = "latency", [BPF_FEATURE_DRIFT] = "drift" };
+        char value[200];
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "{ss}");
+        for (unsigned f = 0; r >= 0 && f < ELEMENTSOF(kinds); f++) {
+                const char *why = NULL;
+
+                if (manager_kernel_events(m, f, &why))
+                        strscpy(value, sizeof(value), "bpf");
+                else
+                        snprintf(value, sizeof(value), "off: %s", why ?: "not loaded");
+                r = sd_bus_message_append(reply, "{ss}", kinds[f], value);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
@@ -115,6 +134,8 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
                 return bus_append_state_reasons(reply, b->manager);
         if (streq(property, "ActiveAlerts"))
                 return bus_append_active_alerts(reply, manager_alerts(b->manager));
+        if (streq(property, "KernelEvents"))
+                return append_kernel_events(reply, b->manager);
         return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property %s", property);
 }
 
@@ -497,6 +518,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Classes", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("StateReasons", "as", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ActiveAlerts", "aa{sv}", property_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("KernelEvents", "a{ss}", property_get, 0, 0),
 
         /* Without UNPRIVILEGED, sd-bus would demand CAP_SYS_ADMIN. Each method checks access itself. */
         SD_BUS_METHOD_WITH_ARGS("Ping", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_ping, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -517,6 +517,20 @@ static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *d
         return 0;
 }
 
+static int key_alert_fallback(Parser *p, const KeyDef *k, const char *value, void *data) {
+        AlertPolicy *a = data;
+
+        /* An empty value removes a built-in rule's fallback. */
+        if (value[0] && !alert_metric_name_valid(value))
+                return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, or nothing",
+                                    k->name, Q(value), ALERT_METRIC_MAX - 1);
+        if (alert_metrics_family(value))
+                return parser_error(p, "%s = %s is made from the alert rules' own outcomes after they are checked; no rule can watch it",
+                                    k->name, value);
+        strcpy(a->fallback, value);
+        return 0;
+}
+
 /* Accepts a decimal number, optionally with a fraction or exponent. "inf", "nan" and hex floats are mistakes. */
 static int key_alert_level(Parser *p, const KeyDef *k, const char *value, void *data) {
         AlertPolicy *a = data;
@@ -599,6 +613,8 @@ static const KeyDef daemon_keys[] = {
         KEY("libvirt_uri", key_uri, Config, libvirt_uri),
         KEY_UNSIGNED("monitor_interval_sec", Config, monitor_interval_sec, 0, 3600),
         KEY("metrics_file", key_metrics_file, Config, metrics_file),
+        KEY_UNSIGNED("drift_safety_net_sec", Config, drift_safety_net_sec, 0, 86400),
+        KEY("bpf", key_bool, Config, bpf),
 };
 
 static const KeyDef cpus_keys[] = {
@@ -711,6 +727,7 @@ static const KeyDef alert_keys[] = {
         KEY_ENUM("direction", AlertPolicy, rule.direction, alert_direction_values),
         KEY_UNSIGNED("periods", AlertPolicy, rule.periods, 1, 10000),
         KEY("while", key_alert_gate, AlertPolicy, gate),
+        KEY("fallback", key_alert_fallback, AlertPolicy, fallback),
         KEY("enabled", key_alert_enabled, AlertPolicy, enabled),
         KEY("pf", key_alert_filter, AlertPolicy, filters),
         KEY("vf", key_alert_filter, AlertPolicy, filters),
@@ -720,6 +737,8 @@ static const KeyDef alert_keys[] = {
         KEY("irq", key_alert_filter, AlertPolicy, filters),
         KEY("node", key_alert_filter, AlertPolicy, filters),
         KEY("thread", key_alert_filter, AlertPolicy, filters),
+        KEY("kind", key_alert_filter, AlertPolicy, filters),
+        KEY("source", key_alert_filter, AlertPolicy, filters),
 };
 
 _Static_assert(ELEMENTSOF(alert_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");

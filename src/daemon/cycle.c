@@ -82,11 +82,14 @@ static int manager_read_inventory(Manager *m, const Inventory *base, Inventory *
         Scope scope;
         int r;
 
-        if (base && m->full_read_usec > 0 && now - m->full_read_usec < FULL_READ_USEC) {
+        /* A drift event's repair reads only what the events named, however old the full read is. */
+        if (base && (m->refresh_only || (m->full_read_usec > 0 && now - m->full_read_usec < FULL_READ_USEC))) {
                 r = inventory_dup(base, &inv);
                 if (r < 0)
                         return r;
-                r = inventory_refresh(m->root, m->irq_files, inv);
+                r = m->refresh_only ? inventory_refresh_only(m->root, m->irq_files, inv, m->drift_irqs,
+                                                             m->n_drift_irqs, m->drift_pids, m->n_drift_pids)
+                                    : inventory_refresh(m->root, m->irq_files, inv);
                 if (r >= 0) {
                         m->n_refreshes++;
                         *ret = TAKE_PTR(inv);

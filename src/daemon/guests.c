@@ -69,6 +69,11 @@ int guests_vcpu0_cpu(const Guests *g, const char *domain) {
         return run ? run->vcpu0_cpu : -1;
 }
 
+pid_t guests_qemu_pid(const Guests *g, const char *domain) {
+        const Running *run = running_find(g, domain);
+        return run ? run->qemu_pid : 0;
+}
+
 /* Sets the vCPU 0 CPU of the domain with name and uuid, where uuid may be NULL. A cpu below 0 drops it. */
 static void running_set(Guests *g, const char *name, const char *uuid, int cpu) {
         for (size_t i = 0; i < g->n_running; i++)

@@ -27,6 +27,7 @@
 #include "sriovd/util.h"
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
+#include "latency-threads.h"
 
 /* A tenant whose AllocationChanged signal waits until the group numbered seq is written. */
 typedef struct ManagerSavedTenant {
@@ -37,6 +38,7 @@ typedef struct ManagerSavedTenant {
 struct Manager {
         sd_event *event;
         sd_event_source *drift_timer;
+        sd_event_source *guest_timer;     /* the guests' placement check, while drift events cover the host */
         sd_event_source *recheck_timer;   /* one cycle for a burst of D-Bus and libvirt requests */
         sd_event_source *recheck_defer;   /* one cycle for kernel events, after the pending ones are read */
         sd_event_source *vf_timer;        /* the next VF creation deadline */
@@ -58,6 +60,19 @@ struct Manager {
         /* The kernel's events through BPF: thread latency and drift. Never NULL in the daemon. */
         BpfEvents *bpf;
         sd_event_source *bpf_source;     /* the drift events' ring buffer */
+        /* The RT tenants' threads whose latency is measured; see latency-threads.c. */
+        LatencyThreads latency;
+        bool drift_events_ok;            /* the drift events are loaded and read; see kernel-events.c */
+        bool bpf_loaded_with;            /* the config's bpf = when they were loaded */
+        pid_t *watched_pids;             /* the placed threads whose scheduling BPF watches, sorted */
+        size_t n_watched_pids;
+        /* What drift events named since the last cycle. A cycle that reads only them repairs them. */
+        unsigned *drift_irqs;
+        size_t n_drift_irqs, allocated_drift_irqs;
+        pid_t *drift_pids;
+        size_t n_drift_pids, allocated_drift_pids;
+        bool refresh_only;               /* the cycle in progress reads only drift_irqs and drift_pids */
+        sd_event_source *repair_timer;   /* that cycle, after the events waiting are read */
         RootFs *root;
         Kernel kernel;
         /*
@@ -205,6 +220,15 @@ void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory
 int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
 /* netdev-tune.c: read the coalescing, offloads, channels and NAPIs of the netdevs that a class governs. */
 void manager_read_tune(Manager *m, Inventory *inv);
+
+/* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
+int manager_kernel_events_start(Manager *m);
+void manager_kernel_events_stop(Manager *m);
+void manager_kernel_events_watch(Manager *m);
+/* manager.c: a cycle that reads only what drift events named, soon. */
+void manager_repair_soon(Manager *m);
+/* manager.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
+void manager_drift_events_failed(Manager *m);
 
 /* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);

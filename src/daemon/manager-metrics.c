@@ -173,6 +173,7 @@ int manager_sample_now(Manager *m) {
                 .netdevs = traffic.netdevs,
                 .n_netdevs = traffic.n_netdevs,
         };
+        manager_latency_input(m, &in);
         r = sampler_sample(m->sampler, &in, now_usec(), realtime_usec(), &m->metrics);
         if (r < 0)
                 return r;

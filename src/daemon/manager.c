@@ -52,6 +52,7 @@ Manager *manager_free(Manager *m) {
         /* This finishes the write in flight and reports it while the rest of the manager still exists. */
         manager_set_writer(m, NULL);
         sd_event_source_unref(m->drift_timer);
+        sd_event_source_unref(m->guest_timer);
         sd_event_source_unref(m->recheck_timer);
         sd_event_source_unref(m->recheck_defer);
         sd_event_source_unref(m->vf_timer);
@@ -66,8 +67,10 @@ Manager *manager_free(Manager *m) {
         vf_irq_watch_list_done(&m->irq_watches);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
-        sd_event_source_unref(m->bpf_source);
-        bpf_events_free(m->bpf);
+        manager_kernel_events_stop(m);
+        free(m->drift_irqs);
+        free(m->drift_pids);
+        latency_threads_done(&m->latency);
         sd_event_unref(m->event);
         irq_files_free(m->irq_files);
         rootfs_free(m->root);
@@ -275,10 +278,17 @@ static int manager_run_cycle(Manager *m) {
         if (m->recheck_defer)
                 (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
         r = manager_cycle(m, CYCLE_APPLY, &res);
+        /* Every cycle reads at least what the drift events named: a full read or a refresh covers it. */
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        if (m->repair_timer)
+                (void) sd_event_source_set_enabled(m->repair_timer, SD_EVENT_OFF);
         manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
+        manager_kernel_events_watch(m);
         manager_arm_retry(m, res.n_transient);
+        if (manager_latency_track(m) < 0)
+                log_oom();
         r = manager_write_owned_irqs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
@@ -306,6 +316,15 @@ static bool source_armed(sd_event_source *s) {
         return enabled != SD_EVENT_OFF;
 }
 
+/*
+ * While the drift events work, a drift check only catches what has no event, so it runs at the
+ * long safety-net period. Without them, it is how sriovd finds drift.
+ */
+static uint64_t manager_drift_period_usec(const Manager *m) {
+        unsigned sec = m->drift_events_ok ? m->config->drift_safety_net_sec : m->config->drift_check_sec;
+        return (uint64_t) sec * 1000000;
+}
+
 static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
@@ -322,14 +341,14 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         m->drift_refresh = false;
         manager_notify_status(m, "");
         malloc_trim(0);
-        r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
+        r = sd_event_source_set_time_relative(s, manager_drift_period_usec(m));
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the drift timer: %m");
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 static int manager_arm_drift_timer(Manager *m) {
-        uint64_t period = (uint64_t) m->config->drift_check_sec * 1000000;
+        uint64_t period = manager_drift_period_usec(m);
         int r;
 
         if (period == 0) {
@@ -346,6 +365,54 @@ static int manager_arm_drift_timer(Manager *m) {
         /* An accuracy of 1 s lets this wakeup be batched with others. */
         return sd_event_add_time_relative(m->event, &m->drift_timer, CLOCK_MONOTONIC, period, 1000000,
                                           on_drift_timer, m);
+}
+
+/*
+ * The drift events cover the host's IRQs and threads, not the guests' vCPU and vhost threads:
+ * those are found through libvirt. So while the events work, the guests' placement keeps its
+ * own check every drift_check_sec, without a cycle. Without the events, the drift check covers it.
+ */
+static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        guests_check_placements(m->guests);
+        r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the guests' placement check: %m");
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int manager_arm_guest_timer(Manager *m) {
+        uint64_t period = (uint64_t) m->config->drift_check_sec * 1000000;
+        int r;
+
+        if (!m->drift_events_ok || period == 0) {
+                m->guest_timer = sd_event_source_disable_unref(m->guest_timer);
+                return 0;
+        }
+        if (m->guest_timer) {
+                r = sd_event_source_set_time_relative(m->guest_timer, period);
+                if (r < 0)
+                        return r;
+                return sd_event_source_set_enabled(m->guest_timer, SD_EVENT_ONESHOT);
+        }
+        return sd_event_add_time_relative(m->event, &m->guest_timer, CLOCK_MONOTONIC, period, 1000000,
+                                          on_guest_timer, m);
+}
+
+/* The drift events stopped working: the drift check goes back to its short period at once. */
+void manager_drift_events_failed(Manager *m) {
+        int r;
+
+        m->drift_events_ok = false;
+        if (!m->event || !m->drift_timer)
+                return;
+        r = manager_arm_drift_timer(m);
+        if (r >= 0)
+                r = manager_arm_guest_timer(m);
+        if (r < 0)
+                log_error_errno(r, "Failed to set up the drift timer: %m");
 }
 
 /*
@@ -457,6 +524,44 @@ static void on_kernel_event(const char *what, void *userdata) {
                 r = sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_ONESHOT);
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+}
+
+static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->refresh_only = m->drift_refresh = true;
+        (void) manager_run_cycle(m);
+        m->refresh_only = m->drift_refresh = false;
+        manager_notify_status(m, "");
+        return 0;
+}
+
+/*
+ * A drift event runs a cycle that reads only what the events named, at once: the timer fires
+ * after the events already waiting are read. Like the other kernel events, these cycles start at
+ * most every EVENT_CYCLE_GAP_USEC, so a process that keeps writing cannot keep the loop busy.
+ */
+void manager_repair_soon(Manager *m) {
+        uint64_t when = MAX(now_usec(), m->cycle_started_usec + EVENT_CYCLE_GAP_USEC);
+        int r;
+
+        if (source_armed(m->recheck_defer))
+                return;   /* A full re-check is due, and it reads these too. */
+        if (source_armed(m->repair_timer))
+                return;
+        if (!m->repair_timer) {
+                r = sd_event_add_time(m->event, &m->repair_timer, CLOCK_MONOTONIC, when, 1, on_repair_timer, m);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(m->repair_timer, SD_EVENT_PRIORITY_NORMAL + 1);
+        } else {
+                r = sd_event_source_set_time(m->repair_timer, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->repair_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Failed to schedule a repair, re-checking the whole host: %m");
+                manager_recheck_now(m, "drift event");
+        }
 }
 
 void manager_recheck(Manager *m, const char *why) {
@@ -658,6 +763,25 @@ static int manager_setup_event(Manager *m) {
         return 0;
 }
 
+int manager_repair(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
+                   CycleResult *ret) {
+        int r = 0;
+
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        if (GREEDY_REALLOC(m->drift_irqs, m->allocated_drift_irqs, n_irqs) < 0 ||
+            GREEDY_REALLOC(m->drift_pids, m->allocated_drift_pids, n_pids) < 0)
+                return -ENOMEM;
+        memcpy_safe(m->drift_irqs, irqs, n_irqs * sizeof(*irqs));
+        memcpy_safe(m->drift_pids, pids, n_pids * sizeof(*pids));
+        m->n_drift_irqs = n_irqs;
+        m->n_drift_pids = n_pids;
+        m->refresh_only = m->drift_refresh = true;
+        r = manager_cycle(m, CYCLE_APPLY, ret);
+        m->refresh_only = m->drift_refresh = false;
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        return r;
+}
+
 int manager_drift_check(Manager *m, CycleResult *ret) {
         int r;
 
@@ -746,6 +870,9 @@ int manager_run(Manager *m) {
         r = manager_setup_event(m);
         if (r < 0)
                 return r;
+        r = manager_kernel_events_start(m);
+        if (r < 0)
+                return r;
         if (!m->writer) {
                 StateWriter *w;
 
@@ -779,6 +906,8 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return r;
         r = manager_arm_drift_timer(m);
+        if (r >= 0)
+                r = manager_arm_guest_timer(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the drift timer: %m");
         /* The sampler starts after the first apply, so that its first period measures the tuned host. */
@@ -850,10 +979,19 @@ int manager_reload(Manager *m, char **ret_errors) {
                         *ret_errors = m->config_errors ? strdup(m->config_errors) : NULL;
                 return r;
         }
+        /* bpf = changed: load the programs, or unload them, as the daemon would at start. */
+        if (m->bpf && m->bpf_loaded_with != (m->config->bpf > 0)) {
+                manager_kernel_events_stop(m);
+                r = manager_kernel_events_start(m);
+                if (r < 0)
+                        return r;
+        }
         /* The reply waits for the cycle, so that the new policy is in force, not merely read. */
         (void) manager_run_cycle(m);
         if (m->event) {
                 r = manager_arm_drift_timer(m);
+                if (r >= 0)
+                        r = manager_arm_guest_timer(m);
                 if (r < 0)
                         log_error_errno(r, "Failed to set up the drift timer: %m");
                 r = manager_arm_sampler(m);

@@ -67,16 +67,88 @@ static const struct {
         { "sriovd_rt_cpus_booked", "RT CPUs of the NUMA node booked by at least one guest" },
         { "sriovd_rt_guests", "Guests holding RT CPUs of the NUMA node" },
         { "sriovd_rt_guests_waiting", "Guests placed without RT CPUs, waiting for one on the NUMA node" },
+        { "sriovd_thread_latency_seconds",
+          "Wakeup-to-run latency of an RT tenant's threads of one kind since they were tracked (BPF only)" },
+        { "sriovd_thread_latency_p99_seconds",
+          "99th percentile of the wakeup-to-run latency over the last period (BPF only; source is the source)" },
+        { "sriovd_thread_latency_p999_seconds",
+          "99.9th percentile of the wakeup-to-run latency over the last period (BPF only; source is the source)" },
+        { "sriovd_thread_latency_mean_seconds",
+          "Mean wait to run per wakeup (bpf) or per timeslice (schedstat run delay) over the last period; "
+          "a mean, not a percentile; source is the source" },
+        { "sriovd_bpf_available", "1 when the BPF programs of the feature are loaded, 0 when sriovd falls back; feature is the set" },
         { "sriovd_alert_active",
           "1 for each active alert: the daemon's own, held for its periods, cleared with hysteresis (ActiveAlerts); alert is the rule" },
         { "sriovd_alerts_raised_total", "Times the alert rule raised an alert since the daemon started" },
 };
 
 const char *sampler_family_help(const char *name) {
+        size_t len;
+
         for (size_t i = 0; i < ELEMENTSOF(families); i++)
                 if (streq(families[i].name, name))
                         return families[i].help;
+        /* A histogram's line, NAME_bucket, NAME_sum or NAME_count, has its family's help. */
+        len = metric_histogram_family_len(name);
+        for (size_t i = 0; len > 0 && i < ELEMENTSOF(families); i++)
+                if (strlen(families[i].name) == len && strncmp(families[i].name, name, len) == 0)
+                        return families[i].help;
         return NULL;
+}
+
+static void prom_labels(const MetricSample *m, unsigned n, PromLabel *ret) {
+        for (unsigned k = 0; k < n; k++)
+                ret[k] = (PromLabel) { metric_label_name_to_string(m->labels[k].name), m->labels[k].value };
+}
+
+/* Whether the sample is a line of the series whose _count is c, that is, it has c's labels and perhaps le. */
+static bool same_series(const MetricSample *m, const MetricSample *c) {
+        unsigned n = m->n_labels;
+
+        if (n > 0 && m->labels[n - 1].name == METRIC_LABEL_LE)
+                n--;
+        if (n != c->n_labels)
+                return false;
+        for (unsigned k = 0; k < n; k++)
+                if (m->labels[k].name != c->labels[k].name || !streq(m->labels[k].value, c->labels[k].value))
+                        return false;
+        return true;
+}
+
+/*
+ * Write one histogram family, whose lines are samples [i, end): the buckets, then the counts,
+ * then the sums, as they sort. The page gives each series whole: its buckets in order of le,
+ * its sum and its count. Both orders are valid, but the second is how clients write it.
+ */
+static void write_histogram(PromWriter *w, const MetricSnapshot *snap, size_t i, size_t end, size_t base_len) {
+        size_t b = i, c = i, sum;
+
+        while (c < end && !streq(snap->samples[c].name + base_len, "_count"))
+                c++;
+        sum = c;
+        while (sum < end && !streq(snap->samples[sum].name + base_len, "_sum"))
+                sum++;
+        for (size_t k = c; k < end && streq(snap->samples[k].name + base_len, "_count"); k++) {
+                const MetricSample *count = &snap->samples[k];
+                PromLabel labels[METRIC_LABELS_MAX];
+
+                /* The three lists are sorted by the same labels, so each advances once. */
+                for (; b < c && metric_sample_labels_cmp(&snap->samples[b], count) < 0 &&
+                       !same_series(&snap->samples[b], count); b++)
+                        ;
+                for (; b < c && same_series(&snap->samples[b], count); b++) {
+                        prom_labels(&snap->samples[b], snap->samples[b].n_labels, labels);
+                        (void) prom_histogram_sample(w, PROM_HISTOGRAM_BUCKET, labels, snap->samples[b].n_labels,
+                                                     snap->samples[b].value);
+                }
+                for (; sum < end && metric_sample_labels_cmp(&snap->samples[sum], count) < 0; sum++)
+                        ;
+                prom_labels(count, count->n_labels, labels);
+                if (sum < end && same_series(&snap->samples[sum], count))
+                        (void) prom_histogram_sample(w, PROM_HISTOGRAM_SUM, labels, count->n_labels,
+                                                     snap->samples[sum].value);
+                (void) prom_histogram_sample(w, PROM_HISTOGRAM_COUNT, labels, count->n_labels, count->value);
+        }
 }
 
 int sampler_prom_page(const MetricSnapshot *snap, char **ret, size_t *ret_size) {
@@ -86,6 +158,26 @@ int sampler_prom_page(const MetricSnapshot *snap, char **ret, size_t *ret_size) 
         for (size_t i = 0; i < snap->n_samples; i++) {
                 const MetricSample *m = &snap->samples[i];
                 PromLabel labels[METRIC_LABELS_MAX];
+
+                if (m->kind == METRIC_HISTOGRAM) {
+                        size_t len = metric_histogram_family_len(m->name), end = i;
+                        char base[128];
+
+                        if (len == 0 || len >= sizeof(base))
+                                continue;
+                        memcpy(base, m->name, len);
+                        base[len] = 0;
+                        /* Its lines are NAME_bucket, NAME_count and NAME_sum, which sort together. */
+                        while (end < snap->n_samples && snap->samples[end].kind == METRIC_HISTOGRAM &&
+                               metric_histogram_family_len(snap->samples[end].name) == len &&
+                               strncmp(snap->samples[end].name, base, len) == 0)
+                                end++;
+                        (void) prom_family(&w, base, PROM_HISTOGRAM, sampler_family_help(base) ?: base);
+                        write_histogram(&w, snap, i, end, len);
+                        family = NULL;
+                        i = end - 1;
+                        continue;
+                }
 
                 /* The samples are sorted by name, so each family's samples come together. */
                 if (!family || !streq(family, m->name)) {
@@ -99,8 +191,7 @@ int sampler_prom_page(const MetricSnapshot *snap, char **ret, size_t *ret_size) 
 
                 if (isnan(m->value))
                         continue;
-                for (unsigned k = 0; k < m->n_labels; k++)
-                        labels[k] = (PromLabel) { metric_label_name_to_string(m->labels[k].name), m->labels[k].value };
+                prom_labels(m, m->n_labels, labels);
                 if (m->kind == METRIC_COUNTER)
                         (void) prom_sample_u64(&w, labels, m->n_labels, (uint64_t) m->value);
                 else

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "sriovd/counters.h"
 #include "sriovd/sampler.h"
 #include "sriovd/util.h"
 
@@ -82,3 +83,43 @@ void traffic_baseline_done(TrafficBaseline *b);
 
 int sampler_traffic(const TrafficBaseline *prev, const SamplerInput *in, uint64_t elapsed_usec,
                     MetricSnapshot *snap, TrafficBaseline *ret_next);
+
+/*
+ * The last period's latency figures. Each thread's histogram or schedstat is kept, so that the
+ * next period takes the difference. Each series, one per tenant, class and kind, keeps its
+ * histogram since it first appeared, because Prometheus wants a histogram's counts to only grow.
+ */
+typedef struct LatencyPrev {
+        pid_t tid;
+        bool have_hist;
+        LatencyHist hist;
+        bool have_schedstat;
+        ThreadSchedstat schedstat;
+} LatencyPrev;
+
+typedef struct LatencySeries {
+        char tenant[TENANT_ID_MAX];
+        char class_name[CLASS_NAME_MAX];
+        const char *kind;
+        LatencyHist total;
+} LatencySeries;
+
+typedef struct LatencyBaseline {
+        LatencySource source;
+        LatencyPrev *threads;            /* sorted by tid */
+        size_t n_threads;
+        LatencySeries *series;           /* sorted by tenant, class, kind */
+        size_t n_series;
+} LatencyBaseline;
+
+void latency_baseline_done(LatencyBaseline *b);
+
+/*
+ * Add the latency families of one period to snap, from in's threads, measured against prev.
+ * *ret_next becomes the next period's baseline, and is replaced only on success. With the
+ * schedstat source, the files are read under root. Returns -ENOMEM on failure.
+ */
+int sampler_latency(const LatencyBaseline *prev, RootFs *root, const SamplerInput *in, MetricSnapshot *snap,
+                    LatencyBaseline *ret_next);
+/* sriovd_bpf_available{feature}, from in's have_bpf and bpf_available. */
+int sampler_bpf_available(MetricSnapshot *snap, const SamplerInput *in);

@@ -36,6 +36,7 @@ struct Sampler {
         size_t n_threads;
         size_t n_fds, fd_budget;         /* the thread stat files held open, and how many may be */
         TrafficBaseline traffic;
+        LatencyBaseline latency;
         /*
          * The samples of the snapshot before last, to be filled again. They take 4.6 MB on the
          * large host, and fresh pages cost more to fault in than to write.
@@ -85,6 +86,7 @@ Sampler *sampler_free(Sampler *s) {
         counter_table_done(&s->cpu_times);
         thread_slots_free(s->threads, s->n_threads, &s->n_fds);
         traffic_baseline_done(&s->traffic);
+        latency_baseline_done(&s->latency);
         free(s->spare);
         free(s->order_irqs);
         free(s->order);
@@ -109,8 +111,7 @@ static int owner_cmp(const void *a, const void *b) {
 }
 
 static bool class_is_rt(const Config *cfg, const char *name) {
-        const TenantClass *c = cfg && name ? config_find_class(cfg, name) : NULL;
-        return c && (c->irq_cpus == IRQ_CPUS_RT || c->irq_cpus == IRQ_CPUS_VCPU || c->vcpu_pin_rt);
+        return tenant_class_is_rt(cfg && name ? config_find_class(cfg, name) : NULL);
 }
 
 static bool irq_on_rt(const Irq *q, const CpuSet *rt) {
@@ -752,6 +753,7 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         _cleanup_(counter_rates_done) CounterRates irq_rates = {}, soft_rates = {}, time_rates = {};
         _cleanup_(metric_snapshot_done) MetricSnapshot snap = {};
         _cleanup_(traffic_baseline_done) TrafficBaseline traffic = {};
+        _cleanup_(latency_baseline_done) LatencyBaseline latency = {};
         _cleanup_free_ IrqOwner *owners = NULL;
         _cleanup_(irq_table_done) IrqTable table = {};
         bool have_rates;
@@ -809,6 +811,10 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
                 r = sample_pools(&snap, in);
         if (r >= 0)
                 r = sampler_traffic(&s->traffic, in, elapsed, &snap, &traffic);
+        if (r >= 0)
+                r = sampler_latency(&s->latency, s->root, in, &snap, &latency);
+        if (r >= 0)
+                r = sampler_bpf_available(&snap, in);
         if (r < 0)
                 return r;
         metric_snapshot_sort(&snap);
@@ -825,6 +831,9 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         traffic_baseline_done(&s->traffic);
         s->traffic = traffic;
         traffic = (TrafficBaseline) {};
+        latency_baseline_done(&s->latency);
+        s->latency = latency;
+        latency = (LatencyBaseline) {};
         s->prev_usec = mono_usec;
         s->have_prev = true;
 

@@ -161,3 +161,52 @@ int inventory_refresh(RootFs *root, IrqFiles *files, Inventory *inv) {
         }
         return 0;
 }
+
+/* Irq is const in the inventory's lookups; the refresh owns its copy, so it may write. */
+static Irq *find_irq_mut(Inventory *inv, unsigned irq, bool *ret_other) {
+        const Irq *q = inventory_find_irq(inv, irq);
+
+        *ret_other = !q;
+        if (!q)
+                q = inventory_find_other_irq(inv, irq);
+        return (Irq *) q;
+}
+
+int inventory_refresh_only(RootFs *root, IrqFiles *files, Inventory *inv, const unsigned *irqs, size_t n_irqs,
+                           const pid_t *pids, size_t n_pids) {
+        bool other;
+        int r;
+
+        for (size_t i = 0; i < n_irqs; i++) {
+                Irq *q = find_irq_mut(inv, irqs[i], &other);
+
+                if (!q)
+                        continue;
+                r = refresh_irq(root, files, q, !other && inv->caps.threaded_irqs);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < n_pids; i++) {
+                for (size_t j = 0; j < inv->n_irqs; j++) {
+                        Irq *q = &inv->irqs[j];
+
+                        if (q->thread != pids[i])
+                                continue;
+                        r = refresh_sched(root, q->thread, NULL, q->irq, &q->thread_policy, &q->thread_priority);
+                        if (r < 0)
+                                return r;
+                }
+                for (size_t j = 0; j < inv->n_kthreads; j++) {
+                        Kthread *k = &inv->kthreads[j];
+
+                        if (k->pid != pids[i])
+                                continue;
+                        r = refresh_sched(root, k->pid, k->name, 0, &k->policy, &k->priority);
+                        if (r < 0)
+                                return r;
+                        if (k->kind == KTHREAD_NAPI && sched_thread_cpus_get(root, k->pid, &k->cpus) < 0)
+                                return -ESTALE;
+                }
+        }
+        return 0;
+}

@@ -100,6 +100,10 @@ def test_lifecycle(tmp):
         # rtnet_prio + 82 vectors pinned to the housekeeping CPUs of their node, and the timer,
         # ACPI and the default affinity for new IRQs moved off the RT CPUs
         assert "86 actions, 0 failed, 0 drift" in status, status
+        # A fixture tree is not this kernel: no BPF, said once per set, and drift is polled.
+        for what in ("thread latency", "drift events"):
+            line = f"Kernel events: no {what} from BPF: the host is a fixture tree"
+            assert d.stderr().count(line) == 1, d.stderr()
         assert d.read("proc/irq/9/smp_affinity_list") == "0-1,8-17,24-31"
         assert d.read("proc/sys/net/core/rtnet_prio") == "50"
         assert d.read("proc/irq/44/smp_affinity_list") == "0"

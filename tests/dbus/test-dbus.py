@@ -380,6 +380,12 @@ def test_properties(env, d, mon):
     assert env.prop("StateReasons") == [], env.prop("StateReasons")
     assert st["alerts"] == [] and st["state_reasons"] == [], st
     assert re.search(r"^Alerts: +none$", env.ctl("status", check=0).stdout, re.M)
+    # A fixture tree is not this kernel: both kinds of kernel events are polled, and say why.
+    fixture = "off: the host is a fixture tree, not this machine's kernel"
+    assert plain("a{ss}", env.prop("KernelEvents")) == {"drift": fixture, "latency": fixture}, env.prop("KernelEvents")
+    assert st["kernel"]["events"] == {"drift": fixture, "latency": fixture}, st["kernel"]
+    assert re.search(r"^Events: +drift polled \(off: the host is a fixture tree.*\); latency polled",
+                     env.ctl("status", check=0).stdout, re.M), env.ctl("status", check=0).stdout
     env.call("Ping")
 
 

@@ -121,7 +121,7 @@ static size_t count_family(const MetricSnapshot *s, const char *name) {
 
 #define NO_BUILTINS \
         "[alert rt-cpu-interference]\nenabled = no\n[alert latency-critical-drops]\nenabled = no\n" \
-        "[alert vf-pool-underused]\nenabled = no\n"
+        "[alert vf-pool-underused]\nenabled = no\n[alert rt-thread-latency]\nenabled = no\n"
 
 TEST(raise_after_exactly_n_periods) {
         _cleanup_(config_freep) Config *c = load(NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 5\nperiods = 4\n");
@@ -217,7 +217,7 @@ TEST(label_filters) {
 
 TEST(builtins_and_switching_one_off) {
         _cleanup_(config_freep) Config *c = load("[daemon]\nvf_target_utilization = 70\n");
-        ASSERT_EQ(c->n_alerts, 3);
+        ASSERT_EQ(c->n_alerts, 4);
         ASSERT_STREQ(c->alerts[0].name, "rt-cpu-interference");
         ASSERT_STREQ(c->alerts[0].metric, "sriovd_rt_cpu_interference_rate");
         ASSERT_STREQ(c->alerts[1].metric, "sriovd_vf_drop_rate");
@@ -225,20 +225,26 @@ TEST(builtins_and_switching_one_off) {
         ASSERT_STREQ(c->alerts[2].gate, "sriovd_tenants_waiting_virtio");
         ASSERT_EQ(c->alerts[2].rule.threshold, 0.7);
         ASSERT_EQ(c->alerts[2].rule.direction, ALERT_BELOW);
-        for (size_t i = 0; i < 3; i++)
+        /* Seed 000: 80 ms for 3 periods in a row, on the p99, or the mean without BPF. */
+        ASSERT_STREQ(c->alerts[3].name, "rt-thread-latency");
+        ASSERT_STREQ(c->alerts[3].metric, "sriovd_thread_latency_p99_seconds");
+        ASSERT_STREQ(c->alerts[3].fallback, "sriovd_thread_latency_mean_seconds");
+        ASSERT_EQ(c->alerts[3].rule.threshold, 0.08);
+        ASSERT_EQ(c->alerts[3].rule.periods, 3u);
+        for (size_t i = 0; i < 4; i++)
                 ASSERT(c->alerts[i].enabled && c->alerts[i].builtin);
 
         /* Switched off by name; a section may also change one key of a built-in and keep the rest. */
         _cleanup_(config_freep) Config *d = load("[alert rt-cpu-interference]\nenabled = no\n\n"
                                                  "[alert latency-critical-drops]\nclass = trading\n\n"
                                                  "[alert mine]\nmetric = sriovd_rt_cpu_interference_rate\nthreshold = 1000\n");
-        ASSERT_EQ(d->n_alerts, 4);
+        ASSERT_EQ(d->n_alerts, 5);
         ASSERT(!d->alerts[0].enabled);
         ASSERT_STREQ(d->alerts[1].filters[0].pattern, "trading");
         ASSERT_EQ(d->alerts[1].n_filters, 1);
         ASSERT_STREQ(d->alerts[1].metric, "sriovd_vf_drop_rate");
         ASSERT_EQ(d->alerts[2].rule.threshold, 0.85);
-        ASSERT_STREQ(d->alerts[3].name, "mine");
+        ASSERT_STREQ(d->alerts[4].name, "mine");
 
         Events e = {};
         _cleanup_(alerts_freep) Alerts *a = engine(d, &e);
@@ -254,6 +260,60 @@ TEST(builtins_and_switching_one_off) {
                 feed_cpu(b, "sriovd_rt_cpu_interference_rate", "4", 500);
         ASSERT_EQ(g.raised, 1);
         ASSERT_STREQ(g.last_name, "rt-cpu-interference");
+}
+
+/* One period of an RT tenant's vCPU latency: the p99 from BPF, or only the mean from schedstat. */
+static int feed_latency(Alerts *a, bool bpf, double p99, double mean) {
+        MetricSnapshot s = {};
+        int r;
+
+        if (bpf)
+                add(&s, "sriovd_thread_latency_p99_seconds", p99, 4, L(METRIC_LABEL_TENANT, "rt-1"),
+                    L(METRIC_LABEL_CLASS, "rt-vcpu"), L(METRIC_LABEL_KIND, "vcpu"), L(METRIC_LABEL_SOURCE, "bpf"));
+        add(&s, "sriovd_thread_latency_mean_seconds", mean, 4, L(METRIC_LABEL_TENANT, "rt-1"),
+            L(METRIC_LABEL_CLASS, "rt-vcpu"), L(METRIC_LABEL_KIND, "vcpu"),
+            L(METRIC_LABEL_SOURCE, bpf ? "bpf" : "schedstat"));
+        metric_snapshot_sort(&s);
+        r = alerts_feed(a, &s);
+        metric_snapshot_done(&s);
+        return r;
+}
+
+TEST(latency_rule_on_both_sources) {
+        _cleanup_(config_freep) Config *c = load("[alert rt-thread-latency]\nthreshold = 0.05\nperiods = 2\n");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+        AlertInfo info;
+
+        /* BPF: the p99 counts, and a mean under the threshold does not save it. */
+        ASSERT_EQ(feed_latency(a, true, 0.2, 0.001), 0);
+        ASSERT_EQ(feed_latency(a, true, 0.2, 0.001), 1);
+        ASSERT_STREQ(e.last_name, "rt-thread-latency");
+        ASSERT_EQ(alerts_get_active(a, 0, &info), 0);
+        ASSERT_EQ(info.value, 0.2);
+        ASSERT_EQ(info.labels[3].name, METRIC_LABEL_SOURCE);
+        ASSERT_STREQ(info.labels[3].value, "bpf");
+        /* A mean above the threshold does not raise while the p99 is under it; the alert clears. */
+        ASSERT_EQ(feed_latency(a, true, 0.01, 0.2), 0);
+        ASSERT_EQ(feed_latency(a, true, 0.01, 0.2), 1);
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_BACK);
+        ASSERT_EQ(alerts_n_active(a), 0);
+
+        /* Without BPF there is no p99: the rule watches the schedstat mean instead. */
+        ASSERT_EQ(feed_latency(a, false, 0, 0.09), 0);
+        ASSERT_EQ(feed_latency(a, false, 0, 0.09), 1);
+        ASSERT_EQ(alerts_get_active(a, 0, &info), 0);
+        ASSERT_EQ(info.value, 0.09);
+        ASSERT_EQ(feed_latency(a, false, 0, 0.01), 0);
+        ASSERT_EQ(feed_latency(a, false, 0, 0.01), 1);
+        ASSERT_EQ(alerts_n_active(a), 0);
+
+        /* fallback = (nothing) leaves the rule with the p99 alone. */
+        _cleanup_(config_freep) Config *d = load("[alert rt-thread-latency]\nfallback =\nperiods = 1\n");
+        Events g = {};
+        _cleanup_(alerts_freep) Alerts *b = engine(d, &g);
+        ASSERT_EQ(feed_latency(b, false, 0, 1.0), 0);
+        ASSERT_EQ(feed_latency(b, true, 1.0, 0), 1);
 }
 
 /* Utilization per node, tenants waiting on virtio per node: only a node with waiters alerts. */
@@ -430,7 +490,7 @@ TEST(manager_feed_and_reload) {
         ASSERT(!manager_alerts(m));
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT(manager_alerts(m));
-        ASSERT_EQ(alerts_n_rules(manager_alerts(m)), 4);
+        ASSERT_EQ(alerts_n_rules(manager_alerts(m)), 5);
         manager_set_alert_fn(m, on_manager_alert, &e);
 
         /* A new snapshot each period, as the sampler makes them. */
@@ -679,6 +739,7 @@ int main(int argc, char **argv) {
         RUN(clear_with_hysteresis);
         RUN(label_filters);
         RUN(builtins_and_switching_one_off);
+        RUN(latency_rule_on_both_sources);
         RUN(pool_rule_only_while_tenants_wait);
         RUN(reload_keeps_state_of_unchanged_rules);
         RUN(vanished_subject);

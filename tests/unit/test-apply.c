@@ -128,6 +128,42 @@ TEST(apply_verify_idempotent) {
         scratch_done(&s);
 }
 
+/* A drift event names one IRQ: its repair reads that IRQ alone, and puts it back as drift. */
+TEST(repair_reads_what_events_named) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        unsigned irq60 = 60, nowhere = 9999;
+        CycleResult res;
+        Scratch s;
+
+        scratch_new(&s, "two-socket", "[match 15b3:101d]\nnum_vfs = 8\n");
+        ASSERT_EQ(manager_new(s.root, s.config, &m), 0);
+        ASSERT_EQ(manager_load_config(m), 0);
+        ASSERT_EQ(manager_cycle(m, CYCLE_APPLY, &res), 0);
+        ASSERT_EQ(res.n_failed, 0);
+        char want60[64], want61[64];
+        snprintf(want60, sizeof(want60), "%s", slurp(&s, "/proc/irq/60/smp_affinity_list"));
+        snprintf(want61, sizeof(want61), "%s", slurp(&s, "/proc/irq/61/smp_affinity_list"));
+        unsigned refreshes = manager_refreshes(m);
+
+        spill(&s, "/proc/irq/60/smp_affinity_list", "2-7");
+        spill(&s, "/proc/irq/61/smp_affinity_list", "2-7");
+        /* An event for an IRQ that the host does not have changes nothing. */
+        ASSERT_EQ(manager_repair(m, &nowhere, 1, NULL, 0, &res), 0);
+        ASSERT_EQ(res.n_actions, 0);
+        ASSERT_EQ(manager_repair(m, &irq60, 1, NULL, 0, &res), 0);
+        ASSERT_EQ(res.n_actions, 1);
+        ASSERT_EQ(res.n_done, 1);
+        ASSERT_EQ(res.n_drift, 0);   /* it stuck */
+        ASSERT_STREQ(slurp(&s, "/proc/irq/60/smp_affinity_list"), want60);
+        /* IRQ 61 was not named, so the repair did not read it: the drift check will. */
+        ASSERT_STREQ(slurp(&s, "/proc/irq/61/smp_affinity_list"), "2-7");
+        ASSERT(manager_refreshes(m) > refreshes);
+        ASSERT_EQ(manager_drift_check(m, &res), 0);
+        ASSERT_EQ(res.n_done, 1);
+        ASSERT_STREQ(slurp(&s, "/proc/irq/61/smp_affinity_list"), want61);
+        scratch_done(&s);
+}
+
 TEST(failure_is_isolated) {
         _cleanup_(manager_freep) Manager *m = NULL;
         CycleResult res;
@@ -482,6 +518,7 @@ int main(int argc, char **argv) {
         fixtures_dir = argv[1];
         log_setup(LOG_TARGET_STDERR, LOG_WARNING);
         RUN(apply_verify_idempotent);
+        RUN(repair_reads_what_events_named);
         RUN(failure_is_isolated);
         RUN(irqs_pinned_managed_untouched_second_run_writes_nothing);
         RUN(injected_kernel_errors);

@@ -247,6 +247,29 @@ static void *tid_then_wait(void *userdata) {
 }
 
 /* The readers on a fixture root, and on this machine's own /proc (read only). */
+TEST(schedstat) {
+        ThreadSchedstat a, b;
+        uint64_t wait, slices;
+
+        ASSERT_EQ(proc_schedstat_parse("123 456 7\n", &a), 0);
+        ASSERT(a.run_ns == 123 && a.wait_ns == 456 && a.timeslices == 7);
+        ASSERT_EQ(proc_schedstat_parse("18446744073709551615 0 0", &b), 0);
+        ASSERT_EQ(b.run_ns, UINT64_MAX);
+        ASSERT_EQ(proc_schedstat_parse("", &b), -EBADMSG);
+        ASSERT_EQ(proc_schedstat_parse("1 2", &b), -EBADMSG);
+        ASSERT_EQ(proc_schedstat_parse("1 2 3 4", &b), -EBADMSG);
+        ASSERT_EQ(proc_schedstat_parse("1 -2 3", &b), -EBADMSG);
+        ASSERT_EQ(proc_schedstat_parse("1 2 x", &b), -EBADMSG);
+        ASSERT_EQ(proc_schedstat_parse("1 2 18446744073709551616", &b), -EBADMSG);
+
+        /* 3 ms waited over 3 timeslices: 1 ms each. */
+        ASSERT_EQ(proc_schedstat_parse("2000 3000456 10", &b), 0);
+        ASSERT_EQ(thread_schedstat_delta(&a, &b, &wait, &slices), 0);
+        ASSERT(wait == 3000000 && slices == 3);
+        /* A counter that went down is another thread under the same TID. */
+        ASSERT_EQ(thread_schedstat_delta(&b, &a, &wait, &slices), -ERANGE);
+}
+
 TEST(readers) {
         char dir[] = "/tmp/sriovd-proc-XXXXXX", path[512];
         _cleanup_(rootfs_freep) RootFs *fixture = NULL, *real = NULL;
@@ -384,6 +407,7 @@ int main(void) {
         RUN(cpu_times);
         RUN(two_samples);
         RUN(large);
+        RUN(schedstat);
         RUN(readers);
         return 0;
 }

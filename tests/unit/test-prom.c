@@ -55,6 +55,27 @@ TEST(page) {
                 "sriovd_vf_rx_packets_per_second -Inf\n");
 }
 
+TEST(histogram) {
+        PromWriter w = {};
+        _cleanup_free_ char *page = NULL;
+
+        ASSERT_EQ(prom_family(&w, "sriovd_thread_latency_seconds", PROM_HISTOGRAM, "Latency."), 0);
+        ASSERT_EQ(prom_histogram_sample(&w, PROM_HISTOGRAM_BUCKET, (PromLabel[]) { { "kind", "vcpu" }, { "le", "0.5" } },
+                                        2, 3), 0);
+        ASSERT_EQ(prom_histogram_sample(&w, PROM_HISTOGRAM_BUCKET, (PromLabel[]) { { "kind", "vcpu" }, { "le", "+Inf" } },
+                                        2, 4), 0);
+        ASSERT_EQ(prom_histogram_sample(&w, PROM_HISTOGRAM_SUM, (PromLabel[]) { { "kind", "vcpu" } }, 1, 1.25), 0);
+        ASSERT_EQ(prom_histogram_sample(&w, PROM_HISTOGRAM_COUNT, (PromLabel[]) { { "kind", "vcpu" } }, 1, 4), 0);
+        page = finish(&w);
+        ASSERT_STREQ(page,
+                "# HELP sriovd_thread_latency_seconds Latency.\n"
+                "# TYPE sriovd_thread_latency_seconds histogram\n"
+                "sriovd_thread_latency_seconds_bucket{kind=\"vcpu\",le=\"0.5\"} 3\n"
+                "sriovd_thread_latency_seconds_bucket{kind=\"vcpu\",le=\"+Inf\"} 4\n"
+                "sriovd_thread_latency_seconds_sum{kind=\"vcpu\"} 1.25\n"
+                "sriovd_thread_latency_seconds_count{kind=\"vcpu\"} 4\n");
+}
+
 TEST(escaping) {
         PromWriter w = {};
         _cleanup_free_ char *page = NULL;
@@ -133,6 +154,25 @@ static int nan_counter(PromWriter *w) {
         prom_family(w, "a_total", PROM_COUNTER, "x");
         return prom_sample(w, NULL, 0, NAN);
 }
+static int histogram_named_bucket(PromWriter *w) {
+        return prom_family(w, "lat_seconds_bucket", PROM_HISTOGRAM, "x");
+}
+static int histogram_plain_sample(PromWriter *w) {
+        prom_family(w, "lat_seconds", PROM_HISTOGRAM, "x");
+        return prom_sample(w, NULL, 0, 1);
+}
+static int bucket_without_le(PromWriter *w) {
+        prom_family(w, "lat_seconds", PROM_HISTOGRAM, "x");
+        return prom_histogram_sample(w, PROM_HISTOGRAM_BUCKET, (PromLabel[]) { { "kind", "vcpu" } }, 1, 1);
+}
+static int count_with_le(PromWriter *w) {
+        prom_family(w, "lat_seconds", PROM_HISTOGRAM, "x");
+        return prom_histogram_sample(w, PROM_HISTOGRAM_COUNT, (PromLabel[]) { { "le", "+Inf" } }, 1, 1);
+}
+static int histogram_line_of_gauge(PromWriter *w) {
+        prom_family(w, "lat_seconds", PROM_GAUGE, "x");
+        return prom_histogram_sample(w, PROM_HISTOGRAM_SUM, NULL, 0, 1);
+}
 static int too_many_families(PromWriter *w) {
         char name[32];
         int r = 0;
@@ -156,6 +196,11 @@ TEST(rules) {
         expect_error(negative_counter, -EINVAL);
         expect_error(nan_counter, -EINVAL);
         expect_error(too_many_families, -E2BIG);
+        expect_error(histogram_named_bucket, -EINVAL);
+        expect_error(histogram_plain_sample, -EINVAL);
+        expect_error(bucket_without_le, -EINVAL);
+        expect_error(count_with_le, -EINVAL);
+        expect_error(histogram_line_of_gauge, -EINVAL);
 
         /* An empty page is a page. */
         PromWriter w = {};
@@ -241,6 +286,16 @@ static int promtool_check(void) {
                 }
         prom_family(&w, "sriovd_softirq_net_rx_per_second", PROM_GAUGE, "NET_RX softirqs a second per CPU.");
         prom_sample(&w, (PromLabel[]) { { "cpu", "0" } }, 1, 1234.5);
+        prom_family(&w, "sriovd_thread_latency_seconds", PROM_HISTOGRAM, "Wakeup-to-run latency.");
+        for (unsigned k = 0; k < 2; k++) {
+                const char *kind = k ? "vcpu" : "irq";
+
+                prom_histogram_sample(&w, PROM_HISTOGRAM_BUCKET, (PromLabel[]) { { "kind", kind }, { "le", "0.000001024" } }, 2, 1);
+                prom_histogram_sample(&w, PROM_HISTOGRAM_BUCKET, (PromLabel[]) { { "kind", kind }, { "le", "8.589934592" } }, 2, 5);
+                prom_histogram_sample(&w, PROM_HISTOGRAM_BUCKET, (PromLabel[]) { { "kind", kind }, { "le", "+Inf" } }, 2, 5);
+                prom_histogram_sample(&w, PROM_HISTOGRAM_SUM, (PromLabel[]) { { "kind", kind } }, 1, 0.003);
+                prom_histogram_sample(&w, PROM_HISTOGRAM_COUNT, (PromLabel[]) { { "kind", kind } }, 1, 5);
+        }
         prom_family(&w, "sriovd_tenant_info", PROM_GAUGE, "A tenant and its class; tricky \\ characters\nin help.");
         prom_sample(&w, (PromLabel[]) { { "tenant", "we\"ird\\name\n" }, { "class", "latency-critical" } }, 2, 1);
         r = prom_writer_finish(&w, &page, &size);
@@ -261,6 +316,7 @@ int main(int argc, char **argv) {
         if (argc > 1 && streq(argv[1], "promtool"))
                 return promtool_check();
         RUN(page);
+        RUN(histogram);
         RUN(escaping);
         RUN(names);
         RUN(rules);

@@ -99,6 +99,47 @@ TEST(refresh_sees_what_drifts) {
         ASSERT_EQ(memcmp(inventory_find_irq(full, 60), q, sizeof(Irq)), 0);
 }
 
+/* A drift event's repair reads what the event named, and nothing else. */
+TEST(refresh_only_reads_what_events_named) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_(inventory_freep) Inventory *inv = NULL, *c = NULL;
+        _cleanup_free_ char *aff60 = NULL, *aff44 = NULL, *stat = NULL;
+        char buf[CPUSET_LIST_MAX], path[512];
+        unsigned named[] = { 60, 9999 };
+
+        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        inv = read_tree(r);
+        c = copy(inv);
+        snprintf(path, sizeof(path), "%s/proc/irq/60/smp_affinity_list", tree);
+        aff60 = slurp(path);
+        snprintf(path, sizeof(path), "%s/proc/irq/44/smp_affinity_list", tree);
+        aff44 = slurp(path);
+        put("proc/irq/60/smp_affinity_list", "2-7\n");
+        put("proc/irq/44/smp_affinity_list", "1\n");
+        /* IRQ 9999 is no IRQ of the host's: passed over. */
+        ASSERT_EQ(inventory_refresh_only(r, NULL, c, named, ELEMENTSOF(named), NULL, 0), 0);
+        ASSERT_STREQ(cpuset_format_list(&inventory_find_irq(c, 60)->affinity, buf, sizeof(buf)), "2-7");
+        ASSERT_EQ(memcmp(inventory_find_irq(c, 44), inventory_find_irq(inv, 44), sizeof(Irq)), 0);
+        put("proc/irq/60/smp_affinity_list", aff60);
+        put("proc/irq/44/smp_affinity_list", aff44);
+
+        /* A thread named by its PID is read again: here it is another thread now, so the host is read whole. */
+        const Irq *q = inventory_find_irq(inv, 44);
+        ASSERT(q && q->thread > 0);
+        snprintf(path, sizeof(path), "%s/proc/%d/stat", tree, (int) q->thread);
+        stat = slurp(path);
+        char *open = strchr(stat, '('), *close = strrchr(stat, ')');
+        ASSERT(open && close);
+        char other[1024];
+        snprintf(other, sizeof(other), "%.*s(kworker/0:1%s", (int) (open - stat), stat, close);
+        snprintf(path, sizeof(path), "proc/%d/stat", (int) q->thread);
+        put(path, other);
+        ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, NULL, 0), 0);
+        ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, &q->thread, 1), -ESTALE);
+        put(path, stat);
+        ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, &q->thread, 1), 0);
+}
+
 TEST(stale_when_the_host_is_not_the_copy) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -303,6 +344,7 @@ int main(int argc, char **argv) {
         ASSERT_EQ(system(cmd), 0);
         RUN(copy_is_whole_and_its_own);
         RUN(refresh_sees_what_drifts);
+        RUN(refresh_only_reads_what_events_named);
         RUN(stale_when_the_host_is_not_the_copy);
         RUN(held_affinity_files);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", tree);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* test-sampler.c — the sampler on a fixture host: rates from known /proc deltas, labels, resets, the page */
 
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "sriovd/alerts.h"
 #include "sriovd/manager.h"
 #include "sriovd/metrics-file.h"
+#include "sriovd/latency-hist.h"
 #include "sriovd/sampler.h"
 #include "test-fixture.h"
 
@@ -108,6 +110,7 @@ static void write_thread(int pid, const char *comm, unsigned utime, unsigned sti
 }
 
 static const char *run_export(const char *dir, const char *page, size_t size);
+static void test_latency(RootFs *r, const char *dir);
 static void test_traffic(Inventory *inv, const Config *cfg, RootFs *r, const TenantInfo *t);
 
 /* A whole file, NUL-terminated; aborts when it cannot be read. */
@@ -315,6 +318,7 @@ int main(int argc, char **argv) {
                         METRIC_LABEL_IRQ, irqbuf[3], METRIC_LABEL_CPU, "2", -1) == 0.0);
 
         test_traffic(inv, cfg, r, &t);
+        test_latency(r, dir);
         test_manager_period_has_its_alerts(dir);
 
         /* A /proc/interrupts that does not parse fails the sample and keeps the baseline. */
@@ -367,6 +371,8 @@ static const char *run_export(const char *dir, const char *page, size_t size) {
         snprintf(path, sizeof(path), "%s/textfile/sriovd.prom", dir);
         ASSERT_EQ(metrics_file_write(path, page, size), 0);
         sh("promtool check metrics < %s", path);
+        /* The latency page of test_latency(): a histogram family, its gauges and sriovd_bpf_available. */
+        sh("promtool check metrics < %s/latency.prom", dir);
 
         /* A free port: bind 0, read it back, let it go; node_exporter takes it right after. */
         {
@@ -518,4 +524,143 @@ static void test_traffic(Inventory *inv, const Config *cfg, RootFs *r, const Ten
         pf->ifindex = saved[0];
         pf->vfs[0].ifindex = saved[1];
         pf->vfs[1].ifindex = saved[2];
+}
+
+/* A thread's histogram: n samples of each latency in ns of lat, which ends with 0. */
+static LatencyThread lthread(pid_t tid, const char *kind, const char *tenant, const char *cls, const unsigned *n,
+                             const uint64_t *lat) {
+        LatencyThread t = { .tid = tid, .kind = kind, .have_hist = true };
+
+        strscpy(t.tenant, sizeof(t.tenant), tenant);
+        strscpy(t.class_name, sizeof(t.class_name), cls);
+        for (size_t i = 0; lat[i]; i++) {
+                t.hist.slots[latency_slot(lat[i])] += n[i];
+                t.hist.count += n[i];
+                t.hist.sum_ns += n[i] * lat[i];
+        }
+        return t;
+}
+
+static void write_schedstat(pid_t tid, uint64_t run, uint64_t wait, uint64_t slices) {
+        char path[600], text[128];
+
+        sh("mkdir -p %s/proc/%d", root, (int) tid);
+        snprintf(text, sizeof(text), "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", run, wait, slices);
+        snprintf(path, sizeof(path), "%s/proc/%d/schedstat", root, (int) tid);
+        test_write_file(path, text);
+}
+
+#define VCPU_LABELS METRIC_LABEL_TENANT, "rt-1", METRIC_LABEL_CLASS, "rt-vcpu", METRIC_LABEL_KIND, "vcpu"
+
+/*
+ * The latency families from fake BPF histograms, period by period: the cumulative histogram per
+ * tenant, class and kind at the octave edges, the period's p99, p99.9 and mean; a thread tracked
+ * anew; then the schedstat fallback from fixture files, with its mean only.
+ */
+static void test_latency(RootFs *r, const char *dir) {
+        _cleanup_(metric_snapshot_done) MetricSnapshot snap = {};
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        _cleanup_free_ char *page = NULL;
+        LatencyThread th[4];
+        char path[600];
+        size_t size;
+
+        ASSERT_EQ(sampler_new(r, &s), 0);
+        /* Period 1: vCPU 100 woke 99 times at 2 us and once at 50 ms; ksoftirqd 300 once at 1.5 us. */
+        th[0] = lthread(100, "vcpu", "rt-1", "rt-vcpu", (unsigned[]) { 99, 1 }, (uint64_t[]) { 2000, 50000000, 0 });
+        th[1] = lthread(300, "ksoftirqd", "", "", (unsigned[]) { 1 }, (uint64_t[]) { 1500, 0 });
+        SamplerInput in = { .latency_source = LATENCY_SOURCE_BPF, .latency = th, .n_latency = 2, .have_bpf = true,
+                            .bpf_available = { [BPF_FEATURE_LATENCY] = true } };
+        ASSERT_EQ(sampler_sample(s, &in, 1000000, 1700000000000000, &snap), 0);
+        /* 2 us is in octave 1 (2.048 us is its end, 2^11 ns); 50 ms lies past 2^25 ns = 0.033554432 s. */
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_bucket", VCPU_LABELS, METRIC_LABEL_LE, "0.000001024", -1) == 0);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_bucket", VCPU_LABELS, METRIC_LABEL_LE, "0.000002048", -1) == 99);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_bucket", VCPU_LABELS, METRIC_LABEL_LE, "0.033554432", -1) == 99);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_bucket", VCPU_LABELS, METRIC_LABEL_LE, "0.067108864", -1) == 100);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_bucket", VCPU_LABELS, METRIC_LABEL_LE, "+Inf", -1) == 100);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_count", VCPU_LABELS, -1) == 100);
+        ASSERT(fabs(value_of(&snap, "sriovd_thread_latency_seconds_sum", VCPU_LABELS, -1) - 0.050198) < 1e-12);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_count", METRIC_LABEL_KIND, "ksoftirqd", -1) == 1);
+        /* The 99th of 100 samples is the last at 2 us: within its slot, 1.792..2.048 us. */
+        {
+                double p99 = value_of(&snap, "sriovd_thread_latency_p99_seconds", VCPU_LABELS, METRIC_LABEL_SOURCE, "bpf", -1);
+                double p999 = value_of(&snap, "sriovd_thread_latency_p999_seconds", VCPU_LABELS, METRIC_LABEL_SOURCE, "bpf", -1);
+                ASSERT(p99 >= 1.792e-6 && p99 <= 2.048e-6);
+                /* The 99.9th is the 50 ms sample, within 25%. */
+                ASSERT(p999 >= 0.04 && p999 <= 0.0625);
+        }
+        ASSERT(fabs(value_of(&snap, "sriovd_thread_latency_mean_seconds", VCPU_LABELS, METRIC_LABEL_SOURCE, "bpf", -1) -
+                    0.00050198) < 1e-12);
+        ASSERT(value_of(&snap, "sriovd_bpf_available", METRIC_LABEL_FEATURE, "latency", -1) == 1);
+        ASSERT(value_of(&snap, "sriovd_bpf_available", METRIC_LABEL_FEATURE, "drift", -1) == 0);
+
+        /* Period 2: vCPU 100 only 10 more at 2 us; vCPU 101 is new with 5 at 100 ms; ksoftirqd did not run. */
+        th[0] = lthread(100, "vcpu", "rt-1", "rt-vcpu", (unsigned[]) { 109, 1 }, (uint64_t[]) { 2000, 50000000, 0 });
+        th[2] = lthread(101, "vcpu", "rt-1", "rt-vcpu", (unsigned[]) { 5 }, (uint64_t[]) { 100000000, 0 });
+        th[3] = th[1];
+        in.latency = th;
+        in.n_latency = 4;
+        th[1] = th[0];   /* the same thread listed twice counts once */
+        ASSERT_EQ(sampler_sample(s, &in, 6000000, 1700000005000000, &snap), 0);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_count", VCPU_LABELS, -1) == 115);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_bucket", VCPU_LABELS, METRIC_LABEL_LE, "0.000002048", -1) == 109);
+        /* This period's 15 samples: 10 at 2 us and 5 at 100 ms, so the p99 is in 100 ms's slot. */
+        {
+                double p99 = value_of(&snap, "sriovd_thread_latency_p99_seconds", VCPU_LABELS, METRIC_LABEL_SOURCE, "bpf", -1);
+                ASSERT(p99 >= 0.09 && p99 <= 0.125);
+        }
+        /* The ksoftirqd had no wakeup: no percentile this period, and its counts stay. */
+        ASSERT(isnan(value_of(&snap, "sriovd_thread_latency_p99_seconds", METRIC_LABEL_KIND, "ksoftirqd",
+                              METRIC_LABEL_SOURCE, "bpf", -1)));
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_count", METRIC_LABEL_KIND, "ksoftirqd", -1) == 1);
+
+        /* Period 3: vCPU 101 was tracked anew and counts from zero again: its 2 samples are new. */
+        th[2] = lthread(101, "vcpu", "rt-1", "rt-vcpu", (unsigned[]) { 2 }, (uint64_t[]) { 3000, 0 });
+        ASSERT_EQ(sampler_sample(s, &in, 11000000, 1700000010000000, &snap), 0);
+        ASSERT(value_of(&snap, "sriovd_thread_latency_seconds_count", VCPU_LABELS, -1) == 117);
+
+        /* The page: one histogram family, each series whole, buckets in order of le with +Inf last. */
+        ASSERT_EQ(sampler_prom_page(&snap, &page, &size), 0);
+        ASSERT_CONTAINS(page, "# TYPE sriovd_thread_latency_seconds histogram\n");
+        ASSERT(strstr(page, "# TYPE sriovd_thread_latency_seconds ") == strrchr(strstr(page, "# TYPE sriovd_thread_latency_seconds "), '#'));
+        ASSERT_CONTAINS(page, "sriovd_thread_latency_seconds_bucket{kind=\"ksoftirqd\",le=\"+Inf\"} 1\n"
+                              "sriovd_thread_latency_seconds_sum{kind=\"ksoftirqd\"} 1.5e-06\n"
+                              "sriovd_thread_latency_seconds_count{kind=\"ksoftirqd\"} 1\n");
+        ASSERT_CONTAINS(page, "sriovd_thread_latency_seconds_bucket{tenant=\"rt-1\",class=\"rt-vcpu\",kind=\"vcpu\",le=\"0.000001024\"} 0\n"
+                              "sriovd_thread_latency_seconds_bucket{tenant=\"rt-1\",class=\"rt-vcpu\",kind=\"vcpu\",le=\"0.000002048\"} 109\n");
+        ASSERT_CONTAINS(page, "sriovd_thread_latency_seconds_bucket{tenant=\"rt-1\",class=\"rt-vcpu\",kind=\"vcpu\",le=\"8.589934592\"} 117\n"
+                              "sriovd_thread_latency_seconds_bucket{tenant=\"rt-1\",class=\"rt-vcpu\",kind=\"vcpu\",le=\"+Inf\"} 117\n"
+                              "sriovd_thread_latency_seconds_sum{tenant=\"rt-1\",class=\"rt-vcpu\",kind=\"vcpu\"} ");
+        ASSERT_CONTAINS(page, "sriovd_bpf_available{feature=\"latency\"} 1\n");
+        snprintf(path, sizeof(path), "%s/latency.prom", dir);
+        ASSERT_EQ(metrics_file_write(path, page, size), 0);
+
+        /* The fallback: /proc/TID/schedstat under the root. The first period is the baseline. */
+        _cleanup_(sampler_freep) Sampler *f = NULL;
+        ASSERT_EQ(sampler_new(r, &f), 0);
+        th[0] = (LatencyThread) { .tid = 4300, .kind = "irq", .tenant = "rt-1", .class_name = "rt-vcpu" };
+        th[1] = (LatencyThread) { .tid = 4301, .kind = "irq", .tenant = "rt-1", .class_name = "rt-vcpu" };
+        th[2] = (LatencyThread) { .tid = 4302, .kind = "irq", .tenant = "rt-1", .class_name = "rt-vcpu" };   /* no file */
+        in = (SamplerInput) { .latency_source = LATENCY_SOURCE_SCHEDSTAT, .latency = th, .n_latency = 3, .have_bpf = true };
+        write_schedstat(4300, 1000, 5000000, 10);
+        write_schedstat(4301, 1000, 0, 0);
+        ASSERT_EQ(sampler_sample(f, &in, 1000000, 1700000000000000, &snap), 0);
+        ASSERT(isnan(value_of(&snap, "sriovd_thread_latency_mean_seconds", METRIC_LABEL_TENANT, "rt-1", METRIC_LABEL_CLASS,
+                              "rt-vcpu", METRIC_LABEL_KIND, "irq", METRIC_LABEL_SOURCE, "schedstat", -1)));
+        ASSERT(value_of(&snap, "sriovd_bpf_available", METRIC_LABEL_FEATURE, "latency", -1) == 0);
+        /* 3 ms over 3 timeslices and 1 ms over 1: a mean wait of 1 ms per timeslice. */
+        write_schedstat(4300, 2000, 8000000, 13);
+        write_schedstat(4301, 2000, 1000000, 1);
+        ASSERT_EQ(sampler_sample(f, &in, 6000000, 1700000005000000, &snap), 0);
+        ASSERT(fabs(value_of(&snap, "sriovd_thread_latency_mean_seconds", METRIC_LABEL_TENANT, "rt-1", METRIC_LABEL_CLASS,
+                             "rt-vcpu", METRIC_LABEL_KIND, "irq", METRIC_LABEL_SOURCE, "schedstat", -1) - 0.001) < 1e-12);
+        /* No percentile and no histogram come from schedstat. */
+        ASSERT(!has_sample(&snap, "sriovd_thread_latency_p99_seconds", METRIC_LABEL_KIND, "irq"));
+        ASSERT(!has_sample(&snap, "sriovd_thread_latency_seconds_count", METRIC_LABEL_KIND, "irq"));
+        /* A TID reused by another thread has counters that went down: no figure, then a new baseline. */
+        write_schedstat(4300, 10, 10, 1);
+        write_schedstat(4301, 2000, 1000000, 1);
+        ASSERT_EQ(sampler_sample(f, &in, 11000000, 1700000010000000, &snap), 0);
+        ASSERT(isnan(value_of(&snap, "sriovd_thread_latency_mean_seconds", METRIC_LABEL_TENANT, "rt-1", METRIC_LABEL_CLASS,
+                              "rt-vcpu", METRIC_LABEL_KIND, "irq", METRIC_LABEL_SOURCE, "schedstat", -1)));
 }

@@ -82,9 +82,12 @@ channels_combined = {NAPI_CHANNELS}
 
 
 def config(num_vfs=NUM_VFS, vf_driver=None, vf_settings=True):
+    # The guests run no udevd, so the drift check is how sriovd notices a PF rebound or a VF
+    # link changed. It runs every second even while the BPF drift events work.
     text = f"""[daemon]
 state_dir = /tmp/sriovd-state
 drift_check_sec = 1
+drift_safety_net_sec = 1
 vf_timeout_sec = 60
 
 [cpus]
