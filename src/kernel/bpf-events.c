@@ -18,6 +18,7 @@
 #include "sriovd/bpf-events.h"
 #include "sriovd/util.h"
 
+#include "bpf/latency-map.h"
 #include "drift.skel.h"
 #include "latency.skel.h"
 
@@ -214,22 +215,27 @@ static int track_one(BpfEvents *b, pid_t pid, unsigned flags, bool is_new) {
         uint32_t key = (uint32_t) pid;
         int r;
 
-        if (b->latency) {
+        if (b->latency && (unsigned) pid < LATENCY_PID_MAX) {
+                uint32_t word = key / 64;
+                uint64_t bits;
+
+                r = bpf_map__lookup_elem(b->latency->maps.tracked, &word, sizeof(word), &bits, sizeof(bits), 0);
+                if (r < 0)
+                        return r;
                 if (flags & BPF_TRACK_LATENCY) {
                         if (is_new) {
-                                LatencyHist empty = {};
+                                LatencyEntry empty = {};
                                 r = bpf_map__update_elem(b->latency->maps.hists, &key, sizeof(key), &empty,
                                                          sizeof(empty), BPF_ANY);
                                 if (r < 0)
                                         return r;
                         }
-                        r = bpf_map__update_elem(b->latency->maps.tracked, &key, sizeof(key), &flags, sizeof(flags),
-                                                 BPF_ANY);
+                        bits |= 1ULL << (key % 64);
                 } else {
-                        (void) bpf_map__delete_elem(b->latency->maps.tracked, &key, sizeof(key), 0);
+                        bits &= ~(1ULL << (key % 64));
                         (void) bpf_map__delete_elem(b->latency->maps.hists, &key, sizeof(key), 0);
-                        r = 0;
                 }
+                r = bpf_map__update_elem(b->latency->maps.tracked, &word, sizeof(word), &bits, sizeof(bits), BPF_ANY);
                 if (r < 0)
                         return r;
         }
@@ -296,11 +302,13 @@ int bpf_events_track(BpfEvents *b, unsigned flag, const pid_t *pids, size_t n) {
 
 int bpf_events_read_latency(BpfEvents *b, pid_t pid, LatencyHist *ret) {
         uint32_t key = (uint32_t) pid;
+        LatencyEntry e;
 
         if (!b->latency)
                 return -EOPNOTSUPP;
-        if (bpf_map__lookup_elem(b->latency->maps.hists, &key, sizeof(key), ret, sizeof(*ret), 0) < 0)
+        if (bpf_map__lookup_elem(b->latency->maps.hists, &key, sizeof(key), &e, sizeof(e), 0) < 0)
                 return -errno;
+        *ret = e.hist;
         return 0;
 }
 

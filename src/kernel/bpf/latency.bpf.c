@@ -2,84 +2,70 @@
 /*
  * latency.bpf.c — wakeup-to-run latency of the threads sriovd places, one histogram each
  *
- * A thread becomes runnable when it is woken, or when it is preempted while still runnable. It
- * runs when sched_switch picks it. The time between goes into its histogram. Only threads in
- * the tracked map are looked at: any other thread costs one hash lookup per event.
+ * The scheduler itself times how long each thread waits to run, from when it is woken or
+ * preempted while runnable to when a CPU picks it, in the thread's sched_info (the run delay of
+ * /proc/PID/schedstat). When a tracked thread leaves a CPU, its last wait is the growth of
+ * that delay since it last left one, and goes into its histogram. So one hook, on
+ * sched_switch, is enough: the wakeup tracepoints, which run as often, are not needed. A thread
+ * that is not tracked costs one bit test in an array, which the verifier inlines.
  */
 
 #include "vmlinux-min.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include "sriovd/latency-hist.h"
+#include "latency-map.h"
 
 #define TRACK_MAX 8192
-#define TASK_RUNNING 0
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* pid -> BPF_TRACK_* flags, written by sriovd */
+/* Bit pid % 64 of word pid / 64 is set while pid is tracked, written by sriovd. */
 struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, TRACK_MAX);
-        __type(key, __u32);
-        __type(value, __u32);
-} tracked SEC(".maps");
-
-/* pid -> when it became runnable, in ns */
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, TRACK_MAX);
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, LATENCY_PID_WORDS);
         __type(key, __u32);
         __type(value, __u64);
-} runnable SEC(".maps");
+} tracked SEC(".maps");
 
-/* pid -> its histogram, created by sriovd when it tracks the thread */
+/* pid -> what its sched_info showed and its histogram, created by sriovd when it tracks the thread */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, TRACK_MAX);
         __type(key, __u32);
-        __type(value, LatencyHist);
+        __type(value, LatencyEntry);
 } hists SEC(".maps");
-
-static __always_inline void mark_runnable(__u32 pid) {
-        __u32 *flags = bpf_map_lookup_elem(&tracked, &pid);
-        __u64 now;
-
-        if (!flags || !(*flags & 1))
-                return;
-        now = bpf_ktime_get_ns();
-        bpf_map_update_elem(&runnable, &pid, &now, BPF_ANY);
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(on_wakeup, struct task_struct *p) {
-        mark_runnable(p->pid);
-        return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(on_wakeup_new, struct task_struct *p) {
-        mark_runnable(p->pid);
-        return 0;
-}
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) {
-        __u32 pid = next->pid;
-        LatencyHist *h;
-        __u64 *since, delta, slot;
+        __u32 pid = prev->pid, word = pid / 64;
+        __u64 *bits = bpf_map_lookup_elem(&tracked, &word);
+        __u64 pcount, delay, runs, delta, slot;
+        LatencyEntry *e;
 
-        if (prev_state == TASK_RUNNING)
-                mark_runnable(prev->pid);
-        since = bpf_map_lookup_elem(&runnable, &pid);
-        if (!since)
+        if (!bits || !((*bits >> (pid % 64)) & 1))
                 return 0;
-        delta = bpf_ktime_get_ns() - *since;
-        bpf_map_delete_elem(&runnable, &pid);
-        h = bpf_map_lookup_elem(&hists, &pid);
-        if (!h)
+        e = bpf_map_lookup_elem(&hists, &pid);
+        if (!e)
                 return 0;
+        /* The scheduler adds the wait to these when the thread arrives on a CPU, before it runs. */
+        pcount = prev->sched_info.pcount;
+        delay = prev->sched_info.run_delay;
+        runs = pcount - e->pcount;
+        delta = delay - e->run_delay_ns;
+        e->pcount = pcount;
+        e->run_delay_ns = delay;
+        if (!e->primed) {
+                e->primed = 1;
+                return 0;
+        }
+        if (runs == 0)
+                return 0;
+        /* More than one wait since the last switch away is rare: each counts at their mean. */
+        if (runs > 1)
+                delta /= runs;
         /*
          * latency_slot() is already below LATENCY_SLOTS, but the compiler may test one register
          * and index with a copy, which the 6.1 verifier refuses as unbounded. The barrier hides
@@ -89,8 +75,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
         asm volatile("" : "+r"(slot));
         if (slot >= LATENCY_SLOTS)
                 return 0;
-        __sync_fetch_and_add(&h->count, 1);
-        __sync_fetch_and_add(&h->sum_ns, delta);
-        __sync_fetch_and_add(&h->slots[slot], 1);
+        /*
+         * Plain adds, not atomic ones: a thread leaves one CPU at a time, so only one program
+         * writes its histogram at once. sriovd reads it whole, and a read torn between two
+         * switches is off by one sample.
+         */
+        e->hist.count += runs;
+        e->hist.sum_ns += delta * runs;
+        e->hist.slots[slot] += runs;
         return 0;
 }

@@ -31,10 +31,16 @@ enum {
         BPF_NOEXIST = 1,
 };
 
+struct sched_info {
+        unsigned long pcount;
+        unsigned long long run_delay;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
         int pid;
         int tgid;
         char comm[16];
+        struct sched_info sched_info;
 } __attribute__((preserve_access_index));
 
 struct irq_data {
