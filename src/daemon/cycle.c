@@ -76,7 +76,7 @@ static void manager_prune_saved(Manager *m, const Inventory *inv) {
  * event. If the refresh finds that the copy is out of date, for example because an IRQ or a
  * thread is gone, the host is read whole after all.
  */
-static int manager_read_inventory(Manager *m, const Inventory *base, Inventory **ret) {
+static int manager_read_inventory(Manager *m, const Inventory *base, Inventory **ret, bool *ret_refreshed) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         uint64_t now = now_usec();
         Scope scope;
@@ -93,6 +93,7 @@ static int manager_read_inventory(Manager *m, const Inventory *base, Inventory *
                 if (r >= 0) {
                         m->n_refreshes++;
                         *ret = TAKE_PTR(inv);
+                        *ret_refreshed = true;
                         return 0;
                 }
                 if (r != -ESTALE)
@@ -111,19 +112,38 @@ static int manager_read_inventory(Manager *m, const Inventory *base, Inventory *
         return 0;
 }
 
+/* Whether a drift event named one of inv's NAPI threads. */
+static bool names_napi_thread(const Manager *m, const Inventory *inv) {
+        for (size_t i = 0; i < m->n_drift_pids; i++)
+                for (size_t j = 0; j < inv->n_kthreads; j++)
+                        if (inv->kthreads[j].kind == KTHREAD_NAPI && inv->kthreads[j].pid == m->drift_pids[i])
+                                return true;
+        return false;
+}
+
 int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
+        bool refreshed = false;
         _cleanup_free_ PlanVfUser *users = NULL;
         size_t n_users = 0;
         int r;
 
-        r = manager_read_inventory(m, base, &inv);
+        r = manager_read_inventory(m, base, &inv, &refreshed);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the host inventory under %s: %m",
                                        rootfs_path(m->root));
-        manager_read_vf_links(m, inv);
+        /*
+         * A drift event names an IRQ or a thread. The netlink state, VF links, coalescing and
+         * offloads, changes with netlink events of its own, so a repair keeps what the last cycle
+         * read. That saves dozens of netlink requests per repair. A NAPI thread's scheduling is in
+         * that state, so a repair that names one reads it all.
+         */
+        bool copied = m->refresh_only && refreshed && !names_napi_thread(m, inv) && inventory_copy_netlink(base, inv) >= 0;
+        if (!copied)
+                manager_read_vf_links(m, inv);
         manager_prune_saved(m, inv);
-        manager_read_tune(m, inv);
+        if (!copied)
+                manager_read_tune(m, inv);
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
         r = manager_read_vf_users(m, inv, &users, &n_users);
