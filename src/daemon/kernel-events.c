@@ -140,6 +140,7 @@ int manager_kernel_events_start(Manager *m) {
 void manager_kernel_events_stop(Manager *m) {
         m->bpf_source = sd_event_source_disable_unref(m->bpf_source);
         m->repair_timer = sd_event_source_disable_unref(m->repair_timer);
+        m->repair_defer = sd_event_source_disable_unref(m->repair_defer);
         m->bpf = bpf_events_free(m->bpf);
         m->drift_events_ok = false;
         m->watched_pids = mfree(m->watched_pids);

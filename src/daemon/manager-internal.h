@@ -72,7 +72,8 @@ struct Manager {
         pid_t *drift_pids;
         size_t n_drift_pids, allocated_drift_pids;
         bool refresh_only;               /* the cycle in progress reads only drift_irqs and drift_pids */
-        sd_event_source *repair_timer;   /* that cycle, after the events waiting are read */
+        sd_event_source *repair_defer;   /* that cycle, after the events waiting are read */
+        sd_event_source *repair_timer;   /* the same, when the last cycle began less than 5 ms ago */
         RootFs *root;
         Kernel kernel;
         /*

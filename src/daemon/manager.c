@@ -282,6 +282,8 @@ static int manager_run_cycle(Manager *m) {
         m->n_drift_irqs = m->n_drift_pids = 0;
         if (m->repair_timer)
                 (void) sd_event_source_set_enabled(m->repair_timer, SD_EVENT_OFF);
+        if (m->repair_defer)
+                (void) sd_event_source_set_enabled(m->repair_defer, SD_EVENT_OFF);
         manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
@@ -526,7 +528,7 @@ static void on_kernel_event(const char *what, void *userdata) {
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
 
-static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_repair(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
         m->refresh_only = m->drift_refresh = true;
@@ -536,20 +538,33 @@ static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        return on_repair(s, userdata);
+}
+
 /*
- * A drift event runs a cycle that reads only what the events named, at once: the timer fires
- * after the events already waiting are read. Like the other kernel events, these cycles start at
+ * A drift event runs a cycle that reads only what the events named, at once: it runs after the
+ * events already waiting are read. Like the other kernel events, these cycles start at
  * most every EVENT_CYCLE_GAP_USEC, so a process that keeps writing cannot keep the loop busy.
  */
 void manager_repair_soon(Manager *m) {
-        uint64_t when = MAX(now_usec(), m->cycle_started_usec + EVENT_CYCLE_GAP_USEC);
+        uint64_t now = now_usec(), when = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
         int r;
 
         if (source_armed(m->recheck_defer))
                 return;   /* A full re-check is due, and it reads these too. */
-        if (source_armed(m->repair_timer))
+        if (source_armed(m->repair_defer) || source_armed(m->repair_timer))
                 return;
-        if (!m->repair_timer) {
+        /* At once when the gap is over: a timer would add the timer's own latency, which is
+         * milliseconds in an emulated guest. */
+        if (now >= when) {
+                if (!m->repair_defer) {
+                        r = sd_event_add_defer(m->event, &m->repair_defer, on_repair, m);
+                        if (r >= 0)
+                                r = sd_event_source_set_priority(m->repair_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                } else
+                        r = sd_event_source_set_enabled(m->repair_defer, SD_EVENT_ONESHOT);
+        } else if (!m->repair_timer) {
                 r = sd_event_add_time(m->event, &m->repair_timer, CLOCK_MONOTONIC, when, 1, on_repair_timer, m);
                 if (r >= 0)
                         r = sd_event_source_set_priority(m->repair_timer, SD_EVENT_PRIORITY_NORMAL + 1);
