@@ -64,8 +64,6 @@ struct Manager {
         LatencyThreads latency;
         bool drift_events_ok;            /* the drift events are loaded and read; see kernel-events.c */
         bool bpf_loaded_with;            /* the config's bpf = when they were loaded */
-        pid_t *watched_pids;             /* the placed threads whose scheduling BPF watches, sorted */
-        size_t n_watched_pids;
         /* What drift events named since the last cycle. A cycle that reads only them repairs them. */
         unsigned *drift_irqs;
         size_t n_drift_irqs, allocated_drift_irqs;
