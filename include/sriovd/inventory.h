@@ -371,6 +371,13 @@ Inventory *inventory_free(Inventory *inv);
  */
 int inventory_dup(const Inventory *src, Inventory **ret);
 /*
+ * Copies into inv, a copy of src made with inventory_dup(), what the daemon read over netlink
+ * for src: the VFs' link settings and each netdev's coalescing, offloads, channels and NAPIs. A
+ * drift event's repair uses it, because such state changes come with netlink events of their
+ * own. Returns -ESTALE when inv's PFs or VFs are not src's, and -ENOMEM.
+ */
+int inventory_copy_netlink(const Inventory *src, Inventory *inv);
+/*
  * Frees what a Pf owns, which is its VFs, their vectors, its netdevs and its VF links. It does not
  * free the Pf itself.
  */

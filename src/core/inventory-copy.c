@@ -113,3 +113,43 @@ int inventory_dup(const Inventory *src, Inventory **ret) {
         *ret = TAKE_PTR(inv);
         return 0;
 }
+
+static int tune_copy(const NetdevTune *src, NetdevTune *ret) {
+        *ret = *src;
+        ret->napi.napis = NULL;
+        ret->napi.n_napis = 0;
+        if (dup_array(src->napi.napis, src->napi.n_napis, sizeof(Napi), &ret->napi.napis) < 0)
+                return -ENOMEM;
+        ret->napi.n_napis = src->napi.n_napis;
+        return 0;
+}
+
+int inventory_copy_netlink(const Inventory *src, Inventory *inv) {
+        if (src->n_pfs != inv->n_pfs)
+                return -ESTALE;
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                const Pf *from = &src->pfs[i];
+                Pf *pf = &inv->pfs[i];
+
+                if (!streq(from->addr, pf->addr) || from->n_vfs != pf->n_vfs)
+                        return -ESTALE;
+                netdev_tune_done(&pf->tune);
+                if (tune_copy(&from->tune, &pf->tune) < 0)
+                        return -ENOMEM;
+                free(pf->vf_links);
+                pf->vf_links = NULL;
+                pf->n_vf_links = 0;
+                if (dup_array(from->vf_links, from->n_vf_links, sizeof(VfLink), &pf->vf_links) < 0)
+                        return -ENOMEM;
+                pf->n_vf_links = from->n_vf_links;
+                pf->vf_links_known = from->vf_links_known;
+                for (size_t j = 0; j < pf->n_vfs; j++) {
+                        if (from->vfs[j].index != pf->vfs[j].index)
+                                return -ESTALE;
+                        netdev_tune_done(&pf->vfs[j].tune);
+                        if (tune_copy(&from->vfs[j].tune, &pf->vfs[j].tune) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}

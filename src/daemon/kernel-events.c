@@ -154,9 +154,10 @@ static int pid_cmp(const void *a, const void *b) {
 }
 
 /*
- * The threads whose scheduling sriovd sets: the NICs' IRQ threads and the kernel threads it
- * places. A change to one of them by someone else is an event. The list is given to the kernel
- * only when it changed.
+ * The threads whose scheduling sriovd sets: the NICs' IRQ threads, the kernel threads it places,
+ * and the RT guests' vCPU threads and vhost workers that latency-threads.c found. A change to one
+ * of them by someone else is an event, and the cycle it runs ends with the guests' placement
+ * check. The list is given to the kernel only when it changed.
  */
 void manager_kernel_events_watch(Manager *m) {
         _cleanup_free_ pid_t *pids = NULL;
@@ -166,7 +167,7 @@ void manager_kernel_events_watch(Manager *m) {
 
         if (!m->drift_events_ok || !inv)
                 return;
-        pids = calloc(inv->n_irqs + inv->n_kthreads + 1, sizeof(*pids));
+        pids = calloc(inv->n_irqs + inv->n_kthreads + m->latency.n_threads + 1, sizeof(*pids));
         if (!pids) {
                 log_oom();
                 return;
@@ -177,7 +178,19 @@ void manager_kernel_events_watch(Manager *m) {
         for (size_t i = 0; i < inv->n_kthreads; i++)
                 if (inv->kthreads[i].pid > 0)
                         pids[n++] = inv->kthreads[i].pid;
+        for (size_t i = 0; i < m->latency.n_threads; i++) {
+                const LatencyThread *t = &m->latency.threads[i];
+
+                if (streq(t->kind, "vcpu") || streq(t->kind, "vhost"))
+                        pids[n++] = t->tid;
+        }
         qsort_safe(pids, n, sizeof(*pids), pid_cmp);
+        /* A thread listed twice, as an IRQ thread that latency-threads.c lists too, is watched once. */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                if (k == 0 || pids[k - 1] != pids[i])
+                        pids[k++] = pids[i];
+        n = k;
         if (n == m->n_watched_pids && (n == 0 || memcmp(pids, m->watched_pids, n * sizeof(*pids)) == 0))
                 return;
         r = bpf_events_track(m->bpf, BPF_TRACK_SCHED, pids, n);

@@ -285,10 +285,10 @@ static int manager_run_cycle(Manager *m) {
         manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
-        manager_kernel_events_watch(m);
         manager_arm_retry(m, res.n_transient);
         if (manager_latency_track(m) < 0)
                 log_oom();
+        manager_kernel_events_watch(m);
         r = manager_write_owned_irqs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");

@@ -102,6 +102,8 @@ OTHER_HEADERS = {
     'drift.skel.h': 'kernel',
     'latency.skel.h': 'kernel',
     'vmlinux-min.h': 'kernel',
+    'bpf/latency-map.h': 'kernel',
+    'latency-map.h': 'kernel',
 }
 
 SOURCE_DIRS = {

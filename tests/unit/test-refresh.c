@@ -140,6 +140,51 @@ TEST(refresh_only_reads_what_events_named) {
         ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, &q->thread, 1), 0);
 }
 
+/* A repair keeps what the last cycle read over netlink: copied whole, and its own memory. */
+TEST(netlink_state_copied) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
+        _cleanup_(inventory_freep) Inventory *inv = NULL, *c = NULL, *other = NULL;
+        Napi napis[2] = { { .id = 8193 }, { .id = 8194 } };
+        VfLink links[1] = { { .vf = 0, .vlan = 100, .max_tx_rate = 1000 } };
+
+        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        inv = read_tree(r);
+        ASSERT(inv->n_pfs > 0 && inv->pfs[0].n_vfs > 0);
+        Pf *pf = &inv->pfs[0];
+        pf->vf_links = malloc(sizeof(links));
+        ASSERT(pf->vf_links);
+        memcpy(pf->vf_links, links, sizeof(links));
+        pf->n_vf_links = 1;
+        pf->vf_links_known = true;
+        pf->tune.known = true;
+        pf->tune.coalesce_error = -EOPNOTSUPP;
+        pf->vfs[0].tune.known = true;
+        pf->vfs[0].tune.napi.napis = malloc(sizeof(napis));
+        ASSERT(pf->vfs[0].tune.napi.napis);
+        memcpy(pf->vfs[0].tune.napi.napis, napis, sizeof(napis));
+        pf->vfs[0].tune.napi.n_napis = 2;
+
+        c = copy(inv);
+        ASSERT(!c->pfs[0].vf_links_known && !c->pfs[0].vfs[0].tune.known);
+        ASSERT_EQ(inventory_copy_netlink(inv, c), 0);
+        ASSERT(c->pfs[0].vf_links_known);
+        ASSERT_EQ(c->pfs[0].n_vf_links, 1);
+        ASSERT_EQ(c->pfs[0].vf_links[0].vlan, 100);
+        ASSERT(c->pfs[0].vf_links != pf->vf_links);
+        ASSERT(c->pfs[0].tune.known && c->pfs[0].tune.coalesce_error == -EOPNOTSUPP);
+        ASSERT_EQ(c->pfs[0].vfs[0].tune.napi.n_napis, 2);
+        ASSERT_EQ(c->pfs[0].vfs[0].tune.napi.napis[1].id, 8194);
+        ASSERT(c->pfs[0].vfs[0].tune.napi.napis != pf->vfs[0].tune.napi.napis);
+        /* Copied twice, the first copy is freed, not leaked (ASan would say). */
+        ASSERT_EQ(inventory_copy_netlink(inv, c), 0);
+
+        /* Not a copy of src: stale. */
+        other = copy(inv);
+        other->pfs[0].n_vfs--;
+        ASSERT_EQ(inventory_copy_netlink(inv, other), -ESTALE);
+        other->pfs[0].n_vfs++;
+}
+
 TEST(stale_when_the_host_is_not_the_copy) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -345,6 +390,7 @@ int main(int argc, char **argv) {
         RUN(copy_is_whole_and_its_own);
         RUN(refresh_sees_what_drifts);
         RUN(refresh_only_reads_what_events_named);
+        RUN(netlink_state_copied);
         RUN(stale_when_the_host_is_not_the_copy);
         RUN(held_affinity_files);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", tree);
