@@ -135,11 +135,14 @@ GUESTS = {
     "bpf-rt": ("kernel-rt", "", "bpf.sh"),
     "events-std": ("kernel-std", "threadirqs", "events.sh"),
     "events-rt": ("kernel-rt", "", "events.sh"),
+    "hog-std": ("kernel-std", "threadirqs", "hog.sh"),
+    "hog-rt": ("kernel-rt", "", "hog.sh"),
 }
 HELPERS = {"vfio": "/usr/local/sbin/vfio-msix", "stats": "/usr/local/sbin/vf-stats",
            "traffic": "/usr/local/sbin/traffic-probe", "bpf-std": "/usr/local/sbin/test-bpf-events",
            "bpf-rt": "/usr/local/sbin/test-bpf-events", "events-std": "/usr/local/sbin/repair-probe",
-           "events-rt": "/usr/local/sbin/repair-probe"}
+           "events-rt": "/usr/local/sbin/repair-probe", "hog-std": "/usr/local/sbin/traffic-probe",
+           "hog-rt": "/usr/local/sbin/traffic-probe"}
 # util-linux's tools, where busybox has none: chrt and setpriv, for the events guests.
 HOST_TOOLS = {"events-std": ["chrt", "setpriv"], "events-rt": ["chrt", "setpriv"]}
 
@@ -204,6 +207,14 @@ def conf_files(guest):
             "coalesce": None, "seq": 1}])
     if guest == "traffic":
         conf_dir("conf-traffic", traffic_config())
+    if guest.startswith("hog-"):
+        conf_dir("conf-hog", config(vf_settings=False).replace(
+            "vf_timeout_sec = 60\n", "vf_timeout_sec = 60\nmonitor_interval_sec = 1\nmetrics_file = /tmp/sriovd.prom\n")
+            .replace("class = latency-critical\n", "class = latency-critical\nvf_mac = derive\n"))
+        files["/vm/allocations.json"] = state_file([{
+            "tenant": TENANT, "class": "latency-critical", "kind": "vf", "vf": TENANT_VF,
+            "mac": "52:54:00:aa:00:01", "vlan": None, "domain": None, "numa_node": None,
+            "coalesce": None, "seq": 1}])
     if guest.startswith("events-"):
         conf_dir("conf-events", config())
         files["/vm/conf-events/sriovd-quiet.conf"] = config().replace(
@@ -1193,6 +1204,9 @@ def test_events(g, c):
             print(f"info  {c.name}: {what}, the floor (write back at each event, nothing else): "
                   f"p50 {percentile(floor, 50):.2f} ms, p99 {percentile(floor, 99):.2f} ms, "
                   f"max {max(floor):.2f} ms; {len(floor_missed)} not back within {REPAIR_MAX_MS} ms")
+        if samples and floor:
+            print(f"info  {c.name}: {what}, sriovd against the floor: p50 {percentile(samples, 50) / percentile(floor, 50):.1f}x, "
+                  f"p99 {percentile(samples, 99) / percentile(floor, 99):.1f}x")
         assert not missed, f"{len(missed)} of {REPAIRS} changes not put back within {REPAIR_MAX_MS} ms"
         assert len(samples) == REPAIRS, f"{len(samples)} samples of {REPAIRS}"
         # Each change must have been seen and repaired by sriovd, not missed or undone by another.
@@ -1238,6 +1252,96 @@ def test_events(g, c):
         n = len(drift_repairs(flog, "irq-affinity", irq, "0"))
         assert n == 5, f"{n} 'Drift repaired' lines for IRQ {irq}, want 5"
     c.check("without CAP_BPF: an affinity written from outside is still put back, by polling", polled)
+
+
+# The built-in rule that the hog must raise (man/sriovd.conf.5.scd): p99 over 80 ms for 3 periods.
+LATENCY_RULE = "rt-thread-latency"
+LATENCY_THRESHOLD = 0.08
+LATENCY_PERIODS = 3
+
+
+def test_hog(g, c):
+    """A SCHED_FIFO hog above an RT tenant's IRQ threads, on their RT CPU: the threads' latency
+    histogram shows it, and the rule rt-thread-latency raises its alert within its periods. As in
+    test_traffic, each journal entry belongs to the first version of the file after it."""
+    setup = g.step("hog-setup")
+    hog = g.step("hog")
+    watch = g.step("watch")["data"]
+    log = g.step("daemon-log")["data"]
+    versions, entries = [], []
+    for line in watch.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if "file" in rec:
+            versions.append((rec["t"], prom_samples(rec["file"])))
+        elif "journal" in rec:
+            entries.append((rec["t"], rec["journal"], len(versions)))
+    print(f"info  {c.name}: {len(versions)} versions of the metrics file, {len(entries)} journal entries; "
+          f"VF 0's IRQ threads (pid:comm:CPUs): {setup['threads']}; hog {hog['data'].strip()} {hog['stderr'].strip()}")
+    c.check("the hog ran: SCHED_FIFO on the RT CPU, in bursts",
+            lambda: hog["rc"] == 0 or _fail(f"exit {hog['rc']}: {hog['stderr']}"))
+    if hog["rc"] != 0 or not versions:
+        c.check("sriovd wrote the metrics file", lambda: _fail(f"{len(versions)} versions; log {log[-2000:]}"))
+        return
+    h = json.loads(hog["data"])
+    t0, t1 = h["t0"], h["t1"]
+
+    def worst(smp, family):
+        vals = [v for f, ls, v in smp if f == family and ls.get("tenant") == TENANT and ls.get("kind") == "irq"
+                and ls.get("source") == "bpf" and v == v]
+        return max(vals) if vals else None
+
+    def count(smp):
+        # The histogram is BPF's alone: it has no source label.
+        vals = [v for f, ls, v in smp if f == "sriovd_thread_latency_seconds_count" and ls.get("tenant") == TENANT
+                and ls.get("kind") == "irq"]
+        return sum(vals) if vals else None
+
+    def slow(smp):
+        """Samples of the tenant's IRQ threads at or above the threshold, from the histogram's buckets."""
+        le = {}
+        for f, ls, v in smp:
+            if f == "sriovd_thread_latency_seconds_bucket" and ls.get("tenant") == TENANT and ls.get("kind") == "irq":
+                le[float(ls["le"])] = le.get(float(ls["le"]), 0) + v
+        below = max((b for b in le if b <= LATENCY_THRESHOLD), default=None)
+        return le.get(float("inf"), 0) - le[below] if below is not None else None
+
+    times = [t for t, _ in versions]
+    p99 = [worst(smp, "sriovd_thread_latency_p99_seconds") for _, smp in versions]
+    print(f"info  {c.name}: hog {t0:.1f}..{t1:.1f} s; periods (file time: worst p99 of the tenant's IRQ threads, ms): " +
+          ", ".join(f"{t:.1f}: {'-' if v is None else f'{v * 1e3:.1f}'}" for t, v in zip(times, p99)))
+    before = [i for i, t in enumerate(times) if t < t0]
+    during = [i for i, t in enumerate(times) if t0 < t <= t1 + 1]
+    c.check("versions of the file before and during the hog",
+            lambda: before and during or _fail(f"{len(before)}/{len(during)}"))
+    if not (before and during):
+        return
+    first, last = versions[before[-1]][1], versions[during[-1]][1]
+    c.check("before the hog: the tenant's IRQ threads woke (BPF histogram counts) and the worst p99 was "
+            f"under {LATENCY_THRESHOLD * 1e3:g} ms",
+            lambda: count(first) and all(p99[i] is None or p99[i] < LATENCY_THRESHOLD for i in before[-3:])
+            or _fail(f"count {count(first)}, p99 {[p99[i] for i in before[-3:]]}"))
+    c.check(f"during the hog: the histogram gained waits of {LATENCY_THRESHOLD * 1e3:g} ms and more",
+            lambda: slow(last) is not None and slow(first) is not None and slow(last) > slow(first)
+            or _fail(f"at or above {LATENCY_THRESHOLD}: {slow(first)} -> {slow(last)}"))
+    raised = [(t, e, v) for t, e, v in entries if e.get("MESSAGE_ID") == MSG_ALERT_RAISED
+              and LATENCY_RULE in e.get("MESSAGE", "") + e.get("SRIOVD_ALERT", "")]
+    for t, e, _ in raised:
+        print(f"info  {c.name}: {t:.2f} s ({t - t0:+.2f} s from the hog's start): {e.get('MESSAGE')}")
+
+    def alert_in_time():
+        assert raised, "no alert raised for " + LATENCY_RULE + "; journal: " + \
+            "; ".join(e.get("MESSAGE", "") for _, e, _ in entries if "alert" in e.get("MESSAGE", "").lower())[-1500:]
+        t, e, v = raised[0]
+        assert t0 < t, f"raised at {t:.2f} s, before the hog began at {t0:.2f} s"
+        # The versions of the file from the hog's start to the alert: its periods, and two more for
+        # the sample that holds the first slow wait to be taken and the period that the hog's start cut.
+        n = sum(1 for tv in times if t0 < tv <= t)
+        assert n <= LATENCY_PERIODS + 2, f"raised after {n} periods of the hog, want at most {LATENCY_PERIODS + 2}"
+    c.check(f"the rule {LATENCY_RULE} raised its alert for the tenant within its {LATENCY_PERIODS} periods of the hog",
+            alert_in_time)
 
 
 def _fail(msg):
@@ -1297,7 +1401,8 @@ def main():
          "daemon": lambda: test_daemon(g, c), "vfio": lambda: test_vfio(g, c),
          "stats": lambda: test_stats(g, c), "traffic": lambda: test_traffic(g, c),
          "bpf-std": lambda: test_bpf(g, c), "bpf-rt": lambda: test_bpf(g, c),
-         "events-std": lambda: test_events(g, c), "events-rt": lambda: test_events(g, c)}[name]()
+         "events-std": lambda: test_events(g, c), "events-rt": lambda: test_events(g, c),
+         "hog-std": lambda: test_hog(g, c), "hog-rt": lambda: test_hog(g, c)}[name]()
         ok = c.report()
     except AssertionError as e:
         c.report()

@@ -4,6 +4,7 @@
 /*
  *   traffic-probe send IFACE RATE SECONDS
  *   traffic-probe watch SOCKET FILE
+ *   traffic-probe hog CPU PRIORITY ON_MS OFF_MS SECONDS
  *
  * send: RATE broadcast frames a second out of IFACE for SECONDS (a packet socket, source
  * the netdev's own MAC so that the PF's spoof check passes them); one JSON line with the
@@ -15,9 +16,14 @@
  * with its CLOCK_MONOTONIC time: sriovd writes the file and then logs the alerts of that
  * period, so an entry belongs to the last version before it. Runs until SIGTERM.
  * The host (test-vm.py) decides what they mean.
+ *
+ * hog: a SCHED_FIFO thread at PRIORITY on CPU that spins for ON_MS and sleeps for OFF_MS, for
+ * SECONDS. Above an RT tenant's IRQ thread, it keeps the thread waiting up to ON_MS each time,
+ * and lets it run in between. One JSON line with the CLOCK_MONOTONIC times of its start and end.
  */
 
 #include <errno.h>
+#include <sched.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -216,6 +222,30 @@ static int do_watch(const char *socket_path, const char *file) {
         return 0;
 }
 
+static int do_hog(int cpu, int priority, unsigned on_ms, unsigned off_ms, unsigned seconds) {
+        struct sched_param sp = { .sched_priority = priority };
+        struct timespec off = { .tv_sec = off_ms / 1000, .tv_nsec = (long) (off_ms % 1000) * 1000000 };
+        cpu_set_t set;
+        double t0, t1, burst;
+        unsigned bursts = 0;
+
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        if (sched_setaffinity(0, sizeof(set), &set) < 0 || sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+                return -errno;
+        t0 = now();
+        while (now() - t0 < seconds) {
+                burst = now();
+                while (now() - burst < on_ms / 1000.0)
+                        ;
+                bursts++;
+                nanosleep(&off, NULL);
+        }
+        t1 = now();
+        printf("{\"t0\":%.6f,\"t1\":%.6f,\"bursts\":%u}\n", t0, t1, bursts);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         int r = -EINVAL;
 
@@ -223,8 +253,12 @@ int main(int argc, char **argv) {
                 r = do_send(argv[2], (unsigned) strtoul(argv[3], NULL, 10), (unsigned) strtoul(argv[4], NULL, 10));
         else if (argc == 4 && strcmp(argv[1], "watch") == 0)
                 r = do_watch(argv[2], argv[3]);
+        else if (argc == 7 && strcmp(argv[1], "hog") == 0)
+                r = do_hog(atoi(argv[2]), atoi(argv[3]), (unsigned) strtoul(argv[4], NULL, 10),
+                           (unsigned) strtoul(argv[5], NULL, 10), (unsigned) strtoul(argv[6], NULL, 10));
         else
-                fprintf(stderr, "usage: traffic-probe send IFACE RATE SECONDS | watch SOCKET FILE\n");
+                fprintf(stderr, "usage: traffic-probe send IFACE RATE SECONDS | watch SOCKET FILE | "
+                        "hog CPU PRIORITY ON_MS OFF_MS SECONDS\n");
         if (r < 0 && argc > 1)
                 fprintf(stderr, "traffic-probe %s: %s\n", argv[1], strerror(-r));
         return r < 0 ? 1 : 0;
