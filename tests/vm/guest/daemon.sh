@@ -70,7 +70,9 @@ emit "{\"step\":\"held-files\",\"held\":\"$(held_irqs)\",\"vectors\":\"$(pf_vect
 VF0=$(vf_addrs | head -n1)
 IRQ=$(ls "/sys/bus/pci/devices/$VF0/msi_irqs" | head -n1)
 echo 0 > /proc/irq/$IRQ/smp_affinity_list
-emit "{\"step\":\"overwritten\",\"irq\":$IRQ,\"affinity\":\"$(cat /proc/irq/$IRQ/smp_affinity_list)\"}"
+_rc=$?
+# With BPF drift events, the read may already see the repair: the log's "0 -> " proves the write.
+emit "{\"step\":\"overwritten\",\"irq\":$IRQ,\"rc\":$_rc,\"affinity\":\"$(cat /proc/irq/$IRQ/smp_affinity_list)\"}"
 wait_for 30 [ "$(cat /proc/irq/$IRQ/smp_affinity_list)" = "$WANT_CPUS" ]
 snapshot repaired
 
