@@ -17,18 +17,6 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 
-/* Every vector of every PF and VF to one housekeeping CPU of its node; nothing else. */
-static const char bench_config[] =
-        "[cpus]\n"
-        "keep_irqs_off_rt = no\n"
-        "[match 15b3:101d]\n"
-        "class = tp\n";
-static const char bench_class[] =
-        "[class]\n"
-        "vnic = sriov-preferred\n"
-        "irq_cpus = numa-local\n"
-        "irq_spread = spread\n";
-
 /* The daemon's default period between drift checks, to put the check's CPU time in proportion. */
 #define DRIFT_CHECK_SEC 5
 
@@ -285,35 +273,6 @@ static int run_one(Bench *b, Kind k, Sample *ret) {
 }
 
 /* ---- setting up ---- */
-
-static int write_text(const char *dir, const char *name, const char *text) {
-        _cleanup_fclose_ FILE *f = NULL;
-        char path[PATH_MAX];
-
-        if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int) sizeof(path))
-                return -ENAMETOOLONG;
-        f = fopen(path, "we");
-        if (!f)
-                return negative_errno();
-        if (fputs(text, f) < 0 || fflush(f) != 0)
-                return negative_errno();
-        return 0;
-}
-
-static int write_config(const char *tmp, char *config_path, size_t size) {
-        char dir[PATH_MAX];
-        int r;
-
-        if (snprintf(dir, sizeof(dir), "%s/tenant-classes.d", tmp) >= (int) sizeof(dir) ||
-            snprintf(config_path, size, "%s/sriovd.conf", tmp) >= (int) size)
-                return -ENAMETOOLONG;
-        if (mkdir(dir, 0755) < 0)
-                return negative_errno();
-        r = write_text(dir, "tp.ini", bench_class);
-        if (r < 0)
-                return r;
-        return write_text(tmp, "sriovd.conf", bench_config);
-}
 
 typedef struct TreeInfo {
         size_t n_pfs, n_vfs, n_irqs;
@@ -742,7 +701,7 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "bench-irq: %s %s large failed: %s\n", o.python, o.mkhost, strerror(-r));
                 goto finish;
         }
-        r = write_config(tmp, config_path, sizeof(config_path));
+        r = bench_write_config(tmp, config_path, sizeof(config_path));
         if (r < 0) {
                 fprintf(stderr, "bench-irq: cannot write the configuration under %s: %s\n", tmp, strerror(-r));
                 goto finish;

@@ -15,18 +15,6 @@
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
 
-/* Every vector of every PF and VF to the housekeeping CPUs of its node, as bench-irq plans. */
-static const char bench_config[] =
-        "[cpus]\n"
-        "keep_irqs_off_rt = no\n"
-        "[match 15b3:101d]\n"
-        "class = tp\n";
-static const char bench_class[] =
-        "[class]\n"
-        "vnic = sriov-preferred\n"
-        "irq_cpus = numa-local\n"
-        "irq_spread = spread\n";
-
 static void help(void) {
         printf("Usage: bench-repair [OPTIONS] MKHOST\n\n"
                "On the large host (8 PFs x 64 VFs, 4,224 IRQs), once sriovd has placed it: one IRQ's\n"
@@ -107,8 +95,7 @@ static int round_once(Manager *m, Way w, unsigned irq, const char *path, const c
 }
 
 int main(int argc, char **argv) {
-        char tmp[PATH_MAX] = "", root[PATH_MAX + 8], config[PATH_MAX + 16], classes[PATH_MAX + 24],
-                path[2 * PATH_MAX], want[64];
+        char tmp[PATH_MAX] = "", root[PATH_MAX + 8], config[PATH_MAX], path[2 * PATH_MAX], want[64];
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_free_ double *wall = NULL, *cpu = NULL;
         BenchOptions o = {};
@@ -126,21 +113,13 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         snprintf(root, sizeof(root), "%s/root", tmp);
-        snprintf(config, sizeof(config), "%s/sriovd.conf", tmp);
-        snprintf(classes, sizeof(classes), "%s/tenant-classes.d", tmp);
         if (o.root) {
                 char *const cp[] = { (char *) "cp", (char *) "-a", (char *) "--", (char *) o.root, root, NULL };
                 r = bench_spawn(cp);
         } else
                 r = bench_mkhost_large(o.python, o.mkhost, root, &gen_ms);
-        if (r >= 0 && mkdir(classes, 0755) < 0)
-                r = -errno;
-        if (r >= 0) {
-                snprintf(path, sizeof(path), "%s/tp.ini", classes);
-                r = write_text(path, bench_class);
-        }
         if (r >= 0)
-                r = write_text(config, bench_config);
+                r = bench_write_config(tmp, config, sizeof(config));
         if (r < 0) {
                 fprintf(stderr, "bench-repair: cannot make the large host under %s: %s\n", tmp, strerror(-r));
                 goto finish;

@@ -164,6 +164,46 @@ int bench_mkdtemp(char *tmp, size_t size) {
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
+static const char bench_config[] =
+        "[cpus]\n"
+        "keep_irqs_off_rt = no\n"
+        "[match 15b3:101d]\n"
+        "class = tp\n";
+static const char bench_class[] =
+        "[class]\n"
+        "vnic = sriov-preferred\n"
+        "irq_cpus = numa-local\n"
+        "irq_spread = spread\n";
+
+static int write_text(const char *dir, const char *name, const char *text) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[PATH_MAX];
+
+        if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int) sizeof(path))
+                return -ENAMETOOLONG;
+        f = fopen(path, "we");
+        if (!f)
+                return negative_errno();
+        if (fputs(text, f) < 0 || fflush(f) != 0)
+                return negative_errno();
+        return 0;
+}
+
+int bench_write_config(const char *dir, char *config_path, size_t size) {
+        char classes[PATH_MAX];
+        int r;
+
+        if (snprintf(classes, sizeof(classes), "%s/tenant-classes.d", dir) >= (int) sizeof(classes) ||
+            snprintf(config_path, size, "%s/sriovd.conf", dir) >= (int) size)
+                return -ENAMETOOLONG;
+        if (mkdir(classes, 0755) < 0)
+                return negative_errno();
+        r = write_text(classes, "tp.ini", bench_class);
+        if (r < 0)
+                return r;
+        return write_text(dir, "sriovd.conf", bench_config);
+}
+
 int bench_mkhost_large(const char *python, const char *mkhost, const char *dest, double *ret_ms) {
         char *const argv[] = {
                 (char *) python, (char *) mkhost, (char *) "large", (char *) dest,

@@ -46,6 +46,12 @@ int bench_tree_remove(const char *path);
  * tmp is "" on failure, when there is nothing to remove.
  */
 int bench_mkdtemp(char *tmp, size_t size);
+/*
+ * Writes DIR/sriovd.conf and DIR/tenant-classes.d/tp.ini: every vector of every PF and VF pinned
+ * to the housekeeping CPUs of its node, and nothing else. The path of sriovd.conf goes to
+ * config_path.
+ */
+int bench_write_config(const char *dir, char *config_path, size_t size);
 /* mkhost.py large DEST with the BENCH_HOST_* shape; ret_ms = how long it took. */
 int bench_mkhost_large(const char *python, const char *mkhost, const char *dest, double *ret_ms);
 

@@ -140,24 +140,16 @@ int manager_kernel_events_start(Manager *m) {
 void manager_kernel_events_stop(Manager *m) {
         m->bpf_source = sd_event_source_disable_unref(m->bpf_source);
         m->repair_timer = sd_event_source_disable_unref(m->repair_timer);
+        m->repair_defer = sd_event_source_disable_unref(m->repair_defer);
         m->bpf = bpf_events_free(m->bpf);
         m->drift_events_ok = false;
-        m->watched_pids = mfree(m->watched_pids);
-        m->n_watched_pids = 0;
-        /* A new BpfEvents tracks nothing yet, so the next cycle hands it the latency threads again. */
-        m->latency.have_tracked = false;
-}
-
-static int pid_cmp(const void *a, const void *b) {
-        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-        return (x > y) - (x < y);
 }
 
 /*
  * The threads whose scheduling sriovd sets: the NICs' IRQ threads, the kernel threads it places,
  * and the RT guests' vCPU threads and vhost workers that latency-threads.c found. A change to one
  * of them by someone else is an event, and the cycle it runs ends with the guests' placement
- * check. The list is given to the kernel only when it changed.
+ * check. bpf_events_track() writes the kernel's map only where the list changed.
  */
 void manager_kernel_events_watch(Manager *m) {
         _cleanup_free_ pid_t *pids = NULL;
@@ -184,26 +176,13 @@ void manager_kernel_events_watch(Manager *m) {
                 if (streq(t->kind, "vcpu") || streq(t->kind, "vhost"))
                         pids[n++] = t->tid;
         }
-        qsort_safe(pids, n, sizeof(*pids), pid_cmp);
-        /* A thread listed twice, as an IRQ thread that latency-threads.c lists too, is watched once. */
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-                if (k == 0 || pids[k - 1] != pids[i])
-                        pids[k++] = pids[i];
-        n = k;
-        if (n == m->n_watched_pids && (n == 0 || memcmp(pids, m->watched_pids, n * sizeof(*pids)) == 0))
-                return;
         r = bpf_events_track(m->bpf, BPF_TRACK_SCHED, pids, n);
         if (r < 0) {
                 log_warning_errno(r, "Failed to watch %zu placed threads, checking drift every %u s: %m", n,
                                   m->config->drift_check_sec);
                 m->bpf_source = sd_event_source_disable_unref(m->bpf_source);
                 manager_drift_events_failed(m);
-                return;
         }
-        free(m->watched_pids);
-        m->watched_pids = TAKE_PTR(pids);
-        m->n_watched_pids = n;
 }
 
 bool manager_kernel_events(const Manager *m, int feature, const char **ret_reason) {

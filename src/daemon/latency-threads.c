@@ -18,7 +18,6 @@ void latency_threads_done(LatencyThreads *t) {
         }
         free(t->qemus);
         free(t->threads);
-        free(t->tracked);
         *t = (LatencyThreads) {};
 }
 
@@ -190,11 +189,6 @@ static int list_threads(Manager *m) {
         return 0;
 }
 
-static int pid_cmp(const void *a, const void *b) {
-        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-        return (x > y) - (x < y);
-}
-
 static bool latency_bpf(const Manager *m) {
         return m->bpf && bpf_events_status(m->bpf, BPF_FEATURE_LATENCY, NULL);
 }
@@ -214,29 +208,10 @@ int manager_latency_track(Manager *m) {
                 return -ENOMEM;
         for (size_t i = 0; i < m->latency.n_threads; i++)
                 pids[n++] = m->latency.threads[i].tid;
-        qsort_safe(pids, n, sizeof(*pids), pid_cmp);
-        /* A thread may serve two tenants, as an IRQ thread of a shared vector or a ksoftirqd does. */
-        {
-                size_t k = 0;
-
-                for (size_t i = 0; i < n; i++)
-                        if (k == 0 || pids[k - 1] != pids[i])
-                                pids[k++] = pids[i];
-                n = k;
-        }
-        /* The same set as last time: BPF keeps counting, and the maps need no write. */
-        if (m->latency.have_tracked && n == m->latency.n_tracked &&
-            (n == 0 || memcmp(pids, m->latency.tracked, n * sizeof(*pids)) == 0))
-                return 0;
+        /* bpf_events_track() writes the kernel's maps only where the set changed. */
         r = bpf_events_track(m->bpf, BPF_TRACK_LATENCY, pids, n);
-        if (r < 0) {
+        if (r < 0)
                 log_debug("Failed to track the latency of %zu threads, trying again after the next cycle: %s", n, strerror(-r));
-                return 0;
-        }
-        free(m->latency.tracked);
-        m->latency.tracked = TAKE_PTR(pids);
-        m->latency.n_tracked = n;
-        m->latency.have_tracked = true;
         return 0;
 }
 

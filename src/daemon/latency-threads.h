@@ -26,9 +26,6 @@ typedef struct LatencyThreads {
         size_t n_threads, allocated;
         LatencyQemu *qemus;
         size_t n_qemus;
-        pid_t *tracked;                  /* the sorted TIDs handed to BPF last */
-        size_t n_tracked;
-        bool have_tracked;
 } LatencyThreads;
 
 void latency_threads_done(LatencyThreads *t);

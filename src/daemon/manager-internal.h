@@ -64,15 +64,14 @@ struct Manager {
         LatencyThreads latency;
         bool drift_events_ok;            /* the drift events are loaded and read; see kernel-events.c */
         bool bpf_loaded_with;            /* the config's bpf = when they were loaded */
-        pid_t *watched_pids;             /* the placed threads whose scheduling BPF watches, sorted */
-        size_t n_watched_pids;
         /* What drift events named since the last cycle. A cycle that reads only them repairs them. */
         unsigned *drift_irqs;
         size_t n_drift_irqs, allocated_drift_irqs;
         pid_t *drift_pids;
         size_t n_drift_pids, allocated_drift_pids;
         bool refresh_only;               /* the cycle in progress reads only drift_irqs and drift_pids */
-        sd_event_source *repair_timer;   /* that cycle, after the events waiting are read */
+        sd_event_source *repair_defer;   /* that cycle, after the events waiting are read */
+        sd_event_source *repair_timer;   /* the same, when the last cycle began less than 5 ms ago */
         RootFs *root;
         Kernel kernel;
         /*

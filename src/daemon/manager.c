@@ -282,6 +282,8 @@ static int manager_run_cycle(Manager *m) {
         m->n_drift_irqs = m->n_drift_pids = 0;
         if (m->repair_timer)
                 (void) sd_event_source_set_enabled(m->repair_timer, SD_EVENT_OFF);
+        if (m->repair_defer)
+                (void) sd_event_source_set_enabled(m->repair_defer, SD_EVENT_OFF);
         manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
@@ -325,6 +327,32 @@ static uint64_t manager_drift_period_usec(const Manager *m) {
         return (uint64_t) sec * 1000000;
 }
 
+/*
+ * Arms *s to fire once, period from now, or removes it for a period of 0. An accuracy of 1 s lets
+ * the wakeup be batched with others.
+ */
+static int manager_arm_period(Manager *m, sd_event_source **s, uint64_t period, sd_event_time_handler_t fn) {
+        int r;
+
+        if (period == 0) {
+                *s = sd_event_source_disable_unref(*s);
+                return 0;
+        }
+        if (!*s)
+                return sd_event_add_time_relative(m->event, s, CLOCK_MONOTONIC, period, 1000000, fn, m);
+        r = sd_event_source_set_time_relative(*s, period);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(*s, SD_EVENT_ONESHOT);
+}
+
+static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* With a period of 0, only events run cycles, so an idle daemon never wakes up. */
+static int manager_arm_drift_timer(Manager *m) {
+        return manager_arm_period(m, &m->drift_timer, manager_drift_period_usec(m), on_drift_timer);
+}
+
 static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
@@ -341,64 +369,33 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         m->drift_refresh = false;
         manager_notify_status(m, "");
         malloc_trim(0);
-        r = sd_event_source_set_time_relative(s, manager_drift_period_usec(m));
+        r = manager_arm_drift_timer(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the drift timer: %m");
-        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
-static int manager_arm_drift_timer(Manager *m) {
-        uint64_t period = manager_drift_period_usec(m);
-        int r;
-
-        if (period == 0) {
-                /* With a period of 0, only events run cycles, so an idle daemon never wakes up. */
-                m->drift_timer = sd_event_source_disable_unref(m->drift_timer);
-                return 0;
-        }
-        if (m->drift_timer) {
-                r = sd_event_source_set_time_relative(m->drift_timer, period);
-                if (r < 0)
-                        return r;
-                return sd_event_source_set_enabled(m->drift_timer, SD_EVENT_ONESHOT);
-        }
-        /* An accuracy of 1 s lets this wakeup be batched with others. */
-        return sd_event_add_time_relative(m->event, &m->drift_timer, CLOCK_MONOTONIC, period, 1000000,
-                                          on_drift_timer, m);
+        return 0;
 }
 
 /*
- * The drift events cover the host's IRQs and threads, not the guests' vCPU and vhost threads:
- * those are found through libvirt. So while the events work, the guests' placement keeps its
- * own check every drift_check_sec, without a cycle. Without the events, the drift check covers it.
+ * The guests' placement is found through libvirt, and a guest that just started may not be
+ * watched yet. So while the drift events work, the guests' placement keeps its own check every
+ * drift_check_sec, without a cycle. Without the events, the drift check covers it.
  */
+static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static int manager_arm_guest_timer(Manager *m) {
+        uint64_t period = m->drift_events_ok ? (uint64_t) m->config->drift_check_sec * 1000000 : 0;
+        return manager_arm_period(m, &m->guest_timer, period, on_guest_timer);
+}
+
 static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
         guests_check_placements(m->guests);
-        r = sd_event_source_set_time_relative(s, (uint64_t) m->config->drift_check_sec * 1000000);
+        r = manager_arm_guest_timer(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the guests' placement check: %m");
-        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
-static int manager_arm_guest_timer(Manager *m) {
-        uint64_t period = (uint64_t) m->config->drift_check_sec * 1000000;
-        int r;
-
-        if (!m->drift_events_ok || period == 0) {
-                m->guest_timer = sd_event_source_disable_unref(m->guest_timer);
-                return 0;
-        }
-        if (m->guest_timer) {
-                r = sd_event_source_set_time_relative(m->guest_timer, period);
-                if (r < 0)
-                        return r;
-                return sd_event_source_set_enabled(m->guest_timer, SD_EVENT_ONESHOT);
-        }
-        return sd_event_add_time_relative(m->event, &m->guest_timer, CLOCK_MONOTONIC, period, 1000000,
-                                          on_guest_timer, m);
+        return 0;
 }
 
 /* The drift events stopped working: the drift check goes back to its short period at once. */
@@ -526,7 +523,7 @@ static void on_kernel_event(const char *what, void *userdata) {
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
 
-static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_repair(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
         m->refresh_only = m->drift_refresh = true;
@@ -536,20 +533,33 @@ static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        return on_repair(s, userdata);
+}
+
 /*
- * A drift event runs a cycle that reads only what the events named, at once: the timer fires
- * after the events already waiting are read. Like the other kernel events, these cycles start at
+ * A drift event runs a cycle that reads only what the events named, at once: it runs after the
+ * events already waiting are read. Like the other kernel events, these cycles start at
  * most every EVENT_CYCLE_GAP_USEC, so a process that keeps writing cannot keep the loop busy.
  */
 void manager_repair_soon(Manager *m) {
-        uint64_t when = MAX(now_usec(), m->cycle_started_usec + EVENT_CYCLE_GAP_USEC);
+        uint64_t now = now_usec(), when = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
         int r;
 
         if (source_armed(m->recheck_defer))
                 return;   /* A full re-check is due, and it reads these too. */
-        if (source_armed(m->repair_timer))
+        if (source_armed(m->repair_defer) || source_armed(m->repair_timer))
                 return;
-        if (!m->repair_timer) {
+        /* At once when the gap is over: a timer would add the timer's own latency, which is
+         * milliseconds in an emulated guest. */
+        if (now >= when) {
+                if (!m->repair_defer) {
+                        r = sd_event_add_defer(m->event, &m->repair_defer, on_repair, m);
+                        if (r >= 0)
+                                r = sd_event_source_set_priority(m->repair_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                } else
+                        r = sd_event_source_set_enabled(m->repair_defer, SD_EVENT_ONESHOT);
+        } else if (!m->repair_timer) {
                 r = sd_event_add_time(m->event, &m->repair_timer, CLOCK_MONOTONIC, when, 1, on_repair_timer, m);
                 if (r >= 0)
                         r = sd_event_source_set_priority(m->repair_timer, SD_EVENT_PRIORITY_NORMAL + 1);

@@ -36,6 +36,21 @@ static char *slurp(const char *path) {
         return buf;
 }
 
+/* Makes thread tid's stat name another thread, as when its PID was reused. Returns the stat as it was. */
+static char *thread_reused(pid_t tid) {
+        char path[512], other[1024];
+        char *stat;
+
+        snprintf(path, sizeof(path), "%s/proc/%d/stat", tree, (int) tid);
+        stat = slurp(path);
+        char *open = strchr(stat, '('), *close = strrchr(stat, ')');
+        ASSERT(open && close);
+        snprintf(other, sizeof(other), "%.*s(kworker/0:1%s", (int) (open - stat), stat, close);
+        snprintf(path, sizeof(path), "proc/%d/stat", (int) tid);
+        put(path, other);
+        return stat;
+}
+
 static Inventory *read_tree(RootFs *r) {
         Inventory *inv = NULL;
 
@@ -126,14 +141,8 @@ TEST(refresh_only_reads_what_events_named) {
         /* A thread named by its PID is read again: here it is another thread now, so the host is read whole. */
         const Irq *q = inventory_find_irq(inv, 44);
         ASSERT(q && q->thread > 0);
-        snprintf(path, sizeof(path), "%s/proc/%d/stat", tree, (int) q->thread);
-        stat = slurp(path);
-        char *open = strchr(stat, '('), *close = strrchr(stat, ')');
-        ASSERT(open && close);
-        char other[1024];
-        snprintf(other, sizeof(other), "%.*s(kworker/0:1%s", (int) (open - stat), stat, close);
+        stat = thread_reused(q->thread);
         snprintf(path, sizeof(path), "proc/%d/stat", (int) q->thread);
-        put(path, other);
         ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, NULL, 0), 0);
         ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, &q->thread, 1), -ESTALE);
         put(path, stat);
@@ -207,14 +216,8 @@ TEST(stale_when_the_host_is_not_the_copy) {
                 _cleanup_free_ char *stat = NULL;
 
                 ASSERT(q && q->thread > 0);
-                snprintf(path, sizeof(path), "%s/proc/%d/stat", tree, (int) q->thread);
-                stat = slurp(path);
-                char *open = strchr(stat, '('), *close = strrchr(stat, ')');
-                ASSERT(open && close);
-                char other[1024];
-                snprintf(other, sizeof(other), "%.*s(kworker/0:1%s", (int) (open - stat), stat, close);
+                stat = thread_reused(q->thread);
                 snprintf(path, sizeof(path), "proc/%d/stat", (int) q->thread);
-                put(path, other);
                 ASSERT_EQ(inventory_refresh(r, NULL, c), -ESTALE);
                 put(path, stat);
                 ASSERT_EQ(inventory_refresh(r, NULL, c), 0);
