@@ -3,7 +3,7 @@
 
 /*
  *   traffic-probe send IFACE RATE SECONDS
- *   traffic-probe watch SOCKET FILE
+ *   traffic-probe watch SOCKET FILE [PREFIX]
  *   traffic-probe hog CPU PRIORITY ON_MS OFF_MS SECONDS
  *
  * send: RATE broadcast frames a second out of IFACE for SECONDS (a packet socket, source
@@ -14,7 +14,8 @@
  * and watches FILE being replaced. Each version of FILE (read when it is renamed into
  * place) and each journal entry is one JSON line on stdout, in the order they arrived,
  * with its CLOCK_MONOTONIC time: sriovd writes the file and then logs the alerts of that
- * period, so an entry belongs to the last version before it. Runs until SIGTERM.
+ * period, so an entry belongs to the last version before it. Runs until SIGTERM. With PREFIX,
+ * only the lines of FILE that begin with it are recorded, which keeps the output small.
  * The host (test-vm.py) decides what they mean.
  *
  * hog: a SCHED_FIFO thread at PRIORITY on CPU that spins for ON_MS and sleeps for OFF_MS, for
@@ -147,6 +148,9 @@ static void print_entry(const char *buf, size_t n, double t) {
         fflush(stdout);
 }
 
+/* With a prefix, only the file's lines that begin with it are recorded. */
+static const char *keep_prefix;
+
 static void print_file(const char *path, double t) {
         static char buf[1 << 20];
         FILE *f = fopen(path, "re");
@@ -156,6 +160,21 @@ static void print_file(const char *path, double t) {
                 return;
         n = fread(buf, 1, sizeof(buf), f);
         fclose(f);
+        if (keep_prefix) {
+                size_t k = 0, len = strlen(keep_prefix);
+
+                for (size_t i = 0; i < n;) {
+                        const char *nl = memchr(buf + i, '\n', n - i);
+                        size_t end = nl ? (size_t) (nl - buf) + 1 : n;
+
+                        if (end - i >= len && memcmp(buf + i, keep_prefix, len) == 0) {
+                                memmove(buf + k, buf + i, end - i);
+                                k += end - i;
+                        }
+                        i = end;
+                }
+                n = k;
+        }
         printf("{\"t\":%.3f,\"file\":", t);
         json_string(buf, n);
         printf("}\n");
@@ -251,13 +270,15 @@ int main(int argc, char **argv) {
 
         if (argc == 5 && strcmp(argv[1], "send") == 0)
                 r = do_send(argv[2], (unsigned) strtoul(argv[3], NULL, 10), (unsigned) strtoul(argv[4], NULL, 10));
-        else if (argc == 4 && strcmp(argv[1], "watch") == 0)
+        else if ((argc == 4 || argc == 5) && strcmp(argv[1], "watch") == 0) {
+                keep_prefix = argc == 5 ? argv[4] : NULL;
                 r = do_watch(argv[2], argv[3]);
+        }
         else if (argc == 7 && strcmp(argv[1], "hog") == 0)
                 r = do_hog(atoi(argv[2]), atoi(argv[3]), (unsigned) strtoul(argv[4], NULL, 10),
                            (unsigned) strtoul(argv[5], NULL, 10), (unsigned) strtoul(argv[6], NULL, 10));
         else
-                fprintf(stderr, "usage: traffic-probe send IFACE RATE SECONDS | watch SOCKET FILE | "
+                fprintf(stderr, "usage: traffic-probe send IFACE RATE SECONDS | watch SOCKET FILE [PREFIX] | "
                         "hog CPU PRIORITY ON_MS OFF_MS SECONDS\n");
         if (r < 0 && argc > 1)
                 fprintf(stderr, "traffic-probe %s: %s\n", argv[1], strerror(-r));

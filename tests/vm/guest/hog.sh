@@ -13,7 +13,11 @@ HOG_PRIO=90
 HOG_ON_MS=200
 HOG_OFF_MS=20
 mkdir -p /run/systemd/journal
-traffic-probe watch /run/systemd/journal/socket /tmp/sriovd.prom > /tmp/watch.out 2> /tmp/watch.err &
+# Only each period's p99, and the histogram before and after the hog: on PREEMPT_RT, the whole
+# file of every period was more than the results port could send before the kernel found its
+# IRQ unanswered too often and disabled it.
+traffic-probe watch /run/systemd/journal/socket /tmp/sriovd.prom sriovd_thread_latency_p99_seconds \
+        > /tmp/watch.out 2> /tmp/watch.err &
 WATCH=$!
 wait_for 10 [ -s /tmp/watch.out ]
 
@@ -49,13 +53,14 @@ wait_for 60 tracked
 settle 40
 wait_for 20 carrier
 emit "{\"step\":\"hog-setup\",\"vf\":\"$VF0\",\"vfnet\":\"$VFNET\",\"threads\":\"$(for i in $(ls /sys/bus/pci/devices/$VF0/msi_irqs); do for p in /proc/[0-9]*; do case "$(cat $p/comm 2>/dev/null)" in "irq/$i-"*) echo "${p#/proc/}:$(cat $p/comm):$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' $p/status)" ;; esac; done; done | tr '\n' ' ')\"}"
-# The serial ports' IRQs off the RT CPU: on PREEMPT_RT their threads would wait behind the hog,
-# and the kernel disables an IRQ whose handler does not answer (the results port is one).
-for i in $(grep -E 'ttyS|serial' /proc/interrupts | cut -d: -f1); do echo 0 > /proc/irq/$i/smp_affinity_list; done
 traffic-probe send "$VFNET" "$RATE" $((SECONDS_QUIET + HOG_SECONDS + 6)) > /tmp/send.out 2> /tmp/send.err &
 SEND=$!
 sleep "$SECONDS_QUIET"
+grep '^sriovd_thread_latency_seconds_' /tmp/sriovd.prom > /tmp/hist-before
 step hog traffic-probe hog "$WANT_CPUS" "$HOG_PRIO" "$HOG_ON_MS" "$HOG_OFF_MS" "$HOG_SECONDS"
+grep '^sriovd_thread_latency_seconds_' /tmp/sriovd.prom > /tmp/hist-after
+emit_file hist-before /tmp/hist-before
+emit_file hist-after /tmp/hist-after
 wait $SEND
 emit_step send $?
 sleep 2
