@@ -21,5 +21,11 @@ emit "{\"step\":\"bpf-irqs\",\"pf\":\"$PFIRQ\",\"vf\":\"$VFIRQ\",\"vf_actions\":
 step bpf-irq test-bpf-events irq "$PFIRQ" "$VFIRQ"
 
 "$IP" link set "$VFNET" down
+# igbvf frees its vectors as the netdev goes down; on PREEMPT_RT that can finish after "ip" returns.
+vf_irq_freed() {
+        _l=$(grep "^ *$VFIRQ:" /proc/interrupts)
+        case "$_l" in *eth*) return 1 ;; esac
+}
+wait_for 10 vf_irq_freed
 emit "{\"step\":\"bpf-irq-freed\",\"irq\":\"$VFIRQ\",\"exists\":\"$(ls -d /proc/irq/$VFIRQ 2>&1 | tr -d '"\\')\",\"actions\":\"$(grep "^ *$VFIRQ:" /proc/interrupts | tr -s ' ' | cut -c1-200)\"}"
 step bpf-irq-down test-bpf-events irq "$VFIRQ"
