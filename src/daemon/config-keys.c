@@ -503,32 +503,24 @@ static int key_alert_metric(Parser *p, const KeyDef *k, const char *value, void 
         return 0;
 }
 
-static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *data) {
-        AlertPolicy *a = data;
-
-        /* An empty value removes a built-in rule's gate. */
+/* A metric name that a rule reads besides its own: a gate or a fallback. Empty removes a built-in one. */
+static int alert_other_metric(Parser *p, const KeyDef *k, const char *value, char *dst) {
         if (value[0] && !alert_metric_name_valid(value))
                 return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, or nothing",
                                     k->name, Q(value), ALERT_METRIC_MAX - 1);
         if (alert_metrics_family(value))
                 return parser_error(p, "%s = %s is made from the alert rules' own outcomes after they are checked; no rule can watch it",
                                     k->name, value);
-        strcpy(a->gate, value);
+        strcpy(dst, value);
         return 0;
 }
 
-static int key_alert_fallback(Parser *p, const KeyDef *k, const char *value, void *data) {
-        AlertPolicy *a = data;
+static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *data) {
+        return alert_other_metric(p, k, value, ((AlertPolicy *) data)->gate);
+}
 
-        /* An empty value removes a built-in rule's fallback. */
-        if (value[0] && !alert_metric_name_valid(value))
-                return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, or nothing",
-                                    k->name, Q(value), ALERT_METRIC_MAX - 1);
-        if (alert_metrics_family(value))
-                return parser_error(p, "%s = %s is made from the alert rules' own outcomes after they are checked; no rule can watch it",
-                                    k->name, value);
-        strcpy(a->fallback, value);
-        return 0;
+static int key_alert_fallback(Parser *p, const KeyDef *k, const char *value, void *data) {
+        return alert_other_metric(p, k, value, ((AlertPolicy *) data)->fallback);
 }
 
 /* Accepts a decimal number, optionally with a fraction or exponent. "inf", "nan" and hex floats are mistakes. */
