@@ -151,10 +151,24 @@ static int load_drift(BpfEvents *b, pid_t self) {
         return 0;
 }
 
+/*
+ * The programs see the host's thread IDs. A process in a child PID namespace knows others, and
+ * it sees no kernel thread: kthreadd is PID 2 in the initial namespace only.
+ */
+static bool in_child_pid_namespace(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/2/comm", "re");
+        char comm[32] = "";
+
+        return !f || !fgets(comm, sizeof(comm), f) || strcmp(comm, "kthreadd\n") != 0;
+}
+
 int bpf_events_new(pid_t self, BpfEvents **ret) {
         _cleanup_(bpf_events_freep) BpfEvents *b = NULL;
         int r;
 
+        if (in_child_pid_namespace())
+                return bpf_events_new_disabled("sriovd runs in a child PID namespace, and BPF sees the host's thread IDs",
+                                               ret);
         b = calloc(1, sizeof(*b));
         if (!b)
                 return -ENOMEM;
