@@ -103,7 +103,6 @@ static int on_bpf_io(sd_event_source *s, int fd, uint32_t revents, void *userdat
 }
 
 int manager_kernel_events_start(Manager *m) {
-        const char *why;
         int r, fd;
 
         if (m->bpf)
@@ -126,7 +125,6 @@ int manager_kernel_events_start(Manager *m) {
                 return 0;
         r = sd_event_add_io(m->event, &m->bpf_source, fd, EPOLLIN, on_bpf_io, m);
         if (r < 0) {
-                (void) bpf_events_status(m->bpf, BPF_FEATURE_DRIFT, &why);
                 log_warning_errno(r, "Failed to watch the kernel's drift events, checking drift every %u s: %m",
                                   m->config->drift_check_sec);
                 return 0;
