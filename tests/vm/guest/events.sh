@@ -76,13 +76,15 @@ emit_file events-log /tmp/daemon.log $?
 floor() {       # floor STEP KIND ID WANT PROBE-ARGS...: repair-probe's run against the floor
         _f_step=$1 _f_kind=$2 _f_id=$3 _f_want=$4
         shift 4
-        repair-probe floor "$_f_kind" "$_f_id" "$_f_want" > /tmp/floor.out 2>&1 &
+        # A file of its own: the shell truncates it only once the child runs, and an old
+        # "ready" read before that would start the changes before the floor listens.
+        repair-probe floor "$_f_kind" "$_f_id" "$_f_want" > "/tmp/$_f_step.out" 2>&1 &
         _f_pid=$!
-        wait_for 30 grep -q ready /tmp/floor.out
+        wait_for 30 grep -q ready "/tmp/$_f_step.out"
         step "$_f_step" repair-probe "$@"
         kill -TERM $_f_pid
         wait $_f_pid
-        emit_file "$_f_step-floor" /tmp/floor.out $?
+        emit_file "$_f_step-floor" "/tmp/$_f_step.out" $?
 }
 floor floor-irq irq "$IRQ" "$WANT_CPUS" irq "$IRQ" "$WRONG_CPU" "$WANT_CPUS" "$REPAIRS"
 [ -n "$TID" ] && floor floor-thread thread "$TID" "$PRIORITY" thread "$TID" $((PRIORITY - 20)) "$PRIORITY" "$REPAIRS"
