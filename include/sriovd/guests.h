@@ -18,14 +18,14 @@ typedef struct Virt Virt;
  */
 int guests_new(Manager *m, const char *uri, Guests **ret);
 /*
- * Connects from the event loop and never blocks it, as the daemon does. A child process tries
- * each attempt first, and it is killed after 15 s without an answer. Then the connection is
- * opened. A failure is retried after 1 s, and the wait doubles up to 30 s. Each attempt uses the
- * URI that the configuration names at that time. Once connected, guests_resync() reconciles the
- * NICs and attaches those missing. It also learns the running domains' vCPU 0 CPUs and RT
- * pinning. SIGCHLD must be blocked.
+ * Connects from the event loop and never blocks it, as the daemon does. Each attempt runs on a
+ * thread of its own and is given up after 15 s without an answer. A failure is retried after
+ * 1 s, and the wait doubles up to 30 s. Once connected, guests_resync() reconciles the NICs and
+ * attaches those missing. It also learns the running domains' vCPU 0 CPUs and RT pinning.
  */
 int guests_start(Manager *m, Guests **ret);
+/* Switches to the URI a reload named, if it differs: the next attempt, at once, opens it. */
+void guests_set_uri(Guests *g, const char *uri);
 /* Whether the libvirt connection is open now. */
 bool guests_connected_now(const Guests *g);
 /*

@@ -287,6 +287,12 @@ typedef enum VirtEventKind {
          * pinning as a CPU list if it is among them, else "".
          */
         VIRT_EVENT_TUNABLE,
+        VIRT_EVENT_CONNECTED,         /* virt_start()'s first open succeeded */
+        /*
+         * An open failed, or got no answer within the bound (detail -ETIMEDOUT). detail is a
+         * negative errno, detail_str the reason. The next attempt follows after the backoff.
+         */
+        VIRT_EVENT_CONNECT_FAILED,
         _VIRT_EVENT_KIND_MAX,
 } VirtEventKind;
 
@@ -305,20 +311,38 @@ typedef void (*VirtEventFn)(const VirtEvent *ev, void *userdata);
 typedef struct Virt Virt;
 
 /*
- * Opens uri and subscribes to lifecycle, device and tunable events. A uri of NULL means
- * VIRT_URI_DEFAULT. The events are delivered to fn. fn may be NULL, and it can be set later with
- * virt_set_event_fn(). virt_event_register() must have been called. When the connection drops,
- * fn gets DISCONNECTED. The module then reopens it from an sd-event timer, backing off 1 s, 2 s,
- * 4 s and so on up to 30 s, and fn gets RECONNECTED. The caller frees *ret with virt_free().
- * When the first open fails, it returns an errno such as -ENOTCONN and fills err.
+ * Opens uri and subscribes to lifecycle, device and tunable events, on the calling thread. A uri
+ * of NULL means VIRT_URI_DEFAULT. The events are delivered to fn. fn may be NULL, and it can be
+ * set later with virt_set_event_fn(). When the connection drops, fn gets DISCONNECTED. The module
+ * then reopens it from an sd-event timer, backing off 1 s, 2 s, 4 s and so on up to 30 s, and fn
+ * gets RECONNECTED, or CONNECT_FAILED for each attempt that fails. The caller frees *ret with
+ * virt_free(). When the first open fails, it returns an errno such as -ENOTCONN and fills err.
+ *
+ * Every open but virt_new()'s runs on a thread of its own, bounded by the open timeout (15 s), so
+ * that a libvirt that accepts and never answers cannot stop the loop. So does every close of a
+ * connection: libvirt asks the server then too. In-process drivers such as test:// open and close
+ * on the loop.
  */
 int virt_new(struct sd_event *e, const char *uri, VirtEventFn fn, void *userdata, Virt **ret, VirtError *err);
+/*
+ * Like virt_new(), but returns at once, not connected. The first attempt runs from the loop: fn
+ * gets CONNECTED, or CONNECT_FAILED and the attempts go on with the backoff.
+ */
+int virt_start(struct sd_event *e, const char *uri, VirtEventFn fn, void *userdata, Virt **ret, VirtError *err);
 Virt *virt_free(Virt *v);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Virt *, virt_free);
 void virt_set_event_fn(Virt *v, VirtEventFn fn, void *userdata);
 bool virt_is_connected(const Virt *v);
 /* Sets the bounds of the reconnect backoff in µs. Tests shorten them. */
 void virt_set_backoff(Virt *v, uint64_t min_usec, uint64_t max_usec);
+/*
+ * Switches to uri: an open or opening connection to another URI is let go, with DISCONNECTED if
+ * it was open, and the next attempt, at once, opens uri. Returns 1 when it changed, 0 when uri is
+ * the one in use, or -ENOMEM.
+ */
+int virt_set_uri(Virt *v, const char *uri);
+/* Sets how long one attempt to open may wait for libvirt's answer, in µs. Tests shorten it. */
+void virt_set_open_timeout(Virt *v, uint64_t usec);
 
 /*
  * Lists every domain, active and inactive, with its NICs. The caller frees *ret with

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* guests.c — the libvirt side of tenants: their NICs in their domains, their vCPUs and the domain lifecycle */
 
-#include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
@@ -28,25 +25,14 @@ typedef struct Running {
 } Running;
 
 /*
- * The first connection must not block the event loop. virConnectOpen() on a socket that nobody
- * answers blocks without a bound. At boot, systemd holds libvirt's socket until sriovd is ready,
- * and libvirt may take its whole start-up time to answer. So a child process tries the URI
- * first, and its own alarm kills it after PROBE_TIMEOUT_SEC. Only when the child got through does
- * the daemon open its own connection. From then on, the libvirt module keeps that connection and
- * reconnects by itself.
+ * No connection ever blocks the event loop: the libvirt module opens each one on a thread of its
+ * own, with a bound, and retries with backoff. At boot, systemd holds libvirt's socket until
+ * sriovd is ready, and libvirt may take its whole start-up time to answer.
  */
-#define PROBE_TIMEOUT_SEC 15
-#define CONNECT_BACKOFF_MIN_USEC (1000u * 1000u)
-#define CONNECT_BACKOFF_MAX_USEC (30u * 1000u * 1000u)
-
 struct Guests {
         Manager *manager;
         Virt *virt;
-        sd_event_source *connect_timer;   /* the next connection attempt */
-        sd_event_source *probe;           /* the child trying the URI */
-        pid_t probe_pid;
-        uint64_t backoff;                 /* the last wait between attempts, or 0 before the first */
-        unsigned n_attempts;
+        unsigned n_failed;                /* attempts that failed since the last connection */
         Running *running;
         size_t n_running, allocated_running;
         sd_event_source *reconcile_defer; /* reconciles after a NIC left a guest, or may have left it */
@@ -637,6 +623,14 @@ static void relearn_vcpu0(Guests *g, const char *domain, const char *uuid) {
         manager_recheck(g->manager, "libvirt vCPU pinning changed");
 }
 
+/* Called once connected. It logs this once and catches up with what happened in the meantime. */
+static void guests_connected(Guests *g) {
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "Connected to libvirt at %s%s",
+                       manager_config(g->manager)->libvirt_uri, g->n_failed > 0 ? " after retrying" : "");
+        g->n_failed = 0;
+        guests_resync(g);
+}
+
 static void on_virt_event(const VirtEvent *ev, void *userdata) {
         Guests *g = userdata;
 
@@ -674,6 +668,15 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 break;
         case VIRT_EVENT_DISCONNECTED:
                 log_warning("libvirt connection lost (%s); reconnecting", ev->detail_str ?: "?");
+                break;
+        case VIRT_EVENT_CONNECTED:
+                guests_connected(g);
+                break;
+        case VIRT_EVENT_CONNECT_FAILED:
+                /* Said once at warning level; the attempts that follow at debug level. */
+                log_full_errno(g->n_failed++ > 0 ? LOG_DEBUG : LOG_WARNING, ev->detail, LOG_FIELDS(),
+                               "Failed to connect to libvirt at %s: %s; tenants' NICs are attached once it answers",
+                               manager_config(g->manager)->libvirt_uri, ev->detail_str);
                 break;
         default:
                 break;
@@ -792,17 +795,6 @@ void guests_resync(Guests *g) {
         manager_recheck(g->manager, "libvirt connected");
 }
 
-static int guests_open(Guests *g, const char *uri) {
-        VirtError err = {};
-        int r;
-
-        r = virt_new(manager_event_loop(g->manager), uri, on_virt_event, g, &g->virt, &err);
-        if (r < 0)
-                return log_full_errno(g->n_attempts > 1 ? LOG_DEBUG : LOG_WARNING, r,
-                                      LOG_FIELDS(), "Failed to connect to libvirt at %s: %s", uri, err.message);
-        return 0;
-}
-
 /* Allocates a Guests that is not connected yet. libvirt's events are registered on the manager's event loop. */
 static int guests_alloc(Manager *m, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
@@ -812,7 +804,6 @@ static int guests_alloc(Manager *m, Guests **ret) {
         if (!g)
                 return -ENOMEM;
         g->manager = m;
-        g->probe_pid = -1;
         r = virt_event_register(manager_event_loop(m));
         if (r < 0)
                 return r;
@@ -820,153 +811,48 @@ static int guests_alloc(Manager *m, Guests **ret) {
         return 0;
 }
 
+/* Connects on the calling thread, for --once. */
 int guests_new(Manager *m, const char *uri, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
+        VirtError err = {};
         int r;
 
         r = guests_alloc(m, &g);
         if (r < 0)
                 return r;
-        g->n_attempts = 1;
-        r = guests_open(g, uri);
+        r = virt_new(manager_event_loop(m), uri, on_virt_event, g, &g->virt, &err);
         if (r < 0)
-                return r;
+                return log_warning_errno(r, "Failed to connect to libvirt at %s: %s", uri, err.message);
         *ret = TAKE_PTR(g);
         return 0;
 }
 
-static void guests_schedule_attempt(Guests *g);
-
-/* Called once connected. It logs this once and catches up with what happened in the meantime. */
-static void guests_connected(Guests *g, const char *uri) {
-        log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "Connected to libvirt at %s%s", uri,
-                       g->n_attempts > 1 ? " after retrying" : "");
-        g->backoff = 0;
-        guests_resync(g);
-}
-
-static void guests_attempt_open(Guests *g) {
-        const char *uri = manager_config(g->manager)->libvirt_uri;
-
-        if (guests_open(g, uri) < 0) {
-                guests_schedule_attempt(g);
-                return;
-        }
-        guests_connected(g, uri);
-}
-
-static int on_probe_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
-        Guests *g = userdata;
-        const char *uri = manager_config(g->manager)->libvirt_uri;
-
-        g->probe = sd_event_source_unref(g->probe);
-        g->probe_pid = -1;
-        if (si->si_code == CLD_EXITED && si->si_status == 0) {
-                guests_attempt_open(g);
-                return 0;
-        }
-        log_full_errno(g->n_attempts > 1 ? LOG_DEBUG : LOG_WARNING, 0, LOG_FIELDS(),
-                       "libvirt at %s %s; tenants' NICs are attached once it is", uri,
-                       si->si_code == CLD_KILLED && si->si_status == SIGALRM
-                               ? "did not answer in time"
-                               : "is not reachable");
-        guests_schedule_attempt(g);
-        return 0;
-}
-
-static void silence(void *userdata, virErrorPtr e) {
-}
-
-/* Local drivers such as test:// run in this process and never wait on a socket, so they need no probe. */
-static bool uri_is_in_process(const char *uri) {
-        return strncmp(uri, "test:", 5) == 0;
-}
-
-static void guests_attempt(Guests *g) {
-        const char *uri = manager_config(g->manager)->libvirt_uri;
-        sigset_t all;
-        pid_t pid;
-        int r;
-
-        g->n_attempts++;
-        if (uri_is_in_process(uri)) {
-                guests_attempt_open(g);
-                return;
-        }
-
-        pid = fork();
-        if (pid < 0) {
-                log_warning_errno(negative_errno(), "Failed to fork the libvirt probe, retrying: %m");
-                guests_schedule_attempt(g);
-                return;
-        }
-        if (pid == 0) {
-                /*
-                 * The child only asks whether libvirt answers, and its alarm bounds the wait. It
-                 * must not keep the daemon's lock, because a restart after a crash would find the
-                 * lock held. It must not keep the bus or netlink sockets either, nor outlive the
-                 * daemon.
-                 */
-                (void) close_range(3, ~0U, 0);
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                sigemptyset(&all);
-                (void) sigprocmask(SIG_SETMASK, &all, NULL);
-                (void) signal(SIGALRM, SIG_DFL);
-                alarm(PROBE_TIMEOUT_SEC);
-                virSetErrorFunc(NULL, silence);
-                _exit(virConnectOpen(uri) ? 0 : 1);
-        }
-        g->probe_pid = pid;
-        r = sd_event_add_child(manager_event_loop(g->manager), &g->probe, pid, WEXITED, on_probe_exit, g);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to watch the libvirt probe, retrying: %m");
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                g->probe_pid = -1;
-                guests_schedule_attempt(g);
-        }
-}
-
-static int on_connect_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        guests_attempt(userdata);
-        return 0;
-}
-
-/* Backs off like the D-Bus reconnect: 1 s at first, doubling up to 30 s. */
-static void guests_schedule_attempt(Guests *g) {
-        sd_event *e = manager_event_loop(g->manager);
-        int r;
-
-        g->backoff = g->backoff ? MIN(g->backoff * 2, (uint64_t) CONNECT_BACKOFF_MAX_USEC) : CONNECT_BACKOFF_MIN_USEC;
-        if (!g->connect_timer)
-                r = sd_event_add_time_relative(e, &g->connect_timer, CLOCK_MONOTONIC, g->backoff, 10 * 1000,
-                                               on_connect_timer, g);
-        else {
-                r = sd_event_source_set_time_relative(g->connect_timer, g->backoff);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(g->connect_timer, SD_EVENT_ONESHOT);
-        }
-        if (r < 0)
-                log_error_errno(r, "Failed to schedule a libvirt connection attempt, tenants' NICs stay unattached: %m");
-        else
-                log_debug("Next libvirt connection attempt in %" PRIu64 " ms", g->backoff / 1000);
-}
-
+/* The daemon's: connects from the event loop, and never blocks it. */
 int guests_start(Manager *m, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
+        VirtError err = {};
         int r;
 
         r = guests_alloc(m, &g);
         if (r < 0)
                 return r;
-        /* The first attempt runs from the event loop, not from here.
-         * So the caller's own start-up, with READY=1, comes first. */
-        r = sd_event_add_time_relative(manager_event_loop(m), &g->connect_timer, CLOCK_MONOTONIC, 0, 0,
-                                       on_connect_timer, g);
+        r = virt_start(manager_event_loop(m), manager_config(m)->libvirt_uri, on_virt_event, g, &g->virt, &err);
         if (r < 0)
-                return r;
+                return log_error_errno(r, "Failed to set up the libvirt connection: %s", err.message);
         *ret = TAKE_PTR(g);
         return 0;
+}
+
+void guests_set_uri(Guests *g, const char *uri) {
+        int r;
+
+        if (!g || !g->virt)
+                return;
+        r = virt_set_uri(g->virt, uri);
+        if (r < 0)
+                log_warning_errno(r, "Failed to switch to libvirt at %s, staying with the connection in use: %m", uri);
+        else if (r > 0)
+                log_info("libvirt_uri changed: connecting to %s", uri);
 }
 
 bool guests_connected_now(const Guests *g) {
@@ -976,13 +862,7 @@ bool guests_connected_now(const Guests *g) {
 Guests *guests_free(Guests *g) {
         if (!g)
                 return NULL;
-        sd_event_source_disable_unref(g->connect_timer);
-        sd_event_source_disable_unref(g->probe);
         sd_event_source_disable_unref(g->reconcile_defer);
-        if (g->probe_pid > 0) {
-                (void) kill(g->probe_pid, SIGKILL);
-                (void) waitpid(g->probe_pid, NULL, 0);
-        }
         virt_free(g->virt);
         free(g->running);
         free(g);

@@ -173,6 +173,7 @@ int manager_load_config(Manager *m) {
         m->n_channels_unsupported = 0;
         /* The tenant classes may have changed, so the tenants are placed again under the new ones. */
         m->tenants_configured = false;
+        guests_set_uri(m->guests, c->libvirt_uri);
         return 0;
 }
 
@@ -862,7 +863,6 @@ int manager_run(Manager *m) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGCHLD);   /* sd-event reports the libvirt probe's exit. */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(negative_errno(), "Failed to block signals: %m");
 

@@ -4,9 +4,13 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <libxml/entities.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <systemd/sd-event.h>
+#include <unistd.h>
 
 #include "sriovd/guest-placement.h"
 #include "sriovd/virt.h"
@@ -384,6 +388,7 @@ typedef struct Recorder {
 static const char *const kind_names[] = {
         "defined", "undefined", "started", "stopped", "suspended", "resumed",
         "device-added", "device-removed", "device-removal-failed", "disconnected", "reconnected", "tunable",
+        "connected", "connect-failed",
 };
 _Static_assert(ELEMENTSOF(kind_names) == _VIRT_EVENT_KIND_MAX, "a name per event kind");
 
@@ -778,6 +783,124 @@ TEST(test_driver_events_and_reconcile) {
         ASSERT_EQ(virt_event_n_sources(), 0);
 }
 
+/* ---- libvirt that accepts and never answers ---- */
+
+typedef struct Silent {
+        int listen_fd;
+        int held[16];
+        unsigned n_held;              /* atomic */
+} Silent;
+
+static void *silent_accept(void *userdata) {
+        Silent *sv = userdata;
+
+        for (;;) {
+                int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                unsigned n;
+
+                if (fd < 0)
+                        return NULL;
+                n = __atomic_load_n(&sv->n_held, __ATOMIC_ACQUIRE);
+                if (n >= ELEMENTSOF(sv->held)) {
+                        close(fd);
+                        continue;
+                }
+                sv->held[n] = fd;
+                __atomic_store_n(&sv->n_held, n + 1, __ATOMIC_RELEASE);
+        }
+}
+
+typedef struct Ticks {
+        uint64_t last, max_gap;
+} Ticks;
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
+        Ticks *t = userdata;
+        uint64_t now = now_usec();
+
+        if (t->last)
+                t->max_gap = MAX(t->max_gap, now - t->last);
+        t->last = now;
+        return sd_event_source_set_time_relative(s, 10 * 1000);
+}
+
+static size_t count_prefix(const Recorder *r, const char *prefix) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < r->n; i++)
+                n += strncmp(r->lines[i], prefix, strlen(prefix)) == 0;
+        return n;
+}
+
+/*
+ * Each attempt is given up after its bound while the loop keeps running; at most four attempts
+ * wait at once; a given-up attempt cleans up once the server lets go; freeing returns at once.
+ */
+TEST(silent_libvirt) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(sd_event_source_unrefp) sd_event_source *tick = NULL;
+        _cleanup_free_ char *uri = NULL;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char dir[] = "/tmp/sriovd-test-virt-XXXXXX";
+        Silent sv = {};
+        Ticks ticks = {};
+        Recorder rec = {};
+        VirtError err = {};
+        pthread_t t;
+        Virt *v = NULL;
+        uint64_t deadline, t0;
+
+        ASSERT(mkdtemp(dir));
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", dir);
+        sv.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ASSERT(sv.listen_fd >= 0);
+        ASSERT(bind(sv.listen_fd, (struct sockaddr *) &sa, sizeof(sa)) == 0);
+        ASSERT(listen(sv.listen_fd, 16) == 0);
+        ASSERT(pthread_create(&t, NULL, silent_accept, &sv) == 0);
+        ASSERT(asprintf(&uri, "qemu+unix:///system?socket=%s", sa.sun_path) > 0);
+
+        ASSERT(sd_event_new(&e) >= 0);
+        ASSERT(sd_event_add_time_relative(e, &tick, CLOCK_MONOTONIC, 10 * 1000, 1, on_tick, &ticks) >= 0);
+        ASSERT(sd_event_source_set_enabled(tick, SD_EVENT_ON) >= 0);
+        ASSERT_EQ(virt_start(e, uri, record, &rec, &v, &err), 0);
+        virt_set_open_timeout(v, 200 * 1000);
+        virt_set_backoff(v, 50 * 1000, 50 * 1000);
+        ASSERT(!virt_is_connected(v));
+
+        /* Four attempts held and given up, then a fifth that finds four threads still waiting. */
+        deadline = now_usec() + 10 * 1000000u;
+        while (count_prefix(&rec, "connect-failed - earlier attempts") == 0 && now_usec() < deadline)
+                ASSERT(sd_event_run(e, 100 * 1000) >= 0);
+        for (size_t i = 0; i < rec.n; i++)
+                fprintf(stderr, "   %s\n", rec.lines[i]);
+        ASSERT_EQ(count_prefix(&rec, "connect-failed - libvirt at "), 4);
+        ASSERT(strstr(rec.lines[0], "did not answer"));
+        ASSERT_EQ(__atomic_load_n(&sv.n_held, __ATOMIC_ACQUIRE), 4);
+        ASSERT(!virt_is_connected(v));
+        /* The loop ran all along: its 10 ms timer was never held up for long (a loaded machine
+         * delays it some; an attempt on the loop would have held it for good). */
+        fprintf(stderr, "   longest gap of a 10 ms timer: %.1f ms\n", ticks.max_gap / 1e3);
+        ASSERT(ticks.max_gap < 1000 * 1000);
+
+        t0 = now_usec();
+        v = virt_free(v);
+        ASSERT(now_usec() - t0 < 50 * 1000);
+
+        /* The server lets go: the abandoned threads return, and libvirt removes what they added. */
+        for (unsigned i = 0; i < sv.n_held; i++)
+                close(sv.held[i]);
+        deadline = now_usec() + 10 * 1000000u;
+        while (virt_event_n_sources() > 0 && now_usec() < deadline)
+                ASSERT(sd_event_run(e, 50 * 1000) >= 0);
+        ASSERT_EQ(virt_event_n_sources(), 0);
+
+        shutdown(sv.listen_fd, SHUT_RDWR);
+        close(sv.listen_fd);
+        ASSERT(pthread_join(t, NULL) == 0);
+        unlink(sa.sun_path);
+        rmdir(dir);
+}
+
 int main(void) {
         RUN(escape);
         RUN(builders);
@@ -790,5 +913,6 @@ int main(void) {
         RUN(reconcile);
         RUN(libvirt_parses_fragments);
         RUN(test_driver_events_and_reconcile);
+        RUN(silent_libvirt);
         return 0;
 }

@@ -22,29 +22,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livelib import Fail, check, log, setup_namespace, start_libvirtd, stop, wait_log, run_inner  # noqa: E402
+
 MAC = "52:54:00:5a:00:01"
 DOM = "sriovd-live"
 # A PCI address no host has: the hostdev attempt must never touch a real device.
 NO_SUCH_VF = "0000:7f:1f.7"
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(77)
-
-
-def log(msg):
-    print(msg, flush=True)
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
-    log(f"  ok: {what}")
 
 
 # ---- the initramfs: busybox and an /init that says it is up and waits ----
@@ -194,75 +178,6 @@ def start_sriovd(tmp, uri, log_name="sriovd.log"):
                             stdout=log_f, stderr=log_f)
 
 
-def wait_log(path, text, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(path, errors="replace") as f:
-            if text in f.read():
-                return True
-        time.sleep(0.2)
-    with open(path, errors="replace") as f:
-        sys.stdout.write(f.read()[-3000:])
-    return False
-
-
-# ---- libvirtd in this namespace ----
-
-def start_libvirtd(tmp):
-    conf = f"{tmp}/libvirtd.conf"
-    log_f = open(f"{tmp}/libvirtd.log", "ab")
-    p = subprocess.Popen(["libvirtd", "-f", conf, "-p", f"{tmp}/libvirtd.pid"], stdout=log_f, stderr=log_f,
-                         start_new_session=True)
-    sock = f"{tmp}/sock/libvirt-sock"
-    deadline = time.monotonic() + 90
-    while not os.path.exists(sock):
-        if p.poll() is not None or time.monotonic() > deadline:
-            raise Fail("libvirtd did not come up; see libvirtd.log")
-        time.sleep(0.1)
-    return p
-
-
-def stop(p):
-    if p and p.poll() is None:
-        p.terminate()
-        try:
-            p.wait(20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
-def setup_namespace(tmp):
-    # Private copies of libvirt's directories, passwd/group with the user libvirt 9.0 looks up.
-    for d in ("etc", "run", "lib", "cache", "log", "sock"):
-        os.makedirs(f"{tmp}/{d}", exist_ok=True)
-    if os.path.isdir("/etc/libvirt"):
-        shutil.copytree("/etc/libvirt", f"{tmp}/etc", dirs_exist_ok=True)
-    for src, dst in (("etc", "/etc/libvirt"), ("run", "/run/libvirt"), ("lib", "/var/lib/libvirt"),
-                     ("cache", "/var/cache/libvirt"), ("log", "/var/log/libvirt")):
-        os.makedirs(dst, exist_ok=True)
-        subprocess.run(["mount", "--bind", f"{tmp}/{src}", dst], check=True)
-    for f, extra in (("passwd", "libvirt-qemu:x:64055:64055::/var/lib/libvirt:/usr/sbin/nologin\n"),
-                     ("group", "libvirt-qemu:x:64055:\nkvm:x:64056:\n")):
-        with open(f"/etc/{f}") as i:
-            text = i.read()
-        with open(f"{tmp}/{f}", "w") as o:
-            o.write(text)
-            for line in extra.splitlines():
-                if not any(x.split(":")[0] == line.split(":")[0] for x in text.splitlines()):
-                    o.write(line + "\n")
-        subprocess.run(["mount", "--bind", f"{tmp}/{f}", f"/etc/{f}"], check=True)
-    with open(f"{tmp}/libvirtd.conf", "w") as f:
-        f.write(f'unix_sock_dir = "{tmp}/sock"\nauth_unix_rw = "none"\nauth_unix_ro = "none"\n')
-    with open("/etc/libvirt/qemu.conf", "w") as f:
-        f.write('user = "root"\ngroup = "root"\nstdio_handler = "file"\ncgroup_controllers = [ ]\n'
-                'security_driver = "none"\nnamespaces = [ ]\ndynamic_ownership = 0\n')
-    for c in (["ip", "link", "set", "lo", "up"],
-              ["ip", "tuntap", "add", "dev", "tap0", "mode", "tap"], ["ip", "link", "set", "tap0", "up"],
-              ["ip", "link", "add", "br0", "type", "bridge"], ["ip", "link", "set", "br0", "up"]):
-        subprocess.run(c, check=True)
-
-
 def vcpu_thread_policies(qemu_pid):
     # QEMU names its vCPU threads "CPU N/TCG" (or /KVM); field 41 of stat is the policy.
     out = {}
@@ -332,6 +247,9 @@ def inner(helper_exe):
     tmp = tempfile.mkdtemp(prefix="sriovd-virt-live-")
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", tmp], check=True)
     setup_namespace(tmp)
+    for c in (["ip", "tuntap", "add", "dev", "tap0", "mode", "tap"], ["ip", "link", "set", "tap0", "up"],
+              ["ip", "link", "add", "br0", "type", "bridge"], ["ip", "link", "set", "br0", "up"]):
+        subprocess.run(c, check=True)
     cache = os.environ.get("SRIOVD_VM_CACHE", "/var/cache/sriovd-vm")
     kernel, busybox = f"{cache}/kernel-std/vmlinux", f"{cache}/busybox/bin/busybox"
     guest = os.path.exists(kernel) and os.path.exists(busybox)
@@ -540,20 +458,7 @@ def main():
     if len(sys.argv) != 2:
         print("usage: test-virt-live.py VIRT_LIVE_HELPER", file=sys.stderr)
         sys.exit(2)
-    if os.geteuid() != 0:
-        skip("needs root")
-    for tool in ("libvirtd", "qemu-system-x86_64", "unshare", "ip"):
-        if not shutil.which(tool):
-            skip(f"{tool} not installed (tools/install-deps)")
-    helper = os.path.abspath(sys.argv[1])
-    # A package build's chroot, whose / is no mount point, cannot make / private (EINVAL).
-    probe = subprocess.run(["unshare", "-m", "-n", "--propagation", "private", "true"], capture_output=True,
-                           text=True)
-    if probe.returncode != 0:
-        skip(f"cannot make private mount and network namespaces: {probe.stderr.strip()}")
-    r = subprocess.run(["unshare", "-m", "-n", "--propagation", "private", sys.executable,
-                        os.path.abspath(__file__), "--inner", helper], timeout=220)
-    sys.exit(r.returncode)
+    run_inner(__file__, [os.path.abspath(sys.argv[1])], ("libvirtd", "qemu-system-x86_64", "unshare", "ip"), 220)
 
 
 if __name__ == "__main__":

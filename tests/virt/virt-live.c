@@ -33,6 +33,7 @@
 static const char *const kinds[] = {
         "defined", "undefined", "started", "stopped", "suspended", "resumed",
         "device-added", "device-removed", "device-removal-failed", "disconnected", "reconnected", "tunable",
+        "connected", "connect-failed",
 };
 _Static_assert(ELEMENTSOF(kinds) == _VIRT_EVENT_KIND_MAX, "a name per event kind");
 
