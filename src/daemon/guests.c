@@ -60,8 +60,11 @@ pid_t guests_qemu_pid(const Guests *g, const char *domain) {
         return run ? run->qemu_pid : 0;
 }
 
-/* Sets the vCPU 0 CPU of the domain with name and uuid, where uuid may be NULL. A cpu below 0 drops it. */
-static void running_set(Guests *g, const char *name, const char *uuid, int cpu) {
+/*
+ * Sets the vCPU 0 CPU of the domain with name and uuid, where uuid may be NULL. A cpu below 0
+ * drops it. Returns -ENOMEM when a new domain cannot be added.
+ */
+static int running_set(Guests *g, const char *name, const char *uuid, int cpu) {
         for (size_t i = 0; i < g->n_running; i++)
                 if (streq(g->running[i].domain, name)) {
                         if (cpu < 0)
@@ -71,13 +74,25 @@ static void running_set(Guests *g, const char *name, const char *uuid, int cpu) 
                                 if (uuid && uuid[0])
                                         strscpy(g->running[i].uuid, VIRT_UUID_STRING_MAX, uuid);
                         }
-                        return;
+                        return 0;
                 }
-        if (cpu < 0 || GREEDY_REALLOC(g->running, g->allocated_running, g->n_running + 1) < 0)
-                return;
+        if (cpu < 0)
+                return 0;
+        if (GREEDY_REALLOC(g->running, g->allocated_running, g->n_running + 1) < 0)
+                return -ENOMEM;
         g->running[g->n_running] = (Running) { .vcpu0_cpu = cpu };
         strscpy(g->running[g->n_running].uuid, VIRT_UUID_STRING_MAX, uuid ?: "");
         strscpy(g->running[g->n_running++].domain, VIRT_DOMAIN_NAME_MAX, name);
+        return 0;
+}
+
+/* The same, said in the journal when it fails: the IRQs of the domain's tenants then stay where they are. */
+static void running_learn(Guests *g, const char *name, const char *uuid, int cpu) {
+        int r = running_set(g, name, uuid, cpu);
+
+        if (r < 0)
+                log_warning_errno(r, "%s: failed to remember vCPU 0's host CPU %d, its tenants' IRQs stay "
+                                  "where they are until it is read again: %m", name, cpu);
 }
 
 /* Builds the NIC that a tenant of cls has: the VF, as an interface or a plain hostdev, or virtio-net. */
@@ -553,7 +568,7 @@ static void learn_running_id(Guests *g, const char *name, const char *uuid) {
         place_rt_guest(g, name, uuid);
         cpu = virt_vcpu0_host_cpu(g->virt, name, &err);
         if (cpu >= 0)
-                running_set(g, name, uuid, cpu);
+                running_learn(g, name, uuid, cpu);
         place_guest_vhost(g, name, uuid);
 }
 
@@ -615,7 +630,7 @@ static void relearn_vcpu0(Guests *g, const char *domain, const char *uuid) {
         cpu = virt_vcpu0_host_cpu(g->virt, domain, &err);
         if (cpu < 0 || cpu == old)
                 return;
-        running_set(g, domain, uuid, cpu);
+        running_learn(g, domain, uuid, cpu);
         if (old >= 0)
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "%s: vCPU 0 now on host CPU %d (was %d)", domain, cpu, old);
         else
@@ -639,14 +654,14 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 on_started(g, ev->domain, ev->uuid);
                 break;
         case VIRT_EVENT_STOPPED:
-                running_set(g, ev->domain, NULL, -1);
+                (void) running_set(g, ev->domain, NULL, -1);   /* a removal, which cannot fail */
                 if (manager_config(g->manager)->release_on_stop)
                         release_domain(g, ev->domain, ev->uuid, "stopped");
                 reconcile_soon(g);
                 manager_recheck(g->manager, "libvirt domain stopped");
                 break;
         case VIRT_EVENT_UNDEFINED:
-                running_set(g, ev->domain, NULL, -1);
+                (void) running_set(g, ev->domain, NULL, -1);   /* a removal, which cannot fail */
                 release_domain(g, ev->domain, ev->uuid, "undefined");
                 reconcile_soon(g);
                 break;
@@ -706,8 +721,11 @@ void guests_reconcile(Guests *g) {
         for (size_t i = 0; inv && i < inv->n_pfs; i++)
                 n_vfs += inv->pfs[i].n_vfs;
         vfs = calloc(n_vfs ?: 1, sizeof(*vfs));
-        if (!expected || !infos || !vfs)
+        if (!expected || !infos || !vfs) {
+                log_warning_errno(-ENOMEM, "Failed to reconcile the NICs in libvirt's domains, "
+                                  "retried at the next domain event: %m");
                 goto finish;
+        }
         for (size_t i = 0; i < n; i++)
                 if (manager_tenant(g->manager, i, &infos[k]) >= 0 && tenant_domain_ref(&infos[k])[0]) {
                         expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac,
