@@ -214,6 +214,12 @@ def stalled(d, proxy, mode, what):
     return held
 
 
+def connects(d, what):
+    """D-Bus answered at once until the daemon said it connected."""
+    said = lambda: "Connected to libvirt at" in d.stderr()  # noqa: E731
+    check(d.answers_while(said, 40) < 2 and said(), what)
+
+
 def inner():
     tmp = tempfile.mkdtemp(prefix="sriovd-virt-stall-")
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", tmp], check=True)
@@ -241,8 +247,7 @@ def inner():
         check(all(c["calls"] >= 2 for c in held[:2]),
               f"after a good answer: the answer was taken, the next call sent ({[c['calls'] for c in held]} calls)")
         proxy.mode = "pass"
-        check(d.answers_while(lambda: "Connected to libvirt at" in d.stderr(), 40) < 2
-              and "Connected to libvirt at" in d.stderr(), "after a good answer: connected once libvirt answers")
+        connects(d, "after a good answer: connected once libvirt answers")
         check("after retrying" in d.stderr(), "after a good answer: the journal says it retried")
         rc, took = d.sigterm()
         check(rc == 0 and took < 3, f"after a good answer: SIGTERM when connected: status {rc} in {took:.1f} s")
@@ -251,8 +256,7 @@ def inner():
         proxy.mode = "pass"
         d = Daemon(tmp, "reconnect", bus, uri)
         daemons.append(d)
-        check(d.answers_while(lambda: "Connected to libvirt at" in d.stderr(), 40) < 2
-              and "Connected to libvirt at" in d.stderr(), "at a reconnect: connected through the proxy")
+        connects(d, "at a reconnect: connected through the proxy")
         proxy.mode = "hold"
         proxy.cut()
         check(d.answers_while(lambda: "libvirt connection lost" in d.stderr(), 20) < 2
