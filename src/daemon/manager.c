@@ -7,10 +7,11 @@
 #include "manager-internal.h"
 
 
-/* The hooks that tests set in the environment. */
+/* The hooks that tests and developers set in the environment. */
 typedef struct TestHooks {
         RootFsOptions root;
         bool live_netlink;
+        bool bpf_debug;
 } TestHooks;
 
 /*
@@ -25,6 +26,7 @@ static TestHooks test_hooks_from_env(void) {
                         .test_kernel = getenv("SRIOVD_TEST_KERNEL"),
                 },
                 .live_netlink = streq_ptr(getenv("SRIOVD_TEST_LIVE_NETLINK"), "1"),
+                .bpf_debug = getenv("SRIOVD_BPF_DEBUG") != NULL,
         };
 }
 
@@ -42,6 +44,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
         m->kernel.root = m->root;
         m->netlink_live = rootfs_is_real(m->root) || hooks.live_netlink;
+        m->bpf_options.libbpf_warnings = hooks.bpf_debug;
         if (m->netlink_live) {
                 r = route_nl_open(&m->kernel.route);
                 if (r < 0)
