@@ -22,6 +22,9 @@
 #include "sriovd/bpf-events.h"
 #include "sriovd/util.h"
 
+/* SRIOVD_BPF_DEBUG shows libbpf's warnings, as it does for the daemon. main() reads it. */
+static BpfEventsOptions bpf_options;
+
 /* Other threads in the tracked map while the two are not, as on a host with RT tenants. */
 #define OTHER_TRACKED 256
 #define WARMUP_ROUNDS 500
@@ -153,6 +156,7 @@ int main(int argc, char **argv) {
         Pong pong;
         pid_t self;
 
+        bpf_options.libbpf_warnings = getenv("SRIOVD_BPF_DEBUG") != NULL;
         for (int i = 1; i < argc; i++) {
                 if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
                         help();
@@ -180,7 +184,7 @@ int main(int argc, char **argv) {
                 _cleanup_(bpf_events_freep) BpfEvents *b = NULL;
                 const char *why;
 
-                if (bpf_events_new(getpid(), &b) < 0)
+                if (bpf_events_new(getpid(), &bpf_options, &b) < 0)
                         return 1;
                 if (!bpf_events_status(b, BPF_FEATURE_LATENCY, &why)) {
                         fprintf(stderr, "bench-bpf-latency: the latency programs do not load here: %s: skipping\n", why);
@@ -221,7 +225,7 @@ int main(int argc, char **argv) {
 
                 if (!reverse && (v[MODE_BASELINE][it] = ping(p1[1], p2[0], rounds, &w[MODE_BASELINE][it])) < 0)
                         return 1;
-                if (bpf_events_new(getpid(), &b) < 0 || !bpf_events_status(b, BPF_FEATURE_LATENCY, NULL))
+                if (bpf_events_new(getpid(), &bpf_options, &b) < 0 || !bpf_events_status(b, BPF_FEATURE_LATENCY, NULL))
                         return 1;
                 for (unsigned k = 0; k < 2; k++) {
                         Mode m = (k == 0) != reverse ? MODE_UNTRACKED : MODE_TRACKED;

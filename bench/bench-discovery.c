@@ -267,7 +267,7 @@ static int discovery_run(const Bench *b, Inventory **ret_inv, Plan **ret_plan) {
         Scope scope;
         int r;
 
-        r = rootfs_new(b->root, &root);
+        r = rootfs_new(b->root, NULL, &root);
         if (r < 0)
                 return r;
         config_scope(b->config, &scope);
@@ -308,7 +308,7 @@ static int run_kind(const Bench *b, Kind k) {
                 HostProblems problems = {};
                 size_t n;
 
-                r = rootfs_new(b->root, &root);
+                r = rootfs_new(b->root, NULL, &root);
                 if (r < 0)
                         return r;
                 r = pci_scan(root, &problems, &fns, &n);
@@ -321,7 +321,7 @@ static int run_kind(const Bench *b, Kind k) {
                 size_t n, n_k;
                 bool irqbalance;
 
-                r = rootfs_new(b->root, &root);
+                r = rootfs_new(b->root, NULL, &root);
                 if (r < 0)
                         return r;
                 return irq_threads_scan(root, &threads, &n, &kthreads, &n_k, &irqbalance);

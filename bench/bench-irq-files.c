@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench-irq-files: unexpected '%s'; see --help\n", argv[i]);
                 return 2;
         }
-        if (rootfs_new("/", &root) < 0 || irq_list(root, &all, &n_all) < 0) {
+        if (rootfs_new("/", NULL, &root) < 0 || irq_list(root, &all, &n_all) < 0) {
                 fprintf(stderr, "bench-irq-files: /proc/irq unreadable: skipping\n");
                 return 77;
         }

@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
         if (!threads)
                 goto finish;
         n_threads = snapshot_threads(snap, threads);
-        r = rootfs_new(root, &rfs);
+        r = rootfs_new(root, NULL, &rfs);
         if (r < 0)
                 goto finish;
         fds = calloc(MAX(n_threads, (size_t) 1), sizeof(*fds));

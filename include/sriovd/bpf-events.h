@@ -48,12 +48,20 @@ typedef struct BpfEvent {
 
 typedef void (*BpfEventFn)(const BpfEvent *e, void *userdata);
 
+typedef struct BpfEventsOptions {
+        /*
+         * libbpf's warnings, such as why a program failed to load, go to stderr. libbpf has one
+         * print hook per process, so the last bpf_events_new() decides for the whole process.
+         */
+        bool libbpf_warnings;
+} BpfEventsOptions;
+
 /*
  * Loads what it can and never fails for want of BPF: a set that does not load is only marked
  * unavailable, with the reason. self is the process whose own writes are not events: sriovd's
- * writes are never drift. Returns -ENOMEM only.
+ * writes are never drift. options may be NULL, for the defaults. Returns -ENOMEM only.
  */
-int bpf_events_new(pid_t self, BpfEvents **ret);
+int bpf_events_new(pid_t self, const BpfEventsOptions *options, BpfEvents **ret);
 /* A BpfEvents that loads nothing, with reason for every set, for a fixture root or a user's choice. */
 int bpf_events_new_disabled(const char *reason, BpfEvents **ret);
 BpfEvents *bpf_events_free(BpfEvents *b);

@@ -18,10 +18,24 @@
 typedef struct RootFs RootFs;
 
 /*
- * Returns 0 and a new RootFs in *ret, which the caller frees with rootfs_free(), or a negative
- * errno. A root of NULL or "/" is the real system.
+ * The hooks that tests give a fixture root. They have no effect on the real root. The top of a
+ * program reads them, for example the daemon's manager from the environment, and passes them here.
  */
-int rootfs_new(const char *root, RootFs **ret);
+typedef struct RootFsOptions {
+        /* PIDs under the fixture's /proc are this host's threads, spawned by the test. */
+        bool sched_live;
+        /* "SUBSTRING=ERRNO,...": writes to matching paths fail with that errno. See rootfs_write(). */
+        const char *fail_writes;
+        /* The socket of a test kernel that performs every other write. See rootfs_write(). */
+        const char *test_kernel;
+} RootFsOptions;
+
+/*
+ * Returns 0 and a new RootFs in *ret, which the caller frees with rootfs_free(), or a negative
+ * errno. A root of NULL or "/" is the real system. options may be NULL, for no test hooks. Its
+ * strings are copied.
+ */
+int rootfs_new(const char *root, const RootFsOptions *options, RootFs **ret);
 RootFs *rootfs_free(RootFs *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RootFs *, rootfs_free);
 /* Returns the root as given. It is never NULL, and it is "/" for the real system. */
@@ -30,7 +44,7 @@ bool rootfs_is_real(const RootFs *r);
 /*
  * Whether PIDs under this root's /proc are this host's threads, so that sched_setscheduler() on
  * them is meant. It is true for the real root. On a fixture it is true only when a test says so
- * with SRIOVD_TEST_LIVE_SCHED=1, for threads that the test spawned.
+ * with RootFsOptions.sched_live, for threads that the test spawned.
  */
 bool rootfs_sched_live(const RootFs *r);
 
@@ -76,9 +90,9 @@ int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) _printf_(3, 4);
  * writes only to a regular file. It fails with -EISDIR and -EBADF as reads do, and with -ENXIO
  * for a FIFO without a reader.
  *
- * rootfs_new() reads two hooks for tests, and they are never active on the real root.
- * SRIOVD_TEST_FAIL_WRITE="SUBSTRING=ERRNO,..." fails the matching writes with that errno, and
- * nothing is written. SRIOVD_TEST_KERNEL=SOCKET hands every other write to a test kernel,
+ * Two options of rootfs_new() are hooks for tests, and they are never active on the real root.
+ * fail_writes="SUBSTRING=ERRNO,..." fails the matching writes with that errno, and nothing is
+ * written. test_kernel=SOCKET hands every other write to a test kernel,
  * tests/umockdev/testkernel.py, instead of the file. Each RootFs makes one AF_UNIX SOCK_SEQPACKET
  * connection at its first write and keeps it. The connection carries "PATH\0VALUE", where PATH is
  * the absolute kernel path as given. It returns the errno as decimal text, and "0" means done.

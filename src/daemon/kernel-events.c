@@ -113,7 +113,7 @@ int manager_kernel_events_start(Manager *m) {
         else if (!rootfs_sched_live(m->root))
                 r = bpf_events_new_disabled("the host is a fixture tree, not this machine's kernel", &m->bpf);
         else
-                r = bpf_events_new(getpid(), &m->bpf);
+                r = bpf_events_new(getpid(), &m->bpf_options, &m->bpf);
         if (r < 0)
                 return log_oom();
         log_feature(m, BPF_FEATURE_LATENCY, "thread latency");

@@ -79,6 +79,7 @@ struct Manager {
          * root, and in a test that runs in its own network namespace.
          */
         bool netlink_live;
+        BpfEventsOptions bpf_options;   /* from SRIOVD_BPF_DEBUG */
         char *config_path;
         int runtime_lock_fd;      /* $RUNTIME_DIRECTORY/lock, held while the daemon or --restore runs */
         char *config_errors;      /* the "FILE:LINE: ..." lines of the last failed load; NULL after a good one */

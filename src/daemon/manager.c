@@ -7,19 +7,44 @@
 #include "manager-internal.h"
 
 
+/* The hooks that tests and developers set in the environment. */
+typedef struct TestHooks {
+        RootFsOptions root;
+        bool live_netlink;
+        bool bpf_debug;
+} TestHooks;
+
+/*
+ * This is the one place that reads the hooks from the environment. The lower layers get them as
+ * options. The strings point into the environment, and rootfs_new() copies them.
+ */
+static TestHooks test_hooks_from_env(void) {
+        return (TestHooks) {
+                .root = {
+                        .sched_live = streq_ptr(getenv("SRIOVD_TEST_LIVE_SCHED"), "1"),
+                        .fail_writes = getenv("SRIOVD_TEST_FAIL_WRITE"),
+                        .test_kernel = getenv("SRIOVD_TEST_KERNEL"),
+                },
+                .live_netlink = streq_ptr(getenv("SRIOVD_TEST_LIVE_NETLINK"), "1"),
+                .bpf_debug = getenv("SRIOVD_BPF_DEBUG") != NULL,
+        };
+}
+
 int manager_new(const char *root, const char *config_path, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
+        TestHooks hooks = test_hooks_from_env();
         int r;
 
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
 
-        r = rootfs_new(root, &m->root);
+        r = rootfs_new(root, &hooks.root, &m->root);
         if (r < 0)
                 return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
         m->kernel.root = m->root;
-        m->netlink_live = rootfs_is_real(m->root) || streq_ptr(getenv("SRIOVD_TEST_LIVE_NETLINK"), "1");
+        m->netlink_live = rootfs_is_real(m->root) || hooks.live_netlink;
+        m->bpf_options.libbpf_warnings = hooks.bpf_debug;
         if (m->netlink_live) {
                 r = route_nl_open(&m->kernel.route);
                 if (r < 0)

@@ -11,7 +11,7 @@ struct BpfEvents {
         char reason[160];
 };
 
-int bpf_events_new(pid_t self, BpfEvents **ret) {
+int bpf_events_new(pid_t self, const BpfEventsOptions *options, BpfEvents **ret) {
         return bpf_events_new_disabled("sriovd was built without BPF (meson -Dbpf=disabled)", ret);
 }
 

@@ -50,9 +50,15 @@ struct BpfEvents {
         int n_dispatched;
 };
 
+/*
+ * libbpf's print hook takes no userdata and holds for the whole process, so the option that
+ * bpf_events_new() got last is kept here.
+ */
+static bool libbpf_warnings;
+
 /* libbpf explains a failed load at length. The reason kept is the errno; the details go to debug. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap) {
-        if (level == LIBBPF_WARN && getenv("SRIOVD_BPF_DEBUG"))
+        if (level == LIBBPF_WARN && libbpf_warnings)
                 return vfprintf(stderr, fmt, ap);
         return 0;
 }
@@ -162,7 +168,7 @@ static bool in_child_pid_namespace(void) {
         return !f || !fgets(comm, sizeof(comm), f) || strcmp(comm, "kthreadd\n") != 0;
 }
 
-int bpf_events_new(pid_t self, BpfEvents **ret) {
+int bpf_events_new(pid_t self, const BpfEventsOptions *options, BpfEvents **ret) {
         _cleanup_(bpf_events_freep) BpfEvents *b = NULL;
         int r;
 
@@ -172,6 +178,7 @@ int bpf_events_new(pid_t self, BpfEvents **ret) {
         b = calloc(1, sizeof(*b));
         if (!b)
                 return -ENOMEM;
+        libbpf_warnings = options && options->libbpf_warnings;
         libbpf_set_print(libbpf_print);
         r = load_latency(b);
         if (r < 0)

@@ -841,21 +841,25 @@ int ethtool_features_set(EthtoolNl *e, int ifindex, const int want[_OFFLOAD_MAX]
 /* --- Notifications --- */
 
 struct EthtoolMonitor {
-        struct nl_sock *sk;
+        NetlinkMonitor *nl;
         int family;
         EthtoolMonitorFn fn;
         void *userdata;
 };
 
-static int on_notification(struct nl_msg *msg, void *arg) {
-        EthtoolMonitor *m = arg;
-        struct nlmsghdr *h = nlmsg_hdr(msg);
+static void on_notification(const struct nlmsghdr *h, void *userdata) {
+        EthtoolMonitor *m = userdata;
         const struct genlmsghdr *g;
         const char *what;
         int ifindex;
 
-        if (h->nlmsg_type != m->family || !genlmsg_valid_hdr(h, 0))
-                return NL_OK;
+        /* Notifications were lost, so the callback re-reads all devices. */
+        if (!h) {
+                m->fn(0, "lost", m->userdata);
+                return;
+        }
+        if (h->nlmsg_type != m->family || !genlmsg_valid_hdr((struct nlmsghdr *) h, 0))
+                return;
         g = nlmsg_data(h);
         if (g->cmd == ETHTOOL_MSG_COALESCE_NTF)
                 what = "coalesce";
@@ -864,16 +868,16 @@ static int on_notification(struct nl_msg *msg, void *arg) {
         else if (g->cmd == ETHTOOL_MSG_CHANNELS_NTF)
                 what = "channels";
         else
-                return NL_OK;
+                return;
         if (reply_ifindex(nla_find(genlmsg_attrdata(g, 0), genlmsg_attrlen(g, 0), ETHTOOL_A_COALESCE_HEADER),
                           &ifindex) < 0)
-                return NL_OK;
+                return;
         m->fn(ifindex, what, m->userdata);
-        return NL_OK;
 }
 
 int ethtool_monitor_new(EthtoolMonitorFn fn, void *userdata, EthtoolMonitor **ret) {
         _cleanup_(ethtool_monitor_freep) EthtoolMonitor *m = NULL;
+        struct nl_sock *sk;
         int r, group;
 
         m = calloc(1, sizeof(*m));
@@ -881,36 +885,25 @@ int ethtool_monitor_new(EthtoolMonitorFn fn, void *userdata, EthtoolMonitor **re
                 return -ENOMEM;
         m->fn = fn;
         m->userdata = userdata;
-        m->sk = nl_socket_alloc();
-        if (!m->sk)
-                return -ENOMEM;
-        r = genl_connect(m->sk);
+        r = netlink_monitor_new(NETLINK_GENERIC, on_notification, m, &m->nl);
         if (r < 0)
-                return netlink_errno_from_nle(r);
+                return r;
+        sk = netlink_monitor_socket(m->nl);
         /* The family is resolved while the socket still has libnl's default callbacks and sequence checks. */
-        r = genl_ctrl_resolve(m->sk, ETHTOOL_GENL_NAME);
+        r = genl_ctrl_resolve(sk, ETHTOOL_GENL_NAME);
         if (r == -NLE_OBJ_NOTFOUND)
                 return -EOPNOTSUPP;
         if (r < 0)
                 return netlink_errno_from_nle(r);
         m->family = r;
-        group = genl_ctrl_resolve_grp(m->sk, ETHTOOL_GENL_NAME, ETHTOOL_MCGRP_MONITOR_NAME);
+        group = genl_ctrl_resolve_grp(sk, ETHTOOL_GENL_NAME, ETHTOOL_MCGRP_MONITOR_NAME);
         if (group == -NLE_OBJ_NOTFOUND)
                 return -EOPNOTSUPP;
         if (group < 0)
                 return netlink_errno_from_nle(group);
-
-        /* Notifications carry the kernel's sequence numbers, not sriovd's, so the check is off. */
-        nl_socket_disable_seq_check(m->sk);
-        r = nl_socket_modify_cb(m->sk, NL_CB_VALID, NL_CB_CUSTOM, on_notification, m);
+        r = netlink_monitor_join(m->nl, group);
         if (r < 0)
-                return netlink_errno_from_nle(r);
-        r = nl_socket_add_membership(m->sk, group);
-        if (r < 0)
-                return netlink_errno_from_nle(r);
-        r = nl_socket_set_nonblocking(m->sk);
-        if (r < 0)
-                return netlink_errno_from_nle(r);
+                return r;
 
         *ret = TAKE_PTR(m);
         return 0;
@@ -919,27 +912,15 @@ int ethtool_monitor_new(EthtoolMonitorFn fn, void *userdata, EthtoolMonitor **re
 EthtoolMonitor *ethtool_monitor_free(EthtoolMonitor *m) {
         if (!m)
                 return NULL;
-        nl_socket_free(m->sk);
+        netlink_monitor_free(m->nl);
         free(m);
         return NULL;
 }
 
 int ethtool_monitor_fd(const EthtoolMonitor *m) {
-        return nl_socket_get_fd(m->sk);
+        return netlink_monitor_fd(m->nl);
 }
 
 int ethtool_monitor_dispatch(EthtoolMonitor *m) {
-        for (;;) {
-                int r = nl_recvmsgs_default(m->sk);
-
-                if (r == -NLE_AGAIN)
-                        return 0;
-                /* The socket overflowed with ENOBUFS. Notifications were lost, so the callback re-reads all devices. */
-                if (r == -NLE_NOMEM || r == -NLE_MSG_OVERFLOW) {
-                        m->fn(0, "lost", m->userdata);
-                        continue;
-                }
-                if (r < 0)
-                        return netlink_errno_from_nle(r);
-        }
+        return netlink_monitor_dispatch(m->nl);
 }

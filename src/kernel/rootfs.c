@@ -23,14 +23,23 @@ struct RootFs {
          * A spec "SUBSTRING=ERRNO,..." makes the writes to matching paths fail. */
         char *fail_writes;
         /* This is for tests only and never set on the real root.
-         * It holds SRIOVD_TEST_KERNEL, the path of the test kernel's socket. */
+         * It holds the path of the test kernel's socket. */
         char *test_kernel;
         int test_kernel_fd;
 };
 
-int rootfs_new(const char *root, RootFs **ret) {
+/* Copies a test hook's string, which may be NULL. Returns 0, or -ENOMEM. */
+static int hook_dup(const char *s, char **ret) {
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int rootfs_new(const char *root, const RootFsOptions *options, RootFs **ret) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_close_ int fd = -EBADF;
-        RootFs *r;
+        int k;
 
         if (!root || !*root)
                 root = "/";
@@ -42,20 +51,22 @@ int rootfs_new(const char *root, RootFs **ret) {
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
-        r->path = strdup(root);
-        if (!r->path) {
-                free(r);
-                return -ENOMEM;
-        }
-        r->real = streq(root, "/");
-        r->sched_live = r->real || streq_ptr(getenv("SRIOVD_TEST_LIVE_SCHED"), "1");
-        if (!r->real && getenv("SRIOVD_TEST_FAIL_WRITE"))
-                r->fail_writes = strdup(getenv("SRIOVD_TEST_FAIL_WRITE"));
-        if (!r->real && getenv("SRIOVD_TEST_KERNEL"))
-                r->test_kernel = strdup(getenv("SRIOVD_TEST_KERNEL"));
-        r->test_kernel_fd = -EBADF;
         r->fd = TAKE_FD(fd);
-        *ret = r;
+        r->test_kernel_fd = -EBADF;
+        r->path = strdup(root);
+        if (!r->path)
+                return -ENOMEM;
+        r->real = streq(root, "/");
+        /* The test hooks never act on the real root. */
+        r->sched_live = r->real || (options && options->sched_live);
+        if (!r->real && options) {
+                k = hook_dup(options->fail_writes, &r->fail_writes);
+                if (k >= 0)
+                        k = hook_dup(options->test_kernel, &r->test_kernel);
+                if (k < 0)
+                        return k;
+        }
+        *ret = TAKE_PTR(r);
         return 0;
 }
 

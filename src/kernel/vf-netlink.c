@@ -95,7 +95,9 @@ struct nl_sock *route_nl_socket(RouteNl *nl) {
  * means a malformed message. The link parser also requires IFLA_IFNAME, which the kernel always sends.
  */
 static int parse_errno(int nle) {
-        return nle == -NLE_NOMEM ? -ENOMEM : -EBADMSG;
+        int r = netlink_errno_from_nle(nle);
+
+        return r == -ENOMEM ? r : -EBADMSG;
 }
 
 /* Returns -1 when the getter says "not there" with -NLE_NOATTR, and 0 or 1 for a setting. */

@@ -423,7 +423,7 @@ TEST(netdev_actions_skipped) {
         const ActionKind kinds[] = { ACTION_SET_CHANNELS, ACTION_SET_NAPI_PARAMS, ACTION_SET_COALESCE };
 
         ASSERT(mkdtemp(dir));
-        ASSERT_EQ(rootfs_new(dir, &root), 0);
+        ASSERT_EQ(rootfs_new(dir, NULL, &root), 0);
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
                 Kernel k = { .root = root };
                 Action a = { .kind = kinds[i], .netdev_ifindex = 1, .napi_id = 8193 };

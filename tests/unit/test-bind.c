@@ -58,14 +58,11 @@ static void scratch_done(Scratch *s) {
         ASSERT_EQ(system(cmd), 0);
 }
 
-/* A RootFs on the copy; fail = SRIOVD_TEST_FAIL_WRITE for it, or NULL. */
+/* A RootFs on the copy; fail = the writes to fail for it, or NULL. */
 static RootFs *scratch_rootfs(const Scratch *s, const char *fail) {
         RootFs *r = NULL;
 
-        if (fail)
-                ASSERT_EQ(setenv("SRIOVD_TEST_FAIL_WRITE", fail, 1), 0);
-        ASSERT_EQ(rootfs_new(s->root, &r), 0);
-        ASSERT_EQ(unsetenv("SRIOVD_TEST_FAIL_WRITE"), 0);
+        ASSERT_EQ(rootfs_new(s->root, &(RootFsOptions) { .fail_writes = fail }, &r), 0);
         return r;
 }
 
@@ -444,6 +441,32 @@ TEST(restore_to_kernel_choice) {
         scratch_done(&s);
 }
 
+/* The test hooks are options of a fixture root. They are copied when it is made, and off without them. */
+TEST(rootfs_options) {
+        _cleanup_(rootfs_freep) RootFs *r = NULL, *real = NULL;
+        char spec[] = "drivers_probe=5";
+        Scratch s;
+
+        scratch_new(&s, "two-socket");
+        r = scratch_rootfs(&s, NULL);
+        ASSERT(!rootfs_sched_live(r));
+        rootfs_free(TAKE_PTR(r));
+
+        ASSERT_EQ(rootfs_new(s.root, &(RootFsOptions) { .sched_live = true, .fail_writes = spec }, &r), 0);
+        memset(spec, 0, sizeof(spec));
+        ASSERT(rootfs_sched_live(r));
+        stamp_all(&s);
+        ASSERT_EQ(rootfs_write(r, VF_VFIO_B, PROBE), -EIO);
+        ASSERT_EQ(n_written(&s), 0);
+        ASSERT_EQ(rootfs_write(r, VF_VFIO_B, DEV VF_VFIO_B "/driver_override"), 0);
+        ASSERT_EQ(n_written(&s), 1);
+
+        /* The real root's threads are always this host's. */
+        ASSERT_EQ(rootfs_new("/", &(RootFsOptions) { .sched_live = false }, &real), 0);
+        ASSERT(rootfs_sched_live(real));
+        scratch_done(&s);
+}
+
 TEST(errors) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         static const char *const bad_addrs[] = {
@@ -500,5 +523,6 @@ int main(int argc, char **argv) {
         RUN(restore_stops_at_failed_write);
         RUN(restore_to_kernel_choice);
         RUN(errors);
+        RUN(rootfs_options);
         return 0;
 }

@@ -28,6 +28,9 @@
 #include "test-thread.h"
 #include "test.h"
 
+/* SRIOVD_BPF_DEBUG shows libbpf's warnings, as it does for the daemon. main() reads it. */
+static BpfEventsOptions bpf_options;
+
 typedef struct Seen {
         BpfEvent e[16];
         unsigned n;
@@ -212,7 +215,7 @@ static void test_unprivileged(void) {
                 ASSERT_EQ(setgroups(0, NULL), 0);
                 ASSERT_EQ(setgid(nobody), 0);
                 ASSERT_EQ(setuid(nobody), 0);
-                ASSERT_EQ(bpf_events_new(getpid(), &nb), 0);
+                ASSERT_EQ(bpf_events_new(getpid(), &bpf_options, &nb), 0);
                 for (unsigned f = 0; f < _BPF_FEATURE_MAX; f++) {
                         ASSERT(!bpf_events_status(nb, f, &why));
                         ASSERT_CONTAINS(why, "CAP_BPF");
@@ -413,7 +416,7 @@ static int main_irq(int argc, char **argv) {
                 printf("skip: loading BPF programs needs root (CAP_BPF and CAP_PERFMON)\n");
                 return EXIT_TEST_SKIP;
         }
-        ASSERT_EQ(bpf_events_new(getpid(), &b), 0);
+        ASSERT_EQ(bpf_events_new(getpid(), &bpf_options, &b), 0);
         if (!bpf_events_status(b, BPF_FEATURE_DRIFT, &why)) {
                 printf("skip: the drift programs did not load: %s\n", why);
                 return EXIT_TEST_SKIP;
@@ -433,6 +436,7 @@ int main(int argc, char **argv) {
         const char *why_lat, *why_drift;
 
         setvbuf(stdout, NULL, _IOLBF, 0);
+        bpf_options.libbpf_warnings = getenv("SRIOVD_BPF_DEBUG") != NULL;
         if (argc > 1 && strcmp(argv[1], "irq") == 0)
                 return main_irq(argc - 2, argv + 2);
         ASSERT(argc == 1);
@@ -441,7 +445,7 @@ int main(int argc, char **argv) {
                 printf("skip: loading BPF programs needs root (CAP_BPF and CAP_PERFMON)\n");
                 return EXIT_TEST_SKIP;
         }
-        ASSERT_EQ(bpf_events_new(getpid(), &b), 0);
+        ASSERT_EQ(bpf_events_new(getpid(), &bpf_options, &b), 0);
         bool lat = bpf_events_status(b, BPF_FEATURE_LATENCY, &why_lat);
         bool drift = bpf_events_status(b, BPF_FEATURE_DRIFT, &why_drift);
         if (!lat && !drift) {

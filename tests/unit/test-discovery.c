@@ -127,7 +127,7 @@ TEST(irq_threads_only_kernel_threads) {
         size_t n, n_k;
 
         snprintf(path, sizeof(path), "%s/fixture-two-socket", fixtures_dir);
-        ASSERT_EQ(rootfs_new(path, &r), 0);
+        ASSERT_EQ(rootfs_new(path, NULL, &r), 0);
         ASSERT_EQ(irq_threads_scan(r, &t, &n, &k, &n_k, &irqbalance), 0);
         /* 82 NIC + 4 NVMe + 1 ACPI handler threads; the user process named irq/999-x is not one. */
         ASSERT_EQ(n, 87);
@@ -255,7 +255,7 @@ TEST(one_vf_by_offset_and_stride) {
         ASSERT(mkdtemp(tmpl));
         snprintf(cmd, sizeof(cmd), "cp -a %s/fixture-two-socket/. %s/", fixtures_dir, tmpl);
         ASSERT_EQ(system(cmd), 0);
-        ASSERT_EQ(rootfs_new(tmpl, &r), 0);
+        ASSERT_EQ(rootfs_new(tmpl, NULL, &r), 0);
         ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
         pf = inventory_find_pf(inv, "0000:41:00.0");
         ASSERT(pf && pf->n_vfs >= 4);
@@ -310,7 +310,7 @@ TEST(libpci_stays_in_root) {
         ASSERT(mkdtemp(tmpl));
         snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/bus/pci/devices", tmpl);
         ASSERT_EQ(system(cmd), 0);
-        ASSERT_EQ(rootfs_new(tmpl, &r), 0);
+        ASSERT_EQ(rootfs_new(tmpl, NULL, &r), 0);
         /* An empty tree has no devices: libpci must not fall back to the host's /proc/bus/pci. */
         ASSERT_EQ(pci_scan(r, &problems, &fns, &n), 0);
         ASSERT_EQ(n, 0);
@@ -321,7 +321,7 @@ TEST(libpci_stays_in_root) {
         snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpl);
         ASSERT_EQ(system(cmd), 0);
 
-        ASSERT_EQ(rootfs_new("/nonexistent/sriovd", &r), -ENOENT);
+        ASSERT_EQ(rootfs_new("/nonexistent/sriovd", NULL, &r), -ENOENT);
 }
 
 int main(int argc, char **argv) {

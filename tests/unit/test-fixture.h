@@ -20,7 +20,7 @@ static inline Inventory *test_fixture_inventory(const char *fixtures_dir, const 
         char path[1024];
 
         snprintf(path, sizeof(path), "%s/fixture-%s", fixtures_dir, host);
-        ASSERT_EQ(rootfs_new(path, &r), 0);
+        ASSERT_EQ(rootfs_new(path, NULL, &r), 0);
         ASSERT_EQ(inventory_read(r, scope, &inv), 0);
         return inv;
 }

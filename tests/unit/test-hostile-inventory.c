@@ -75,7 +75,7 @@ static void observe(const Scratch *s, Inventory **ret_inv, Plan **ret_plan) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_(config_freep) Config *c = test_config("", NULL);
 
-        ASSERT_EQ(rootfs_new(s->root, &r), 0);
+        ASSERT_EQ(rootfs_new(s->root, NULL, &r), 0);
         ASSERT_EQ(inventory_read(r, NULL, ret_inv), 0);
         ASSERT_EQ(plan_build(*ret_inv, c, NULL, ret_plan), 0);
 }
@@ -222,7 +222,7 @@ TEST(rejected_tree_no_fd_leak) {
         scratch_new(&s);
         ASSERT_EQ(mkdir(at(&s, DEV "not-a-function"), 0755), 0);
         ASSERT_EQ(unlink(at(&s, "/sys/devices/pci0000:00/0000:01:00.0/vendor")), 0);
-        ASSERT_EQ(rootfs_new(s.root, &r), 0);
+        ASSERT_EQ(rootfs_new(s.root, NULL, &r), 0);
 
         before = open_fds();
         for (unsigned i = 0; i < 20; i++) {

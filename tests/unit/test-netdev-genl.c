@@ -352,7 +352,7 @@ static void netns_setup(void) {
                 fprintf(stderr, "SKIP: cannot mount the network namespace's sysfs on /sys: %m\n");
                 exit(EXIT_TEST_SKIP);
         }
-        ASSERT_EQ(rootfs_new("/", &root), 0);
+        ASSERT_EQ(rootfs_new("/", NULL, &root), 0);
         ASSERT(rootfs_sched_live(root));
 
         r = netdev_nl_open(&n);

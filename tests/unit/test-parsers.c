@@ -74,7 +74,7 @@ TEST(rootfs_confined) {
         snprintf(path, sizeof(path), "mkdir -p %s/sys/a %s/proc && echo 0x2a > %s/sys/a/val && "
                  "ln -s /sys/a %s/sys/abs && ln -s ../../../../../../etc %s/sys/up", tmpl, tmpl, tmpl, tmpl, tmpl);
         ASSERT_EQ(system(path), 0);
-        ASSERT_EQ(rootfs_new(tmpl, &r), 0);
+        ASSERT_EQ(rootfs_new(tmpl, NULL, &r), 0);
 
         ASSERT_EQ(rootfs_read_long(r, &v, "/sys/a/val"), 0);
         ASSERT_EQ(v, 42);

@@ -286,7 +286,7 @@ TEST(readers) {
         test_write_file(path, "  CPU0\n NET_RX: 9\n");
         snprintf(path, sizeof(path), "%s/proc/stat", dir);
         test_write_file(path, "cpu0 1 2 3 4 5 6 7 8 9 10\n");
-        ASSERT_EQ(rootfs_new(dir, &fixture), 0);
+        ASSERT_EQ(rootfs_new(dir, NULL, &fixture), 0);
         ASSERT_EQ(proc_interrupts_read(fixture, &a), 0);
         ASSERT_EQ(a.n_cpus, 3);
         ASSERT_EQ(proc_softirqs_read(fixture, &b), 0);
@@ -331,7 +331,7 @@ TEST(readers) {
         sh("rm -rf %s", dir);
 
         /* This kernel's files parse (whatever its version prints), and this thread's time grows. */
-        ASSERT_EQ(rootfs_new("/", &real), 0);
+        ASSERT_EQ(rootfs_new("/", NULL, &real), 0);
         ASSERT_EQ(proc_interrupts_read(real, &a), 0);
         ASSERT(a.n_cpus >= 1 && a.n_rows >= 1);
         ASSERT_EQ(proc_softirqs_read(real, &b), 0);

@@ -47,7 +47,7 @@ TEST(scan_fixture) {
         test_proc_thread(dir, "300/task/307", 307, "CPU 2/KVM", 0x208040, 0, 0, "0-3");
         sh("mkdir -p %s/proc/300/task/308 && printf 'garbage' > %s/proc/300/task/308/stat", dir, dir);
         sh("mkdir -p %s/proc/300/task/309/stat", dir);   /* a directory for a file */
-        ASSERT_EQ(rootfs_new(dir, &r), 0);
+        ASSERT_EQ(rootfs_new(dir, NULL, &r), 0);
 
         ASSERT_EQ(vcpu_threads_scan(r, 300, &t, &n), 0);
         ASSERT_EQ(n, 2);
@@ -75,7 +75,7 @@ TEST(place_live_thread) {
         int k;
 
         test_thread_start(&vcpu, "CPU 0/KVM");
-        ASSERT_EQ(rootfs_new("/", &r), 0);
+        ASSERT_EQ(rootfs_new("/", NULL, &r), 0);
         ASSERT_EQ(vcpu_threads_scan(r, getpid(), &t, &n), 0);
         ASSERT_EQ(n, 1);
         ASSERT_EQ(t[0].tid, vcpu.tid);

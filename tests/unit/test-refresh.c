@@ -69,7 +69,7 @@ TEST(copy_is_whole_and_its_own) {
         _cleanup_(rootfs_freep) RootFs *r = NULL;
         _cleanup_(inventory_freep) Inventory *inv = NULL, *c = NULL;
 
-        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        ASSERT_EQ(rootfs_new(tree, NULL, &r), 0);
         inv = read_tree(r);
         c = copy(inv);
         ASSERT_EQ(c->n_pfs, inv->n_pfs);
@@ -99,7 +99,7 @@ TEST(refresh_sees_what_drifts) {
         char buf[CPUSET_LIST_MAX];
         const Irq *q;
 
-        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        ASSERT_EQ(rootfs_new(tree, NULL, &r), 0);
         inv = read_tree(r);
         c = copy(inv);
         /* An affinity moved behind sriovd's back, and its effective one with it. */
@@ -122,7 +122,7 @@ TEST(refresh_only_reads_what_events_named) {
         char buf[CPUSET_LIST_MAX], path[512];
         unsigned named[] = { 60, 9999 };
 
-        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        ASSERT_EQ(rootfs_new(tree, NULL, &r), 0);
         inv = read_tree(r);
         c = copy(inv);
         snprintf(path, sizeof(path), "%s/proc/irq/60/smp_affinity_list", tree);
@@ -156,7 +156,7 @@ TEST(netlink_state_copied) {
         Napi napis[2] = { { .id = 8193 }, { .id = 8194 } };
         VfLink links[1] = { { .vf = 0, .vlan = 100, .max_tx_rate = 1000 } };
 
-        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        ASSERT_EQ(rootfs_new(tree, NULL, &r), 0);
         inv = read_tree(r);
         ASSERT(inv->n_pfs > 0 && inv->pfs[0].n_vfs > 0);
         Pf *pf = &inv->pfs[0];
@@ -199,7 +199,7 @@ TEST(stale_when_the_host_is_not_the_copy) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         char path[512];
 
-        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        ASSERT_EQ(rootfs_new(tree, NULL, &r), 0);
         inv = read_tree(r);
 
         /* A VF count written behind its back (a tree sends no uevent). */
@@ -323,7 +323,7 @@ TEST(held_affinity_files) {
         size_t n_all, n = 0, fds;
         char a[CPUSET_LIST_MAX], b[CPUSET_LIST_MAX], path[512];
 
-        ASSERT_EQ(rootfs_new("/", &real), 0);
+        ASSERT_EQ(rootfs_new("/", NULL, &real), 0);
         ASSERT_EQ(irq_list(real, &all, &n_all), 0);
         for (size_t i = 0; i < n_all && n < ELEMENTSOF(irqs); i++)
                 if (rootfs_read_attr(real, a, sizeof(a), "/proc/irq/%u/smp_affinity_list", all[i]) >= 0)
@@ -366,7 +366,7 @@ TEST(held_affinity_files) {
         ASSERT_EQ(count_fds(), fds);
 
         /* A fixture tree: nothing held, a file replaced (rename) read as it is now. */
-        ASSERT_EQ(rootfs_new(tree, &r), 0);
+        ASSERT_EQ(rootfs_new(tree, NULL, &r), 0);
         ASSERT_EQ(irq_files_new(16, &f), 0);
         put("proc/irq/40/smp_affinity_list.new", "3\n");
         ASSERT(irq_files_read_affinity(f, r, 40, a, sizeof(a)) >= 0);

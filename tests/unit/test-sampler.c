@@ -188,7 +188,7 @@ int main(int argc, char **argv) {
         snprintf(root, sizeof(root), "%s/root", dir);
         snprintf(classes, sizeof(classes), "%s/conf/tenant-classes.d", getenv("SRIOVD_SOURCE_DIR"));
         cfg = test_config("[daemon]\nmonitor_interval_sec = 5\n\n[cpus]\nrt = 2-3\n", classes);
-        ASSERT_EQ(rootfs_new(root, &r), 0);
+        ASSERT_EQ(rootfs_new(root, NULL, &r), 0);
         ASSERT_EQ(inventory_read(r, NULL, &inv), 0);
 
         /* The tenant holds the first VF of the first PF; the second VF is nobody's. */

@@ -134,7 +134,7 @@ static void test_schedule(const char *fixtures) {
         Vf *v = NULL;
 
         snprintf(path, sizeof(path), "%s/fixture-two-socket", fixtures);
-        ASSERT_EQ(rootfs_new(path, &root), 0);
+        ASSERT_EQ(rootfs_new(path, NULL, &root), 0);
         ASSERT(vf_irq_watch_driver_is_vfio("vfio-pci"));
         ASSERT(vf_irq_watch_driver_is_vfio("mlx5_vfio_pci"));   /* a vendor's variant of vfio-pci */
         ASSERT(!vf_irq_watch_driver_is_vfio("mlx5_core"));

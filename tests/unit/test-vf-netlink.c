@@ -6,6 +6,7 @@
 #include <linux/if_ether.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <poll.h>
 #include <netlink/attr.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/veth.h>
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sriovd/monitor.h"
 #include "sriovd/netlink.h"
 #include "sriovd/plan.h"
 #include "test.h"
@@ -752,6 +754,60 @@ TEST(error_parse) {
         ASSERT_EQ(netlink_errno_from_nle(0), 0);
 }
 
+/* Every libnl code, as netlink_errno_from_nle() maps it; a code without an errno gives EIO. */
+TEST(errno_from_nle_table) {
+        static const struct { int nle, err; } table[] = {
+                { NLE_SUCCESS, 0 },
+                { NLE_FAILURE, EIO },
+                { NLE_INTR, EINTR },
+                { NLE_BAD_SOCK, EBADF },
+                { NLE_AGAIN, EAGAIN },
+                { NLE_NOMEM, ENOMEM },
+                { NLE_EXIST, EEXIST },
+                { NLE_INVAL, EINVAL },
+                { NLE_RANGE, ERANGE },
+                { NLE_MSGSIZE, EMSGSIZE },
+                { NLE_OPNOTSUPP, EOPNOTSUPP },
+                { NLE_AF_NOSUPPORT, EAFNOSUPPORT },
+                { NLE_OBJ_NOTFOUND, ENOENT },
+                { NLE_NOATTR, ENODATA },
+                { NLE_MISSING_ATTR, EBADMSG },
+                { NLE_AF_MISMATCH, EIO },
+                { NLE_SEQ_MISMATCH, EPROTO },
+                { NLE_MSG_OVERFLOW, ENOBUFS },
+                { NLE_MSG_TRUNC, EBADMSG },
+                { NLE_NOADDR, EADDRNOTAVAIL },
+                { NLE_SRCRT_NOSUPPORT, EIO },
+                { NLE_MSG_TOOSHORT, EBADMSG },
+                { NLE_MSGTYPE_NOSUPPORT, EIO },
+                { NLE_OBJ_MISMATCH, EIO },
+                { NLE_NOCACHE, EIO },
+                { NLE_BUSY, EBUSY },
+                { NLE_PROTO_MISMATCH, EPROTONOSUPPORT },
+                { NLE_NOACCESS, EACCES },
+                { NLE_PERM, EPERM },
+                { NLE_PKTLOC_FILE, EIO },
+                { NLE_PARSE_ERR, EIO },
+                { NLE_NODEV, ENODEV },
+                { NLE_IMMUTABLE, EROFS },
+                { NLE_DUMP_INTR, EAGAIN },
+                { NLE_ATTRSIZE, EMSGSIZE },
+        };
+
+        /* The table holds every code that this libnl knows, once and in order. */
+        ASSERT_EQ(ELEMENTSOF(table), (size_t) NLE_MAX + 1);
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                ASSERT_EQ(table[i].nle, (int) i);
+                ASSERT_EQ(netlink_errno_from_nle(-table[i].nle), -table[i].err);
+                /* libnl returns negative codes, and the positive form maps the same. */
+                ASSERT_EQ(netlink_errno_from_nle(table[i].nle), -table[i].err);
+        }
+        /* Codes beyond what libnl knows have no errno. */
+        ASSERT_EQ(netlink_errno_from_nle(-(NLE_MAX + 1)), -EIO);
+        ASSERT_EQ(netlink_errno_from_nle(-9999), -EIO);
+        ASSERT_EQ(netlink_errno_from_nle(INT_MAX), -EIO);
+}
+
 /* --- 3. vf_link_diff --- */
 
 /* Every field "leave", then the case's own; -Wno-override-init lets later ones win. */
@@ -983,6 +1039,85 @@ TEST(kernel_veth) {
         ASSERT_EQ(route_nl_set_link_up(nl, 999999, true, &e), -ENODEV);
 }
 
+typedef struct LinkEvents {
+        int ifindex[64];
+        size_t n, n_lost;
+} LinkEvents;
+
+static void on_link(int ifindex, void *userdata) {
+        LinkEvents *ev = userdata;
+
+        if (ifindex == 0)
+                ev->n_lost++;
+        else if (ev->n < ELEMENTSOF(ev->ifindex))
+                ev->ifindex[ev->n++] = ifindex;
+}
+
+/* Waits up to timeout_ms for the monitor to have something, and dispatches it. */
+static void link_pump(LinkMonitor *lm, int timeout_ms) {
+        struct pollfd p = { .fd = link_monitor_fd(lm), .events = POLLIN };
+
+        ASSERT(poll(&p, 1, timeout_ms) >= 0);
+        ASSERT_EQ(link_monitor_dispatch(lm), 0);
+}
+
+/* Runs after kernel_veth, in its network namespace: links that come up, and lost events. */
+TEST(kernel_link_monitor) {
+        _cleanup_(route_nl_freep) RouteNl *nl = NULL;
+        _cleanup_(link_monitor_freep) LinkMonitor *lm = NULL;
+        _cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
+        struct rtnl_link *link = NULL;
+        LinkEvents ev = {};
+        int ifindex, small = 1;
+        NlError e;
+
+        sk = nl_socket_alloc();
+        ASSERT(sk);
+        ASSERT_EQ(nl_connect(sk, NETLINK_ROUTE), 0);
+        ASSERT_EQ(route_nl_open(&nl), 0);
+        ASSERT_EQ(link_monitor_new(on_link, &ev, &lm), 0);
+
+        ASSERT_EQ(rtnl_link_veth_add(sk, "sriovd-m0", "sriovd-m1", getpid()), 0);
+        ASSERT_EQ(rtnl_link_get_kernel(sk, 0, "sriovd-m0", &link), 0);
+        ifindex = rtnl_link_get_ifindex(link);
+        rtnl_link_put(link);
+        ASSERT(ifindex > 0);
+
+        /* A new link is down: its creation is not a link coming up. */
+        link_pump(lm, 100);
+        ASSERT_EQ(ev.n, 0);
+        ASSERT_EQ(ev.n_lost, 0);
+
+        /* Up is reported once with its ifindex; down is not reported. */
+        ASSERT_EQ(route_nl_set_link_up(nl, ifindex, true, &e), 0);
+        for (int i = 0; i < 20 && ev.n == 0; i++)
+                link_pump(lm, 100);
+        ASSERT_EQ(ev.n, 1);
+        ASSERT_EQ(ev.ifindex[0], ifindex);
+        ASSERT_EQ(route_nl_set_link_up(nl, ifindex, false, &e), 0);
+        link_pump(lm, 100);
+        ASSERT_EQ(ev.n, 1);
+        ASSERT_EQ(ev.n_lost, 0);
+
+        /* A receive buffer at the kernel's minimum overflows in a burst. The loss is reported, and the monitor goes on. */
+        ASSERT_EQ(setsockopt(link_monitor_fd(lm), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+        for (int i = 0; i < 50; i++) {
+                ASSERT_EQ(route_nl_set_link_up(nl, ifindex, true, &e), 0);
+                ASSERT_EQ(route_nl_set_link_up(nl, ifindex, false, &e), 0);
+        }
+        link_pump(lm, 100);
+        fprintf(stderr, "   burst of 100 link changes: %zu ups seen, %zu losses\n", ev.n - 1, ev.n_lost);
+        ASSERT(ev.n_lost >= 1);
+        ASSERT(ev.n - 1 < 50);
+        ev = (LinkEvents) {};
+        ASSERT_EQ(route_nl_set_link_up(nl, ifindex, true, &e), 0);
+        for (int i = 0; i < 20 && ev.n == 0; i++)
+                link_pump(lm, 100);
+        ASSERT_EQ(ev.n, 1);
+        ASSERT_EQ(ev.ifindex[0], ifindex);
+        ASSERT_EQ(ev.n_lost, 0);
+}
+
 TEST(build_set_link_up) {
         _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
         struct nlmsghdr *h;
@@ -1006,6 +1141,7 @@ int main(int argc, char **argv) {
         /* "kernel": the veth test alone, in a network namespace; may skip (77). */
         if (argc > 1 && strcmp(argv[1], "kernel") == 0) {
                 RUN(kernel_veth);
+                RUN(kernel_link_monitor);
                 return 0;
         }
         RUN(build_set_vf);
@@ -1019,6 +1155,7 @@ int main(int argc, char **argv) {
         RUN(parse_vfs_unreachable);
         RUN(parse_vfs_libnl_unsafe);
         RUN(error_parse);
+        RUN(errno_from_nle_table);
         RUN(diff);
         return 0;
 }

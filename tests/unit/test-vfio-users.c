@@ -85,7 +85,7 @@ TEST(scan_fixture) {
         sh("ln -s /dev/vfio/6$(printf '%%0200d' 0) %s/proc/7200/x && mkdir %s/proc/7300 && mkdir %s/proc/7300/fd && "
            "ln -s /dev/vfio/6$(printf '%%0100d' 0) %s/proc/7300/fd/3 && ln -s /dev/vfio/7 %s/proc/7300/fd/4",
            root, root, root, root, root);
-        ASSERT_EQ(rootfs_new(root, &r), 0);
+        ASSERT_EQ(rootfs_new(root, NULL, &r), 0);
 
         ASSERT_EQ(vfio_read_device(r, "0000:41:00.7", &device), 0);
         ASSERT_EQ(device, 0);

@@ -72,7 +72,7 @@ TEST(scan_fixture) {
         /* Hostile: a FIFO for a command line (must not block), a directory, garbage. */
         sh("mkdir -p %s/proc/100 %s/proc/101/cmdline %s/proc/102 && mkfifo %s/proc/100/cmdline && "
            "printf '\\377\\376-uuid' > %s/proc/102/cmdline", dir, dir, dir, dir, dir);
-        ASSERT_EQ(rootfs_new(dir, &r), 0);
+        ASSERT_EQ(rootfs_new(dir, NULL, &r), 0);
 
         ASSERT_EQ(qemu_pid_find(r, UUID_A, 0, &pid), 0);
         ASSERT_EQ(pid, 300);
@@ -133,7 +133,7 @@ TEST(place_live_thread) {
         snprintf(name, sizeof(name), "vhost-%d", (int) getpid());
         test_thread_start(&worker, name);
 
-        ASSERT_EQ(rootfs_new("/", &r), 0);
+        ASSERT_EQ(rootfs_new("/", NULL, &r), 0);
         ASSERT_EQ(vhost_threads_scan(r, getpid(), &t, &n), 0);
         ASSERT_EQ(n, 1);
         ASSERT_EQ(t[0].tid, worker.tid);

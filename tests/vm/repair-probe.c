@@ -37,6 +37,9 @@
 
 #include "sriovd/bpf-events.h"
 
+/* SRIOVD_BPF_DEBUG shows libbpf's warnings, as it does for the daemon. main() reads it. */
+static BpfEventsOptions bpf_options;
+
 static double now_ms(void) {
         struct timespec ts;
 
@@ -132,7 +135,7 @@ static int floor_main(int argc, char **argv) {
         f.path = path;
         f.want = argv[4];
         f.want_prio = atoi(argv[4]);
-        if (bpf_events_new(getpid(), &b) < 0)
+        if (bpf_events_new(getpid(), &bpf_options, &b) < 0)
                 return 1;
         if (!bpf_events_status(b, BPF_FEATURE_DRIFT, &why)) {
                 fprintf(stderr, "floor: the drift programs did not load: %s\n", why);
@@ -164,6 +167,7 @@ int main(int argc, char **argv) {
         bool irq;
         uint64_t seed = 1;
 
+        bpf_options.libbpf_warnings = getenv("SRIOVD_BPF_DEBUG") != NULL;
         if (argc >= 2 && strcmp(argv[1], "floor") == 0)
                 return floor_main(argc, argv);
         if (argc >= 6 && strcmp(argv[1], "irq") == 0) {
