@@ -40,6 +40,7 @@ HEADERS = {
     'macro.h': 'shared',
     'cpuset.h': 'shared',
     'util.h': 'shared',
+    'pci-set.h': 'shared',
     # the pure core
     'inventory.h': 'core',
     'policy.h': 'core',
