@@ -45,6 +45,7 @@ HEADERS = {
     'inventory.h': 'core',
     'policy.h': 'core',
     'plan.h': 'core',
+    'error-class.h': 'core',
     'allocator.h': 'core',
     'guest-placement.h': 'core',
     'metrics.h': 'core',
