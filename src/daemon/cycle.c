@@ -162,25 +162,25 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
         *ret = (PlanContext) {
                 .allocations = m->allocations,
                 .n_allocations = m->n_allocations,
-                .force_num_vfs = m->force_num_vfs,
-                .n_force_num_vfs = m->n_force_num_vfs,
+                .force_num_vfs = pci_set_array(&m->force_num_vfs),
+                .n_force_num_vfs = pci_set_size(&m->force_num_vfs),
                 .vf_users = users,
                 .n_vf_users = n_users,
                 .saved = m->saved,
                 .n_saved = m->n_saved,
                 .unmanaged_irqs = m->unmanaged,
                 .n_unmanaged = m->n_unmanaged,
-                .coalesce_unsupported = m->coalesce_unsupported,
-                .n_coalesce_unsupported = m->n_coalesce_unsupported,
-                .offloads_unsupported = m->offloads_unsupported,
-                .n_offloads_unsupported = m->n_offloads_unsupported,
-                .channels_unsupported = m->channels_unsupported,
-                .n_channels_unsupported = m->n_channels_unsupported,
-                .vf_link_unsupported = m->vf_link_unsupported,
-                .n_vf_link_unsupported = m->n_vf_link_unsupported,
-                .vfs_held = (const char(*)[PCI_ADDR_MAX]) m->held,
-                .n_vfs_held = m->n_held,
-                .guests_known = m->held && manager_guests_known(m),
+                .coalesce_unsupported = pci_set_array(&m->coalesce_unsupported),
+                .n_coalesce_unsupported = pci_set_size(&m->coalesce_unsupported),
+                .offloads_unsupported = pci_set_array(&m->offloads_unsupported),
+                .n_offloads_unsupported = pci_set_size(&m->offloads_unsupported),
+                .channels_unsupported = pci_set_array(&m->channels_unsupported),
+                .n_channels_unsupported = pci_set_size(&m->channels_unsupported),
+                .vf_link_unsupported = pci_set_array(&m->vf_link_unsupported),
+                .n_vf_link_unsupported = pci_set_size(&m->vf_link_unsupported),
+                .vfs_held = pci_set_array(&m->held),
+                .n_vfs_held = pci_set_size(&m->held),
+                .guests_known = m->held_known && manager_guests_known(m),
                 .released = m->released,
                 .n_released = m->n_released,
         };
@@ -343,39 +343,51 @@ static int manager_mark_unmanaged(Manager *m, unsigned irq) {
         return 0;
 }
 
-/* Remembers a device that refused a kind of change for good, so that it is not asked again every cycle. */
-void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr) {
-        for (size_t i = 0; i < *n; i++)
-                if (streq((*list)[i], addr))
-                        return;
-        if (GREEDY_REALLOC(*list, *allocated, *n + 1) < 0) {
-                log_oom();
-                return;
-        }
-        strscpy((*list)[(*n)++], PCI_ADDR_MAX, addr);
-}
+/*
+ * Remembers what an action's result teaches: the scheduling that a thread had before sriovd
+ * changed it, and the IRQs and devices that refused a kind of change for good, so that they are
+ * not asked again every cycle. Returns -ENOMEM when it cannot.
+ */
+static int manager_record_result(Manager *m, const Action *a) {
+        PciSet *refused;
+        int r;
 
-static void manager_record_result(Manager *m, const Action *a) {
         if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
              a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
-                (void) manager_track_sched(m, a);
-        if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
-            kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
-                (void) manager_mark_unmanaged(m, a->irq);
+                return manager_track_sched(m, a);
         if (a->result >= 0 || kernel_error_classify(a->kind, a->result).class != ERROR_UNMANAGED)
-                return;
-        if (a->kind == ACTION_SET_VF_LINK)
-                addr_list_add(&m->vf_link_unsupported, &m->n_vf_link_unsupported, &m->allocated_vf_link_unsupported,
-                              a->target);
-        else if (a->kind == ACTION_SET_COALESCE)
-                addr_list_add(&m->coalesce_unsupported, &m->n_coalesce_unsupported,
-                              &m->allocated_coalesce_unsupported, a->target);
-        else if (a->kind == ACTION_SET_OFFLOADS)
-                addr_list_add(&m->offloads_unsupported, &m->n_offloads_unsupported,
-                              &m->allocated_offloads_unsupported, a->target);
-        else if (a->kind == ACTION_SET_CHANNELS)
-                addr_list_add(&m->channels_unsupported, &m->n_channels_unsupported,
-                              &m->allocated_channels_unsupported, a->target);
+                return 0;
+        switch (a->kind) {
+        case ACTION_SET_IRQ_AFFINITY:
+                return manager_mark_unmanaged(m, a->irq);
+        case ACTION_SET_VF_LINK:
+                refused = &m->vf_link_unsupported;
+                break;
+        case ACTION_SET_COALESCE:
+                refused = &m->coalesce_unsupported;
+                break;
+        case ACTION_SET_OFFLOADS:
+                refused = &m->offloads_unsupported;
+                break;
+        case ACTION_SET_CHANNELS:
+                refused = &m->channels_unsupported;
+                break;
+        default:
+                return 0;
+        }
+        r = pci_set_add(refused, a->target);
+        return r < 0 ? r : 0;
+}
+
+/* Records an applied action's result. What cannot be recorded is asked again, so a warning is enough. */
+static void manager_record(Manager *m, const Action *a) {
+        char what[160];
+        int r;
+
+        r = manager_record_result(m, a);
+        if (r < 0)
+                log_warning_errno(r, "Failed to record the result of %s, ignoring: %m",
+                                  action_describe(a, what, sizeof(what)));
 }
 
 static void fill_saved_sched(FILE *f, const void *userdata) {
@@ -503,7 +515,7 @@ static bool manager_action_not_ours(const Manager *m, const Action *a) {
 void manager_apply_action(Manager *m, const Inventory *inv, Action *a) {
         action_apply(&m->kernel, a);
         manager_log_action(inv, a, false);
-        manager_record_result(m, a);
+        manager_record(m, a);
 }
 
 /*
@@ -639,26 +651,23 @@ static bool action_expected(const Manager *m, const Inventory *inv, const Action
          * Threaded NAPI may have been switched on, or a driver reloaded. */
         if ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED) && !napi_thread_seen(m->inventory, a))
                 return true;
-        if (m->n_expect_vfs == 0 || !a->target[0])
+        if (pci_set_size(&m->expect_vfs) == 0 || !a->target[0])
                 return false;
-        for (size_t i = 0; i < m->n_expect_vfs; i++)
-                if (streq(m->expect_vfs[i], a->target))
-                        return true;
+        if (pci_set_contains(&m->expect_vfs, a->target))
+                return true;
         /* With pf_link = auto, the PF's link goes up for the first tenant on one of its VFs. */
         if (a->kind == ACTION_SET_PF_LINK) {
                 pf = inventory_find_pf(inv, a->target);
-                for (size_t i = 0; pf && i < m->n_expect_vfs; i++)
-                        if (pf_owns(pf, m->expect_vfs[i]))
+                for (size_t i = 0; pf && i < pci_set_size(&m->expect_vfs); i++)
+                        if (pf_owns(pf, pci_set_get(&m->expect_vfs, i)))
                                 return true;
                 return false;
         }
         /* VF link settings are actions on the PF that name the VF by its index. */
         pf = a->kind == ACTION_SET_VF_LINK ? inventory_find_pf(inv, a->target) : NULL;
         for (size_t j = 0; pf && j < pf->n_vfs; j++)
-                if (pf->vfs[j].index == a->vf)
-                        for (size_t i = 0; i < m->n_expect_vfs; i++)
-                                if (streq(m->expect_vfs[i], pf->vfs[j].addr))
-                                        return true;
+                if (pf->vfs[j].index == a->vf && pci_set_contains(&m->expect_vfs, pf->vfs[j].addr))
+                        return true;
         return false;
 }
 
@@ -702,7 +711,7 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 manager_log_action(inv, a, !expected);
                 if (!expected && !a->skipped && a->result != 0)
                         manager_emit_drift(m, a, a->result > 0 ? "repaired" : "repair failed");
-                manager_record_result(m, a);
+                manager_record(m, a);
                 if (a->skipped)
                         res->n_skipped++;
                 else if (a->result > 0)
@@ -721,10 +730,7 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                         if (m->tenants)
                                 tenants_vfs_recreated(m->tenants, a->target);
                         /* A forced change applies once, not for good. */
-                        for (size_t j = 0; j < m->n_force_num_vfs; j++)
-                                if (streq(m->force_num_vfs[j], a->target))
-                                        memmove(m->force_num_vfs[j], m->force_num_vfs[--m->n_force_num_vfs],
-                                                PCI_ADDR_MAX);
+                        (void) pci_set_remove(&m->force_num_vfs, a->target);
                 }
                 /* The driver requested its vectors again.
                  * So an action that names the old vectors or their NAPIs is stale. */
@@ -959,12 +965,12 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                                 m->saved_dirty = false;
                 }
                 m->expect_changes = false;
-                m->n_expect_vfs = 0;
+                pci_set_clear(&m->expect_vfs);
                 /* The RT guests' placement drifts too, for example through virsh vcpupin or an edited definition. */
                 guests_check_placements(m->guests);
                 /* Released VFs that no guest holds any more were cleaned in this cycle, so their entries can go. */
                 for (size_t i = 0; i < m->n_released;)
-                        if (!pci_addr_in((const char(*)[PCI_ADDR_MAX]) m->held, m->n_held, m->released[i].vf))
+                        if (!pci_set_contains(&m->held, m->released[i].vf))
                                 m->released[i] = m->released[--m->n_released];
                         else
                                 i++;
