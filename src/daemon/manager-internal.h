@@ -29,6 +29,8 @@
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
 #include "latency-threads.h"
+#include "saved-sched.h"
+#include "unmanaged-irqs.h"
 
 /* A tenant whose AllocationChanged signal waits until the group numbered seq is written. */
 typedef struct ManagerSavedTenant {
@@ -107,14 +109,10 @@ struct Manager {
          */
         PciSet expect_vfs;
 
-        /* The scheduling that sriovd changed on IRQ threads, sorted by pid. sriovd restores it when it stops. */
-        SavedSched *saved;
-        size_t n_saved, allocated_saved;
-        bool saved_dirty;         /* not yet written to $RUNTIME_DIRECTORY/saved-sched */
-        /* IRQs whose affinity the kernel refused for good, sorted. The list lasts across runs in one boot. */
-        unsigned *unmanaged;
-        size_t n_unmanaged, allocated_unmanaged;
-        bool unmanaged_loaded, unmanaged_dirty;
+        /* The scheduling that sriovd changed on threads. sriovd restores it when it stops. */
+        SavedSchedTable saved;
+        /* IRQs whose affinity the kernel refused for good. The list lasts across runs in one boot. */
+        UnmanagedIrqs unmanaged;
 
         /* Devices whose netdev refused coalescing, offload or channel changes for good. */
         PciSet coalesce_unsupported, offloads_unsupported, channels_unsupported;
@@ -190,12 +188,14 @@ void manager_hotplug_link_up(Manager *m, int ifindex);
 /* Whether the cycle for kernel events waits for a probing VF now, and until when. Forgets VFs past the wait. */
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
 bool manager_guests_known(const Manager *m);
-/* Write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
+
+/* manager-runtime.c: write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);
+/* Read and write the IRQs the kernel will not move, where this boot's runs keep them. */
+int manager_load_unmanaged(Manager *m);
+int manager_save_unmanaged(Manager *m);
 
 /* vf-irq-watch.c */
-/* Whether irq is a vector that the device at addr did not have in old, or had under another driver. */
-bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq);
 /*
  * Log where the new vfio-msix vectors of tenants' VFs went. New vectors are those that inv has
  * and old had not. Each new set is logged once.

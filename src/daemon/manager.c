@@ -86,8 +86,8 @@ Manager *manager_free(Manager *m) {
         free(m->config_errors);
         if (m->runtime_lock_fd >= 0)
                 close(m->runtime_lock_fd);
-        free(m->saved);
-        free(m->unmanaged);
+        saved_sched_table_done(&m->saved);
+        unmanaged_irqs_done(&m->unmanaged);
         pci_set_done(&m->vf_link_unsupported);
         bus_free(m->bus);
         guests_free(m->guests);
