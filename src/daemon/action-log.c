@@ -73,11 +73,11 @@ void action_log(const Inventory *inv, const Action *a, bool drift) {
                                drift ? "Drift repaired: " : "", what, before, after,
                                a->effect[0] ? " (" : "", a->effect, a->effect[0] ? ")" : "");
         else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
-                 kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                 a->error.class == ERROR_UNMANAGED)
                 log_full_errno(LOG_NOTICE, a->result, LOG_FIELDS(.irq = (int) a->irq),
                                "IRQ %u stays where the kernel keeps it (%m); not asked again this boot", a->irq);
         else if (a->result < 0) {
-                ErrorInfo e = kernel_error_classify(a->kind, a->result);
+                ErrorInfo e = a->error;
                 LogFields ef = log_fields_action(inv, a, e.class == ERROR_UNMANAGED ? SRIOVD_MESSAGE_UNMANAGED
                                                                                 : SRIOVD_MESSAGE_ACTION);
                 log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result, &ef,

@@ -199,7 +199,7 @@ static int manager_record_result(Manager *m, const Action *a) {
         if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
              a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
                 return saved_sched_table_track(&m->saved, a);
-        if (a->result >= 0 || kernel_error_classify(a->kind, a->result).class != ERROR_UNMANAGED)
+        if (a->result >= 0 || a->error.class != ERROR_UNMANAGED)
                 return 0;
         switch (a->kind) {
         case ACTION_SET_IRQ_AFFINITY:
@@ -376,13 +376,13 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 else if (a->result > 0)
                         res->n_done++;
                 else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
-                         kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                         a->error.class == ERROR_UNMANAGED)
                         /* Keeping the host's other IRQs off the RT CPUs is best effort.
                          * Some of them, like the timer's, cannot move. */
                         res->n_skipped++;
                 else if (a->result < 0) {
                         res->n_failed++;
-                        res->n_transient += kernel_error_classify(a->kind, a->result).class == ERROR_TRANSIENT;
+                        res->n_transient += a->error.class == ERROR_TRANSIENT;
                 }
 
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {

@@ -74,7 +74,7 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
                         continue;
                 }
                 r = a->result;
-                if (kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED) {
+                if (a->error.class == ERROR_UNMANAGED) {
                         int k = pci_set_add(&m->vf_link_unsupported, a->target);
                         if (k < 0)
                                 log_warning_errno(k, "Failed to remember that PF %s refuses VF link settings, "
