@@ -306,17 +306,16 @@ static const ActionKey *attempted_find(const Attempted *t, const Action *a) {
         return NULL;
 }
 
-static void attempted_add(Attempted *t, const Action *a) {
+static int attempted_add(Attempted *t, const Action *a) {
         ActionKey *k;
 
-        if (GREEDY_REALLOC(t->keys, t->allocated, t->n + 1) < 0) {
-                log_oom();
-                return;
-        }
+        if (GREEDY_REALLOC(t->keys, t->allocated, t->n + 1) < 0)
+                return -ENOMEM;
         k = &t->keys[t->n++];
         *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .pid = a->pid, .napi_id = action_napi_id(a),
                            .ok = a->result >= 0 };
         strscpy(k->target, sizeof(k->target), a->target);
+        return 0;
 }
 
 static void plan_drop(Plan *p, size_t i) {
@@ -348,6 +347,8 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 .vfs = &m->expect_vfs,
         };
         size_t n_reset = 0, n_rechanneled = 0;
+        char what[160];
+        int r;
 
         /* A failed action is reported, and the independent actions still run. */
         for (size_t i = 0; i < plan->n_actions; i++) {
@@ -365,7 +366,10 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 }
 
                 action_apply(&m->kernel, a);
-                attempted_add(tried, a);
+                r = attempted_add(tried, a);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to note %s as tried, a later pass may report it as new work: %m",
+                                          action_describe(a, what, sizeof(what)));
                 expected = action_expected(&expect, inv, a);
                 action_log(inv, a, !expected);
                 if (!expected && !a->skipped && a->result != 0)
@@ -396,9 +400,12 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 if (a->kind == ACTION_SET_CHANNELS && a->result > 0 && n_rechanneled < RESET_MAX)
                         strscpy(rechanneled[n_rechanneled++], PCI_ADDR_MAX, a->target);
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
-                        if (a->after > 0 && vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
-                                                        (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)
-                                log_oom();
+                        r = a->after > 0 ? vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
+                                                       (uint64_t) m->config->vf_timeout_sec * 1000000)
+                                         : 0;
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to wait for the new VFs of %s, not reporting when they "
+                                                  "are ready: %m", a->target);
                         if (n_reset < RESET_MAX)
                                 strscpy(reset[n_reset++], PCI_ADDR_MAX, a->target);
                 }
