@@ -22,31 +22,36 @@ static void manager_expect_vf(Manager *m, const char *vf) {
 
 /*
  * Remember which tenant last had the VF, so that the clean can name it. The record is kept until
- * the VF is cleaned or goes to another tenant.
+ * the VF is cleaned or goes to another tenant. Returns -ENOMEM or 0.
  */
-static void manager_track_released(Manager *m, const AllocDecision *d) {
+static int manager_track_released(Manager *m, const AllocDecision *d) {
         for (size_t i = 0; i < m->n_released;)
                 if (streq(m->released[i].vf, d->new_vf) || streq(m->released[i].vf, d->old_vf))
                         m->released[i] = m->released[--m->n_released];
                 else
                         i++;
         if (!d->old_vf[0] || streq(d->old_vf, d->new_vf))
-                return;
+                return 0;
         if (GREEDY_REALLOC(m->released, m->allocated_released, m->n_released + 1) < 0)
-                return;   /* The clean is then logged without the tenant's name. */
+                return -ENOMEM;
         PlanReleased *r = &m->released[m->n_released++];
         strscpy(r->vf, sizeof(r->vf), d->old_vf);
         strscpy(r->tenant, sizeof(r->tenant), d->tenant);
+        return 0;
 }
 
 static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
         Manager *m = userdata;
+        int r;
 
         manager_expect_vf(m, d->old_vf);
         manager_expect_vf(m, d->new_vf);
         if (d->old_vf[0] || d->new_vf[0] || d->rt_changed)
                 m->decided_vf = true;
-        manager_track_released(m, d);
+        r = manager_track_released(m, d);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remember that VF %s was tenant %s's, its clean will not name the "
+                                  "tenant: %m", d->old_vf, d->tenant);
 
         /* The decision is saved. Now the guest gets its NIC, or gives it back. */
         if (m->guests)
