@@ -1,24 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* apply.h — the effectors that carry out planned actions, and what kernel errors mean */
+/* apply.h — the effectors that carry out planned actions */
 #pragma once
 
+#include "sriovd/error-class.h"
 #include "sriovd/plan.h"
 #include "sriovd/rootfs.h"
-
-typedef enum ErrorClass {
-        ERROR_TRANSIENT,     /* try again next cycle */
-        ERROR_UNMANAGED,     /* the device or feature cannot take it: record it once and stop trying */
-        ERROR_FATAL,         /* the policy or the host is wrong, and an operator must act */
-} ErrorClass;
-
-typedef struct ErrorInfo {
-        ErrorClass class;
-        const char *meaning; /* for the operator; never NULL */
-} ErrorInfo;
-
-/* Looks up the one table that says what a kernel error means for each kind of action. */
-ErrorInfo kernel_error_classify(ActionKind kind, int error);
-const char *error_class_to_string(ErrorClass c);
 
 typedef struct RouteNl RouteNl;
 typedef struct EthtoolNl EthtoolNl;

@@ -48,6 +48,18 @@ typedef enum ActionKind {
         _ACTION_KIND_MAX,
 } ActionKind;
 
+/* What a failed action's kernel error means; see error-class.h. */
+typedef enum ErrorClass {
+        ERROR_TRANSIENT,     /* try again next cycle */
+        ERROR_UNMANAGED,     /* the device or feature cannot take it: record it once and stop trying */
+        ERROR_FATAL,         /* the policy or the host is wrong, and an operator must act */
+} ErrorClass;
+
+typedef struct ErrorInfo {
+        ErrorClass class;
+        const char *meaning; /* for the operator; never NULL for a failure */
+} ErrorInfo;
+
 typedef struct Action {
         ActionKind kind;
         char target[PCI_ADDR_MAX];  /* the PF or VF address, the PF for VF_LINK; "" for host-wide actions */
@@ -94,6 +106,7 @@ typedef struct Action {
         char effect[96];
         /* apply fills this in: 1 when it changed something, 0 when it was already so, or a negative errno. */
         int result;
+        ErrorInfo error;            /* for a negative result, its class and meaning, set with the result */
         char kernel_message[128];   /* the kernel's own words on a failure, from the netlink extack, or "" */
         bool applied;
         bool skipped;               /* not carried out on purpose, and effect says why */

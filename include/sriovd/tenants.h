@@ -5,6 +5,7 @@
 #include "sriovd/allocator.h"
 #include "sriovd/config.h"
 #include "sriovd/inventory.h"
+#include "sriovd/pci-set.h"
 #include "sriovd/plan.h"
 #include "sriovd/state-writer.h"
 #include "sriovd/util.h"
@@ -179,10 +180,10 @@ double tenants_target(const Tenants *t);
 const char *tenants_domain(const Tenants *t, const char *tenant);
 
 /*
- * The VFs that no tenant holds but that are not free either. They are in a guest, as set by
- * tenants_set_vfs_in_guest(), or they are an orphan's. The caller frees *ret.
+ * Fill ret with the VFs that no tenant holds but that are not free either. They are in a guest,
+ * as set by tenants_set_vfs_in_guest(), or they are an orphan's. Returns -ENOMEM or 0.
  */
-int tenants_held_vfs(const Tenants *t, char (**ret)[PCI_ADDR_MAX], size_t *ret_n);
+int tenants_held_vfs(const Tenants *t, PciSet *ret);
 /* The VFs that tenants hold, sorted by VF, with what the planner needs: MAC, VLAN, class and window. */
 
 int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret_n);

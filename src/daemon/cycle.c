@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cycle.c — one cycle: observe, plan and apply, then observe again for new work and changes that did not stick */
 
+#include "action-log.h"
+#include "drift-expected.h"
 #include "manager-internal.h"
 
 /* Reads the VFs' link settings from the PF driver over rtnetlink. Settings that cannot be read are planned in full. */
@@ -34,29 +36,6 @@ bool manager_guests_known(const Manager *m) {
         if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
                 return true;
         return m->guests_reconciled;
-}
-
-/*
- * A NAPI or per-CPU thread can go away with a channel change, a driver reload or threaded NAPI
- * turned off. Then there is nothing left to put back, and its PID may go to any new process.
- * So its entry is dropped. IRQ threads' entries stay, because a restore checks them again and
- * they are few.
- */
-static void manager_prune_saved(Manager *m, const Inventory *inv) {
-        for (size_t i = 0; i < m->n_saved;) {
-                const SavedSched *s = &m->saved[i];
-                bool alive = !s->name[0];
-
-                for (size_t k = 0; !alive && k < inv->n_kthreads; k++)
-                        alive = inv->kthreads[k].pid == s->pid && streq(inv->kthreads[k].name, s->name);
-                if (alive) {
-                        i++;
-                        continue;
-                }
-                memmove(&m->saved[i], &m->saved[i + 1], (m->n_saved - i - 1) * sizeof(SavedSched));
-                m->n_saved--;
-                m->saved_dirty = true;
-        }
 }
 
 /*
@@ -141,7 +120,7 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
         bool copied = m->refresh_only && refreshed && !names_napi_thread(m, inv) && inventory_copy_netlink(base, inv) >= 0;
         if (!copied)
                 manager_read_vf_links(m, inv);
-        manager_prune_saved(m, inv);
+        saved_sched_table_prune(&m->saved, inv);
         if (!copied)
                 manager_read_tune(m, inv);
         if (sync_tenants)
@@ -162,122 +141,37 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
         *ret = (PlanContext) {
                 .allocations = m->allocations,
                 .n_allocations = m->n_allocations,
-                .force_num_vfs = m->force_num_vfs,
-                .n_force_num_vfs = m->n_force_num_vfs,
+                .force_num_vfs = pci_set_array(&m->force_num_vfs),
+                .n_force_num_vfs = pci_set_size(&m->force_num_vfs),
                 .vf_users = users,
                 .n_vf_users = n_users,
-                .saved = m->saved,
-                .n_saved = m->n_saved,
-                .unmanaged_irqs = m->unmanaged,
-                .n_unmanaged = m->n_unmanaged,
-                .coalesce_unsupported = m->coalesce_unsupported,
-                .n_coalesce_unsupported = m->n_coalesce_unsupported,
-                .offloads_unsupported = m->offloads_unsupported,
-                .n_offloads_unsupported = m->n_offloads_unsupported,
-                .channels_unsupported = m->channels_unsupported,
-                .n_channels_unsupported = m->n_channels_unsupported,
-                .vf_link_unsupported = m->vf_link_unsupported,
-                .n_vf_link_unsupported = m->n_vf_link_unsupported,
-                .vfs_held = (const char(*)[PCI_ADDR_MAX]) m->held,
-                .n_vfs_held = m->n_held,
-                .guests_known = m->held && manager_guests_known(m),
+                .saved = m->saved.items,
+                .n_saved = m->saved.n,
+                .unmanaged_irqs = m->unmanaged.irqs,
+                .n_unmanaged = m->unmanaged.n,
+                .coalesce_unsupported = pci_set_array(&m->coalesce_unsupported),
+                .n_coalesce_unsupported = pci_set_size(&m->coalesce_unsupported),
+                .offloads_unsupported = pci_set_array(&m->offloads_unsupported),
+                .n_offloads_unsupported = pci_set_size(&m->offloads_unsupported),
+                .channels_unsupported = pci_set_array(&m->channels_unsupported),
+                .n_channels_unsupported = pci_set_size(&m->channels_unsupported),
+                .vf_link_unsupported = pci_set_array(&m->vf_link_unsupported),
+                .n_vf_link_unsupported = pci_set_size(&m->vf_link_unsupported),
+                .vfs_held = pci_set_array(&m->held),
+                .n_vfs_held = pci_set_size(&m->held),
+                .guests_known = m->held_known && manager_guests_known(m),
                 .released = m->released,
                 .n_released = m->n_released,
         };
 }
 
-/* Describes an action for a log line, such as "irq-affinity 0000:41:00.2 IRQ 53". */
-static const char *action_describe(const Action *a, char *buf, size_t size) {
-        bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
-        bool vf = a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER;
-
-        if (irq || vf)
-                snprintf(buf, size, "%s %s %s %u", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
-                         irq ? "IRQ" : "VF", irq ? a->irq : a->vf);
-        else if (a->thread_name[0])
-                snprintf(buf, size, "%s %s %.*s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host",
-                         KTHREAD_NAME_MAX - 1, a->thread_name);
-        else if (a->kind == ACTION_SET_NAPI_PARAMS)
-                snprintf(buf, size, "%s %s NAPI %u", action_kind_to_string(a->kind), a->target, a->napi_id);
-        else
-                snprintf(buf, size, "%s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host");
-        return buf;
-}
-
-/*
- * SRIOVD_PF= always names a PF. An event about a VF carries the VF in SRIOVD_VF= and its PF in
- * SRIOVD_PF=. So "journalctl SRIOVD_PF=X" finds everything about one NIC, and SRIOVD_VF= finds
- * everything about one VF. VF link actions target the PF and name the VF by its index. An
- * address that the inventory does not know is a configured PF that is missing, because VFs are
- * only ever found through their PF.
- */
-static LogFields device_fields(const Inventory *inv, const char *addr, int vf_index, int irq, const char *message_id) {
-        LogFields f = { .irq = irq, .message_id = message_id };
-        const Vf *vf = NULL;
-        const Pf *pf;
-
-        if (!addr || !addr[0])
-                return f;
-        pf = inv ? inventory_find_function(inv, addr, &vf) : NULL;
-        if (!pf) {
-                f.pf = addr;
-                return f;
-        }
-        f.pf = pf->addr;
-        if (!vf && vf_index >= 0)
-                for (size_t i = 0; i < pf->n_vfs && !vf; i++)
-                        if (pf->vfs[i].index == (unsigned) vf_index)
-                                vf = &pf->vfs[i];
-        if (vf)
-                f.vf = vf->addr;
-        return f;
-}
-
-static LogFields action_fields(const Inventory *inv, const Action *a, const char *message_id) {
-        bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
-        bool vf = a->kind == ACTION_SET_VF_LINK;
-
-        return device_fields(inv, a->target, vf ? (int) a->vf : -1, irq ? (int) a->irq : -1, message_id);
-}
-
-static void manager_log_action(const Inventory *inv, const Action *a, bool drift) {
-        LogFields fields = action_fields(inv, a, drift ? SRIOVD_MESSAGE_DRIFT : SRIOVD_MESSAGE_ACTION);
-        const LogFields *f = &fields;
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160];
-
-        action_describe(a, what, sizeof(what));
-        action_format_value(a, false, before, sizeof(before));
-        action_format_value(a, true, after, sizeof(after));
-
-        if (a->result > 0)
-                log_full_errno(drift ? LOG_NOTICE : LOG_INFO, 0, f, "%s%s: %s -> %s%s%s%s",
-                               drift ? "Drift repaired: " : "", what, before, after,
-                               a->effect[0] ? " (" : "", a->effect, a->effect[0] ? ")" : "");
-        else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
-                 kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
-                log_full_errno(LOG_NOTICE, a->result, LOG_FIELDS(.irq = (int) a->irq),
-                               "IRQ %u stays where the kernel keeps it (%m); not asked again this boot", a->irq);
-        else if (a->result < 0) {
-                ErrorInfo e = kernel_error_classify(a->kind, a->result);
-                LogFields ef = action_fields(inv, a, e.class == ERROR_UNMANAGED ? SRIOVD_MESSAGE_UNMANAGED
-                                                                                : SRIOVD_MESSAGE_ACTION);
-                log_full_errno(e.class == ERROR_TRANSIENT ? LOG_WARNING : LOG_ERR, a->result, &ef,
-                               "Failed %s: %s -> %s: %m%s%s%s (%s; %s)", what, before, after,
-                               a->kernel_message[0] ? " (kernel: " : "", a->kernel_message,
-                               a->kernel_message[0] ? ")" : "", e.meaning, error_class_to_string(e.class));
-        }
-}
-
 /* Emits DriftDetected with a text such as "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)". */
 static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
-        char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160], text[CPUSET_LIST_MAX * 2 + 208];
+        char text[ACTION_DRIFT_TEXT_MAX];
 
         if (!m->event_fn)
                 return;
-        snprintf(text, sizeof(text), "%s: %s -> %s (%s)", action_describe(a, what, sizeof(what)),
-                 action_format_value(a, false, before, sizeof(before)),
-                 action_format_value(a, true, after, sizeof(after)), outcome);
-        manager_emit(m, MANAGER_EVENT_DRIFT, text);
+        manager_emit(m, MANAGER_EVENT_DRIFT, action_drift_text(a, outcome, text, sizeof(text)));
 }
 
 /* Emits event e for each PF and VF that is in from but not in to. For added devices, from is the
@@ -294,185 +188,51 @@ static void manager_emit_devices(Manager *m, const Inventory *from, const Invent
 }
 
 /*
- * Remembers the first scheduling attributes that sriovd found on a thread, and forgets them once
- * they are restored. An IRQ thread is known by its IRQ. A NAPI or per-CPU kernel thread is known
- * by its name, with irq 0. An entry under the same PID with another IRQ or name belongs to a
- * thread that is gone, so the entry is replaced.
+ * Remembers what an action's result teaches: the scheduling that a thread had before sriovd
+ * changed it, and the IRQs and devices that refused a kind of change for good, so that they are
+ * not asked again every cycle. Returns -ENOMEM when it cannot.
  */
-static int manager_track_sched(Manager *m, const Action *a) {
-        SavedSched key = { .pid = a->pid };
-        SavedSched *s = bsearch_safe(&key, m->saved, m->n_saved, sizeof(key), saved_sched_cmp);
-        unsigned irq = a->kind == ACTION_SET_IRQ_THREAD ? a->irq : 0;
-        const char *name = a->kind == ACTION_SET_IRQ_THREAD ? "" : a->thread_name;
-        bool same = s && s->irq == irq && streq(s->name, name);
-
-        m->saved_dirty = true;
-        if (a->restore) {
-                if (s) {
-                        memmove(s, s + 1, (size_t) (m->saved + m->n_saved - (s + 1)) * sizeof(*s));
-                        m->n_saved--;
-                }
-                return 0;
-        }
-        if (same)
-                return 0;
-        if (!s) {
-                if (GREEDY_REALLOC(m->saved, m->allocated_saved, m->n_saved + 1) < 0)
-                        return -ENOMEM;
-                s = &m->saved[m->n_saved++];
-        }
-        *s = (SavedSched) {
-                .pid = a->pid,
-                .irq = irq,
-                .policy = a->policy_before,
-                .priority = (int) a->before,
-        };
-        strscpy(s->name, sizeof(s->name), name);
-        qsort_safe(m->saved, m->n_saved, sizeof(*m->saved), saved_sched_cmp);
-        return 0;
-}
-
-static int manager_mark_unmanaged(Manager *m, unsigned irq) {
-        if (bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
-                return 0;
-        m->unmanaged_dirty = true;
-        if (GREEDY_REALLOC(m->unmanaged, m->allocated_unmanaged, m->n_unmanaged + 1) < 0)
-                return -ENOMEM;
-        m->unmanaged[m->n_unmanaged++] = irq;
-        qsort_safe(m->unmanaged, m->n_unmanaged, sizeof(*m->unmanaged), unsigned_cmp);
-        return 0;
-}
-
-/* Remembers a device that refused a kind of change for good, so that it is not asked again every cycle. */
-void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr) {
-        for (size_t i = 0; i < *n; i++)
-                if (streq((*list)[i], addr))
-                        return;
-        if (GREEDY_REALLOC(*list, *allocated, *n + 1) < 0) {
-                log_oom();
-                return;
-        }
-        strscpy((*list)[(*n)++], PCI_ADDR_MAX, addr);
-}
-
-static void manager_record_result(Manager *m, const Action *a) {
-        if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
-             a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
-                (void) manager_track_sched(m, a);
-        if (a->kind == ACTION_SET_IRQ_AFFINITY && a->result < 0 &&
-            kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
-                (void) manager_mark_unmanaged(m, a->irq);
-        if (a->result >= 0 || kernel_error_classify(a->kind, a->result).class != ERROR_UNMANAGED)
-                return;
-        if (a->kind == ACTION_SET_VF_LINK)
-                addr_list_add(&m->vf_link_unsupported, &m->n_vf_link_unsupported, &m->allocated_vf_link_unsupported,
-                              a->target);
-        else if (a->kind == ACTION_SET_COALESCE)
-                addr_list_add(&m->coalesce_unsupported, &m->n_coalesce_unsupported,
-                              &m->allocated_coalesce_unsupported, a->target);
-        else if (a->kind == ACTION_SET_OFFLOADS)
-                addr_list_add(&m->offloads_unsupported, &m->n_offloads_unsupported,
-                              &m->allocated_offloads_unsupported, a->target);
-        else if (a->kind == ACTION_SET_CHANNELS)
-                addr_list_add(&m->channels_unsupported, &m->n_channels_unsupported,
-                              &m->allocated_channels_unsupported, a->target);
-}
-
-static void fill_saved_sched(FILE *f, const void *userdata) {
-        const Manager *m = userdata;
-        saved_sched_format(f, m->saved, m->n_saved);
-}
-
-/* The file is kept in /run, so that a restart after a crash can still put the threads back as sriovd found them. */
-static int manager_write_saved_sched(Manager *m) {
-        return runtime_file_write("saved-sched", 0600, fill_saved_sched, m);
-}
-
-int manager_restore_sched(Manager *m) {
-        int r, ret = 0, n_changed = 0;
-
-        /* Put every thread back as sriovd found it, newest knowledge first. */
-        while (m->n_saved > 0) {
-                const SavedSched *s = &m->saved[m->n_saved - 1];
-
-                if (s->name[0]) {
-                        char field[sizeof("SRIOVD_THREAD=") + KTHREAD_NAME_MAX];
-                        const char *const extra[] = { field, NULL };
-
-                        snprintf(field, sizeof(field), "SRIOVD_THREAD=%s", s->name);
-
-                        /* A NAPI or per-CPU kernel thread is put back only if the PID still belongs to that thread. */
-                        r = sched_kthread_set(m->root, s->pid, s->name, NULL, s->policy, s->priority);
-                        if (r < 0 && r != -ESRCH)
-                                ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.extra = extra),
-                                                     "Failed to restore thread %s (%d) to %s/%d: %m", s->name,
-                                                     (int) s->pid, sched_policy_to_string(s->policy), s->priority);
-                        else if (r > 0) {
-                                n_changed++;
-                                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.extra = extra), "Restored thread %s (%d) to %s/%d",
-                                               s->name, (int) s->pid, sched_policy_to_string(s->policy), s->priority);
-                        }
-                        m->n_saved--;
-                        continue;
-                }
-                r = sched_thread_set(m->root, s->pid, s->irq, s->policy, s->priority);
-                if (r < 0 && r != -ESRCH)
-                        ret = log_full_errno(LOG_WARNING, r, LOG_FIELDS(.irq = (int) s->irq),
-                                             "Failed to restore IRQ %u thread %d to %s/%d: %m", s->irq,
-                                             (int) s->pid, sched_policy_to_string(s->policy), s->priority);
-                else if (r > 0) {
-                        n_changed++;
-                        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.irq = (int) s->irq),
-                                       "Restored IRQ %u thread %d to %s/%d", s->irq, (int) s->pid,
-                                       sched_policy_to_string(s->policy), s->priority);
-                }
-                m->n_saved--;
-        }
-        /* Everything is put back, so nothing is left for a later sriovd to restore. */
-        (void) manager_write_saved_sched(m);
-        return ret < 0 ? ret : n_changed;
-}
-
-int manager_stop(Manager *m) {
-        if (m->config && m->config->restore_on_stop)
-                return manager_restore_sched(m);
-        if (m->n_saved > 0)
-                log_info("Stopping with %zu threads left as sriovd set them (restore_on_stop = no); "
-                         "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
-                         m->n_saved);
-        return 0;
-}
-
-int manager_restore(Manager *m) {
+static int manager_record_result(Manager *m, const Action *a) {
+        PciSet *refused;
         int r;
 
-        r = runtime_lock(&m->runtime_lock_fd);
-        if (r == -EBUSY)
-                return log_error_errno(r, "sriovd is running (it holds %s/lock): stop it first "
-                                       "(systemctl stop sriovd), or its next cycle would redo what --restore undoes",
-                                       getenv("RUNTIME_DIRECTORY"));
-        if (r < 0)
-                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
-        r = manager_load_runtime(m);
-        if (r < 0)
-                return r;
-        r = manager_restore_sched(m);
-        if (r < 0)
-                return r;
-        /* sriovd no longer owns these IRQs, so irqbalance may move them again at its next rescan. */
-        int k = runtime_file_remove("owned-irqs");
-        if (k < 0)
-                return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
-        return r;
+        if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
+             a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
+                return saved_sched_table_track(&m->saved, a);
+        if (a->result >= 0 || a->error.class != ERROR_UNMANAGED)
+                return 0;
+        switch (a->kind) {
+        case ACTION_SET_IRQ_AFFINITY:
+                r = unmanaged_irqs_add(&m->unmanaged, a->irq);
+                return r < 0 ? r : 0;
+        case ACTION_SET_VF_LINK:
+                refused = &m->vf_link_unsupported;
+                break;
+        case ACTION_SET_COALESCE:
+                refused = &m->coalesce_unsupported;
+                break;
+        case ACTION_SET_OFFLOADS:
+                refused = &m->offloads_unsupported;
+                break;
+        case ACTION_SET_CHANNELS:
+                refused = &m->channels_unsupported;
+                break;
+        default:
+                return 0;
+        }
+        r = pci_set_add(refused, a->target);
+        return r < 0 ? r : 0;
 }
 
-static void manager_log_notes(const Inventory *inv, const Plan *p) {
-        for (size_t i = 0; i < p->n_notes; i++) {
-                const PlanNote *n = &p->notes[i];
-                int level = n->level == NOTE_ERROR ? LOG_ERR : n->level == NOTE_WARNING ? LOG_WARNING : LOG_INFO;
-                LogFields f = device_fields(inv, n->target, -1, -1, NULL);
-                log_full_errno(level, 0, &f, "%s%s%s", n->target, n->target[0] ? ": " : "", n->text);
-        }
+/* Records an applied action's result. What cannot be recorded is asked again, so a warning is enough. */
+static void manager_record(Manager *m, const Action *a) {
+        char what[160];
+        int r;
+
+        r = manager_record_result(m, a);
+        if (r < 0)
+                log_warning_errno(r, "Failed to record the result of %s, ignoring: %m",
+                                  action_describe(a, what, sizeof(what)));
 }
 
 static void on_vf_wait_done(const VfWait *w, bool ready, const char *missing, uint64_t now, void *userdata) {
@@ -502,8 +262,8 @@ static bool manager_action_not_ours(const Manager *m, const Action *a) {
 
 void manager_apply_action(Manager *m, const Inventory *inv, Action *a) {
         action_apply(&m->kernel, a);
-        manager_log_action(inv, a, false);
-        manager_record_result(m, a);
+        action_log(inv, a, false);
+        manager_record(m, a);
 }
 
 /*
@@ -546,120 +306,21 @@ static const ActionKey *attempted_find(const Attempted *t, const Action *a) {
         return NULL;
 }
 
-static void attempted_add(Attempted *t, const Action *a) {
+static int attempted_add(Attempted *t, const Action *a) {
         ActionKey *k;
 
-        if (GREEDY_REALLOC(t->keys, t->allocated, t->n + 1) < 0) {
-                log_oom();
-                return;
-        }
+        if (GREEDY_REALLOC(t->keys, t->allocated, t->n + 1) < 0)
+                return -ENOMEM;
         k = &t->keys[t->n++];
         *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .pid = a->pid, .napi_id = action_napi_id(a),
                            .ok = a->result >= 0 };
         strscpy(k->target, sizeof(k->target), a->target);
+        return 0;
 }
 
 static void plan_drop(Plan *p, size_t i) {
         memmove(p->actions + i, p->actions + i + 1, (p->n_actions - i - 1) * sizeof(Action));
         p->n_actions--;
-}
-
-/* Whether the last cycle saw this handler thread on that IRQ.
- * A thread requested since then, for example when a netdev opened, is new. */
-static bool irq_thread_seen(const Inventory *old, const Action *a) {
-        const Irq *q = old ? inventory_find_irq(old, a->irq) : NULL;
-
-        return q && q->thread == a->pid;
-}
-
-static bool napi_thread_seen(const Inventory *old, const Action *a) {
-        for (size_t i = 0; old && i < old->n_kthreads; i++)
-                if (old->kthreads[i].kind == KTHREAD_NAPI && old->kthreads[i].pid == a->pid)
-                        return streq(old->kthreads[i].name, a->thread_name);
-        return false;
-}
-
-/*
- * Whether the PF at addr, or the PF of the VF at addr, was probed again since the last cycle.
- * That is so when its netdev or driver is not the one it had, or when the last cycle did not see
- * it. A driver reload leaves the PF as its probe sets it up, with its vectors at their default
- * affinity and no VFs. The kernel may give the vectors the numbers they had before. So what
- * sriovd then writes is its own setup, not drift. The uevents say so too, but the cycle that the
- * unbind started can read the host before the bind event arrives.
- */
-static bool pf_reprobed(const Inventory *old, const Inventory *inv, const char *addr) {
-        const Pf *pf = inventory_find_pf(inv, addr), *was;
-
-        for (size_t i = 0; !pf && i < inv->n_pfs; i++)
-                if (pf_owns(&inv->pfs[i], addr))
-                        pf = &inv->pfs[i];
-        if (!pf || !old)
-                return false;
-        /* A PF that was missing last time is new, like a hot-plugged one.
-         * This happens when it was unbound and a cycle ran before the bind. */
-        was = inventory_find_pf(old, pf->addr);
-        return !was || was->ifindex != pf->ifindex || !streq(was->driver, pf->driver);
-}
-
-/* Whether the last cycle tried a and failed, for example on a PF whose driver was still probing.
- * Trying it again is a retry of sriovd's own change, not the repair of a drift. */
-static bool failed_last_cycle(const Plan *last, const Action *a) {
-        for (size_t i = 0; last && i < last->n_actions; i++) {
-                const Action *b = &last->actions[i];
-
-                if (b->result < 0 && b->kind == a->kind && b->irq == a->irq && b->vf == a->vf && b->pid == a->pid &&
-                    streq(b->target, a->target))
-                        return true;
-        }
-        return false;
-}
-
-/* Whether a is sriovd's own planned change rather than drift.
- * A start, a reload and a change to a tenant's VF all plan such changes. */
-static bool action_expected(const Manager *m, const Inventory *inv, const Action *a) {
-        const Pf *pf;
-
-        if (m->expect_changes)
-                return true;
-        if (a->target[0] && pf_reprobed(m->inventory, inv, a->target))
-                return true;
-        if (failed_last_cycle(m->plan, a))
-                return true;
-        /*
-         * A vector that the last cycle did not see is new, not drifted. A guest's driver may enable
-         * MSI-X on its passthrough VF, and no uevent says so. A driver may also request its vectors
-         * at link-up.
-         */
-        if ((a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD) && a->target[0] &&
-            device_irq_is_new(m->inventory, inv, a->target, a->irq))
-                return true;
-        if (a->kind == ACTION_SET_IRQ_THREAD && a->target[0] && m->inventory && !irq_thread_seen(m->inventory, a))
-                return true;
-        /* The same holds for a NAPI thread that the last cycle did not see.
-         * Threaded NAPI may have been switched on, or a driver reloaded. */
-        if ((a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED) && !napi_thread_seen(m->inventory, a))
-                return true;
-        if (m->n_expect_vfs == 0 || !a->target[0])
-                return false;
-        for (size_t i = 0; i < m->n_expect_vfs; i++)
-                if (streq(m->expect_vfs[i], a->target))
-                        return true;
-        /* With pf_link = auto, the PF's link goes up for the first tenant on one of its VFs. */
-        if (a->kind == ACTION_SET_PF_LINK) {
-                pf = inventory_find_pf(inv, a->target);
-                for (size_t i = 0; pf && i < m->n_expect_vfs; i++)
-                        if (pf_owns(pf, m->expect_vfs[i]))
-                                return true;
-                return false;
-        }
-        /* VF link settings are actions on the PF that name the VF by its index. */
-        pf = a->kind == ACTION_SET_VF_LINK ? inventory_find_pf(inv, a->target) : NULL;
-        for (size_t j = 0; pf && j < pf->n_vfs; j++)
-                if (pf->vfs[j].index == a->vf)
-                        for (size_t i = 0; i < m->n_expect_vfs; i++)
-                                if (streq(m->expect_vfs[i], pf->vfs[j].addr))
-                                        return true;
-        return false;
 }
 
 /* Whether a names IRQs or NAPIs. A channel change makes these stale, because the driver creates
@@ -679,7 +340,15 @@ static bool names_irqs(const Action *a) {
 #define RESET_MAX 16
 static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleResult *res, Attempted *tried) {
         char reset[RESET_MAX][PCI_ADDR_MAX], rechanneled[RESET_MAX][PCI_ADDR_MAX];
+        const ExpectedChanges expect = {
+                .all = m->expect_changes,
+                .last = m->inventory,
+                .last_plan = m->plan,
+                .vfs = &m->expect_vfs,
+        };
         size_t n_reset = 0, n_rechanneled = 0;
+        char what[160];
+        int r;
 
         /* A failed action is reported, and the independent actions still run. */
         for (size_t i = 0; i < plan->n_actions; i++) {
@@ -697,43 +366,46 @@ static void manager_apply(Manager *m, const Inventory *inv, Plan *plan, CycleRes
                 }
 
                 action_apply(&m->kernel, a);
-                attempted_add(tried, a);
-                expected = action_expected(m, inv, a);
-                manager_log_action(inv, a, !expected);
+                r = attempted_add(tried, a);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to note %s as tried, a later pass may report it as new work: %m",
+                                          action_describe(a, what, sizeof(what)));
+                expected = action_expected(&expect, inv, a);
+                action_log(inv, a, !expected);
                 if (!expected && !a->skipped && a->result != 0)
                         manager_emit_drift(m, a, a->result > 0 ? "repaired" : "repair failed");
-                manager_record_result(m, a);
+                manager_record(m, a);
                 if (a->skipped)
                         res->n_skipped++;
                 else if (a->result > 0)
                         res->n_done++;
                 else if (a->result < 0 && a->kind == ACTION_SET_IRQ_AFFINITY && !a->target[0] &&
-                         kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
+                         a->error.class == ERROR_UNMANAGED)
                         /* Keeping the host's other IRQs off the RT CPUs is best effort.
                          * Some of them, like the timer's, cannot move. */
                         res->n_skipped++;
                 else if (a->result < 0) {
                         res->n_failed++;
-                        res->n_transient += kernel_error_classify(a->kind, a->result).class == ERROR_TRANSIENT;
+                        res->n_transient += a->error.class == ERROR_TRANSIENT;
                 }
 
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
                         if (m->tenants)
                                 tenants_vfs_recreated(m->tenants, a->target);
                         /* A forced change applies once, not for good. */
-                        for (size_t j = 0; j < m->n_force_num_vfs; j++)
-                                if (streq(m->force_num_vfs[j], a->target))
-                                        memmove(m->force_num_vfs[j], m->force_num_vfs[--m->n_force_num_vfs],
-                                                PCI_ADDR_MAX);
+                        (void) pci_set_remove(&m->force_num_vfs, a->target);
                 }
                 /* The driver requested its vectors again.
                  * So an action that names the old vectors or their NAPIs is stale. */
                 if (a->kind == ACTION_SET_CHANNELS && a->result > 0 && n_rechanneled < RESET_MAX)
                         strscpy(rechanneled[n_rechanneled++], PCI_ADDR_MAX, a->target);
                 if (a->kind == ACTION_SET_NUM_VFS && a->result > 0) {
-                        if (a->after > 0 && vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
-                                                        (uint64_t) m->config->vf_timeout_sec * 1000000) < 0)
-                                log_oom();
+                        r = a->after > 0 ? vf_wait_add(&m->vf_waits, a->target, (unsigned) a->after, now_usec(),
+                                                       (uint64_t) m->config->vf_timeout_sec * 1000000)
+                                         : 0;
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to wait for the new VFs of %s, not reporting when they "
+                                                  "are ready: %m", a->target);
                         if (n_reset < RESET_MAX)
                                 strscpy(reset[n_reset++], PCI_ADDR_MAX, a->target);
                 }
@@ -754,7 +426,6 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
         for (size_t i = 0; i < p->n_actions; i++) {
                 const Action *a = &p->actions[i];
                 const ActionKey *k = attempted_find(tried, a);
-                char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX], what[160];
 
                 if (!k) {
                         /* New work that the previous pass made possible, such as new VFs or netdevs. */
@@ -767,11 +438,7 @@ static size_t manager_verify(Manager *m, Plan *p, const Inventory *inv, const At
                 if (!k->ok || manager_action_not_ours(m, a) || vf_wait_covers(&m->vf_waits, inv, a->target))
                         continue;
                 res->n_drift++;
-                LogFields f = action_fields(inv, a, SRIOVD_MESSAGE_DRIFT);
-                log_full_errno(LOG_WARNING, 0, &f,
-                               "Did not stick: %s is %s, want %s", action_describe(a, what, sizeof(what)),
-                               action_format_value(a, false, before, sizeof(before)),
-                               action_format_value(a, true, after, sizeof(after)));
+                action_log_not_stuck(inv, a);
                 manager_emit_drift(m, a, "did not stick");
         }
         p->n_actions = kept;
@@ -794,69 +461,6 @@ static int manager_keep_plan(Manager *m, Plan **plan) {
 
 /* New VFs are configured in the cycle that created them, if the kernel already shows them. */
 #define CYCLE_PASSES_MAX 3
-
-
-/*
- * Where sriovd keeps what it learned in this boot between runs. That is systemd's
- * RuntimeDirectory= when it is set. Otherwise it is the state directory, as for --once from a
- * shell. A fixture without a state directory of its own keeps nothing, and gets "".
- */
-static const char *manager_memory_dir(const Manager *m) {
-        if (getenv("RUNTIME_DIRECTORY"))
-                return NULL;   /* runtime_file_*_at(NULL) picks RuntimeDirectory=. */
-        if (rootfs_is_real(m->root) || !streq(m->config->state_dir, CONFIG_DEFAULT_STATE_DIR))
-                return m->config->state_dir;
-        return "";
-}
-
-static char *manager_boot_id(Manager *m) {
-        char *id = NULL;
-
-        if (rootfs_read(m->root, &id, "/proc/sys/kernel/random/boot_id") < 0)
-                id = strdup("unknown");
-        return id;
-}
-
-static void fill_unmanaged(FILE *f, const void *userdata) {
-        const Manager *m = userdata;
-        _cleanup_free_ char *boot = manager_boot_id((Manager *) m);
-        unmanaged_irqs_format(f, boot ?: "unknown", m->unmanaged, m->n_unmanaged);
-}
-
-static void manager_save_unmanaged(Manager *m) {
-        const char *dir = manager_memory_dir(m);
-        int r;
-
-        if (!m->unmanaged_dirty || (dir && !dir[0]))
-                return;
-        r = runtime_file_write_at(dir, "unmanaged-irqs", 0644, fill_unmanaged, m);
-        if (r < 0)
-                log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
-        else
-                m->unmanaged_dirty = false;
-}
-
-static void manager_load_unmanaged(Manager *m) {
-        _cleanup_free_ char *text = NULL, *boot = NULL;
-        const char *dir = manager_memory_dir(m);
-        unsigned *irqs = NULL;
-        size_t n = 0;
-        int r;
-
-        m->unmanaged_loaded = true;
-        if (dir && !dir[0])
-                return;
-        r = runtime_file_read_at(dir, "unmanaged-irqs", &text);
-        if (r < 0)
-                return;
-        boot = manager_boot_id(m);
-        if (!boot || unmanaged_irqs_parse(text, boot, &irqs, &n) < 0)
-                return;   /* The numbers are from another boot or damaged, so learn them again. */
-        for (size_t i = 0; i < n; i++)
-                (void) manager_mark_unmanaged(m, irqs[i]);
-        m->unmanaged_dirty = false;
-        free(irqs);
-}
 
 /*
  * Whether the next observe can show all that p's actions write without a full read. A refresh
@@ -896,8 +500,11 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         r = manager_open_tenants(m, mode != CYCLE_APPLY);
         if (r < 0)
                 return r;
-        if (mode == CYCLE_APPLY && !m->unmanaged_loaded)
-                manager_load_unmanaged(m);
+        if (mode == CYCLE_APPLY && !m->unmanaged.loaded) {
+                r = manager_load_unmanaged(m);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to read the IRQs the kernel will not move, ignoring: %m");
+        }
 
         /*
          * Observe, plan and apply. After any write, observe again. That observe verifies what
@@ -947,24 +554,24 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         if (mode == CYCLE_APPLY) {
                 /* Notes repeat every cycle, so log them in the first cycle and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
-                        manager_log_notes(inv, plan);
+                        action_log_notes(inv, plan);
                 manager_log_vf_irqs_found(m, m->inventory, inv, plan);
                 vf_irq_watch_seen(&m->irq_watches, inv);
-                manager_save_unmanaged(m);
-                if (m->saved_dirty) {
-                        r = manager_write_saved_sched(m);
+                r = manager_save_unmanaged(m);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
+                if (m->saved.dirty) {
+                        r = saved_sched_table_save(&m->saved);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the IRQ threads' original scheduling, ignoring: %m");
-                        else
-                                m->saved_dirty = false;
                 }
                 m->expect_changes = false;
-                m->n_expect_vfs = 0;
+                pci_set_clear(&m->expect_vfs);
                 /* The RT guests' placement drifts too, for example through virsh vcpupin or an edited definition. */
                 guests_check_placements(m->guests);
                 /* Released VFs that no guest holds any more were cleaned in this cycle, so their entries can go. */
                 for (size_t i = 0; i < m->n_released;)
-                        if (!pci_addr_in((const char(*)[PCI_ADDR_MAX]) m->held, m->n_held, m->released[i].vf))
+                        if (!pci_set_contains(&m->held, m->released[i].vf))
                                 m->released[i] = m->released[--m->n_released];
                         else
                                 i++;
@@ -996,49 +603,3 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 *ret = res;
         return 0;
 }
-
-/*
- * Publishes the IRQs that sriovd pins for sriovd-irqbalance-policy, so that irqbalance bans
- * them. The list is written whole to a temporary file and renamed, so a reader never sees half
- * a list. It is written only under systemd's RuntimeDirectory=, or a test's.
- */
-static void fill_owned_irqs(FILE *f, const void *userdata) {
-        const Manager *m = userdata;
-        const Inventory *inv = m->inventory;
-
-        for (size_t i = 0; i < inv->n_irqs; i++) {
-                unsigned irq = inv->irqs[i].irq;
-                if (inv->irqs[i].writable &&
-                    !bsearch_safe(&irq, m->unmanaged, m->n_unmanaged, sizeof(irq), unsigned_cmp))
-                        fprintf(f, "%u\n", irq);
-        }
-}
-
-int manager_write_owned_irqs(Manager *m) {
-        if (!m->inventory)
-                return 0;
-        return runtime_file_write("owned-irqs", 0644, fill_owned_irqs, m);
-}
-
-int manager_load_runtime(Manager *m) {
-        _cleanup_free_ char *text = NULL;
-        SavedSched *saved = NULL;
-        size_t n = 0;
-        int r;
-
-        r = runtime_file_read("saved-sched", &text);
-        if (r == -ENOENT)
-                return 0;
-        if (r >= 0)
-                r = saved_sched_parse(text, &saved, &n);
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
-        /* Before anything is restored, each entry is checked again: is the PID still the same kernel thread? */
-        free(m->saved);
-        m->saved = saved;
-        m->n_saved = m->allocated_saved = n;
-        if (n > 0)
-                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", n);
-        return 0;
-}
-

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "sriovd/error-class.h"
 #include "sriovd/guest-vcpu.h"
 #include "sriovd/qemu-vcpu.h"
 #include "sriovd/vhost.h"
@@ -93,7 +94,7 @@ int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const ch
                 r = live ? vcpu_thread_set(root, qemu, t, policy, priority) : 0;
                 a->skipped = !live;
                 a->applied = live;
-                a->result = r == -ESRCH ? 0 : r;   /* A thread that is gone needs no placing. */
+                action_set_result(a, r == -ESRCH ? 0 : r);   /* A thread that is gone needs no placing. */
         }
         return 0;
 }

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "sriovd/error-class.h"
 #include "sriovd/guest-vcpu.h"
 #include "sriovd/guest-vhost.h"
 #include "sriovd/vhost.h"
@@ -82,7 +83,7 @@ int guest_vhost_place(RootFs *root, Virt *v, const char *domain, const VhostPlac
                         a = &(*actions)[k];
                         a->skipped = !live;
                         a->applied = live;
-                        a->result = r == -ESRCH ? 0 : r;   /* A thread that is gone needs no placing. */
+                        action_set_result(a, r == -ESRCH ? 0 : r);   /* A thread that is gone needs no placing. */
                 }
         }
         return 0;

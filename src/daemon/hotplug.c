@@ -34,14 +34,6 @@ static int hotplug_find_pf(Manager *m, const Inventory *inv, const char *addr, s
         return -ENOENT;
 }
 
-static void probing_remove(Manager *m, const char *addr) {
-        for (size_t i = 0; i < m->n_probing; i++)
-                if (streq(m->probing[i], addr)) {
-                        memmove(m->probing[i], m->probing[--m->n_probing], PCI_ADDR_MAX);
-                        return;
-                }
-}
-
 /*
  * Pins the VF's vectors where the plan puts them. Only the VF is read again, which is a few dozen
  * files instead of the host's 70,000. It is planned alone against the CPUs and the PF of the last
@@ -120,7 +112,7 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
         if (!inv || !pci_addr_valid(addr))
                 return;
         if (streq(action, "remove") || streq(action, "unbind")) {
-                probing_remove(m, addr);
+                (void) pci_set_remove(&m->probing, addr);
                 return;
         }
         if (!streq(action, "add") && !streq(action, "bind"))
@@ -136,19 +128,17 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
                  */
                 if (inv->pfs[pf_i].drivers_autoprobe == 0)
                         return;
-                if (m->n_probing == 0)
-                        m->probing_until_usec = now_usec() + PROBE_WAIT_USEC;
-                for (size_t i = 0; i < m->n_probing; i++)
-                        if (streq(m->probing[i], addr))
-                                return;
-                if (GREEDY_REALLOC(m->probing, m->allocated_probing, m->n_probing + 1) < 0) {
-                        log_oom();
-                        return;
-                }
-                strscpy(m->probing[m->n_probing++], PCI_ADDR_MAX, addr);
+                uint64_t until = now_usec() + PROBE_WAIT_USEC;
+
+                r = pci_set_add(&m->probing, addr);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to note that VF %s is probing, not waiting for its driver: %m",
+                                          addr);
+                else if (r > 0 && pci_set_size(&m->probing) == 1)
+                        m->probing_until_usec = until;
                 return;
         }
-        probing_remove(m, addr);
+        (void) pci_set_remove(&m->probing, addr);
         r = manager_pin_vf(m, pf_i, addr);
         if (r < 0)
                 log_warning_errno(r, "Failed to pin the vectors of new VF %s, leaving them to the cycle: %m", addr);
@@ -170,12 +160,12 @@ void manager_hotplug_link_up(Manager *m, int ifindex) {
 }
 
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until) {
-        if (m->n_probing == 0)
+        if (pci_set_size(&m->probing) == 0)
                 return false;
         if (now >= m->probing_until_usec) {
                 log_info("VF %s (and %zu more) still without a driver after %" PRIu64 " ms: not waiting for it",
-                         m->probing[0], m->n_probing - 1, PROBE_WAIT_USEC / 1000);
-                m->n_probing = 0;
+                         pci_set_get(&m->probing, 0), pci_set_size(&m->probing) - 1, PROBE_WAIT_USEC / 1000);
+                pci_set_clear(&m->probing);
                 return false;
         }
         *ret_until = m->probing_until_usec;

@@ -24,10 +24,13 @@
 #include "sriovd/ethtool.h"
 #include "sriovd/netdev-genl.h"
 #include "sriovd/netlink.h"
+#include "sriovd/pci-set.h"
 #include "sriovd/util.h"
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
 #include "latency-threads.h"
+#include "saved-sched.h"
+#include "unmanaged-irqs.h"
 
 /* A tenant whose AllocationChanged signal waits until the group numbered seq is written. */
 typedef struct ManagerSavedTenant {
@@ -105,45 +108,32 @@ struct Manager {
          * VFs whose tenant changed since the last cycle. What sriovd plans for their IRQs, link,
          * driver and coalescing follows the new allocation, so it is not drift either.
          */
-        char (*expect_vfs)[PCI_ADDR_MAX];
-        size_t n_expect_vfs, allocated_expect_vfs;
+        PciSet expect_vfs;
 
-        /* The scheduling that sriovd changed on IRQ threads, sorted by pid. sriovd restores it when it stops. */
-        SavedSched *saved;
-        size_t n_saved, allocated_saved;
-        bool saved_dirty;         /* not yet written to $RUNTIME_DIRECTORY/saved-sched */
-        /* IRQs whose affinity the kernel refused for good, sorted. The list lasts across runs in one boot. */
-        unsigned *unmanaged;
-        size_t n_unmanaged, allocated_unmanaged;
-        bool unmanaged_loaded, unmanaged_dirty;
+        /* The scheduling that sriovd changed on threads. sriovd restores it when it stops. */
+        SavedSchedTable saved;
+        /* IRQs whose affinity the kernel refused for good. The list lasts across runs in one boot. */
+        UnmanagedIrqs unmanaged;
 
         /* Devices whose netdev refused coalescing, offload or channel changes for good. */
-        char (*coalesce_unsupported)[PCI_ADDR_MAX];
-        size_t n_coalesce_unsupported, allocated_coalesce_unsupported;
-        char (*offloads_unsupported)[PCI_ADDR_MAX];
-        size_t n_offloads_unsupported, allocated_offloads_unsupported;
-        char (*channels_unsupported)[PCI_ADDR_MAX];
-        size_t n_channels_unsupported, allocated_channels_unsupported;
-
-        /* PFs whose driver does not accept VF link settings, sorted. */
-        char (*vf_link_unsupported)[PCI_ADDR_MAX];
-        size_t n_vf_link_unsupported, allocated_vf_link_unsupported;
+        PciSet coalesce_unsupported, offloads_unsupported, channels_unsupported;
+        /* PFs whose driver does not accept VF link settings. */
+        PciSet vf_link_unsupported;
 
         /* Which tenant holds which NIC. The first cycle opens it, read-only in a dry run. */
         Tenants *tenants;
         bool tenants_configured;          /* the tenants are placed under this config; a reload resets it */
         PlanAllocation *allocations;      /* the planner's view of the tenants, for this cycle */
         size_t n_allocations;
-        char (*held)[PCI_ADDR_MAX];       /* VFs that no tenant holds but a guest may have; not cleaned */
-        size_t n_held;
+        PciSet held;                      /* VFs that no tenant holds but a guest may have; not cleaned */
+        bool held_known;                  /* held was found from the tenants */
         bool guests_reconciled;           /* libvirt has said at least once which VFs its guests have */
         /* VFs that tenants gave back and that are not cleaned yet. The plan names each one's tenant. */
         PlanReleased *released;
         size_t n_released, allocated_released;
         /* The inventory that manager_sync_tenants() places tenants against. It is newer than ->inventory. */
         const Inventory *syncing;
-        char (*force_num_vfs)[PCI_ADDR_MAX];
-        size_t n_force_num_vfs, allocated_force_num_vfs;
+        PciSet force_num_vfs;             /* PFs whose VF count may change once, though VFs are allocated */
         ManagerEventFn event_fn;
         void *event_userdata;
         /* The config's alert rules. They are kept across reloads, so an unchanged rule keeps its state. */
@@ -169,8 +159,7 @@ struct Manager {
          * VFs between their "add" event and their driver's "bind" event, see hotplug.c. Kernel
          * events wait for them until probing_until_usec.
          */
-        char (*probing)[PCI_ADDR_MAX];
-        size_t n_probing, allocated_probing;
+        PciSet probing;
         uint64_t probing_until_usec;
         /* With --once, the results of every cycle add up until the VFs settle. */
         bool once;
@@ -178,8 +167,6 @@ struct Manager {
 };
 
 /* cycle.c */
-/* Remember a device that refused a kind of change for good, so it is not asked every cycle. */
-void addr_list_add(char (**list)[PCI_ADDR_MAX], size_t *n, size_t *allocated, const char *addr);
 /*
  * Read the host and plan. A non-NULL base is refreshed in a copy, as a drift check does, and as
  * the verify after writes does when a refresh can see them. A NULL base reads the whole host.
@@ -202,12 +189,14 @@ void manager_hotplug_link_up(Manager *m, int ifindex);
 /* Whether the cycle for kernel events waits for a probing VF now, and until when. Forgets VFs past the wait. */
 bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
 bool manager_guests_known(const Manager *m);
-/* Write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
+
+/* manager-runtime.c: write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);
+/* Read and write the IRQs the kernel will not move, where this boot's runs keep them. */
+int manager_load_unmanaged(Manager *m);
+int manager_save_unmanaged(Manager *m);
 
 /* vf-irq-watch.c */
-/* Whether irq is a vector that the device at addr did not have in old, or had under another driver. */
-bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq);
 /*
  * Log where the new vfio-msix vectors of tenants' VFs went. New vectors are those that inv has
  * and old had not. Each new set is logged once.

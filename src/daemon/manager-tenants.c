@@ -12,47 +12,46 @@ void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
 static void manager_expect_vf(Manager *m, const char *vf) {
         if (!vf[0])
                 return;
-        for (size_t i = 0; i < m->n_expect_vfs; i++)
-                if (streq(m->expect_vfs[i], vf))
-                        return;
-        if (GREEDY_REALLOC(m->expect_vfs, m->allocated_expect_vfs, m->n_expect_vfs + 1) < 0) {
-                /*
-                 * Without the list, the next cycle could report the change as drift. Expecting
-                 * every change avoids that false report.
-                 */
+        /*
+         * Without the list, the next cycle could report the change as drift. Expecting every
+         * change avoids that false report, so a failure here needs no log.
+         */
+        if (pci_set_add(&m->expect_vfs, vf) < 0)
                 m->expect_changes = true;
-                return;
-        }
-        strscpy(m->expect_vfs[m->n_expect_vfs++], PCI_ADDR_MAX, vf);
 }
 
 /*
  * Remember which tenant last had the VF, so that the clean can name it. The record is kept until
- * the VF is cleaned or goes to another tenant.
+ * the VF is cleaned or goes to another tenant. Returns -ENOMEM or 0.
  */
-static void manager_track_released(Manager *m, const AllocDecision *d) {
+static int manager_track_released(Manager *m, const AllocDecision *d) {
         for (size_t i = 0; i < m->n_released;)
                 if (streq(m->released[i].vf, d->new_vf) || streq(m->released[i].vf, d->old_vf))
                         m->released[i] = m->released[--m->n_released];
                 else
                         i++;
         if (!d->old_vf[0] || streq(d->old_vf, d->new_vf))
-                return;
+                return 0;
         if (GREEDY_REALLOC(m->released, m->allocated_released, m->n_released + 1) < 0)
-                return;   /* The clean is then logged without the tenant's name. */
+                return -ENOMEM;
         PlanReleased *r = &m->released[m->n_released++];
         strscpy(r->vf, sizeof(r->vf), d->old_vf);
         strscpy(r->tenant, sizeof(r->tenant), d->tenant);
+        return 0;
 }
 
 static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic, void *userdata) {
         Manager *m = userdata;
+        int r;
 
         manager_expect_vf(m, d->old_vf);
         manager_expect_vf(m, d->new_vf);
         if (d->old_vf[0] || d->new_vf[0] || d->rt_changed)
                 m->decided_vf = true;
-        manager_track_released(m, d);
+        r = manager_track_released(m, d);
+        if (r < 0)
+                log_warning_errno(r, "Failed to remember that VF %s was tenant %s's, its clean will not name the "
+                                  "tenant: %m", d->old_vf, d->tenant);
 
         /* The decision is saved. Now the guest gets its NIC, or gives it back. */
         if (m->guests)
@@ -109,10 +108,10 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
                         m->allocations[i].vcpu0_cpu =
                                 guests_vcpu0_cpu(m->guests, tenants_domain(m->tenants, m->allocations[i].tenant));
 
-        m->held = mfree(m->held);
-        m->n_held = 0;
-        if (tenants_held_vfs(m->tenants, &m->held, &m->n_held) < 0)
-                log_oom();
+        r = tenants_held_vfs(m->tenants, &m->held);
+        m->held_known = r >= 0;
+        if (r < 0)
+                log_error_errno(r, "Failed to list the VFs that guests may still have, cleaning none: %m");
 }
 
 /*
@@ -308,11 +307,15 @@ size_t manager_rt_nodes(const Manager *m, AllocRtNode *ret, size_t n) {
 }
 
 int manager_force_num_vfs(Manager *m, const char *pf) {
+        int r;
+
         if (!pci_addr_valid(pf))
                 return -EINVAL;
         if (!m->inventory || !inventory_find_pf(m->inventory, pf))
                 return -ENODEV;
-        addr_list_add(&m->force_num_vfs, &m->n_force_num_vfs, &m->allocated_force_num_vfs, pf);
+        r = pci_set_add(&m->force_num_vfs, pf);
+        if (r < 0)
+                return r;
         manager_apply_soon(m, "forced VF count change");
         return 0;
 }

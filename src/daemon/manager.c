@@ -85,7 +85,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->rewrite_defer);
         sd_event_source_unref(m->save_defer);
         free(m->saved_tenants);
-        free(m->probing);
+        pci_set_done(&m->probing);
         sd_event_source_unref(m->irq_watch_timer);
         manager_metrics_done(m);
         vf_wait_list_done(&m->vf_waits);
@@ -111,20 +111,20 @@ Manager *manager_free(Manager *m) {
         free(m->config_errors);
         if (m->runtime_lock_fd >= 0)
                 close(m->runtime_lock_fd);
-        free(m->saved);
-        free(m->unmanaged);
-        free(m->vf_link_unsupported);
+        saved_sched_table_done(&m->saved);
+        unmanaged_irqs_done(&m->unmanaged);
+        pci_set_done(&m->vf_link_unsupported);
         bus_free(m->bus);
         guests_free(m->guests);
         tenants_free(m->tenants);
         free(m->allocations);
-        free(m->held);
+        pci_set_done(&m->held);
         free(m->released);
-        free(m->expect_vfs);
-        free(m->force_num_vfs);
-        free(m->coalesce_unsupported);
-        free(m->offloads_unsupported);
-        free(m->channels_unsupported);
+        pci_set_done(&m->expect_vfs);
+        pci_set_done(&m->force_num_vfs);
+        pci_set_done(&m->coalesce_unsupported);
+        pci_set_done(&m->offloads_unsupported);
+        pci_set_done(&m->channels_unsupported);
         free(m);
         return NULL;
 }
@@ -192,10 +192,10 @@ int manager_load_config(Manager *m) {
          * A reload is how the operator asks sriovd to try again, for example after a firmware
          * update. So sriovd forgets which devices refused a kind of change.
          */
-        m->n_vf_link_unsupported = 0;
-        m->n_coalesce_unsupported = 0;
-        m->n_offloads_unsupported = 0;
-        m->n_channels_unsupported = 0;
+        pci_set_clear(&m->vf_link_unsupported);
+        pci_set_clear(&m->coalesce_unsupported);
+        pci_set_clear(&m->offloads_unsupported);
+        pci_set_clear(&m->channels_unsupported);
         /* The tenant classes may have changed, so the tenants are placed again under the new ones. */
         m->tenants_configured = false;
         guests_set_uri(m->guests, c->libvirt_uri);
@@ -509,7 +509,7 @@ static void on_kernel_event(const char *what, void *userdata) {
                         (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
                 if (m->recheck_timer && source_armed(m->recheck_timer))
                         (void) sd_event_source_get_time(m->recheck_timer, &when);
-                log_debug("Kernel event %s: the re-check waits for VF %s's driver", what, m->probing[0]);
+                log_debug("Kernel event %s: the re-check waits for VF %s's driver", what, pci_set_get(&m->probing, 0));
                 if (when > until) {
                         r = manager_arm_recheck_timer(m, until);
                         if (r < 0)
@@ -664,7 +664,7 @@ static void on_device_event(const char *subsystem, const char *action, const cha
                  * The lost events could have named any device. So no probe is waited for, and
                  * the whole host is re-checked.
                  */
-                m->n_probing = 0;
+                pci_set_clear(&m->probing);
                 on_kernel_event("udev events lost (receive buffer overflow)", m);
                 return;
         }

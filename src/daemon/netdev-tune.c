@@ -22,8 +22,8 @@ static bool wants_napi(const TenantClass *cls, bool saved_napi) {
 }
 
 static bool any_saved_napi(const Manager *m) {
-        for (size_t i = 0; i < m->n_saved; i++)
-                if (strncmp(m->saved[i].name, "napi/", 5) == 0)
+        for (size_t i = 0; i < m->saved.n; i++)
+                if (strncmp(m->saved.items[i].name, "napi/", 5) == 0)
                         return true;
         return false;
 }

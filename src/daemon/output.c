@@ -121,7 +121,7 @@ static void action_result_text(const Action *a, char *buf, size_t size) {
         else
                 snprintf(buf, size, "FAILED: %s%s%s%s (%s)", strerror(-a->result),
                          a->kernel_message[0] ? " (kernel: " : "", a->kernel_message, a->kernel_message[0] ? ")" : "",
-                         kernel_error_classify(a->kind, a->result).meaning);
+                         a->error.meaning);
 }
 
 static const char *action_target(const Action *a) {
@@ -380,7 +380,7 @@ static json_object *action_json(const Action *a) {
         else if (a->result >= 0)
                 r = jsonc_add_string(o, "result", a->result > 0 ? "done" : "already so");
         else {
-                ErrorInfo e = kernel_error_classify(a->kind, a->result);
+                ErrorInfo e = a->error;
                 if (jsonc_add_string(o, "result", "failed") < 0 ||
                     jsonc_add_string(o, "error", strerror(-a->result)) < 0 ||
                     jsonc_add_int(o, "errno", -a->result) < 0 ||

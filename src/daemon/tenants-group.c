@@ -41,12 +41,11 @@ int tenants_group_open(Tenants *t) {
                 goto fail;
         g->extras = memdup_n(t->extras, t->n_extras, sizeof(Extra));
         g->orphans = memdup_n(t->orphans, t->n_orphans, sizeof(StateTenant));
-        g->in_guest = memdup_n(t->in_guest, t->n_in_guest, PCI_ADDR_MAX);
-        if (!g->extras || !g->orphans || !g->in_guest)
+        if (!g->extras || !g->orphans ||
+            pci_set_copy_from(&g->in_guest, pci_set_array(&t->in_guest), pci_set_size(&t->in_guest)) < 0)
                 goto fail;
         g->n_extras = t->n_extras;
         g->n_orphans = t->n_orphans;
-        g->n_in_guest = t->n_in_guest;
         g->open = true;
         t->seq = g->seq;
         return 0;
@@ -93,7 +92,7 @@ static void group_free(TenantsGroup *g) {
         allocator_free(g->before);
         free(g->extras);
         free(g->orphans);
-        free(g->in_guest);
+        pci_set_done(&g->in_guest);
         free(g->lines);
         free(g->reports);
         *g = (TenantsGroup) {};
@@ -113,9 +112,9 @@ static void group_undo(Tenants *t, TenantsGroup *g) {
         free(t->orphans);
         t->orphans = TAKE_PTR(g->orphans);
         t->n_orphans = g->n_orphans;
-        free(t->in_guest);
-        t->in_guest = TAKE_PTR(g->in_guest);
-        t->n_in_guest = t->allocated_in_guest = g->n_in_guest;
+        pci_set_done(&t->in_guest);
+        t->in_guest = g->in_guest;
+        g->in_guest = (PciSet) {};
 }
 
 /*

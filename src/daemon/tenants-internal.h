@@ -45,8 +45,7 @@ typedef struct TenantsGroup {
         size_t n_extras;
         StateTenant *orphans;
         size_t n_orphans;
-        char (*in_guest)[PCI_ADDR_MAX];
-        size_t n_in_guest;
+        PciSet in_guest;
         char *lines;                /* journal lines, one per change, in order */
         size_t size, allocated, n_lines;
         size_t n_changes;           /* the changes that the group's write saves, as lines or in the whole file */
@@ -72,8 +71,7 @@ struct Tenants {
         PfGeneration *gens;
         size_t n_gens, allocated_gens;
         /* VFs that a guest still has though no tenant holds them. No one gets them. */
-        char (*in_guest)[PCI_ADDR_MAX];
-        size_t n_in_guest, allocated_in_guest;
+        PciSet in_guest;
         uint64_t generation;
         double target;
         size_t n_left_out;          /* VFs the allocator cannot hold, as last reported */

@@ -108,19 +108,21 @@ double tenants_target(const Tenants *t) {
         return t->target;
 }
 
-int tenants_held_vfs(const Tenants *t, char (**ret)[PCI_ADDR_MAX], size_t *ret_n) {
-        size_t n = 0;
-        char (*held)[PCI_ADDR_MAX] = calloc(t->n_in_guest + t->n_orphans + 1, PCI_ADDR_MAX);
+int tenants_held_vfs(const Tenants *t, PciSet *ret) {
+        int r;
 
-        if (!held)
-                return -ENOMEM;
-        for (size_t i = 0; i < t->n_in_guest; i++)
-                strscpy(held[n++], PCI_ADDR_MAX, t->in_guest[i]);
+        pci_set_clear(ret);
+        for (size_t i = 0; i < pci_set_size(&t->in_guest); i++) {
+                r = pci_set_add(ret, pci_set_get(&t->in_guest, i));
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < t->n_orphans; i++)
-                if (t->orphans[i].kind == STATE_KIND_VF && t->orphans[i].vf[0])
-                        strscpy(held[n++], PCI_ADDR_MAX, t->orphans[i].vf);
-        *ret = held;
-        *ret_n = n;
+                if (t->orphans[i].kind == STATE_KIND_VF && t->orphans[i].vf[0]) {
+                        r = pci_set_add(ret, t->orphans[i].vf);
+                        if (r < 0)
+                                return r;
+                }
         return 0;
 }
 

@@ -211,7 +211,7 @@ Tenants *tenants_free(Tenants *t) {
         free(t->extras);
         free(t->orphans);
         free(t->gens);
-        free(t->in_guest);
+        pci_set_done(&t->in_guest);
         if (t->dir_fd >= 0)
                 close(t->dir_fd);
         if (t->journal_fd >= 0)
@@ -710,7 +710,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
 }
 
 bool tenants_vf_in_guest(const Tenants *t, const char *vf) {
-        return pci_addr_in((const char(*)[PCI_ADDR_MAX]) t->in_guest, t->n_in_guest, vf);
+        return pci_set_contains(&t->in_guest, vf);
 }
 
 int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
@@ -747,8 +747,10 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
         /* The guest lets go of the VF in its own time, in a live detach. Until then, the VF is no one's. */
         if (vf_stays_in_guest && known && cur.vf) {
                 strscpy(held, sizeof(held), cur.vf);
-                if (GREEDY_REALLOC(t->in_guest, t->allocated_in_guest, t->n_in_guest + 1) < 0)
-                        return -ENOMEM;
+                /* The room is made now, because nothing may fail once the change is saved. */
+                r = pci_set_reserve(&t->in_guest, 1);
+                if (r < 0)
+                        return r;
                 r = allocator_set_vf_in_guest(t->alloc, held, true, &d);
                 if (r < 0) {
                         swap_allocators(&t->alloc, &saved);
@@ -766,7 +768,7 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
                 return r;
         }
         if (held[0])
-                strscpy(t->in_guest[t->n_in_guest++], PCI_ADDR_MAX, held);
+                (void) pci_set_add(&t->in_guest, held);   /* The room was made above, so this cannot fail. */
         /* Report before the tenant's domain and MAC are forgotten, because its NIC is detached from them. */
         tenants_report(t, &d);
         extra_remove(t, tenant);
@@ -776,16 +778,16 @@ int tenants_release(Tenants *t, const char *tenant, bool vf_stays_in_guest) {
 int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t n) {
         _cleanup_(alloc_decisions_done) AllocDecisions d = {};
         _cleanup_(allocator_freep) Allocator *saved = NULL;
-        _cleanup_free_ char (*now)[PCI_ADDR_MAX] = NULL;
-        size_t n_now = 0, n_out = 0;
+        _cleanup_(pci_set_done) PciSet now = {};
+        size_t n_out = 0;
         int r;
 
         if (!t->alloc)
                 return -EAGAIN;
         (void) tenants_flush(t);   /* What came before is saved, or undone, first. */
-        now = calloc(n ?: 1, PCI_ADDR_MAX);
-        if (!now)
-                return -ENOMEM;
+        r = pci_set_reserve(&now, n);
+        if (r < 0)
+                return r;
         r = allocator_clone(t->alloc, &saved);
         if (r < 0)
                 return r;
@@ -794,7 +796,7 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
          * these can be given to anyone.
          */
         for (size_t i = 0; i < n; i++) {
-                if (pci_addr_in((const char(*)[PCI_ADDR_MAX]) now, n_now, vfs[i]))
+                if (pci_set_contains(&now, vfs[i]))
                         continue;
                 /*
                  * Only a VF that no tenant holds is marked. A VF that a tenant holds is where the
@@ -807,17 +809,18 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
                         continue;   /* The VF is not in the pool. */
                 if (r < 0)
                         goto fail;
-                strscpy(now[n_now++], PCI_ADDR_MAX, vfs[i]);
+                /* The room was made above, so this cannot fail. */
+                (void) pci_set_add(&now, vfs[i]);
         }
-        for (size_t i = 0; i < t->n_in_guest; i++)
-                if (!pci_addr_in((const char(*)[PCI_ADDR_MAX]) now, n_now, t->in_guest[i])) {
-                        r = allocator_set_vf_in_guest(t->alloc, t->in_guest[i], false, &d);
+        for (size_t i = 0; i < pci_set_size(&t->in_guest); i++)
+                if (!pci_set_contains(&now, pci_set_get(&t->in_guest, i))) {
+                        r = allocator_set_vf_in_guest(t->alloc, pci_set_get(&t->in_guest, i), false, &d);
                         if (r < 0 && r != -ENOENT)
                                 goto fail;
                         n_out++;
                 }
         /* Nothing was let out, and as many were marked as before, so the set is the same. */
-        if (n_out == 0 && n_now == t->n_in_guest)
+        if (n_out == 0 && pci_set_size(&now) == pci_set_size(&t->in_guest))
                 return 0;
         /* VFs that left their guest serve the waiting tenants. The decisions are saved before anyone is told. */
         if (d.n_decisions > 0) {
@@ -825,9 +828,9 @@ int tenants_set_vfs_in_guest(Tenants *t, const char (*vfs)[PCI_ADDR_MAX], size_t
                 if (r < 0)
                         goto fail;
         }
-        free(t->in_guest);
-        t->in_guest = TAKE_PTR(now);
-        t->n_in_guest = t->allocated_in_guest = n_now;
+        pci_set_done(&t->in_guest);
+        t->in_guest = now;
+        now = (PciSet) {};
         tenants_report(t, &d);
         return 1;
 

@@ -50,8 +50,8 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
         PlanContext ctx = {
                 .allocations = &alloc,
                 .n_allocations = 1,
-                .vf_link_unsupported = m->vf_link_unsupported,
-                .n_vf_link_unsupported = m->n_vf_link_unsupported,
+                .vf_link_unsupported = pci_set_array(&m->vf_link_unsupported),
+                .n_vf_link_unsupported = pci_set_size(&m->vf_link_unsupported),
                 .guests_known = true,
         };
         r = plan_build_vf_link(&now, m->config, &ctx, v->index, &plan);
@@ -74,9 +74,12 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
                         continue;
                 }
                 r = a->result;
-                if (kernel_error_classify(a->kind, a->result).class == ERROR_UNMANAGED)
-                        addr_list_add(&m->vf_link_unsupported, &m->n_vf_link_unsupported,
-                                      &m->allocated_vf_link_unsupported, a->target);
+                if (a->error.class == ERROR_UNMANAGED) {
+                        int k = pci_set_add(&m->vf_link_unsupported, a->target);
+                        if (k < 0)
+                                log_warning_errno(k, "Failed to remember that PF %s refuses VF link settings, "
+                                                  "it is asked again next cycle: %m", a->target);
+                }
                 log_full_errno(LOG_ERR, a->result, &fields,
                                "Tenant %s: failed to set VF %s before its guest gets it (%s -> %s): %m%s%s%s; "
                                "attached as it is, the next cycle retries",

@@ -40,10 +40,12 @@ HEADERS = {
     'macro.h': 'shared',
     'cpuset.h': 'shared',
     'util.h': 'shared',
+    'pci-set.h': 'shared',
     # the pure core
     'inventory.h': 'core',
     'policy.h': 'core',
     'plan.h': 'core',
+    'error-class.h': 'core',
     'allocator.h': 'core',
     'guest-placement.h': 'core',
     'metrics.h': 'core',
