@@ -1322,10 +1322,20 @@ def test_hog(g, c):
         return
     # The histogram as the file had it just before and just after the hog.
     first, last = prom_samples(g.step("hist-before")["data"]), prom_samples(g.step("hist-after")["data"])
-    c.check("before the hog: the tenant's IRQ threads woke (BPF histogram counts) and the worst p99 was "
-            f"under {LATENCY_THRESHOLD * 1e3:g} ms",
-            lambda: count(first) and all(p99[i] is None or p99[i] < LATENCY_THRESHOLD for i in before[-3:])
-            or _fail(f"count {count(first)}, p99 {[p99[i] for i in before[-3:]]}"))
+    # A loaded host can stall the emulated guest for a few hundred ms now and then, and BPF sees
+    # those waits too. So one slow period before the hog is noise; three in a row would have
+    # raised the alert before the hog, and most periods must be quiet.
+    quiet = [p99[i] for i in before if p99[i] is not None]
+
+    def quiet_before():
+        assert count(first), f"no wakeups counted: {count(first)}"
+        assert quiet and percentile(quiet, 50) < LATENCY_THRESHOLD, f"median p99 not under the threshold: {quiet}"
+        runs = [quiet[k:k + LATENCY_PERIODS] for k in range(len(quiet) - LATENCY_PERIODS + 1)]
+        assert not any(all(v >= LATENCY_THRESHOLD for v in r) for r in runs), \
+            f"{LATENCY_PERIODS} slow periods in a row before the hog: {quiet}"
+    c.check("before the hog: the tenant's IRQ threads woke (BPF histogram counts), the median p99 was under "
+            f"{LATENCY_THRESHOLD * 1e3:g} ms, and never {LATENCY_PERIODS} periods in a row at or above it",
+            quiet_before)
     c.check(f"during the hog: the histogram gained waits of {LATENCY_THRESHOLD * 1e3:g} ms and more",
             lambda: slow(last) is not None and slow(first) is not None and slow(last) > slow(first)
             or _fail(f"at or above {LATENCY_THRESHOLD}: {slow(first)} -> {slow(last)}"))
