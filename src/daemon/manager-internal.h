@@ -214,10 +214,23 @@ void manager_read_tune(Manager *m, Inventory *inv);
 int manager_kernel_events_start(Manager *m);
 void manager_kernel_events_stop(Manager *m);
 void manager_kernel_events_watch(Manager *m);
-/* manager.c: a cycle that reads only what drift events named, soon. */
+/* manager-schedule.c: a cycle that reads only what drift events named, soon. */
 void manager_repair_soon(Manager *m);
-/* manager.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
+/* manager-schedule.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
 void manager_drift_events_failed(Manager *m);
+/* manager-schedule.c: run a cycle now, then arm what follows it: retries, the VF deadline and events. */
+int manager_run_cycle(Manager *m);
+/* Tell systemd the host's size and the last cycle's counts, after prefix, such as "READY=1\n". */
+void manager_notify_status(Manager *m, const char *prefix);
+/* Arm the next VF creation deadline, or stop its timer when no VF is awaited. */
+void manager_arm_vf_timer(Manager *m);
+/* Arm the drift check and the guests' placement check for their current periods. */
+int manager_arm_drift_timer(Manager *m);
+int manager_arm_guest_timer(Manager *m);
+/* A kernel event named what: run a re-check cycle soon. The monitors call this; userdata is the Manager. */
+void manager_on_kernel_event(const char *what, void *userdata);
+/* manager-monitors.c: start the link, ethtool and device monitors on the event loop. A failure is a warning. */
+void manager_add_monitors(Manager *m);
 
 /* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);

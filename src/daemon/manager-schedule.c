@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager-schedule.c — when cycles run: the drift, guest, retry, VF and re-check timers, and repairs */
+
+#include <malloc.h>
+
+#include "manager-internal.h"
+
+void manager_notify_status(Manager *m, const char *prefix) {
+        const Inventory *inv = m->inventory;
+        unsigned vfs = 0;
+
+        if (!inv)
+                return;
+        for (size_t i = 0; i < inv->n_pfs; i++)
+                vfs += (unsigned) inv->pfs[i].n_vfs;
+        sd_notifyf(false, "%sSTATUS=%zu PFs, %u VFs, %zu IRQs; last cycle: %u actions, %u failed, %u drift%s",
+                   prefix, inv->n_pfs, vfs, inv->n_irqs, m->last.n_actions, m->last.n_failed,
+                   m->last.n_drift,
+                   inv->caps.rtnet_prio_present ? "" : "; RT softirq partition unavailable on this kernel");
+}
+
+static int on_vf_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* The timer reports late VFs at their deadline, even if no kernel event ever comes. */
+void manager_arm_vf_timer(Manager *m) {
+        uint64_t deadline = vf_wait_next_deadline(&m->vf_waits);
+        int r;
+
+        if (!m->event)
+                return;
+        if (deadline == UINT64_MAX) {
+                if (m->vf_timer)
+                        (void) sd_event_source_set_enabled(m->vf_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!m->vf_timer)
+                r = sd_event_add_time(m->event, &m->vf_timer, CLOCK_MONOTONIC, deadline, 0, on_vf_timer, m);
+        else {
+                r = sd_event_source_set_time(m->vf_timer, deadline);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->vf_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the VF creation deadline, the drift timer will report it: %m");
+}
+
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/*
+ * A transient failure is worth another try soon, not only at the next drift check. Examples
+ * are EBUSY on an IRQ that the kernel is moving, EAGAIN, and a PF in the middle of a reset.
+ * The delay starts at 200 ms and doubles at each retry, so a failure that persists costs
+ * little. It grows up to the drift check period, or up to 30 s when there is no drift check.
+ */
+#define RETRY_FIRST_USEC (200 * 1000)
+static void manager_arm_retry(Manager *m, unsigned n_transient) {
+        uint64_t cap = m->config->drift_check_sec ? (uint64_t) m->config->drift_check_sec * 1000000 : 30 * 1000000;
+        int r;
+
+        if (!m->event)
+                return;
+        if (n_transient == 0) {
+                m->retry_usec = 0;
+                if (m->retry_timer)
+                        (void) sd_event_source_set_enabled(m->retry_timer, SD_EVENT_OFF);
+                return;
+        }
+        m->retry_usec = m->retry_usec ? MIN(m->retry_usec * 2, cap) : RETRY_FIRST_USEC;
+        if (!m->retry_timer)
+                r = sd_event_add_time_relative(m->event, &m->retry_timer, CLOCK_MONOTONIC, m->retry_usec, 10 * 1000,
+                                               on_retry_timer, m);
+        else {
+                r = sd_event_source_set_time_relative(m->retry_timer, m->retry_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->retry_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule a retry, the drift timer will: %m");
+        else
+                log_debug("%u transient failures: retrying in %" PRIu64 " ms", n_transient, m->retry_usec / 1000);
+}
+
+int manager_run_cycle(Manager *m) {
+        CycleResult res;
+        int r;
+
+        /* This cycle answers every re-check that was asked for before it began. */
+        m->cycle_started_usec = now_usec();
+        if (m->recheck_timer)
+                (void) sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_OFF);
+        if (m->recheck_defer)
+                (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
+        r = manager_cycle(m, CYCLE_APPLY, &res);
+        /* Every cycle reads at least what the drift events named: a full read or a refresh covers it. */
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        if (m->repair_timer)
+                (void) sd_event_source_set_enabled(m->repair_timer, SD_EVENT_OFF);
+        if (m->repair_defer)
+                (void) sd_event_source_set_enabled(m->repair_defer, SD_EVENT_OFF);
+        manager_arm_vf_timer(m);
+        if (r < 0)
+                return r;
+        manager_arm_retry(m, res.n_transient);
+        if (manager_latency_track(m) < 0)
+                log_oom();
+        manager_kernel_events_watch(m);
+        r = manager_write_owned_irqs(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
+
+        log_full_errno(res.n_failed || res.n_drift ? LOG_WARNING : LOG_INFO, 0,
+                       LOG_FIELDS(.message_id = SRIOVD_MESSAGE_CYCLE),
+                       "Cycle %u: %u actions, %u done, %u failed, %u drift", m->n_cycles, res.n_actions,
+                       res.n_done, res.n_failed, res.n_drift);
+        return 0;
+}
+
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_run_cycle(m);
+        manager_notify_status(m, "");
+        return 0;
+}
+
+static bool source_armed(sd_event_source *s) {
+        int enabled = SD_EVENT_OFF;
+
+        if (s)
+                (void) sd_event_source_get_enabled(s, &enabled);
+        return enabled != SD_EVENT_OFF;
+}
+
+/*
+ * While the drift events work, a drift check only catches what has no event, so it runs at the
+ * long safety-net period. Without them, it is how sriovd finds drift.
+ */
+static uint64_t manager_drift_period_usec(const Manager *m) {
+        unsigned sec = m->drift_events_ok ? m->config->drift_safety_net_sec : m->config->drift_check_sec;
+        return (uint64_t) sec * 1000000;
+}
+
+/*
+ * Arms *s to fire once, period from now, or removes it for a period of 0. An accuracy of 1 s lets
+ * the wakeup be batched with others.
+ */
+static int manager_arm_period(Manager *m, sd_event_source **s, uint64_t period, sd_event_time_handler_t fn) {
+        int r;
+
+        if (period == 0) {
+                *s = sd_event_source_disable_unref(*s);
+                return 0;
+        }
+        if (!*s)
+                return sd_event_add_time_relative(m->event, s, CLOCK_MONOTONIC, period, 1000000, fn, m);
+        r = sd_event_source_set_time_relative(*s, period);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(*s, SD_EVENT_ONESHOT);
+}
+
+static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* With a period of 0, only events run cycles, so an idle daemon never wakes up. */
+int manager_arm_drift_timer(Manager *m) {
+        return manager_arm_period(m, &m->drift_timer, manager_drift_period_usec(m), on_drift_timer);
+}
+
+static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        /*
+         * The cycle also answers any re-check that is due, see manager_run_cycle(). An event
+         * asks for a re-check when, for example, a link came up and its driver just requested
+         * IRQs. Such a re-check must read the whole host. A refresh would mark the event as
+         * handled without looking at what it changed. So the drift check refreshes only when
+         * no re-check is due.
+         */
+        m->drift_refresh = !source_armed(m->recheck_defer) && !source_armed(m->recheck_timer);
+        (void) manager_run_cycle(m);
+        m->drift_refresh = false;
+        manager_notify_status(m, "");
+        malloc_trim(0);
+        r = manager_arm_drift_timer(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the drift timer: %m");
+        return 0;
+}
+
+/*
+ * The guests' placement is found through libvirt, and a guest that just started may not be
+ * watched yet. So while the drift events work, the guests' placement keeps its own check every
+ * drift_check_sec, without a cycle. Without the events, the drift check covers it.
+ */
+static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+int manager_arm_guest_timer(Manager *m) {
+        uint64_t period = m->drift_events_ok ? (uint64_t) m->config->drift_check_sec * 1000000 : 0;
+        return manager_arm_period(m, &m->guest_timer, period, on_guest_timer);
+}
+
+static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        guests_check_placements(m->guests);
+        r = manager_arm_guest_timer(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the guests' placement check: %m");
+        return 0;
+}
+
+/* The drift events stopped working: the drift check goes back to its short period at once. */
+void manager_drift_events_failed(Manager *m) {
+        int r;
+
+        m->drift_events_ok = false;
+        if (!m->event || !m->drift_timer)
+                return;
+        r = manager_arm_drift_timer(m);
+        if (r >= 0)
+                r = manager_arm_guest_timer(m);
+        if (r < 0)
+                log_error_errno(r, "Failed to set up the drift timer: %m");
+}
+
+/*
+ * A re-check asked for by the D-Bus API or by libvirt waits this long before its cycle runs.
+ * A burst of calls, such as 16 clients that allocate at once, then shares one cycle. Kernel
+ * events do not wait, see manager_on_kernel_event().
+ */
+#define RECHECK_DELAY_USEC (10 * 1000)
+
+static int on_vf_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_run_cycle(m);
+        manager_notify_status(m, "");
+        return 0;
+}
+
+static int on_recheck(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_run_cycle(m);
+        manager_notify_status(m, "");
+        return 0;
+}
+
+static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        return on_recheck(s, userdata);
+}
+
+/*
+ * Kernel events that come back to back run cycles at most this often. Without a bound, a storm
+ * of events, or a setting whose every write makes an event, would run cycles without pause.
+ * The first event after a quiet spell is never held back.
+ */
+#define EVENT_CYCLE_GAP_USEC (5 * 1000)
+
+static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
+        int r;
+
+        if (!m->recheck_timer)
+                return sd_event_add_time(m->event, &m->recheck_timer, CLOCK_MONOTONIC, usec, 1000, on_recheck_timer, m);
+        r = sd_event_source_set_time(m->recheck_timer, usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_ONESHOT);
+        return r;
+}
+
+/*
+ * A device, link or ethtool event runs a cycle at once. A new VF's vectors sit on every CPU,
+ * the RT CPUs included, until a cycle pins them. A fixed wait of 10 ms would be half of the
+ * reaction time. Still, one cycle per event would be too many: a PF that creates 64 VFs sends
+ * hundreds of events. So the cycle is a deferred event source with a lower priority than the
+ * monitors' fds, and every event already received is read before it runs. The events that
+ * arrive while it runs arm it once more, for one more cycle. That cycle starts no sooner than
+ * EVENT_CYCLE_GAP_USEC after the last one began. A cycle re-reads everything, so it covers
+ * every event that came before it.
+ */
+void manager_on_kernel_event(const char *what, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec(), due = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC, until;
+        int r;
+
+        /*
+         * While a VF's driver probes it, the cycle waits for the VF's "bind" event. At that
+         * event, hotplug.c pins the VF's vectors before the cycle runs.
+         */
+        if (manager_hotplug_waiting(m, now, &until)) {
+                uint64_t when = UINT64_MAX;
+
+                if (source_armed(m->recheck_defer))
+                        (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
+                if (m->recheck_timer && source_armed(m->recheck_timer))
+                        (void) sd_event_source_get_time(m->recheck_timer, &when);
+                log_debug("Kernel event %s: the re-check waits for VF %s's driver", what, pci_set_get(&m->probing, 0));
+                if (when > until) {
+                        r = manager_arm_recheck_timer(m, until);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+                }
+                return;
+        }
+        if (source_armed(m->recheck_defer)) {
+                log_debug("Kernel event %s: a re-check is already due", what);
+                return;
+        }
+        if (m->cycle_started_usec > 0 && now < due) {
+                uint64_t when = UINT64_MAX;
+
+                if (m->recheck_timer && source_armed(m->recheck_timer))
+                        (void) sd_event_source_get_time(m->recheck_timer, &when);
+                if (when <= due) {
+                        log_debug("Kernel event %s: a re-check is already due", what);
+                        return;
+                }
+                log_info("Re-checking after kernel event: %s", what);
+                r = manager_arm_recheck_timer(m, due);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+                return;
+        }
+        log_info("Re-checking after kernel event: %s", what);
+        if (!m->recheck_defer) {
+                r = sd_event_add_defer(m->event, &m->recheck_defer, on_recheck, m);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(m->recheck_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                if (r < 0)
+                        m->recheck_defer = sd_event_source_unref(m->recheck_defer);
+        } else
+                r = sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+}
+
+static int on_repair(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+
+        m->refresh_only = m->drift_refresh = true;
+        (void) manager_run_cycle(m);
+        m->refresh_only = m->drift_refresh = false;
+        manager_notify_status(m, "");
+        return 0;
+}
+
+static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        return on_repair(s, userdata);
+}
+
+/*
+ * A drift event runs a cycle that reads only what the events named, at once: it runs after the
+ * events already waiting are read. Like the other kernel events, these cycles start at
+ * most every EVENT_CYCLE_GAP_USEC, so a process that keeps writing cannot keep the loop busy.
+ */
+void manager_repair_soon(Manager *m) {
+        uint64_t now = now_usec(), when = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
+        int r;
+
+        if (source_armed(m->recheck_defer))
+                return;   /* A full re-check is due, and it reads these too. */
+        if (source_armed(m->repair_defer) || source_armed(m->repair_timer))
+                return;
+        /* At once when the gap is over: a timer would add the timer's own latency, which is
+         * milliseconds in an emulated guest. */
+        if (now >= when) {
+                if (!m->repair_defer) {
+                        r = sd_event_add_defer(m->event, &m->repair_defer, on_repair, m);
+                        if (r >= 0)
+                                r = sd_event_source_set_priority(m->repair_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                } else
+                        r = sd_event_source_set_enabled(m->repair_defer, SD_EVENT_ONESHOT);
+        } else if (!m->repair_timer) {
+                r = sd_event_add_time(m->event, &m->repair_timer, CLOCK_MONOTONIC, when, 1, on_repair_timer, m);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(m->repair_timer, SD_EVENT_PRIORITY_NORMAL + 1);
+        } else {
+                r = sd_event_source_set_time(m->repair_timer, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->repair_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Failed to schedule a repair, re-checking the whole host: %m");
+                manager_recheck_now(m, "drift event");
+        }
+}
+
+void manager_recheck(Manager *m, const char *why) {
+        int r;
+
+        if (!m->event)
+                return;
+        if (source_armed(m->recheck_timer) || source_armed(m->recheck_defer))
+                return;   /* A re-check is already due. */
+        /* Tests and operators grep for these words. */
+        log_info("Re-checking after kernel event: %s", why);
+        r = manager_arm_recheck_timer(m, now_usec() + RECHECK_DELAY_USEC);
+        if (r < 0)
+                log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
+}
+
+void manager_recheck_now(Manager *m, const char *why) {
+        if (m->event)
+                manager_on_kernel_event(why, m);
+}
