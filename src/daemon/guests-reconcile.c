@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* guests-reconcile.c — compare the NICs in libvirt's domains with the tenants, and attach the missing ones */
+
+#include <string.h>
+
+#include "guests-internal.h"
+
+void guests_reconcile(Guests *g) {
+        _cleanup_free_ VirtExpected *expected = NULL;
+        _cleanup_free_ TenantInfo *infos = NULL;
+        _cleanup_free_ VirtReconcileItem *items = NULL;
+        _cleanup_free_ char (*vfs)[PCI_ADDR_MAX] = NULL;
+        const Inventory *inv = manager_inventory(g->manager);
+        VirtDomainInfo *domains = NULL;
+        size_t n = manager_n_tenants(g->manager), k = 0, n_vfs = 0, n_domains = 0, n_items = 0, n_foreign = 0;
+        VirtError err = {};
+        int r;
+
+        if (!g->virt || !virt_is_connected(g->virt))
+                return;
+        r = virt_list_domains(g->virt, &domains, &n_domains, &err);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to list libvirt domains: %s", err.message);
+                return;
+        }
+        expected = calloc(n ?: 1, sizeof(*expected));
+        infos = calloc(n ?: 1, sizeof(*infos));
+        for (size_t i = 0; inv && i < inv->n_pfs; i++)
+                n_vfs += inv->pfs[i].n_vfs;
+        vfs = calloc(n_vfs ?: 1, sizeof(*vfs));
+        if (!expected || !infos || !vfs) {
+                log_warning_errno(-ENOMEM, "Failed to reconcile the NICs in libvirt's domains, "
+                                  "retried at the next domain event: %m");
+                goto finish;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (manager_tenant(g->manager, i, &infos[k]) >= 0 && tenant_domain_ref(&infos[k])[0]) {
+                        expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac,
+                                                       tenant_domain_ref(&infos[k]) };
+                        k++;
+                }
+        n_vfs = 0;
+        for (size_t i = 0; inv && i < inv->n_pfs; i++)
+                for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
+                        strscpy(vfs[n_vfs++], PCI_ADDR_MAX, inv->pfs[i].vfs[j].addr);
+
+        r = virt_reconcile(domains, n_domains, expected, k, (const char(*)[PCI_ADDR_MAX]) vfs, n_vfs, &items, &n_items);
+        if (r < 0)
+                goto finish;
+        for (size_t i = 0; i < n_items; i++) {
+                const VirtReconcileItem *it = &items[i];
+
+                if (it->finding == VIRT_FINDING_OK)
+                        continue;
+                if (it->finding == VIRT_FINDING_FOREIGN) {
+                        /* The VF is still in a guest. The guest has not let go of it after a release,
+                         * or sriovd never put it there. Either way, it is given to no one. */
+                        if (n_foreign < n_vfs)
+                                strscpy(vfs[n_foreign++], PCI_ADDR_MAX, it->vf);
+                        log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.vf = it->vf),
+                                       "VF %s is in domain %s and no tenant's: given to no one while it is there",
+                                       it->vf, it->domain);
+                        continue;
+                }
+                if (it->finding == VIRT_FINDING_MISSING) {
+                        /* The NIC was decided and saved, but it is not in the guest, because sriovd or
+                         * libvirt was down. Attach it now. */
+                        for (size_t j = 0; j < k; j++)
+                                if (streq(infos[j].tenant, it->tenant)) {
+                                        TenantNicFacts f = { infos[j].class_name, tenant_domain_ref(&infos[j]), "",
+                                                             infos[j].vlan };
+                                        AllocDecision d = { .kind = infos[j].vf[0] ? ALLOC_DECISION_VF
+                                                                                   : ALLOC_DECISION_VIRTIO };
+                                        strscpy(f.mac, sizeof(f.mac), infos[j].mac);
+                                        strscpy(d.tenant, sizeof(d.tenant), it->tenant);
+                                        strscpy(d.new_vf, sizeof(d.new_vf), infos[j].vf);
+                                        guests_on_decision(g, &d, &f);
+                                }
+                        continue;
+                }
+                /* The other findings need an operator. They are logged, and never resolved by guessing. */
+                log_full_errno(it->finding == VIRT_FINDING_DUPLICATE || it->finding == VIRT_FINDING_ELSEWHERE ? LOG_ERR
+                                                                                                            : LOG_WARNING,
+                               0, LOG_FIELDS(.tenant = it->tenant[0] ? it->tenant : NULL, .vf = it->vf[0] ? it->vf : NULL),
+                               "libvirt reconcile: %s: tenant %s, VF %s, in %s (expected %s)",
+                               virt_finding_to_string(it->finding), it->tenant[0] ? it->tenant : "-",
+                               it->vf[0] ? it->vf : "-", it->domain[0] ? it->domain : "-",
+                               it->expected_domain[0] ? it->expected_domain : "-");
+        }
+        /* vfs no longer serves as the inventory's list. It now holds the foreign VFs. */
+        manager_set_vfs_in_guest(g->manager, (const char(*)[PCI_ADDR_MAX]) vfs, n_foreign);
+finish:
+        virt_domain_list_free(domains, n_domains);
+}
