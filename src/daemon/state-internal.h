@@ -78,8 +78,17 @@ typedef struct DocCtx {
 typedef int (*MemberFn)(const StateText *t, unsigned key, const JsonPath *p, json_object *v, void *userdata);
 
 uint32_t state_crc32c(const void *data, size_t size);
-/* Returns NULL when s is a valid tenant id, or else why it is not one. */
+/*
+ * The rules for each tenant field, in state-check.c. Each returns NULL for a valid value, or
+ * else what is expected. state_uuid_check() and state_owner_check() accept an empty string.
+ */
 const char *state_tenant_id_check(const char *s);
+const char *state_class_name_check(const char *s);
+const char *state_pci_addr_check(const char *s);
+const char *state_domain_check(const char *s);
+const char *state_uuid_check(const char *s);
+const char *state_owner_check(const char *s);
+const char *state_mac_check(const uint8_t mac[static 6]);
 /*
  * Read the object at p. Its keys must be exactly those in keys[], each once, and keys[] holds
  * at most 32. what names the object in messages.

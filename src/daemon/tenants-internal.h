@@ -89,13 +89,15 @@ struct Tenants {
         char releasing_class[CLASS_NAME_MAX];
 };
 
-/* tenants.c: extras, the reports of decisions and problems, saving. */
+/* tenants.c: extras, the reports of decisions and problems. */
 Extra *tenants_extra_find(const Tenants *t, const char *tenant);
 int tenants_extra_add(Tenants *t, const Extra *e);
+void tenants_extra_remove(Tenants *t, const char *tenant);
 _printf_(4, 5) void tenants_problem(const Tenants *t, int error, const char *tenant, const char *fmt, ...);
 /* Report the decisions now, or hold them until the open group is written. */
 void tenants_report(Tenants *t, const AllocDecisions *d);
 AllocNic tenants_alloc_nic_of(int kind);
+/* tenants-save.c: the whole file and the journal. */
 int tenants_snapshot(const Tenants *t, State *ret);
 int tenants_save(Tenants *t);
 int tenants_commit(Tenants *t, const char *tenant, const AllocDecisions *d);
@@ -114,6 +116,8 @@ int tenants_whole_job(Tenants *t, WholeJob **ret);
 int tenants_whole_run(void *job);
 void tenants_whole_free(void *job);
 int tenants_saved_whole(Tenants *t, int r, uint64_t generation, const StateError *err, bool reset_failed);
+/* tenants-change.c: the orphan of that id, or NULL. */
+StateTenant *tenants_orphan_find(const Tenants *t, const char *tenant);
 bool tenants_vf_in_guest(const Tenants *t, const char *vf);
 /* tenants-group.c: keep a change's line, or hold a decision's report, until the group's write. */
 int tenants_group_add_line(Tenants *t, const char *line, size_t size);
