@@ -125,6 +125,8 @@ struct Bus {
 
 /* bus.c: announces the changed tenants and PFs at once. A change's signals must go out before its reply. */
 void bus_flush_now(Bus *b);
+/* Sends one PropertiesChanged signal that names every Manager1 property changed since the last one. */
+void bus_announce_properties(Bus *b);
 
 /*
  * bus-saves.c: sends reply, the method return to call, once the change it acknowledges is durable.
@@ -223,6 +225,14 @@ int bus_append_state_reasons(sd_bus_message *m, Manager *manager);
 uint64_t bus_state_reasons_hash(Manager *manager);
 /* The manager's alert callback while the bus is up. It sends the alert signal, then PropertiesChanged. */
 void bus_on_alert(Manager *m, const AlertInfo *a, bool raised, AlertClearReason reason, void *userdata);
+
+/* bus-change.c: the methods that change state. Each checks the caller first, then every argument. */
+int bus_method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_method_release(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_method_set_coalesce(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_method_force_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error);
 
 /* bus-read.c: the read-only methods. */
 int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error);

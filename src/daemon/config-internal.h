@@ -180,6 +180,15 @@ const char *config_quote(char *buf, const char *s);
 /* Formats a list as "a, b or c" for messages. */
 void format_alternatives(char *buf, size_t size, const char *const *values, size_t n);
 
+/* config-reader.c: the line reader and the loading of files. It skips leading whitespace. */
+const char *lskip(const char *s);
+
+/* config-sections.c: the sections and keys the line reader meets.
+ * section_begin takes a header without its brackets. It reports an unknown, malformed or repeated one. */
+int section_begin(Parser *p, char *header);
+/* inih's key handler. It always returns 1, so that inih goes on and every error is collected. */
+int handle_key(void *userdata, const char *section, const char *name, const char *value);
+
 /* config-validate.c: the "did you mean" suggestions, and the checks that need everything loaded. */
 void suggestion_consider(Suggestion *s, const char *candidate);
 /* Returns the suggestion, or NULL when none is worth making. */
@@ -192,12 +201,31 @@ void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *in
  * Then it adds each built-in rule that the file did not name. */
 int check_alerts(Config *c, ErrorList *errors, const Parser *p);
 
-/* config-keys.c: the sections, their keys, and the syntax of what they take. */
+/* config-keys.c: the sections, their keys, and how each value is read. */
 extern const SectionDef config_main_sections[];
 extern const size_t config_n_main_sections;
 extern const SectionDef config_class_sections[];
 extern const size_t config_n_class_sections;
+/* Reads yes/no, true/false, on/off or 1/0 into the int at data + k->offset. */
+int key_bool(Parser *p, const KeyDef *k, const char *value, void *data);
+
+/* config-keys-alert.c: the keys of an [alert NAME] section. config-keys.c holds their table. */
+int key_alert_metric(Parser *p, const KeyDef *k, const char *value, void *data);
+int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *data);
+int key_alert_fallback(Parser *p, const KeyDef *k, const char *value, void *data);
+int key_alert_level(Parser *p, const KeyDef *k, const char *value, void *data);
+int key_alert_enabled(Parser *p, const KeyDef *k, const char *value, void *data);
+int key_alert_filter(Parser *p, const KeyDef *k, const char *value, void *data);
+
+/* config-values.c: the syntax of values. These only check text and report nothing. */
 /* Parses a PCI ID written as VVVV:DDDD, in either case. */
 bool pci_id_parse(const char *s, PciId *ret);
 /* A class name matches [a-z0-9][a-z0-9_-]{0,62}, so it is safe as a file name and as a D-Bus argument. */
 bool class_name_valid(const char *s);
+bool group_name_valid(const char *s);
+bool has_control_chars(const char *s);
+bool absolute_path_valid(const char *s);
+/* Returns -EINVAL for anything but a plain decimal, and -ERANGE when it does not fit a long. */
+int parse_long_strict(const char *s, long *ret);
+/* Returns 1 or 0, or -EINVAL for a word that is not a boolean. */
+int parse_boolean(const char *s);

@@ -3,108 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "config-internal.h"
-#include "sriovd/alert-metrics.h"
 #include "sriovd/allocator.h"
-
-static unsigned hex_value(char c) {
-        return c >= '0' && c <= '9' ? (unsigned) (c - '0') : (unsigned) (tolower((unsigned char) c) - 'a' + 10);
-}
-
-bool pci_id_parse(const char *s, PciId *ret) {
-        if (strlen(s) != 9 || s[4] != ':')
-                return false;
-        for (size_t i = 0; i < 9; i++)
-                if (i != 4 && !isxdigit((unsigned char) s[i]))
-                        return false;
-
-        *ret = (PciId) {
-                .vendor = (uint16_t) (hex_value(s[0]) << 12 | hex_value(s[1]) << 8 | hex_value(s[2]) << 4 | hex_value(s[3])),
-                .device = (uint16_t) (hex_value(s[5]) << 12 | hex_value(s[6]) << 8 | hex_value(s[7]) << 4 | hex_value(s[8])),
-        };
-        return true;
-}
-
-bool class_name_valid(const char *s) {
-        size_t n = strlen(s);
-
-        if (n == 0 || n >= CLASS_NAME_MAX)
-                return false;
-        if (!(islower((unsigned char) s[0]) || isdigit((unsigned char) s[0])))
-                return false;
-        for (size_t i = 1; i < n; i++)
-                if (!(islower((unsigned char) s[i]) || isdigit((unsigned char) s[i]) || s[i] == '_' || s[i] == '-'))
-                        return false;
-        return true;
-}
-
-/* A group name must be in the portable subset that useradd accepts: [a-z_][a-z0-9_-]*, at most 32 characters. */
-static bool group_name_valid(const char *s) {
-        size_t n = strlen(s);
-
-        if (n == 0 || n > 32)
-                return false;
-        if (!(islower((unsigned char) s[0]) || s[0] == '_'))
-                return false;
-        for (size_t i = 1; i < n; i++)
-                if (!(islower((unsigned char) s[i]) || isdigit((unsigned char) s[i]) || s[i] == '_' || s[i] == '-'))
-                        return false;
-        return true;
-}
-
-static bool has_control_chars(const char *s) {
-        for (; *s; s++)
-                if ((unsigned char) *s < 0x20 || *s == 0x7f)
-                        return true;
-        return false;
-}
-
-/* A path must be absolute with no ".." component, because sriovd creates and writes the state directory as root. */
-static bool absolute_path_valid(const char *s) {
-        if (s[0] != '/' || strlen(s) >= PATH_MAX || has_control_chars(s))
-                return false;
-        for (const char *p = s; (p = strstr(p, "..")); p += 2)
-                if (p[-1] == '/' && (p[2] == '/' || p[2] == 0))
-                        return false;
-        return true;
-}
-
-/* Accepts decimal only. Values such as "0x10", "1e3", " 5" or "5s" are mistakes, not numbers. */
-static int parse_long_strict(const char *s, long *ret) {
-        char *end;
-        long l;
-
-        if (!(isdigit((unsigned char) s[0]) || (s[0] == '-' && isdigit((unsigned char) s[1]))))
-                return -EINVAL;
-        errno = 0;
-        l = strtol(s, &end, 10);
-        if (*end)
-                return -EINVAL;
-        if (errno == ERANGE)
-                return -ERANGE;
-        *ret = l;
-        return 0;
-}
-
-static int parse_boolean(const char *s) {
-        static const char *const yes[] = { "yes", "true", "on", "1" };
-        static const char *const no[] = { "no", "false", "off", "0" };
-
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-                if (strcasecmp(s, yes[i]) == 0)
-                        return 1;
-                if (strcasecmp(s, no[i]) == 0)
-                        return 0;
-        }
-        return -EINVAL;
-}
 
 /* Accepts a strict decimal within [k->min, k->max]. The error message names the range. */
 static int parse_int_key(Parser *p, const KeyDef *k, const char *value, int *ret) {
@@ -208,7 +112,7 @@ static int key_unsigned(Parser *p, const KeyDef *k, const char *value, void *dat
         return 0;
 }
 
-static int key_bool(Parser *p, const KeyDef *k, const char *value, void *data) {
+int key_bool(Parser *p, const KeyDef *k, const char *value, void *data) {
         int b = parse_boolean(value);
 
         if (b < 0)
@@ -478,107 +382,6 @@ static int key_virtio_network(Parser *p, const KeyDef *k, const char *value, voi
 
 static int key_virtio_bridge(Parser *p, const KeyDef *k, const char *value, void *data) {
         return key_virtio_source(p, k, value, data, true);
-}
-
-/* ---- [alert NAME] ---- */
-
-static AlertLines *alert_lines(Parser *p) {
-        /* A scratch section's keys are checked, but their lines are not kept. */
-        return p->scratch ? NULL : &p->alert_lines[p->alert_index];
-}
-
-static int key_alert_metric(Parser *p, const KeyDef *k, const char *value, void *data) {
-        AlertPolicy *a = data;
-        AlertLines *l = alert_lines(p);
-
-        if (!alert_metric_name_valid(value))
-                return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, e.g. sriovd_vf_drop_rate",
-                                    k->name, Q(value), ALERT_METRIC_MAX - 1);
-        if (alert_metrics_family(value))
-                return parser_error(p, "%s = %s is made from the alert rules' own outcomes after they are checked; no rule can watch it",
-                                    k->name, value);
-        strcpy(a->metric, value);
-        if (l)
-                l->metric = p->line;
-        return 0;
-}
-
-/* A metric name that a rule reads besides its own: a gate or a fallback. Empty removes a built-in one. */
-static int alert_other_metric(Parser *p, const KeyDef *k, const char *value, char *dst) {
-        if (value[0] && !alert_metric_name_valid(value))
-                return parser_error(p, "%s = \"%s\" is not a valid metric name; expected [a-zA-Z_:][a-zA-Z0-9_:]*, at most %d characters, or nothing",
-                                    k->name, Q(value), ALERT_METRIC_MAX - 1);
-        if (alert_metrics_family(value))
-                return parser_error(p, "%s = %s is made from the alert rules' own outcomes after they are checked; no rule can watch it",
-                                    k->name, value);
-        strcpy(dst, value);
-        return 0;
-}
-
-static int key_alert_gate(Parser *p, const KeyDef *k, const char *value, void *data) {
-        return alert_other_metric(p, k, value, ((AlertPolicy *) data)->gate);
-}
-
-static int key_alert_fallback(Parser *p, const KeyDef *k, const char *value, void *data) {
-        return alert_other_metric(p, k, value, ((AlertPolicy *) data)->fallback);
-}
-
-/* Accepts a decimal number, optionally with a fraction or exponent. "inf", "nan" and hex floats are mistakes. */
-static int key_alert_level(Parser *p, const KeyDef *k, const char *value, void *data) {
-        AlertPolicy *a = data;
-        AlertLines *l = alert_lines(p);
-        const char *digits = value + (value[0] == '-' || value[0] == '+');
-        char *end;
-        double d;
-
-        errno = 0;
-        d = strtod(value, &end);
-        if (!(isdigit((unsigned char) digits[0]) || (digits[0] == '.' && isdigit((unsigned char) digits[1]))) ||
-            strpbrk(value, "xXpP") || *end || errno == ERANGE || !isfinite(d))
-                return parser_error(p, "%s = \"%s\" is not a number; expected a decimal number such as 10, 0.85 or 1e6",
-                                    k->name, Q(value));
-        if (streq(k->name, "threshold")) {
-                a->rule.threshold = d;
-                /* The operator's threshold wins over the one that [daemon] vf_target_utilization gives. */
-                a->follows_target = false;
-                if (l)
-                        l->threshold = p->line;
-        } else {
-                a->rule.clear = d;
-                if (l)
-                        l->clear = p->line;
-        }
-        return 0;
-}
-
-static int key_alert_enabled(Parser *p, const KeyDef *k, const char *value, void *data) {
-        int b = 0, r;
-
-        r = key_bool(p, &(KeyDef) { .name = k->name, .offset = 0 }, value, &b);
-        if (r >= 0)
-                ((AlertPolicy *) data)->enabled = b;
-        return r;
-}
-
-/* A label filter is a glob on that label's value. Each label has one filter, which replaces a built-in rule's. */
-static int key_alert_filter(Parser *p, const KeyDef *k, const char *value, void *data) {
-        AlertPolicy *a = data;
-        int label = metric_label_name_from_string(k->name);
-        unsigned i;
-
-        if (label < 0)
-                return parser_error(p, "%s is not a metric label", k->name);
-        if (!value[0] || strlen(value) >= ALERT_FILTER_MAX || has_control_chars(value))
-                return parser_error(p, "%s = \"%s\" is not a valid label filter; expected a value or a glob such as web-*, at most %d characters",
-                                    k->name, Q(value), ALERT_FILTER_MAX - 1);
-        for (i = 0; i < a->n_filters; i++)
-                if (a->filters[i].label == (MetricLabelName) label)
-                        break;
-        if (i == a->n_filters)
-                a->n_filters++;
-        a->filters[i].label = (MetricLabelName) label;
-        strcpy(a->filters[i].pattern, value);
-        return 0;
 }
 
 static const char *const alert_direction_values[] = { [ALERT_ABOVE] = "above", [ALERT_BELOW] = "below" };
