@@ -8,13 +8,6 @@
 #include "sriovd/bus-protocol.h"
 #include "sriovd/log.h"
 
-static int check_tenant_arg(const char *tenant, sd_bus_error *error) {
-        if (!tenant_id_valid(tenant))
-                return bus_error_setf(error, -EINVAL, "Invalid tenant id \"%.64s\"; expected [A-Za-z0-9._-]{1,63}",
-                                      tenant);
-        return 0;
-}
-
 int bus_method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         const char *tenant, *class_name, *domain;
@@ -30,7 +23,7 @@ int bus_method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         r = sd_bus_message_read(m, "sss", &tenant, &class_name, &domain);
         if (r < 0)
                 return r;
-        r = check_tenant_arg(tenant, error);
+        r = bus_check_tenant_arg(tenant, error);
         if (r < 0)
                 return r;
         if (!bus_class_name_valid(class_name))
@@ -104,7 +97,7 @@ int bus_method_release(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         r = sd_bus_message_read(m, "s", &tenant);
         if (r < 0)
                 return r;
-        r = check_tenant_arg(tenant, error);
+        r = bus_check_tenant_arg(tenant, error);
         if (r < 0)
                 return r;
         r = manager_release(b->manager, tenant);
@@ -134,7 +127,7 @@ int bus_method_set_coalesce(sd_bus_message *m, void *userdata, sd_bus_error *err
         r = sd_bus_message_read(m, "suu", &tenant, &rx, &tx);
         if (r < 0)
                 return r;
-        r = check_tenant_arg(tenant, error);
+        r = bus_check_tenant_arg(tenant, error);
         if (r < 0)
                 return r;
         r = manager_set_coalesce(b->manager, tenant, rx, tx);

@@ -234,7 +234,8 @@ int bus_method_force_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *er
 int bus_method_verify(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error);
 
-/* bus-read.c: the read-only methods. */
+/* bus-read.c: the read-only methods, and the check of a tenant id argument that every method shares. */
+int bus_check_tenant_arg(const char *tenant, sd_bus_error *error);
 int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_list_devices(sd_bus_message *m, void *userdata, sd_bus_error *error);

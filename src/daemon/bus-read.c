@@ -11,7 +11,7 @@
 #include "sriovd/metrics.h"
 #include "sriovd/plan.h"
 
-static int check_tenant_arg(const char *tenant, sd_bus_error *error) {
+int bus_check_tenant_arg(const char *tenant, sd_bus_error *error) {
         if (!tenant_id_valid(tenant))
                 return bus_error_setf(error, -EINVAL, "Invalid tenant id \"%.64s\"; expected [A-Za-z0-9._-]{1,63}",
                                       tenant);
@@ -27,7 +27,7 @@ int bus_method_get_tenant(sd_bus_message *m, void *userdata, sd_bus_error *error
         r = sd_bus_message_read(m, "s", &tenant);
         if (r < 0)
                 return r;
-        r = check_tenant_arg(tenant, error);
+        r = bus_check_tenant_arg(tenant, error);
         if (r < 0)
                 return r;
         r = manager_get_tenant(b->manager, tenant, &t);
