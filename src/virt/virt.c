@@ -171,6 +171,14 @@ static void let_go(Virt *v) {
         v->link = NULL;
 }
 
+/* An attempt failed: the next one follows after the backoff, which doubles, and fn hears why. */
+static void attempt_failed(Virt *v, int error, const char *why) {
+        let_go(v);
+        (void) schedule_attempt(v, v->backoff);
+        v->backoff = MIN(v->backoff * 2, v->backoff_max);
+        emit(v, VIRT_EVENT_CONNECT_FAILED, NULL, NULL, error, why);
+}
+
 /* The link's open returned: the connection is up, or the next attempt is scheduled. */
 static void opened(Virt *v) {
         VirtLink *l = v->link;
@@ -178,12 +186,9 @@ static void opened(Virt *v) {
         v->link_done = sd_event_source_disable_unref(v->link_done);
         v->open_timer = sd_event_source_disable_unref(v->open_timer);
         if (l->result < 0) {
-                VirtError err = l->error;
+                VirtError err = l->error;   /* a copy: letting go frees the link */
 
-                let_go(v);
-                (void) schedule_attempt(v, v->backoff);
-                v->backoff = MIN(v->backoff * 2, v->backoff_max);
-                emit(v, VIRT_EVENT_CONNECT_FAILED, NULL, NULL, err.error, err.message);
+                attempt_failed(v, err.error, err.message);
                 return;
         }
         l->owner = v;
@@ -212,10 +217,7 @@ static int on_open_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         else
                 snprintf(msg, sizeof(msg), "libvirt at %s did not answer in %" PRIu64 " ms", v->uri,
                          v->open_timeout / 1000u);
-        let_go(v);
-        (void) schedule_attempt(v, v->backoff);
-        v->backoff = MIN(v->backoff * 2, v->backoff_max);
-        emit(v, VIRT_EVENT_CONNECT_FAILED, NULL, NULL, -ETIMEDOUT, msg);
+        attempt_failed(v, -ETIMEDOUT, msg);
         return 0;
 }
 
@@ -252,10 +254,7 @@ static void attempt(Virt *v) {
         }
         return;
 fail:
-        let_go(v);
-        (void) schedule_attempt(v, v->backoff);
-        v->backoff = MIN(v->backoff * 2, v->backoff_max);
-        emit(v, VIRT_EVENT_CONNECT_FAILED, NULL, NULL, r, msg);
+        attempt_failed(v, r, msg);
 }
 
 static int on_reconnect(sd_event_source *s, uint64_t usec, void *userdata) {
