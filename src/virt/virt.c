@@ -164,8 +164,9 @@ static void let_go(Virt *v) {
         v->connected = false;
         if (!v->link)
                 return;
+        /* The link's own URI: after virt_set_uri(), v->uri already names the next one. */
         if (virt_link_done_or_abandon(v->link))
-                virt_link_close(v->link, uri_is_in_process(v->uri));
+                virt_link_close(v->link, uri_is_in_process(v->link->uri));
         else
                 virt_link_unref(v->link);   /* its thread closes what it opens */
         v->link = NULL;
