@@ -214,6 +214,12 @@ def stalled(d, proxy, mode, what):
     return held
 
 
+def ends_on_sigterm(d, what):
+    """SIGTERM ends the daemon with status 0 in under 3 s."""
+    rc, took = d.sigterm()
+    check(rc == 0 and took < 3, f"{what}: status {rc} in {took:.1f} s")
+
+
 def connects(d, what):
     """D-Bus answered at once until the daemon said it connected."""
     said = lambda: "Connected to libvirt at" in d.stderr()  # noqa: E731
@@ -236,8 +242,7 @@ def inner():
         daemons.append(d)
         check(d.ready_after < 10, f"READY=1 in {d.ready_after:.1f} s, not waiting on libvirt")
         stalled(d, proxy, "hold", "at start")
-        rc, took = d.sigterm()
-        check(rc == 0 and took < 3, f"at start: SIGTERM while an attempt is held: status {rc} in {took:.1f} s")
+        ends_on_sigterm(d, "at start: SIGTERM while an attempt is held")
 
         log("== after a good answer: the first call of each open answered, nothing after it")
         proxy.mode = "first"
@@ -249,8 +254,7 @@ def inner():
         proxy.mode = "pass"
         connects(d, "after a good answer: connected once libvirt answers")
         check("after retrying" in d.stderr(), "after a good answer: the journal says it retried")
-        rc, took = d.sigterm()
-        check(rc == 0 and took < 3, f"after a good answer: SIGTERM when connected: status {rc} in {took:.1f} s")
+        ends_on_sigterm(d, "after a good answer: SIGTERM when connected")
 
         log("== at a reconnect: connected, cut, then every attempt held")
         proxy.mode = "pass"
@@ -262,8 +266,7 @@ def inner():
         check(d.answers_while(lambda: "libvirt connection lost" in d.stderr(), 20) < 2
               and "libvirt connection lost" in d.stderr(), "at a reconnect: the lost connection seen")
         stalled(d, proxy, "hold", "at a reconnect")
-        rc, took = d.sigterm()
-        check(rc == 0 and took < 3, f"at a reconnect: SIGTERM while an attempt is held: status {rc} in {took:.1f} s")
+        ends_on_sigterm(d, "at a reconnect: SIGTERM while an attempt is held")
         log("PASS")
         return 0
     except (Fail, minibus.Error, minibus.Disconnected, RuntimeError) as e:
