@@ -419,7 +419,7 @@ def inner(helper_exe):
         ans, _ = h.cmd(f"nics {DOM}")
         check(ans.startswith("err -107"), "calls meanwhile: -ENOTCONN")
         # The daemon itself, started while libvirtd is down: READY=1 at once, then connected
-        # through its probe child once libvirtd is back, on its own backoff.
+        # through its attempts on their own threads once libvirtd is back, on its own backoff.
         daemon = start_sriovd(tmp, uri)
         libvirtd = start_libvirtd(tmp)
         check(wait_log(f"{tmp}/sriovd.log", "Connected to libvirt at", 40), "sriovd connected after libvirtd came")
