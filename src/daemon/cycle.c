@@ -63,11 +63,13 @@ static int manager_read_inventory(Manager *m, const Inventory *base, Inventory *
 
         /* A drift event's repair reads only what the events named, however old the full read is. */
         if (base && (m->refresh_only || (m->full_read_usec > 0 && now - m->full_read_usec < FULL_READ_USEC))) {
+                const DriftTargets *d = kernel_events_drift(m->kernel_events);
+
                 r = inventory_dup(base, &inv);
                 if (r < 0)
                         return r;
-                r = m->refresh_only ? inventory_refresh_only(m->root, m->irq_files, inv, m->drift_irqs,
-                                                             m->n_drift_irqs, m->drift_pids, m->n_drift_pids)
+                r = m->refresh_only ? inventory_refresh_only(m->root, m->irq_files, inv, d->irqs, d->n_irqs,
+                                                             d->pids, d->n_pids)
                                     : inventory_refresh(m->root, m->irq_files, inv);
                 if (r >= 0) {
                         m->n_refreshes++;
@@ -93,9 +95,11 @@ static int manager_read_inventory(Manager *m, const Inventory *base, Inventory *
 
 /* Whether a drift event named one of inv's NAPI threads. */
 static bool names_napi_thread(const Manager *m, const Inventory *inv) {
-        for (size_t i = 0; i < m->n_drift_pids; i++)
+        const DriftTargets *d = kernel_events_drift(m->kernel_events);
+
+        for (size_t i = 0; i < d->n_pids; i++)
                 for (size_t j = 0; j < inv->n_kthreads; j++)
-                        if (inv->kthreads[j].kind == KTHREAD_NAPI && inv->kthreads[j].pid == m->drift_pids[i])
+                        if (inv->kthreads[j].kind == KTHREAD_NAPI && inv->kthreads[j].pid == d->pids[i])
                                 return true;
         return false;
 }

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* latency-threads.c — which threads the RT tenants wait on, and BPF tracking them */
+/* latency-threads.c — which threads the RT tenants wait on */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "latency-threads.h"
-#include "manager-internal.h"
 #include "sriovd/plan.h"
 #include "sriovd/qemu-vcpu.h"
+#include "sriovd/util.h"
 #include "sriovd/vhost.h"
 
 void latency_threads_done(LatencyThreads *t) {
@@ -38,8 +38,7 @@ static int thread_add(LatencyThreads *t, pid_t tid, const char *kind, const Tena
 }
 
 /* The QEMU's threads, from the cache or read now. NULL when it cannot be read, as when it exited. */
-static LatencyQemu *qemu_threads(Manager *m, pid_t qemu) {
-        LatencyThreads *t = &m->latency;
+static LatencyQemu *qemu_threads(LatencyThreads *t, const LatencySources *src, pid_t qemu) {
         _cleanup_free_ VcpuThread *vcpus = NULL;
         _cleanup_free_ VhostThread *vhosts = NULL;
         size_t n_vcpus = 0, n_vhosts = 0;
@@ -49,13 +48,13 @@ static LatencyQemu *qemu_threads(Manager *m, pid_t qemu) {
                 if (t->qemus[i].qemu == qemu)
                         q = &t->qemus[i];
         /* A full read of the host happens at least every minute, and it catches a vCPU hotplug too. */
-        if (q && q->full_read == m->n_full_reads) {
+        if (q && q->full_read == src->full_read) {
                 q->used = true;
                 return q;
         }
-        if (vcpu_threads_scan(m->root, qemu, &vcpus, &n_vcpus) < 0)
+        if (vcpu_threads_scan(src->root, qemu, &vcpus, &n_vcpus) < 0)
                 return NULL;
-        if (vhost_threads_scan(m->root, qemu, &vhosts, &n_vhosts) < 0)
+        if (vhost_threads_scan(src->root, qemu, &vhosts, &n_vhosts) < 0)
                 n_vhosts = 0;
         if (!q) {
                 grown = reallocarray(t->qemus, t->n_qemus + 1, sizeof(*t->qemus));
@@ -78,27 +77,27 @@ static LatencyQemu *qemu_threads(Manager *m, pid_t qemu) {
         q->n_vcpus = n_vcpus ? vcpus[n_vcpus - 1].vcpu + 1 : 0;
         for (size_t i = 0; i < n_vhosts; i++)
                 q->vhosts[q->n_vhosts++] = vhosts[i].tid;
-        q->full_read = m->n_full_reads;
+        q->full_read = src->full_read;
         q->used = true;
         return q;
 }
 
 /* The guest's vCPU threads that the class puts on RT CPUs, or all of them when it books none, and its vhost workers. */
-static int add_guest(Manager *m, const TenantInfo *ti, const TenantClass *cls) {
-        pid_t qemu = m->guests ? guests_qemu_pid(m->guests, tenant_domain_ref(ti)) : 0;
-        LatencyQemu *q = qemu > 0 ? qemu_threads(m, qemu) : NULL;
+static int add_guest(LatencyThreads *t, const LatencySources *src, const TenantInfo *ti, const TenantClass *cls) {
+        pid_t qemu = src->guests ? guests_qemu_pid(src->guests, tenant_domain_ref(ti)) : 0;
+        LatencyQemu *q = qemu > 0 ? qemu_threads(t, src, qemu) : NULL;
         unsigned n_rt = tenant_class_rt_cpus(cls);
         int r;
 
         if (!q)
                 return 0;
         for (size_t v = 0; v < q->n_vcpus && (n_rt == 0 || v < n_rt); v++) {
-                r = thread_add(&m->latency, q->vcpus[v], "vcpu", ti);
+                r = thread_add(t, q->vcpus[v], "vcpu", ti);
                 if (r < 0)
                         return r;
         }
         for (size_t k = 0; streq_ptr(ti->kind, "virtio") && k < q->n_vhosts; k++) {
-                r = thread_add(&m->latency, q->vhosts[k], "vhost", ti);
+                r = thread_add(t, q->vhosts[k], "vhost", ti);
                 if (r < 0)
                         return r;
         }
@@ -106,7 +105,7 @@ static int add_guest(Manager *m, const TenantInfo *ti, const TenantClass *cls) {
 }
 
 /* The VF's IRQ threads and the napi/ threads of its host netdev. */
-static int add_vf(Manager *m, const Inventory *inv, const TenantInfo *ti) {
+static int add_vf(LatencyThreads *t, const Inventory *inv, const TenantInfo *ti) {
         const Vf *vf = NULL;
         int r;
 
@@ -115,12 +114,12 @@ static int add_vf(Manager *m, const Inventory *inv, const TenantInfo *ti) {
         for (size_t k = 0; k < vf->n_irqs; k++) {
                 const Irq *q = inventory_find_irq(inv, vf->irqs[k]);
 
-                r = thread_add(&m->latency, q ? q->thread : 0, "irq", ti);
+                r = thread_add(t, q ? q->thread : 0, "irq", ti);
                 if (r < 0)
                         return r;
         }
         for (size_t k = 0; vf->tune.napi_known && k < vf->tune.napi.n_napis; k++) {
-                r = thread_add(&m->latency, vf->tune.napi.napis[k].thread, "napi", ti);
+                r = thread_add(t, vf->tune.napi.napis[k].thread, "napi", ti);
                 if (r < 0)
                         return r;
         }
@@ -129,7 +128,7 @@ static int add_vf(Manager *m, const Inventory *inv, const TenantInfo *ti) {
                 const Kthread *kt = &inv->kthreads[k];
 
                 if (kt->kind == KTHREAD_NAPI && streq(kt->netdev, vf->netdev)) {
-                        r = thread_add(&m->latency, kt->pid, "napi", ti);
+                        r = thread_add(t, kt->pid, "napi", ti);
                         if (r < 0)
                                 return r;
                 }
@@ -137,46 +136,46 @@ static int add_vf(Manager *m, const Inventory *inv, const TenantInfo *ti) {
         return 0;
 }
 
-static int list_threads(Manager *m) {
-        const Inventory *inv = m->inventory;
-        size_t n = manager_n_tenants(m);
+int latency_threads_list(LatencyThreads *t, const LatencySources *src) {
+        const Inventory *inv = src->inv;
+        size_t n = src->tenants ? tenants_count(src->tenants) : 0;
         HostCpus cpus = {};
         int r;
 
-        m->latency.n_threads = 0;
-        if (!inv || !m->config)
+        t->n_threads = 0;
+        if (!inv || !src->config)
                 return 0;
-        for (size_t i = 0; i < m->latency.n_qemus; i++)
-                m->latency.qemus[i].used = false;
+        for (size_t i = 0; i < t->n_qemus; i++)
+                t->qemus[i].used = false;
         for (size_t i = 0; i < n; i++) {
                 const TenantClass *cls;
                 TenantInfo ti;
 
-                if (manager_tenant(m, i, &ti) < 0)
+                if (tenants_nth(src->tenants, inv, i, &ti) < 0)
                         continue;
-                cls = config_find_class(m->config, ti.class_name);
+                cls = config_find_class(src->config, ti.class_name);
                 if (!tenant_class_is_rt(cls))
                         continue;
-                r = add_vf(m, inv, &ti);
+                r = add_vf(t, inv, &ti);
                 if (r >= 0)
-                        r = add_guest(m, &ti, cls);
+                        r = add_guest(t, src, &ti, cls);
                 if (r < 0)
                         return r;
         }
         /* A ksoftirqd runs the softirqs its RT CPU's IRQ threads left over, for every RT tenant there. */
-        host_cpus(inv, m->config, &cpus);
+        host_cpus(inv, src->config, &cpus);
         for (unsigned c = 0; c < CPUSET_MAX; c++) {
                 const Kthread *k = cpuset_has(&cpus.rt, c) ? inventory_find_kthread(inv, KTHREAD_KSOFTIRQD, c) : NULL;
 
                 if (k) {
-                        r = thread_add(&m->latency, k->pid, "ksoftirqd", NULL);
+                        r = thread_add(t, k->pid, "ksoftirqd", NULL);
                         if (r < 0)
                                 return r;
                 }
         }
         /* The QEMUs no tenant's guest runs in any more are forgotten. */
-        for (size_t i = 0; i < m->latency.n_qemus;) {
-                LatencyQemu *q = &m->latency.qemus[i];
+        for (size_t i = 0; i < t->n_qemus;) {
+                LatencyQemu *q = &t->qemus[i];
 
                 if (q->used) {
                         i++;
@@ -184,51 +183,7 @@ static int list_threads(Manager *m) {
                 }
                 free(q->vcpus);
                 free(q->vhosts);
-                *q = m->latency.qemus[--m->latency.n_qemus];
+                *q = t->qemus[--t->n_qemus];
         }
         return 0;
-}
-
-static bool latency_bpf(const Manager *m) {
-        return m->bpf && bpf_events_status(m->bpf, BPF_FEATURE_LATENCY, NULL);
-}
-
-int manager_latency_track(Manager *m) {
-        _cleanup_free_ pid_t *pids = NULL;
-        size_t n = 0;
-        int r;
-
-        r = list_threads(m);
-        if (r < 0)
-                return r;
-        if (!latency_bpf(m))
-                return 0;
-        pids = malloc(MAX(m->latency.n_threads, (size_t) 1) * sizeof(*pids));
-        if (!pids)
-                return -ENOMEM;
-        for (size_t i = 0; i < m->latency.n_threads; i++)
-                pids[n++] = m->latency.threads[i].tid;
-        /* bpf_events_track() writes the kernel's maps only where the set changed. */
-        r = bpf_events_track(m->bpf, BPF_TRACK_LATENCY, pids, n);
-        if (r < 0)
-                log_debug("Failed to track the latency of %zu threads, trying again after the next cycle: %s", n, strerror(-r));
-        return 0;
-}
-
-void manager_latency_input(Manager *m, SamplerInput *in) {
-        bool bpf = latency_bpf(m);
-
-        in->latency = m->latency.threads;
-        in->n_latency = m->latency.n_threads;
-        in->latency_source = bpf ? LATENCY_SOURCE_BPF : LATENCY_SOURCE_SCHEDSTAT;
-        in->have_bpf = true;
-        for (unsigned f = 0; f < _BPF_FEATURE_MAX; f++)
-                in->bpf_available[f] = m->bpf && bpf_events_status(m->bpf, (BpfFeature) f, NULL);
-        /* The drift events count only while the loop reads them; a failed read falls back to polling. */
-        in->bpf_available[BPF_FEATURE_DRIFT] = in->bpf_available[BPF_FEATURE_DRIFT] && m->drift_events_ok;
-        for (size_t i = 0; bpf && i < m->latency.n_threads; i++) {
-                LatencyThread *t = &m->latency.threads[i];
-
-                t->have_hist = bpf_events_read_latency(m->bpf, t->tid, &t->hist) >= 0;
-        }
 }

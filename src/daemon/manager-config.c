@@ -77,6 +77,7 @@ int manager_load_config(Manager *m) {
 }
 
 int manager_reload(Manager *m, char **ret_errors) {
+        bool bpf;
         int r;
 
         /* Units with Type=notify-reload need MONOTONIC_USEC. Older systemd versions ignore it. */
@@ -91,7 +92,7 @@ int manager_reload(Manager *m, char **ret_errors) {
                 return r;
         }
         /* bpf = changed: load the programs, or unload them, as the daemon would at start. */
-        if (m->bpf && m->bpf_loaded_with != (m->config->bpf > 0)) {
+        if (kernel_events_started(m->kernel_events, &bpf) && bpf != (m->config->bpf > 0)) {
                 manager_kernel_events_stop(m);
                 r = manager_kernel_events_start(m);
                 if (r < 0)

@@ -17,7 +17,6 @@
 #include "sriovd/kernel.h"
 #include "sriovd/log.h"
 #include "sriovd/manager.h"
-#include "sriovd/monitor.h"
 #include "sriovd/runtime.h"
 #include "sriovd/bpf-events.h"
 #include "sriovd/sampler.h"
@@ -28,7 +27,9 @@
 #include "sriovd/util.h"
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
-#include "latency-threads.h"
+#include "kernel-events.h"
+#include "metrics-timer.h"
+#include "monitors.h"
 #include "saved-sched.h"
 #include "unmanaged-irqs.h"
 
@@ -57,22 +58,10 @@ struct Manager {
         StateWriter *writer;              /* runs the groups' fdatasync() off the loop; NULL runs it on the loop */
         uint64_t retry_usec;              /* the next backoff, or 0 when no retry is pending */
         uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC start of the last cycle, or 0 before the first */
-        LinkMonitor *link_monitor;
-        EthtoolMonitor *ethtool_monitor;
-        DeviceMonitor *device_monitor;
-        /* The kernel's events through BPF: thread latency and drift. Never NULL in the daemon. */
-        BpfEvents *bpf;
-        sd_event_source *bpf_source;     /* the drift events' ring buffer */
-        /* The RT tenants' threads whose latency is measured; see latency-threads.c. */
-        LatencyThreads latency;
-        bool drift_events_ok;            /* the drift events are loaded and read; see kernel-events.c */
-        bool bpf_loaded_with;            /* the config's bpf = when they were loaded */
-        /* What drift events named since the last cycle. A cycle that reads only them repairs them. */
-        unsigned *drift_irqs;
-        size_t n_drift_irqs, allocated_drift_irqs;
-        pid_t *drift_pids;
-        size_t n_drift_pids, allocated_drift_pids;
-        bool refresh_only;               /* the cycle in progress reads only drift_irqs and drift_pids */
+        Monitors *monitors;               /* the link, ethtool and device monitors, with the event loop */
+        /* The kernel's events through BPF: thread latency, drift and what it named. Never NULL. */
+        KernelEvents *kernel_events;
+        bool refresh_only;               /* the cycle in progress reads only the drift events' targets */
         sd_event_source *repair_defer;   /* that cycle, after the events waiting are read */
         sd_event_source *repair_timer;   /* the same, when the last cycle began less than 5 ms ago */
         RootFs *root;
@@ -82,7 +71,6 @@ struct Manager {
          * root, and in a test that runs in its own network namespace.
          */
         bool netlink_live;
-        BpfEventsOptions bpf_options;   /* from SRIOVD_BPF_DEBUG */
         char *config_path;
         int runtime_lock_fd;      /* $RUNTIME_DIRECTORY/lock, held while the daemon or --restore runs */
         char *config_errors;      /* the "FILE:LINE: ..." lines of the last failed load; NULL after a good one */
@@ -148,13 +136,8 @@ struct Manager {
         /* The passthrough VFs of started guests, watched for the vectors the guest enables; see vf-irq-watch.c. */
         VfIrqWatchList irq_watches;
         sd_event_source *irq_watch_timer;
-        /* The sampler, its timer, the last period's values and the metrics file's state; see manager-metrics.c. */
-        Sampler *sampler;
-        sd_event_source *sample_timer;
-        unsigned sample_interval_sec;     /* the timer's interval, or 0 when the sampler is off */
-        MetricSnapshot metrics;
-        bool have_metrics;
-        bool metrics_file_failing;        /* a failure is logged once, until a write works again */
+        /* The sampler, its timer, the last period's values and the metrics file. Never NULL. */
+        MetricsTimer *metrics;
         /*
          * VFs between their "add" event and their driver's "bind" event, see hotplug.c. Kernel
          * events wait for them until probing_until_usec.
@@ -210,10 +193,9 @@ int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, si
 /* netdev-tune.c: read the coalescing, offloads, channels and NAPIs of the netdevs that a class governs. */
 void manager_read_tune(Manager *m, Inventory *inv);
 
-/* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
+/* manager.c: load the BPF programs, or say why not, and unload them. */
 int manager_kernel_events_start(Manager *m);
 void manager_kernel_events_stop(Manager *m);
-void manager_kernel_events_watch(Manager *m);
 /* manager-schedule.c: a cycle that reads only what drift events named, soon. */
 void manager_repair_soon(Manager *m);
 /* manager-schedule.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
@@ -229,12 +211,8 @@ int manager_arm_drift_timer(Manager *m);
 int manager_arm_guest_timer(Manager *m);
 /* A kernel event named what: run a re-check cycle soon. The monitors call this; userdata is the Manager. */
 void manager_on_kernel_event(const char *what, void *userdata);
-/* manager-monitors.c: start the link, ethtool and device monitors on the event loop. A failure is a warning. */
-void manager_add_monitors(Manager *m);
-
-/* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
+/* manager.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);
-void manager_metrics_done(Manager *m);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);

@@ -92,7 +92,7 @@ int manager_run_cycle(Manager *m) {
                 (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
         r = manager_cycle(m, CYCLE_APPLY, &res);
         /* Every cycle reads at least what the drift events named: a full read or a refresh covers it. */
-        m->n_drift_irqs = m->n_drift_pids = 0;
+        kernel_events_drift_clear(m->kernel_events);
         if (m->repair_timer)
                 (void) sd_event_source_set_enabled(m->repair_timer, SD_EVENT_OFF);
         if (m->repair_defer)
@@ -101,9 +101,14 @@ int manager_run_cycle(Manager *m) {
         if (r < 0)
                 return r;
         manager_arm_retry(m, res.n_transient);
-        if (manager_latency_track(m) < 0)
-                log_oom();
-        manager_kernel_events_watch(m);
+        kernel_events_track(m->kernel_events, &(LatencySources) {
+                .root = m->root,
+                .inv = m->inventory,
+                .config = m->config,
+                .tenants = m->tenants,
+                .guests = m->guests,
+                .full_read = m->n_full_reads,
+        });
         r = manager_write_owned_irqs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
@@ -136,7 +141,8 @@ static bool source_armed(sd_event_source *s) {
  * long safety-net period. Without them, it is how sriovd finds drift.
  */
 static uint64_t manager_drift_period_usec(const Manager *m) {
-        unsigned sec = m->drift_events_ok ? m->config->drift_safety_net_sec : m->config->drift_check_sec;
+        bool events = kernel_events_drift_ok(m->kernel_events);
+        unsigned sec = events ? m->config->drift_safety_net_sec : m->config->drift_check_sec;
         return (uint64_t) sec * 1000000;
 }
 
@@ -196,7 +202,8 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 int manager_arm_guest_timer(Manager *m) {
-        uint64_t period = m->drift_events_ok ? (uint64_t) m->config->drift_check_sec * 1000000 : 0;
+        bool events = kernel_events_drift_ok(m->kernel_events);
+        uint64_t period = events ? (uint64_t) m->config->drift_check_sec * 1000000 : 0;
         return manager_arm_period(m, &m->guest_timer, period, on_guest_timer);
 }
 
@@ -215,7 +222,6 @@ static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 void manager_drift_events_failed(Manager *m) {
         int r;
 
-        m->drift_events_ok = false;
         if (!m->event || !m->drift_timer)
                 return;
         r = manager_arm_drift_timer(m);

@@ -29,6 +29,53 @@ static TestHooks test_hooks_from_env(void) {
         };
 }
 
+/* ---- The hooks of the rooms below: what they read from the manager and ask of it ---- */
+
+static const Config *hook_config(void *userdata) {
+        Manager *m = userdata;
+        return m->config;
+}
+
+static const Inventory *hook_inventory(void *userdata) {
+        Manager *m = userdata;
+        return m->inventory;
+}
+
+static const Tenants *hook_tenants(void *userdata) {
+        Manager *m = userdata;
+        return m->tenants;
+}
+
+static void hook_repair_soon(void *userdata) {
+        manager_repair_soon(userdata);
+}
+
+static void hook_recheck_now(const char *why, void *userdata) {
+        manager_recheck_now(userdata, why);
+}
+
+static void hook_drift_events_failed(void *userdata) {
+        manager_drift_events_failed(userdata);
+}
+
+static void hook_sampled(MetricSnapshot *snap, void *userdata) {
+        manager_metrics_sampled(userdata, snap);
+}
+
+static void hook_link_up(int ifindex, void *userdata) {
+        manager_hotplug_link_up(userdata, ifindex);
+}
+
+static void hook_pci_event(const char *action, const char *addr, void *userdata) {
+        manager_hotplug_event(userdata, action, addr);
+}
+
+/* A probe cannot be waited for when the events that end it may be lost. */
+static void hook_devices_lost(void *userdata) {
+        Manager *m = userdata;
+        pci_set_clear(&m->probing);
+}
+
 int manager_new(const char *root, const char *config_path, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         TestHooks hooks = test_hooks_from_env();
@@ -43,7 +90,6 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
         m->kernel.root = m->root;
         m->netlink_live = rootfs_is_real(m->root) || hooks.live_netlink;
-        m->bpf_options.libbpf_warnings = hooks.bpf_debug;
         if (m->netlink_live) {
                 r = route_nl_open(&m->kernel.route);
                 if (r < 0)
@@ -58,6 +104,28 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 else if (r < 0)
                         log_warning_errno(r, "Failed to open netdev netlink, per-NAPI settings are not managed: %m");
         }
+
+        r = kernel_events_new(&(BpfEventsOptions) { .libbpf_warnings = hooks.bpf_debug },
+                              &(KernelEventsHooks) {
+                                      .inventory = hook_inventory,
+                                      .config = hook_config,
+                                      .repair_soon = hook_repair_soon,
+                                      .recheck_now = hook_recheck_now,
+                                      .drift_events_failed = hook_drift_events_failed,
+                                      .userdata = m,
+                              }, &m->kernel_events);
+        if (r < 0)
+                return r;
+        r = metrics_timer_new(m->root, m->netlink_live ? m->kernel.route : NULL, m->kernel_events,
+                              &(MetricsTimerHooks) {
+                                      .config = hook_config,
+                                      .inventory = hook_inventory,
+                                      .tenants = hook_tenants,
+                                      .sampled = hook_sampled,
+                                      .userdata = m,
+                              }, &m->metrics);
+        if (r < 0)
+                return r;
 
         m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
@@ -86,22 +154,19 @@ Manager *manager_free(Manager *m) {
         free(m->saved_tenants);
         pci_set_done(&m->probing);
         sd_event_source_unref(m->irq_watch_timer);
-        manager_metrics_done(m);
+        metrics_timer_free(m->metrics);
         vf_wait_list_done(&m->vf_waits);
         vf_irq_watch_list_done(&m->irq_watches);
-        link_monitor_free(m->link_monitor);
-        device_monitor_free(m->device_monitor);
-        manager_kernel_events_stop(m);
-        free(m->drift_irqs);
-        free(m->drift_pids);
-        latency_threads_done(&m->latency);
+        monitors_free(m->monitors);
+        sd_event_source_disable_unref(m->repair_timer);
+        sd_event_source_disable_unref(m->repair_defer);
+        kernel_events_free(m->kernel_events);
         sd_event_unref(m->event);
         irq_files_free(m->irq_files);
         rootfs_free(m->root);
         route_nl_free(m->kernel.route);
         ethtool_nl_free(m->kernel.ethtool);
         netdev_nl_free(m->kernel.netdev);
-        ethtool_monitor_free(m->ethtool_monitor);
         alerts_free(m->alerts);
         config_free(m->config);
         inventory_free(m->inventory);
@@ -226,26 +291,57 @@ static int manager_setup_event(Manager *m) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the event loop: %m");
-        manager_add_monitors(m);
+        r = monitors_new(m->event, &m->kernel,
+                         &(MonitorsHooks) {
+                                 .kernel_event = manager_on_kernel_event,
+                                 .link_up = hook_link_up,
+                                 .pci_event = hook_pci_event,
+                                 .devices_lost = hook_devices_lost,
+                                 .userdata = m,
+                         }, &m->monitors);
+        if (r < 0)
+                return log_oom();
         return 0;
+}
+
+int manager_kernel_events_start(Manager *m) {
+        return kernel_events_start(m->kernel_events, m->event, m->root, m->config->bpf);
+}
+
+/* The repairs that the drift events asked for go with them. */
+void manager_kernel_events_stop(Manager *m) {
+        m->repair_timer = sd_event_source_disable_unref(m->repair_timer);
+        m->repair_defer = sd_event_source_disable_unref(m->repair_defer);
+        kernel_events_stop(m->kernel_events);
+}
+
+bool manager_kernel_events(const Manager *m, int feature, const char **ret_reason) {
+        return kernel_events_status(m->kernel_events, (BpfFeature) feature, ret_reason);
+}
+
+int manager_arm_sampler(Manager *m) {
+        return metrics_timer_arm(m->metrics, m->event, m->config ? m->config->monitor_interval_sec : 0);
+}
+
+int manager_sample_now(Manager *m) {
+        return metrics_timer_sample_now(m->metrics);
+}
+
+const MetricSnapshot *manager_metrics(const Manager *m) {
+        return metrics_timer_last(m->metrics);
 }
 
 int manager_repair(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
                    CycleResult *ret) {
-        int r = 0;
+        int r;
 
-        m->n_drift_irqs = m->n_drift_pids = 0;
-        if (GREEDY_REALLOC(m->drift_irqs, m->allocated_drift_irqs, n_irqs) < 0 ||
-            GREEDY_REALLOC(m->drift_pids, m->allocated_drift_pids, n_pids) < 0)
-                return -ENOMEM;
-        memcpy_safe(m->drift_irqs, irqs, n_irqs * sizeof(*irqs));
-        memcpy_safe(m->drift_pids, pids, n_pids * sizeof(*pids));
-        m->n_drift_irqs = n_irqs;
-        m->n_drift_pids = n_pids;
+        r = kernel_events_drift_set(m->kernel_events, irqs, n_irqs, pids, n_pids);
+        if (r < 0)
+                return r;
         m->refresh_only = m->drift_refresh = true;
         r = manager_cycle(m, CYCLE_APPLY, ret);
         m->refresh_only = m->drift_refresh = false;
-        m->n_drift_irqs = m->n_drift_pids = 0;
+        kernel_events_drift_clear(m->kernel_events);
         return r;
 }
 

@@ -1,33 +1,73 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* manager-metrics.c — the sampler on the daemon's loop: its timer, the last period and the Prometheus file */
+/* metrics-timer.c — the sampler on the daemon's loop: its timer, the last period and the Prometheus file */
 
+#include <errno.h>
 #include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
-#include "manager-internal.h"
+#include "metrics-timer.h"
+#include "sriovd/log.h"
 #include "sriovd/metrics-file.h"
 #include "sriovd/netdev-stats.h"
+#include "sriovd/sampler.h"
+#include "sriovd/util.h"
 
-void manager_metrics_done(Manager *m) {
-        m->sample_timer = sd_event_source_disable_unref(m->sample_timer);
-        m->sampler = sampler_free(m->sampler);
-        metric_snapshot_done(&m->metrics);
-        m->have_metrics = false;
-        m->sample_interval_sec = 0;
+struct MetricsTimer {
+        MetricsTimerHooks hooks;
+        RootFs *root;
+        RouteNl *route;
+        KernelEvents *kernel_events;
+        Sampler *sampler;
+        sd_event_source *timer;
+        unsigned interval_sec;            /* the timer's interval, or 0 when the sampler is off */
+        MetricSnapshot last;
+        bool have_last;
+        bool file_failing;                /* a failure is logged once, until a write works again */
+};
+
+int metrics_timer_new(RootFs *root, RouteNl *route, KernelEvents *kernel_events, const MetricsTimerHooks *hooks,
+                      MetricsTimer **ret) {
+        MetricsTimer *t;
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        *t = (MetricsTimer) {
+                .hooks = *hooks,
+                .root = root,
+                .route = route,
+                .kernel_events = kernel_events,
+        };
+        *ret = t;
+        return 0;
 }
 
-const MetricSnapshot *manager_metrics(const Manager *m) {
-        return m->have_metrics ? &m->metrics : NULL;
+/* Stop the timer and forget the sampler and its last period. */
+static void metrics_timer_stop(MetricsTimer *t) {
+        t->timer = sd_event_source_disable_unref(t->timer);
+        t->sampler = sampler_free(t->sampler);
+        metric_snapshot_done(&t->last);
+        t->have_last = false;
+        t->interval_sec = 0;
 }
 
-/*
- * This runs right after each period's values are taken. The alert rules get the whole snapshot,
- * so that "held for N periods" counts periods of this timer. The alerts that are active after
- * the feed join the snapshot before the file is written. So the file, GetMetrics and
- * ActiveAlerts all report the same period.
- */
-static void on_sampled(Manager *m, MetricSnapshot *snap) {
-        manager_metrics_sampled(m, snap);
+MetricsTimer *metrics_timer_free(MetricsTimer *t) {
+        if (!t)
+                return NULL;
+        metrics_timer_stop(t);
+        free(t);
+        return NULL;
+}
+
+const MetricSnapshot *metrics_timer_last(const MetricsTimer *t) {
+        return t->have_last ? &t->last : NULL;
+}
+
+static const Config *get_config(const MetricsTimer *t) {
+        return t->hooks.config ? t->hooks.config(t->hooks.userdata) : NULL;
 }
 
 static uint64_t realtime_usec(void) {
@@ -48,8 +88,8 @@ static bool dir_exists(const char *path) {
         return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static void write_metrics_file(Manager *m) {
-        const char *path = m->config->metrics_file;
+static void write_metrics_file(MetricsTimer *t, const Config *config) {
+        const char *path = config->metrics_file;
         _cleanup_free_ char *page = NULL;
         size_t size = 0;
         int r;
@@ -61,20 +101,20 @@ static void write_metrics_file(Manager *m) {
          * file and no warning. A daemon on a --root fixture tree must not write its figures there,
          * where they would pass for the host's.
          */
-        if (!m->config->metrics_file_set && (!rootfs_is_real(m->root) || !dir_exists(path)))
+        if (!config->metrics_file_set && (!rootfs_is_real(t->root) || !dir_exists(path)))
                 return;
-        r = sampler_prom_page(&m->metrics, &page, &size);
+        r = sampler_prom_page(&t->last, &page, &size);
         if (r >= 0)
                 r = metrics_file_write(path, page, size);
         if (r < 0) {
-                if (!m->metrics_file_failing)
+                if (!t->file_failing)
                         log_warning_errno(r, "Failed to write the metrics file %s, ignoring until it works: %m", path);
-                m->metrics_file_failing = true;
+                t->file_failing = true;
                 return;
         }
-        if (m->metrics_file_failing)
+        if (t->file_failing)
                 log_info("Metrics file %s written again", path);
-        m->metrics_file_failing = false;
+        t->file_failing = false;
 }
 
 /* The traffic counters of one period, in the form that SamplerInput takes them. */
@@ -100,13 +140,12 @@ static void traffic_read_done(TrafficRead *t) {
  * level only. The read is tried again in one period, and a PF that went away between the
  * inventory and the read is no news.
  */
-static void traffic_read(Manager *m, TrafficRead *ret) {
-        const Inventory *inv = m->inventory;
+static void traffic_read(MetricsTimer *t, const Inventory *inv, TrafficRead *ret) {
         NlError err;
         int r;
 
         *ret = (TrafficRead) {};
-        if (!m->netlink_live || !m->kernel.route)
+        if (!t->route)
                 return;
         if (inv && inv->n_pfs > 0) {
                 ret->pf_stats = calloc(inv->n_pfs, sizeof(*ret->pf_stats));
@@ -118,7 +157,7 @@ static void traffic_read(Manager *m, TrafficRead *ret) {
 
                 if (pf->ifindex <= 0)
                         continue;
-                r = route_nl_read_stats(m->kernel.route, pf->ifindex, &ret->pf_stats[ret->n_pf_stats], &err);
+                r = route_nl_read_stats(t->route, pf->ifindex, &ret->pf_stats[ret->n_pf_stats], &err);
                 if (r < 0) {
                         log_debug("Reading the VF counters of PF %s (ifindex %d) failed, leaving them out: %s%s%s",
                                   pf->addr, pf->ifindex, strerror(-r), err.message[0] ? ": " : "", err.message);
@@ -128,7 +167,7 @@ static void traffic_read(Manager *m, TrafficRead *ret) {
         }
         /* A link added or removed during the dump interrupts it. Try once more, then do without it. */
         for (int attempt = 0; attempt < 2; attempt++) {
-                r = route_nl_dump_stats(m->kernel.route, &ret->netdevs, &ret->n_netdevs, &err);
+                r = route_nl_dump_stats(t->route, &ret->netdevs, &ret->n_netdevs, &err);
                 if (r != -EAGAIN)
                         break;
         }
@@ -139,18 +178,21 @@ static void traffic_read(Manager *m, TrafficRead *ret) {
         }
 }
 
-int manager_sample_now(Manager *m) {
+int metrics_timer_sample_now(MetricsTimer *t) {
         _cleanup_(traffic_read_done) TrafficRead traffic = {};
         _cleanup_free_ TenantInfo *tenants = NULL;
+        const Config *config = get_config(t);
+        const Inventory *inv = t->hooks.inventory ? t->hooks.inventory(t->hooks.userdata) : NULL;
+        const Tenants *all = t->hooks.tenants ? t->hooks.tenants(t->hooks.userdata) : NULL;
         AllocRtNode nodes[ALLOC_RT_NODES_MAX];
-        size_t n = manager_n_tenants(m), k = 0;
+        size_t n = all ? tenants_count(all) : 0, k = 0;
         SamplerInput in;
         int r;
 
-        if (!m->config || m->config->monitor_interval_sec == 0)
+        if (!config || config->monitor_interval_sec == 0)
                 return -ENODATA;
-        if (!m->sampler) {
-                r = sampler_new(m->root, &m->sampler);
+        if (!t->sampler) {
+                r = sampler_new(t->root, &t->sampler);
                 if (r < 0)
                         return r;
         }
@@ -158,76 +200,80 @@ int manager_sample_now(Manager *m) {
         if (!tenants)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                if (manager_tenant(m, i, &tenants[k]) >= 0)
+                if (tenants_nth(all, inv, i, &tenants[k]) >= 0)
                         k++;
-        traffic_read(m, &traffic);
+        traffic_read(t, inv, &traffic);
         in = (SamplerInput) {
-                .inv = m->inventory,
-                .cfg = m->config,
+                .inv = inv,
+                .cfg = config,
                 .tenants = tenants,
                 .n_tenants = k,
                 .rt_nodes = nodes,
-                .n_rt_nodes = MIN(manager_rt_nodes(m, nodes, ELEMENTSOF(nodes)), ELEMENTSOF(nodes)),
+                .n_rt_nodes = MIN(all ? tenants_rt_nodes(all, nodes, ELEMENTSOF(nodes)) : 0, ELEMENTSOF(nodes)),
                 .pf_stats = traffic.pf_stats,
                 .n_pf_stats = traffic.n_pf_stats,
                 .netdevs = traffic.netdevs,
                 .n_netdevs = traffic.n_netdevs,
         };
-        manager_latency_input(m, &in);
-        r = sampler_sample(m->sampler, &in, now_usec(), realtime_usec(), &m->metrics);
+        kernel_events_latency_input(t->kernel_events, &in);
+        r = sampler_sample(t->sampler, &in, now_usec(), realtime_usec(), &t->last);
         if (r < 0)
                 return r;
-        m->have_metrics = true;
-        on_sampled(m, &m->metrics);
-        write_metrics_file(m);
+        t->have_last = true;
+        /*
+         * The alert rules get the whole snapshot, so that "held for N periods" counts periods
+         * of this timer. The alerts that are active after the feed join the snapshot before the
+         * file is written. So the file, GetMetrics and ActiveAlerts all report the same period.
+         */
+        if (t->hooks.sampled)
+                t->hooks.sampled(&t->last, t->hooks.userdata);
+        write_metrics_file(t, config);
         return 0;
 }
 
-static int on_sample_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        MetricsTimer *t = userdata;
         int r;
 
-        r = manager_sample_now(m);
+        r = metrics_timer_sample_now(t);
         if (r < 0)
                 log_debug("Sampling failed, trying again next period: %s", strerror(-r));
         malloc_trim(0);
-        r = sd_event_source_set_time_relative(s, (uint64_t) m->sample_interval_sec * 1000000);
+        r = sd_event_source_set_time_relative(s, (uint64_t) t->interval_sec * 1000000);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the sampler: %m");
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
-int manager_arm_sampler(Manager *m) {
-        unsigned interval = m->config ? m->config->monitor_interval_sec : 0;
-        uint64_t period = (uint64_t) interval * 1000000;
+int metrics_timer_arm(MetricsTimer *t, sd_event *event, unsigned interval_sec) {
+        uint64_t period = (uint64_t) interval_sec * 1000000;
         int r;
 
-        if (interval == 0) {
+        if (interval_sec == 0) {
                 /* With the sampler off, there are no wakeups and no stale values for GetMetrics to hand out. */
-                manager_metrics_done(m);
+                metrics_timer_stop(t);
                 return 0;
         }
-        if (m->sample_timer && interval == m->sample_interval_sec)
+        if (t->timer && interval_sec == t->interval_sec)
                 return 0;
 
-        if (!m->sampler) {
+        if (!t->sampler) {
                 /* This first sample is the baseline for the first period's rates. */
-                r = manager_sample_now(m);
+                r = metrics_timer_sample_now(t);
                 if (r < 0)
                         log_debug("First sample failed, trying again next period: %s", strerror(-r));
         }
-        m->sample_interval_sec = interval;
-        if (m->sample_timer) {
-                r = sd_event_source_set_time_relative(m->sample_timer, period);
+        t->interval_sec = interval_sec;
+        if (t->timer) {
+                r = sd_event_source_set_time_relative(t->timer, period);
                 if (r < 0)
                         return r;
-                return sd_event_source_set_enabled(m->sample_timer, SD_EVENT_ONESHOT);
+                return sd_event_source_set_enabled(t->timer, SD_EVENT_ONESHOT);
         }
         /*
          * The rates divide by the measured time, so a period that ends a little late costs no
          * accuracy. The slack lets this wakeup be batched with others.
          */
-
-        return sd_event_add_time_relative(m->event, &m->sample_timer, CLOCK_MONOTONIC, period,
-                                          MIN(period / 10, (uint64_t) 500000), on_sample_timer, m);
+        return sd_event_add_time_relative(event, &t->timer, CLOCK_MONOTONIC, period,
+                                          MIN(period / 10, (uint64_t) 500000), on_timer, t);
 }
