@@ -4,7 +4,7 @@
 #include <libudev.h>
 #include <string.h>
 
-#include "sriovd/monitor.h"
+#include "sriovd/kernel/monitor.h"
 
 struct DeviceMonitor {
         struct udev *udev;

@@ -4,8 +4,8 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 
-#include "sriovd/monitor.h"
-#include "sriovd/netlink.h"
+#include "sriovd/kernel/monitor.h"
+#include "sriovd/kernel/netlink.h"
 
 struct LinkMonitor {
         NetlinkMonitor *nl;

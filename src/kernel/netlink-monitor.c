@@ -3,7 +3,7 @@
 
 #include <netlink/errno.h>
 
-#include "sriovd/netlink.h"
+#include "sriovd/kernel/netlink.h"
 
 struct NetlinkMonitor {
         struct nl_sock *sk;

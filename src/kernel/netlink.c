@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "sriovd/netlink.h"
+#include "sriovd/kernel/netlink.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

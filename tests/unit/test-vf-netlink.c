@@ -16,9 +16,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sriovd/monitor.h"
-#include "sriovd/netlink.h"
-#include "sriovd/plan.h"
+#include "sriovd/core/plan.h"
+#include "sriovd/kernel/monitor.h"
+#include "sriovd/kernel/netlink.h"
 #include "test.h"
 
 #define BIT(t) (1u << (t))
