@@ -15,6 +15,7 @@
 
 #include "sriovd/core/inventory.h"
 #include "sriovd/core/plan.h"
+#include "sriovd/kernel/discover.h"
 #include "sriovd/kernel/irq.h"
 #include "sriovd/kernel/proc-threads.h"
 #include "sriovd/kernel/rootfs.h"

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sriovd/kernel/discover.h"
 #include "sriovd/kernel/irq.h"
 #include "sriovd/kernel/proc-threads.h"
 #include "sriovd/kernel/sriov.h"

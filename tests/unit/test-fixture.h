@@ -2,6 +2,7 @@
 /* test-fixture.h — load a generated fixture host, or a config from text, for the unit tests */
 #pragma once
 
+#include "sriovd/kernel/discover.h"
 #include "sriovd/kernel/rootfs.h"
 #include "config/config.h"
 #include "test.h"

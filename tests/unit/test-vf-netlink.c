@@ -17,8 +17,11 @@
 #include <unistd.h>
 
 #include "sriovd/core/plan.h"
-#include "sriovd/kernel/monitor.h"
+#include "sriovd/kernel/device-monitor.h"
+#include "sriovd/kernel/link-monitor.h"
+#include "sriovd/kernel/netlink-monitor.h"
 #include "sriovd/kernel/netlink.h"
+#include "sriovd/kernel/vf-netlink.h"
 #include "test.h"
 
 #define BIT(t) (1u << (t))

@@ -355,14 +355,6 @@ extern const PciId scope_default_ids[];
 extern const size_t scope_default_n_ids;
 bool scope_contains(const Scope *s, uint16_t vendor, uint16_t device, const char *addr);
 
-/*
- * Reads the whole inventory in one pass into *ret. The result owns all its memory, and the caller
- * frees it with inventory_free(). It fails only when the host itself cannot be read, or with
- * -ENOMEM. The host cannot be read without /sys/bus/pci, without online CPUs, or with a CPU or
- * node list that does not parse. A PCI function or IRQ whose attributes are not what a kernel
- * writes is left out and recorded in problems. Or the attribute is taken as unknown and recorded.
- */
-int inventory_read(RootFs *root, const Scope *scope, Inventory **ret);
 Inventory *inventory_free(Inventory *inv);
 /*
  * Makes a deep copy of src in *ret, without what the daemon fills on every observe, which is the

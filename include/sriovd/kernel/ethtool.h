@@ -6,8 +6,9 @@
 #include <stdint.h>
 
 #include "sriovd/core/inventory.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/netlink.h"
 #include "sriovd/shared/macro.h"
-#include "netlink.h"
 
 /* Coalesce, CoalesceChange, Offload and Features are declared in inventory.h. */
 

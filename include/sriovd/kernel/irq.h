@@ -7,9 +7,9 @@
 #include <sys/types.h>
 
 #include "sriovd/core/inventory.h"
+#include "sriovd/kernel/irq-files.h"
 #include "sriovd/kernel/rootfs.h"
 #include "sriovd/shared/util.h"
-#include "sriovd/kernel/irq-files.h"
 
 /* Reads the affinity, effective affinity and writability of one IRQ. The thread fields are left 0. */
 int irq_read(RootFs *root, unsigned irq, Irq *ret);

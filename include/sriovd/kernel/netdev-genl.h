@@ -7,8 +7,8 @@
 #include <sys/types.h>
 
 #include "sriovd/core/inventory.h"
+#include "sriovd/kernel/netlink.h"
 #include "sriovd/shared/macro.h"
-#include "netlink.h"
 
 /* One NETLINK_GENERIC socket, with the "netdev" family id resolved once. It is not for concurrent use. */
 typedef struct NetdevNl NetdevNl;

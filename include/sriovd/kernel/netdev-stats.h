@@ -7,8 +7,10 @@
 #include <stddef.h>
 
 #include "sriovd/core/counters.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/netlink.h"
+#include "sriovd/kernel/vf-netlink.h"
 #include "sriovd/shared/macro.h"
-#include "netlink.h"
 
 /* One VF of a PF, by its index on the PF, the N of virtfnN. */
 typedef struct VfStats {

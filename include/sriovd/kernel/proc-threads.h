@@ -7,9 +7,9 @@
 #include <sys/types.h>
 
 #include "sriovd/core/inventory.h"
+#include "sriovd/kernel/proc-stat.h"
 #include "sriovd/kernel/rootfs.h"
 #include "sriovd/shared/util.h"
-#include "sriovd/kernel/proc-stat.h"
 
 /*
  * Parses a /proc entry's name as a PID, which has decimal digits only and is above 0. It does no

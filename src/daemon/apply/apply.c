@@ -6,11 +6,13 @@
 #include "sriovd/kernel/irq.h"
 #include "sriovd/kernel/napi.h"
 #include "sriovd/kernel/netdev-genl.h"
+#include "sriovd/kernel/netlink-monitor.h"
 #include "sriovd/kernel/netlink.h"
 #include "sriovd/kernel/proc-threads.h"
 #include "sriovd/kernel/sched.h"
 #include "sriovd/kernel/sriov.h"
 #include "sriovd/kernel/topology.h"
+#include "sriovd/kernel/vf-netlink.h"
 #include "apply.h"
 
 /* Marks an action as deliberately not carried out.

@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <string.h>
 
+#include "sriovd/kernel/discover.h"
 #include "manager-internal.h"
 
 /* Returns 1 when the group exists, 0 when it does not, and a negative errno when the lookup fails.

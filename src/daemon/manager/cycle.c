@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cycle.c — one cycle: observe, plan and apply, then observe again for new work and changes that did not stick */
 
+#include "sriovd/kernel/discover.h"
 #include "sriovd/kernel/refresh.h"
 #include "apply/action-log.h"
 #include "apply/drift-expected.h"
