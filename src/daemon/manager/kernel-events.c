@@ -207,7 +207,7 @@ void kernel_events_stop(KernelEvents *k) {
 bool kernel_events_started(const KernelEvents *k, bool *ret_enabled) {
         if (ret_enabled)
                 *ret_enabled = k->loaded_with;
-        return k->bpf;
+        return k->bpf != NULL;
 }
 
 bool kernel_events_status(const KernelEvents *k, BpfFeature f, const char **ret_reason) {
