@@ -223,14 +223,6 @@ int manager_connect_guests(Manager *m);
 int manager_start_guests(Manager *m);
 struct Guests *manager_guests(const Manager *m);
 
-/*
- * Check a config that loaded against the host, for --check-config; see check-host.c. It reports
- * a num_vfs above a PF's sriov_totalvfs, and an access_group that does not exist. Errors and
- * warnings go to f as "FILE:LINE: error: ..." lines. Returns the number of errors, or -ENODEV
- * when the host cannot be read.
- */
-int manager_check_host(Manager *m, FILE *f);
-
 /* Put IRQ threads back to the scheduling sriovd found them with, and forget them. */
 int manager_restore_sched(Manager *m);
 /*
