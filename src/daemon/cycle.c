@@ -4,6 +4,7 @@
 #include "action-log.h"
 #include "drift-expected.h"
 #include "manager-internal.h"
+#include "netdev-tune.h"
 
 /* Reads the VFs' link settings from the PF driver over rtnetlink. Settings that cannot be read are planned in full. */
 static void manager_read_vf_links(Manager *m, Inventory *inv) {
@@ -122,7 +123,7 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
                 manager_read_vf_links(m, inv);
         saved_sched_table_prune(&m->saved, inv);
         if (!copied)
-                manager_read_tune(m, inv);
+                netdev_tune_read(&m->kernel, m->config, &m->saved, m->allocations, m->n_allocations, inv);
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
         r = manager_read_vf_users(m, inv, &users, &n_users);

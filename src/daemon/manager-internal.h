@@ -207,8 +207,6 @@ void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory
  * would destroy. The list is sorted.
  */
 int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
-/* netdev-tune.c: read the coalescing, offloads, channels and NAPIs of the netdevs that a class governs. */
-void manager_read_tune(Manager *m, Inventory *inv);
 
 /* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
 int manager_kernel_events_start(Manager *m);
