@@ -5,6 +5,7 @@
 #include "drift-expected.h"
 #include "manager-internal.h"
 #include "netdev-tune.h"
+#include "vf-users.h"
 
 /* Reads the VFs' link settings from the PF driver over rtnetlink. Settings that cannot be read are planned in full. */
 static void manager_read_vf_links(Manager *m, Inventory *inv) {
@@ -126,7 +127,8 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
                 netdev_tune_read(&m->kernel, m->config, &m->saved, m->allocations, m->n_allocations, inv);
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
-        r = manager_read_vf_users(m, inv, &users, &n_users);
+        r = vf_users_read(m->root, m->config, guests_connected_now(m->guests) ? guests_virt(m->guests) : NULL, inv,
+                          &users, &n_users);
         if (r < 0)
                 return r;
         PlanContext ctx;

@@ -202,11 +202,6 @@ int manager_save_unmanaged(Manager *m);
  * and old had not. Each new set is logged once.
  */
 void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
-/*
- * vf-users.c: find who, outside sriovd's tenants, uses the VFs that a pending VF count change
- * would destroy. The list is sorted.
- */
-int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
 
 /* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
 int manager_kernel_events_start(Manager *m);
