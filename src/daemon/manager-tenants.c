@@ -2,6 +2,7 @@
 /* manager-tenants.c — the manager's tenants: placement, saving, decisions and the calls the bus makes */
 
 #include "manager-internal.h"
+#include "vf-prepare.h"
 
 void manager_emit(Manager *m, ManagerEvent e, const char *subject) {
         if (m->event_fn)
@@ -64,6 +65,11 @@ static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic
                        d->old_vf[0] ? d->old_vf : "-", d->new_vf[0] ? d->new_vf : alloc_nic_to_string(d->nic),
                        d->remote_numa ? ", remote NUMA node" : "", d->reason);
         manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, d->tenant);
+}
+
+/* The VF is prepared against the inventory that the tenants are placed on, during a sync the newer one. */
+int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f) {
+        return vf_prepare(&m->kernel, m->config, m->syncing ?: m->inventory, &m->vf_link_unsupported, tenant, vf, f);
 }
 
 static void on_tenant_problem(int error, const char *tenant, const char *message, void *userdata) {
