@@ -28,6 +28,7 @@
 #include "sriovd/util.h"
 #include "sriovd/vf-irq-watch.h"
 #include "sriovd/vf-wait.h"
+#include "hotplug.h"
 #include "latency-threads.h"
 #include "saved-sched.h"
 #include "unmanaged-irqs.h"
@@ -155,12 +156,8 @@ struct Manager {
         MetricSnapshot metrics;
         bool have_metrics;
         bool metrics_file_failing;        /* a failure is logged once, until a write works again */
-        /*
-         * VFs between their "add" event and their driver's "bind" event, see hotplug.c. Kernel
-         * events wait for them until probing_until_usec.
-         */
-        PciSet probing;
-        uint64_t probing_until_usec;
+        /* VFs between their "add" event and their driver's "bind" event; see hotplug.c. */
+        Hotplug hotplug;
         /* With --once, the results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
@@ -177,18 +174,11 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
 /* Carry out one action outside a cycle, such as a hotplug pin. It is logged and recorded as a cycle's are. */
 void manager_apply_action(Manager *m, const Inventory *inv, Action *a);
 
-/* hotplug.c */
-/*
- * Handle a PCI device event before the cycle that it asks for. The event is an "add", "bind",
- * "unbind" or "remove" of a function. A VF of a managed PF is waited for while its driver probes
- * it, and its vectors are pinned at its "bind".
- */
-void manager_hotplug_event(Manager *m, const char *action, const char *addr);
-/* A link came up. Some VF drivers, such as igbvf, request their vectors at open, so they are pinned then. */
-void manager_hotplug_link_up(Manager *m, int ifindex);
-/* Whether the cycle for kernel events waits for a probing VF now, and until when. Forgets VFs past the wait. */
-bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
 bool manager_guests_known(const Manager *m);
+
+/* manager.c: a device event or a link that came up, handed to hotplug.c with the last inventory. */
+void manager_hotplug_event(Manager *m, const char *action, const char *addr);
+void manager_hotplug_link_up(Manager *m, int ifindex);
 
 /* manager-runtime.c: write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
 int manager_write_owned_irqs(Manager *m);

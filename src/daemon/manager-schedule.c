@@ -289,14 +289,14 @@ void manager_on_kernel_event(const char *what, void *userdata) {
          * While a VF's driver probes it, the cycle waits for the VF's "bind" event. At that
          * event, hotplug.c pins the VF's vectors before the cycle runs.
          */
-        if (manager_hotplug_waiting(m, now, &until)) {
+        if (hotplug_waiting(&m->hotplug, now, &until)) {
                 uint64_t when = UINT64_MAX;
 
                 if (source_armed(m->recheck_defer))
                         (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
                 if (m->recheck_timer && source_armed(m->recheck_timer))
                         (void) sd_event_source_get_time(m->recheck_timer, &when);
-                log_debug("Kernel event %s: the re-check waits for VF %s's driver", what, pci_set_get(&m->probing, 0));
+                log_debug("Kernel event %s: the re-check waits for VF %s's driver", what, pci_set_get(&m->hotplug.probing, 0));
                 if (when > until) {
                         r = manager_arm_recheck_timer(m, until);
                         if (r < 0)

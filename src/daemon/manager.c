@@ -29,6 +29,14 @@ static TestHooks test_hooks_from_env(void) {
         };
 }
 
+static void hotplug_plan_context(PlanContext *ret, void *userdata) {
+        manager_plan_context(userdata, NULL, 0, ret);
+}
+
+static void hotplug_apply(const Inventory *view, Action *a, void *userdata) {
+        manager_apply_action(userdata, view, a);
+}
+
 int manager_new(const char *root, const char *config_path, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         TestHooks hooks = test_hooks_from_env();
@@ -59,6 +67,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                         log_warning_errno(r, "Failed to open netdev netlink, per-NAPI settings are not managed: %m");
         }
 
+        hotplug_init(&m->hotplug, m->root, &(HotplugHooks) { hotplug_plan_context, hotplug_apply, m });
         m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
         m->expect_changes = true;
@@ -84,7 +93,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->rewrite_defer);
         sd_event_source_unref(m->save_defer);
         free(m->saved_tenants);
-        pci_set_done(&m->probing);
+        hotplug_done(&m->hotplug);
         sd_event_source_unref(m->irq_watch_timer);
         manager_metrics_done(m);
         vf_wait_list_done(&m->vf_waits);
@@ -126,6 +135,14 @@ Manager *manager_free(Manager *m) {
         pci_set_done(&m->channels_unsupported);
         free(m);
         return NULL;
+}
+
+void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
+        hotplug_event(&m->hotplug, m->inventory, m->config, action, addr);
+}
+
+void manager_hotplug_link_up(Manager *m, int ifindex) {
+        hotplug_link_up(&m->hotplug, m->inventory, m->config, ifindex);
 }
 
 const Inventory *manager_inventory(const Manager *m) {
