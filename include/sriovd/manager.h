@@ -106,6 +106,11 @@ int manager_release(Manager *m, const char *tenant);
  * failure is logged with the tenant and the VF, and the next cycle retries.
  */
 int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f);
+/*
+ * guests.c calls this on libvirt's STARTED event, to watch the VFs that the domain's tenants hold.
+ * domain is its name or a tenant's name for it, and uuid, which may be NULL, its UUID.
+ */
+void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid);
 /* Set the VFs that libvirt's domains have but no tenant holds, from guests_reconcile(). No one gets them. */
 void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_t n);
 /* Rewrite the whole state file if its journal has grown enough. The daemon does this after replies. */

@@ -558,8 +558,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 /* Notes repeat every cycle, so log them in the first cycle and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
                         action_log_notes(inv, plan);
-                manager_log_vf_irqs_found(m, m->inventory, inv, plan);
-                vf_irq_watch_seen(&m->irq_watches, inv);
+                vf_irq_watch_log_found(m->root, m->allocations, m->n_allocations, m->inventory, inv, plan);
+                vf_irq_watch_seen(&m->irq_watch.list, inv);
                 r = manager_save_unmanaged(m);
                 if (r < 0)
                         log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");

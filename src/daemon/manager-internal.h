@@ -147,8 +147,7 @@ struct Manager {
         /* VFs asked for and not yet seen. */
         VfWaitList vf_waits;
         /* The passthrough VFs of started guests, watched for the vectors the guest enables; see vf-irq-watch.c. */
-        VfIrqWatchList irq_watches;
-        sd_event_source *irq_watch_timer;
+        VfIrqWatcher irq_watch;
         /* The sampler, its timer, the last period's values and the metrics file's state; see manager-metrics.c. */
         Sampler *sampler;
         sd_event_source *sample_timer;
@@ -186,12 +185,6 @@ int manager_write_owned_irqs(Manager *m);
 int manager_load_unmanaged(Manager *m);
 int manager_save_unmanaged(Manager *m);
 
-/* vf-irq-watch.c */
-/*
- * Log where the new vfio-msix vectors of tenants' VFs went. New vectors are those that inv has
- * and old had not. Each new set is logged once.
- */
-void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
 
 /* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
 int manager_kernel_events_start(Manager *m);

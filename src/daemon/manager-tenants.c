@@ -72,6 +72,10 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
         return vf_prepare(&m->kernel, m->config, m->syncing ?: m->inventory, &m->vf_link_unsupported, tenant, vf, f);
 }
 
+void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid) {
+        vf_irq_watcher_guest_started(&m->irq_watch, m->event, m->tenants, m->inventory, domain, uuid);
+}
+
 static void on_tenant_problem(int error, const char *tenant, const char *message, void *userdata) {
         log_full_errno(LOG_ERR, error, LOG_FIELDS(.tenant = tenant, .message_id = SRIOVD_MESSAGE_STATE), "%s", message);
 }

@@ -37,6 +37,14 @@ static void hotplug_apply(const Inventory *view, Action *a, void *userdata) {
         manager_apply_action(userdata, view, a);
 }
 
+static const Inventory *irq_watch_inventory(void *userdata) {
+        return manager_inventory(userdata);
+}
+
+static void irq_watch_found(const char *why, void *userdata) {
+        manager_recheck_now(userdata, why);
+}
+
 int manager_new(const char *root, const char *config_path, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         TestHooks hooks = test_hooks_from_env();
@@ -68,6 +76,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
         }
 
         hotplug_init(&m->hotplug, m->root, &(HotplugHooks) { hotplug_plan_context, hotplug_apply, m });
+        vf_irq_watcher_init(&m->irq_watch, m->root, &(VfIrqWatchHooks) { irq_watch_inventory, irq_watch_found, m });
         m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
         m->expect_changes = true;
@@ -94,10 +103,9 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->save_defer);
         free(m->saved_tenants);
         hotplug_done(&m->hotplug);
-        sd_event_source_unref(m->irq_watch_timer);
         manager_metrics_done(m);
         vf_wait_list_done(&m->vf_waits);
-        vf_irq_watch_list_done(&m->irq_watches);
+        vf_irq_watcher_done(&m->irq_watch);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
         manager_kernel_events_stop(m);
