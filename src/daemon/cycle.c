@@ -504,7 +504,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         if (r < 0)
                 return r;
         if (mode == CYCLE_APPLY && !m->unmanaged.loaded) {
-                r = manager_load_unmanaged(m);
+                r = unmanaged_irqs_load_boot(&m->unmanaged, m->root, m->config->state_dir);
                 if (r < 0)
                         log_warning_errno(r, "Failed to read the IRQs the kernel will not move, ignoring: %m");
         }
@@ -560,7 +560,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                         action_log_notes(inv, plan);
                 vf_irq_watch_log_found(m->root, m->allocations, m->n_allocations, m->inventory, inv, plan);
                 vf_irq_watch_seen(&m->irq_watch.list, inv);
-                r = manager_save_unmanaged(m);
+                r = unmanaged_irqs_save_boot(&m->unmanaged, m->root, m->config->state_dir);
                 if (r < 0)
                         log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
                 if (m->saved.dirty) {

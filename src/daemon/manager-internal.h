@@ -179,11 +179,6 @@ bool manager_guests_known(const Manager *m);
 void manager_hotplug_event(Manager *m, const char *action, const char *addr);
 void manager_hotplug_link_up(Manager *m, int ifindex);
 
-/* manager-runtime.c: write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
-int manager_write_owned_irqs(Manager *m);
-/* Read and write the IRQs the kernel will not move, where this boot's runs keep them. */
-int manager_load_unmanaged(Manager *m);
-int manager_save_unmanaged(Manager *m);
 
 
 /* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */

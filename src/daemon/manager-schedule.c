@@ -104,7 +104,7 @@ int manager_run_cycle(Manager *m) {
         if (manager_latency_track(m) < 0)
                 log_oom();
         manager_kernel_events_watch(m);
-        r = manager_write_owned_irqs(m);
+        r = owned_irqs_write(m->inventory, &m->unmanaged);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
 

@@ -430,6 +430,64 @@ int manager_run(Manager *m) {
         return 0;
 }
 
+/* ---- What a run leaves for the next one: the threads' scheduling that sriovd changed ---- */
+
+int manager_load_runtime(Manager *m) {
+        int r;
+
+        /* Before anything is restored, each entry is checked again: is the PID still the same kernel thread? */
+        r = saved_sched_table_load(&m->saved);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
+        if (m->saved.n > 0)
+                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", m->saved.n);
+        return 0;
+}
+
+int manager_restore_sched(Manager *m) {
+        int r, k;
+
+        r = saved_sched_table_restore(&m->saved, m->root);
+        /* Everything is put back, so nothing is left for a later sriovd to restore. */
+        k = saved_sched_table_save(&m->saved);
+        if (k < 0)
+                log_warning_errno(k, "Failed to clear %s/saved-sched, ignoring: %m", getenv("RUNTIME_DIRECTORY"));
+        return r;
+}
+
+int manager_stop(Manager *m) {
+        if (m->config && m->config->restore_on_stop)
+                return manager_restore_sched(m);
+        if (m->saved.n > 0)
+                log_info("Stopping with %zu threads left as sriovd set them (restore_on_stop = no); "
+                         "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
+                         m->saved.n);
+        return 0;
+}
+
+int manager_restore(Manager *m) {
+        int r;
+
+        r = runtime_lock(&m->runtime_lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "sriovd is running (it holds %s/lock): stop it first "
+                                       "(systemctl stop sriovd), or its next cycle would redo what --restore undoes",
+                                       getenv("RUNTIME_DIRECTORY"));
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
+        r = manager_load_runtime(m);
+        if (r < 0)
+                return r;
+        r = manager_restore_sched(m);
+        if (r < 0)
+                return r;
+        /* sriovd no longer owns these IRQs, so irqbalance may move them again at its next rescan. */
+        int k = runtime_file_remove("owned-irqs");
+        if (k < 0)
+                return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
+        return r;
+}
+
 /* ---- The calls that the D-Bus API makes ---- */
 
 int manager_run_cycle_now(Manager *m, CycleResult *ret) {
