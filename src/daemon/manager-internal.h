@@ -49,7 +49,7 @@ struct Manager {
         sd_event_source *retry_timer;     /* retries transient failures with backoff */
         sd_event_source *rewrite_defer;   /* rewrites the whole state file after the reply */
         sd_event_source *save_defer;      /* writes the grouped changes once the bus has no calls queued */
-        ManagerSavedFn saved_fn;          /* when set, the bus's changes are grouped; see manager-saves.c */
+        ManagerSavedFn saved_fn;          /* when set, the bus's changes are grouped; see manager-tenants.c */
         void *saved_userdata;
         const char *saved_why;            /* why a saved change wants a cycle */
         bool decided_vf;                  /* a saved decision moved a VF or RT CPUs, so a cycle is due */
@@ -179,8 +179,6 @@ bool manager_guests_known(const Manager *m);
 void manager_hotplug_event(Manager *m, const char *action, const char *addr);
 void manager_hotplug_link_up(Manager *m, int ifindex);
 
-
-
 /* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
 int manager_kernel_events_start(Manager *m);
 void manager_kernel_events_stop(Manager *m);
@@ -220,7 +218,7 @@ void manager_apply_soon(Manager *m, const char *why);
 /* manager-tenants.c: rewrite the whole state file from the loop, once the journal has grown enough. */
 void manager_rewrite_soon(Manager *m);
 /*
- * manager-saves.c: manager_saves_join() comes before a change from the bus. It joins the change
+ * manager-tenants.c: manager_saves_join() comes before a change from the bus. It joins the change
  * to the open group when the bus groups its changes. manager_changed() comes after the change.
  * It does what follows a saved change, now or once the group is written.
  */

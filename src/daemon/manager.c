@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* manager.c — the daemon's state, its start, run and stop, and the D-Bus API's calls; the cycle is in cycle.c */
+/* manager.c — the daemon's state, its start, run and stop; the cycle is in cycle.c */
 
 #include <sys/resource.h>
 
@@ -167,6 +167,10 @@ const Plan *manager_plan(const Manager *m) {
 
 const Config *manager_config(const Manager *m) {
         return m->config;
+}
+
+struct sd_event *manager_event_loop(const Manager *m) {
+        return m->event;
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -486,79 +490,4 @@ int manager_restore(Manager *m) {
         if (k < 0)
                 return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
         return r;
-}
-
-/* ---- The calls that the D-Bus API makes ---- */
-
-int manager_run_cycle_now(Manager *m, CycleResult *ret) {
-        int r = manager_run_cycle(m);
-        if (r >= 0 && ret)
-                *ret = m->last;
-        manager_notify_status(m, "");
-        return r;
-}
-
-int manager_plan_now(Manager *m, Plan **ret) {
-        _cleanup_(inventory_freep) Inventory *inv = NULL;
-        _cleanup_(plan_freep) Plan *p = NULL;
-        int r;
-
-        r = manager_observe(m, false, NULL, &inv, &p);
-        if (r < 0)
-                return r;
-        /* The plan also shows the changes to the RT guests' placement that libvirt would have to make. */
-        r = guests_plan_append(m->guests, p);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(p);
-        return 0;
-}
-
-void manager_set_event_fn(Manager *m, ManagerEventFn fn, void *userdata) {
-        m->event_fn = fn;
-        m->event_userdata = userdata;
-}
-
-const char *manager_state(const Manager *m) {
-        if (!m->ready)
-                return "starting";
-        return m->last.n_failed > 0 || m->last.n_drift > 0 ? "degraded" : "running";
-}
-
-int manager_state_reasons(const Manager *m, char ***ret) {
-        char **v = calloc(3, sizeof(char *));
-        size_t n = 0;
-
-        if (!v)
-                return -ENOMEM;
-        if (m->ready && m->last.n_failed > 0) {
-                char failed[512] = "";
-                size_t k = 0, shown = 0;
-
-                /* The plan keeps the failures of the first pass. Later passes only count theirs. */
-                for (size_t i = 0; m->plan && i < m->plan->n_actions && shown < 3; i++) {
-                        const Action *a = &m->plan->actions[i];
-
-                        if (a->skipped || a->result >= 0)
-                                continue;
-                        strjoin_appendf(failed, sizeof(failed), &k, "%s %s: %s", action_kind_to_string(a->kind),
-                                        a->target[0] ? a->target : "host", strerror(-a->result));
-                        shown++;
-                }
-                if (asprintf(&v[n], "%u of the last cycle's actions failed%s%s", m->last.n_failed,
-                             failed[0] ? ": " : "", failed) < 0)
-                        v[n] = NULL;
-                n += !!v[n];
-        }
-        if (m->ready && m->last.n_drift > 0) {
-                if (asprintf(&v[n], "%u changes did not stick in the last cycle (drift)", m->last.n_drift) < 0)
-                        v[n] = NULL;
-                n += !!v[n];
-        }
-        *ret = v;
-        return 0;
-}
-
-struct sd_event *manager_event_loop(const Manager *m) {
-        return m->event;
 }
