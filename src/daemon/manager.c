@@ -29,6 +29,7 @@ static TestHooks test_hooks_from_env(void) {
         };
 }
 
+/* The hooks through which hotplug.c and vf-irq-watch.c call up to the manager. */
 static void hotplug_plan_context(PlanContext *ret, void *userdata) {
         manager_plan_context(userdata, NULL, 0, ret);
 }
