@@ -209,38 +209,6 @@ void vf_irq_watcher_guest_started(VfIrqWatcher *w, sd_event *event, const Tenant
         vf_irq_watcher_arm(w, event);
 }
 
-/* The vectors that the device at addr, a PF or a VF, has in inv, and the driver that it has them under. */
-static const unsigned *device_irqs(const Inventory *inv, const char *addr, const char **ret_driver, size_t *ret_n) {
-        const Vf *vf = NULL;
-        const Pf *pf = inv ? inventory_find_function(inv, addr, &vf) : NULL;
-
-        if (!pf)
-                return NULL;
-        *ret_driver = vf ? vf->driver : pf->driver;
-        *ret_n = vf ? vf->n_irqs : pf->n_irqs;
-        return vf ? vf->irqs : pf->irqs;
-}
-
-bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq) {
-        const char *was_driver = NULL, *driver = NULL;
-        const unsigned *was;
-        size_t n_was = 0, n = 0;
-
-        if (!old)
-                return false;   /* Nothing was seen before. At start-up, everything is expected. */
-        /*
-         * The vector is listed, but it was not in /proc/irq then. So its first handler was
-         * requested since, as igbvf does at open.
-         */
-        if (!inventory_find_irq(old, irq))
-                return true;
-        was = device_irqs(old, addr, &was_driver, &n_was);
-        /* A number that the kernel hands out again to another driver, as from igbvf to vfio, is a new vector. */
-        if (!was || !device_irqs(inv, addr, &driver, &n) || !streq(was_driver, driver))
-                return true;
-        return !bsearch_safe(&irq, was, n_was, sizeof(unsigned), unsigned_cmp);
-}
-
 static bool irq_pin_failed(const Plan *plan, const char *addr, unsigned irq) {
         for (size_t i = 0; plan && i < plan->n_actions; i++) {
                 const Action *a = &plan->actions[i];

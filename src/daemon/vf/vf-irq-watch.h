@@ -54,8 +54,6 @@ void vf_irq_watch_list_done(VfIrqWatchList *l);
 
 /* Whether driver is of the vfio family, such as vfio-pci or mlx5_vfio_pci, so that the VF is passed through. */
 bool vf_irq_watch_driver_is_vfio(const char *driver);
-/* Whether irq is a vector that the device at addr did not have in old, or had under another driver. */
-bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq);
 
 /*
  * Log where the new vfio-msix vectors of the VFs in allocations went. New vectors are those that
