@@ -248,6 +248,8 @@ void manager_sync_tenants(Manager *m, const Inventory *inv);
 void manager_apply_soon(Manager *m, const char *why);
 /* manager-tenants.c: rewrite the whole state file from the loop, once the journal has grown enough. */
 void manager_rewrite_soon(Manager *m);
+/* manager-tenants.c: the hooks that the guests call, with m as their userdata. */
+GuestsHooks manager_guests_hooks(Manager *m);
 /*
  * manager-saves.c: manager_saves_join() comes before a change from the bus. It joins the change
  * to the open group when the bus groups its changes. manager_changed() comes after the change.

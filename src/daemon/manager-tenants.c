@@ -320,3 +320,52 @@ int manager_force_num_vfs(Manager *m, const char *pf) {
         return 0;
 }
 
+
+/* The guests' hooks: what they read of the manager, and what they ask it to do. */
+static const Config *guests_hook_config(void *userdata) {
+        return manager_config(userdata);
+}
+
+static const Inventory *guests_hook_inventory(void *userdata) {
+        return manager_inventory(userdata);
+}
+
+static const Tenants *guests_hook_tenants(void *userdata) {
+        Manager *m = userdata;
+
+        return m->tenants;
+}
+
+static void guests_hook_recheck(const char *why, void *userdata) {
+        manager_recheck(userdata, why);
+}
+
+static int guests_hook_release(const char *tenant, void *userdata) {
+        return manager_release(userdata, tenant);
+}
+
+static void guests_hook_set_vfs_in_guest(const char (*vfs)[PCI_ADDR_MAX], size_t n, void *userdata) {
+        manager_set_vfs_in_guest(userdata, vfs, n);
+}
+
+static int guests_hook_prepare_vf(const char *tenant, const char *vf, const TenantNicFacts *f, void *userdata) {
+        return manager_prepare_vf(userdata, tenant, vf, f);
+}
+
+static void guests_hook_watch_irqs(const char *domain, const char *uuid, void *userdata) {
+        manager_watch_guest_irqs(userdata, domain, uuid);
+}
+
+GuestsHooks manager_guests_hooks(Manager *m) {
+        return (GuestsHooks) {
+                .config = guests_hook_config,
+                .inventory = guests_hook_inventory,
+                .tenants = guests_hook_tenants,
+                .recheck = guests_hook_recheck,
+                .release = guests_hook_release,
+                .set_vfs_in_guest = guests_hook_set_vfs_in_guest,
+                .prepare_vf = guests_hook_prepare_vf,
+                .watch_irqs = guests_hook_watch_irqs,
+                .userdata = m,
+        };
+}

@@ -180,12 +180,13 @@ static int guests_wanted(Manager *m) {
 }
 
 int manager_connect_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
         int r;
 
         r = guests_wanted(m);
         if (r <= 0)
                 return r;
-        r = guests_new(m, m->config->libvirt_uri, &m->guests);
+        r = guests_new(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
         if (r < 0)
                 return r;
         guests_resync(m->guests);
@@ -199,12 +200,13 @@ int manager_connect_guests(Manager *m) {
  * until it succeeds.
  */
 int manager_start_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
         int r;
 
         r = guests_wanted(m);
         if (r <= 0)
                 return r;
-        r = guests_start(m, &m->guests);
+        r = guests_start(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
         if (r < 0)
                 return r;
         return 1;
