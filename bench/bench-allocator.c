@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sriovd/core/allocator.h"
 #include "bench-util.h"
-#include "sriovd/allocator.h"
 
 /*
  * Traces: Poisson arrivals, exponential lifetimes (mean 1 h), 20% sriov-required (always on a

@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sriovd/kernel/bpf-events.h"
+#include "sriovd/shared/util.h"
 #include "bench-util.h"
-#include "sriovd/bpf-events.h"
-#include "sriovd/util.h"
 
 /* SRIOVD_BPF_DEBUG shows libbpf's warnings, as it does for the daemon. main() reads it. */
 static BpfEventsOptions bpf_options;

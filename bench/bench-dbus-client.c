@@ -11,8 +11,8 @@
 #include <systemd/sd-bus.h>
 #include <time.h>
 
-#include "sriovd/bus-protocol.h"
-#include "sriovd/macro.h"
+#include "sriovd/protocol/bus-protocol.h"
+#include "sriovd/shared/macro.h"
 
 static uint64_t now_ns(void) {
         struct timespec ts;

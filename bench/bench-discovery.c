@@ -13,12 +13,16 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "sriovd/core/inventory.h"
+#include "sriovd/core/plan.h"
+#include "sriovd/kernel/discover.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/rootfs.h"
+#include "sriovd/kernel/sriov.h"
+#include "config/config.h"
+#include "kernel/pci.h"
 #include "bench-util.h"
-#include "sriovd/config.h"
-#include "sriovd/inventory.h"
-#include "sriovd/kernel.h"
-#include "sriovd/plan.h"
-#include "sriovd/rootfs.h"
 
 static const char bench_config[] =
         "[match 15b3:101d]\n"

@@ -13,10 +13,15 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/refresh.h"
+#include "sriovd/kernel/rootfs.h"
+#include "sriovd/kernel/sched.h"
+#include "sriovd/kernel/sriov.h"
+#include "sriovd/shared/cpuset.h"
 #include "bench-util.h"
-#include "sriovd/cpuset.h"
-#include "sriovd/kernel.h"
-#include "sriovd/rootfs.h"
 
 /* What the large host has: the files one drift check reads there. */
 #define LARGE_HOST_IRQS 4168

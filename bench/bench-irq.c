@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sriovd/shared/cpuset.h"
+#include "base/log.h"
+#include "manager/manager.h"
 #include "bench-util.h"
-#include "sriovd/cpuset.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
 
 /* The daemon's default period between drift checks, to put the check's CPU time in proportion. */
 #define DRIFT_CHECK_SEC 5

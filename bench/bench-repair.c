@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "manager/manager.h"
 #include "bench-util.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
 
 static void help(void) {
         printf("Usage: bench-repair [OPTIONS] MKHOST\n\n"

@@ -8,15 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sriovd/core/counters.h"
+#include "sriovd/core/inventory.h"
+#include "sriovd/core/metrics.h"
+#include "sriovd/kernel/proc-counters.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/rootfs.h"
+#include "sriovd/kernel/sriov.h"
+#include "base/log.h"
+#include "manager/manager.h"
 #include "bench-util.h"
-#include "sriovd/counters.h"
-#include "sriovd/inventory.h"
-#include "sriovd/kernel.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
-#include "sriovd/metrics.h"
-#include "sriovd/proc-counters.h"
-#include "sriovd/rootfs.h"
 
 #define PERIOD_SEC 5
 

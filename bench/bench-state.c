@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "manager/manager.h"
+#include "state/state.h"
 #include "bench-util.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
-#include "sriovd/state.h"
 
 /*
  * The manager on the two-socket fixture (16 VFs), its state directory on this machine's disk so

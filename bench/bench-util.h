@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sriovd/macro.h"
+#include "sriovd/shared/macro.h"
 
 /* The 'large' fixture host every C benchmark runs on. */
 #define BENCH_HOST_PFS 8

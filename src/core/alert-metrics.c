@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sriovd/alert-metrics.h"
+#include "sriovd/core/alert-metrics.h"
 
 bool alert_metrics_family(const char *name) {
         return name && (strcmp(name, ALERT_FAMILY_ACTIVE) == 0 || strcmp(name, ALERT_FAMILY_RAISED) == 0);

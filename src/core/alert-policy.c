@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "sriovd/alert-policy.h"
-#include "sriovd/util.h"
+#include "sriovd/core/alert-policy.h"
+#include "sriovd/shared/util.h"
 
 /*
  * What R12 in docs/REQUIREMENTS.md asks to be watched out of the box. The thresholds are loose

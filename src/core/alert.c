@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "sriovd/alert.h"
+#include "sriovd/core/alert.h"
 
 int alert_rule_validate(const AlertRule *rule) {
         if (!isfinite(rule->threshold) || !isfinite(rule->clear))

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/allocator.h"
+#include "sriovd/core/allocator.h"
 
 #define NO_VF UINT32_MAX
 #define NO_SLOT UINT32_MAX

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
 #include "allocator-internal.h"
 
 /* ---- pool changes ---- */

@@ -79,7 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
 #include "allocator-internal.h"
 
 static const char *const decision_kind_table[_ALLOC_DECISION_KIND_MAX] = {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/counters.h"
+#include "sriovd/core/counters.h"
 
 void counter_table_done(CounterTable *t) {
         free(t->cpus);

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "sriovd/error-class.h"
-#include "sriovd/macro.h"
+#include "sriovd/core/error-class.h"
+#include "sriovd/shared/macro.h"
 
 #define K(k) ACTION_KINDS(ACTION_SET_##k)
 #define T ERROR_TRANSIENT

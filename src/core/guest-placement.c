@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "sriovd/guest-placement.h"
-#include "sriovd/plan.h"
+#include "sriovd/core/guest-placement.h"
+#include "sriovd/core/plan.h"
 
 static int cpu_node(const Inventory *inv, unsigned cpu) {
         for (unsigned n = 0; inv && n < inv->topo.n_nodes; n++)

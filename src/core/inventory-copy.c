@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/inventory.h"
+#include "sriovd/core/inventory.h"
 
 /* Copy n elements of size bytes from src into *ret, which is NULL when n is 0. Returns -ENOMEM on failure. */
 static int dup_array(const void *src, size_t n, size_t size, void *ret) {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sriovd/inventory.h"
+#include "sriovd/core/inventory.h"
 
 /* The physical functions of ConnectX-5, 5 Ex, 6, 6 Dx, 6 Lx and 7. */
 const PciId scope_default_ids[] = {

@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "sriovd/latency-hist.h"
+#include "sriovd/core/latency-hist.h"
 
 uint64_t latency_slot_start(unsigned slot) {
         unsigned o, q;

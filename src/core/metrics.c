@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/metrics.h"
-#include "sriovd/util.h"
+#include "sriovd/core/metrics.h"
+#include "sriovd/shared/util.h"
 
 const char *metric_label_name_to_string(MetricLabelName n) {
         static const char *const table[_METRIC_LABEL_MAX] = {

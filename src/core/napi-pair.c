@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/napi-pair.h"
-#include "sriovd/util.h"
+#include "sriovd/core/napi-pair.h"
+#include "sriovd/shared/util.h"
 
 /*
  * The number whose digits start at s, or -1 if there is none. Only end may follow the digits.

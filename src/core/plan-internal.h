@@ -2,7 +2,7 @@
 /* plan-internal.h — the plan builder shared by the planner's parts */
 #pragma once
 
-#include "sriovd/plan.h"
+#include "sriovd/core/plan.h"
 
 typedef struct PlanBuilder {
         Plan *plan;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/policy.h"
+#include "sriovd/core/policy.h"
 
 #define DEFAULT_DRIFT_CHECK_SEC 5
 /*

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/prom.h"
-#include "sriovd/util.h"
+#include "sriovd/core/prom.h"
+#include "sriovd/shared/util.h"
 
 void prom_writer_done(PromWriter *w) {
         free(w->buf);

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sriovd/protocol/bus-protocol.h"
+#include "sriovd/shared/macro.h"
 #include "sriovctl-record.h"
-#include "sriovd/bus-protocol.h"
-#include "sriovd/macro.h"
 
 /* ---- JSON out (json-c) ---- */
 

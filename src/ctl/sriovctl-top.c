@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sriovd/protocol/bus-protocol.h"
+#include "sriovd/shared/cpuset.h"
+#include "sriovd/shared/macro.h"
 #include "sriovctl-record.h"
 #include "sriovctl-top.h"
-#include "sriovd/bus-protocol.h"
-#include "sriovd/cpuset.h"
-#include "sriovd/macro.h"
 
 /* ---- one period, aggregated ---- */
 

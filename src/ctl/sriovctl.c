@@ -13,11 +13,11 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "sriovd-config.h"
+#include "sriovd/protocol/bus-protocol.h"
+#include "sriovd/shared/macro.h"
 #include "sriovctl-record.h"
 #include "sriovctl-top.h"
-#include "sriovd-config.h"
-#include "sriovd/bus-protocol.h"
-#include "sriovd/macro.h"
 
 /* Scripts may rely on these exit codes. The EXIT STATUS section of sriovctl(8) lists them. */
 enum {

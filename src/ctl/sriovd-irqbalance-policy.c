@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/macro.h"
+#include "sriovd/shared/macro.h"
 
 #define OWNED_IRQS_DEFAULT "/run/sriovd/owned-irqs"
 #define OWNED_IRQS_ENV "SRIOVD_OWNED_IRQS"

@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "sriovd-config.h"
-#include "sriovd/jsonc.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
-#include "sriovd/output.h"
-#include "sriovd/runtime.h"
+#include "base/jsonc.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "bus/bus.h"
+#include "manager/manager.h"
+#include "output.h"
 
 /* Exit codes scripts can rely on. */
 enum {
@@ -166,6 +167,19 @@ static int print_result(const Manager *m, const Options *o, const CycleResult *r
         return 0;
 }
 
+static int run_daemon(Manager *m) {
+        _cleanup_(bus_freep) Bus *bus = NULL;
+        int r;
+
+        r = manager_start(m);
+        if (r < 0)
+                return r;
+        r = bus_new(m, &bus);
+        if (r < 0)
+                log_warning_errno(r, "D-Bus API org.sriovd.Manager1 unavailable, running without it: %m");
+        return manager_run(m);
+}
+
 int main(int argc, char **argv) {
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_close_ int lock_fd = -EBADF;
@@ -227,7 +241,7 @@ int main(int argc, char **argv) {
                 return EXIT_UNUSABLE;
 
         if (!o.dry_run && !o.once)
-                return manager_run(m) < 0 ? EXIT_INCOMPLETE : EXIT_OK;
+                return run_daemon(m) < 0 ? EXIT_INCOMPLETE : EXIT_OK;
 
         /*
          * Take the daemon's lock. --once must not race a running daemon, because both would write

@@ -4,8 +4,8 @@
 #include <sched.h>
 #include <string.h>
 
-#include "sriovd/apply.h"
-#include "sriovd/output.h"
+#include "apply/apply.h"
+#include "output.h"
 
 /* Format the IRQs as "40-48" for a contiguous run, else as "40,42,...". */
 static const char *irq_list(const unsigned *irqs, size_t n, char *buf, size_t size) {

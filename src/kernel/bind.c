@@ -3,7 +3,9 @@
 
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/bind.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 
 #define PCI_DEV "/sys/bus/pci/devices/%s"
 #define PCI_DRIVER "/sys/bus/pci/drivers/%s"

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sriovd/bpf-events.h"
-#include "sriovd/util.h"
+#include "sriovd/kernel/bpf-events.h"
+#include "sriovd/shared/util.h"
 
 struct BpfEvents {
         char reason[160];

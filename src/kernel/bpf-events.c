@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/bpf-events.h"
-#include "sriovd/util.h"
+#include "sriovd/kernel/bpf-events.h"
+#include "sriovd/shared/util.h"
 
 #include "bpf/latency-map.h"
 #include "drift.skel.h"

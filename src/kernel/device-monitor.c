@@ -4,7 +4,8 @@
 #include <libudev.h>
 #include <string.h>
 
-#include "sriovd/monitor.h"
+#include "sriovd/kernel/device-monitor.h"
+#include "sriovd/kernel/link-monitor.h"
 
 struct DeviceMonitor {
         struct udev *udev;

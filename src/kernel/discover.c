@@ -3,7 +3,12 @@
 
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/discover.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
+#include "sriovd/kernel/topology.h"
+#include "pci.h"
 
 static int irq_thread_key_cmp(const void *key, const void *elem) {
         unsigned k = *(const unsigned *) key, e = ((const IrqThread *) elem)->irq;

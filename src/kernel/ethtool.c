@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "sriovd/ethtool.h"
+#include "sriovd/kernel/ethtool.h"
 
 struct EthtoolNl {
         struct nl_sock *sk;

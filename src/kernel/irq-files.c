@@ -15,7 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/refresh.h"
+#include "sriovd/kernel/sriov.h"
 
 typedef struct HeldFile {
         unsigned irq;

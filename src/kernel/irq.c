@@ -5,7 +5,12 @@
 #include <sched.h>
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sched.h"
+#include "sriovd/kernel/sriov.h"
 
 int irq_read_effective(RootFs *root, unsigned irq, CpuSet *ret) {
         char eff[CPUSET_LIST_MAX];

@@ -4,8 +4,11 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 
-#include "sriovd/monitor.h"
-#include "sriovd/netlink.h"
+#include "sriovd/kernel/device-monitor.h"
+#include "sriovd/kernel/link-monitor.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/netlink.h"
+#include "sriovd/kernel/vf-netlink.h"
 
 struct LinkMonitor {
         NetlinkMonitor *nl;

@@ -3,7 +3,9 @@
 
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/napi.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 
 /* The name came from a directory listing of a tree that may be hostile.
  * It must never be a path of its own. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/netdev-genl.h"
+#include "sriovd/kernel/netdev-genl.h"
 
 /*
  * The family's numbers are written here because the linux-libc-dev 6.1 of Debian 12 has no

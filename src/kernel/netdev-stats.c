@@ -34,7 +34,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "sriovd/netdev-stats.h"
+#include "sriovd/kernel/netdev-stats.h"
 
 /* PCIe's NumVFs field has 16 bits, so no VF index can go beyond this. */
 #define VF_INDEX_MAX 0xffffu

@@ -3,7 +3,9 @@
 
 #include <netlink/errno.h>
 
-#include "sriovd/netlink.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/netlink.h"
+#include "sriovd/kernel/vf-netlink.h"
 
 struct NetlinkMonitor {
         struct nl_sock *sk;

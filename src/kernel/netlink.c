@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "sriovd/netlink.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/netlink.h"
+#include "sriovd/kernel/vf-netlink.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

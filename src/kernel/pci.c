@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
+#include "pci.h"
 
 #define PCI_DEV "/sys/bus/pci/devices/%s"
 

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sriovd/cpuset.h"
-#include "sriovd/proc-counters.h"
+#include "sriovd/kernel/proc-counters.h"
+#include "sriovd/shared/cpuset.h"
 #include "proc-table-internal.h"
 
 const char *const proc_cpu_time_fields[PROC_CPU_TIME_FIELDS] = {

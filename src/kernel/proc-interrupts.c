@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sriovd/proc-counters.h"
+#include "sriovd/kernel/proc-counters.h"
 #include "proc-table-internal.h"
 
 static bool name_char(char c) {

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sriovd/proc-counters.h"
+#include "sriovd/kernel/proc-counters.h"
 #include "proc-table-internal.h"
 
 int proc_softirqs_parse(const char *buf, CounterTable *ret) {

@@ -10,7 +10,10 @@
 #include <limits.h>
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 
 /*
  * Parses one decimal field by hand. strtoull() handles the locale, a sign and a base, and

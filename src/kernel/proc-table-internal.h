@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sriovd/counters.h"
+#include "sriovd/core/counters.h"
 
 /* One line of a buffer, from start up to but not including end. end points at the '\n' or the NUL. */
 typedef struct ProcLine {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/cpuset.h"
+#include "sriovd/shared/cpuset.h"
 #include "proc-table-internal.h"
 
 bool proc_next_line(const char **p, ProcLine *ret) {

@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/proc-counters.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/proc-counters.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 
 static int thread_times_parse(const char *buf, pid_t pid, pid_t tid, ThreadTimes *ret) {
         ProcStat st;

@@ -6,7 +6,10 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 
 int proc_pid_parse(const char *s, pid_t *ret) {
         long v;

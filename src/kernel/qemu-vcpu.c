@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/qemu-vcpu.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/qemu-vcpu.h"
+#include "sriovd/kernel/sched.h"
+#include "sriovd/kernel/sriov.h"
 
 int qemu_vcpu_name_parse(const char *comm) {
         const char *p;

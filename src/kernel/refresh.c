@@ -12,7 +12,13 @@
 
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/refresh.h"
+#include "sriovd/kernel/sched.h"
+#include "sriovd/kernel/sriov.h"
 
 /* Reads the thread's current scheduling. Returns -ESTALE when pid is no longer that thread,
  * because only the full read can find the new one. */

@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 
-#include "sriovd/rootfs.h"
+#include "sriovd/kernel/rootfs.h"
 
 struct RootFs {
         int fd;

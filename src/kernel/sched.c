@@ -3,8 +3,12 @@
 
 #include <sched.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/vhost.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sched.h"
+#include "sriovd/kernel/sriov.h"
+#include "sriovd/kernel/vhost.h"
 
 int sched_thread_get(pid_t pid, int *ret_policy, int *ret_priority) {
         struct sched_param p;

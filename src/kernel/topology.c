@@ -3,7 +3,9 @@
 
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
+#include "sriovd/kernel/topology.h"
 
 /* A missing file or one that reads "(null)" is an empty set, because that is how the kernel says "none". */
 static int read_cpulist(RootFs *root, const char *path, CpuSet *ret) {

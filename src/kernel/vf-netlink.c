@@ -50,7 +50,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "sriovd/netlink.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/netlink.h"
+#include "sriovd/kernel/vf-netlink.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link *, rtnl_link_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct rtnl_link_vf *, rtnl_link_vf_put);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sriovd/vfio-users.h"
+#include "sriovd/kernel/vfio-users.h"
 
 /* Parses a kernel device number as a node's name prints it: in decimal, with no sign and no leading zero. */
 static int parse_number(const char *s, unsigned *ret) {

@@ -6,8 +6,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/vhost.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sched.h"
+#include "sriovd/kernel/sriov.h"
+#include "sriovd/kernel/vhost.h"
 
 /* A command line longer than this does not belong to a QEMU that libvirt started.
  * Reading all of it would cost time for nothing. */

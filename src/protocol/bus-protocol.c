@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sriovd/bus-protocol.h"
-#include "sriovd/macro.h"
+#include "sriovd/protocol/bus-protocol.h"
+#include "sriovd/shared/macro.h"
 
 /* A name may have several rows. The name maps back to the errno in its first row. */
 const sd_bus_error_map sriovd_bus_errors[] = {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sriovd/cpuset.h"
+#include "sriovd/shared/cpuset.h"
 
 unsigned cpuset_count(const CpuSet *s) {
         unsigned n = 0;

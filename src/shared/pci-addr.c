@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
 
 bool pci_addr_valid(const char *s) {
         static const char pattern[] = "xxxx:xx:xx.x";

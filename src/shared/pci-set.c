@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/macro.h"
-#include "sriovd/pci-set.h"
+#include "sriovd/shared/macro.h"
+#include "sriovd/shared/pci-set.h"
 
 static size_t pci_set_find(const PciSet *s, const char *addr) {
         for (size_t i = 0; i < s->n; i++)

@@ -3,7 +3,7 @@
 
 #include <time.h>
 
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
 
 uint64_t now_usec(void) {
         struct timespec ts;

@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
 
 size_t utf8_sequence_len(const unsigned char *s, size_t avail) {
         size_t len;

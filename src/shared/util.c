@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sriovd/macro.h"
+#include "sriovd/shared/macro.h"
 
 int greedy_realloc(void **array, size_t *allocated, size_t need, size_t size) {
         if (need <= *allocated)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sriovd/virt.h"
+#include "sriovd/virt/virt.h"
 
 static inline void xml_doc_freep(xmlDocPtr *d) {
         if (*d)

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
 #include "virt-internal.h"
 
 /*

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 
-#include "sriovd/virt.h"
+#include "sriovd/virt/virt.h"
 
 void virt_error_silence(void);
 /* Fills err, which may be NULL, with error and a message from sriovd. Returns error. */

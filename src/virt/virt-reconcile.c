@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "sriovd/virt.h"
+#include "sriovd/virt/virt.h"
 
 static const char *const finding_names[_VIRT_FINDING_MAX] = {
         [VIRT_FINDING_OK] = "ok",

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sriovd/allocator.h"
-#include "sriovd/util.h"
-#include "sriovd/virt.h"
+#include "sriovd/core/allocator.h"
+#include "sriovd/shared/util.h"
+#include "sriovd/virt/virt.h"
 
 static const char *const nic_kind_names[_VIRT_NIC_KIND_MAX] = {
         [VIRT_NIC_VF_INTERFACE] = "vf-interface",

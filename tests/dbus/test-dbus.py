@@ -282,7 +282,7 @@ def test_introspection(env, d, mon):
                 "after", "effect", "level", "text"]:
         assert re.search(r"^\s+%s\s+\(?[a-z{}()]+" % key, shipped_text, re.M), f"record key {key} undocumented"
     # ... and every key bus-protocol.h names (nested ones such as rx_usecs inside their record's line).
-    with open(os.path.join(SOURCE, "include", "sriovd", "bus-protocol.h")) as f:
+    with open(os.path.join(SOURCE, "include", "sriovd", "protocol", "bus-protocol.h")) as f:
         header_keys = re.findall(r'#define SRIOVD_(?:KEY|OPTION)_\w+ "(\w+)"', f.read())
     assert len(header_keys) > 30, header_keys
     for key in header_keys:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-catalog.py — every MESSAGE_ID in log.h has a journal catalog entry, and every entry an ID
 #
-# usage: test-catalog.py include/sriovd/log.h BUILT_CATALOG [man/sriovd.8.scd [DOC...]]
+# usage: test-catalog.py src/daemon/base/log.h BUILT_CATALOG [man/sriovd.8.scd [DOC...]]
 # (a DOC such as README.md may quote MESSAGE_ID=..., only ones that exist)
 # Checks the entries' fields and, where journalctl exists, that journalctl itself compiles the
 # catalog (--update-catalog into a private --root) and lists every ID. Exit 77 only when

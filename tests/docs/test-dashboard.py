@@ -10,7 +10,7 @@
 # /proc/softirqs, /proc/stat, the IRQ threads' task stat files, the RT CPUs' ksoftirqd) with
 # monitor_interval_sec = 1, and the families are the "# TYPE" lines of the metrics file it writes.
 # That file is exactly what node_exporter's textfile collector serves, so a name in it is a name
-# Prometheus will have. The HELP table in src/daemon/sampler-export.c is read only to check that
+# Prometheus will have. The HELP table in src/daemon/monitor/sampler-export.c is read only to check that
 # the fixture daemon produced every family (a family it cannot produce here would make a correct
 # query fail). Then every PromQL expression of the dashboard (panel targets, rows' panels,
 # template variable queries) is parsed down to its metric names, each of which must be in that
@@ -90,7 +90,7 @@ ALWAYS_ALERT = "[alert fixture-always]\nmetric = sriovd_vf_target_utilization_ra
 
 
 def help_families(export_c):
-    """The families sriovd declares: the HELP table of src/daemon/sampler-export.c."""
+    """The families sriovd declares: the HELP table of src/daemon/monitor/sampler-export.c."""
     with open(export_c) as f:
         table = set(re.findall(r'\{ "(sriovd_\w+)",', f.read()))
     assert len(table) > 20, f"no HELP table in {export_c}: {table}"

@@ -6,9 +6,9 @@
 #
 # The page must document every method, property and signal of every interface in
 # conf/org.sriovd.Manager1.xml with the XML's signature, and no member the XML lacks. The
-# same holds for org.freedesktop.LogControl1 against its vtable in src/daemon/bus-logcontrol.c.
+# same holds for org.freedesktop.LogControl1 against its vtable in src/daemon/bus/bus-logcontrol.c.
 # Its ERRORS section must list exactly the org.sriovd.Error names that src/ and include/ use,
-# and it must name no other. Every record key of include/sriovd/bus-protocol.h must be in it.
+# and it must name no other. Every record key of include/sriovd/protocol/bus-protocol.h must be in it.
 # Before it trusts a clean result, the test runs the same checks on altered copies and asserts
 # that each alteration is caught. Given the built page (meson passes every built page; -Dman),
 # it also renders it with man(1) and looks for every signature in the text.
@@ -286,9 +286,9 @@ def main():
     paths = {
         'xml': os.path.join(src, 'conf', 'org.sriovd.Manager1.xml'),
         'page': os.path.join(src, 'man', PAGE + '.scd'),
-        'lc': os.path.join(src, 'src', 'daemon', 'bus-logcontrol.c'),
-        'internal': os.path.join(src, 'src', 'daemon', 'bus-internal.h'),
-        'header': os.path.join(src, 'include', 'sriovd', 'bus-protocol.h'),
+        'lc': os.path.join(src, 'src', 'daemon', 'bus', 'bus-logcontrol.c'),
+        'internal': os.path.join(src, 'src', 'daemon', 'bus', 'bus-internal.h'),
+        'header': os.path.join(src, 'include', 'sriovd', 'protocol', 'bus-protocol.h'),
     }
     text = {}
     for k, p in paths.items():

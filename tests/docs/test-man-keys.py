@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test-man-keys.py — sriovd.conf(5) documents exactly the keys the config parser accepts
 #
-# usage: test-man-keys.py src/daemon/config-keys.c man/sriovd.conf.5.scd conf/ [SRIOVD]
+# usage: test-man-keys.py src/daemon/config/config-keys.c man/sriovd.conf.5.scd conf/ [SRIOVD]
 #
 # The parser's side comes from config-keys.c's tables: SECTION("daemon", ..., daemon_keys) names each
 # section's key table, and each table's KEY*("name", ...) or { .name = "name", ... } its keys,

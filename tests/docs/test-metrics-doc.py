@@ -3,15 +3,15 @@
 # test-metrics-doc.py — sriovd-metrics(7) documents every metric family sriovd exports, with its type
 # and labels, and no doc names a metric sriovd does not export.
 #
-# The families are the HELP table of src/daemon/sampler-export.c, since the export takes each
+# The families are the HELP table of src/daemon/monitor/sampler-export.c, since the export takes each
 # family's HELP line from it. Each family needs an entry in the METRIC FAMILIES section of
 # man/sriovd-metrics.7.scd: a line "*NAME* (TYPE; labels *A*, *B*)" or "*NAME* (TYPE; no labels)",
 # where one line may name several families of one type. The type must be the one the source gives:
 # the METRIC_COUNTER or METRIC_GAUGE next to the family's name where the code has both together,
-# and otherwise the rule of include/sriovd/metrics.h that a counter's name ends in _total, which the
+# and otherwise the rule of include/sriovd/core/metrics.h that a counter's name ends in _total, which the
 # test checks against every pair it found. Each label must be one of src/core/metrics.c, and the
 # labels the source states for a family must be there: those the HELP text names ("irq is the
-# row") and those include/sriovd/alert-metrics.h lists. The page's LABELS section must describe
+# row") and those include/sriovd/core/alert-metrics.h lists. The page's LABELS section must describe
 # every label.
 #
 # Every sriovd_* name in README.md, docs/*.md, man/*.scd and the shipped sriovd.conf must be an
@@ -44,7 +44,7 @@ def read(path):
 
 def source_facts(src):
     """The families, their types and the labels the source states for them."""
-    export = read(f"{src}/src/daemon/sampler-export.c")
+    export = read(f"{src}/src/daemon/monitor/sampler-export.c")
     help_text = dict(re.findall(r'\{ "(sriovd_\w+)",\s*"((?:[^"\\]|\\.)*)"', export))
     assert len(help_text) > 20, f"no HELP table found: {sorted(help_text)}"
 
@@ -53,7 +53,7 @@ def source_facts(src):
 
     # Types where the code gives a family's name and its kind together, directly or by a macro.
     code = "".join(read(p) for p in sorted(glob.glob(f"{src}/src/**/*.c", recursive=True)))
-    alert_h = read(f"{src}/include/sriovd/alert-metrics.h")
+    alert_h = read(f"{src}/include/sriovd/core/alert-metrics.h")
     macros = dict(re.findall(r'#define (\w+) "(sriovd_\w+)"', alert_h))
     stated = {}
     for name, kind in re.findall(r'"(sriovd_\w+)",\s*METRIC_(COUNTER|GAUGE)\b', code):
@@ -61,8 +61,8 @@ def source_facts(src):
     for macro, kind in re.findall(r"\b(ALERT_FAMILY_\w+),\s*METRIC_(COUNTER|GAUGE)\b", code):
         stated.setdefault(macros[macro], set()).add(kind.lower())
     # The naming rule for the rest: it must hold for every pair found.
-    assert re.search(r"METRIC_COUNTER,.*name ends in _total", read(f"{src}/include/sriovd/metrics.h")), \
-        "include/sriovd/metrics.h no longer says that a counter's name ends in _total: teach this test the types"
+    assert re.search(r"METRIC_COUNTER,.*name ends in _total", read(f"{src}/include/sriovd/core/metrics.h")), \
+        "include/sriovd/core/metrics.h no longer says that a counter's name ends in _total: teach this test the types"
     assert len(stated) >= 10, f"too few families typed in the code: {sorted(stated)}"
     for name, kinds in stated.items():
         rule = "counter" if name.endswith("_total") else "gauge"

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/cpuset.h"
-#include "sriovd/proc-counters.h"
+#include "sriovd/kernel/proc-counters.h"
+#include "sriovd/shared/cpuset.h"
 
 typedef int (*CounterParseFn)(const char *buf, CounterTable *ret);
 

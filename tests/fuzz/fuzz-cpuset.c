@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/cpuset.h"
-#include "sriovd/macro.h"
+#include "sriovd/shared/cpuset.h"
+#include "sriovd/shared/macro.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

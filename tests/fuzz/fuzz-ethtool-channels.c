@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/ethtool.h"
+#include "sriovd/kernel/ethtool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "state/state.h"
 #include "fuzz-util.h"
-#include "sriovd/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

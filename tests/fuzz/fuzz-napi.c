@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/netdev-genl.h"
+#include "sriovd/kernel/netdev-genl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/netdev-stats.h"
+#include "sriovd/kernel/netdev-stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "state/state.h"
 #include "fuzz-util.h"
-#include "sriovd/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/vfio-users.h"
+#include "sriovd/kernel/vfio-users.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

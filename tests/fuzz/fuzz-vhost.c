@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/qemu-vcpu.h"
-#include "sriovd/vhost.h"
+#include "sriovd/kernel/qemu-vcpu.h"
+#include "sriovd/kernel/vhost.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

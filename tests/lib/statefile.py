@@ -2,7 +2,7 @@
 """What sriovd saved in its state directory, read independently of sriovd's own reader.
 
 allocations.json is the file written whole; allocations.journal holds one checksummed line per
-acknowledged change since (include/sriovd/state.h). saved(state_dir) gives the tenants both
+acknowledged change since (src/daemon/state/state.h). saved(state_dir) gives the tenants both
 together say, after checking every checksum, the way a restarted sriovd must see them.
 """
 

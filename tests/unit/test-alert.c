@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <math.h>
 
-#include "sriovd/alert.h"
-#include "sriovd/macro.h"
+#include "sriovd/core/alert.h"
+#include "sriovd/shared/macro.h"
 #include "test.h"
 
 /* Feed values in turn; the transitions, one letter a period: '.' none, 'R' raised, 'C' cleared. */

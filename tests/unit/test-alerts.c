@@ -9,13 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sriovd/alert-metrics.h"
-#include "sriovd/alerts.h"
-#include "sriovd/config.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
-#include "sriovd/metrics-file.h"
-#include "sriovd/sampler.h"
+#include "sriovd/core/alert-metrics.h"
+#include "base/log.h"
+#include "config/config.h"
+#include "manager/manager.h"
+#include "monitor/alerts.h"
+#include "monitor/metrics-file.h"
+#include "monitor/sampler.h"
 #include "test.h"
 
 typedef struct Events {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/allocator.h"
+#include "sriovd/core/allocator.h"
 #include "test.h"
 
 static const AllocClass classes[] = {

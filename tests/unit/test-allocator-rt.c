@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sriovd/allocator.h"
-#include "sriovd/guest-placement.h"
+#include "sriovd/core/allocator.h"
+#include "sriovd/core/guest-placement.h"
 #include "test.h"
 
 static const AllocClass classes[] = {

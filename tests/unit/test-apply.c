@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sriovd/apply.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
+#include "apply/apply.h"
+#include "base/log.h"
+#include "manager/manager.h"
 #include "test.h"
 
 static const char *fixtures_dir;

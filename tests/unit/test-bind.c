@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/bind.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 #include "test.h"
 
 static const char *fixtures_dir;

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "sriovd/bpf-events.h"
+#include "sriovd/kernel/bpf-events.h"
 #include "test-thread.h"
 #include "test.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sriovd/config.h"
+#include "config/config.h"
 #include "test.h"
 
 static const char *shipped_conf;

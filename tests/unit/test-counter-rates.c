@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "sriovd/counters.h"
+#include "sriovd/core/counters.h"
 #include "test.h"
 
 #define SEC 1000000ULL

@@ -3,8 +3,8 @@
 
 #include <errno.h>
 
-#include "sriovd/cpuset.h"
-#include "sriovd/macro.h"
+#include "sriovd/shared/cpuset.h"
+#include "sriovd/shared/macro.h"
 #include "test.h"
 
 static CpuSet list(const char *s) {

@@ -4,7 +4,10 @@
 #include <sched.h>
 #include <string.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
+#include "kernel/pci.h"
 #include "test-fixture.h"
 
 static const char *fixtures_dir;

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "sriovd/error-class.h"
-#include "sriovd/macro.h"
+#include "sriovd/core/error-class.h"
+#include "sriovd/shared/macro.h"
 #include "test.h"
 
 /*

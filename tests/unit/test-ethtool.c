@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sriovd/ethtool.h"
+#include "sriovd/kernel/ethtool.h"
 #include "test.h"
 
 #define FAMILY 31       /* any id will do for messages that are never sent */

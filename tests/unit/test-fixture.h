@@ -2,8 +2,9 @@
 /* test-fixture.h — load a generated fixture host, or a config from text, for the unit tests */
 #pragma once
 
-#include "sriovd/config.h"
-#include "sriovd/rootfs.h"
+#include "sriovd/kernel/discover.h"
+#include "sriovd/kernel/rootfs.h"
+#include "config/config.h"
 #include "test.h"
 
 /* A host for libvirt's test driver (test:///path): one NUMA cell of 4 CPUs. */

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <systemd/sd-event.h>
 
-#include "sriovd/guests.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
-#include "sriovd/virt.h"
+#include "sriovd/virt/virt.h"
+#include "base/log.h"
+#include "guests/guests.h"
+#include "manager/manager.h"
 #include "test-fixture.h"
 #include "test.h"
 

@@ -7,8 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/plan.h"
+#include "sriovd/core/plan.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 #include "test-fixture.h"
 
 #define PF0 "0000:41:00.0"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sriovd/jsonc.h"
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
+#include "base/jsonc.h"
 #include "test.h"
 
 /* The document the old JsonWriter built (test-json, gone with it), as a tree: the same bytes, "[]" and "{}" included. */

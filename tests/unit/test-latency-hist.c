@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "sriovd/latency-hist.h"
+#include "sriovd/core/latency-hist.h"
 #include "test.h"
 
 static void test_slots(void) {

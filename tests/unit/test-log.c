@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sriovd/log.h"
-#include "test.h"
+#include "base/log.h"
 #include "test-mountns.h"
+#include "test.h"
 
 /*
  * LOG_FIELDS() defaults .irq to -1 and lets the caller override it, which is exactly what

@@ -16,12 +16,16 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "sriovd/ethtool.h"
-#include "sriovd/kernel.h"
-#include "sriovd/netdev-genl.h"
-#include "sriovd/rootfs.h"
-#include "test.h"
+#include "sriovd/kernel/ethtool.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/napi.h"
+#include "sriovd/kernel/netdev-genl.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/rootfs.h"
+#include "sriovd/kernel/sched.h"
+#include "sriovd/kernel/sriov.h"
 #include "test-mountns.h"
+#include "test.h"
 
 #define FAMILY 29       /* any id will do for messages that are never sent */
 #define BIT(t) (1u << (t))

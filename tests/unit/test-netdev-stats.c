@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sriovd/netdev-stats.h"
+#include "sriovd/kernel/netdev-stats.h"
 #include "test.h"
 
 #define ALL_VF (VF_COUNTER_RX_PACKETS | VF_COUNTER_TX_PACKETS | VF_COUNTER_RX_BYTES | VF_COUNTER_TX_BYTES | \

@@ -6,8 +6,10 @@
 #include <sched.h>
 #include <sys/stat.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/runtime.h"
+#include "sriovd/kernel/proc-stat.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
+#include "base/runtime.h"
 #include "test.h"
 
 /* A real irq thread's stat line from a 6.1 PREEMPT_RT kernel (FIFO 50). */

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "sriovd/pci-set.h"
+#include "sriovd/shared/pci-set.h"
 #include "test.h"
 
 TEST(add_contains_remove) {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sriovd/plan.h"
+#include "sriovd/core/plan.h"
 #include "test-fixture.h"
 
 static const char *fixtures_dir;

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sriovd/napi-pair.h"
-#include "sriovd/plan.h"
+#include "sriovd/core/napi-pair.h"
+#include "sriovd/core/plan.h"
 #include "test-fixture.h"
 
 static char classes[] = "/tmp/sriovd-napi-XXXXXX";

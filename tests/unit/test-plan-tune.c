@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sriovd/plan.h"
+#include "sriovd/core/plan.h"
 #include "test-fixture.h"
 
 static char classes[] = "/tmp/sriovd-tune-XXXXXX";

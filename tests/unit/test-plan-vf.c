@@ -4,8 +4,8 @@
 #include <linux/if_link.h>
 #include <string.h>
 
-#include "sriovd/plan.h"
-#include "sriovd/vf-wait.h"
+#include "sriovd/core/plan.h"
+#include "vf/vf-wait.h"
 #include "test-fixture.h"
 
 static const char *fixtures_dir;

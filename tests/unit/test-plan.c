@@ -3,8 +3,9 @@
 
 #include <string.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/plan.h"
+#include "sriovd/core/plan.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
 #include "test-fixture.h"
 
 static const char *fixtures_dir;

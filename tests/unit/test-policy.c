@@ -4,7 +4,7 @@
  * Linked with the core alone, so a policy the planner reads can be built by hand.
  */
 
-#include "sriovd/policy.h"
+#include "sriovd/core/policy.h"
 #include "test.h"
 
 static Config *config_with(PfPolicy *pfs, size_t n_pfs, TenantClass *classes, size_t n_classes) {

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "sriovd/proc-counters.h"
+#include "sriovd/kernel/proc-counters.h"
 #include "test.h"
 
 /* 6.18 (this machine), cut: the 6.12+ "PCI-MSIX-ADDR N-edge" form, named rows, ERR and MIS totals. */

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "sriovd/metrics-file.h"
-#include "sriovd/prom.h"
+#include "sriovd/core/prom.h"
+#include "monitor/metrics-file.h"
 #include "test.h"
 
 static char *finish(PromWriter *w) {

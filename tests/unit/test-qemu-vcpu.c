@@ -9,8 +9,9 @@
 #include <sched.h>
 #include <string.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/qemu-vcpu.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/qemu-vcpu.h"
+#include "sriovd/kernel/sriov.h"
 #include "test-fixture.h"
 #include "test-thread.h"
 #include "test.h"

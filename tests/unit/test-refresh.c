@@ -7,7 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sriovd/kernel.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/refresh.h"
+#include "sriovd/kernel/sriov.h"
 #include "test-fixture.h"
 
 static const char *fixtures_dir;

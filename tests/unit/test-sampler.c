@@ -9,11 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sriovd/alerts.h"
-#include "sriovd/manager.h"
-#include "sriovd/metrics-file.h"
-#include "sriovd/latency-hist.h"
-#include "sriovd/sampler.h"
+#include "sriovd/core/latency-hist.h"
+#include "manager/manager.h"
+#include "monitor/alerts.h"
+#include "monitor/metrics-file.h"
+#include "monitor/sampler.h"
 #include "test-fixture.h"
 
 static char root[512];

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
+#include "base/log.h"
+#include "manager/manager.h"
 #include "test.h"
 
 static int pipefd[2];

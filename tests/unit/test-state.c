@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "sriovd/state.h"
+#include "state/state.h"
 #include "test.h"
 
 #define NAME STATE_FILE_NAME

@@ -15,12 +15,12 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
-#include "sriovd/state.h"
-#include "sriovd/state-writer.h"
-#include "test.h"
+#include "base/log.h"
+#include "manager/manager.h"
+#include "state/state-writer.h"
+#include "state/state.h"
 #include "test-mountns.h"
+#include "test.h"
 
 static const char *fixtures_dir;
 

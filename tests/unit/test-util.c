@@ -3,7 +3,7 @@
 
 #include <time.h>
 
-#include "sriovd/util.h"
+#include "sriovd/shared/util.h"
 #include "test.h"
 
 TEST(now_usec_monotonic) {

@@ -9,12 +9,12 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "sriovd/guests.h"
-#include "sriovd/log.h"
-#include "sriovd/manager.h"
-#include "sriovd/util.h"
-#include "sriovd/vf-irq-watch.h"
-#include "sriovd/virt.h"
+#include "sriovd/shared/util.h"
+#include "sriovd/virt/virt.h"
+#include "base/log.h"
+#include "guests/guests.h"
+#include "manager/manager.h"
+#include "vf/vf-irq-watch.h"
 #include "test-fixture.h"
 
 

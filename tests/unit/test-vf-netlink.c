@@ -16,9 +16,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sriovd/monitor.h"
-#include "sriovd/netlink.h"
-#include "sriovd/plan.h"
+#include "sriovd/core/plan.h"
+#include "sriovd/kernel/device-monitor.h"
+#include "sriovd/kernel/link-monitor.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/netlink.h"
+#include "sriovd/kernel/vf-netlink.h"
 #include "test.h"
 
 #define BIT(t) (1u << (t))

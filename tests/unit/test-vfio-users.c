@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sriovd/vfio-users.h"
+#include "sriovd/kernel/vfio-users.h"
 #include "test.h"
 
 TEST(fd_target_parse) {

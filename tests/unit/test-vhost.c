@@ -14,8 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sriovd/kernel.h"
-#include "sriovd/vhost.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
+#include "sriovd/kernel/vhost.h"
 #include "test-fixture.h"
 #include "test-thread.h"
 #include "test.h"

@@ -12,8 +12,8 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "sriovd/guest-placement.h"
-#include "sriovd/virt.h"
+#include "sriovd/core/guest-placement.h"
+#include "sriovd/virt/virt.h"
 #include "test.h"
 
 /* ---- pure: builders, escaping, errors ---- */
@@ -659,7 +659,7 @@ TEST(test_driver_events_and_reconcile) {
         }
 
         /* vCPUs: a placement built as the daemon builds it (guest_placement() from the class and
-         * the booking, src/daemon/guests.c): vCPU 0 on its RT CPU, vCPU 1 and the emulator on the
+         * the booking, src/daemon/guests/guests.c): vCPU 0 on its RT CPU, vCPU 1 and the emulator on the
          * housekeeping CPUs, SCHED_FIFO for vCPU 0 in the persistent XML. */
         ASSERT_EQ(virt_get_vcpus(v, "holder", &vc, &err), 0);
         ASSERT_EQ(vc.n, 2);

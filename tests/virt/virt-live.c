@@ -11,8 +11,8 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "sriovd/guest-placement.h"
-#include "sriovd/virt.h"
+#include "sriovd/core/guest-placement.h"
+#include "sriovd/virt/virt.h"
 
 /*
  * Commands (words separated by spaces, "-" = empty):
@@ -81,7 +81,7 @@ static int parse_nic(const char *kind, const char *src, const char *mac, const c
 }
 
 /*
- * The placement sriovd makes for an RT guest (src/daemon/guests.c): guest_placement() from the
+ * The placement sriovd makes for an RT guest (src/daemon/guests/guests.c): guest_placement() from the
  * host's CPUs ([cpus] rt = the booked CPU, housekeeping = the list; one NUMA node, so numatune is
  * left), the class (vcpu_pinning = rt, vcpu_fifo_priority = prio) and the booking; then applied.
  */

@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sriovd/bpf-events.h"
+#include "sriovd/kernel/bpf-events.h"
 
 /* SRIOVD_BPF_DEBUG shows libbpf's warnings, as it does for the daemon. main() reads it. */
 static BpfEventsOptions bpf_options;

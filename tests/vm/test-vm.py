@@ -114,7 +114,7 @@ class = latency-critical
 
 
 def state_file(tenants):
-    """allocations.json as sriovd writes it (include/sriovd/state.h): the checksum is the CRC32C
+    """allocations.json as sriovd writes it (src/daemon/state/state.h): the checksum is the CRC32C
     of every byte before its key."""
     doc = {"format": "sriovd-allocations", "version": 1, "generation": 1, "tenants": tenants,
            "checksum": "crc32c:00000000"}
@@ -153,7 +153,7 @@ TRAFFIC_METRIC = "sriovd_vf_tx_packet_rate"
 TRAFFIC_THRESHOLD = 20.0
 TRAFFIC_CLEAR = 5.0
 TRAFFIC_PERIODS = 3
-MSG_ALERT_RAISED = "853e3175dcba4be788ba9806f0bc50c8"     # include/sriovd/log.h
+MSG_ALERT_RAISED = "853e3175dcba4be788ba9806f0bc50c8"     # src/daemon/base/log.h
 MSG_ALERT_CLEARED = "58fcbe781d9a41a396bbf0b5c90aa369"
 
 

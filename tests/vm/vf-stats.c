@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sriovd/netdev-stats.h"
+#include "sriovd/kernel/netdev-stats.h"
 
 static double now(void) {
         struct timespec ts;

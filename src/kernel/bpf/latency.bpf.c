@@ -15,7 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "sriovd/latency-hist.h"
+#include "sriovd/core/latency-hist.h"
 #include "latency-map.h"
 
 #define TRACK_MAX 8192

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* latency-threads.c — which threads the RT tenants wait on, and BPF tracking them */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sriovd/core/plan.h"
+#include "sriovd/kernel/qemu-vcpu.h"
+#include "sriovd/kernel/vhost.h"
+#include "latency-threads.h"
+#include "manager-internal.h"
+
+void latency_threads_done(LatencyThreads *t) {
+        for (size_t i = 0; i < t->n_qemus; i++) {
+                free(t->qemus[i].vcpus);
+                free(t->qemus[i].vhosts);
+        }
+        free(t->qemus);
+        free(t->threads);
+        *t = (LatencyThreads) {};
+}
+
+static int thread_add(LatencyThreads *t, pid_t tid, const char *kind, const TenantInfo *tenant) {
+        LatencyThread *n;
+
+        if (tid <= 0)
+                return 0;
+        if (GREEDY_REALLOC(t->threads, t->allocated, t->n_threads + 1) < 0)
+                return -ENOMEM;
+        n = &t->threads[t->n_threads++];
+        *n = (LatencyThread) { .tid = tid, .kind = kind };
+        if (tenant) {
+                strscpy(n->tenant, sizeof(n->tenant), tenant->tenant);
+                strscpy(n->class_name, sizeof(n->class_name), tenant->class_name);
+        }
+        return 0;
+}
+
+/* The QEMU's threads, from the cache or read now. NULL when it cannot be read, as when it exited. */
+static LatencyQemu *qemu_threads(Manager *m, pid_t qemu) {
+        LatencyThreads *t = &m->latency;
+        _cleanup_free_ VcpuThread *vcpus = NULL;
+        _cleanup_free_ VhostThread *vhosts = NULL;
+        size_t n_vcpus = 0, n_vhosts = 0;
+        LatencyQemu *q = NULL, *grown;
+
+        for (size_t i = 0; i < t->n_qemus; i++)
+                if (t->qemus[i].qemu == qemu)
+                        q = &t->qemus[i];
+        /* A full read of the host happens at least every minute, and it catches a vCPU hotplug too. */
+        if (q && q->full_read == m->n_full_reads) {
+                q->used = true;
+                return q;
+        }
+        if (vcpu_threads_scan(m->root, qemu, &vcpus, &n_vcpus) < 0)
+                return NULL;
+        if (vhost_threads_scan(m->root, qemu, &vhosts, &n_vhosts) < 0)
+                n_vhosts = 0;
+        if (!q) {
+                grown = reallocarray(t->qemus, t->n_qemus + 1, sizeof(*t->qemus));
+                if (!grown)
+                        return NULL;
+                t->qemus = grown;
+                q = &t->qemus[t->n_qemus++];
+                *q = (LatencyQemu) { .qemu = qemu };
+        }
+        free(q->vcpus);
+        free(q->vhosts);
+        q->vcpus = calloc(MAX(n_vcpus ? vcpus[n_vcpus - 1].vcpu + 1 : 0, 1u), sizeof(pid_t));
+        q->vhosts = calloc(MAX(n_vhosts, (size_t) 1), sizeof(pid_t));
+        q->n_vcpus = q->n_vhosts = 0;
+        if (!q->vcpus || !q->vhosts)
+                return NULL;
+        /* vcpu_threads_scan() sorts by vCPU, so the last one is the highest. */
+        for (size_t i = 0; i < n_vcpus; i++)
+                q->vcpus[vcpus[i].vcpu] = vcpus[i].tid;
+        q->n_vcpus = n_vcpus ? vcpus[n_vcpus - 1].vcpu + 1 : 0;
+        for (size_t i = 0; i < n_vhosts; i++)
+                q->vhosts[q->n_vhosts++] = vhosts[i].tid;
+        q->full_read = m->n_full_reads;
+        q->used = true;
+        return q;
+}
+
+/* The guest's vCPU threads that the class puts on RT CPUs, or all of them when it books none, and its vhost workers. */
+static int add_guest(Manager *m, const TenantInfo *ti, const TenantClass *cls) {
+        pid_t qemu = m->guests ? guests_qemu_pid(m->guests, tenant_domain_ref(ti)) : 0;
+        LatencyQemu *q = qemu > 0 ? qemu_threads(m, qemu) : NULL;
+        unsigned n_rt = tenant_class_rt_cpus(cls);
+        int r;
+
+        if (!q)
+                return 0;
+        for (size_t v = 0; v < q->n_vcpus && (n_rt == 0 || v < n_rt); v++) {
+                r = thread_add(&m->latency, q->vcpus[v], "vcpu", ti);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t k = 0; streq_ptr(ti->kind, "virtio") && k < q->n_vhosts; k++) {
+                r = thread_add(&m->latency, q->vhosts[k], "vhost", ti);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The VF's IRQ threads and the napi/ threads of its host netdev. */
+static int add_vf(Manager *m, const Inventory *inv, const TenantInfo *ti) {
+        const Vf *vf = NULL;
+        int r;
+
+        if (!ti->vf[0] || !inventory_find_function(inv, ti->vf, &vf) || !vf)
+                return 0;
+        for (size_t k = 0; k < vf->n_irqs; k++) {
+                const Irq *q = inventory_find_irq(inv, vf->irqs[k]);
+
+                r = thread_add(&m->latency, q ? q->thread : 0, "irq", ti);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t k = 0; vf->tune.napi_known && k < vf->tune.napi.n_napis; k++) {
+                r = thread_add(&m->latency, vf->tune.napi.napis[k].thread, "napi", ti);
+                if (r < 0)
+                        return r;
+        }
+        /* Without netdev genl, the napi/ threads are known by the netdev in their names. */
+        for (size_t k = 0; vf->netdev[0] && !vf->tune.napi_known && k < inv->n_kthreads; k++) {
+                const Kthread *kt = &inv->kthreads[k];
+
+                if (kt->kind == KTHREAD_NAPI && streq(kt->netdev, vf->netdev)) {
+                        r = thread_add(&m->latency, kt->pid, "napi", ti);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int list_threads(Manager *m) {
+        const Inventory *inv = m->inventory;
+        size_t n = manager_n_tenants(m);
+        HostCpus cpus = {};
+        int r;
+
+        m->latency.n_threads = 0;
+        if (!inv || !m->config)
+                return 0;
+        for (size_t i = 0; i < m->latency.n_qemus; i++)
+                m->latency.qemus[i].used = false;
+        for (size_t i = 0; i < n; i++) {
+                const TenantClass *cls;
+                TenantInfo ti;
+
+                if (manager_tenant(m, i, &ti) < 0)
+                        continue;
+                cls = config_find_class(m->config, ti.class_name);
+                if (!tenant_class_is_rt(cls))
+                        continue;
+                r = add_vf(m, inv, &ti);
+                if (r >= 0)
+                        r = add_guest(m, &ti, cls);
+                if (r < 0)
+                        return r;
+        }
+        /* A ksoftirqd runs the softirqs its RT CPU's IRQ threads left over, for every RT tenant there. */
+        host_cpus(inv, m->config, &cpus);
+        for (unsigned c = 0; c < CPUSET_MAX; c++) {
+                const Kthread *k = cpuset_has(&cpus.rt, c) ? inventory_find_kthread(inv, KTHREAD_KSOFTIRQD, c) : NULL;
+
+                if (k) {
+                        r = thread_add(&m->latency, k->pid, "ksoftirqd", NULL);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        /* The QEMUs no tenant's guest runs in any more are forgotten. */
+        for (size_t i = 0; i < m->latency.n_qemus;) {
+                LatencyQemu *q = &m->latency.qemus[i];
+
+                if (q->used) {
+                        i++;
+                        continue;
+                }
+                free(q->vcpus);
+                free(q->vhosts);
+                *q = m->latency.qemus[--m->latency.n_qemus];
+        }
+        return 0;
+}
+
+static bool latency_bpf(const Manager *m) {
+        return m->bpf && bpf_events_status(m->bpf, BPF_FEATURE_LATENCY, NULL);
+}
+
+int manager_latency_track(Manager *m) {
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int r;
+
+        r = list_threads(m);
+        if (r < 0)
+                return r;
+        if (!latency_bpf(m))
+                return 0;
+        pids = malloc(MAX(m->latency.n_threads, (size_t) 1) * sizeof(*pids));
+        if (!pids)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->latency.n_threads; i++)
+                pids[n++] = m->latency.threads[i].tid;
+        /* bpf_events_track() writes the kernel's maps only where the set changed. */
+        r = bpf_events_track(m->bpf, BPF_TRACK_LATENCY, pids, n);
+        if (r < 0)
+                log_debug("Failed to track the latency of %zu threads, trying again after the next cycle: %s", n, strerror(-r));
+        return 0;
+}
+
+void manager_latency_input(Manager *m, SamplerInput *in) {
+        bool bpf = latency_bpf(m);
+
+        in->latency = m->latency.threads;
+        in->n_latency = m->latency.n_threads;
+        in->latency_source = bpf ? LATENCY_SOURCE_BPF : LATENCY_SOURCE_SCHEDSTAT;
+        in->have_bpf = true;
+        for (unsigned f = 0; f < _BPF_FEATURE_MAX; f++)
+                in->bpf_available[f] = m->bpf && bpf_events_status(m->bpf, (BpfFeature) f, NULL);
+        /* The drift events count only while the loop reads them; a failed read falls back to polling. */
+        in->bpf_available[BPF_FEATURE_DRIFT] = in->bpf_available[BPF_FEATURE_DRIFT] && m->drift_events_ok;
+        for (size_t i = 0; bpf && i < m->latency.n_threads; i++) {
+                LatencyThread *t = &m->latency.threads[i];
+
+                t->have_hist = bpf_events_read_latency(m->bpf, t->tid, &t->hist) >= 0;
+        }
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager-internal.h — the daemon's state, shared by the files that make up the manager */
+#pragma once
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "sriovd-config.h"
+#include "sriovd/kernel/bpf-events.h"
+#include "sriovd/kernel/device-monitor.h"
+#include "sriovd/kernel/ethtool.h"
+#include "sriovd/kernel/irq-files.h"
+#include "sriovd/kernel/link-monitor.h"
+#include "sriovd/kernel/netdev-genl.h"
+#include "sriovd/kernel/netlink-monitor.h"
+#include "sriovd/kernel/proc-threads.h"
+#include "sriovd/kernel/sriov.h"
+#include "sriovd/shared/pci-set.h"
+#include "sriovd/shared/util.h"
+#include "apply/apply.h"
+#include "apply/saved-sched.h"
+#include "apply/unmanaged-irqs.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "guests/guests.h"
+#include "monitor/sampler.h"
+#include "vf/vf-irq-watch.h"
+#include "vf/vf-wait.h"
+#include "latency-threads.h"
+#include "manager.h"
+
+/* A tenant whose AllocationChanged signal waits until the group numbered seq is written. */
+typedef struct ManagerSavedTenant {
+        char id[TENANT_ID_MAX];
+        uint64_t seq;
+} ManagerSavedTenant;
+
+struct Manager {
+        sd_event *event;
+        sd_event_source *drift_timer;
+        sd_event_source *guest_timer;     /* the guests' placement check, while drift events cover the host */
+        sd_event_source *recheck_timer;   /* one cycle for a burst of D-Bus and libvirt requests */
+        sd_event_source *recheck_defer;   /* one cycle for kernel events, after the pending ones are read */
+        sd_event_source *vf_timer;        /* the next VF creation deadline */
+        sd_event_source *retry_timer;     /* retries transient failures with backoff */
+        sd_event_source *rewrite_defer;   /* rewrites the whole state file after the reply */
+        sd_event_source *save_defer;      /* writes the grouped changes once the bus has no calls queued */
+        ManagerSavedFn saved_fn;          /* when set, the bus's changes are grouped; see manager-saves.c */
+        void *saved_userdata;
+        const char *saved_why;            /* why a saved change wants a cycle */
+        bool decided_vf;                  /* a saved decision moved a VF or RT CPUs, so a cycle is due */
+        ManagerSavedTenant *saved_tenants;   /* tenants owed an AllocationChanged once their group is written */
+        size_t n_saved_tenants, allocated_saved_tenants;
+        StateWriter *writer;              /* runs the groups' fdatasync() off the loop; NULL runs it on the loop */
+        uint64_t retry_usec;              /* the next backoff, or 0 when no retry is pending */
+        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC start of the last cycle, or 0 before the first */
+        LinkMonitor *link_monitor;
+        EthtoolMonitor *ethtool_monitor;
+        DeviceMonitor *device_monitor;
+        /* The kernel's events through BPF: thread latency and drift. Never NULL in the daemon. */
+        BpfEvents *bpf;
+        sd_event_source *bpf_source;     /* the drift events' ring buffer */
+        /* The RT tenants' threads whose latency is measured; see latency-threads.c. */
+        LatencyThreads latency;
+        bool drift_events_ok;            /* the drift events are loaded and read; see kernel-events.c */
+        bool bpf_loaded_with;            /* the config's bpf = when they were loaded */
+        /* What drift events named since the last cycle. A cycle that reads only them repairs them. */
+        unsigned *drift_irqs;
+        size_t n_drift_irqs, allocated_drift_irqs;
+        pid_t *drift_pids;
+        size_t n_drift_pids, allocated_drift_pids;
+        bool refresh_only;               /* the cycle in progress reads only drift_irqs and drift_pids */
+        sd_event_source *repair_defer;   /* that cycle, after the events waiting are read */
+        sd_event_source *repair_timer;   /* the same, when the last cycle began less than 5 ms ago */
+        RootFs *root;
+        Kernel kernel;
+        /*
+         * Whether rtnetlink sees the netdevs that the root's sysfs shows. That is true on the real
+         * root, and in a test that runs in its own network namespace.
+         */
+        bool netlink_live;
+        BpfEventsOptions bpf_options;   /* from SRIOVD_BPF_DEBUG */
+        char *config_path;
+        int runtime_lock_fd;      /* $RUNTIME_DIRECTORY/lock, held while the daemon or --restore runs */
+        char *config_errors;      /* the "FILE:LINE: ..." lines of the last failed load; NULL after a good one */
+        bool config_optional;    /* the default path: a missing file means the built-in defaults */
+        Config *config;
+        Inventory *inventory;
+        Plan *plan;
+        CycleResult last;
+        unsigned n_cycles;
+        /*
+         * The drift timer sets this for its cycle. The cycle's first pass then re-reads only what
+         * can drift, see inventory_refresh(). It does so while the last full read is younger than
+         * FULL_READ_USEC.
+         */
+        bool drift_refresh;
+        uint64_t full_read_usec;          /* CLOCK_MONOTONIC time of the last full read, or 0 for none */
+        IrqFiles *irq_files;              /* the affinity files that the refresh holds open, see manager_run() */
+        unsigned n_full_reads, n_refreshes;
+        bool ready;
+        /* Changes are expected after a start or a reload. Later changes repair drift. */
+        bool expect_changes;
+        /*
+         * VFs whose tenant changed since the last cycle. What sriovd plans for their IRQs, link,
+         * driver and coalescing follows the new allocation, so it is not drift either.
+         */
+        PciSet expect_vfs;
+
+        /* The scheduling that sriovd changed on threads. sriovd restores it when it stops. */
+        SavedSchedTable saved;
+        /* IRQs whose affinity the kernel refused for good. The list lasts across runs in one boot. */
+        UnmanagedIrqs unmanaged;
+
+        /* Devices whose netdev refused coalescing, offload or channel changes for good. */
+        PciSet coalesce_unsupported, offloads_unsupported, channels_unsupported;
+        /* PFs whose driver does not accept VF link settings. */
+        PciSet vf_link_unsupported;
+
+        /* Which tenant holds which NIC. The first cycle opens it, read-only in a dry run. */
+        Tenants *tenants;
+        bool tenants_configured;          /* the tenants are placed under this config; a reload resets it */
+        PlanAllocation *allocations;      /* the planner's view of the tenants, for this cycle */
+        size_t n_allocations;
+        PciSet held;                      /* VFs that no tenant holds but a guest may have; not cleaned */
+        bool held_known;                  /* held was found from the tenants */
+        bool guests_reconciled;           /* libvirt has said at least once which VFs its guests have */
+        /* VFs that tenants gave back and that are not cleaned yet. The plan names each one's tenant. */
+        PlanReleased *released;
+        size_t n_released, allocated_released;
+        /* The inventory that manager_sync_tenants() places tenants against. It is newer than ->inventory. */
+        const Inventory *syncing;
+        PciSet force_num_vfs;             /* PFs whose VF count may change once, though VFs are allocated */
+        ManagerEventFn event_fn;
+        void *event_userdata;
+        /* The config's alert rules. They are kept across reloads, so an unchanged rule keeps its state. */
+        Alerts *alerts;
+        ManagerAlertFn alert_fn;
+        void *alert_userdata;
+        Guests *guests;
+
+        /* VFs asked for and not yet seen. */
+        VfWaitList vf_waits;
+        /* The passthrough VFs of started guests, watched for the vectors the guest enables; see vf-irq-watch.c. */
+        VfIrqWatchList irq_watches;
+        sd_event_source *irq_watch_timer;
+        /* The sampler, its timer, the last period's values and the metrics file's state; see manager-metrics.c. */
+        Sampler *sampler;
+        sd_event_source *sample_timer;
+        unsigned sample_interval_sec;     /* the timer's interval, or 0 when the sampler is off */
+        MetricSnapshot metrics;
+        bool have_metrics;
+        bool metrics_file_failing;        /* a failure is logged once, until a write works again */
+        /*
+         * VFs between their "add" event and their driver's "bind" event, see hotplug.c. Kernel
+         * events wait for them until probing_until_usec.
+         */
+        PciSet probing;
+        uint64_t probing_until_usec;
+        /* With --once, the results of every cycle add up until the VFs settle. */
+        bool once;
+        CycleResult once_total;
+};
+
+/* cycle.c */
+/*
+ * Read the host and plan. A non-NULL base is refreshed in a copy, as a drift check does, and as
+ * the verify after writes does when a refresh can see them. A NULL base reads the whole host.
+ */
+int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Inventory **ret_inv, Plan **ret_plan);
+/* Fill in what the planner takes from the manager: tenants, saved scheduling, refusals and users. */
+void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_users, PlanContext *ret);
+/* Carry out one action outside a cycle, such as a hotplug pin. It is logged and recorded as a cycle's are. */
+void manager_apply_action(Manager *m, const Inventory *inv, Action *a);
+
+/* hotplug.c */
+/*
+ * Handle a PCI device event before the cycle that it asks for. The event is an "add", "bind",
+ * "unbind" or "remove" of a function. A VF of a managed PF is waited for while its driver probes
+ * it, and its vectors are pinned at its "bind".
+ */
+void manager_hotplug_event(Manager *m, const char *action, const char *addr);
+/* A link came up. Some VF drivers, such as igbvf, request their vectors at open, so they are pinned then. */
+void manager_hotplug_link_up(Manager *m, int ifindex);
+/* Whether the cycle for kernel events waits for a probing VF now, and until when. Forgets VFs past the wait. */
+bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
+bool manager_guests_known(const Manager *m);
+
+/* manager-runtime.c: write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
+int manager_write_owned_irqs(Manager *m);
+/* Read and write the IRQs the kernel will not move, where this boot's runs keep them. */
+int manager_load_unmanaged(Manager *m);
+int manager_save_unmanaged(Manager *m);
+
+/* vf-irq-watch.c */
+/*
+ * Log where the new vfio-msix vectors of tenants' VFs went. New vectors are those that inv has
+ * and old had not. Each new set is logged once.
+ */
+void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
+/*
+ * vf-users.c: find who, outside sriovd's tenants, uses the VFs that a pending VF count change
+ * would destroy. The list is sorted.
+ */
+int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
+/* netdev-tune.c: read the coalescing, offloads, channels and NAPIs of the netdevs that a class governs. */
+void manager_read_tune(Manager *m, Inventory *inv);
+
+/* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
+int manager_kernel_events_start(Manager *m);
+void manager_kernel_events_stop(Manager *m);
+void manager_kernel_events_watch(Manager *m);
+/* manager-schedule.c: a cycle that reads only what drift events named, soon. */
+void manager_repair_soon(Manager *m);
+/* manager-schedule.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
+void manager_drift_events_failed(Manager *m);
+/* manager-schedule.c: run a cycle now, then arm what follows it: retries, the VF deadline and events. */
+int manager_run_cycle(Manager *m);
+/* Tell systemd the host's size and the last cycle's counts, after prefix, such as "READY=1\n". */
+void manager_notify_status(Manager *m, const char *prefix);
+/* Arm the next VF creation deadline, or stop its timer when no VF is awaited. */
+void manager_arm_vf_timer(Manager *m);
+/* Arm the drift check and the guests' placement check for their current periods. */
+int manager_arm_drift_timer(Manager *m);
+int manager_arm_guest_timer(Manager *m);
+/* A kernel event named what: run a re-check cycle soon. The monitors call this; userdata is the Manager. */
+void manager_on_kernel_event(const char *what, void *userdata);
+/* manager-monitors.c: start the link, ethtool and device monitors on the event loop. A failure is a warning. */
+void manager_add_monitors(Manager *m);
+
+/* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
+int manager_arm_sampler(Manager *m);
+void manager_metrics_done(Manager *m);
+
+/* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
+void manager_emit(Manager *m, ManagerEvent e, const char *subject);
+/* read_only is for sriovd --dry-run, which reads the state directory and never writes it. */
+int manager_open_tenants(Manager *m, bool read_only);
+void manager_sync_tenants(Manager *m, const Inventory *inv);
+/*
+ * Run a re-check cycle soon, if an event loop runs. A tenant's VF wants its MAC, VLAN and
+ * window set without waiting for the drift check.
+ */
+void manager_apply_soon(Manager *m, const char *why);
+/* manager-tenants.c: rewrite the whole state file from the loop, once the journal has grown enough. */
+void manager_rewrite_soon(Manager *m);
+/* manager-tenants.c: the hooks that the guests call, with m as their userdata. */
+GuestsHooks manager_guests_hooks(Manager *m);
+/*
+ * manager-saves.c: manager_saves_join() comes before a change from the bus. It joins the change
+ * to the open group when the bus groups its changes. manager_changed() comes after the change.
+ * It does what follows a saved change, now or once the group is written.
+ */
+int manager_saves_join(Manager *m);
+void manager_changed(Manager *m, const char *why, bool vf);
+/*
+ * Send AllocationChanged for a change to tenant that no decision reports, such as its coalescing.
+ * The signal goes out now, or once the group is written.
+ */
+
+void manager_changed_tenant(Manager *m, const char *tenant);
+void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata);

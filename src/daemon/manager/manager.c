@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* manager.c — the daemon's state, its start, run and stop, and the D-Bus API's calls; the cycle is in cycle.c */
+
+#include <sys/resource.h>
+
+#include "manager-internal.h"
+
+
+/* The hooks that tests and developers set in the environment. */
+typedef struct TestHooks {
+        RootFsOptions root;
+        bool live_netlink;
+        bool bpf_debug;
+} TestHooks;
+
+/*
+ * This is the one place that reads the hooks from the environment. The lower layers get them as
+ * options. The strings point into the environment, and rootfs_new() copies them.
+ */
+static TestHooks test_hooks_from_env(void) {
+        return (TestHooks) {
+                .root = {
+                        .sched_live = streq_ptr(getenv("SRIOVD_TEST_LIVE_SCHED"), "1"),
+                        .fail_writes = getenv("SRIOVD_TEST_FAIL_WRITE"),
+                        .test_kernel = getenv("SRIOVD_TEST_KERNEL"),
+                },
+                .live_netlink = streq_ptr(getenv("SRIOVD_TEST_LIVE_NETLINK"), "1"),
+                .bpf_debug = getenv("SRIOVD_BPF_DEBUG") != NULL,
+        };
+}
+
+int manager_new(const char *root, const char *config_path, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        TestHooks hooks = test_hooks_from_env();
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+
+        r = rootfs_new(root, &hooks.root, &m->root);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open root directory %s: %m", root ? root : "/");
+        m->kernel.root = m->root;
+        m->netlink_live = rootfs_is_real(m->root) || hooks.live_netlink;
+        m->bpf_options.libbpf_warnings = hooks.bpf_debug;
+        if (m->netlink_live) {
+                r = route_nl_open(&m->kernel.route);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open an rtnetlink socket: %m");
+                r = ethtool_nl_open(&m->kernel.ethtool);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to open ethtool netlink, coalescing and offloads are not managed: %m");
+                r = netdev_nl_open(&m->kernel.netdev);
+                /* Linux before 6.5 has no netdev netlink family, so per-NAPI settings are unavailable. */
+                if (r == -EOPNOTSUPP)
+                        log_info("The kernel has no netdev netlink family, per-NAPI settings are unavailable");
+                else if (r < 0)
+                        log_warning_errno(r, "Failed to open netdev netlink, per-NAPI settings are not managed: %m");
+        }
+
+        m->runtime_lock_fd = -EBADF;
+        m->config_optional = !config_path;
+        m->expect_changes = true;
+        m->config_path = strdup(config_path ?: CONFIG_DEFAULT_PATH);
+        if (!m->config_path)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        /* This finishes the write in flight and reports it while the rest of the manager still exists. */
+        manager_set_writer(m, NULL);
+        sd_event_source_unref(m->drift_timer);
+        sd_event_source_unref(m->guest_timer);
+        sd_event_source_unref(m->recheck_timer);
+        sd_event_source_unref(m->recheck_defer);
+        sd_event_source_unref(m->vf_timer);
+        sd_event_source_unref(m->retry_timer);
+        sd_event_source_unref(m->rewrite_defer);
+        sd_event_source_unref(m->save_defer);
+        free(m->saved_tenants);
+        pci_set_done(&m->probing);
+        sd_event_source_unref(m->irq_watch_timer);
+        manager_metrics_done(m);
+        vf_wait_list_done(&m->vf_waits);
+        vf_irq_watch_list_done(&m->irq_watches);
+        link_monitor_free(m->link_monitor);
+        device_monitor_free(m->device_monitor);
+        manager_kernel_events_stop(m);
+        free(m->drift_irqs);
+        free(m->drift_pids);
+        latency_threads_done(&m->latency);
+        sd_event_unref(m->event);
+        irq_files_free(m->irq_files);
+        rootfs_free(m->root);
+        route_nl_free(m->kernel.route);
+        ethtool_nl_free(m->kernel.ethtool);
+        netdev_nl_free(m->kernel.netdev);
+        ethtool_monitor_free(m->ethtool_monitor);
+        alerts_free(m->alerts);
+        config_free(m->config);
+        inventory_free(m->inventory);
+        plan_free(m->plan);
+        free(m->config_path);
+        free(m->config_errors);
+        if (m->runtime_lock_fd >= 0)
+                close(m->runtime_lock_fd);
+        saved_sched_table_done(&m->saved);
+        unmanaged_irqs_done(&m->unmanaged);
+        pci_set_done(&m->vf_link_unsupported);
+        guests_free(m->guests);
+        tenants_free(m->tenants);
+        free(m->allocations);
+        pci_set_done(&m->held);
+        free(m->released);
+        pci_set_done(&m->expect_vfs);
+        pci_set_done(&m->force_num_vfs);
+        pci_set_done(&m->coalesce_unsupported);
+        pci_set_done(&m->offloads_unsupported);
+        pci_set_done(&m->channels_unsupported);
+        free(m);
+        return NULL;
+}
+
+const Inventory *manager_inventory(const Manager *m) {
+        return m->inventory;
+}
+
+RootFs *manager_root(const Manager *m) {
+        return m->root;
+}
+
+const Plan *manager_plan(const Manager *m) {
+        return m->plan;
+}
+
+const Config *manager_config(const Manager *m) {
+        return m->config;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) manager_reload(userdata, NULL);
+        return 0;
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("Received %s, exiting", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+        sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
+        return sd_event_exit(m->event, 0);
+}
+
+static int manager_setup_event(Manager *m);
+
+/*
+ * sriovd connects to libvirt to attach the tenants' NICs to their guests. On the real root it
+ * always connects. A hypervisor without libvirtd still works, because the guests module keeps
+ * trying. Under --root, sriovd connects only when the config names its own URI. Tests name
+ * libvirt's test driver there.
+ *
+ * Returns 1 when the guests should be connected and the event loop is ready. Returns 0 when
+ * they are connected already, or when a fixture root has no URI of its own.
+ */
+static int guests_wanted(Manager *m) {
+        int r;
+
+        if (m->guests)
+                return 0;
+        if (!rootfs_is_real(m->root) && streq(m->config->libvirt_uri, CONFIG_DEFAULT_LIBVIRT_URI))
+                return 0;
+        r = manager_setup_event(m);
+        return r < 0 ? r : 1;
+}
+
+int manager_connect_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
+        int r;
+
+        r = guests_wanted(m);
+        if (r <= 0)
+                return r;
+        r = guests_new(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
+        if (r < 0)
+                return r;
+        guests_resync(m->guests);
+        return 1;
+}
+
+/*
+ * The daemon uses this version of manager_connect_guests(). It connects from the event loop
+ * and never blocks the loop. At boot, systemd holds libvirt's socket until sriovd is ready, so
+ * a blocking connect would wait for sriovd itself. The connection is retried with backoff
+ * until it succeeds.
+ */
+int manager_start_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
+        int r;
+
+        r = guests_wanted(m);
+        if (r <= 0)
+                return r;
+        r = guests_start(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
+        if (r < 0)
+                return r;
+        return 1;
+}
+
+struct Guests *manager_guests(const Manager *m) {
+        return m->guests;
+}
+
+/*
+ * This sets up the event loop and the kernel event sources. The daemon always uses them.
+ * sriovd --once uses them while it waits for new VFs to appear.
+ */
+static int manager_setup_event(Manager *m) {
+        int r;
+
+        if (m->event)
+                return 0;
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %m");
+        manager_add_monitors(m);
+        return 0;
+}
+
+int manager_repair(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
+                   CycleResult *ret) {
+        int r = 0;
+
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        if (GREEDY_REALLOC(m->drift_irqs, m->allocated_drift_irqs, n_irqs) < 0 ||
+            GREEDY_REALLOC(m->drift_pids, m->allocated_drift_pids, n_pids) < 0)
+                return -ENOMEM;
+        memcpy_safe(m->drift_irqs, irqs, n_irqs * sizeof(*irqs));
+        memcpy_safe(m->drift_pids, pids, n_pids * sizeof(*pids));
+        m->n_drift_irqs = n_irqs;
+        m->n_drift_pids = n_pids;
+        m->refresh_only = m->drift_refresh = true;
+        r = manager_cycle(m, CYCLE_APPLY, ret);
+        m->refresh_only = m->drift_refresh = false;
+        m->n_drift_irqs = m->n_drift_pids = 0;
+        return r;
+}
+
+int manager_drift_check(Manager *m, CycleResult *ret) {
+        int r;
+
+        m->drift_refresh = true;
+        r = manager_cycle(m, CYCLE_APPLY, ret);
+        m->drift_refresh = false;
+        return r;
+}
+
+unsigned manager_refreshes(const Manager *m) {
+        return m->n_refreshes;
+}
+
+int manager_once(Manager *m, CycleResult *ret) {
+        int r;
+
+        m->once = true;
+        m->once_total = (CycleResult) {};
+        r = manager_cycle(m, CYCLE_APPLY, NULL);
+        if (r < 0)
+                return r;
+
+        /* When VFs were created, follow the kernel's events until every VF is there or late. */
+        if (m->vf_waits.n > 0) {
+                r = manager_setup_event(m);
+                if (r < 0)
+                        return r;
+                manager_arm_vf_timer(m);
+                while (m->vf_waits.n > 0) {
+                        r = sd_event_run(m->event, UINT64_MAX);
+                        if (r < 0)
+                                return log_error_errno(r, "Event loop failed: %m");
+                }
+        }
+        *ret = m->once_total;
+        return 0;
+}
+
+/*
+ * A drift check reads every IRQ's affinity file through an fd that it keeps open, see
+ * irq-files.c. The sampler does the same with its threads' stat files. That makes thousands
+ * of fds on a large host. systemd gives a service a soft limit of 1024 fds, which matters only
+ * for select(), and a hard limit of 524288. Nothing in sriovd uses select(), so sriovd raises
+ * the soft limit up to NOFILE_WANTED. A quarter of the limit it gets goes to the affinity
+ * files, up to IRQ_FILES_MAX.
+ */
+#define NOFILE_WANTED 65536
+#define IRQ_FILES_MAX 16384
+
+static size_t manager_raise_nofile(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return 0;
+        if (rl.rlim_cur < NOFILE_WANTED && rl.rlim_cur < rl.rlim_max) {
+                struct rlimit want = { MIN(rl.rlim_max, (rlim_t) NOFILE_WANTED), rl.rlim_max };
+                if (setrlimit(RLIMIT_NOFILE, &want) >= 0)
+                        rl = want;
+        }
+        return rl.rlim_cur == RLIM_INFINITY ? IRQ_FILES_MAX : MIN((size_t) rl.rlim_cur / 4, (size_t) IRQ_FILES_MAX);
+}
+
+int manager_start(Manager *m) {
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(negative_errno(), "Failed to block signals: %m");
+
+        /* The lock allows one daemon per runtime directory, and no sriovd --restore while it runs. */
+        r = runtime_lock(&m->runtime_lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "Another sriovd, or sriovd --restore, holds %s/lock: %m",
+                                       getenv("RUNTIME_DIRECTORY"));
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
+
+        r = irq_files_new(manager_raise_nofile(), &m->irq_files);
+        if (r < 0)
+                return log_oom();
+        r = manager_setup_event(m);
+        if (r < 0)
+                return r;
+        r = manager_kernel_events_start(m);
+        if (r < 0)
+                return r;
+        if (!m->writer) {
+                StateWriter *w;
+
+                /*
+                 * Without the writer thread, the groups of changes from D-Bus are written on
+                 * the event loop. That is slower, but just as safe.
+                 */
+                r = state_writer_new(m->event, &w);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to start the state writer thread, saving on the event loop: %m");
+                else
+                        manager_set_writer(m, w);
+        }
+        (void) manager_load_runtime(m);
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to install signal handlers: %m");
+        /* sd-event sends WATCHDOG=1 itself, and only when WatchdogSec= is set. */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to enable the watchdog: %m");
+
+        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_STARTED),
+                       "sriovd %s starting on root %s", SRIOVD_VERSION, rootfs_path(m->root));
+
+        r = manager_run_cycle(m);
+        if (r < 0)
+                return r;
+        r = manager_arm_drift_timer(m);
+        if (r >= 0)
+                r = manager_arm_guest_timer(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the drift timer: %m");
+        /* The sampler starts after the first apply, so that its first period measures the tuned host. */
+        r = manager_arm_sampler(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to start the sampler, no metrics: %m");
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        int r;
+
+        m->ready = true;
+        manager_emit(m, MANAGER_EVENT_STATE_CHANGED, NULL);
+        manager_notify_status(m, "READY=1\n");
+
+        /*
+         * libvirt is connected after READY=1. The unit is ordered before libvirtd, so systemd
+         * starts libvirtd only after READY=1.
+         */
+        r = manager_start_guests(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to set up the libvirt connection, tenants' NICs are not attached to guests: %m");
+
+        r = sd_event_loop(m->event);
+        (void) manager_stop(m);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return 0;
+}
+
+/* ---- The calls that the D-Bus API makes ---- */
+
+int manager_run_cycle_now(Manager *m, CycleResult *ret) {
+        int r = manager_run_cycle(m);
+        if (r >= 0 && ret)
+                *ret = m->last;
+        manager_notify_status(m, "");
+        return r;
+}
+
+int manager_plan_now(Manager *m, Plan **ret) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL;
+        int r;
+
+        r = manager_observe(m, false, NULL, &inv, &p);
+        if (r < 0)
+                return r;
+        /* The plan also shows the changes to the RT guests' placement that libvirt would have to make. */
+        r = guests_plan_append(m->guests, p);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+void manager_set_event_fn(Manager *m, ManagerEventFn fn, void *userdata) {
+        m->event_fn = fn;
+        m->event_userdata = userdata;
+}
+
+const char *manager_state(const Manager *m) {
+        if (!m->ready)
+                return "starting";
+        return m->last.n_failed > 0 || m->last.n_drift > 0 ? "degraded" : "running";
+}
+
+int manager_state_reasons(const Manager *m, char ***ret) {
+        char **v = calloc(3, sizeof(char *));
+        size_t n = 0;
+
+        if (!v)
+                return -ENOMEM;
+        if (m->ready && m->last.n_failed > 0) {
+                char failed[512] = "";
+                size_t k = 0, shown = 0;
+
+                /* The plan keeps the failures of the first pass. Later passes only count theirs. */
+                for (size_t i = 0; m->plan && i < m->plan->n_actions && shown < 3; i++) {
+                        const Action *a = &m->plan->actions[i];
+
+                        if (a->skipped || a->result >= 0)
+                                continue;
+                        strjoin_appendf(failed, sizeof(failed), &k, "%s %s: %s", action_kind_to_string(a->kind),
+                                        a->target[0] ? a->target : "host", strerror(-a->result));
+                        shown++;
+                }
+                if (asprintf(&v[n], "%u of the last cycle's actions failed%s%s", m->last.n_failed,
+                             failed[0] ? ": " : "", failed) < 0)
+                        v[n] = NULL;
+                n += !!v[n];
+        }
+        if (m->ready && m->last.n_drift > 0) {
+                if (asprintf(&v[n], "%u changes did not stick in the last cycle (drift)", m->last.n_drift) < 0)
+                        v[n] = NULL;
+                n += !!v[n];
+        }
+        *ret = v;
+        return 0;
+}
+
+struct sd_event *manager_event_loop(const Manager *m) {
+        return m->event;
+}
