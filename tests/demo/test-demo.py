@@ -95,7 +95,7 @@ def check(out):
     has(r"^info: vcpu-pin: domain vm-rt-a vCPU 0: \S+ -> 6 \[tenant=rt-a\]$")
     has(r"^info: vcpu-pin: domain vm-rt-a vCPU 1: \S+ -> 0-5 \[tenant=rt-a\]$")
     has(r"^info: emulator-pin: domain vm-rt-a: \S+ -> 0-5 \[tenant=rt-a\]$")
-    has(r"^info: vcpu-sched: domain vm-rt-a, from its next start: \S+ -> fifo/10 on vCPU 0 \[tenant=rt-a\]$")
+    has(r"^info: vcpu-sched: domain vm-rt-a, from its next start: \S+ -> fifo/1 on vCPU 0 \[tenant=rt-a\]$")
     has(r"^info: numatune: domain vm-rt-a, from its next start: none -> strict node 0 \[tenant=rt-a\]$")
     has(r"^info: irq-affinity 0000:41:00\.\d IRQ \d+: \S+ -> 6 \[")
     hasnt(r"Drift repaired")

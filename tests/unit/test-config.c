@@ -238,7 +238,7 @@ TEST(shipped) {
         ASSERT_EQ(t->irq_thread_priority, 99);
         ASSERT_EQ(t->offload_lro, TRISTATE_OFF);
         ASSERT_EQ(t->vcpu_pin_rt, 1);
-        ASSERT_EQ(t->vcpu_fifo_priority, 10);
+        ASSERT_EQ(t->vcpu_fifo_priority, 1);
 
         t = config_find_class(c, "throughput");
         ASSERT(t);
@@ -1425,6 +1425,88 @@ TEST(kthread_priority_order) {
         ASSERT_EQ(c->kthread_priority[KTHREAD_KSOFTIRQD], 99);
 }
 
+/* The RT vCPUs and vhost workers come last: below rtnet_prio, the RT classes' threads, and on RT CPUs the kthreads. */
+TEST(guest_priority_order) {
+        _cleanup_(tmpdir_freep) char *dir = tmpdir_new();
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *errors = NULL;
+
+        /* A vCPU above rcuc is refused at its line, naming rcuc's line and what it would starve. */
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 2\nrcuc_priority = 4\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\nvcpu_pinning = rt\n"
+                   "vcpu_fifo_priority = 4\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_class_error_exact(errors, dir, "rt", 6, "vcpu_fifo_priority = 4 is not below [rt] ksoftirqd_priority = 2");
+        free(errors);
+        errors = NULL;
+
+        /* Between ksoftirqd and rcuc, the lower one it is not below is named. */
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 5\nrcuc_priority = 4\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_error(errors, dir, "tenant-classes.d/rt.ini:6", "vcpu_fifo_priority = 4 is not below [rt] rcuc_priority = 4 (");
+        assert_error(errors, dir, "tenant-classes.d/rt.ini:6", "/sriovd.conf:3); expected RT vCPU threads on RT CPUs below "
+                                                              "the per-CPU kernel threads there: spinning above them starves "
+                                                              "RCU callbacks on its CPU, which stalls the host");
+        free(errors);
+        errors = NULL;
+
+        /* Above the RT class's IRQ threads, and at rtnet_prio: each its own reason. */
+        write_file(dir, "sriovd.conf", "[rt]\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 40\nvcpu_pinning = rt\n"
+                   "vcpu_fifo_priority = 40\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_error(errors, dir, "tenant-classes.d/rt.ini:6",
+                     "vcpu_fifo_priority = 40 is not below RT class \"rt\"'s irq_thread_priority = 40 (");
+        free(errors);
+        errors = NULL;
+        write_file(dir, "sriovd.conf", "[rt]\nrtnet_prio = 30\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 40\nvcpu_pinning = rt\n"
+                   "vcpu_fifo_priority = 30\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_error(errors, dir, "tenant-classes.d/rt.ini:6", "vcpu_fifo_priority = 30 is not below [rt] rtnet_prio = 30 (");
+        free(errors);
+        errors = NULL;
+
+        /* vhost workers on RT CPUs obey the kthreads; on housekeeping CPUs only the RT NIC's threads. */
+        write_file(dir, "sriovd.conf", "[rt]\nksoftirqd_priority = 2\nrcuc_priority = 4\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\n");
+        write_file(dir, "tenant-classes.d/web.ini",
+                   "[class]\nvnic = virtio\nvcpu_pinning = rt\nvhost_cpus = rt\nvhost_priority = 3\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_error(errors, dir, "tenant-classes.d/web.ini:5", "vhost_priority = 3 is not below [rt] ksoftirqd_priority = 2");
+        free(errors);
+        errors = NULL;
+        write_file(dir, "tenant-classes.d/web.ini", "[class]\nvnic = virtio\nvhost_cpus = housekeeping\nvhost_priority = 90\n");
+        errors = load_fail(dir, -EINVAL);
+        ASSERT_EQ(count_lines(errors), 1);
+        assert_error(errors, dir, "tenant-classes.d/web.ini:4",
+                     "vhost_priority = 90 is not below RT class \"rt\"'s irq_thread_priority = 90");
+        free(errors);
+        errors = NULL;
+
+        /* In order, or with nothing to compare with, they load; vCPUs off RT CPUs are not RT vCPUs. */
+        write_file(dir, "tenant-classes.d/web.ini", "[class]\nvnic = virtio\nvhost_cpus = housekeeping\nvhost_priority = 3\n");
+        write_file(dir, "tenant-classes.d/rt.ini",
+                   "[class]\nvnic = sriov-required\nirq_cpus = rt\nirq_thread_priority = 90\nvcpu_pinning = rt\n"
+                   "vcpu_fifo_priority = 1\n");
+        c = load_ok(dir);
+        ASSERT_EQ(c->n_classes, 2u);
+        c = config_free(c);
+        write_file(dir, "sriovd.conf", "[rt]\n");
+        write_file(dir, "tenant-classes.d/rt.ini", "[class]\nvnic = sriov-required\nvcpu_pinning = rt\nvcpu_fifo_priority = 50\n");
+        c = load_ok(dir);
+        ASSERT_EQ(c->classes[0].vcpu_fifo_priority, 50);
+}
+
 /* TuneD's realtime-virtual-host values (ksoftirqd FIFO 2, rcuc FIFO 4) fit the shipped classes. */
 TEST(kthread_priority_tuned_with_shipped_classes) {
         static const char *const names[] = { "best-effort", "latency-critical", "rt-vcpu", "throughput" };
@@ -1499,6 +1581,7 @@ int main(int argc, char *argv[]) {
         RUN(napi_priority_needs_threads);
         RUN(napi_priority_order);
         RUN(kthread_priority_order);
+        RUN(guest_priority_order);
         RUN(kthread_priority_tuned_with_shipped_classes);
         RUN(multiple_errors);
         RUN(too_many_errors);

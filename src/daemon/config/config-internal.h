@@ -145,6 +145,8 @@ struct Parser {
         unsigned napi_prio_line;         /* the line that set napi_thread_priority, or 0 */
         unsigned napi_threads_line;      /* the line that set napi_threads, or 0 */
         unsigned vhost_cpus_line;        /* the line that set vhost_cpus, or 0 */
+        unsigned vcpu_prio_line;         /* the line that set vcpu_fifo_priority, or 0 */
+        unsigned vhost_prio_line;        /* the line that set vhost_priority, or 0 */
         bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
         bool vcpu_pinning_invalid;       /* vcpu_pinning was given but rejected */
         bool oom;
@@ -157,6 +159,8 @@ typedef struct ClassInfo {
         unsigned napi_prio_line;         /* 0 if napi_thread_priority is not set; then it follows irq_thread_priority */
         bool irq_cpus_invalid;           /* already reported, and a check against the default would mislead */
         bool vcpu_pinning_invalid;       /* the same, for an irq_cpus = vcpu class */
+        unsigned vcpu_prio_line;         /* 0 if vcpu_fifo_priority is not set */
+        unsigned vhost_prio_line;        /* 0 if vhost_priority is not set */
 } ClassInfo;
 
 typedef struct ClassInfoList {

@@ -80,6 +80,20 @@ static int key_napi_thread_priority(Parser *p, const KeyDef *k, const char *valu
         return r;
 }
 
+/* vcpu_fifo_priority and vhost_priority: their lines are kept for the priority order check. */
+static int key_guest_priority(Parser *p, const KeyDef *k, const char *value, void *data) {
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0 && !p->scratch) {
+                if (k->offset == offsetof(TenantClass, vcpu_fifo_priority))
+                        p->vcpu_prio_line = p->line;
+                else
+                        p->vhost_prio_line = p->line;
+        }
+        return r;
+}
+
 /* Parses a count or setting that the kernel keeps unless told otherwise.
  * The value is an integer within range, or "leave". */
 static int key_long_or_leave(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -503,13 +517,15 @@ static const KeyDef class_keys[] = {
         KEY("virtio_bridge", key_virtio_bridge, TenantClass, virtio_source),
         { .name = "vcpu_pinning", .parse = key_vcpu_pinning, .offset = offsetof(TenantClass, vcpu_pin_rt),
           .values = vcpu_pinning_values, .n_values = ELEMENTSOF(vcpu_pinning_values) },
-        KEY_INT("vcpu_fifo_priority", TenantClass, vcpu_fifo_priority, 0, 99),
+        { .name = "vcpu_fifo_priority", .parse = key_guest_priority, .offset = offsetof(TenantClass, vcpu_fifo_priority),
+          .min = 0, .max = 99 },
         KEY_UNSIGNED("rt_vcpus", TenantClass, rt_vcpus, 1, 8),
         KEY_UNSIGNED("rt_cpu_share", TenantClass, rt_cpu_share, 1, 64),
         KEY_ENUM("rt_cpu_fallback", TenantClass, rt_cpu_fallback, rt_cpu_fallback_values),
         { .name = "vhost_cpus", .parse = key_vhost_cpus, .offset = offsetof(TenantClass, vhost_cpus),
           .values = vhost_cpus_values, .n_values = ELEMENTSOF(vhost_cpus_values) },
-        KEY_INT("vhost_priority", TenantClass, vhost_priority, 0, 99),
+        { .name = "vhost_priority", .parse = key_guest_priority, .offset = offsetof(TenantClass, vhost_priority),
+          .min = 0, .max = 99 },
 };
 
 _Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");

@@ -306,6 +306,8 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
                 .napi_prio_line = p.napi_prio_line,
                 .irq_cpus_invalid = p.irq_cpus_invalid,
                 .vcpu_pinning_invalid = p.vcpu_pinning_invalid,
+                .vcpu_prio_line = p.vcpu_prio_line,
+                .vhost_prio_line = p.vhost_prio_line,
         };
         cls.file = TAKE_PTR(path);
         c->classes[c->n_classes++] = cls;

@@ -256,6 +256,81 @@ static void check_kthread_priorities(const Config *c, ErrorList *errors, const P
         }
 }
 
+/* What a guest thread above a per-CPU kernel thread of its CPU starves, by KthreadKind. */
+static const char *kthread_starved(KthreadKind k) {
+        switch (k) {
+        case KTHREAD_KSOFTIRQD:
+                return "the softirq work left to ksoftirqd on its CPU";
+        case KTHREAD_KTIMERS:
+                return "the timer softirqs of its CPU";
+        case KTHREAD_RCUC:
+                return "RCU callbacks on its CPU, which stalls the host";
+        default:
+                return "the kernel's work on its CPU";
+        }
+}
+
+/*
+ * Checks one guest thread priority: the RT vCPUs' vcpu_fifo_priority or the vhost workers'
+ * vhost_priority. The RT order puts them last. They run below the softirq threshold and below
+ * every RT class's IRQ and NAPI threads, which carry their packets. On an RT CPU they also run
+ * below the per-CPU kernel threads that [rt] sets. A vCPU that spins above rcuc/N starves RCU on
+ * that CPU, and with RT throttling off that stalls the host. TuneD's realtime-virtual-host runs
+ * vCPUs at 1, below ksoftirqd 2 and rcuc 4. One error per key: the first rule it breaks.
+ */
+static void check_guest_priority(const Config *c, ErrorList *errors, const Parser *p, const ClassPrio *low,
+                                 size_t i, unsigned file_idx, const char *key, const char *threads, int prio,
+                                 unsigned line, bool on_rt_cpus) {
+        const TenantClass *t = &c->classes[i];
+        size_t worst = _KTHREAD_KIND_MAX;
+
+        if (prio <= 0 || line == 0)
+                return;
+        if (c->rtnet_prio >= 0 && prio >= c->rtnet_prio) {
+                error_add(errors, file_idx, t->file, line,
+                          "%s = %d is not below [rt] rtnet_prio = %d (%s:%u); expected %s below the softirq "
+                          "threshold, under the RT NIC's threads", key, prio, c->rtnet_prio, c->path,
+                          p->rtnet_prio_line, threads);
+                return;
+        }
+        if (low && prio >= low->prio) {
+                error_add(errors, file_idx, t->file, line,
+                          "%s = %d is not below RT class \"%s\"'s %s = %d (%s:%u); expected %s below every RT "
+                          "class's IRQ and NAPI threads, which carry their packets", key, prio,
+                          c->classes[low->cls].name, low->key, low->prio, c->classes[low->cls].file, low->line, threads);
+                return;
+        }
+        if (!on_rt_cpus)
+                return;
+        for (size_t k = 0; k < _KTHREAD_KIND_MAX; k++) {
+                int kprio = c->kthread_priority[k];
+
+                if (kthread_priority_key(k) && kprio > 0 && p->kthread_prio_lines[k] > 0 && prio >= kprio &&
+                    (worst == _KTHREAD_KIND_MAX || kprio < c->kthread_priority[worst]))
+                        worst = k;
+        }
+        if (worst < _KTHREAD_KIND_MAX)
+                error_add(errors, file_idx, t->file, line,
+                          "%s = %d is not below [rt] %s = %d (%s:%u); expected %s on RT CPUs below the per-CPU "
+                          "kernel threads there: spinning above them starves %s", key, prio,
+                          kthread_priority_key(worst), c->kthread_priority[worst], c->path,
+                          p->kthread_prio_lines[worst], threads, kthread_starved(worst));
+}
+
+/* The RT vCPUs and the vhost workers of every class, last in the RT order. */
+static void check_guest_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p,
+                                   const ClassPrio *low) {
+        for (size_t i = 0; i < c->n_classes; i++) {
+                const TenantClass *t = &c->classes[i];
+
+                if (t->vcpu_pin_rt && !info[i].vcpu_pinning_invalid)
+                        check_guest_priority(c, errors, p, low, i, info[i].file_idx, "vcpu_fifo_priority",
+                                             "RT vCPU threads", t->vcpu_fifo_priority, info[i].vcpu_prio_line, true);
+                check_guest_priority(c, errors, p, low, i, info[i].file_idx, "vhost_priority", "vhost workers",
+                                     t->vhost_priority, info[i].vhost_prio_line, t->vhost_cpus == VHOST_CPUS_RT);
+        }
+}
+
 /*
  * The softirq partition works only if the priority order holds. The IRQ and NAPI threads of
  * RT classes must be at or above rtnet_prio, and those of every other class below it. Then
@@ -265,7 +340,7 @@ static void check_kthread_priorities(const Config *c, ErrorList *errors, const P
  * irq_cpus keyword alone. An error goes at the priority line that breaks the order. Where the
  * keyword does not make it plain, the message says why the class counts as RT or not.
  * Priority 0, the kernel default, is never checked. The per-CPU kernel threads of [rt] come
- * last, below all of these.
+ * next, below all of these, and the guests' vCPU and vhost threads last.
  */
 void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *info, const Parser *p) {
         ClassPrio low = { .cls = SIZE_MAX };
@@ -302,6 +377,7 @@ void check_rt_priorities(const Config *c, ErrorList *errors, const ClassInfo *in
         }
 
         check_kthread_priorities(c, errors, p, low.cls == SIZE_MAX ? NULL : &low);
+        check_guest_priorities(c, errors, info, p, low.cls == SIZE_MAX ? NULL : &low);
 
         if (c->rtnet_prio >= 0 || low.cls == SIZE_MAX)
                 return;
