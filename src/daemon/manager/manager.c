@@ -208,13 +208,63 @@ static int guests_wanted(Manager *m) {
         return r < 0 ? r : 1;
 }
 
+/* The guests' hooks: what they read of the manager, and what they ask it to do. */
+static const Config *guests_hook_config(void *userdata) {
+        return manager_config(userdata);
+}
+
+static const Inventory *guests_hook_inventory(void *userdata) {
+        return manager_inventory(userdata);
+}
+
+static const Tenants *guests_hook_tenants(void *userdata) {
+        Manager *m = userdata;
+
+        return m->tenants;
+}
+
+static void guests_hook_recheck(const char *why, void *userdata) {
+        manager_recheck(userdata, why);
+}
+
+static int guests_hook_release(const char *tenant, void *userdata) {
+        return manager_release(userdata, tenant);
+}
+
+static void guests_hook_set_vfs_in_guest(const char (*vfs)[PCI_ADDR_MAX], size_t n, void *userdata) {
+        manager_set_vfs_in_guest(userdata, vfs, n);
+}
+
+static int guests_hook_prepare_vf(const char *tenant, const char *vf, const TenantNicFacts *f, void *userdata) {
+        return manager_prepare_vf(userdata, tenant, vf, f);
+}
+
+static void guests_hook_watch_irqs(const char *domain, const char *uuid, void *userdata) {
+        manager_watch_guest_irqs(userdata, domain, uuid);
+}
+
+static GuestsHooks manager_guests_hooks(Manager *m) {
+        return (GuestsHooks) {
+                .config = guests_hook_config,
+                .inventory = guests_hook_inventory,
+                .tenants = guests_hook_tenants,
+                .recheck = guests_hook_recheck,
+                .release = guests_hook_release,
+                .set_vfs_in_guest = guests_hook_set_vfs_in_guest,
+                .prepare_vf = guests_hook_prepare_vf,
+                .watch_irqs = guests_hook_watch_irqs,
+                .userdata = m,
+        };
+}
+
 int manager_connect_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
         int r;
 
         r = guests_wanted(m);
         if (r <= 0)
                 return r;
-        r = guests_new(m, m->config->libvirt_uri, &m->guests);
+        r = guests_new(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
         if (r < 0)
                 return r;
         guests_resync(m->guests);
@@ -228,12 +278,13 @@ int manager_connect_guests(Manager *m) {
  * until it succeeds.
  */
 int manager_start_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
         int r;
 
         r = guests_wanted(m);
         if (r <= 0)
                 return r;
-        r = guests_start(m, &m->guests);
+        r = guests_start(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
         if (r < 0)
                 return r;
         return 1;
