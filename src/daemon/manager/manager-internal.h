@@ -161,7 +161,7 @@ bool manager_guests_known(const Manager *m);
 void manager_hotplug_event(Manager *m, const char *action, const char *addr);
 void manager_hotplug_link_up(Manager *m, int ifindex);
 
-/* manager.c: load the BPF programs, or say why not, and unload them. */
+/* manager-schedule.c: load the BPF programs, or say why not, and unload them with their repairs. */
 int manager_kernel_events_start(Manager *m);
 void manager_kernel_events_stop(Manager *m);
 /* manager-schedule.c: a cycle that reads only what drift events named, soon. */

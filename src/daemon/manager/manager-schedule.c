@@ -218,6 +218,17 @@ static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+int manager_kernel_events_start(Manager *m) {
+        return kernel_events_start(m->kernel_events, m->event, m->root, m->config->bpf);
+}
+
+/* The repairs that the drift events asked for go with them. */
+void manager_kernel_events_stop(Manager *m) {
+        m->repair_timer = sd_event_source_disable_unref(m->repair_timer);
+        m->repair_defer = sd_event_source_disable_unref(m->repair_defer);
+        kernel_events_stop(m->kernel_events);
+}
+
 /* The drift events stopped working: the drift check goes back to its short period at once. */
 void manager_drift_events_failed(Manager *m) {
         int r;

@@ -31,6 +31,7 @@ static TestHooks test_hooks_from_env(void) {
 
 /* ---- The hooks of the rooms below: what they read from the manager and ask of it ---- */
 
+/* The getters that every room below reads the manager's current state through. */
 static const Config *hook_config(void *userdata) {
         Manager *m = userdata;
         return m->config;
@@ -76,21 +77,13 @@ static void hook_devices_lost(void *userdata) {
         pci_set_clear(&m->hotplug.probing);
 }
 
-/* The hooks through which hotplug.c and vf-irq-watch.c call up to the manager. */
+/* The hooks through which hotplug.c calls up to the manager. */
 static void hotplug_plan_context(PlanContext *ret, void *userdata) {
         manager_plan_context(userdata, NULL, 0, ret);
 }
 
 static void hotplug_apply(const Inventory *view, Action *a, void *userdata) {
         manager_apply_action(userdata, view, a);
-}
-
-static const Inventory *irq_watch_inventory(void *userdata) {
-        return manager_inventory(userdata);
-}
-
-static void irq_watch_found(const char *why, void *userdata) {
-        manager_recheck_now(userdata, why);
 }
 
 int manager_new(const char *root, const char *config_path, Manager **ret) {
@@ -145,7 +138,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                 return r;
 
         hotplug_init(&m->hotplug, m->root, &(HotplugHooks) { hotplug_plan_context, hotplug_apply, m });
-        vf_irq_watcher_init(&m->irq_watch, m->root, &(VfIrqWatchHooks) { irq_watch_inventory, irq_watch_found, m });
+        vf_irq_watcher_init(&m->irq_watch, m->root, &(VfIrqWatchHooks) { hook_inventory, hook_recheck_now, m });
         m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
         m->expect_changes = true;
@@ -273,21 +266,7 @@ static int guests_wanted(Manager *m) {
         return r < 0 ? r : 1;
 }
 
-/* The guests' hooks: what they read of the manager, and what they ask it to do. */
-static const Config *guests_hook_config(void *userdata) {
-        return manager_config(userdata);
-}
-
-static const Inventory *guests_hook_inventory(void *userdata) {
-        return manager_inventory(userdata);
-}
-
-static const Tenants *guests_hook_tenants(void *userdata) {
-        Manager *m = userdata;
-
-        return m->tenants;
-}
-
+/* The guests' hooks: what they ask the manager to do. They read it through the shared getters. */
 static void guests_hook_recheck(const char *why, void *userdata) {
         manager_recheck(userdata, why);
 }
@@ -310,9 +289,9 @@ static void guests_hook_watch_irqs(const char *domain, const char *uuid, void *u
 
 static GuestsHooks manager_guests_hooks(Manager *m) {
         return (GuestsHooks) {
-                .config = guests_hook_config,
-                .inventory = guests_hook_inventory,
-                .tenants = guests_hook_tenants,
+                .config = hook_config,
+                .inventory = hook_inventory,
+                .tenants = hook_tenants,
                 .recheck = guests_hook_recheck,
                 .release = guests_hook_release,
                 .set_vfs_in_guest = guests_hook_set_vfs_in_guest,
@@ -382,17 +361,6 @@ static int manager_setup_event(Manager *m) {
         if (r < 0)
                 return log_oom();
         return 0;
-}
-
-int manager_kernel_events_start(Manager *m) {
-        return kernel_events_start(m->kernel_events, m->event, m->root, m->config->bpf);
-}
-
-/* The repairs that the drift events asked for go with them. */
-void manager_kernel_events_stop(Manager *m) {
-        m->repair_timer = sd_event_source_disable_unref(m->repair_timer);
-        m->repair_defer = sd_event_source_disable_unref(m->repair_defer);
-        kernel_events_stop(m->kernel_events);
 }
 
 bool manager_kernel_events(const Manager *m, int feature, const char **ret_reason) {
