@@ -25,14 +25,14 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "guests/guests.h"
+#include "monitor/kernel-events.h"
+#include "monitor/metrics-timer.h"
+#include "monitor/monitors.h"
 #include "monitor/sampler.h"
 #include "vf/hotplug.h"
 #include "vf/vf-irq-watch.h"
 #include "vf/vf-wait.h"
-#include "kernel-events.h"
 #include "manager.h"
-#include "metrics-timer.h"
-#include "monitors.h"
 
 /* A tenant whose AllocationChanged signal waits until the group numbered seq is written. */
 typedef struct ManagerSavedTenant {
