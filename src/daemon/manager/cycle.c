@@ -128,9 +128,9 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
         bool copied = m->refresh_only && refreshed && !names_napi_thread(m, inv) && inventory_copy_netlink(base, inv) >= 0;
         if (!copied)
                 manager_read_vf_links(m, inv);
-        saved_sched_table_prune(&m->saved, inv);
+        saved_sched_table_prune(&m->host.saved, inv);
         if (!copied)
-                netdev_tune_read(&m->kernel, m->config, &m->saved, m->allocations, m->n_allocations, inv);
+                netdev_tune_read(&m->kernel, m->config, &m->host.saved, m->allocations, m->n_allocations, inv);
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
         r = vf_users_read(m->root, m->config, guests_connected_now(m->guests) ? guests_virt(m->guests) : NULL, inv,
@@ -154,24 +154,13 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
                 .n_force_num_vfs = pci_set_size(&m->force_num_vfs),
                 .vf_users = users,
                 .n_vf_users = n_users,
-                .saved = m->saved.items,
-                .n_saved = m->saved.n,
-                .unmanaged_irqs = m->unmanaged.irqs,
-                .n_unmanaged = m->unmanaged.n,
-                .coalesce_unsupported = pci_set_array(&m->coalesce_unsupported),
-                .n_coalesce_unsupported = pci_set_size(&m->coalesce_unsupported),
-                .offloads_unsupported = pci_set_array(&m->offloads_unsupported),
-                .n_offloads_unsupported = pci_set_size(&m->offloads_unsupported),
-                .channels_unsupported = pci_set_array(&m->channels_unsupported),
-                .n_channels_unsupported = pci_set_size(&m->channels_unsupported),
-                .vf_link_unsupported = pci_set_array(&m->vf_link_unsupported),
-                .n_vf_link_unsupported = pci_set_size(&m->vf_link_unsupported),
                 .vfs_held = pci_set_array(&m->held),
                 .n_vfs_held = pci_set_size(&m->held),
                 .guests_known = m->held_known && manager_guests_known(m),
                 .released = m->released,
                 .n_released = m->n_released,
         };
+        host_memory_plan_context(&m->host, ret);
 }
 
 /* Emits DriftDetected with a text such as "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)". */
@@ -196,49 +185,12 @@ static void manager_emit_devices(Manager *m, const Inventory *from, const Invent
         }
 }
 
-/*
- * Remembers what an action's result teaches: the scheduling that a thread had before sriovd
- * changed it, and the IRQs and devices that refused a kind of change for good, so that they are
- * not asked again every cycle. Returns -ENOMEM when it cannot.
- */
-static int manager_record_result(Manager *m, const Action *a) {
-        PciSet *refused;
-        int r;
-
-        if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
-             a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
-                return saved_sched_table_track(&m->saved, a);
-        if (a->result >= 0 || a->error.class != ERROR_UNMANAGED)
-                return 0;
-        switch (a->kind) {
-        case ACTION_SET_IRQ_AFFINITY:
-                r = unmanaged_irqs_add(&m->unmanaged, a->irq);
-                return r < 0 ? r : 0;
-        case ACTION_SET_VF_LINK:
-                refused = &m->vf_link_unsupported;
-                break;
-        case ACTION_SET_COALESCE:
-                refused = &m->coalesce_unsupported;
-                break;
-        case ACTION_SET_OFFLOADS:
-                refused = &m->offloads_unsupported;
-                break;
-        case ACTION_SET_CHANNELS:
-                refused = &m->channels_unsupported;
-                break;
-        default:
-                return 0;
-        }
-        r = pci_set_add(refused, a->target);
-        return r < 0 ? r : 0;
-}
-
 /* Records an applied action's result. What cannot be recorded is asked again, so a warning is enough. */
 static void manager_record(Manager *m, const Action *a) {
         char what[160];
         int r;
 
-        r = manager_record_result(m, a);
+        r = host_memory_learn(&m->host, a);
         if (r < 0)
                 log_warning_errno(r, "Failed to record the result of %s, ignoring: %m",
                                   action_describe(a, what, sizeof(what)));
@@ -509,8 +461,8 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         r = manager_open_tenants(m, mode != CYCLE_APPLY);
         if (r < 0)
                 return r;
-        if (mode == CYCLE_APPLY && !m->unmanaged.loaded) {
-                r = unmanaged_irqs_load_boot(&m->unmanaged, m->root, m->config->state_dir);
+        if (mode == CYCLE_APPLY && !m->host.unmanaged.loaded) {
+                r = unmanaged_irqs_load_boot(&m->host.unmanaged, m->root, m->config->state_dir);
                 if (r < 0)
                         log_warning_errno(r, "Failed to read the IRQs the kernel will not move, ignoring: %m");
         }
@@ -566,11 +518,11 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                         action_log_notes(inv, plan);
                 vf_irq_watch_log_found(m->root, m->allocations, m->n_allocations, m->inventory, inv, plan);
                 vf_irq_watch_seen(&m->irq_watch.list, inv);
-                r = unmanaged_irqs_save_boot(&m->unmanaged, m->root, m->config->state_dir);
+                r = unmanaged_irqs_save_boot(&m->host.unmanaged, m->root, m->config->state_dir);
                 if (r < 0)
                         log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
-                if (m->saved.dirty) {
-                        r = saved_sched_table_save(&m->saved);
+                if (m->host.saved.dirty) {
+                        r = saved_sched_table_save(&m->host.saved);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the IRQ threads' original scheduling, ignoring: %m");
                 }

@@ -20,8 +20,7 @@
 #include "sriovd/shared/pci-set.h"
 #include "sriovd/shared/util.h"
 #include "apply/apply.h"
-#include "apply/saved-sched.h"
-#include "apply/unmanaged-irqs.h"
+#include "apply/host-memory.h"
 #include "base/log.h"
 #include "base/runtime.h"
 #include "guests/guests.h"
@@ -40,31 +39,35 @@ typedef struct ManagerSavedTenant {
         uint64_t seq;
 } ManagerSavedTenant;
 
-struct Manager {
-        sd_event *event;
-        sd_event_source *drift_timer;
-        sd_event_source *guest_timer;     /* the guests' placement check, while drift events cover the host */
-        sd_event_source *recheck_timer;   /* one cycle for a burst of D-Bus and libvirt requests */
+/* When cycles run: see manager-schedule.c. */
+typedef struct ManagerTimers {
+        sd_event_source *drift;
+        sd_event_source *guest;           /* the guests' placement check, while drift events cover the host */
+        sd_event_source *recheck;         /* one cycle for a burst of D-Bus and libvirt requests */
         sd_event_source *recheck_defer;   /* one cycle for kernel events, after the pending ones are read */
-        sd_event_source *vf_timer;        /* the next VF creation deadline */
-        sd_event_source *retry_timer;     /* retries transient failures with backoff */
-        sd_event_source *rewrite_defer;   /* rewrites the whole state file after the reply */
-        sd_event_source *save_defer;      /* writes the grouped changes once the bus has no calls queued */
-        ManagerSavedFn saved_fn;          /* when set, the bus's changes are grouped; see manager-tenants.c */
-        void *saved_userdata;
-        const char *saved_why;            /* why a saved change wants a cycle */
-        bool decided_vf;                  /* a saved decision moved a VF or RT CPUs, so a cycle is due */
-        ManagerSavedTenant *saved_tenants;   /* tenants owed an AllocationChanged once their group is written */
-        size_t n_saved_tenants, allocated_saved_tenants;
-        StateWriter *writer;              /* runs the groups' fdatasync() off the loop; NULL runs it on the loop */
+        sd_event_source *vf;              /* the next VF creation deadline */
+        sd_event_source *retry;           /* retries transient failures with backoff */
         uint64_t retry_usec;              /* the next backoff, or 0 when no retry is pending */
-        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC start of the last cycle, or 0 before the first */
-        Monitors *monitors;               /* the link, ethtool and device monitors, with the event loop */
-        /* The kernel's events through BPF: thread latency, drift and what it named. Never NULL. */
-        KernelEvents *kernel_events;
-        bool refresh_only;               /* the cycle in progress reads only the drift events' targets */
-        sd_event_source *repair_defer;   /* that cycle, after the events waiting are read */
-        sd_event_source *repair_timer;   /* the same, when the last cycle began less than 5 ms ago */
+        sd_event_source *repair_defer;    /* a cycle that reads only what drift events named, after the events waiting */
+        sd_event_source *repair;          /* the same, when the last cycle began less than 5 ms ago */
+} ManagerTimers;
+
+/* The bus's changes, saved in groups that share one fdatasync(): see manager-tenants.c. */
+typedef struct ManagerSaves {
+        sd_event_source *rewrite_defer;   /* rewrites the whole state file after the reply */
+        sd_event_source *defer;           /* writes the grouped changes once the bus has no calls queued */
+        ManagerSavedFn fn;                /* when set, the bus's changes are grouped */
+        void *userdata;
+        const char *why;                  /* why a saved change wants a cycle */
+        bool decided_vf;                  /* a saved decision moved a VF or RT CPUs, so a cycle is due */
+        ManagerSavedTenant *tenants;      /* tenants owed an AllocationChanged once their group is written */
+        size_t n_tenants, allocated_tenants;
+        StateWriter *writer;              /* runs the groups' fdatasync() off the loop; NULL runs it on the loop */
+} ManagerSaves;
+
+struct Manager {
+        /* The loop and the host. */
+        sd_event *event;
         RootFs *root;
         Kernel kernel;
         /*
@@ -72,15 +75,24 @@ struct Manager {
          * root, and in a test that runs in its own network namespace.
          */
         bool netlink_live;
+        int runtime_lock_fd;              /* $RUNTIME_DIRECTORY/lock, held while the daemon or --restore runs */
+        bool ready;
+
+        /* The configuration, and the alert rules it sets. */
         char *config_path;
-        int runtime_lock_fd;      /* $RUNTIME_DIRECTORY/lock, held while the daemon or --restore runs */
-        char *config_errors;      /* the "FILE:LINE: ..." lines of the last failed load; NULL after a good one */
-        bool config_optional;    /* the default path: a missing file means the built-in defaults */
+        char *config_errors;              /* the "FILE:LINE: ..." lines of the last failed load; NULL after a good one */
+        bool config_optional;             /* the default path: a missing file means the built-in defaults */
         Config *config;
+        /* The config's alert rules. They are kept across reloads, so an unchanged rule keeps its state. */
+        Alerts *alerts;
+
+        /* The cycle: see cycle.c. */
         Inventory *inventory;
         Plan *plan;
         CycleResult last;
         unsigned n_cycles;
+        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC start of the last cycle, or 0 before the first */
+        bool refresh_only;                /* the cycle in progress reads only the drift events' targets */
         /*
          * The drift timer sets this for its cycle. The cycle's first pass then re-reads only what
          * can drift, see inventory_refresh(). It does so while the last full read is younger than
@@ -88,9 +100,8 @@ struct Manager {
          */
         bool drift_refresh;
         uint64_t full_read_usec;          /* CLOCK_MONOTONIC time of the last full read, or 0 for none */
-        IrqFiles *irq_files;              /* the affinity files that the refresh holds open, see manager_run() */
+        IrqFiles *irq_files;              /* the affinity files that the refresh holds open, see manager_start() */
         unsigned n_full_reads, n_refreshes;
-        bool ready;
         /* Changes are expected after a start or a reload. Later changes repair drift. */
         bool expect_changes;
         /*
@@ -98,16 +109,10 @@ struct Manager {
          * driver and coalescing follows the new allocation, so it is not drift either.
          */
         PciSet expect_vfs;
-
-        /* The scheduling that sriovd changed on threads. sriovd restores it when it stops. */
-        SavedSchedTable saved;
-        /* IRQs whose affinity the kernel refused for good. The list lasts across runs in one boot. */
-        UnmanagedIrqs unmanaged;
-
-        /* Devices whose netdev refused coalescing, offload or channel changes for good. */
-        PciSet coalesce_unsupported, offloads_unsupported, channels_unsupported;
-        /* PFs whose driver does not accept VF link settings. */
-        PciSet vf_link_unsupported;
+        /* With --once, the results of every cycle add up until the VFs settle. */
+        bool once;
+        CycleResult once_total;
+        ManagerTimers timers;
 
         /* Which tenant holds which NIC. The first cycle opens it, read-only in a dry run. */
         Tenants *tenants;
@@ -123,25 +128,23 @@ struct Manager {
         /* The inventory that manager_sync_tenants() places tenants against. It is newer than ->inventory. */
         const Inventory *syncing;
         PciSet force_num_vfs;             /* PFs whose VF count may change once, though VFs are allocated */
+        ManagerSaves saves;
+
+        /* What the rooms below keep. */
+        HostMemory host;                  /* apply: threads to put back, changes the host refused for good */
+        VfWaitList vf_waits;              /* vf: VFs asked for and not yet seen */
+        VfIrqWatcher irq_watch;           /* vf: started guests' passthrough VFs, watched for new vectors */
+        Hotplug hotplug;                  /* vf: VFs between their "add" and their driver's "bind" */
+        Monitors *monitors;               /* monitor: the link, ethtool and device monitors */
+        KernelEvents *kernel_events;      /* monitor: BPF thread latency and drift events; never NULL */
+        MetricsTimer *metrics;            /* monitor: the sampler, its timer and the metrics file; never NULL */
+        Guests *guests;                   /* guests: libvirt's side of the tenants */
+
+        /* The bus's callbacks. */
         ManagerEventFn event_fn;
         void *event_userdata;
-        /* The config's alert rules. They are kept across reloads, so an unchanged rule keeps its state. */
-        Alerts *alerts;
         ManagerAlertFn alert_fn;
         void *alert_userdata;
-        Guests *guests;
-
-        /* VFs asked for and not yet seen. */
-        VfWaitList vf_waits;
-        /* The passthrough VFs of started guests, watched for the vectors the guest enables; see vf-irq-watch.c. */
-        VfIrqWatcher irq_watch;
-        /* The sampler, its timer, the last period's values and the metrics file. Never NULL. */
-        MetricsTimer *metrics;
-        /* VFs between their "add" event and their driver's "bind" event; see hotplug.c. */
-        Hotplug hotplug;
-        /* With --once, the results of every cycle add up until the VFs settle. */
-        bool once;
-        CycleResult once_total;
 };
 
 /* cycle.c */

@@ -29,16 +29,16 @@ void manager_arm_vf_timer(Manager *m) {
         if (!m->event)
                 return;
         if (deadline == UINT64_MAX) {
-                if (m->vf_timer)
-                        (void) sd_event_source_set_enabled(m->vf_timer, SD_EVENT_OFF);
+                if (m->timers.vf)
+                        (void) sd_event_source_set_enabled(m->timers.vf, SD_EVENT_OFF);
                 return;
         }
-        if (!m->vf_timer)
-                r = sd_event_add_time(m->event, &m->vf_timer, CLOCK_MONOTONIC, deadline, 0, on_vf_timer, m);
+        if (!m->timers.vf)
+                r = sd_event_add_time(m->event, &m->timers.vf, CLOCK_MONOTONIC, deadline, 0, on_vf_timer, m);
         else {
-                r = sd_event_source_set_time(m->vf_timer, deadline);
+                r = sd_event_source_set_time(m->timers.vf, deadline);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(m->vf_timer, SD_EVENT_ONESHOT);
+                        r = sd_event_source_set_enabled(m->timers.vf, SD_EVENT_ONESHOT);
         }
         if (r < 0)
                 log_warning_errno(r, "Failed to arm the VF creation deadline, the drift timer will report it: %m");
@@ -60,24 +60,24 @@ static void manager_arm_retry(Manager *m, unsigned n_transient) {
         if (!m->event)
                 return;
         if (n_transient == 0) {
-                m->retry_usec = 0;
-                if (m->retry_timer)
-                        (void) sd_event_source_set_enabled(m->retry_timer, SD_EVENT_OFF);
+                m->timers.retry_usec = 0;
+                if (m->timers.retry)
+                        (void) sd_event_source_set_enabled(m->timers.retry, SD_EVENT_OFF);
                 return;
         }
-        m->retry_usec = m->retry_usec ? MIN(m->retry_usec * 2, cap) : RETRY_FIRST_USEC;
-        if (!m->retry_timer)
-                r = sd_event_add_time_relative(m->event, &m->retry_timer, CLOCK_MONOTONIC, m->retry_usec, 10 * 1000,
+        m->timers.retry_usec = m->timers.retry_usec ? MIN(m->timers.retry_usec * 2, cap) : RETRY_FIRST_USEC;
+        if (!m->timers.retry)
+                r = sd_event_add_time_relative(m->event, &m->timers.retry, CLOCK_MONOTONIC, m->timers.retry_usec, 10 * 1000,
                                                on_retry_timer, m);
         else {
-                r = sd_event_source_set_time_relative(m->retry_timer, m->retry_usec);
+                r = sd_event_source_set_time_relative(m->timers.retry, m->timers.retry_usec);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(m->retry_timer, SD_EVENT_ONESHOT);
+                        r = sd_event_source_set_enabled(m->timers.retry, SD_EVENT_ONESHOT);
         }
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule a retry, the drift timer will: %m");
         else
-                log_debug("%u transient failures: retrying in %" PRIu64 " ms", n_transient, m->retry_usec / 1000);
+                log_debug("%u transient failures: retrying in %" PRIu64 " ms", n_transient, m->timers.retry_usec / 1000);
 }
 
 int manager_run_cycle(Manager *m) {
@@ -86,17 +86,17 @@ int manager_run_cycle(Manager *m) {
 
         /* This cycle answers every re-check that was asked for before it began. */
         m->cycle_started_usec = now_usec();
-        if (m->recheck_timer)
-                (void) sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_OFF);
-        if (m->recheck_defer)
-                (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
+        if (m->timers.recheck)
+                (void) sd_event_source_set_enabled(m->timers.recheck, SD_EVENT_OFF);
+        if (m->timers.recheck_defer)
+                (void) sd_event_source_set_enabled(m->timers.recheck_defer, SD_EVENT_OFF);
         r = manager_cycle(m, CYCLE_APPLY, &res);
         /* Every cycle reads at least what the drift events named: a full read or a refresh covers it. */
         kernel_events_drift_clear(m->kernel_events);
-        if (m->repair_timer)
-                (void) sd_event_source_set_enabled(m->repair_timer, SD_EVENT_OFF);
-        if (m->repair_defer)
-                (void) sd_event_source_set_enabled(m->repair_defer, SD_EVENT_OFF);
+        if (m->timers.repair)
+                (void) sd_event_source_set_enabled(m->timers.repair, SD_EVENT_OFF);
+        if (m->timers.repair_defer)
+                (void) sd_event_source_set_enabled(m->timers.repair_defer, SD_EVENT_OFF);
         manager_arm_vf_timer(m);
         if (r < 0)
                 return r;
@@ -109,7 +109,7 @@ int manager_run_cycle(Manager *m) {
                 .guests = m->guests,
                 .full_read = m->n_full_reads,
         });
-        r = owned_irqs_write(m->inventory, &m->unmanaged);
+        r = owned_irqs_write(m->inventory, &m->host.unmanaged);
         if (r < 0)
                 log_warning_errno(r, "Failed to publish the IRQs sriovd owns for irqbalance, ignoring: %m");
 
@@ -169,7 +169,7 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* With a period of 0, only events run cycles, so an idle daemon never wakes up. */
 int manager_arm_drift_timer(Manager *m) {
-        return manager_arm_period(m, &m->drift_timer, manager_drift_period_usec(m), on_drift_timer);
+        return manager_arm_period(m, &m->timers.drift, manager_drift_period_usec(m), on_drift_timer);
 }
 
 static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -183,7 +183,7 @@ static int on_drift_timer(sd_event_source *s, uint64_t usec, void *userdata) {
          * handled without looking at what it changed. So the drift check refreshes only when
          * no re-check is due.
          */
-        m->drift_refresh = !source_armed(m->recheck_defer) && !source_armed(m->recheck_timer);
+        m->drift_refresh = !source_armed(m->timers.recheck_defer) && !source_armed(m->timers.recheck);
         (void) manager_run_cycle(m);
         m->drift_refresh = false;
         manager_notify_status(m, "");
@@ -204,7 +204,7 @@ static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata);
 int manager_arm_guest_timer(Manager *m) {
         bool events = kernel_events_drift_ok(m->kernel_events);
         uint64_t period = events ? (uint64_t) m->config->drift_check_sec * 1000000 : 0;
-        return manager_arm_period(m, &m->guest_timer, period, on_guest_timer);
+        return manager_arm_period(m, &m->timers.guest, period, on_guest_timer);
 }
 
 static int on_guest_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -224,8 +224,8 @@ int manager_kernel_events_start(Manager *m) {
 
 /* The repairs that the drift events asked for go with them. */
 void manager_kernel_events_stop(Manager *m) {
-        m->repair_timer = sd_event_source_disable_unref(m->repair_timer);
-        m->repair_defer = sd_event_source_disable_unref(m->repair_defer);
+        m->timers.repair = sd_event_source_disable_unref(m->timers.repair);
+        m->timers.repair_defer = sd_event_source_disable_unref(m->timers.repair_defer);
         kernel_events_stop(m->kernel_events);
 }
 
@@ -233,7 +233,7 @@ void manager_kernel_events_stop(Manager *m) {
 void manager_drift_events_failed(Manager *m) {
         int r;
 
-        if (!m->event || !m->drift_timer)
+        if (!m->event || !m->timers.drift)
                 return;
         r = manager_arm_drift_timer(m);
         if (r >= 0)
@@ -279,11 +279,11 @@ static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
         int r;
 
-        if (!m->recheck_timer)
-                return sd_event_add_time(m->event, &m->recheck_timer, CLOCK_MONOTONIC, usec, 1000, on_recheck_timer, m);
-        r = sd_event_source_set_time(m->recheck_timer, usec);
+        if (!m->timers.recheck)
+                return sd_event_add_time(m->event, &m->timers.recheck, CLOCK_MONOTONIC, usec, 1000, on_recheck_timer, m);
+        r = sd_event_source_set_time(m->timers.recheck, usec);
         if (r >= 0)
-                r = sd_event_source_set_enabled(m->recheck_timer, SD_EVENT_ONESHOT);
+                r = sd_event_source_set_enabled(m->timers.recheck, SD_EVENT_ONESHOT);
         return r;
 }
 
@@ -309,10 +309,10 @@ void manager_on_kernel_event(const char *what, void *userdata) {
         if (hotplug_waiting(&m->hotplug, now, &until)) {
                 uint64_t when = UINT64_MAX;
 
-                if (source_armed(m->recheck_defer))
-                        (void) sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_OFF);
-                if (m->recheck_timer && source_armed(m->recheck_timer))
-                        (void) sd_event_source_get_time(m->recheck_timer, &when);
+                if (source_armed(m->timers.recheck_defer))
+                        (void) sd_event_source_set_enabled(m->timers.recheck_defer, SD_EVENT_OFF);
+                if (m->timers.recheck && source_armed(m->timers.recheck))
+                        (void) sd_event_source_get_time(m->timers.recheck, &when);
                 log_debug("Kernel event %s: the re-check waits for VF %s's driver", what, pci_set_get(&m->hotplug.probing, 0));
                 if (when > until) {
                         r = manager_arm_recheck_timer(m, until);
@@ -321,15 +321,15 @@ void manager_on_kernel_event(const char *what, void *userdata) {
                 }
                 return;
         }
-        if (source_armed(m->recheck_defer)) {
+        if (source_armed(m->timers.recheck_defer)) {
                 log_debug("Kernel event %s: a re-check is already due", what);
                 return;
         }
         if (m->cycle_started_usec > 0 && now < due) {
                 uint64_t when = UINT64_MAX;
 
-                if (m->recheck_timer && source_armed(m->recheck_timer))
-                        (void) sd_event_source_get_time(m->recheck_timer, &when);
+                if (m->timers.recheck && source_armed(m->timers.recheck))
+                        (void) sd_event_source_get_time(m->timers.recheck, &when);
                 if (when <= due) {
                         log_debug("Kernel event %s: a re-check is already due", what);
                         return;
@@ -341,14 +341,14 @@ void manager_on_kernel_event(const char *what, void *userdata) {
                 return;
         }
         log_info("Re-checking after kernel event: %s", what);
-        if (!m->recheck_defer) {
-                r = sd_event_add_defer(m->event, &m->recheck_defer, on_recheck, m);
+        if (!m->timers.recheck_defer) {
+                r = sd_event_add_defer(m->event, &m->timers.recheck_defer, on_recheck, m);
                 if (r >= 0)
-                        r = sd_event_source_set_priority(m->recheck_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                        r = sd_event_source_set_priority(m->timers.recheck_defer, SD_EVENT_PRIORITY_NORMAL + 1);
                 if (r < 0)
-                        m->recheck_defer = sd_event_source_unref(m->recheck_defer);
+                        m->timers.recheck_defer = sd_event_source_unref(m->timers.recheck_defer);
         } else
-                r = sd_event_source_set_enabled(m->recheck_defer, SD_EVENT_ONESHOT);
+                r = sd_event_source_set_enabled(m->timers.recheck_defer, SD_EVENT_ONESHOT);
         if (r < 0)
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
@@ -376,27 +376,27 @@ void manager_repair_soon(Manager *m) {
         uint64_t now = now_usec(), when = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
         int r;
 
-        if (source_armed(m->recheck_defer))
+        if (source_armed(m->timers.recheck_defer))
                 return;   /* A full re-check is due, and it reads these too. */
-        if (source_armed(m->repair_defer) || source_armed(m->repair_timer))
+        if (source_armed(m->timers.repair_defer) || source_armed(m->timers.repair))
                 return;
         /* At once when the gap is over: a timer would add the timer's own latency, which is
          * milliseconds in an emulated guest. */
         if (now >= when) {
-                if (!m->repair_defer) {
-                        r = sd_event_add_defer(m->event, &m->repair_defer, on_repair, m);
+                if (!m->timers.repair_defer) {
+                        r = sd_event_add_defer(m->event, &m->timers.repair_defer, on_repair, m);
                         if (r >= 0)
-                                r = sd_event_source_set_priority(m->repair_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                                r = sd_event_source_set_priority(m->timers.repair_defer, SD_EVENT_PRIORITY_NORMAL + 1);
                 } else
-                        r = sd_event_source_set_enabled(m->repair_defer, SD_EVENT_ONESHOT);
-        } else if (!m->repair_timer) {
-                r = sd_event_add_time(m->event, &m->repair_timer, CLOCK_MONOTONIC, when, 1, on_repair_timer, m);
+                        r = sd_event_source_set_enabled(m->timers.repair_defer, SD_EVENT_ONESHOT);
+        } else if (!m->timers.repair) {
+                r = sd_event_add_time(m->event, &m->timers.repair, CLOCK_MONOTONIC, when, 1, on_repair_timer, m);
                 if (r >= 0)
-                        r = sd_event_source_set_priority(m->repair_timer, SD_EVENT_PRIORITY_NORMAL + 1);
+                        r = sd_event_source_set_priority(m->timers.repair, SD_EVENT_PRIORITY_NORMAL + 1);
         } else {
-                r = sd_event_source_set_time(m->repair_timer, when);
+                r = sd_event_source_set_time(m->timers.repair, when);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(m->repair_timer, SD_EVENT_ONESHOT);
+                        r = sd_event_source_set_enabled(m->timers.repair, SD_EVENT_ONESHOT);
         }
         if (r < 0) {
                 log_warning_errno(r, "Failed to schedule a repair, re-checking the whole host: %m");
@@ -409,7 +409,7 @@ void manager_recheck(Manager *m, const char *why) {
 
         if (!m->event)
                 return;
-        if (source_armed(m->recheck_timer) || source_armed(m->recheck_defer))
+        if (source_armed(m->timers.recheck) || source_armed(m->timers.recheck_defer))
                 return;   /* A re-check is already due. */
         /* Tests and operators grep for these words. */
         log_info("Re-checking after kernel event: %s", why);
@@ -484,14 +484,7 @@ int manager_load_config(Manager *m) {
         config_free(m->config);
         m->config = c;
         m->expect_changes = true;
-        /*
-         * A reload is how the operator asks sriovd to try again, for example after a firmware
-         * update. So sriovd forgets which devices refused a kind of change.
-         */
-        pci_set_clear(&m->vf_link_unsupported);
-        pci_set_clear(&m->coalesce_unsupported);
-        pci_set_clear(&m->offloads_unsupported);
-        pci_set_clear(&m->channels_unsupported);
+        host_memory_forget_refusals(&m->host);
         /* The tenant classes may have changed, so the tenants are placed again under the new ones. */
         m->tenants_configured = false;
         guests_set_uri(m->guests, c->libvirt_uri);

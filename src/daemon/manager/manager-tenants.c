@@ -48,7 +48,7 @@ static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic
         manager_expect_vf(m, d->old_vf);
         manager_expect_vf(m, d->new_vf);
         if (d->old_vf[0] || d->new_vf[0] || d->rt_changed)
-                m->decided_vf = true;
+                m->saves.decided_vf = true;
         r = manager_track_released(m, d);
         if (r < 0)
                 log_warning_errno(r, "Failed to remember that VF %s was tenant %s's, its clean will not name the "
@@ -69,7 +69,7 @@ static void on_tenant_decision(const AllocDecision *d, const TenantNicFacts *nic
 
 /* The VF is prepared against the inventory that the tenants are placed on, during a sync the newer one. */
 int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f) {
-        return vf_prepare(&m->kernel, m->config, m->syncing ?: m->inventory, &m->vf_link_unsupported, tenant, vf, f);
+        return vf_prepare(&m->kernel, m->config, m->syncing ?: m->inventory, &m->host.vf_link_unsupported, tenant, vf, f);
 }
 
 void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid) {
@@ -99,7 +99,7 @@ void manager_sync_tenants(Manager *m, const Inventory *inv) {
         } else
                 r = tenants_update_pool(m->tenants, m->config, inv);
         m->syncing = NULL;
-        m->decided_vf = false;   /* This cycle carries out its own decisions. */
+        m->saves.decided_vf = false;   /* This cycle carries out its own decisions. */
         if (r < 0)
                 log_error_errno(r, "Failed to place tenants on this host's VFs: %m");
         manager_rewrite_soon(m);
@@ -147,7 +147,7 @@ int manager_open_tenants(Manager *m, bool read_only) {
                 return log_error_errno(r, "Failed to open the allocation state in %s: %m", m->config->state_dir);
         /* The state file's rewrites go to the writer thread too, whether or not the bus groups changes. */
         if (!read_only)
-                tenants_set_writer(m->tenants, m->writer);
+                tenants_set_writer(m->tenants, m->saves.writer);
         return 0;
 }
 
@@ -167,7 +167,7 @@ static int on_rewrite(sd_event_source *s, void *userdata) {
          * The rewrite runs on the writer thread when there is one, together with the open group,
          * if any. A failure is logged, and the next change rewrites the file.
          */
-        if (m->writer)
+        if (m->saves.writer)
                 (void) manager_start_saves(m);
         else
                 (void) manager_save_state(m);
@@ -184,12 +184,12 @@ static int on_rewrite(sd_event_source *s, void *userdata) {
 void manager_rewrite_soon(Manager *m) {
         if (!m->event || !tenants_want_rewrite(m->tenants))
                 return;
-        if (!m->rewrite_defer) {
-                if (sd_event_add_defer(m->event, &m->rewrite_defer, on_rewrite, m) < 0)
+        if (!m->saves.rewrite_defer) {
+                if (sd_event_add_defer(m->event, &m->saves.rewrite_defer, on_rewrite, m) < 0)
                         return;
-                (void) sd_event_source_set_priority(m->rewrite_defer, SD_EVENT_PRIORITY_IDLE);
+                (void) sd_event_source_set_priority(m->saves.rewrite_defer, SD_EVENT_PRIORITY_IDLE);
         }
-        (void) sd_event_source_set_enabled(m->rewrite_defer, SD_EVENT_ONESHOT);
+        (void) sd_event_source_set_enabled(m->saves.rewrite_defer, SD_EVENT_ONESHOT);
 }
 
 /* ---- Changes from the bus, saved in groups that share one fdatasync() ---- */
@@ -216,36 +216,36 @@ static int on_save(sd_event_source *s, void *userdata) {
 void manager_set_writer(Manager *m, StateWriter *w) {
         if (m->tenants)
                 tenants_set_writer(m->tenants, w);   /* This finishes the write in flight first. */
-        state_writer_free(m->writer);
-        m->writer = w;
+        state_writer_free(m->saves.writer);
+        m->saves.writer = w;
 }
 
 void manager_set_saved_fn(Manager *m, ManagerSavedFn fn, void *userdata) {
-        m->saved_fn = fn;
-        m->saved_userdata = userdata;
+        m->saves.fn = fn;
+        m->saves.userdata = userdata;
 }
 
 int manager_saves_join(Manager *m) {
         int r;
 
-        if (!m->saved_fn || !m->tenants)
+        if (!m->saves.fn || !m->tenants)
                 return 0;
         /* Without an event loop, as in tests, the caller writes the group with manager_flush_saves(). */
-        if (m->event && !m->save_defer) {
-                r = sd_event_add_defer(m->event, &m->save_defer, on_save, m);
+        if (m->event && !m->saves.defer) {
+                r = sd_event_add_defer(m->event, &m->saves.defer, on_save, m);
                 if (r < 0)
                         return 0;   /* The change is then saved on its own. */
                 /*
                  * The bus is attached at NORMAL priority. One step below it, this source runs only
                  * after all of the bus's queued calls.
                  */
-                (void) sd_event_source_set_priority(m->save_defer, SD_EVENT_PRIORITY_NORMAL + 1);
+                (void) sd_event_source_set_priority(m->saves.defer, SD_EVENT_PRIORITY_NORMAL + 1);
         }
         r = tenants_group_open(m->tenants);
         if (r < 0)
                 return r;
-        if (m->save_defer && tenants_group_pending(m->tenants))
-                (void) sd_event_source_set_enabled(m->save_defer, SD_EVENT_ONESHOT);
+        if (m->saves.defer && tenants_group_pending(m->tenants))
+                (void) sd_event_source_set_enabled(m->saves.defer, SD_EVENT_ONESHOT);
         return 0;
 }
 
@@ -258,14 +258,14 @@ uint64_t manager_saves_seq(const Manager *m) {
 }
 
 int manager_flush_saves(Manager *m) {
-        if (m->save_defer)
-                (void) sd_event_source_set_enabled(m->save_defer, SD_EVENT_OFF);
+        if (m->saves.defer)
+                (void) sd_event_source_set_enabled(m->saves.defer, SD_EVENT_OFF);
         return m->tenants ? tenants_flush(m->tenants) : 0;
 }
 
 int manager_start_saves(Manager *m) {
-        if (m->save_defer)
-                (void) sd_event_source_set_enabled(m->save_defer, SD_EVENT_OFF);
+        if (m->saves.defer)
+                (void) sd_event_source_set_enabled(m->saves.defer, SD_EVENT_OFF);
         return m->tenants ? tenants_flush_start(m->tenants) : 0;
 }
 
@@ -275,10 +275,10 @@ int manager_start_saves(Manager *m) {
  * A cycle reads the whole host, and a change to virtio-net tenants alone gives it nothing to do.
  */
 static void after_saved(Manager *m) {
-        const char *why = m->saved_why ?: m->decided_vf ? "allocation" : NULL;
+        const char *why = m->saves.why ?: m->saves.decided_vf ? "allocation" : NULL;
 
-        m->saved_why = NULL;
-        m->decided_vf = false;
+        m->saves.why = NULL;
+        m->saves.decided_vf = false;
         manager_rewrite_soon(m);
         if (why)
                 manager_apply_soon(m, why);
@@ -288,15 +288,15 @@ static void after_saved(Manager *m) {
 void manager_changed(Manager *m, const char *why, bool vf) {
         /* Only the last change's reason is kept. The cycle looks at everything anyway. */
         if (vf)
-                m->saved_why = why;
+                m->saves.why = why;
         if (!manager_saves_pending(m))
                 after_saved(m);
 }
 
 void manager_changed_tenant(Manager *m, const char *tenant) {
         if (manager_saves_pending(m) &&
-            GREEDY_REALLOC(m->saved_tenants, m->allocated_saved_tenants, m->n_saved_tenants + 1) >= 0) {
-                ManagerSavedTenant *s = &m->saved_tenants[m->n_saved_tenants++];
+            GREEDY_REALLOC(m->saves.tenants, m->saves.allocated_tenants, m->saves.n_tenants + 1) >= 0) {
+                ManagerSavedTenant *s = &m->saves.tenants[m->saves.n_tenants++];
 
                 strscpy(s->id, sizeof(s->id), tenant);
                 s->seq = manager_saves_seq(m);
@@ -314,28 +314,28 @@ void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata)
                 log_full_errno(LOG_DEBUG, error, NULL, "State: %zu change(s) saved with one write%s", n_changes,
                                error < 0 ? ": failed, all undone" : "");
         /* Groups finish in order, so this group's tenants come first in the list. */
-        while (n < m->n_saved_tenants && m->saved_tenants[n].seq <= seq)
+        while (n < m->saves.n_tenants && m->saves.tenants[n].seq <= seq)
                 n++;
         for (size_t i = 0; error >= 0 && i < n; i++)
-                manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, m->saved_tenants[i].id);
+                manager_emit(m, MANAGER_EVENT_ALLOCATION_CHANGED, m->saves.tenants[i].id);
         if (n > 0) {
-                memmove(m->saved_tenants, m->saved_tenants + n, (m->n_saved_tenants - n) * sizeof(*m->saved_tenants));
-                m->n_saved_tenants -= n;
+                memmove(m->saves.tenants, m->saves.tenants + n, (m->saves.n_tenants - n) * sizeof(*m->saves.tenants));
+                m->saves.n_tenants -= n;
         }
         /*
          * A group opened while this one was written goes next. It starts once the bus's queued
          * calls have joined it.
          */
-        if (m->save_defer)
-                (void) sd_event_source_set_enabled(m->save_defer,
+        if (m->saves.defer)
+                (void) sd_event_source_set_enabled(m->saves.defer,
                                                    manager_saves_seq(m) > seq ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
         if (error >= 0 && n_changes > 0)
                 after_saved(m);
         else if (error < 0)
-                m->saved_why = NULL;   /* The changes were undone, so there is nothing to tune. */
+                m->saves.why = NULL;   /* The changes were undone, so there is nothing to tune. */
 
-        if (m->saved_fn)
-                m->saved_fn(m, error, seq, m->saved_userdata);
+        if (m->saves.fn)
+                m->saves.fn(m, error, seq, m->saves.userdata);
 }
 
 /* ---- The calls that the bus makes about tenants ---- */

@@ -155,22 +155,22 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         /* This finishes the write in flight and reports it while the rest of the manager still exists. */
         manager_set_writer(m, NULL);
-        sd_event_source_unref(m->drift_timer);
-        sd_event_source_unref(m->guest_timer);
-        sd_event_source_unref(m->recheck_timer);
-        sd_event_source_unref(m->recheck_defer);
-        sd_event_source_unref(m->vf_timer);
-        sd_event_source_unref(m->retry_timer);
-        sd_event_source_unref(m->rewrite_defer);
-        sd_event_source_unref(m->save_defer);
-        free(m->saved_tenants);
+        sd_event_source_unref(m->timers.drift);
+        sd_event_source_unref(m->timers.guest);
+        sd_event_source_unref(m->timers.recheck);
+        sd_event_source_unref(m->timers.recheck_defer);
+        sd_event_source_unref(m->timers.vf);
+        sd_event_source_unref(m->timers.retry);
+        sd_event_source_unref(m->saves.rewrite_defer);
+        sd_event_source_unref(m->saves.defer);
+        free(m->saves.tenants);
         hotplug_done(&m->hotplug);
         metrics_timer_free(m->metrics);
         vf_wait_list_done(&m->vf_waits);
         vf_irq_watcher_done(&m->irq_watch);
         monitors_free(m->monitors);
-        sd_event_source_disable_unref(m->repair_timer);
-        sd_event_source_disable_unref(m->repair_defer);
+        sd_event_source_disable_unref(m->timers.repair);
+        sd_event_source_disable_unref(m->timers.repair_defer);
         kernel_events_free(m->kernel_events);
         sd_event_unref(m->event);
         irq_files_free(m->irq_files);
@@ -186,9 +186,7 @@ Manager *manager_free(Manager *m) {
         free(m->config_errors);
         if (m->runtime_lock_fd >= 0)
                 close(m->runtime_lock_fd);
-        saved_sched_table_done(&m->saved);
-        unmanaged_irqs_done(&m->unmanaged);
-        pci_set_done(&m->vf_link_unsupported);
+        host_memory_done(&m->host);
         guests_free(m->guests);
         tenants_free(m->tenants);
         free(m->allocations);
@@ -196,9 +194,6 @@ Manager *manager_free(Manager *m) {
         free(m->released);
         pci_set_done(&m->expect_vfs);
         pci_set_done(&m->force_num_vfs);
-        pci_set_done(&m->coalesce_unsupported);
-        pci_set_done(&m->offloads_unsupported);
-        pci_set_done(&m->channels_unsupported);
         free(m);
         return NULL;
 }
@@ -483,7 +478,7 @@ int manager_start(Manager *m) {
         r = manager_kernel_events_start(m);
         if (r < 0)
                 return r;
-        if (!m->writer) {
+        if (!m->saves.writer) {
                 StateWriter *w;
 
                 /*
@@ -555,20 +550,20 @@ int manager_load_runtime(Manager *m) {
         int r;
 
         /* Before anything is restored, each entry is checked again: is the PID still the same kernel thread? */
-        r = saved_sched_table_load(&m->saved);
+        r = saved_sched_table_load(&m->host.saved);
         if (r < 0)
                 return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
-        if (m->saved.n > 0)
-                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", m->saved.n);
+        if (m->host.saved.n > 0)
+                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", m->host.saved.n);
         return 0;
 }
 
 int manager_restore_sched(Manager *m) {
         int r, k;
 
-        r = saved_sched_table_restore(&m->saved, m->root);
+        r = saved_sched_table_restore(&m->host.saved, m->root);
         /* Everything is put back, so nothing is left for a later sriovd to restore. */
-        k = saved_sched_table_save(&m->saved);
+        k = saved_sched_table_save(&m->host.saved);
         if (k < 0)
                 log_warning_errno(k, "Failed to clear %s/saved-sched, ignoring: %m", getenv("RUNTIME_DIRECTORY"));
         return r;
@@ -577,10 +572,10 @@ int manager_restore_sched(Manager *m) {
 int manager_stop(Manager *m) {
         if (m->config && m->config->restore_on_stop)
                 return manager_restore_sched(m);
-        if (m->saved.n > 0)
+        if (m->host.saved.n > 0)
                 log_info("Stopping with %zu threads left as sriovd set them (restore_on_stop = no); "
                          "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
-                         m->saved.n);
+                         m->host.saved.n);
         return 0;
 }
 

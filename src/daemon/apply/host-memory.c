@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* host-memory.c — what the applied actions taught about the host: threads to put back, changes refused */
+
+#include "host-memory.h"
+
+int host_memory_learn(HostMemory *h, const Action *a) {
+        PciSet *refused;
+        int r;
+
+        if ((a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_SCHED ||
+             a->kind == ACTION_SET_KTHREAD_SCHED) && a->result > 0)
+                return saved_sched_table_track(&h->saved, a);
+        if (a->result >= 0 || a->error.class != ERROR_UNMANAGED)
+                return 0;
+        switch (a->kind) {
+        case ACTION_SET_IRQ_AFFINITY:
+                r = unmanaged_irqs_add(&h->unmanaged, a->irq);
+                return r < 0 ? r : 0;
+        case ACTION_SET_VF_LINK:
+                refused = &h->vf_link_unsupported;
+                break;
+        case ACTION_SET_COALESCE:
+                refused = &h->coalesce_unsupported;
+                break;
+        case ACTION_SET_OFFLOADS:
+                refused = &h->offloads_unsupported;
+                break;
+        case ACTION_SET_CHANNELS:
+                refused = &h->channels_unsupported;
+                break;
+        default:
+                return 0;
+        }
+        r = pci_set_add(refused, a->target);
+        return r < 0 ? r : 0;
+}
+
+void host_memory_plan_context(const HostMemory *h, PlanContext *ctx) {
+        ctx->saved = h->saved.items;
+        ctx->n_saved = h->saved.n;
+        ctx->unmanaged_irqs = h->unmanaged.irqs;
+        ctx->n_unmanaged = h->unmanaged.n;
+        ctx->coalesce_unsupported = pci_set_array(&h->coalesce_unsupported);
+        ctx->n_coalesce_unsupported = pci_set_size(&h->coalesce_unsupported);
+        ctx->offloads_unsupported = pci_set_array(&h->offloads_unsupported);
+        ctx->n_offloads_unsupported = pci_set_size(&h->offloads_unsupported);
+        ctx->channels_unsupported = pci_set_array(&h->channels_unsupported);
+        ctx->n_channels_unsupported = pci_set_size(&h->channels_unsupported);
+        ctx->vf_link_unsupported = pci_set_array(&h->vf_link_unsupported);
+        ctx->n_vf_link_unsupported = pci_set_size(&h->vf_link_unsupported);
+}
+
+void host_memory_forget_refusals(HostMemory *h) {
+        pci_set_clear(&h->vf_link_unsupported);
+        pci_set_clear(&h->coalesce_unsupported);
+        pci_set_clear(&h->offloads_unsupported);
+        pci_set_clear(&h->channels_unsupported);
+}
+
+void host_memory_done(HostMemory *h) {
+        saved_sched_table_done(&h->saved);
+        unmanaged_irqs_done(&h->unmanaged);
+        pci_set_done(&h->vf_link_unsupported);
+        pci_set_done(&h->coalesce_unsupported);
+        pci_set_done(&h->offloads_unsupported);
+        pci_set_done(&h->channels_unsupported);
+}

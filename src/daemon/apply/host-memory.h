@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* host-memory.h — what the applied actions taught about the host: threads to put back, changes refused */
+#pragma once
+
+#include "sriovd/core/plan.h"
+#include "sriovd/shared/pci-set.h"
+#include "saved-sched.h"
+#include "unmanaged-irqs.h"
+
+/*
+ * What sriovd keeps from one cycle to the next about the host itself. The planner reads it, so
+ * that sriovd does not ask the kernel again, every cycle, for what it refused for good.
+ */
+typedef struct HostMemory {
+        /* The scheduling that sriovd changed on threads. sriovd restores it when it stops. */
+        SavedSchedTable saved;
+        /* IRQs whose affinity the kernel refused for good. The list lasts across runs in one boot. */
+        UnmanagedIrqs unmanaged;
+        /* Devices whose netdev refused coalescing, offload or channel changes for good. */
+        PciSet coalesce_unsupported, offloads_unsupported, channels_unsupported;
+        /* PFs whose driver does not accept VF link settings. */
+        PciSet vf_link_unsupported;
+} HostMemory;
+
+/*
+ * Remembers what an applied action's result teaches: the scheduling that a thread had before
+ * sriovd changed it, and the IRQs and devices that refused a kind of change for good. Returns
+ * -ENOMEM when it cannot; the action is then asked again in the next cycle.
+ */
+int host_memory_learn(HostMemory *h, const Action *a);
+/* Fills the planner's fields that come from h. The pointers stay valid until h changes. */
+void host_memory_plan_context(const HostMemory *h, PlanContext *ctx);
+/*
+ * Forgets which devices refused a kind of change. A reload is how the operator asks sriovd to
+ * try again, for example after a firmware update. The IRQs and threads stay known.
+ */
+void host_memory_forget_refusals(HostMemory *h);
+void host_memory_done(HostMemory *h);
