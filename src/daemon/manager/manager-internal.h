@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "guests/guests.h"
+#include "monitor/host-check.h"
 #include "monitor/sampler.h"
 #include "vf/vf-irq-watch.h"
 #include "vf/vf-wait.h"
@@ -156,6 +157,7 @@ struct Manager {
         MetricSnapshot metrics;
         bool have_metrics;
         bool metrics_file_failing;        /* a failure is logged once, until a write works again */
+        HostCheck *host_check;            /* the last RT host check, for its metric */
         /*
          * VFs between their "add" event and their driver's "bind" event, see hotplug.c. Kernel
          * events wait for them until probing_until_usec.

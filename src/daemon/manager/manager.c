@@ -87,6 +87,7 @@ Manager *manager_free(Manager *m) {
         pci_set_done(&m->probing);
         sd_event_source_unref(m->irq_watch_timer);
         manager_metrics_done(m);
+        host_check_free(m->host_check);
         vf_wait_list_done(&m->vf_waits);
         vf_irq_watch_list_done(&m->irq_watches);
         link_monitor_free(m->link_monitor);
@@ -310,6 +311,19 @@ static size_t manager_raise_nofile(void) {
         return rl.rlim_cur == RLIM_INFINITY ? IRQ_FILES_MAX : MIN((size_t) rl.rlim_cur / 4, (size_t) IRQ_FILES_MAX);
 }
 
+int manager_check_rt_host(Manager *m, const HostCheck **ret) {
+        HostCheck *hc;
+        int r;
+
+        r = host_check_run(m->root, m->config, &hc);
+        if (r < 0)
+                return r;
+        host_check_free(m->host_check);
+        m->host_check = hc;
+        *ret = hc;
+        return 0;
+}
+
 int manager_start(Manager *m) {
         sigset_t mask;
         int r;
@@ -366,6 +380,16 @@ int manager_start(Manager *m) {
 
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_STARTED),
                        "sriovd %s starting on root %s", SRIOVD_VERSION, rootfs_path(m->root));
+        {
+                const HostCheck *hc;
+
+                /* A host that does not keep the RT CPUs quiet is worth a warning, not a refusal. */
+                r = manager_check_rt_host(m, &hc);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to check the RT host, ignoring: %m");
+                else
+                        host_check_log(hc);
+        }
 
         r = manager_run_cycle(m);
         if (r < 0)
