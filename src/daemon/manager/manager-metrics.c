@@ -177,6 +177,15 @@ int manager_sample_now(Manager *m) {
         r = sampler_sample(m->sampler, &in, now_usec(), realtime_usec(), &m->metrics);
         if (r < 0)
                 return r;
+        if (m->host_check) {
+                _cleanup_(metric_snapshot_done) MetricSnapshot checks = {};
+
+                r = host_check_metrics(m->host_check, &checks);
+                if (r >= 0)
+                        r = metric_snapshot_append(&m->metrics, &checks);
+                if (r < 0)
+                        log_debug("Adding the host check to the metrics failed, leaving it out: %s", strerror(-r));
+        }
         m->have_metrics = true;
         on_sampled(m, &m->metrics);
         write_metrics_file(m);
