@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "bus/bus.h"
+#include "manager/check-host.h"
 #include "manager/manager.h"
 #include "monitor/host-check.h"
 #include "output.h"
@@ -253,7 +254,7 @@ int main(int argc, char **argv) {
                         return EXIT_INCOMPLETE;
                 /* The file is sound. Now check what only the host can tell,
                  * if the host or the --root tree can be read. */
-                r = manager_check_host(m, stderr);
+                r = config_check_host(manager_config(m), manager_root(m), stderr);
                 if (r == -ENODEV) {
                         printf("%s: configuration is valid (%zu tenant classes); checked the file only: "
                                "the host's PCI devices under %s cannot be read\n",

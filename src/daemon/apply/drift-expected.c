@@ -2,8 +2,41 @@
 /* drift-expected.c — whether a planned action is sriovd's own change or the repair of a drift */
 
 #include "sriovd/shared/macro.h"
-#include "vf/vf-irq-watch.h"
+#include "sriovd/shared/util.h"
 #include "drift-expected.h"
+
+/* The vectors that the device at addr, a PF or a VF, has in inv, and the driver that it has them under. */
+static const unsigned *device_irqs(const Inventory *inv, const char *addr, const char **ret_driver, size_t *ret_n) {
+        const Vf *vf = NULL;
+        const Pf *pf = inv ? inventory_find_function(inv, addr, &vf) : NULL;
+
+        if (!pf)
+                return NULL;
+        *ret_driver = vf ? vf->driver : pf->driver;
+        *ret_n = vf ? vf->n_irqs : pf->n_irqs;
+        return vf ? vf->irqs : pf->irqs;
+}
+
+/* Whether irq is a vector that the device at addr did not have in old, or had under another driver. */
+static bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq) {
+        const char *was_driver = NULL, *driver = NULL;
+        const unsigned *was;
+        size_t n_was = 0, n = 0;
+
+        if (!old)
+                return false;   /* Nothing was seen before. At start-up, everything is expected. */
+        /*
+         * The vector is listed, but it was not in /proc/irq then. So its first handler was
+         * requested since, as igbvf does at open.
+         */
+        if (!inventory_find_irq(old, irq))
+                return true;
+        was = device_irqs(old, addr, &was_driver, &n_was);
+        /* A number that the kernel hands out again to another driver, as from igbvf to vfio, is a new vector. */
+        if (!was || !device_irqs(inv, addr, &driver, &n) || !streq(was_driver, driver))
+                return true;
+        return !bsearch_safe(&irq, was, n_was, sizeof(unsigned), unsigned_cmp);
+}
 
 /* Whether the last cycle saw this handler thread on that IRQ.
  * A thread requested since then, for example when a netdev opened, is new. */

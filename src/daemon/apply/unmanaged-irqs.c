@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/runtime.h"
 #include "unmanaged-irqs.h"
@@ -69,6 +70,46 @@ int unmanaged_irqs_save(UnmanagedIrqs *u, const char *dir, const char *boot_id) 
                 return r;
         u->dirty = false;
         return 0;
+}
+
+/* The boot's ID, or "unknown" when the kernel does not say. Returns -ENOMEM or 0. */
+static int boot_id(RootFs *root, char **ret) {
+        char *id = NULL;
+
+        if (rootfs_read(root, &id, "/proc/sys/kernel/random/boot_id") < 0)
+                id = strdup("unknown");
+        if (!id)
+                return -ENOMEM;
+        *ret = id;
+        return 0;
+}
+
+int unmanaged_irqs_load_boot(UnmanagedIrqs *u, RootFs *root, const char *state_dir) {
+        _cleanup_free_ char *boot = NULL;
+        const char *dir = runtime_memory_dir(root, state_dir);
+        int r;
+
+        if (dir && !dir[0]) {
+                u->loaded = true;
+                return 0;
+        }
+        r = boot_id(root, &boot);
+        if (r < 0)
+                return r;
+        return unmanaged_irqs_load(u, dir, boot);
+}
+
+int unmanaged_irqs_save_boot(UnmanagedIrqs *u, RootFs *root, const char *state_dir) {
+        _cleanup_free_ char *boot = NULL;
+        const char *dir = runtime_memory_dir(root, state_dir);
+        int r;
+
+        if (!u->dirty || (dir && !dir[0]))
+                return 0;
+        r = boot_id(root, &boot);
+        if (r < 0)
+                return r;
+        return unmanaged_irqs_save(u, dir, boot);
 }
 
 void unmanaged_irqs_done(UnmanagedIrqs *u) {

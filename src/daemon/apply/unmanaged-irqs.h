@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "sriovd/core/inventory.h"
+#include "sriovd/kernel/rootfs.h"
 
 /*
  * The IRQs whose affinity the kernel refused for good, sorted. sriovd does not ask again for
@@ -28,6 +29,14 @@ bool unmanaged_irqs_contains(const UnmanagedIrqs *u, unsigned irq);
 int unmanaged_irqs_load(UnmanagedIrqs *u, const char *dir, const char *boot_id);
 /* Write dir/unmanaged-irqs when the list changed since it was written or read. */
 int unmanaged_irqs_save(UnmanagedIrqs *u, const char *dir, const char *boot_id);
+/*
+ * Read or write the list where this boot's runs keep it, see runtime_memory_dir(), for the host
+ * at root whose state is in state_dir. The boot's ID comes from root. A fixture without a state
+ * directory of its own keeps nothing, and its list counts as read. Returns -ENOMEM, the write's
+ * error, or 0.
+ */
+int unmanaged_irqs_load_boot(UnmanagedIrqs *u, RootFs *root, const char *state_dir);
+int unmanaged_irqs_save_boot(UnmanagedIrqs *u, RootFs *root, const char *state_dir);
 void unmanaged_irqs_done(UnmanagedIrqs *u);
 
 /*

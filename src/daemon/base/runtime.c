@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sriovd-config.h"
 #include "sriovd/kernel/rootfs.h"
 #include "runtime.h"
 
@@ -54,6 +55,14 @@ int runtime_file_remove(const char *name) {
         if (unlink(path) < 0 && errno != ENOENT)
                 return negative_errno();
         return 0;
+}
+
+const char *runtime_memory_dir(RootFs *root, const char *state_dir) {
+        if (getenv("RUNTIME_DIRECTORY"))
+                return NULL;   /* runtime_file_*_at(NULL) picks RuntimeDirectory=. */
+        if (rootfs_is_real(root) || !streq(state_dir, CONFIG_DEFAULT_STATE_DIR))
+                return state_dir;
+        return "";
 }
 
 int runtime_file_write_at(const char *dir, const char *name, mode_t mode, RuntimeFill fill, const void *userdata) {

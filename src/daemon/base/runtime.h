@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "sriovd/core/plan.h"
+#include "sriovd/kernel/rootfs.h"
 
 /*
  * Write the whole of $RUNTIME_DIRECTORY/name into a temporary file, and then rename it, so that
@@ -41,6 +42,13 @@ int runtime_lock(int *ret_fd);
 int runtime_lock_at(const char *dir, bool create, int *ret_fd);
 /* Remove $RUNTIME_DIRECTORY/name. Returns 0 also when it was not there. */
 int runtime_file_remove(const char *name);
+/*
+ * Where sriovd keeps what it learned in this boot between runs, for the host at root whose state
+ * is in state_dir. That is systemd's RuntimeDirectory= when it is set, and then the answer is
+ * NULL, which the *_at() functions take for it. Otherwise it is the state directory, as for
+ * --once from a shell. A fixture without a state directory of its own keeps nothing, and gets "".
+ */
+const char *runtime_memory_dir(RootFs *root, const char *state_dir);
 
 /*
  * The IRQs that the kernel will not move, with EIO, are saved so that a later run does not ask

@@ -2,7 +2,7 @@
 /*
  * bus-saves.c — hold each reply that acknowledges a change until the change's write is durable.
  *
- * The manager groups the changes of the calls handled together into one write in manager-saves.c.
+ * The manager groups the changes of the calls handled together into one write in manager-tenants.c.
  * Their replies wait here and go out together once the write is durable. If the write fails, each
  * call gets the error that a change saved on its own would have had. Nothing of the group stays.
  * A reply never goes out before its write, because a controller that heard yes may act on it.

@@ -7,7 +7,6 @@
 
 #include "sriovd/virt/virt.h"
 #include "base/log.h"
-#include "manager/manager.h"
 #include "guests.h"
 
 /* What sriovd knows about a running domain, mainly where its vCPU 0 runs. */
@@ -24,13 +23,22 @@ typedef struct Running {
  * sriovd is ready, and libvirt may take its whole start-up time to answer.
  */
 struct Guests {
-        Manager *manager;
+        sd_event *event;
+        RootFs *root;
+        GuestsHooks hooks;                /* what the manager gives to read, and does when asked */
         Virt *virt;
         unsigned n_failed;                /* attempts that failed since the last connection */
         Running *running;
         size_t n_running, allocated_running;
         sd_event_source *reconcile_defer; /* reconciles after a NIC left a guest, or may have left it */
 };
+
+/* guests.c: what the hooks give. The config is there once guests exist, the others may be NULL. */
+const Config *guests_config(const Guests *g);
+const Inventory *guests_inventory(const Guests *g);
+/* The number of tenants, 0 before they are loaded, and the i-th in id order: -ERANGE past the end. */
+size_t guests_n_tenants(const Guests *g);
+int guests_tenant(const Guests *g, size_t i, TenantInfo *ret);
 
 /* guests.c: the running domain that domain names, by its name or by its UUID as a tenant may. */
 Running *guests_running_find(const Guests *g, const char *domain);

@@ -19,19 +19,19 @@ typedef bool (*WantsFn)(Guests *g, const TenantInfo *t, Wanted *ret);
 
 /* The placement that t's guest wants, if t's class pins vCPUs. */
 static bool wants_guest(Guests *g, const TenantInfo *t, Wanted *ret) {
-        const Inventory *inv = manager_inventory(g->manager);
-        const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
+        const Inventory *inv = guests_inventory(g);
+        const TenantClass *cls = config_find_class(guests_config(g), t->class_name);
 
         return inv && tenant_domain_ref(t)[0] && cls && cls->vcpu_pin_rt &&
-               guest_placement(inv, manager_config(g->manager), cls, t->rt_cpus, t->n_rt_cpus, &ret->guest) >= 0;
+               guest_placement(inv, guests_config(g), cls, t->rt_cpus, t->n_rt_cpus, &ret->guest) >= 0;
 }
 
 /* Where t's vhost workers go, if t has virtio-net now and its class places them. */
 static bool wants_vhost(Guests *g, const TenantInfo *t, Wanted *ret) {
-        const TenantClass *cls = config_find_class(manager_config(g->manager), t->class_name);
+        const TenantClass *cls = config_find_class(guests_config(g), t->class_name);
 
         return tenant_domain_ref(t)[0] && streq(t->kind, "virtio") &&
-               vhost_placement(manager_inventory(g->manager), manager_config(g->manager), cls, t->rt_cpus,
+               vhost_placement(guests_inventory(g), guests_config(g), cls, t->rt_cpus,
                                t->n_rt_cpus, t->numa_node, &ret->vhost);
 }
 
@@ -43,8 +43,8 @@ static bool wants_vhost(Guests *g, const TenantInfo *t, Wanted *ret) {
  */
 static bool domain_wants(Guests *g, const char *name, const char *uuid, WantsFn wants, Wanted *ret,
                          TenantInfo *ret_tenant) {
-        for (size_t i = 0; i < manager_n_tenants(g->manager); i++)
-                if (manager_tenant(g->manager, i, ret_tenant) >= 0 &&
+        for (size_t i = 0; i < guests_n_tenants(g); i++)
+                if (guests_tenant(g, i, ret_tenant) >= 0 &&
                     virt_domain_ref_is(tenant_domain_ref(ret_tenant), name, uuid) &&
                     wants(g, ret_tenant, ret))
                         return true;
@@ -64,11 +64,11 @@ static int for_each_running_guest(Guests *g, WantsFn wants, RunningGuestFn fn, v
         done = calloc(g->n_running, sizeof(bool));
         if (!done)
                 return -ENOMEM;
-        for (size_t i = 0; i < manager_n_tenants(g->manager); i++) {
+        for (size_t i = 0; i < guests_n_tenants(g); i++) {
                 TenantInfo t;
                 Wanted w;
 
-                if (manager_tenant(g->manager, i, &t) < 0 || !wants(g, &t, &w))
+                if (guests_tenant(g, i, &t) < 0 || !wants(g, &t, &w))
                         continue;
                 for (size_t k = 0; k < g->n_running; k++)
                         if (!done[k] && virt_domain_ref_is(tenant_domain_ref(&t), g->running[k].domain,
@@ -164,7 +164,7 @@ static void place_vcpu_threads(Guests *g, const char *domain, const GuestPlaceme
         size_t n = 0;
         int r;
 
-        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, domain, t->vf, p, false, &hint, &actions, &n,
+        r = guest_vcpu_threads_place(g->root, g->virt, domain, t->vf, p, false, &hint, &actions, &n,
                                      &err);
         if (run)
                 run->qemu_pid = hint;
@@ -197,7 +197,7 @@ static void place_with(Guests *g, const char *domain, const GuestPlacement *p, c
 /* Places domain's vhost workers on p and records the actions in *actions. With dry_run, they are only planned. */
 static int vhost_actions(Guests *g, Running *run, const VhostPlacement *p, bool dry_run, Action **actions,
                          size_t *n_actions, VirtError *err) {
-        return guest_vhost_place(manager_root(g->manager), g->virt, run->domain, p, dry_run, &run->qemu_pid, actions,
+        return guest_vhost_place(g->root, g->virt, run->domain, p, dry_run, &run->qemu_pid, actions,
                                  n_actions, err);
 }
 
@@ -241,13 +241,13 @@ void guests_place_guest_vhost(Guests *g, const char *name, const char *uuid) {
  * running vCPU threads go back to SCHED_OTHER. numatune stays, because the memory is where it is.
  */
 void guests_unplace_rt_guest(Guests *g, const AllocDecision *d, const TenantNicFacts *f, const TenantClass *cls) {
-        const Inventory *inv = manager_inventory(g->manager);
+        const Inventory *inv = guests_inventory(g);
         VirtError err = {};
         TenantInfo t = {};
         GuestPlacement p;
         int r;
 
-        if (!cls || !cls->vcpu_pin_rt || !inv || guest_placement(inv, manager_config(g->manager), cls, NULL, 0, &p) < 0)
+        if (!cls || !cls->vcpu_pin_rt || !inv || guest_placement(inv, guests_config(g), cls, NULL, 0, &p) < 0)
                 return;
         r = virt_is_connected(g->virt) ? virt_domain_is_active(g->virt, f->domain, &err) : -ENOTCONN;
         if (r == -ENOENT)
@@ -305,7 +305,7 @@ static int plan_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo
                 for (size_t k = 0; k < ch.n; k++)
                         place_action(run->domain, t->vf, &ch.changes[k], &plan->actions[plan->n_actions++]);
         }
-        r = guest_vcpu_threads_place(manager_root(g->manager), g->virt, run->domain, t->vf, &w->guest, true,
+        r = guest_vcpu_threads_place(g->root, g->virt, run->domain, t->vf, &w->guest, true,
                                      &run->qemu_pid, &plan->actions, &plan->n_actions, &err);
         return r == -ENOMEM ? r : 0;
 }

@@ -10,9 +10,9 @@ void guests_reconcile(Guests *g) {
         _cleanup_free_ TenantInfo *infos = NULL;
         _cleanup_free_ VirtReconcileItem *items = NULL;
         _cleanup_free_ char (*vfs)[PCI_ADDR_MAX] = NULL;
-        const Inventory *inv = manager_inventory(g->manager);
+        const Inventory *inv = guests_inventory(g);
         VirtDomainInfo *domains = NULL;
-        size_t n = manager_n_tenants(g->manager), k = 0, n_vfs = 0, n_domains = 0, n_items = 0, n_foreign = 0;
+        size_t n = guests_n_tenants(g), k = 0, n_vfs = 0, n_domains = 0, n_items = 0, n_foreign = 0;
         VirtError err = {};
         int r;
 
@@ -34,7 +34,7 @@ void guests_reconcile(Guests *g) {
                 goto finish;
         }
         for (size_t i = 0; i < n; i++)
-                if (manager_tenant(g->manager, i, &infos[k]) >= 0 && tenant_domain_ref(&infos[k])[0]) {
+                if (guests_tenant(g, i, &infos[k]) >= 0 && tenant_domain_ref(&infos[k])[0]) {
                         expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac,
                                                        tenant_domain_ref(&infos[k]) };
                         k++;
@@ -88,7 +88,7 @@ void guests_reconcile(Guests *g) {
                                it->expected_domain[0] ? it->expected_domain : "-");
         }
         /* vfs no longer serves as the inventory's list. It now holds the foreign VFs. */
-        manager_set_vfs_in_guest(g->manager, (const char(*)[PCI_ADDR_MAX]) vfs, n_foreign);
+        g->hooks.set_vfs_in_guest((const char(*)[PCI_ADDR_MAX]) vfs, n_foreign, g->hooks.userdata);
 finish:
         virt_domain_list_free(domains, n_domains);
 }

@@ -8,12 +8,30 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
-#include "vf/vf-irq-watch.h"
-
 #include "guests-internal.h"
 
 Virt *guests_virt(const Guests *g) {
         return g->virt;
+}
+
+const Config *guests_config(const Guests *g) {
+        return g->hooks.config(g->hooks.userdata);
+}
+
+const Inventory *guests_inventory(const Guests *g) {
+        return g->hooks.inventory(g->hooks.userdata);
+}
+
+size_t guests_n_tenants(const Guests *g) {
+        const Tenants *t = g->hooks.tenants(g->hooks.userdata);
+
+        return t ? tenants_count(t) : 0;
+}
+
+int guests_tenant(const Guests *g, size_t i, TenantInfo *ret) {
+        const Tenants *t = g->hooks.tenants(g->hooks.userdata);
+
+        return t ? tenants_nth(t, guests_inventory(g), i, ret) : -ERANGE;
 }
 
 Running *guests_running_find(const Guests *g, const char *domain) {
@@ -95,13 +113,11 @@ static int on_reconcile_defer(sd_event_source *s, void *userdata) {
 /* Runs the reconcile from the event loop, not inside the decision or event being handled,
  * because the reconcile may make more decisions. */
 static void reconcile_soon(Guests *g) {
-        sd_event *e = manager_event_loop(g->manager);
-
-        if (!e) {
+        if (!g->event) {
                 guests_reconcile(g);
                 return;
         }
-        if (!g->reconcile_defer && sd_event_add_defer(e, &g->reconcile_defer, on_reconcile_defer, g) < 0)
+        if (!g->reconcile_defer && sd_event_add_defer(g->event, &g->reconcile_defer, on_reconcile_defer, g) < 0)
                 return;
         (void) sd_event_source_set_enabled(g->reconcile_defer, SD_EVENT_ONESHOT);
 }
@@ -118,7 +134,7 @@ bool guests_domain_running(Guests *g, const char *domain) {
 }
 
 void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts *f) {
-        const TenantClass *cls = config_find_class(manager_config(g->manager), f->class_name);
+        const TenantClass *cls = config_find_class(guests_config(g), f->class_name);
         VirtNic old_nic, new_nic;
         bool have_old, have_new;
         VirtError err = {}, err_back = {};
@@ -143,7 +159,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
 
         /* The VF must carry nothing of its previous tenant into this tenant's guest. A failure is logged. */
         if (d->new_vf[0])
-                (void) manager_prepare_vf(g->manager, d->tenant, d->new_vf, f);
+                (void) g->hooks.prepare_vf(d->tenant, d->new_vf, f, g->hooks.userdata);
 
         if (have_old && have_new) {
                 VirtSwapResult res;
@@ -188,7 +204,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
                 /* A VF hot-plugged into a running guest gets its vectors when the guest's driver probes it.
                  * So sriovd watches for them. */
                 if (have_new && d->new_vf[0])
-                        manager_watch_guest_irqs(g->manager, f->domain, NULL);
+                        g->hooks.watch_irqs(f->domain, NULL, g->hooks.userdata);
         }
 }
 
@@ -222,17 +238,17 @@ static void learn_running(Guests *g, const char *domain) {
  */
 static void on_started(Guests *g, const char *name, const char *uuid) {
         learn_running_id(g, name, uuid);
-        manager_recheck(g->manager, "libvirt domain started");
-        manager_watch_guest_irqs(g->manager, name, uuid);
+        g->hooks.recheck("libvirt domain started", g->hooks.userdata);
+        g->hooks.watch_irqs(name, uuid, g->hooks.userdata);
 }
 
 /* Tenants whose domain is gone give their NIC back, whether they name it by name or by UUID.
  * So do tenants whose domain stopped, when release_on_stop says so. */
 static void release_domain(Guests *g, const char *domain, const char *uuid, const char *why) {
-        for (size_t i = 0; i < manager_n_tenants(g->manager);) {
+        for (size_t i = 0; i < guests_n_tenants(g);) {
                 TenantInfo t;
 
-                if (manager_tenant(g->manager, i, &t) < 0)
+                if (guests_tenant(g, i, &t) < 0)
                         break;
                 if (!virt_domain_ref_is(tenant_domain_ref(&t), domain, uuid)) {
                         i++;
@@ -240,7 +256,7 @@ static void release_domain(Guests *g, const char *domain, const char *uuid, cons
                 }
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = t.tenant), "Tenant %s: domain %s %s, released",
                                t.tenant, domain, why);
-                if (manager_release(g->manager, t.tenant) < 0)
+                if (g->hooks.release(t.tenant, g->hooks.userdata) < 0)
                         i++;
         }
 }
@@ -270,13 +286,13 @@ static void relearn_vcpu0(Guests *g, const char *domain, const char *uuid) {
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "%s: vCPU 0 now on host CPU %d (was %d)", domain, cpu, old);
         else
                 log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "%s: vCPU 0 now on host CPU %d", domain, cpu);
-        manager_recheck(g->manager, "libvirt vCPU pinning changed");
+        g->hooks.recheck("libvirt vCPU pinning changed", g->hooks.userdata);
 }
 
 /* Called once connected. It logs this once and catches up with what happened in the meantime. */
 static void guests_connected(Guests *g) {
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(), "Connected to libvirt at %s%s",
-                       manager_config(g->manager)->libvirt_uri, g->n_failed > 0 ? " after retrying" : "");
+                       guests_config(g)->libvirt_uri, g->n_failed > 0 ? " after retrying" : "");
         g->n_failed = 0;
         guests_resync(g);
 }
@@ -290,10 +306,10 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 break;
         case VIRT_EVENT_STOPPED:
                 (void) running_set(g, ev->domain, NULL, -1);   /* a removal, which cannot fail */
-                if (manager_config(g->manager)->release_on_stop)
+                if (guests_config(g)->release_on_stop)
                         release_domain(g, ev->domain, ev->uuid, "stopped");
                 reconcile_soon(g);
-                manager_recheck(g->manager, "libvirt domain stopped");
+                g->hooks.recheck("libvirt domain stopped", g->hooks.userdata);
                 break;
         case VIRT_EVENT_UNDEFINED:
                 (void) running_set(g, ev->domain, NULL, -1);   /* a removal, which cannot fail */
@@ -326,7 +342,7 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 /* Said once at warning level; the attempts that follow at debug level. */
                 log_full_errno(g->n_failed++ > 0 ? LOG_DEBUG : LOG_WARNING, ev->detail, LOG_FIELDS(),
                                "Failed to connect to libvirt at %s: %s; tenants' NICs are attached once it answers",
-                               manager_config(g->manager)->libvirt_uri, ev->detail_str);
+                               guests_config(g)->libvirt_uri, ev->detail_str);
                 break;
         default:
                 break;
@@ -357,19 +373,21 @@ void guests_resync(Guests *g) {
                 if (domains[i].active)
                         learn_running_id(g, domains[i].name, domains[i].uuid);
         virt_domain_list_free(domains, n_domains);
-        manager_recheck(g->manager, "libvirt connected");
+        g->hooks.recheck("libvirt connected", g->hooks.userdata);
 }
 
-/* Allocates a Guests that is not connected yet. libvirt's events are registered on the manager's event loop. */
-static int guests_alloc(Manager *m, Guests **ret) {
+/* Allocates a Guests that is not connected yet. libvirt's events are registered on the event loop e. */
+static int guests_alloc(sd_event *e, RootFs *root, const GuestsHooks *hooks, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
         int r;
 
         g = calloc(1, sizeof(*g));
         if (!g)
                 return -ENOMEM;
-        g->manager = m;
-        r = virt_event_register(manager_event_loop(m));
+        g->event = e;
+        g->root = root;
+        g->hooks = *hooks;
+        r = virt_event_register(e);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(g);
@@ -377,15 +395,15 @@ static int guests_alloc(Manager *m, Guests **ret) {
 }
 
 /* Connects on the calling thread, for --once. */
-int guests_new(Manager *m, const char *uri, Guests **ret) {
+int guests_new(sd_event *e, RootFs *root, const GuestsHooks *hooks, const char *uri, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
         VirtError err = {};
         int r;
 
-        r = guests_alloc(m, &g);
+        r = guests_alloc(e, root, hooks, &g);
         if (r < 0)
                 return r;
-        r = virt_new(manager_event_loop(m), uri, on_virt_event, g, &g->virt, &err);
+        r = virt_new(e, uri, on_virt_event, g, &g->virt, &err);
         if (r < 0)
                 return log_warning_errno(r, "Failed to connect to libvirt at %s: %s", uri, err.message);
         *ret = TAKE_PTR(g);
@@ -393,15 +411,15 @@ int guests_new(Manager *m, const char *uri, Guests **ret) {
 }
 
 /* The daemon's: connects from the event loop, and never blocks it. */
-int guests_start(Manager *m, Guests **ret) {
+int guests_start(sd_event *e, RootFs *root, const GuestsHooks *hooks, const char *uri, Guests **ret) {
         _cleanup_(guests_freep) Guests *g = NULL;
         VirtError err = {};
         int r;
 
-        r = guests_alloc(m, &g);
+        r = guests_alloc(e, root, hooks, &g);
         if (r < 0)
                 return r;
-        r = virt_start(manager_event_loop(m), manager_config(m)->libvirt_uri, on_virt_event, g, &g->virt, &err);
+        r = virt_start(e, uri, on_virt_event, g, &g->virt, &err);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the libvirt connection: %s", err.message);
         *ret = TAKE_PTR(g);

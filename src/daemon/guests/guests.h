@@ -2,28 +2,54 @@
 /* guests.h — the libvirt side of tenants: their NICs in their domains, their vCPUs, domain lifecycles */
 #pragma once
 
+#include <systemd/sd-event.h>
+
 #include "sriovd/core/allocator.h"
 #include "sriovd/core/plan.h"
+#include "sriovd/kernel/rootfs.h"
 #include "tenants/tenants.h"
 
-typedef struct Manager Manager;
 typedef struct Guests Guests;
 typedef struct Virt Virt;
 
 /*
- * Connects to libvirt at uri on the manager's event loop at once. The call blocks, which suits
- * in-process drivers and tests. Once connected, the libvirt module itself reopens a connection
- * that drops. It backs off and then resyncs. Returns 0 and the new Guests in *ret, which the
- * caller frees with guests_free(), or a negative errno.
+ * What the guests read from the manager and ask it to do. The config, the inventory and the
+ * tenants are replaced at runtime, so each is asked for when needed. Each getter may return
+ * NULL while there is none yet.
  */
-int guests_new(Manager *m, const char *uri, Guests **ret);
+typedef struct GuestsHooks {
+        const Config *(*config)(void *userdata);
+        const Inventory *(*inventory)(void *userdata);
+        const Tenants *(*tenants)(void *userdata);
+        /* Runs a re-check cycle soon. why goes to the journal. */
+        void (*recheck)(const char *why, void *userdata);
+        /* Releases tenant, whose domain is gone or stopped. Returns a negative errno on failure. */
+        int (*release)(const char *tenant, void *userdata);
+        /* Sets the VFs that libvirt's domains have but no tenant holds. No one gets them. */
+        void (*set_vfs_in_guest)(const char (*vfs)[PCI_ADDR_MAX], size_t n, void *userdata);
+        /* Applies vf's link settings before vf goes into tenant's guest. Logs its own failure. */
+        int (*prepare_vf)(const char *tenant, const char *vf, const TenantNicFacts *f, void *userdata);
+        /* Watches for the vectors of the VFs in a started guest. uuid may be NULL. */
+        void (*watch_irqs)(const char *domain, const char *uuid, void *userdata);
+        void *userdata;
+} GuestsHooks;
+
 /*
- * Connects from the event loop and never blocks it, as the daemon does. Each attempt runs on a
- * thread of its own and is given up after 15 s without an answer. A failure is retried after
- * 1 s, and the wait doubles up to 30 s. Once connected, guests_resync() reconciles the NICs and
- * attaches those missing. It also learns the running domains' vCPU 0 CPUs and RT pinning.
+ * Connects to libvirt at uri on the event loop e at once. The call blocks, which suits
+ * in-process drivers and tests. Once connected, the libvirt module itself reopens a connection
+ * that drops. It backs off and then resyncs. root is the host tree, for the guests' threads in
+ * /proc. The Guests keeps e, root and a copy of hooks. Returns 0 and the new Guests in *ret,
+ * which the caller frees with guests_free(), or a negative errno.
  */
-int guests_start(Manager *m, Guests **ret);
+int guests_new(sd_event *e, RootFs *root, const GuestsHooks *hooks, const char *uri, Guests **ret);
+/*
+ * Connects to uri from the event loop and never blocks it, as the daemon does. Each attempt
+ * runs on a thread of its own and is given up after 15 s without an answer. A failure is retried
+ * after 1 s, and the wait doubles up to 30 s. Once connected, guests_resync() reconciles the NICs
+ * and attaches those missing. It also learns the running domains' vCPU 0 CPUs and RT pinning.
+ * The parameters are as for guests_new().
+ */
+int guests_start(sd_event *e, RootFs *root, const GuestsHooks *hooks, const char *uri, Guests **ret);
 /* Switches to the URI a reload named, if it differs: the next attempt, at once, opens it. */
 void guests_set_uri(Guests *g, const char *uri);
 /* Whether the libvirt connection is open now. */

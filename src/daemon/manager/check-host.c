@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "sriovd/kernel/discover.h"
-#include "manager-internal.h"
+#include "check-host.h"
 
 /* Returns 1 when the group exists, 0 when it does not, and a negative errno when the lookup fails.
  * The buffer is large, as in bus-access.c, because a group's member list can be long. */
@@ -28,17 +28,16 @@ static int group_exists(const char *name) {
  * "FILE:LINE: warning: ...". Returns the number of errors. Returns -ENODEV when the host's PCI
  * devices cannot be read, and then only the file was checked.
  */
-int manager_check_host(Manager *m, FILE *f) {
+int config_check_host(const Config *c, RootFs *root, FILE *f) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
-        const Config *c = m->config;
         int n_errors = 0, r;
         Scope scope;
 
-        r = rootfs_exists(m->root, "/sys/bus/pci/devices");
+        r = rootfs_exists(root, "/sys/bus/pci/devices");
         if (r <= 0)
                 return -ENODEV;
         config_scope(c, &scope);
-        r = inventory_read(m->root, &scope, &inv);
+        r = inventory_read(root, &scope, &inv);
         if (r < 0)
                 return -ENODEV;
 

@@ -5,7 +5,9 @@
 #include "sriovd/kernel/refresh.h"
 #include "apply/action-log.h"
 #include "apply/drift-expected.h"
+#include "vf/vf-users.h"
 #include "manager-internal.h"
+#include "netdev-tune.h"
 
 /* Reads the VFs' link settings from the PF driver over rtnetlink. Settings that cannot be read are planned in full. */
 static void manager_read_vf_links(Manager *m, Inventory *inv) {
@@ -124,10 +126,11 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
                 manager_read_vf_links(m, inv);
         saved_sched_table_prune(&m->saved, inv);
         if (!copied)
-                manager_read_tune(m, inv);
+                netdev_tune_read(&m->kernel, m->config, &m->saved, m->allocations, m->n_allocations, inv);
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
-        r = manager_read_vf_users(m, inv, &users, &n_users);
+        r = vf_users_read(m->root, m->config, guests_connected_now(m->guests) ? guests_virt(m->guests) : NULL, inv,
+                          &users, &n_users);
         if (r < 0)
                 return r;
         PlanContext ctx;
@@ -503,7 +506,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         if (r < 0)
                 return r;
         if (mode == CYCLE_APPLY && !m->unmanaged.loaded) {
-                r = manager_load_unmanaged(m);
+                r = unmanaged_irqs_load_boot(&m->unmanaged, m->root, m->config->state_dir);
                 if (r < 0)
                         log_warning_errno(r, "Failed to read the IRQs the kernel will not move, ignoring: %m");
         }
@@ -557,9 +560,9 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 /* Notes repeat every cycle, so log them in the first cycle and when they change. */
                 if (m->n_cycles == 0 || notes_changed)
                         action_log_notes(inv, plan);
-                manager_log_vf_irqs_found(m, m->inventory, inv, plan);
-                vf_irq_watch_seen(&m->irq_watches, inv);
-                r = manager_save_unmanaged(m);
+                vf_irq_watch_log_found(m->root, m->allocations, m->n_allocations, m->inventory, inv, plan);
+                vf_irq_watch_seen(&m->irq_watch.list, inv);
+                r = unmanaged_irqs_save_boot(&m->unmanaged, m->root, m->config->state_dir);
                 if (r < 0)
                         log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
                 if (m->saved.dirty) {

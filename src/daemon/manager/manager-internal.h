@@ -30,6 +30,7 @@
 #include "guests/guests.h"
 #include "monitor/host-check.h"
 #include "monitor/sampler.h"
+#include "vf/hotplug.h"
 #include "vf/vf-irq-watch.h"
 #include "vf/vf-wait.h"
 #include "latency-threads.h"
@@ -51,7 +52,7 @@ struct Manager {
         sd_event_source *retry_timer;     /* retries transient failures with backoff */
         sd_event_source *rewrite_defer;   /* rewrites the whole state file after the reply */
         sd_event_source *save_defer;      /* writes the grouped changes once the bus has no calls queued */
-        ManagerSavedFn saved_fn;          /* when set, the bus's changes are grouped; see manager-saves.c */
+        ManagerSavedFn saved_fn;          /* when set, the bus's changes are grouped; see manager-tenants.c */
         void *saved_userdata;
         const char *saved_why;            /* why a saved change wants a cycle */
         bool decided_vf;                  /* a saved decision moved a VF or RT CPUs, so a cycle is due */
@@ -148,8 +149,7 @@ struct Manager {
         /* VFs asked for and not yet seen. */
         VfWaitList vf_waits;
         /* The passthrough VFs of started guests, watched for the vectors the guest enables; see vf-irq-watch.c. */
-        VfIrqWatchList irq_watches;
-        sd_event_source *irq_watch_timer;
+        VfIrqWatcher irq_watch;
         /* The sampler, its timer, the last period's values and the metrics file's state; see manager-metrics.c. */
         Sampler *sampler;
         sd_event_source *sample_timer;
@@ -158,12 +158,8 @@ struct Manager {
         bool have_metrics;
         bool metrics_file_failing;        /* a failure is logged once, until a write works again */
         HostCheck *host_check;            /* the last RT host check, for its metric */
-        /*
-         * VFs between their "add" event and their driver's "bind" event, see hotplug.c. Kernel
-         * events wait for them until probing_until_usec.
-         */
-        PciSet probing;
-        uint64_t probing_until_usec;
+        /* VFs between their "add" event and their driver's "bind" event; see hotplug.c. */
+        Hotplug hotplug;
         /* With --once, the results of every cycle add up until the VFs settle. */
         bool once;
         CycleResult once_total;
@@ -180,38 +176,11 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
 /* Carry out one action outside a cycle, such as a hotplug pin. It is logged and recorded as a cycle's are. */
 void manager_apply_action(Manager *m, const Inventory *inv, Action *a);
 
-/* hotplug.c */
-/*
- * Handle a PCI device event before the cycle that it asks for. The event is an "add", "bind",
- * "unbind" or "remove" of a function. A VF of a managed PF is waited for while its driver probes
- * it, and its vectors are pinned at its "bind".
- */
-void manager_hotplug_event(Manager *m, const char *action, const char *addr);
-/* A link came up. Some VF drivers, such as igbvf, request their vectors at open, so they are pinned then. */
-void manager_hotplug_link_up(Manager *m, int ifindex);
-/* Whether the cycle for kernel events waits for a probing VF now, and until when. Forgets VFs past the wait. */
-bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until);
 bool manager_guests_known(const Manager *m);
 
-/* manager-runtime.c: write $RUNTIME_DIRECTORY/owned-irqs for sriovd-irqbalance-policy. */
-int manager_write_owned_irqs(Manager *m);
-/* Read and write the IRQs the kernel will not move, where this boot's runs keep them. */
-int manager_load_unmanaged(Manager *m);
-int manager_save_unmanaged(Manager *m);
-
-/* vf-irq-watch.c */
-/*
- * Log where the new vfio-msix vectors of tenants' VFs went. New vectors are those that inv has
- * and old had not. Each new set is logged once.
- */
-void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan);
-/*
- * vf-users.c: find who, outside sriovd's tenants, uses the VFs that a pending VF count change
- * would destroy. The list is sorted.
- */
-int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n);
-/* netdev-tune.c: read the coalescing, offloads, channels and NAPIs of the netdevs that a class governs. */
-void manager_read_tune(Manager *m, Inventory *inv);
+/* manager.c: a device event or a link that came up, handed to hotplug.c with the last inventory. */
+void manager_hotplug_event(Manager *m, const char *action, const char *addr);
+void manager_hotplug_link_up(Manager *m, int ifindex);
 
 /* kernel-events.c: load the BPF programs, or say why not; the placed threads they watch. */
 int manager_kernel_events_start(Manager *m);
@@ -252,7 +221,7 @@ void manager_apply_soon(Manager *m, const char *why);
 /* manager-tenants.c: rewrite the whole state file from the loop, once the journal has grown enough. */
 void manager_rewrite_soon(Manager *m);
 /*
- * manager-saves.c: manager_saves_join() comes before a change from the bus. It joins the change
+ * manager-tenants.c: manager_saves_join() comes before a change from the bus. It joins the change
  * to the open group when the bus groups its changes. manager_changed() comes after the change.
  * It does what follows a saved change, now or once the group is written.
  */

@@ -48,7 +48,7 @@ static void on_device_event(const char *subsystem, const char *action, const cha
                  * The lost events could have named any device. So no probe is waited for, and
                  * the whole host is re-checked.
                  */
-                pci_set_clear(&m->probing);
+                pci_set_clear(&m->hotplug.probing);
                 manager_on_kernel_event("udev events lost (receive buffer overflow)", m);
                 return;
         }

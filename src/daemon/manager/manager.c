@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* manager.c — the daemon's state, its start, run and stop, and the D-Bus API's calls; the cycle is in cycle.c */
+/* manager.c — the daemon's state, its start, run and stop; the cycle is in cycle.c */
 
 #include <sys/resource.h>
 
@@ -27,6 +27,23 @@ static TestHooks test_hooks_from_env(void) {
                 .live_netlink = streq_ptr(getenv("SRIOVD_TEST_LIVE_NETLINK"), "1"),
                 .bpf_debug = getenv("SRIOVD_BPF_DEBUG") != NULL,
         };
+}
+
+/* The hooks through which hotplug.c and vf-irq-watch.c call up to the manager. */
+static void hotplug_plan_context(PlanContext *ret, void *userdata) {
+        manager_plan_context(userdata, NULL, 0, ret);
+}
+
+static void hotplug_apply(const Inventory *view, Action *a, void *userdata) {
+        manager_apply_action(userdata, view, a);
+}
+
+static const Inventory *irq_watch_inventory(void *userdata) {
+        return manager_inventory(userdata);
+}
+
+static void irq_watch_found(const char *why, void *userdata) {
+        manager_recheck_now(userdata, why);
 }
 
 int manager_new(const char *root, const char *config_path, Manager **ret) {
@@ -59,6 +76,8 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                         log_warning_errno(r, "Failed to open netdev netlink, per-NAPI settings are not managed: %m");
         }
 
+        hotplug_init(&m->hotplug, m->root, &(HotplugHooks) { hotplug_plan_context, hotplug_apply, m });
+        vf_irq_watcher_init(&m->irq_watch, m->root, &(VfIrqWatchHooks) { irq_watch_inventory, irq_watch_found, m });
         m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
         m->expect_changes = true;
@@ -84,12 +103,11 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->rewrite_defer);
         sd_event_source_unref(m->save_defer);
         free(m->saved_tenants);
-        pci_set_done(&m->probing);
-        sd_event_source_unref(m->irq_watch_timer);
+        hotplug_done(&m->hotplug);
         manager_metrics_done(m);
         host_check_free(m->host_check);
         vf_wait_list_done(&m->vf_waits);
-        vf_irq_watch_list_done(&m->irq_watches);
+        vf_irq_watcher_done(&m->irq_watch);
         link_monitor_free(m->link_monitor);
         device_monitor_free(m->device_monitor);
         manager_kernel_events_stop(m);
@@ -128,6 +146,14 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
+void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
+        hotplug_event(&m->hotplug, m->inventory, m->config, action, addr);
+}
+
+void manager_hotplug_link_up(Manager *m, int ifindex) {
+        hotplug_link_up(&m->hotplug, m->inventory, m->config, ifindex);
+}
+
 const Inventory *manager_inventory(const Manager *m) {
         return m->inventory;
 }
@@ -142,6 +168,10 @@ const Plan *manager_plan(const Manager *m) {
 
 const Config *manager_config(const Manager *m) {
         return m->config;
+}
+
+struct sd_event *manager_event_loop(const Manager *m) {
+        return m->event;
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -179,13 +209,63 @@ static int guests_wanted(Manager *m) {
         return r < 0 ? r : 1;
 }
 
+/* The guests' hooks: what they read of the manager, and what they ask it to do. */
+static const Config *guests_hook_config(void *userdata) {
+        return manager_config(userdata);
+}
+
+static const Inventory *guests_hook_inventory(void *userdata) {
+        return manager_inventory(userdata);
+}
+
+static const Tenants *guests_hook_tenants(void *userdata) {
+        Manager *m = userdata;
+
+        return m->tenants;
+}
+
+static void guests_hook_recheck(const char *why, void *userdata) {
+        manager_recheck(userdata, why);
+}
+
+static int guests_hook_release(const char *tenant, void *userdata) {
+        return manager_release(userdata, tenant);
+}
+
+static void guests_hook_set_vfs_in_guest(const char (*vfs)[PCI_ADDR_MAX], size_t n, void *userdata) {
+        manager_set_vfs_in_guest(userdata, vfs, n);
+}
+
+static int guests_hook_prepare_vf(const char *tenant, const char *vf, const TenantNicFacts *f, void *userdata) {
+        return manager_prepare_vf(userdata, tenant, vf, f);
+}
+
+static void guests_hook_watch_irqs(const char *domain, const char *uuid, void *userdata) {
+        manager_watch_guest_irqs(userdata, domain, uuid);
+}
+
+static GuestsHooks manager_guests_hooks(Manager *m) {
+        return (GuestsHooks) {
+                .config = guests_hook_config,
+                .inventory = guests_hook_inventory,
+                .tenants = guests_hook_tenants,
+                .recheck = guests_hook_recheck,
+                .release = guests_hook_release,
+                .set_vfs_in_guest = guests_hook_set_vfs_in_guest,
+                .prepare_vf = guests_hook_prepare_vf,
+                .watch_irqs = guests_hook_watch_irqs,
+                .userdata = m,
+        };
+}
+
 int manager_connect_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
         int r;
 
         r = guests_wanted(m);
         if (r <= 0)
                 return r;
-        r = guests_new(m, m->config->libvirt_uri, &m->guests);
+        r = guests_new(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
         if (r < 0)
                 return r;
         guests_resync(m->guests);
@@ -199,12 +279,13 @@ int manager_connect_guests(Manager *m) {
  * until it succeeds.
  */
 int manager_start_guests(Manager *m) {
+        GuestsHooks hooks = manager_guests_hooks(m);
         int r;
 
         r = guests_wanted(m);
         if (r <= 0)
                 return r;
-        r = guests_start(m, &m->guests);
+        r = guests_start(m->event, m->root, &hooks, m->config->libvirt_uri, &m->guests);
         if (r < 0)
                 return r;
         return 1;
@@ -428,77 +509,60 @@ int manager_run(Manager *m) {
         return 0;
 }
 
-/* ---- The calls that the D-Bus API makes ---- */
+/* ---- What a run leaves for the next one: the threads' scheduling that sriovd changed ---- */
 
-int manager_run_cycle_now(Manager *m, CycleResult *ret) {
-        int r = manager_run_cycle(m);
-        if (r >= 0 && ret)
-                *ret = m->last;
-        manager_notify_status(m, "");
+int manager_load_runtime(Manager *m) {
+        int r;
+
+        /* Before anything is restored, each entry is checked again: is the PID still the same kernel thread? */
+        r = saved_sched_table_load(&m->saved);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
+        if (m->saved.n > 0)
+                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", m->saved.n);
+        return 0;
+}
+
+int manager_restore_sched(Manager *m) {
+        int r, k;
+
+        r = saved_sched_table_restore(&m->saved, m->root);
+        /* Everything is put back, so nothing is left for a later sriovd to restore. */
+        k = saved_sched_table_save(&m->saved);
+        if (k < 0)
+                log_warning_errno(k, "Failed to clear %s/saved-sched, ignoring: %m", getenv("RUNTIME_DIRECTORY"));
         return r;
 }
 
-int manager_plan_now(Manager *m, Plan **ret) {
-        _cleanup_(inventory_freep) Inventory *inv = NULL;
-        _cleanup_(plan_freep) Plan *p = NULL;
+int manager_stop(Manager *m) {
+        if (m->config && m->config->restore_on_stop)
+                return manager_restore_sched(m);
+        if (m->saved.n > 0)
+                log_info("Stopping with %zu threads left as sriovd set them (restore_on_stop = no); "
+                         "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
+                         m->saved.n);
+        return 0;
+}
+
+int manager_restore(Manager *m) {
         int r;
 
-        r = manager_observe(m, false, NULL, &inv, &p);
+        r = runtime_lock(&m->runtime_lock_fd);
+        if (r == -EBUSY)
+                return log_error_errno(r, "sriovd is running (it holds %s/lock): stop it first "
+                                       "(systemctl stop sriovd), or its next cycle would redo what --restore undoes",
+                                       getenv("RUNTIME_DIRECTORY"));
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s/lock: %m", getenv("RUNTIME_DIRECTORY"));
+        r = manager_load_runtime(m);
         if (r < 0)
                 return r;
-        /* The plan also shows the changes to the RT guests' placement that libvirt would have to make. */
-        r = guests_plan_append(m->guests, p);
+        r = manager_restore_sched(m);
         if (r < 0)
                 return r;
-        *ret = TAKE_PTR(p);
-        return 0;
-}
-
-void manager_set_event_fn(Manager *m, ManagerEventFn fn, void *userdata) {
-        m->event_fn = fn;
-        m->event_userdata = userdata;
-}
-
-const char *manager_state(const Manager *m) {
-        if (!m->ready)
-                return "starting";
-        return m->last.n_failed > 0 || m->last.n_drift > 0 ? "degraded" : "running";
-}
-
-int manager_state_reasons(const Manager *m, char ***ret) {
-        char **v = calloc(3, sizeof(char *));
-        size_t n = 0;
-
-        if (!v)
-                return -ENOMEM;
-        if (m->ready && m->last.n_failed > 0) {
-                char failed[512] = "";
-                size_t k = 0, shown = 0;
-
-                /* The plan keeps the failures of the first pass. Later passes only count theirs. */
-                for (size_t i = 0; m->plan && i < m->plan->n_actions && shown < 3; i++) {
-                        const Action *a = &m->plan->actions[i];
-
-                        if (a->skipped || a->result >= 0)
-                                continue;
-                        strjoin_appendf(failed, sizeof(failed), &k, "%s %s: %s", action_kind_to_string(a->kind),
-                                        a->target[0] ? a->target : "host", strerror(-a->result));
-                        shown++;
-                }
-                if (asprintf(&v[n], "%u of the last cycle's actions failed%s%s", m->last.n_failed,
-                             failed[0] ? ": " : "", failed) < 0)
-                        v[n] = NULL;
-                n += !!v[n];
-        }
-        if (m->ready && m->last.n_drift > 0) {
-                if (asprintf(&v[n], "%u changes did not stick in the last cycle (drift)", m->last.n_drift) < 0)
-                        v[n] = NULL;
-                n += !!v[n];
-        }
-        *ret = v;
-        return 0;
-}
-
-struct sd_event *manager_event_loop(const Manager *m) {
-        return m->event;
+        /* sriovd no longer owns these IRQs, so irqbalance may move them again at its next rescan. */
+        int k = runtime_file_remove("owned-irqs");
+        if (k < 0)
+                return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
+        return r;
 }

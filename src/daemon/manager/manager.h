@@ -107,6 +107,11 @@ int manager_release(Manager *m, const char *tenant);
  * failure is logged with the tenant and the VF, and the next cycle retries.
  */
 int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f);
+/*
+ * guests.c calls this on libvirt's STARTED event, to watch the VFs that the domain's tenants hold.
+ * domain is its name or a tenant's name for it, and uuid, which may be NULL, its UUID.
+ */
+void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid);
 /* Set the VFs that libvirt's domains have but no tenant holds, from guests_reconcile(). No one gets them. */
 void manager_set_vfs_in_guest(Manager *m, const char (*vfs)[PCI_ADDR_MAX], size_t n);
 /* Rewrite the whole state file if its journal has grown enough. The daemon does this after replies. */
@@ -223,14 +228,6 @@ int manager_connect_guests(Manager *m);
 /* The daemon connects from the event loop, never blocking it, and guests_start() retries with backoff. */
 int manager_start_guests(Manager *m);
 struct Guests *manager_guests(const Manager *m);
-
-/*
- * Check a config that loaded against the host, for --check-config; see check-host.c. It reports
- * a num_vfs above a PF's sriov_totalvfs, and an access_group that does not exist. Errors and
- * warnings go to f as "FILE:LINE: error: ..." lines. Returns the number of errors, or -ENODEV
- * when the host cannot be read.
- */
-int manager_check_host(Manager *m, FILE *f);
 
 /*
  * Runs the RT host check of src/daemon/monitor/host-check.c on the host now, against the loaded

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* hotplug.c — pin a new VF's vectors as soon as its driver has them, ahead of the cycle */
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "sriovd/kernel/irq.h"
-#include "manager/manager-internal.h"
+#include "sriovd/kernel/sriov.h"
+#include "base/log.h"
+#include "hotplug.h"
 
 /*
  * A new VF's vectors do not exist until its driver has probed it. The probe enables MSI-X and
@@ -20,11 +23,11 @@
 
 /* Finds the index in inv of the PF that owns the VF at addr, through the VF's physfn link.
  * Returns -ENOENT when sriovd manages no such PF. */
-static int hotplug_find_pf(Manager *m, const Inventory *inv, const char *addr, size_t *ret) {
+static int hotplug_find_pf(Hotplug *h, const Inventory *inv, const char *addr, size_t *ret) {
         _cleanup_free_ char *physfn = NULL;
         int r;
 
-        r = rootfs_readlink_base(m->root, &physfn, PCI_DEV "/physfn", addr);
+        r = rootfs_readlink_base(h->root, &physfn, PCI_DEV "/physfn", addr);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < inv->n_pfs; i++)
@@ -41,12 +44,11 @@ static int hotplug_find_pf(Manager *m, const Inventory *inv, const char *addr, s
  * inventory, with nothing copied. The VF's link settings, netdev tuning and IRQ threads are left
  * to the cycle that follows, which reads the host whole.
  */
-static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
+static int hotplug_pin_vf(Hotplug *h, const Inventory *inv, const Config *c, size_t pf_i, const char *addr) {
         _cleanup_(host_problems_done) HostProblems problems = {};
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ Irq *irqs = NULL;
         _cleanup_free_ unsigned *vectors = NULL;
-        const Inventory *inv = m->inventory;
         uint64_t t0 = now_usec();
         unsigned written = 0, failed = 0;
         size_t n = 0;
@@ -58,7 +60,7 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
          * Read the VF even when the last cycle saw it. That cycle may have read the vectors before
          * they were pinned, for example during a link-up. Only their affinities now show what is left.
          */
-        r = sriov_read_vf_of(m->root, &inv->pfs[pf_i], addr, &problems, &vf);
+        r = sriov_read_vf_of(h->root, &inv->pfs[pf_i], addr, &problems, &vf);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;   /* The full read leaves this VF out too, and the cycle says why. */
         vectors = vf.irqs;
@@ -69,7 +71,7 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
                 return -ENOMEM;
         /* A vector's /proc/irq entry appears with its first handler. A vector without one is left to the cycle. */
         for (size_t i = 0; i < vf.n_irqs; i++)
-                if (irq_read(m->root, vf.irqs[i], &irqs[n]) >= 0)
+                if (irq_read(h->root, vf.irqs[i], &irqs[n]) >= 0)
                         n++;
         if (n == 0)
                 return 0;
@@ -82,10 +84,10 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
         const Inventory view = { .topo = inv->topo, .caps = inv->caps, .pfs = &pf, .n_pfs = 1, .irqs = irqs,
                                  .n_irqs = n };
 
-        manager_plan_context(m, NULL, 0, &ctx);
+        h->hooks.plan_context(&ctx, h->hooks.userdata);
         /* Pass the whole PF, not the view's copy, because whether its VF count changes
          * depends on the users of all its VFs. */
-        r = plan_build_vf_irqs(&view, m->config, &ctx, &inv->pfs[pf_i], &vf, &plan);
+        r = plan_build_vf_irqs(&view, c, &ctx, &inv->pfs[pf_i], &vf, &plan);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < plan->n_actions; i++) {
@@ -93,7 +95,7 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
 
                 if (a->kind != ACTION_SET_IRQ_AFFINITY || !streq(a->target, addr))
                         continue;
-                manager_apply_action(m, &view, a);
+                h->hooks.apply(&view, a, h->hooks.userdata);
                 written += a->result > 0;
                 failed += a->result < 0;
         }
@@ -105,20 +107,27 @@ static int manager_pin_vf(Manager *m, size_t pf_i, const char *addr) {
         return 0;
 }
 
-void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
-        const Inventory *inv = m->inventory;
+void hotplug_init(Hotplug *h, RootFs *root, const HotplugHooks *hooks) {
+        *h = (Hotplug) { .root = root, .hooks = *hooks };
+}
+
+void hotplug_done(Hotplug *h) {
+        pci_set_done(&h->probing);
+}
+
+void hotplug_event(Hotplug *h, const Inventory *inv, const Config *c, const char *action, const char *addr) {
         size_t pf_i;
         int r;
 
         if (!inv || !pci_addr_valid(addr))
                 return;
         if (streq(action, "remove") || streq(action, "unbind")) {
-                (void) pci_set_remove(&m->probing, addr);
+                (void) pci_set_remove(&h->probing, addr);
                 return;
         }
         if (!streq(action, "add") && !streq(action, "bind"))
                 return;
-        if (hotplug_find_pf(m, inv, addr, &pf_i) < 0)
+        if (hotplug_find_pf(h, inv, addr, &pf_i) < 0)
                 return;
         if (streq(action, "add")) {
                 /*
@@ -131,28 +140,27 @@ void manager_hotplug_event(Manager *m, const char *action, const char *addr) {
                         return;
                 uint64_t until = now_usec() + PROBE_WAIT_USEC;
 
-                r = pci_set_add(&m->probing, addr);
+                r = pci_set_add(&h->probing, addr);
                 if (r < 0)
                         log_warning_errno(r, "Failed to note that VF %s is probing, not waiting for its driver: %m",
                                           addr);
-                else if (r > 0 && pci_set_size(&m->probing) == 1)
-                        m->probing_until_usec = until;
+                else if (r > 0 && pci_set_size(&h->probing) == 1)
+                        h->probing_until_usec = until;
                 return;
         }
-        (void) pci_set_remove(&m->probing, addr);
-        r = manager_pin_vf(m, pf_i, addr);
+        (void) pci_set_remove(&h->probing, addr);
+        r = hotplug_pin_vf(h, inv, c, pf_i, addr);
         if (r < 0)
                 log_warning_errno(r, "Failed to pin the vectors of new VF %s, leaving them to the cycle: %m", addr);
 }
 
-void manager_hotplug_link_up(Manager *m, int ifindex) {
-        const Inventory *inv = m->inventory;
+void hotplug_link_up(Hotplug *h, const Inventory *inv, const Config *c, int ifindex) {
         int r;
 
         for (size_t i = 0; inv && i < inv->n_pfs; i++)
                 for (size_t j = 0; j < inv->pfs[i].n_vfs; j++)
                         if (inv->pfs[i].vfs[j].ifindex == ifindex) {
-                                r = manager_pin_vf(m, i, inv->pfs[i].vfs[j].addr);
+                                r = hotplug_pin_vf(h, inv, c, i, inv->pfs[i].vfs[j].addr);
                                 if (r < 0)
                                         log_warning_errno(r, "Failed to pin the vectors of VF %s, "
                                                           "leaving them to the cycle: %m", inv->pfs[i].vfs[j].addr);
@@ -160,15 +168,15 @@ void manager_hotplug_link_up(Manager *m, int ifindex) {
                         }
 }
 
-bool manager_hotplug_waiting(Manager *m, uint64_t now, uint64_t *ret_until) {
-        if (pci_set_size(&m->probing) == 0)
+bool hotplug_waiting(Hotplug *h, uint64_t now, uint64_t *ret_until) {
+        if (pci_set_size(&h->probing) == 0)
                 return false;
-        if (now >= m->probing_until_usec) {
+        if (now >= h->probing_until_usec) {
                 log_info("VF %s (and %zu more) still without a driver after %" PRIu64 " ms: not waiting for it",
-                         pci_set_get(&m->probing, 0), pci_set_size(&m->probing) - 1, PROBE_WAIT_USEC / 1000);
-                pci_set_clear(&m->probing);
+                         pci_set_get(&h->probing, 0), pci_set_size(&h->probing) - 1, PROBE_WAIT_USEC / 1000);
+                pci_set_clear(&h->probing);
                 return false;
         }
-        *ret_until = m->probing_until_usec;
+        *ret_until = h->probing_until_usec;
         return true;
 }

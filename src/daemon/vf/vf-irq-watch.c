@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <systemd/sd-event.h>
+
 #include "sriovd/kernel/irq.h"
+#include "sriovd/kernel/sriov.h"
 #include "sriovd/virt/virt.h"
-#include "manager/manager-internal.h"
+#include "base/log.h"
 #include "vf-irq-watch.h"
 
 /*
@@ -132,29 +135,37 @@ void vf_irq_watch_list_done(VfIrqWatchList *l) {
         l->n = l->allocated = 0;
 }
 
-/* ---- The manager's side: a timer for the looks, and a cycle when one finds vectors ---- */
+/* ---- The watcher: a timer for the looks, and a cycle when one finds vectors ---- */
+
+void vf_irq_watcher_init(VfIrqWatcher *w, RootFs *root, const VfIrqWatchHooks *hooks) {
+        *w = (VfIrqWatcher) { .root = root, .hooks = *hooks };
+}
+
+void vf_irq_watcher_done(VfIrqWatcher *w) {
+        w->timer = sd_event_source_unref(w->timer);
+        vf_irq_watch_list_done(&w->list);
+}
 
 static int on_irq_watch_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
-static void manager_arm_irq_watch(Manager *m) {
-        uint64_t next = vf_irq_watch_next(&m->irq_watches);
+static void vf_irq_watcher_arm(VfIrqWatcher *w, sd_event *event) {
+        uint64_t next = vf_irq_watch_next(&w->list);
         int r;
 
-        if (!m->event)
+        if (!event)
                 return;
         if (next == UINT64_MAX) {
-                if (m->irq_watch_timer)
-                        (void) sd_event_source_set_enabled(m->irq_watch_timer, SD_EVENT_OFF);
+                if (w->timer)
+                        (void) sd_event_source_set_enabled(w->timer, SD_EVENT_OFF);
                 return;
         }
         /* 100 ms of accuracy suffice, because a guest's boot is not that precise. Wakeups can then be batched. */
-        if (!m->irq_watch_timer)
-                r = sd_event_add_time(m->event, &m->irq_watch_timer, CLOCK_MONOTONIC, next, 100 * 1000,
-                                      on_irq_watch_timer, m);
+        if (!w->timer)
+                r = sd_event_add_time(event, &w->timer, CLOCK_MONOTONIC, next, 100 * 1000, on_irq_watch_timer, w);
         else {
-                r = sd_event_source_set_time(m->irq_watch_timer, next);
+                r = sd_event_source_set_time(w->timer, next);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(m->irq_watch_timer, SD_EVENT_ONESHOT);
+                        r = sd_event_source_set_enabled(w->timer, SD_EVENT_ONESHOT);
         }
         if (r < 0)
                 log_warning_errno(r, "Failed to arm the look for a started guest's VF vectors, "
@@ -162,69 +173,40 @@ static void manager_arm_irq_watch(Manager *m) {
 }
 
 static int on_irq_watch_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
+        VfIrqWatcher *w = userdata;
         char vf[PCI_ADDR_MAX], why[96];
         int r;
 
-        r = vf_irq_watch_look(&m->irq_watches, m->root, m->inventory, now_usec(), vf);
+        r = vf_irq_watch_look(&w->list, w->root, w->hooks.inventory(w->hooks.userdata), now_usec(), vf);
         if (r < 0)
                 log_oom();
         else if (r > 0) {
                 snprintf(why, sizeof(why), "MSI-X vectors of passthrough VF %s%s", vf, r > 1 ? " and others" : "");
-                manager_recheck_now(m, why);
+                w->hooks.found(why, w->hooks.userdata);
         }
-        manager_arm_irq_watch(m);
+        vf_irq_watcher_arm(w, sd_event_source_get_event(s));
         return 0;
 }
 
-void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid) {
+void vf_irq_watcher_guest_started(VfIrqWatcher *w, sd_event *event, const Tenants *tenants, const Inventory *inv,
+                                  const char *domain, const char *uuid) {
+        size_t n = tenants ? tenants_count(tenants) : 0;
         uint64_t now = now_usec();
 
-        for (size_t i = 0; i < manager_n_tenants(m); i++) {
+        for (size_t i = 0; i < n; i++) {
                 TenantInfo t;
 
-                if (manager_tenant(m, i, &t) < 0 || !virt_domain_ref_is(tenant_domain_ref(&t), domain, uuid) || !t.vf[0])
+                if (tenants_nth(tenants, inv, i, &t) < 0 || !virt_domain_ref_is(tenant_domain_ref(&t), domain, uuid) ||
+                    !t.vf[0])
                         continue;
-                if (vf_irq_watch_add(&m->irq_watches, t.vf, now) < 0) {
+                if (vf_irq_watch_add(&w->list, t.vf, now) < 0) {
                         log_oom();
                         return;
                 }
                 log_full_errno(LOG_DEBUG, 0, LOG_FIELDS(.tenant = t.tenant, .vf = t.vf),
                                "Tenant %s: %s started, looking for VF %s's MSI-X vectors", t.tenant, domain, t.vf);
         }
-        manager_arm_irq_watch(m);
-}
-
-/* The vectors that the device at addr, a PF or a VF, has in inv, and the driver that it has them under. */
-static const unsigned *device_irqs(const Inventory *inv, const char *addr, const char **ret_driver, size_t *ret_n) {
-        const Vf *vf = NULL;
-        const Pf *pf = inv ? inventory_find_function(inv, addr, &vf) : NULL;
-
-        if (!pf)
-                return NULL;
-        *ret_driver = vf ? vf->driver : pf->driver;
-        *ret_n = vf ? vf->n_irqs : pf->n_irqs;
-        return vf ? vf->irqs : pf->irqs;
-}
-
-bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq) {
-        const char *was_driver = NULL, *driver = NULL;
-        const unsigned *was;
-        size_t n_was = 0, n = 0;
-
-        if (!old)
-                return false;   /* Nothing was seen before. At start-up, everything is expected. */
-        /*
-         * The vector is listed, but it was not in /proc/irq then. So its first handler was
-         * requested since, as igbvf does at open.
-         */
-        if (!inventory_find_irq(old, irq))
-                return true;
-        was = device_irqs(old, addr, &was_driver, &n_was);
-        /* A number that the kernel hands out again to another driver, as from igbvf to vfio, is a new vector. */
-        if (!was || !device_irqs(inv, addr, &driver, &n) || !streq(was_driver, driver))
-                return true;
-        return !bsearch_safe(&irq, was, n_was, sizeof(unsigned), unsigned_cmp);
+        vf_irq_watcher_arm(w, event);
 }
 
 static bool irq_pin_failed(const Plan *plan, const char *addr, unsigned irq) {
@@ -236,9 +218,10 @@ static bool irq_pin_failed(const Plan *plan, const char *addr, unsigned irq) {
         return false;
 }
 
-void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory *inv, const Plan *plan) {
-        for (size_t i = 0; i < m->n_allocations; i++) {
-                const PlanAllocation *a = &m->allocations[i];
+void vf_irq_watch_log_found(RootFs *root, const PlanAllocation *allocations, size_t n_allocations,
+                            const Inventory *old, const Inventory *inv, const Plan *plan) {
+        for (size_t i = 0; i < n_allocations; i++) {
+                const PlanAllocation *a = &allocations[i];
                 char text[768], cpus[CPUSET_LIST_MAX];
                 unsigned n_new = 0, n_failed = 0, first = 0;
                 const Vf *vf = NULL, *was = NULL;
@@ -262,7 +245,7 @@ void manager_log_vf_irqs_found(Manager *m, const Inventory *old, const Inventory
                         if (n_new++ == 0)
                                 first = vf->irqs[j];
                         n_failed += irq_pin_failed(plan, vf->addr, vf->irqs[j]);
-                        if (irq_read_action(m->root, vf->irqs[j], action, sizeof(action)) < 0 || !action[0])
+                        if (irq_read_action(root, vf->irqs[j], action, sizeof(action)) < 0 || !action[0])
                                 strscpy(action, sizeof(action), "?");
                         strjoin_appendf(text, sizeof(text), &k, "IRQ %u %s on CPU %s", vf->irqs[j], action,
                                         q ? cpuset_format_list(&q->affinity, cpus, sizeof(cpus)) : "?");

@@ -6,8 +6,11 @@
 #include <stdint.h>
 
 #include "sriovd/core/inventory.h"
+#include "sriovd/core/plan.h"
+#include "tenants/tenants.h"
 
-typedef struct Manager Manager;
+struct sd_event;
+struct sd_event_source;
 
 /*
  * A passthrough VF's host-side vectors, named vfio-msix[N](ADDR), exist only once the guest's
@@ -51,11 +54,37 @@ void vf_irq_watch_list_done(VfIrqWatchList *l);
 
 /* Whether driver is of the vfio family, such as vfio-pci or mlx5_vfio_pci, so that the VF is passed through. */
 bool vf_irq_watch_driver_is_vfio(const char *driver);
-/* Whether irq is a vector that the device at addr did not have in old, or had under another driver. */
-bool device_irq_is_new(const Inventory *old, const Inventory *inv, const char *addr, unsigned irq);
 
 /*
- * guests.c calls this on libvirt's STARTED event, to watch the VFs that the domain's tenants hold.
- * domain is its name or a tenant's name for it, and uuid, which may be NULL, its UUID.
+ * Log where the new vfio-msix vectors of the VFs in allocations went. New vectors are those that
+ * inv has and old had not. Each new set is logged once. Failed pins are found in plan.
  */
-void manager_watch_guest_irqs(Manager *m, const char *domain, const char *uuid);
+void vf_irq_watch_log_found(RootFs *root, const PlanAllocation *allocations, size_t n_allocations,
+                            const Inventory *old, const Inventory *inv, const Plan *plan);
+
+/* What the watcher asks of the one who runs the cycles. */
+typedef struct VfIrqWatchHooks {
+        /* The last cycle's inventory, which a look compares the VFs' vectors with. */
+        const Inventory *(*inventory)(void *userdata);
+        /* A look found new vectors: run a cycle now, for why. */
+        void (*found)(const char *why, void *userdata);
+        void *userdata;
+} VfIrqWatchHooks;
+
+/* The watched VFs, and the timer that makes their looks on the event loop. */
+typedef struct VfIrqWatcher {
+        VfIrqWatchList list;
+        RootFs *root;
+        struct sd_event_source *timer;
+        VfIrqWatchHooks hooks;
+} VfIrqWatcher;
+
+void vf_irq_watcher_init(VfIrqWatcher *w, RootFs *root, const VfIrqWatchHooks *hooks);
+void vf_irq_watcher_done(VfIrqWatcher *w);
+/*
+ * On libvirt's STARTED event, watch the VFs that the domain's tenants hold. domain is its name or
+ * a tenant's name for it, and uuid, which may be NULL, its UUID. tenants may be NULL, and inv is
+ * the last cycle's inventory. The looks run on event. Without an event loop, nothing is looked at.
+ */
+void vf_irq_watcher_guest_started(VfIrqWatcher *w, struct sd_event *event, const Tenants *tenants,
+                                  const Inventory *inv, const char *domain, const char *uuid);

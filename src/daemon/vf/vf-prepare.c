@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* vf-prepare.c — a VF's link settings, applied before the VF goes into a tenant's guest */
 
-#include "manager/manager-internal.h"
+#include "sriovd/kernel/vf-netlink.h"
+#include "base/log.h"
+#include "vf-prepare.h"
 
 /*
  * libvirt attaches the VF as soon as the allocator decides. The cycle that sets the VF's link
@@ -11,8 +13,8 @@
  * VF's ACTION_SET_VF_LINK, against the PF as the kernel shows it now. The action is applied like
  * any other. A failure is logged once and left to the next cycle.
  */
-int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const TenantNicFacts *f) {
-        const Inventory *inv = m->syncing ?: m->inventory;
+int vf_prepare(Kernel *k, const Config *c, const Inventory *inv, PciSet *vf_link_unsupported, const char *tenant,
+               const char *vf, const TenantNicFacts *f) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ VfLink *links = NULL;
         PlanAllocation alloc = { .vlan = f->vlan, .qos = -1, .vcpu0_cpu = -1 };
@@ -24,15 +26,14 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
         int r;
 
         /* A fixture's netdevs are not this host's, so there is nothing to set. The cycle skips them too. */
-        if (!m->kernel.route || !inv)
+        if (!k->route || !inv)
                 return 0;
         pf = inventory_find_function(inv, vf, &v);
         if (!pf || !v || pf->ifindex <= 0)
                 return 0;   /* The VF or its PF netdev is not seen yet. The cycle that finds them sets the VF. */
 
-
         now = *pf;
-        r = route_nl_read_vfs(m->kernel.route, pf->ifindex, &links, &now.n_vf_links, &err);
+        r = route_nl_read_vfs(k->route, pf->ifindex, &links, &now.n_vf_links, &err);
         if (r < 0) {
                 log_full_errno(LOG_WARNING, r, LOG_FIELDS(.tenant = tenant, .pf = pf->addr, .vf = vf),
                                "Tenant %s: could not read VF %s's link settings before its guest gets it, "
@@ -50,11 +51,11 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
         PlanContext ctx = {
                 .allocations = &alloc,
                 .n_allocations = 1,
-                .vf_link_unsupported = pci_set_array(&m->vf_link_unsupported),
-                .n_vf_link_unsupported = pci_set_size(&m->vf_link_unsupported),
+                .vf_link_unsupported = pci_set_array(vf_link_unsupported),
+                .n_vf_link_unsupported = pci_set_size(vf_link_unsupported),
                 .guests_known = true,
         };
-        r = plan_build_vf_link(&now, m->config, &ctx, v->index, &plan);
+        r = plan_build_vf_link(&now, c, &ctx, v->index, &plan);
         if (r < 0)
                 return log_oom();
 
@@ -63,7 +64,7 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
                 LogFields fields = { .tenant = tenant, .pf = pf->addr, .vf = vf, .irq = -1,
                                      .message_id = SRIOVD_MESSAGE_ACTION };
 
-                action_apply(&m->kernel, a);
+                action_apply(k, a);
                 action_format_value(a, false, before, sizeof(before));
                 action_format_value(a, true, after, sizeof(after));
                 if (a->result >= 0) {
@@ -75,9 +76,9 @@ int manager_prepare_vf(Manager *m, const char *tenant, const char *vf, const Ten
                 }
                 r = a->result;
                 if (a->error.class == ERROR_UNMANAGED) {
-                        int k = pci_set_add(&m->vf_link_unsupported, a->target);
-                        if (k < 0)
-                                log_warning_errno(k, "Failed to remember that PF %s refuses VF link settings, "
+                        int q = pci_set_add(vf_link_unsupported, a->target);
+                        if (q < 0)
+                                log_warning_errno(q, "Failed to remember that PF %s refuses VF link settings, "
                                                   "it is asked again next cycle: %m", a->target);
                 }
                 log_full_errno(LOG_ERR, a->result, &fields,

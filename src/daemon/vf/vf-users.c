@@ -13,7 +13,8 @@
 
 #include "sriovd/kernel/vfio-users.h"
 #include "sriovd/virt/virt.h"
-#include "manager/manager-internal.h"
+#include "base/log.h"
+#include "vf-users.h"
 
 typedef struct Users {
         PlanVfUser *list;
@@ -59,20 +60,20 @@ static PlanVfUser *users_add(Users *u, const char *vf, bool running) {
         return x;
 }
 
-static bool pf_pending(const Manager *m, const Pf *pf) {
-        return plan_pf_num_vfs_destroys(pf, config_pf_policy(m->config, pf->addr, pf->vendor, pf->device));
+static bool pf_pending(const Config *c, const Pf *pf) {
+        return plan_pf_num_vfs_destroys(pf, config_pf_policy(c, pf->addr, pf->vendor, pf->device));
 }
 
 /* Find every domain, running or shut off, that names a VF of a pending PF. The planner tells the two apart. */
-static int read_domain_users(Manager *m, const Inventory *inv, Users *u) {
+static int read_domain_users(const Config *c, Virt *virt, const Inventory *inv, Users *u) {
         VirtDomainInfo *domains = NULL;
         size_t n_domains = 0;
         VirtError err = {};
         int r;
 
-        if (!guests_connected_now(m->guests))
+        if (!virt)
                 return 0;   /* The process scan still finds the QEMUs of running guests. */
-        r = virt_list_domains(guests_virt(m->guests), &domains, &n_domains, &err);
+        r = virt_list_domains(virt, &domains, &n_domains, &err);
         if (r < 0)
                 return log_warning_errno(r, "Failed to list libvirt domains before a VF count change, "
                                             "only processes holding VFs are looked for: %s", err.message);
@@ -82,7 +83,7 @@ static int read_domain_users(Manager *m, const Inventory *inv, Users *u) {
                         const Pf *pf = vf[0] ? inventory_find_function(inv, vf, NULL) : NULL;
                         PlanVfUser *x;
 
-                        if (!pf || streq(pf->addr, vf) || !pf_pending(m, pf))
+                        if (!pf || streq(pf->addr, vf) || !pf_pending(c, pf))
                                 continue;
                         x = users_add(u, vf, domains[i].active);
                         if (!x) {
@@ -98,7 +99,7 @@ finish:
 }
 
 /* Find the processes that hold a VF of a pending PF open through vfio. Only VFs on vfio-pci can be held so. */
-static int read_process_users(Manager *m, const Inventory *inv, Users *u) {
+static int read_process_users(RootFs *root, const Config *c, const Inventory *inv, Users *u) {
         _cleanup_free_ VfioDevice *devs = NULL;
         _cleanup_free_ VfioUser *found = NULL;
         size_t n_devs = 0, allocated = 0, n_found = 0;
@@ -108,7 +109,7 @@ static int read_process_users(Manager *m, const Inventory *inv, Users *u) {
         for (size_t i = 0; i < inv->n_pfs; i++) {
                 const Pf *pf = &inv->pfs[i];
 
-                if (!pf_pending(m, pf))
+                if (!pf_pending(c, pf))
                         continue;
                 for (size_t j = 0; j < pf->n_vfs; j++) {
                         const Vf *vf = &pf->vfs[j];
@@ -121,13 +122,13 @@ static int read_process_users(Manager *m, const Inventory *inv, Users *u) {
                         d = &devs[n_devs++];
                         *d = (VfioDevice) { .group = vf->iommu_group, .device = -1 };
                         strscpy(d->addr, sizeof(d->addr), vf->addr);
-                        (void) vfio_read_device(m->root, vf->addr, &d->device);
+                        (void) vfio_read_device(root, vf->addr, &d->device);
                 }
         }
         if (n_devs == 0)
                 return 0;
 
-        r = vfio_users_scan(m->root, devs, n_devs, &found, &n_found, &unreadable);
+        r = vfio_users_scan(root, devs, n_devs, &found, &n_found, &unreadable);
         if (r < 0)
                 return log_warning_errno(r, "Failed to look for processes holding VFs before a VF count change: %m");
         if (unreadable > 0)
@@ -141,19 +142,19 @@ static int read_process_users(Manager *m, const Inventory *inv, Users *u) {
         return 0;
 }
 
-int manager_read_vf_users(Manager *m, const Inventory *inv, PlanVfUser **ret, size_t *ret_n) {
+int vf_users_read(RootFs *root, const Config *c, Virt *virt, const Inventory *inv, PlanVfUser **ret, size_t *ret_n) {
         Users u = {};
         bool pending = false;
         int r;
 
         for (size_t i = 0; i < inv->n_pfs && !pending; i++)
-                pending = pf_pending(m, &inv->pfs[i]);
+                pending = pf_pending(c, &inv->pfs[i]);
         if (pending) {
                 /* Each search is best effort, and what one cannot tell, the other may. */
 
-                r = read_domain_users(m, inv, &u);
+                r = read_domain_users(c, virt, inv, &u);
                 if (r != -ENOMEM)
-                        r = read_process_users(m, inv, &u);
+                        r = read_process_users(root, c, inv, &u);
                 if (r == -ENOMEM) {
                         free(u.list);
                         return log_oom();
