@@ -884,6 +884,9 @@ def test_check_host(env, d, mon):
         assert wait_until(lambda: 'sriovd_host_check_failed{check="smt",severity="warning"} 1'
                           in open(d2.metrics_file).read()), open(d2.metrics_file).read()
         assert 'sriovd_host_check_failed{check="rt_throttling",severity="warning"} 0' in open(d2.metrics_file).read()
+        # A reload runs the check again, since [cpus] rt may have changed.
+        env2.ctl("reload", check=0)
+        assert d2.stderr().count("Host check smt (") == 2, d2.stderr()[-3000:]
     finally:
         if d2:
             d2.stop(signal.SIGKILL)

@@ -207,6 +207,8 @@ void manager_add_monitors(Manager *m);
 /* manager-metrics.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);
 void manager_metrics_done(Manager *m);
+/* Runs the RT host check, keeps it for the metric, and logs each failed check as a warning. */
+void manager_log_rt_host(Manager *m);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);

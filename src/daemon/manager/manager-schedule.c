@@ -495,6 +495,8 @@ int manager_reload(Manager *m, char **ret_errors) {
                         *ret_errors = m->config_errors ? strdup(m->config_errors) : NULL;
                 return r;
         }
+        /* The RT CPUs may have changed with the config, so the host check runs again. */
+        manager_log_rt_host(m);
         /* bpf = changed: load the programs, or unload them, as the daemon would at start. */
         if (m->bpf && m->bpf_loaded_with != (m->config->bpf > 0)) {
                 manager_kernel_events_stop(m);

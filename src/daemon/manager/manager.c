@@ -405,6 +405,18 @@ int manager_check_rt_host(Manager *m, const HostCheck **ret) {
         return 0;
 }
 
+void manager_log_rt_host(Manager *m) {
+        const HostCheck *hc;
+        int r;
+
+        /* A host that does not keep the RT CPUs quiet is worth a warning, not a refusal. */
+        r = manager_check_rt_host(m, &hc);
+        if (r < 0)
+                log_warning_errno(r, "Failed to check the RT host, ignoring: %m");
+        else
+                host_check_log(hc);
+}
+
 int manager_start(Manager *m) {
         sigset_t mask;
         int r;
@@ -461,16 +473,7 @@ int manager_start(Manager *m) {
 
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_STARTED),
                        "sriovd %s starting on root %s", SRIOVD_VERSION, rootfs_path(m->root));
-        {
-                const HostCheck *hc;
-
-                /* A host that does not keep the RT CPUs quiet is worth a warning, not a refusal. */
-                r = manager_check_rt_host(m, &hc);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to check the RT host, ignoring: %m");
-                else
-                        host_check_log(hc);
-        }
+        manager_log_rt_host(m);
 
         r = manager_run_cycle(m);
         if (r < 0)
