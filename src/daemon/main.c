@@ -9,7 +9,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "bus/bus.h"
-#include "manager/check-host.h"
+#include "config/check-host.h"
 #include "manager/manager.h"
 #include "monitor/host-check.h"
 #include "output.h"
