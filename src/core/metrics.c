@@ -15,6 +15,7 @@ const char *metric_label_name_to_string(MetricLabelName n) {
                 [METRIC_LABEL_NODE] = "node",     [METRIC_LABEL_THREAD] = "thread",
                 [METRIC_LABEL_ALERT] = "alert",   [METRIC_LABEL_KIND] = "kind",
                 [METRIC_LABEL_SOURCE] = "source", [METRIC_LABEL_FEATURE] = "feature",
+                [METRIC_LABEL_CHECK] = "check",   [METRIC_LABEL_SEVERITY] = "severity",
                 [METRIC_LABEL_LE] = "le",
         };
         return (unsigned) n < _METRIC_LABEL_MAX ? table[n] : NULL;

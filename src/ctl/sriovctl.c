@@ -768,6 +768,55 @@ static int cmd_plan(sd_bus *bus, char **args, int n) {
         return EXIT_OK;
 }
 
+/* The RT host check's findings, as sriovd --check-host prints them. Exits 1 on an error-level failure. */
+static int cmd_check_host(sd_bus *bus, char **args, int n) {
+        static const char *const keys[] = { SRIOVD_KEY_FIX, NULL };
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        _cleanup_json_ json_object *findings = NULL;
+        unsigned counts[3] = {};   /* errors, warnings, info */
+        int r;
+
+        r = call(bus, "CheckHost", &reply, NULL);
+        if (r != 0)
+                return r;
+        r = reply_read(reply, &findings);
+        if (r != 0)
+                return r;
+        if (!json_object_is_type(findings, json_type_array))
+                return parse_failed(-EBADMSG);
+        if (!arg_json)
+                printf("%-14s %-8s %-6s %s\n", "CHECK", "SEVERITY", "RESULT", "SEEN");
+        for (size_t i = 0; i < json_object_array_length(findings); i++) {
+                json_object *f = json_object_array_get_idx(findings, i);
+                const char *sev = rec_str(f, SRIOVD_KEY_SEVERITY) ?: "", *result = rec_str(f, SRIOVD_KEY_RESULT) ?: "";
+                bool failed = streq(result, "fail");
+
+                if (failed)
+                        counts[streq(sev, "error") ? 0 : streq(sev, "warning") ? 1 : 2]++;
+                if (arg_json)
+                        continue;
+                printf("%-14s %-8s %-6s %s\n", dash(rec_str(f, SRIOVD_KEY_CHECK)), sev, result,
+                       rec_str(f, SRIOVD_KEY_SEEN) ?: "");
+                if (!failed)
+                        continue;
+                printf("%-31s expected: %s\n", "", rec_str(f, SRIOVD_KEY_EXPECTED) ?: "");
+                printf("%-31s fix: %s\n", "", rec_str(f, SRIOVD_KEY_FIX) ?: "");
+        }
+        if (arg_json) {
+                _cleanup_json_ json_object *out = json_object_new_object(), *arr = json_object_new_array();
+
+                for (size_t i = 0; i < json_object_array_length(findings); i++)
+                        json_object_array_add(arr, rec_mirror(json_object_array_get_idx(findings, i), keys));
+                json_set(out, "findings", TAKE_PTR(arr));
+                json_set(out, "errors", json_object_new_int64(counts[0]));
+                json_set(out, "warnings", json_object_new_int64(counts[1]));
+                json_set(out, "info", json_object_new_int64(counts[2]));
+                json_print(out);
+        } else
+                printf("\n%u errors, %u warnings, %u info\n", counts[0], counts[1], counts[2]);
+        return counts[0] > 0 ? EXIT_FAILED : EXIT_OK;
+}
+
 static int cmd_verify(sd_bus *bus, char **args, int n) {
         _cleanup_message_ sd_bus_message *reply = NULL;
         _cleanup_json_ json_object *what = NULL;
@@ -835,6 +884,7 @@ static const Command commands[] = {
         { "coalesce", cmd_coalesce, 3, 3 },
         { "plan", cmd_plan, 0, 0 },
         { "verify", cmd_verify, 0, 0 },
+        { "check-host", cmd_check_host, 0, 0 },
         { "reload", cmd_reload, 0, 0 },
         { "force-num-vfs", cmd_force_num_vfs, 1, 1 },
         { "top", cmd_top, 0, 0 },
@@ -856,6 +906,8 @@ static void help(void) {
                "  coalesce TENANT RX TX          the tenant's coalescing window, in microseconds\n"
                "  plan                           what a cycle would change now (dry run)\n"
                "  verify                         run a cycle now; report and repair drift\n"
+               "  check-host                     does the host isolate the RT CPUs and keep them quiet;\n"
+               "                                 each failed check with its fix\n"
                "  reload                         re-read the configuration and apply it; fails,\n"
                "                                 with the FILE:LINE: errors, on a broken one\n"
                "  force-num-vfs PF               let the next cycle change PF's VF count although\n"

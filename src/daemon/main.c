@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* main.c — the sriovd command line: --check-config, --dry-run, --once, --restore or the daemon */
+/* main.c — the sriovd command line: --check-config, --check-host, --dry-run, --once, --restore or the daemon */
 
 #include <getopt.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "bus/bus.h"
 #include "config/check-host.h"
 #include "manager/manager.h"
+#include "monitor/host-check.h"
 #include "output.h"
 
 /* Exit codes scripts can rely on. */
@@ -23,7 +24,7 @@ enum {
 typedef struct Options {
         const char *config;
         const char *root;
-        bool dry_run, once, json, check_config, restore;
+        bool dry_run, once, json, check_config, check_host, restore;
 } Options;
 
 static void help(void) {
@@ -34,9 +35,11 @@ static void help(void) {
                "  --root DIR         read and write /sys and /proc under DIR (a fixture tree)\n"
                "  --dry-run          print the inventory and the plan, change nothing\n"
                "  --once             run one observe/plan/apply/verify cycle and exit\n"
-               "  --json             machine-readable output for --dry-run and --once\n"
+               "  --json             machine-readable output for --dry-run, --once and --check-host\n"
                "  --check-config     validate the configuration (and, where the host is readable,\n"
                "                     against it) and exit 0 (valid) or 1\n"
+               "  --check-host       check that the host isolates the RT CPUs and keeps them quiet,\n"
+               "                     and exit 0 (no error-level finding) or 1\n"
                "  --restore          with sriovd stopped: put back the scheduling of the threads\n"
                "                     sriovd changed (kept in %s/saved-sched), then exit\n"
                "  --log-level LEVEL  debug, info, notice, warning, err (default info)\n"
@@ -47,7 +50,7 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char **argv, Options *o) {
-        enum { ARG_CONFIG = 0x100, ARG_ROOT, ARG_DRY_RUN, ARG_ONCE, ARG_JSON, ARG_CHECK, ARG_RESTORE, ARG_LEVEL,
+        enum { ARG_CONFIG = 0x100, ARG_ROOT, ARG_DRY_RUN, ARG_ONCE, ARG_JSON, ARG_CHECK, ARG_CHECK_HOST, ARG_RESTORE, ARG_LEVEL,
                ARG_VERSION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, ARG_CONFIG },
@@ -56,6 +59,7 @@ static int parse_argv(int argc, char **argv, Options *o) {
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "check-config", no_argument, NULL, ARG_CHECK },
+                { "check-host", no_argument, NULL, ARG_CHECK_HOST },
                 { "restore", no_argument, NULL, ARG_RESTORE },
                 { "log-level", required_argument, NULL, ARG_LEVEL },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -84,6 +88,9 @@ static int parse_argv(int argc, char **argv, Options *o) {
                 case ARG_CHECK:
                         o->check_config = true;
                         break;
+                case ARG_CHECK_HOST:
+                        o->check_host = true;
+                        break;
                 case ARG_RESTORE:
                         o->restore = true;
                         break;
@@ -109,12 +116,12 @@ static int parse_argv(int argc, char **argv, Options *o) {
                 fprintf(stderr, "sriovd: unexpected argument \"%s\" (see --help)\n", argv[optind]);
                 return -EINVAL;
         }
-        if (o->dry_run + o->once + o->check_config + o->restore > 1) {
-                fprintf(stderr, "sriovd: --dry-run, --once, --check-config and --restore exclude each other\n");
+        if (o->dry_run + o->once + o->check_config + o->check_host + o->restore > 1) {
+                fprintf(stderr, "sriovd: --dry-run, --once, --check-config, --check-host and --restore exclude each other\n");
                 return -EINVAL;
         }
-        if (o->json && !o->dry_run && !o->once) {
-                fprintf(stderr, "sriovd: --json needs --dry-run or --once\n");
+        if (o->json && !o->dry_run && !o->once && !o->check_host) {
+                fprintf(stderr, "sriovd: --json needs --dry-run, --once or --check-host\n");
                 return -EINVAL;
         }
         return 1;
@@ -166,6 +173,30 @@ static int print_result(const Manager *m, const Options *o, const CycleResult *r
                 printf("\nDry run: nothing was changed.%s\n",
                        daemon_running ? " sriovd is running: this plan read its saved tenants (read only)." : "");
         return 0;
+}
+
+/* Runs the host check and prints it. Returns the exit code. */
+static int check_host(const Manager *m, const Options *o) {
+        _cleanup_(host_check_freep) HostCheck *hc = NULL;
+        int r;
+
+        r = host_check_run(manager_root(m), manager_config(m), &hc);
+        if (r < 0) {
+                log_error_errno(r, "Failed to read the host's CPUs under %s: %m", o->root ?: "/");
+                return EXIT_UNUSABLE;
+        }
+        if (o->json) {
+                _cleanup_(json_object_putp) json_object *doc = host_check_json(hc);
+                const char *text = doc ? jsonc_text(doc, JSONC_PRETTY, NULL) : NULL;
+
+                if (!text) {
+                        log_error_errno(-ENOMEM, "Failed to format the JSON output: %m");
+                        return EXIT_UNUSABLE;
+                }
+                puts(text);
+        } else
+                host_check_print(stdout, hc);
+        return host_check_failed(hc, HOST_CHECK_ERROR) > 0 ? EXIT_INCOMPLETE : EXIT_OK;
 }
 
 static int run_daemon(Manager *m) {
@@ -238,6 +269,8 @@ int main(int argc, char **argv) {
                        path, manager_config(m)->n_classes, o.root ?: "/");
                 return EXIT_OK;
         }
+        if (o.check_host)
+                return r < 0 ? EXIT_INCOMPLETE : check_host(m, &o);
         if (r < 0)
                 return EXIT_UNUSABLE;
 

@@ -397,6 +397,24 @@ def test_cli(tmp):
     r = run_cli("--check-config", "--config", conf, "--root", tmp)
     assert r.returncode == 0 and "checked the file only" in r.stdout, r
 
+    # --check-host: 0 on the well-tuned host, 1 with an error-level finding on the untuned one.
+    with open(conf, "w") as f:
+        f.write("[cpus]\nrt = 2-7,18-23\n")
+    r = run_cli("--check-host", "--config", conf, "--root", os.path.join(BUILD, "tests", "fixture-two-socket"))
+    assert r.returncode == 0 and "0 errors, 0 warnings, 0 info" in r.stdout, r
+    untuned = os.path.join(BUILD, "tests", "fixture-two-socket-untuned")
+    r = run_cli("--check-host", "--config", conf, "--root", untuned)
+    assert r.returncode == 1 and "1 errors, 8 warnings, 1 info" in r.stdout, r
+    assert "fix: isolcpus=managed_irq,domain,2-7,18-23 on the kernel command line" in r.stdout, r.stdout
+    r = run_cli("--check-host", "--json", "--config", conf, "--root", untuned)
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["rt_cpus"] == "2-7,18-23" and doc["errors"] == 1, doc
+    assert {f["check"] for f in doc["findings"] if f["result"] == "fail"} == {
+        "isolcpus", "managed_irq", "nohz_full", "rcu_nocbs", "irqaffinity", "smt", "cpuidle", "governor",
+        "stalld", "iommu_pt"}, doc
+    # No CPUs to read: the host cannot be read.
+    assert run_cli("--check-host", "--config", conf, "--root", tmp).returncode == 2
+
     # Usage errors are exit status 2.
     assert run_cli("--bogus").returncode == 2
     assert run_cli("--json").returncode == 2

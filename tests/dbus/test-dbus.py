@@ -288,7 +288,7 @@ def test_introspection(env, d, mon):
     for key in header_keys:
         assert re.search(r"\b%s\b" % key, shipped_text), f"bus-protocol.h key {key} not in the shipped XML"
     for m in ["Allocate", "Release", "SetCoalesce", "GetTenant", "ListDevices", "ListTenants", "ListIrqs", "Plan",
-              "GetMetrics", "Verify", "Reload", "ForceNumVfs", "Ping"]:
+              "CheckHost", "GetMetrics", "Verify", "Reload", "ForceNumVfs", "Ping"]:
         assert f'<method name="{m}">' in live or f'<method name="{m}"/>' in live, m
     for s in ["AllocationChanged", "DeviceAdded", "DeviceRemoved", "DriftDetected"]:
         assert f'<signal name="{s}">' in live, s
@@ -824,6 +824,75 @@ def test_plan_verify_drift(env, d, mon):
     assert env.ctl_json("verify")["found"] == 0
 
 
+HOST_CHECKS = ["isolcpus", "managed_irq", "nohz_full", "rcu_nocbs", "irqaffinity", "smt", "cpuidle", "governor",
+               "rt_throttling", "stalld", "iommu", "iommu_pt"]
+# The checks two-socket-untuned fails with [cpus] rt = 2-7,18-23, and a part of each fix
+# (tests/fixtures/README.md lists how the two hosts differ).
+UNTUNED_FIXES = {
+    "isolcpus": "isolcpus=managed_irq,domain,2-7,18-23 on the kernel command line",
+    "managed_irq": "isolcpus=managed_irq,domain,2-7,18-23 on the kernel command line",
+    "nohz_full": "nohz_full=2-7,18-23 on the kernel command line",
+    "rcu_nocbs": "rcu_nocbs=2-7,18-23 on the kernel command line",
+    "irqaffinity": "irqaffinity=0-1,8-17,24-31 on the kernel command line",
+    "smt": "of CPUs 10-15,26-31",
+    "cpuidle": "processor.max_cstate=1 intel_idle.max_cstate=0",
+    "governor": "write performance to /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor",
+    "stalld": "systemctl enable --now stalld",
+    "iommu_pt": "iommu=pt on the kernel command line",
+}
+
+
+def test_check_host(env, d, mon):
+    # The well-tuned host: every check passes, for anyone, and no record holds a fix.
+    recs = env.rec("CheckHost", user=NOBODY)
+    assert [r["check"] for r in recs] == HOST_CHECKS, recs
+    for r in recs:
+        no_placeholders(r)
+        assert r["result"] == "pass" and "fix" not in r and r["seen"] and r["expected"], r
+    assert {r["check"]: r["severity"] for r in recs}["isolcpus"] == "error"
+    out = env.ctl("check-host", check=0).stdout
+    assert "0 errors, 0 warnings, 0 info" in out and "fix:" not in out, out
+    doc = env.ctl_json("check-host", user=NOBODY)
+    assert doc["errors"] == doc["warnings"] == doc["info"] == 0, doc
+    assert all(f["fix"] is None for f in doc["findings"]), doc
+    assert wait_until(lambda: 'sriovd_host_check_failed{check="isolcpus",severity="error"} 0'
+                      in open(d.metrics_file).read()), open(d.metrics_file).read()
+
+    # The badly tuned host, on a bus of its own: exactly the differences fail, each with its fix.
+    tmp2 = os.path.join(d.tmp, "untuned")
+    os.makedirs(os.path.join(tmp2, "state"))
+    os.chmod(tmp2, 0o755)
+    subprocess.run([sys.executable, os.environ["SRIOVD_MKHOST"], "two-socket-untuned", os.path.join(tmp2, "root")],
+                   check=True)
+    shutil.copytree(os.path.join(SOURCE, "conf", "tenant-classes.d"), os.path.join(tmp2, "tenant-classes.d"))
+    bus2 = Bus(tmp2)
+    d2 = None
+    try:
+        d2 = Daemon(tmp2, bus2, "[cpus]\nrt = 2-7,18-23\n")
+        env2 = Env(bus2)
+        doc = env2.ctl_json("check-host", check=1)
+        failed = {f["check"]: f for f in doc["findings"] if f["result"] == "fail"}
+        assert sorted(failed) == sorted(UNTUNED_FIXES), sorted(failed)
+        for check, fix in UNTUNED_FIXES.items():
+            assert fix in failed[check]["fix"], (check, failed[check])
+        assert (doc["errors"], doc["warnings"], doc["info"]) == (1, 8, 1), doc
+        out = env2.ctl("check-host", check=1).stdout
+        assert "fix: nohz_full=2-7,18-23 on the kernel command line" in out and "1 errors, 8 warnings, 1 info" in out, out
+        # At start, one warning per failed check.
+        for check in UNTUNED_FIXES:
+            assert d2.stderr().count(f"Host check {check} (") == 1, (check, d2.stderr()[-3000:])
+        assert wait_until(lambda: 'sriovd_host_check_failed{check="smt",severity="warning"} 1'
+                          in open(d2.metrics_file).read()), open(d2.metrics_file).read()
+        assert 'sriovd_host_check_failed{check="rt_throttling",severity="warning"} 0' in open(d2.metrics_file).read()
+        # A reload runs the check again, since [cpus] rt may have changed.
+        env2.ctl("reload", check=0)
+        assert d2.stderr().count("Host check smt (") == 2, d2.stderr()[-3000:]
+    finally:
+        if d2:
+            d2.stop(signal.SIGKILL)
+        bus2.stop()
+
+
 def test_devices_come_and_go(env, d, mon):
     link = os.path.join(d.root, "sys/bus/pci/devices/0000:41:00.0/virtfn7")
     target = os.readlink(link)
@@ -1239,7 +1308,7 @@ def test_log_control(env, d, mon):
 
 TESTS = [test_introspection, test_metrics, test_alerts, test_properties, test_classes, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_irqs_napi,
          test_object_manager, test_pf_figures, test_pin_and_labels,
-         test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_devices_come_and_go,
+         test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_check_host, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_failed_save, test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]
 ALL_ERRORS = {E + n for n in ["NoCapacity", "NoRtCpu", "UnknownTenant", "UnknownClass", "UnknownDevice", "InvalidArgument",

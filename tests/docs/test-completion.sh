@@ -55,7 +55,7 @@ check() {
 check 'sriovd --log' '--log-level'
 check 'sriovd --log-level w' 'warning'
 check 'sriovd --log-level ' 'crit debug err info notice warning'
-check 'sriovd --ch' '--check-config'
+check 'sriovd --ch' '--check-config --check-host'
 check 'sriovd --d' '--dry-run'
 mkdir "$tmp/hosts" "$tmp/hosts/two-socket" && touch "$tmp/hosts/my.conf"
 cd "$tmp/hosts"
@@ -66,6 +66,7 @@ cd - >/dev/null
 
 # sriovctl's commands and options; allocate's own options only after allocate.
 check 'sriovctl st' 'status'
+check 'sriovctl ch' 'check-host'
 check 'sriovctl t' 'tenant tenants top'
 check 'sriovctl to' 'top'
 check 'sriovctl top --' '--address --help --interval --json --once --version'

@@ -54,6 +54,8 @@ typedef enum MetricLabelName {
         METRIC_LABEL_KIND,            /* a thread's kind: vcpu, irq, napi, vhost, ksoftirqd */
         METRIC_LABEL_SOURCE,          /* where a latency figure came from: bpf or schedstat */
         METRIC_LABEL_FEATURE,         /* a BPF feature: latency or drift */
+        METRIC_LABEL_CHECK,           /* a host check: isolcpus, nohz_full, ... */
+        METRIC_LABEL_SEVERITY,        /* a host check's severity: error, warning or info */
         /* A histogram bucket's upper bound, in seconds. It is always a sample's last label and sorts as a number. */
         METRIC_LABEL_LE,
         _METRIC_LABEL_MAX,

@@ -107,6 +107,14 @@
 #define SRIOVD_KEY_LEVEL "level"              /* s, always (notes) */
 #define SRIOVD_KEY_TEXT "text"                /* s, always (notes) */
 
+/* CheckHost findings */
+#define SRIOVD_KEY_CHECK "check"              /* s, always: isolcpus, nohz_full, ... */
+#define SRIOVD_KEY_SEVERITY "severity"        /* s, always: error | warning | info */
+#define SRIOVD_KEY_RESULT "result"            /* s, always: pass | fail | skip */
+#define SRIOVD_KEY_SEEN "seen"                /* s, always: what the host shows */
+#define SRIOVD_KEY_EXPECTED "expected"        /* s, always: what sriovd expects, and why */
+#define SRIOVD_KEY_FIX "fix"                  /* s: when it failed, the parameter or setting that fixes it */
+
 /* Allocate's option keys */
 #define SRIOVD_OPTION_NUMA_NODE "numa_node"   /* i or u, -1 = any */
 #define SRIOVD_OPTION_MAC "mac"               /* s */

@@ -177,6 +177,7 @@ int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device, c
                           NapiPairing pairing);
 int bus_append_action_record(sd_bus_message *m, const Action *a);
 int bus_append_note_record(sd_bus_message *m, const PlanNote *n);
+int bus_append_host_finding_record(sd_bus_message *m, const HostFinding *h);
 
 /*
  * bus-objects.c: the objects under the ObjectManager at /org/sriovd/Manager1. Each tenant is an
@@ -241,4 +242,5 @@ int bus_method_list_tenants(sd_bus_message *m, void *userdata, sd_bus_error *err
 int bus_method_list_devices(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_list_irqs(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_method_check_host(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error);

@@ -261,6 +261,36 @@ int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* Runs the RT host check now. It reads a few files per RT CPU, so it shares the dry runs' token bucket. */
+int bus_method_check_host(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_message_ sd_bus_message *reply = NULL;
+        const HostCheck *hc;
+        Bus *b = userdata;
+        int r;
+
+        r = plan_take_token(b, m, error);
+        if (r < 0)
+                return r;
+        r = manager_check_rt_host(b->manager, &hc);
+        if (r < 0)
+                return bus_error_setf(error, r, "Failed to check the host: %s", strerror(-r));
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < hc->n; i++) {
+                r = bus_append_host_finding_record(reply, &hc->findings[i]);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 /* Returns the last period as the sampler made it. It has every sample, with NaN where a sample had no value. */
 int bus_method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_message_ sd_bus_message *reply = NULL;

@@ -310,3 +310,24 @@ int bus_reply_tenant_record(sd_bus_message *call, const TenantInfo *t) {
                 return r;
         return sd_bus_send(NULL, reply, NULL);
 }
+
+int bus_append_host_finding_record(sd_bus_message *m, const HostFinding *h) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_CHECK, h->check);
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_SEVERITY, host_check_severity_to_string(h->severity));
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_RESULT, host_check_status_to_string(h->status));
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_SEEN, h->seen);
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_EXPECTED, h->expected);
+        if (r >= 0)
+                r = append_s(m, SRIOVD_KEY_FIX, h->fix);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}

@@ -281,6 +281,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 bus_method_list_irqs, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Plan", SD_BUS_NO_ARGS, SD_BUS_RESULT("aa{sv}", actions, "aa{sv}", notes),
                                 bus_method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CheckHost", SD_BUS_NO_ARGS, SD_BUS_RESULT("aa{sv}", findings),
+                                bus_method_check_host, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("t", period_usec, "a(sa{ss}d)", samples),
                                 bus_method_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "guests/guests.h"
+#include "monitor/host-check.h"
 #include "monitor/kernel-events.h"
 #include "monitor/metrics-timer.h"
 #include "monitor/monitors.h"
@@ -138,6 +139,7 @@ struct Manager {
         Monitors *monitors;               /* monitor: the link, ethtool and device monitors */
         KernelEvents *kernel_events;      /* monitor: BPF thread latency and drift events; never NULL */
         MetricsTimer *metrics;            /* monitor: the sampler, its timer and the metrics file; never NULL */
+        HostCheck *host_check;            /* monitor: the last RT host check, for its metric */
         Guests *guests;                   /* guests: libvirt's side of the tenants */
 
         /* The bus's callbacks. */
@@ -184,6 +186,8 @@ int manager_arm_guest_timer(Manager *m);
 void manager_on_kernel_event(const char *what, void *userdata);
 /* manager.c: start, re-arm or stop the sampler after a cycle or a reload. */
 int manager_arm_sampler(Manager *m);
+/* Runs the RT host check, keeps it for the metric, and logs each failed check as a warning. */
+void manager_log_rt_host(Manager *m);
 
 /* manager-tenants.c: tenants, their decisions, and the API the bus calls. */
 void manager_emit(Manager *m, ManagerEvent e, const char *subject);

@@ -506,6 +506,8 @@ int manager_reload(Manager *m, char **ret_errors) {
                         *ret_errors = m->config_errors ? strdup(m->config_errors) : NULL;
                 return r;
         }
+        /* The RT CPUs may have changed with the config, so the host check runs again. */
+        manager_log_rt_host(m);
         /* bpf = changed: load the programs, or unload them, as the daemon would at start. */
         if (kernel_events_started(m->kernel_events, &bpf) && bpf != (m->config->bpf > 0)) {
                 manager_kernel_events_stop(m);
@@ -534,6 +536,15 @@ int manager_reload(Manager *m, char **ret_errors) {
 void manager_metrics_sampled(Manager *m, MetricSnapshot *s) {
         int r;
 
+        if (m->host_check) {
+                _cleanup_(metric_snapshot_done) MetricSnapshot checks = {};
+
+                r = host_check_metrics(m->host_check, &checks);
+                if (r >= 0)
+                        r = metric_snapshot_append(s, &checks);
+                if (r < 0)
+                        log_full_errno(LOG_DEBUG, r, NULL, "Adding the host check to the metrics failed, leaving it out: %m");
+        }
         if (!m->alerts)
                 return;
         r = alerts_feed(m->alerts, s);

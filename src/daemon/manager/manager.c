@@ -166,6 +166,7 @@ Manager *manager_free(Manager *m) {
         free(m->saves.tenants);
         hotplug_done(&m->hotplug);
         metrics_timer_free(m->metrics);
+        host_check_free(m->host_check);
         vf_wait_list_done(&m->vf_waits);
         vf_irq_watcher_done(&m->irq_watch);
         monitors_free(m->monitors);
@@ -450,6 +451,31 @@ static size_t manager_raise_nofile(void) {
         return rl.rlim_cur == RLIM_INFINITY ? IRQ_FILES_MAX : MIN((size_t) rl.rlim_cur / 4, (size_t) IRQ_FILES_MAX);
 }
 
+int manager_check_rt_host(Manager *m, const HostCheck **ret) {
+        HostCheck *hc;
+        int r;
+
+        r = host_check_run(m->root, m->config, &hc);
+        if (r < 0)
+                return r;
+        host_check_free(m->host_check);
+        m->host_check = hc;
+        *ret = hc;
+        return 0;
+}
+
+void manager_log_rt_host(Manager *m) {
+        const HostCheck *hc;
+        int r;
+
+        /* A host that does not keep the RT CPUs quiet is worth a warning, not a refusal. */
+        r = manager_check_rt_host(m, &hc);
+        if (r < 0)
+                log_warning_errno(r, "Failed to check the RT host, ignoring: %m");
+        else
+                host_check_log(hc);
+}
+
 int manager_start(Manager *m) {
         sigset_t mask;
         int r;
@@ -506,6 +532,7 @@ int manager_start(Manager *m) {
 
         log_full_errno(LOG_INFO, 0, LOG_FIELDS(.message_id = SRIOVD_MESSAGE_STARTED),
                        "sriovd %s starting on root %s", SRIOVD_VERSION, rootfs_path(m->root));
+        manager_log_rt_host(m);
 
         r = manager_run_cycle(m);
         if (r < 0)

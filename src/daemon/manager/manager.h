@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "sriovd/core/host-check.h"
 #include "sriovd/core/inventory.h"
 #include "sriovd/core/metrics.h"
 #include "sriovd/core/plan.h"
@@ -227,6 +228,13 @@ int manager_connect_guests(Manager *m);
 /* The daemon connects from the event loop, never blocking it, and guests_start() retries with backoff. */
 int manager_start_guests(Manager *m);
 struct Guests *manager_guests(const Manager *m);
+
+/*
+ * Runs the RT host check of src/daemon/monitor/host-check.c on the host now, against the loaded
+ * config's CPUs. The result is kept for the metric sriovd_host_check_failed, and *ret points to
+ * it until the next call. Returns 0 or a negative errno.
+ */
+int manager_check_rt_host(Manager *m, const HostCheck **ret);
 
 /* Put IRQ threads back to the scheduling sriovd found them with, and forget them. */
 int manager_restore_sched(Manager *m);

@@ -77,6 +77,8 @@ static const struct {
           "Mean wait to run per wakeup (bpf) or per timeslice (schedstat run delay) over the last period; "
           "a mean, not a percentile; source is the source" },
         { "sriovd_bpf_available", "1 when the BPF programs of the feature are loaded, 0 when sriovd falls back; feature is the set" },
+        { "sriovd_host_check_failed",
+          "1 when the last RT host check failed (at start, reload or CheckHost), else 0; check is the check, severity its severity" },
         { "sriovd_alert_active",
           "1 for each active alert: the daemon's own, held for its periods, cleared with hysteresis (ActiveAlerts); alert is the rule" },
         { "sriovd_alerts_raised_total", "Times the alert rule raised an alert since the daemon started" },
