@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* host-memory.c — what the applied actions taught about the host: threads to put back, changes refused */
 
+#include <stdlib.h>
+
+#include "base/log.h"
 #include "host-memory.h"
 
 int host_memory_learn(HostMemory *h, const Action *a) {
@@ -55,6 +58,29 @@ void host_memory_forget_refusals(HostMemory *h) {
         pci_set_clear(&h->coalesce_unsupported);
         pci_set_clear(&h->offloads_unsupported);
         pci_set_clear(&h->channels_unsupported);
+}
+
+int host_memory_load_saved(HostMemory *h) {
+        int r;
+
+        /* Before anything is restored, each entry is checked again: is the PID still the same kernel thread? */
+        r = saved_sched_table_load(&h->saved);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
+        if (h->saved.n > 0)
+                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", h->saved.n);
+        return 0;
+}
+
+int host_memory_restore_saved(HostMemory *h, RootFs *root) {
+        int r, k;
+
+        r = saved_sched_table_restore(&h->saved, root);
+        /* Everything is put back, so nothing is left for a later sriovd to restore. */
+        k = saved_sched_table_save(&h->saved);
+        if (k < 0)
+                log_warning_errno(k, "Failed to clear %s/saved-sched, ignoring: %m", getenv("RUNTIME_DIRECTORY"));
+        return r;
 }
 
 void host_memory_done(HostMemory *h) {

@@ -35,4 +35,11 @@ void host_memory_plan_context(const HostMemory *h, PlanContext *ctx);
  * try again, for example after a firmware update. The IRQs and threads stay known.
  */
 void host_memory_forget_refusals(HostMemory *h);
+/*
+ * Reads $RUNTIME_DIRECTORY/saved-sched, what a previous sriovd changed on threads. Returns 0 also
+ * when the file is absent. A failure is logged as a warning and returned.
+ */
+int host_memory_load_saved(HostMemory *h);
+/* Puts every saved thread back and clears the file. Returns the number of threads changed, or a negative errno. */
+int host_memory_restore_saved(HostMemory *h, RootFs *root);
 void host_memory_done(HostMemory *h);

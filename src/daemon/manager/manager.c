@@ -452,16 +452,7 @@ static size_t manager_raise_nofile(void) {
 }
 
 int manager_check_rt_host(Manager *m, const HostCheck **ret) {
-        HostCheck *hc;
-        int r;
-
-        r = host_check_run(m->root, m->config, &hc);
-        if (r < 0)
-                return r;
-        host_check_free(m->host_check);
-        m->host_check = hc;
-        *ret = hc;
-        return 0;
+        return host_check_replace(&m->host_check, m->root, m->config, ret);
 }
 
 void manager_log_rt_host(Manager *m) {
@@ -574,26 +565,11 @@ int manager_run(Manager *m) {
 /* ---- What a run leaves for the next one: the threads' scheduling that sriovd changed ---- */
 
 int manager_load_runtime(Manager *m) {
-        int r;
-
-        /* Before anything is restored, each entry is checked again: is the PID still the same kernel thread? */
-        r = saved_sched_table_load(&m->host.saved);
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read what a previous sriovd changed on IRQ threads, ignoring: %m");
-        if (m->host.saved.n > 0)
-                log_info("Restoring knowledge of %zu IRQ threads a previous sriovd changed", m->host.saved.n);
-        return 0;
+        return host_memory_load_saved(&m->host);
 }
 
 int manager_restore_sched(Manager *m) {
-        int r, k;
-
-        r = saved_sched_table_restore(&m->host.saved, m->root);
-        /* Everything is put back, so nothing is left for a later sriovd to restore. */
-        k = saved_sched_table_save(&m->host.saved);
-        if (k < 0)
-                log_warning_errno(k, "Failed to clear %s/saved-sched, ignoring: %m", getenv("RUNTIME_DIRECTORY"));
-        return r;
+        return host_memory_restore_saved(&m->host, m->root);
 }
 
 int manager_stop(Manager *m) {

@@ -36,6 +36,19 @@ HostCheck *host_check_free(HostCheck *hc) {
         return NULL;
 }
 
+int host_check_replace(HostCheck **slot, RootFs *root, const Config *cfg, const HostCheck **ret) {
+        HostCheck *hc;
+        int r;
+
+        r = host_check_run(root, cfg, &hc);
+        if (r < 0)
+                return r;
+        host_check_free(*slot);
+        *slot = hc;
+        *ret = hc;
+        return 0;
+}
+
 void host_check_print(FILE *f, const HostCheck *hc) {
         char rt[CPUSET_LIST_MAX], hk[CPUSET_LIST_MAX];
 

@@ -18,6 +18,8 @@
 int host_check_run(RootFs *root, const Config *cfg, HostCheck **ret);
 HostCheck *host_check_free(HostCheck *hc);
 DEFINE_TRIVIAL_CLEANUP_FUNC(HostCheck *, host_check_free);
+/* Runs the check again into *slot, freeing the one it held. On failure *slot is kept. *ret points at the new one. */
+int host_check_replace(HostCheck **slot, RootFs *root, const Config *cfg, const HostCheck **ret);
 
 /* Prints the findings as a table, each failure with what was expected and its fix, and a summary line. */
 void host_check_print(FILE *f, const HostCheck *hc);
