@@ -99,9 +99,12 @@ typedef struct Ctx {
         char rt_list[CPUSET_LIST_MAX], hk_list[CPUSET_LIST_MAX];
 } Ctx;
 
+/* Writes the CPU list of s into buf, or "none" for an empty set, and returns buf. */
 static const char *list_or_none(const CpuSet *s, char *buf, size_t size) {
-        if (cpuset_is_empty(s))
-                return "none";
+        if (cpuset_is_empty(s)) {
+                strscpy(buf, size, "none");
+                return buf;
+        }
         return cpuset_format_list(s, buf, size);
 }
 
@@ -211,7 +214,10 @@ static HostCheckStatus check_irqaffinity(const Ctx *c, HostFinding *h) {
             c->hk_list);
         if (ok)
                 return HOST_CHECK_PASS;
-        say(h->fix, "irqaffinity=%s on the kernel command line", c->hk_list);
+        if (cpuset_is_empty(&c->hk))
+                say(h->fix, "leave some online CPUs out of [cpus] rt for housekeeping, then set irqaffinity= to them");
+        else
+                say(h->fix, "irqaffinity=%s on the kernel command line", c->hk_list);
         return HOST_CHECK_FAIL;
 }
 

@@ -94,6 +94,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        m->runtime_lock_fd = -EBADF;
 
         r = rootfs_new(root, &hooks.root, &m->root);
         if (r < 0)
@@ -125,7 +126,7 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                                       .userdata = m,
                               }, &m->kernel_events);
         if (r < 0)
-                return r;
+                return log_oom();
         r = metrics_timer_new(m->root, m->netlink_live ? m->kernel.route : NULL, m->kernel_events,
                               &(MetricsTimerHooks) {
                                       .config = hook_config,
@@ -135,11 +136,10 @@ int manager_new(const char *root, const char *config_path, Manager **ret) {
                                       .userdata = m,
                               }, &m->metrics);
         if (r < 0)
-                return r;
+                return log_oom();
 
         hotplug_init(&m->hotplug, m->root, &(HotplugHooks) { hotplug_plan_context, hotplug_apply, m });
         vf_irq_watcher_init(&m->irq_watch, m->root, &(VfIrqWatchHooks) { hook_inventory, hook_recheck_now, m });
-        m->runtime_lock_fd = -EBADF;
         m->config_optional = !config_path;
         m->expect_changes = true;
         m->config_path = strdup(config_path ?: CONFIG_DEFAULT_PATH);
@@ -354,8 +354,10 @@ static int manager_setup_event(Manager *m) {
                                  .devices_lost = hook_devices_lost,
                                  .userdata = m,
                          }, &m->monitors);
-        if (r < 0)
+        if (r < 0) {
+                m->event = sd_event_unref(m->event);
                 return log_oom();
+        }
         return 0;
 }
 
@@ -557,6 +559,8 @@ int manager_run(Manager *m) {
 
         r = sd_event_loop(m->event);
         (void) manager_stop(m);
+        /* The write in flight finishes while the bus can still log, acknowledge and announce it. */
+        manager_set_writer(m, NULL);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;
