@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* test-proc-counters.c — /proc/interrupts, /proc/softirqs, /proc/stat and thread times: real formats, hostile ones, this kernel */
+/* test-proc-counters.c — /proc/interrupts, /proc/softirqs, softnet_stat, /proc/stat and thread times: real formats, hostile ones, this kernel */
 
 #include <errno.h>
 #include <pthread.h>
@@ -152,6 +152,108 @@ TEST(softirqs) {
         ASSERT_EQ(keep.n_rows, 7);
 }
 
+/* 6.18 (this machine, two CPUs): 15 columns, the CPU's number 13th, then the input and process queue lengths. */
+static const char softnet_618[] =
+        "0032eb21 00000000 00000004 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+        "00329bc7 00000000 00000006 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000001 00000000 00000000\n";
+
+/* 5.10 to 6.x before the queue lengths: 13 columns, the backlog length then the CPU's number. CPU 1 is offline. */
+static const char softnet_510[] =
+        "0001e240 00000000 00000003 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+        "000003e8 00000011 00000002 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000002 00000002\n"
+        "ffffffff 00000001 000000ff 00000000 00000000 00000000 00000000 00000000 00000000 00000007 00000000 00000000 00000003\n";
+
+/* 3.11 to 5.9: 11 columns, up to flow_limit_count, and no CPU number. */
+static const char softnet_419[] =
+        "0001e240 00000000 00000003 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+        "000003e8 00000011 00000002 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+        "ffffffff 00000001 000000ff 00000000 00000000 00000000 00000000 00000000 00000000 00000007 00000000\n";
+
+/* 2.6.35 to 3.10: 10 columns, up to received_rps. */
+static const char softnet_2635[] =
+        "0001e240 00000000 00000003 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n";
+
+static uint64_t softnet_value(const CounterTable *t, const char *field, unsigned cpu) {
+        CounterRow key = { .irq = COUNTER_NAMED };
+        ssize_t i, k;
+
+        strscpy(key.name, sizeof(key.name), field);
+        i = counter_table_find(t, &key);
+        k = counter_table_find_cpu(t, cpu);
+        ASSERT(i >= 0 && k >= 0);
+        return counter_table_value(t, (size_t) i, (size_t) k);
+}
+
+TEST(softnet) {
+        _cleanup_(counter_table_done) CounterTable t = {};
+        CpuSet online, all4, two;
+
+        ASSERT_EQ(cpuset_parse_list("0,2-3", &online), 0);
+        ASSERT_EQ(cpuset_parse_list("0-3", &all4), 0);
+        ASSERT_EQ(cpuset_parse_list("0-1", &two), 0);
+
+        /* With the CPU's number, the online CPUs are not needed, and are ignored when given. */
+        ASSERT_EQ(proc_softnet_parse(softnet_618, NULL, &t), 0);
+        ASSERT_EQ(t.n_rows, PROC_SOFTNET_FIELDS);
+        ASSERT_EQ(t.n_cpus, 2);
+        ASSERT_EQ(softnet_value(&t, "processed", 0), 0x32eb21);
+        ASSERT_EQ(softnet_value(&t, "time_squeeze", 1), 6);
+        ASSERT_EQ(softnet_value(&t, "dropped", 1), 0);
+        counter_table_done(&t);
+
+        /* An offline CPU has no line: the numbers say which CPU each line is. */
+        ASSERT_EQ(proc_softnet_parse(softnet_510, &all4, &t), 0);
+        ASSERT_EQ(t.n_cpus, 3);
+        ASSERT_EQ(t.cpus[0], 0);
+        ASSERT_EQ(t.cpus[1], 2);
+        ASSERT_EQ(t.cpus[2], 3);
+        ASSERT_EQ(softnet_value(&t, "processed", 0), 123456);
+        ASSERT_EQ(softnet_value(&t, "dropped", 2), 0x11);
+        ASSERT_EQ(softnet_value(&t, "processed", 3), 0xffffffffu);
+        ASSERT_EQ(softnet_value(&t, "time_squeeze", 3), 255);
+        counter_table_done(&t);
+
+        /* Before 5.10 the same counts need the online CPUs, and give the same table. */
+        ASSERT_EQ(proc_softnet_parse(softnet_419, NULL, &t), -ENODATA);
+        ASSERT_EQ(proc_softnet_parse(softnet_419, &online, &t), 0);
+        ASSERT_EQ(t.n_cpus, 3);
+        ASSERT_EQ(t.cpus[1], 2);
+        ASSERT_EQ(softnet_value(&t, "dropped", 2), 0x11);
+        ASSERT_EQ(softnet_value(&t, "time_squeeze", 3), 255);
+        counter_table_done(&t);
+        /* A CPU went on- or offline between the two reads. */
+        ASSERT_EQ(proc_softnet_parse(softnet_419, &all4, &t), -ESTALE);
+        ASSERT_EQ(proc_softnet_parse(softnet_419, &two, &t), -ESTALE);
+        ASSERT_EQ(proc_softnet_parse(softnet_2635, &online, &t), -ESTALE);
+        ASSERT_EQ(cpuset_parse_list("5", &online), 0);
+        ASSERT_EQ(proc_softnet_parse(softnet_2635, &online, &t), 0);
+        ASSERT_EQ(t.cpus[0], 5);
+        ASSERT_EQ(softnet_value(&t, "time_squeeze", 5), 3);
+        counter_table_done(&t);
+
+        /* What the kernel would not print. The table is untouched. */
+        CounterTable keep = { .n_rows = 7 };
+        ASSERT_EQ(proc_softnet_parse("", &all4, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("\n\n", &all4, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("00000001 00000002 00000003\n", &all4, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("0000000g 0 0 0 0 0 0 0 0 0 0 0 0\n", &all4, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("-1 0 0 0 0 0 0 0 0 0 0 0 0\n", &all4, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("0x1 0 0 0 0 0 0 0 0 0 0 0 0\n", &all4, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("1ffffffffffffffff 0 0 0 0 0 0 0 0 0 0 0 0\n", &all4, &keep), -ERANGE);
+        /* CPU numbers out of order, twice, or beyond CPUSET_MAX. */
+        ASSERT_EQ(proc_softnet_parse("1 0 0 0 0 0 0 0 0 0 0 0 2\n1 0 0 0 0 0 0 0 0 0 0 0 1\n", NULL, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("1 0 0 0 0 0 0 0 0 0 0 0 2\n1 0 0 0 0 0 0 0 0 0 0 0 2\n", NULL, &keep), -EBADMSG);
+        ASSERT_EQ(proc_softnet_parse("1 0 0 0 0 0 0 0 0 0 0 0 400\n", NULL, &keep), -ERANGE);
+        /* Lines of two formats in one file. */
+        ASSERT_EQ(proc_softnet_parse("1 0 0 0 0 0 0 0 0 0 0 0 0\n1 0 0 0 0 0 0 0 0 0 0\n", &all4, &keep), -EBADMSG);
+        ASSERT_EQ(keep.n_rows, 7);
+
+        /* Tabs, a line without its newline, and more columns than any kernel has yet. */
+        ASSERT_EQ(proc_softnet_parse("a\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t1\t0\t0\t0\t9", NULL, &t), 0);
+        ASSERT_EQ(t.cpus[0], 1);
+        ASSERT_EQ(softnet_value(&t, "processed", 1), 10);
+}
+
 TEST(cpu_times) {
         _cleanup_(counter_table_done) CounterTable t = {};
         CounterRow irq = { .irq = COUNTER_NAMED, .name = "irq" }, softirq = { .irq = COUNTER_NAMED, .name = "softirq" };
@@ -286,6 +388,12 @@ TEST(readers) {
         test_write_file(path, "  CPU0\n NET_RX: 9\n");
         snprintf(path, sizeof(path), "%s/proc/stat", dir);
         test_write_file(path, "cpu0 1 2 3 4 5 6 7 8 9 10\n");
+        snprintf(path, sizeof(path), "mkdir -p %s/proc/net %s/sys/devices/system/cpu", dir, dir);
+        ASSERT_EQ(system(path), 0);
+        snprintf(path, sizeof(path), "%s/proc/net/softnet_stat", dir);
+        test_write_file(path, softnet_419);
+        snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", dir);
+        test_write_file(path, "0,2-3\n");
         ASSERT_EQ(rootfs_new(dir, NULL, &fixture), 0);
         ASSERT_EQ(proc_interrupts_read(fixture, &a), 0);
         ASSERT_EQ(a.n_cpus, 3);
@@ -293,6 +401,19 @@ TEST(readers) {
         ASSERT_EQ(counter_table_value(&b, 0, 0), 9);
         ASSERT_EQ(proc_cpu_times_read(fixture, &c), 0);
         ASSERT_EQ(c.cpus[0], 0);
+        counter_table_done(&c);
+        /* Before 5.10: the reader places the lines on the online CPUs. */
+        ASSERT_EQ(proc_softnet_read(fixture, &c), 0);
+        ASSERT_EQ(c.n_cpus, 3);
+        ASSERT_EQ(c.cpus[2], 3);
+        counter_table_done(&c);
+        snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", dir);
+        test_write_file(path, "0-1\n");
+        ASSERT_EQ(proc_softnet_read(fixture, &c), -ESTALE);
+        snprintf(path, sizeof(path), "%s/proc/net/softnet_stat", dir);
+        test_write_file(path, softnet_510);
+        ASSERT_EQ(proc_softnet_read(fixture, &c), 0);
+        ASSERT_EQ(c.n_cpus, 3);
         ASSERT_EQ(proc_thread_times_read(fixture, 1, 1, &before), -ENOENT);
         counter_table_done(&a);
         counter_table_done(&b);
@@ -338,6 +459,14 @@ TEST(readers) {
         ASSERT(counter_table_find(&b, &(CounterRow) { .irq = COUNTER_NAMED, .name = "NET_RX" }) >= 0);
         ASSERT_EQ(proc_cpu_times_read(real, &c), 0);
         ASSERT(c.n_cpus >= 1);
+        {
+                _cleanup_(counter_table_done) CounterTable sn = {};
+                int r = proc_softnet_read(real, &sn);
+
+                /* A kernel without CONFIG_PROC_FS for net has no file; otherwise it parses. */
+                ASSERT(r == 0 || r == -ENOENT);
+                ASSERT(r < 0 || (sn.n_cpus >= 1 && sn.n_cpus <= c.n_cpus));
+        }
 
         ASSERT_EQ(proc_thread_times_read(real, getpid(), tid, &before), 0);
         /* Burn 300 ms of CPU in this thread: at USER_HZ 100 that is about 30 ticks. */
@@ -404,6 +533,7 @@ int main(void) {
         RUN(interrupts_formats);
         RUN(interrupts_hostile);
         RUN(softirqs);
+        RUN(softnet);
         RUN(cpu_times);
         RUN(two_samples);
         RUN(large);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc-counters.h — the kernel's counters in /proc: interrupts, softirqs, per-CPU time and thread CPU time */
+/* proc-counters.h — the kernel's counters in /proc: interrupts, softirqs, softnet, per-CPU time and thread CPU time */
 #pragma once
 
 #include <sys/types.h>
 
 #include "sriovd/core/counters.h"
+#include "sriovd/shared/cpuset.h"
 #include "rootfs.h"
 
 /*
@@ -46,6 +47,24 @@ int proc_softirqs_read(RootFs *root, CounterTable *ret);
 extern const char *const proc_cpu_time_fields[PROC_CPU_TIME_FIELDS];
 int proc_cpu_times_parse(const char *buf, CounterTable *ret);
 int proc_cpu_times_read(RootFs *root, CounterTable *ret);
+
+/*
+ * /proc/net/softnet_stat gives one line per online CPU, in hex. It becomes one named row per
+ * field of PROC_SOFTNET_FIELDS: the packets the CPU's NET_RX processed, the packets dropped
+ * because its backlog was full, and the times NET_RX stopped with work left, its budget or its
+ * time spent. The columns are the online CPUs. An offline CPU has no line. The counts are 32 bits
+ * wide in the kernel, so they wrap, and counter_delta() takes a wrap for a reset.
+ *
+ * Since Linux 5.10 the 13th column is the CPU's number. Before, a line's CPU is only its place
+ * among the online CPUs. Such a file needs online, the online CPUs read at the same time: the
+ * parser returns -ENODATA without it, and -ESTALE when the lines do not match its count, because
+ * a CPU went on- or offline between the two reads. A line needs the 9 columns of Linux 2.6.
+ * proc_softnet_read() reads /sys/devices/system/cpu/online only for a file without CPU numbers.
+ */
+#define PROC_SOFTNET_FIELDS 3
+extern const char *const proc_softnet_fields[PROC_SOFTNET_FIELDS];
+int proc_softnet_parse(const char *buf, const CpuSet *online, CounterTable *ret);
+int proc_softnet_read(RootFs *root, CounterTable *ret);
 
 /*
  * Reads one thread's CPU time from /proc/PID/task/TID/stat with proc_stat_parse(). Returns
