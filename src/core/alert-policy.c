@@ -56,6 +56,18 @@ const AlertPolicy alert_builtins[] = {
                 .enabled = true,
                 .builtin = true,
         },
+        {
+                /*
+                 * NET_RX on an RT CPU cannot keep up: its backlog drops packets, or it runs out of
+                 * budget with work left. R15 asks to watch both. Any of them in 3 periods in a row
+                 * is overload that the RT guest on that CPU feels, not a one-off burst.
+                 */
+                .name = ALERT_BUILTIN_RT_SOFTNET,
+                .metric = "sriovd_rt_cpu_softnet_overload_rate",
+                .rule = { .threshold = 0, .clear = 0, .direction = ALERT_ABOVE, .periods = ALERT_PERIODS_DEFAULT },
+                .enabled = true,
+                .builtin = true,
+        },
 };
 
 const size_t alert_n_builtins = ELEMENTSOF(alert_builtins);

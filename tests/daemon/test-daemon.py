@@ -678,9 +678,68 @@ def test_vector_requested_later(tmp):
 # cannot be made they skip (77) as a whole, instead of passing without having run.
 NETNS_TESTS = [test_link_up_rechecks, test_vf_link_errors_reach_the_log, test_coalescing_and_offloads_in_netns,
                test_channels_in_netns]
+def test_softnet_metrics_and_alert(tmp):
+    # /proc/net/softnet_stat per online CPU in the metrics file. Drops and time squeezes that grow
+    # on RT CPU 2 each period raise the built-in rt-softnet-overload after its 3 periods, and it
+    # clears 3 periods after they stop. Housekeeping CPU 0 drops too, but only RT CPUs are watched.
+    prom = os.path.join(tmp, "sriovd.prom")
+    d = Daemon(tmp, f"[daemon]\nmonitor_interval_sec = 1\nmetrics_file = {prom}\n\n[cpus]\nrt = 2-3\n\n"
+                    "[match 15b3:101d]\nnum_vfs = 8\n")
+    lines = [line.split() for line in d.read("proc/net/softnet_stat").splitlines()]
+    stop = threading.Event()
+
+    def text():
+        try:
+            with open(prom) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def grow():
+        n = 0
+        while not stop.wait(0.3):
+            n += 1
+            for cpu, add in ((0, 5), (2, 1)):
+                lines[cpu][1] = "%08x" % (int(lines[cpu][1], 16) + add)
+                lines[cpu][2] = "%08x" % (int(lines[cpu][2], 16) + add)
+            d.write("proc/net/softnet_stat", "\n".join(" ".join(c) for c in lines) + "\n")
+
+    grower = threading.Thread(target=grow)
+    try:
+        d.wait_for("READY")
+        # The fixture's counts: 0x10000 + 0x100 N packets on CPU N, a squeeze on the odd CPUs.
+        assert wait_until(lambda: 'sriovd_softnet_time_squeeze_rate{cpu="3"} 0' in text()), text()
+        t = text()
+        assert "# TYPE sriovd_softnet_processed_total counter" in t, t
+        assert 'sriovd_softnet_processed_total{cpu="1"} 65792\n' in t, t
+        assert 'sriovd_softnet_time_squeeze_total{cpu="1"} 1\n' in t, t
+        assert 'sriovd_softnet_dropped_total{cpu="31"} 0\n' in t, t
+        assert 'sriovd_rt_cpu_softnet_overload_rate{cpu="2"} 0\n' in t, t
+        assert 'sriovd_rt_cpu_softnet_overload_rate{cpu="0"}' not in t, t
+        assert 'sriovd_alerts_raised_total{alert="rt-softnet-overload"} 0' in t, t
+
+        grower.start()
+        assert wait_until(lambda: 'sriovd_alert_active{alert="rt-softnet-overload",cpu="2"} 1' in text(),
+                          timeout=15), text()
+        t = text()
+        assert 'sriovd_alerts_raised_total{alert="rt-softnet-overload"} 1' in t, t
+        assert 'alert="rt-softnet-overload",cpu="0"' not in t, t
+        assert "Alert rt-softnet-overload raised: sriovd_rt_cpu_softnet_overload_rate" in d.stderr(), d.stderr()
+        assert float(re.search(r'sriovd_softnet_dropped_rate\{cpu="0"\} (\S+)', t).group(1)) > 0, t
+        stop.set()
+        grower.join()
+        assert wait_until(lambda: 'alert="rt-softnet-overload",cpu="2"} 1' not in text(), timeout=15), text()
+    finally:
+        stop.set()
+        if grower.is_alive():
+            grower.join()
+        d.stop()
+
+
 TESTS = [test_libvirt_that_never_answers, test_transient_errors_retried_with_backoff, test_cli,
          test_vf_users_block_count_change, test_lifecycle, test_vector_requested_later, test_bad_config_at_start,
-         test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop]
+         test_sigint_exits_cleanly, test_stop_keeps_tuning_restore_undoes, test_restore_on_stop,
+         test_softnet_metrics_and_alert]
 
 
 def main():

@@ -312,9 +312,15 @@ def test_metrics(env, d, mon):
     assert pools == {p["address"]: float(p["num_vfs"]) for p in devices if p["kind"] == "pf"}, (pools, devices)
     irq = next(s for s in samples if s[0] == "sriovd_irq_interrupts_total")
     assert set(irq[1]) >= {"pf", "irq", "cpu"} and irq[2] > 0, irq
+    # /proc/net/softnet_stat of the fixture, per online CPU: 0x10000 + 0x100 N packets on CPU N.
+    softnet = {s[1]["cpu"]: s[2] for s in samples if s[0] == "sriovd_softnet_processed_total"}
+    assert len(softnet) == 32 and softnet["1"] == 0x10100, softnet
+    assert {s[0] for s in samples} >= {"sriovd_softnet_dropped_total", "sriovd_softnet_time_squeeze_total",
+                                        "sriovd_rt_cpu_softnet_overload_rate"}
     # The same period in the file, for node_exporter.
     text = open(d.metrics_file).read()
     assert "# TYPE sriovd_irq_interrupts_total counter" in text and "sriovd_vf_pool_vfs{" in text, text[:500]
+    assert 'sriovd_softnet_processed_total{cpu="1"} 65792\n' in text, text[:500]
     # Off: NotMonitoring, and no file written any more; on again at the next reload.
     d.write_conf(monitor=0)
     env.ctl("reload", check=0)

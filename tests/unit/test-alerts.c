@@ -121,7 +121,8 @@ static size_t count_family(const MetricSnapshot *s, const char *name) {
 
 #define NO_BUILTINS \
         "[alert rt-cpu-interference]\nenabled = no\n[alert latency-critical-drops]\nenabled = no\n" \
-        "[alert vf-pool-underused]\nenabled = no\n[alert rt-thread-latency]\nenabled = no\n"
+        "[alert vf-pool-underused]\nenabled = no\n[alert rt-thread-latency]\nenabled = no\n" \
+        "[alert rt-softnet-overload]\nenabled = no\n"
 
 TEST(raise_after_exactly_n_periods) {
         _cleanup_(config_freep) Config *c = load(NO_BUILTINS "[alert hot]\nmetric = m\nthreshold = 5\nperiods = 4\n");
@@ -217,7 +218,7 @@ TEST(label_filters) {
 
 TEST(builtins_and_switching_one_off) {
         _cleanup_(config_freep) Config *c = load("[daemon]\nvf_target_utilization = 70\n");
-        ASSERT_EQ(c->n_alerts, 4);
+        ASSERT_EQ(c->n_alerts, 5);
         ASSERT_STREQ(c->alerts[0].name, "rt-cpu-interference");
         ASSERT_STREQ(c->alerts[0].metric, "sriovd_rt_cpu_interference_rate");
         ASSERT_STREQ(c->alerts[1].metric, "sriovd_vf_drop_rate");
@@ -231,20 +232,25 @@ TEST(builtins_and_switching_one_off) {
         ASSERT_STREQ(c->alerts[3].fallback, "sriovd_thread_latency_mean_seconds");
         ASSERT_EQ(c->alerts[3].rule.threshold, 0.08);
         ASSERT_EQ(c->alerts[3].rule.periods, 3u);
-        for (size_t i = 0; i < 4; i++)
+        /* Any backlog drop or time squeeze on an RT CPU, for 3 periods in a row. */
+        ASSERT_STREQ(c->alerts[4].name, "rt-softnet-overload");
+        ASSERT_STREQ(c->alerts[4].metric, "sriovd_rt_cpu_softnet_overload_rate");
+        ASSERT_EQ(c->alerts[4].rule.threshold, 0);
+        ASSERT_EQ(c->alerts[4].rule.periods, 3u);
+        for (size_t i = 0; i < 5; i++)
                 ASSERT(c->alerts[i].enabled && c->alerts[i].builtin);
 
         /* Switched off by name; a section may also change one key of a built-in and keep the rest. */
         _cleanup_(config_freep) Config *d = load("[alert rt-cpu-interference]\nenabled = no\n\n"
                                                  "[alert latency-critical-drops]\nclass = trading\n\n"
                                                  "[alert mine]\nmetric = sriovd_rt_cpu_interference_rate\nthreshold = 1000\n");
-        ASSERT_EQ(d->n_alerts, 5);
+        ASSERT_EQ(d->n_alerts, 6);
         ASSERT(!d->alerts[0].enabled);
         ASSERT_STREQ(d->alerts[1].filters[0].pattern, "trading");
         ASSERT_EQ(d->alerts[1].n_filters, 1);
         ASSERT_STREQ(d->alerts[1].metric, "sriovd_vf_drop_rate");
         ASSERT_EQ(d->alerts[2].rule.threshold, 0.85);
-        ASSERT_STREQ(d->alerts[4].name, "mine");
+        ASSERT_STREQ(d->alerts[5].name, "mine");
 
         Events e = {};
         _cleanup_(alerts_freep) Alerts *a = engine(d, &e);
@@ -260,6 +266,32 @@ TEST(builtins_and_switching_one_off) {
                 feed_cpu(b, "sriovd_rt_cpu_interference_rate", "4", 500);
         ASSERT_EQ(g.raised, 1);
         ASSERT_STREQ(g.last_name, "rt-cpu-interference");
+}
+
+/* The softnet rule raises on the 3rd period with drops or squeezes on an RT CPU; a section changes it. */
+TEST(softnet_rule) {
+        _cleanup_(config_freep) Config *c = load("");
+        Events e = {};
+        _cleanup_(alerts_freep) Alerts *a = engine(c, &e);
+        AlertInfo info;
+
+        ASSERT_EQ(feed_cpu(a, "sriovd_rt_cpu_softnet_overload_rate", "2", 0.2), 0);
+        ASSERT_EQ(feed_cpu(a, "sriovd_rt_cpu_softnet_overload_rate", "2", 0.2), 0);
+        ASSERT_EQ(feed_cpu(a, "sriovd_rt_cpu_softnet_overload_rate", "2", 0.2), 1);
+        ASSERT_STREQ(e.last_name, "rt-softnet-overload");
+        ASSERT_EQ(alerts_get_active(a, 0, &info), 0);
+        ASSERT_STREQ(info.labels[0].value, "2");
+        for (int i = 0; i < 2; i++)
+                ASSERT_EQ(feed_cpu(a, "sriovd_rt_cpu_softnet_overload_rate", "2", 0), 0);
+        ASSERT_EQ(feed_cpu(a, "sriovd_rt_cpu_softnet_overload_rate", "2", 0), 1);
+        ASSERT_EQ(e.last_reason, ALERT_CLEAR_BACK);
+
+        _cleanup_(config_freep) Config *d = load("[alert rt-softnet-overload]\nthreshold = 5\nperiods = 1\n");
+        Events g = {};
+        _cleanup_(alerts_freep) Alerts *b = engine(d, &g);
+        ASSERT_EQ(feed_cpu(b, "sriovd_rt_cpu_softnet_overload_rate", "3", 4), 0);
+        ASSERT_EQ(feed_cpu(b, "sriovd_rt_cpu_softnet_overload_rate", "3", 6), 1);
+        ASSERT_EQ(g.raised, 1);
 }
 
 /* One period of an RT tenant's vCPU latency: the p99 from BPF, or only the mean from schedstat. */
@@ -490,7 +522,7 @@ TEST(manager_feed_and_reload) {
         ASSERT(!manager_alerts(m));
         ASSERT_EQ(manager_load_config(m), 0);
         ASSERT(manager_alerts(m));
-        ASSERT_EQ(alerts_n_rules(manager_alerts(m)), 5);
+        ASSERT_EQ(alerts_n_rules(manager_alerts(m)), 6);
         manager_set_alert_fn(m, on_manager_alert, &e);
 
         /* A new snapshot each period, as the sampler makes them. */
@@ -739,6 +771,7 @@ int main(int argc, char **argv) {
         RUN(clear_with_hysteresis);
         RUN(label_filters);
         RUN(builtins_and_switching_one_off);
+        RUN(softnet_rule);
         RUN(latency_rule_on_both_sources);
         RUN(pool_rule_only_while_tenants_wait);
         RUN(reload_keeps_state_of_unchanged_rules);

@@ -92,6 +92,20 @@ static void write_softirqs_and_stat(unsigned net_rx_cpu2, unsigned softirq_ticks
         test_write_file(path, text);
 }
 
+/* /proc/net/softnet_stat as 5.10 and later print it, CPUs 0-3; CPU 2 drops and is squeezed. */
+static void write_softnet(unsigned processed_cpu2, unsigned dropped_cpu2, unsigned squeezed_cpu2) {
+        char path[600], text[2048];
+        int k = 0;
+
+        for (unsigned c = 0; c < 4; c++)
+                k += snprintf(text + k, sizeof(text) - (size_t) k,
+                              "%08x %08x %08x 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 %08x\n",
+                              c == 2 ? processed_cpu2 : 100u, c == 2 ? dropped_cpu2 : 0u, c == 2 ? squeezed_cpu2 : 1u, c);
+        sh("mkdir -p %s/proc/net", root);
+        snprintf(path, sizeof(path), "%s/proc/net/softnet_stat", root);
+        test_write_file(path, text);
+}
+
 /* The thread's task stat with utime and stime (fields 14, 15), a kernel thread (PF_KTHREAD). */
 static void write_thread(int pid, const char *comm, unsigned utime, unsigned stime) {
         char path[600], text[1024];
@@ -230,6 +244,7 @@ int main(int argc, char **argv) {
         snprintf(rows, sizeof(rows), "%u 0 0 100 0; %u 0 0 0 1000; %u 0 0 10 0; %u 7 0 50 0", a, b, e, c);
         write_interrupts(rows, 10);
         write_softirqs_and_stat(1000, 100);
+        write_softnet(0x1000, 3, 7);
         if (qa->thread > 0)
                 write_thread(qa->thread, "irq/x", 10, 10);
         ASSERT_EQ(sampler_sample(s, &in, 1000000, 1700000000000000, &snap), 0);
@@ -242,6 +257,10 @@ int main(int argc, char **argv) {
                               METRIC_LABEL_TENANT, "trader", METRIC_LABEL_CLASS, "latency-critical",
                               METRIC_LABEL_IRQ, irqbuf[0], METRIC_LABEL_CPU, "2", -1)));
         ASSERT(isnan(value_of(&snap, "sriovd_rt_cpu_interference_rate", METRIC_LABEL_CPU, "2", -1)));
+        ASSERT(value_of(&snap, "sriovd_softnet_processed_total", METRIC_LABEL_CPU, "2", -1) == 0x1000);
+        ASSERT(value_of(&snap, "sriovd_softnet_dropped_total", METRIC_LABEL_CPU, "2", -1) == 3);
+        ASSERT(isnan(value_of(&snap, "sriovd_softnet_dropped_rate", METRIC_LABEL_CPU, "2", -1)));
+        ASSERT(isnan(value_of(&snap, "sriovd_rt_cpu_softnet_overload_rate", METRIC_LABEL_CPU, "2", -1)));
         /* Zero counts make no series: the PF's IRQ b never landed on CPU 2; c did on CPU 0. */
         for (size_t i = 0; i < snap.n_samples; i++)
                 ASSERT(!streq_ptr(metric_sample_label(&snap.samples[i], METRIC_LABEL_IRQ), irqbuf[1]) ||
@@ -254,6 +273,7 @@ int main(int argc, char **argv) {
         snprintf(rows, sizeof(rows), "%u 0 0 300 0; %u 0 0 0 500; %u 0 0 50 0; %u 0 0 20 0", a, b, e, d);
         write_interrupts(rows, 30);
         write_softirqs_and_stat(3000, 100 + 2 * (unsigned) hz);
+        write_softnet(0x1000 + 4000, 3 + 10, 7 + 2);
         if (qa->thread > 0)
                 write_thread(qa->thread, "irq/x", 10 + (unsigned) hz / 2, 10);
         /* Rewritten in place, as the kernel's file is: the fd the sampler kept reads the new times. */
@@ -296,6 +316,15 @@ int main(int argc, char **argv) {
         ASSERT(value_of(&snap, "sriovd_cpu_net_tx_softirq_rate", METRIC_LABEL_CPU, "2", -1) == 0.0);
         ASSERT(fabs(value_of(&snap, "sriovd_cpu_softirq_time_ratio", METRIC_LABEL_CPU, "2", -1) - 1.0) < 1e-9);
         ASSERT(value_of(&snap, "sriovd_cpu_irq_time_ratio", METRIC_LABEL_CPU, "2", -1) == 0.0);
+        /* softnet_stat: 4000 packets, 10 drops and 2 squeezes in 2 s on CPU 2; the RT CPUs add drops and squeezes. */
+        ASSERT(value_of(&snap, "sriovd_softnet_processed_rate", METRIC_LABEL_CPU, "2", -1) == 2000.0);
+        ASSERT(value_of(&snap, "sriovd_softnet_dropped_rate", METRIC_LABEL_CPU, "2", -1) == 5.0);
+        ASSERT(value_of(&snap, "sriovd_softnet_time_squeeze_rate", METRIC_LABEL_CPU, "2", -1) == 1.0);
+        ASSERT(value_of(&snap, "sriovd_softnet_time_squeeze_total", METRIC_LABEL_CPU, "0", -1) == 1);
+        ASSERT(value_of(&snap, "sriovd_softnet_dropped_rate", METRIC_LABEL_CPU, "0", -1) == 0.0);
+        ASSERT(value_of(&snap, "sriovd_rt_cpu_softnet_overload_rate", METRIC_LABEL_CPU, "2", -1) == 6.0);
+        ASSERT(value_of(&snap, "sriovd_rt_cpu_softnet_overload_rate", METRIC_LABEL_CPU, "3", -1) == 0.0);
+        ASSERT(!has_sample(&snap, "sriovd_rt_cpu_softnet_overload_rate", METRIC_LABEL_CPU, "0"));
         if (qa->thread > 0) {
                 char pid[16];
                 snprintf(pid, sizeof(pid), "%d", (int) qa->thread);

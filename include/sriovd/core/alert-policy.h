@@ -56,6 +56,7 @@ typedef struct AlertPolicy {
 #define ALERT_BUILTIN_LATENCY_DROPS "latency-critical-drops"
 #define ALERT_BUILTIN_POOL_UNDERUSED "vf-pool-underused"
 #define ALERT_BUILTIN_RT_LATENCY "rt-thread-latency"
+#define ALERT_BUILTIN_RT_SOFTNET "rt-softnet-overload"
 extern const AlertPolicy alert_builtins[];
 extern const size_t alert_n_builtins;
 /* Returns the built-in rule of this name, or NULL when there is none. */

@@ -143,7 +143,7 @@ struct Sampler {
         unsigned long ticks_per_sec;
         bool have_prev;
         uint64_t prev_usec;
-        CounterTable interrupts, softirqs, cpu_times;
+        CounterTable interrupts, softirqs, cpu_times, softnet;
         ThreadSlot *threads;             /* last period's threads, sorted by tid */
         size_t n_threads;
         size_t n_fds, fd_budget;         /* the thread stat files held open, and how many may be */

@@ -41,6 +41,7 @@ Sampler *sampler_free(Sampler *s) {
         counter_table_done(&s->interrupts);
         counter_table_done(&s->softirqs);
         counter_table_done(&s->cpu_times);
+        counter_table_done(&s->softnet);
         thread_slots_free(s->threads, s->n_threads, &s->n_fds);
         traffic_baseline_done(&s->traffic);
         latency_baseline_done(&s->latency);
@@ -120,6 +121,42 @@ static int sample_cpu_times(MetricSnapshot *snap, const CounterTable *cur, const
                 { "softirq", "sriovd_cpu_softirq_ticks_total", "sriovd_cpu_softirq_time_ratio" },
         };
         return sample_cpu_rows(snap, cur, rates, rows, ELEMENTSOF(rows), (double) ticks_per_sec);
+}
+
+/*
+ * The softnet counters of each CPU. An RT CPU also gets its drops and time squeezes per second
+ * in one family, which the built-in rule rt-softnet-overload watches. Either means that NET_RX
+ * on that CPU could not keep up: the backlog overflowed, or the budget ran out with work left.
+ */
+static int sample_softnet(MetricSnapshot *snap, const CounterTable *cur, const CounterRates *rates, const CpuSet *rt) {
+        static const CpuRow rows[] = {
+                { "processed", "sriovd_softnet_processed_total", "sriovd_softnet_processed_rate" },
+                { "dropped", "sriovd_softnet_dropped_total", "sriovd_softnet_dropped_rate" },
+                { "time_squeeze", "sriovd_softnet_time_squeeze_total", "sriovd_softnet_time_squeeze_rate" },
+        };
+        ssize_t dropped, squeezed;
+        int r;
+
+        r = sample_cpu_rows(snap, cur, rates, rows, ELEMENTSOF(rows), 1.0);
+        if (r < 0)
+                return r;
+        dropped = counter_table_find(cur, &(CounterRow) { .irq = COUNTER_NAMED, .name = "dropped" });
+        squeezed = counter_table_find(cur, &(CounterRow) { .irq = COUNTER_NAMED, .name = "time_squeeze" });
+        for (size_t j = 0; j < cur->n_cpus; j++) {
+                Labels ls = {};
+                double v;
+
+                if (!cpuset_has(rt, cur->cpus[j]))
+                        continue;
+                /* A row the file lacks counts nothing, but a row without a rate leaves the period without a value. */
+                v = (dropped >= 0 ? rate_of(rates, (size_t) dropped, cur->cpus[j]) : 0) +
+                    (squeezed >= 0 ? rate_of(rates, (size_t) squeezed, cur->cpus[j]) : 0);
+                label_u(&ls, METRIC_LABEL_CPU, cur->cpus[j]);
+                r = sampler_add(snap, "sriovd_rt_cpu_softnet_overload_rate", METRIC_GAUGE, v, &ls);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* For each PF and each NUMA node: the VFs, those that tenants hold, their share, and the target share. */
@@ -217,8 +254,8 @@ static int read_optional(int (*reader)(RootFs *, CounterTable *), RootFs *root, 
 
 int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint64_t real_usec,
                    MetricSnapshot *ret) {
-        _cleanup_(counter_table_done) CounterTable irqs = {}, soft = {}, times = {};
-        _cleanup_(counter_rates_done) CounterRates irq_rates = {}, soft_rates = {}, time_rates = {};
+        _cleanup_(counter_table_done) CounterTable irqs = {}, soft = {}, times = {}, softnet = {};
+        _cleanup_(counter_rates_done) CounterRates irq_rates = {}, soft_rates = {}, time_rates = {}, softnet_rates = {};
         _cleanup_(metric_snapshot_done) MetricSnapshot snap = {};
         _cleanup_(traffic_baseline_done) TrafficBaseline traffic = {};
         _cleanup_(latency_baseline_done) LatencyBaseline latency = {};
@@ -242,6 +279,11 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         r = read_optional(proc_cpu_times_read, s->root, &times);
         if (r < 0)
                 return r;
+        /* Before 5.10, a CPU that came or went between the file and the online list gives no
+         * softnet samples this period, since the lines cannot be placed. */
+        r = read_optional(proc_softnet_read, s->root, &softnet);
+        if (r < 0 && r != -ESTALE)
+                return r;
 
         elapsed = s->have_prev && mono_usec > s->prev_usec ? mono_usec - s->prev_usec : 0;
         have_rates = elapsed > 0;
@@ -251,6 +293,8 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
                         r = counter_table_rates(&s->softirqs, &soft, elapsed, &soft_rates);
                 if (r >= 0)
                         r = counter_table_rates(&s->cpu_times, &times, elapsed, &time_rates);
+                if (r >= 0)
+                        r = counter_table_rates(&s->softnet, &softnet, elapsed, &softnet_rates);
                 if (r < 0)
                         return r;
         }
@@ -274,6 +318,8 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         if (r >= 0)
                 r = sample_cpu_times(&snap, &times, have_rates ? &time_rates : NULL, s->ticks_per_sec);
         if (r >= 0)
+                r = sample_softnet(&snap, &softnet, have_rates ? &softnet_rates : NULL, &cpus.rt);
+        if (r >= 0)
                 r = sampler_threads(s, &snap, in->inv, owners, n_owners, &cpus.rt, elapsed);
         if (r >= 0)
                 r = sample_pools(&snap, in);
@@ -292,10 +338,12 @@ int sampler_sample(Sampler *s, const SamplerInput *in, uint64_t mono_usec, uint6
         counter_table_done(&s->interrupts);
         counter_table_done(&s->softirqs);
         counter_table_done(&s->cpu_times);
+        counter_table_done(&s->softnet);
         s->interrupts = irqs;
         s->softirqs = soft;
         s->cpu_times = times;
-        irqs = soft = times = (CounterTable) {};
+        s->softnet = softnet;
+        irqs = soft = times = softnet = (CounterTable) {};
         traffic_baseline_done(&s->traffic);
         s->traffic = traffic;
         traffic = (TrafficBaseline) {};

@@ -82,12 +82,13 @@ Sampler *sampler_free(Sampler *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 
 /*
- * Read /proc/interrupts, /proc/softirqs, /proc/stat and the threads' CPU time under the root.
+ * Read /proc/interrupts, /proc/softirqs, /proc/stat, /proc/net/softnet_stat and the threads' CPU
+ * time under the root.
  * Also take in's traffic counters, for the sriovd_vf_* and sriovd_netdev_* families, and in's
  * latency threads, for the sriovd_thread_latency_* families. The rates
  * use mono_usec, from CLOCK_MONOTONIC. The snapshot's timestamp is real_usec, from
  * CLOCK_REALTIME. *ret is replaced, and the caller frees it with metric_snapshot_done(). A
- * missing /proc/softirqs or /proc/stat gives no samples of its own. /proc/interrupts is
+ * missing /proc/softirqs, /proc/stat or /proc/net/softnet_stat gives no samples of its own. /proc/interrupts is
  * required: its error is returned, and the previous counters are kept for the next try.
  * Returns -ENOMEM when out of memory.
  */
