@@ -521,6 +521,36 @@ int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) {
         return *ret ? 0 : -ENOMEM;
 }
 
+/*
+ * Makes or removes one directory beneath the root. Control filesystems such as resctrl take a
+ * mkdir() or an rmdir() as their command, so these are the only calls that change the tree.
+ */
+int rootfs_mkdir(RootFs *r, const char *fmt, ...) {
+        _cleanup_free_ char *base = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        va_list ap;
+
+        va_start(ap, fmt);
+        dfd = rootfs_parentv(r, &base, fmt, ap);
+        va_end(ap);
+        if (dfd < 0)
+                return dfd;
+        return mkdirat(dfd, base, 0755) < 0 ? negative_errno() : 0;
+}
+
+int rootfs_rmdir(RootFs *r, const char *fmt, ...) {
+        _cleanup_free_ char *base = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        va_list ap;
+
+        va_start(ap, fmt);
+        dfd = rootfs_parentv(r, &base, fmt, ap);
+        va_end(ap);
+        if (dfd < 0)
+                return dfd;
+        return unlinkat(dfd, base, AT_REMOVEDIR) < 0 ? negative_errno() : 0;
+}
+
 static int rootfs_opendirv(RootFs *r, DIR **ret, const char *fmt, va_list ap) {
         int fd = rootfs_openv(r, O_RDONLY | O_DIRECTORY | O_NONBLOCK, fmt, ap);
         DIR *d;

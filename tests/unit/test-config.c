@@ -551,6 +551,33 @@ TEST(vhost_cpus_rt) {
         sh("rm -rf %s", dir);
 }
 
+/* l3_cache_mask: a hex mask of one run of ways, for a class whose guests have RT vCPUs. */
+TEST(l3_cache_mask) {
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *errors = NULL;
+        char dir[] = "/tmp/sriovd-l3-conf-XXXXXX", path[512];
+
+        expect_class_error("[class]\nvnic = virtio\nvcpu_pinning = rt\nl3_cache_mask = f0f\n", "tenant-classes.d/gold.ini:4",
+                           "l3_cache_mask = \"f0f\" is not valid; expected a hex mask of one run of set bits, such as ff000");
+        expect_class_error("[class]\nvnic = virtio\nvcpu_pinning = rt\nl3_cache_mask = 0\n", "tenant-classes.d/gold.ini:4",
+                           "l3_cache_mask = \"0\" is not valid");
+        expect_class_error("[class]\nvnic = virtio\nvcpu_pinning = rt\nl3_cache_mask = 0x\n", "tenant-classes.d/gold.ini:4",
+                           "l3_cache_mask = \"0x\" is not valid");
+        expect_class_error("[class]\nvnic = virtio\nvcpu_pinning = rt\nl3_cache_mask = 1ffffffffffffffff\n",
+                           "tenant-classes.d/gold.ini:4", "is not valid");
+        expect_class_error("[class]\nvnic = virtio\nvcpu_pinning = rt\nl3_cache_mask = -ff\n", "tenant-classes.d/gold.ini:4",
+                           "is not valid");
+        expect_class_error("[class]\nvnic = virtio\n\nl3_cache_mask = ff000\n", "tenant-classes.d/gold.ini:4",
+                           "l3_cache_mask needs RT vCPU threads to put in the cache group; expected vcpu_pinning = rt in this class");
+
+        ASSERT(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/gold.ini", dir);
+        test_write_file(path, "[class]\nvnic = virtio\nl3_cache_mask = 0xFF000\nvcpu_pinning = rt\n");
+        ASSERT_EQ(config_load_string("test.conf", "", dir, &c, &errors), 0);
+        ASSERT_EQ(c->classes[0].l3_cache_mask, 0xff000);
+        sh("rm -rf %s", dir);
+}
+
 TEST(bad_bool) {
         expect_one_error("[pf 0000:41:00.0]\ndrivers_autoprobe = maybe\n", "sriovd.conf:2",
                          "drivers_autoprobe = \"maybe\" is not a boolean; expected yes/no, true/false, on/off or 1/0");
@@ -1558,6 +1585,7 @@ int main(int argc, char *argv[]) {
         RUN(out_of_range);
         RUN(bad_bool);
         RUN(vhost_cpus_rt);
+        RUN(l3_cache_mask);
         RUN(bad_strings);
         RUN(bad_cpu_list);
         RUN(cpu_overlap);

@@ -818,7 +818,8 @@ def test_daemon(g, c):
         snap = g.snapshot(name)
         napis = [t for t in snap.kthreads if t[0].startswith("napi/")]
         wrong = [t for t in napis if (t[2], t[3], t[4]) != (1, NAPI_PRIORITY, RT_CPUS)]
-        assert len(napis) >= NUM_VFS + 1 and not wrong, f"napi/ threads {napis}"
+        assert len(napis) >= NUM_VFS + 1 and not wrong, \
+            f"napi/ threads {napis}; the daemon's log, tail:\n{nlog['data'][-3000:]}"
         return napis
     c.check("daemon: every napi/ thread on the RT CPU at the class priority", lambda: napi_ok("napi-started"))
     c.check(f"napi/ thread {moved['comm']} moved to CPU 0 behind sriovd's back: put back, logged as drift",

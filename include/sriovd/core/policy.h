@@ -100,6 +100,8 @@ typedef struct TenantClass {
         int rt_cpu_fallback;
         VhostCpuPolicy vhost_cpus;
         int vhost_priority;               /* the vhost workers' SCHED_FIFO; 0 to leave */
+        /* The L3 ways of the guest's resctrl group, for its RT vCPU threads; 0 for no group. */
+        uint64_t l3_cache_mask;
 } TenantClass;
 
 typedef enum VfMacPolicy {

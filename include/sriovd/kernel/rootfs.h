@@ -114,6 +114,13 @@ int rootfs_opendir(RootFs *r, DIR **ret, const char *fmt, ...) _printf_(3, 4);
  * Examples are "/proc/irq" and a device's msi_irqs.
  */
 int rootfs_list_numbers(RootFs *r, unsigned **ret, size_t *ret_n, const char *fmt, ...) _printf_(4, 5);
+/*
+ * mkdir() and rmdir() of the path's last component, beneath the root. They return 0 or a negative
+ * errno, such as -EEXIST, -ENOENT, -ENOTEMPTY, or -ENOSPC from resctrl without a free CLOSID. On a
+ * fixture root they change the tree, and nothing else plays the kernel's part.
+ */
+int rootfs_mkdir(RootFs *r, const char *fmt, ...) _printf_(2, 3);
+int rootfs_rmdir(RootFs *r, const char *fmt, ...) _printf_(2, 3);
 /* fstatat() beneath the root, following symlinks. */
 int rootfs_stat(RootFs *r, struct stat *ret, const char *fmt, ...) _printf_(3, 4);
 int rootfs_exists(RootFs *r, const char *fmt, ...) _printf_(2, 3);

@@ -147,6 +147,7 @@ struct Parser {
         unsigned vhost_cpus_line;        /* the line that set vhost_cpus, or 0 */
         unsigned vcpu_prio_line;         /* the line that set vcpu_fifo_priority, or 0 */
         unsigned vhost_prio_line;        /* the line that set vhost_priority, or 0 */
+        unsigned l3_mask_line;           /* the line that set l3_cache_mask, or 0 */
         bool irq_cpus_invalid;           /* irq_cpus was given but rejected */
         bool vcpu_pinning_invalid;       /* vcpu_pinning was given but rejected */
         bool oom;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sriovd/core/allocator.h"
+#include "sriovd/core/cache-partition.h"
 #include "config-internal.h"
 
 /* Accepts a strict decimal within [k->min, k->max]. The error message names the range. */
@@ -365,6 +366,24 @@ static int key_vhost_cpus(Parser *p, const KeyDef *k, const char *value, void *d
         return r;
 }
 
+/* A capacity bitmask in hex, as resctrl prints it: one run of set bits. The host's cache is checked
+ * at plan time, because a class file does not know the host it will run on. */
+static int key_l3_cache_mask(Parser *p, const KeyDef *k, const char *value, void *data) {
+        const char *hex = strncmp(value, "0x", 2) == 0 ? value + 2 : value;
+        unsigned long long m;
+        char *end;
+
+        errno = 0;
+        m = *hex && strspn(hex, "0123456789abcdefABCDEF") == strlen(hex) ? strtoull(hex, &end, 16) : 0;
+        if (errno == ERANGE || !cache_mask_valid(m))
+                return parser_error(p, "%s = \"%s\" is not valid; expected a hex mask of one run of set bits, "
+                                    "such as ff000", k->name, Q(value));
+        *(uint64_t *) ((uint8_t *) data + k->offset) = m;
+        if (!p->scratch)
+                p->l3_mask_line = p->line;
+        return 0;
+}
+
 /* Whether an irq_cpus = vcpu class is RT depends on vcpu_pinning, as config-validate.c checks.
  * So a rejected value is recorded, and the check does not guess. */
 static int key_vcpu_pinning(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -526,6 +545,7 @@ static const KeyDef class_keys[] = {
           .values = vhost_cpus_values, .n_values = ELEMENTSOF(vhost_cpus_values) },
         { .name = "vhost_priority", .parse = key_guest_priority, .offset = offsetof(TenantClass, vhost_priority),
           .min = 0, .max = 99 },
+        KEY("l3_cache_mask", key_l3_cache_mask, TenantClass, l3_cache_mask),
 };
 
 _Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");

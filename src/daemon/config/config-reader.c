@@ -277,6 +277,10 @@ static int class_load(Config *c, ErrorList *errors, unsigned file_idx, const cha
                 error_add(errors, file_idx, path, p.vhost_cpus_line,
                           "vhost_cpus = rt needs the guest's own RT CPUs; expected vcpu_pinning = rt in this class, "
                           "or vhost_cpus = housekeeping");
+        if (cls.l3_cache_mask && !cls.vcpu_pin_rt && !p.vcpu_pinning_invalid)
+                error_add(errors, file_idx, path, p.l3_mask_line,
+                          "l3_cache_mask needs RT vCPU threads to put in the cache group; expected vcpu_pinning = rt "
+                          "in this class");
 
         /* Only threaded NAPI has threads whose priority can be raised. The per-NAPI settings work either way. */
         if (cls.napi_thread_priority > 0 && cls.napi_threads != TRISTATE_ON) {

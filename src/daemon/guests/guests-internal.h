@@ -15,6 +15,7 @@ typedef struct Running {
         char uuid[VIRT_UUID_STRING_MAX];   /* "" when not known */
         int vcpu0_cpu;
         pid_t qemu_pid;               /* its QEMU's PID as guest-vhost.c last found it, or 0 */
+        bool cache_misfit_told;       /* its class's l3_cache_mask does not fit, and the journal was told */
 } Running;
 
 /*
@@ -31,6 +32,7 @@ struct Guests {
         Running *running;
         size_t n_running, allocated_running;
         sd_event_source *reconcile_defer; /* reconciles after a NIC left a guest, or may have left it */
+        bool cache_unsupported_told;      /* the journal heard once that resctrl has no L3 here */
 };
 
 /* guests.c: what the hooks give. The config is there once guests exist, the others may be NULL. */

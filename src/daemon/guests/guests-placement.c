@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* guests-placement.c — the RT guests' vCPU and vhost placement through libvirt: placed, planned and checked */
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "guest-cache.h"
 #include "guest-vcpu.h"
 #include "guest-vhost.h"
 
@@ -174,6 +176,69 @@ static void place_vcpu_threads(Guests *g, const char *domain, const GuestPlaceme
                                domain, t->tenant, err.message[0] ? err.message : strerror(-r));
 }
 
+/*
+ * Puts the guest's RT vCPU threads in its L3 cache group, as its class's l3_cache_mask asks. A
+ * guest without RT CPUs, or whose class names no mask, has no group, and one left over goes.
+ */
+static void place_cache(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, bool drift) {
+        const TenantClass *cls = config_find_class(guests_config(g), t->class_name);
+        uint64_t mask = cls && p->n_rt > 0 ? cls->l3_cache_mask : 0;
+        Running *run = guests_running_find(g, domain);
+        pid_t hint = run ? run->qemu_pid : 0;
+        GuestCacheResult res;
+        VirtError err = {};
+        int r;
+
+        if (mask == 0) {
+                r = guest_cache_remove(g->root, domain, &res);
+                if (r > 0)
+                        log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant[0] ? t->tenant : NULL),
+                                       "Domain %s has no RT vCPUs with an L3 mask now: L3 cache group %s removed",
+                                       domain, res.group);
+                else if (r < 0)
+                        log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant[0] ? t->tenant : NULL),
+                                       "Failed to remove L3 cache group %s of domain %s: %m", res.group, domain);
+                return;
+        }
+        r = guest_cache_place(g->root, g->virt, domain, mask, p, false, &hint, &res, &err);
+        if (run)
+                run->qemu_pid = hint;
+        if (res.unsupported) {
+                if (!g->cache_unsupported_told)
+                        log_full_errno(LOG_NOTICE, 0, LOG_FIELDS(.tenant = t->tenant),
+                                       "L3 cache partitions are not supported here: no /sys/fs/resctrl/info/L3 "
+                                       "(the CPU has no CAT, or resctrl is not mounted). Class %s's l3_cache_mask "
+                                       "is not applied.", cls->name);
+                g->cache_unsupported_told = true;
+                return;
+        }
+        if (res.why[0]) {
+                if (!run || !run->cache_misfit_told)
+                        log_full_errno(LOG_WARNING, 0, LOG_FIELDS(.tenant = t->tenant),
+                                       "Domain %s gets no L3 cache group (tenant %s): %s", domain, t->tenant, res.why);
+                if (run)
+                        run->cache_misfit_told = true;
+                return;
+        }
+        if (run)
+                run->cache_misfit_told = false;
+        if (res.created)
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant), "Domain %s: L3 cache group %s made (tenant %s)",
+                               domain, res.group, t->tenant);
+        if (res.mask_set)
+                log_full_errno(drift && !res.created ? LOG_NOTICE : LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant),
+                               "%sL3 cache group %s: mask %llx on every L3 domain", drift && !res.created ?
+                               "Drift repaired: " : "", res.group, (unsigned long long) mask);
+        if (res.n_moved > 0)
+                log_full_errno(drift && !res.created ? LOG_NOTICE : LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant),
+                               "%sL3 cache group %s: %u RT vCPU thread(s) of domain %s moved in",
+                               drift && !res.created ? "Drift repaired: " : "", res.group, res.n_moved, domain);
+        if (r < 0)
+                log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant),
+                               "Failed to put %s's RT vCPU threads in L3 cache group %s (tenant %s): %s", domain,
+                               res.group, t->tenant, err.message[0] ? err.message : strerror(-r));
+}
+
 /* Puts domain's RT guest on placement p. This is read-modify-write, so only what differs changes. */
 static void place_with(Guests *g, const char *domain, const GuestPlacement *p, const TenantInfo *t, bool drift) {
         _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
@@ -190,8 +255,10 @@ static void place_with(Guests *g, const char *domain, const GuestPlacement *p, c
         if (r < 0)
                 log_full_errno(LOG_ERR, r, LOG_FIELDS(.tenant = t->tenant), "Failed to place %s (tenant %s's guest): %s",
                                domain, t->tenant, err.message);
-        else
+        else {
                 place_vcpu_threads(g, domain, p, t, drift);
+                place_cache(g, domain, p, t, drift);
+        }
 }
 
 /* Places domain's vhost workers on p and records the actions in *actions. With dry_run, they are only planned. */
@@ -288,6 +355,60 @@ void guests_place_guest(Guests *g, const char *domain) {
         guests_place_guest_vhost(g, name, uuid);
 }
 
+/* Appends a note to plan, once: the same text for the same target is not repeated. */
+_printf_(4, 5) static int plan_note(Plan *plan, NoteLevel level, const char *target, const char *fmt, ...) {
+        PlanNote note = { .level = level }, *n;
+        va_list ap;
+
+        strscpy(note.target, sizeof(note.target), target);
+        va_start(ap, fmt);
+        vsnprintf(note.text, sizeof(note.text), fmt, ap);
+        va_end(ap);
+        for (size_t i = 0; i < plan->n_notes; i++)
+                if (streq(plan->notes[i].text, note.text) && streq(plan->notes[i].target, note.target))
+                        return 0;
+        n = reallocarray(plan->notes, plan->n_notes + 1, sizeof(PlanNote));
+        if (!n)
+                return -ENOMEM;
+        plan->notes = n;
+        plan->notes[plan->n_notes++] = note;
+        return 0;
+}
+
+/* What the guest's L3 cache group would need, as notes: a group to make, or a mask that does not fit. */
+static int plan_cache(Guests *g, Running *run, const GuestPlacement *p, const TenantInfo *t, Plan *plan) {
+        const TenantClass *cls = config_find_class(guests_config(g), t->class_name);
+        GuestCacheResult res;
+        VirtError err = {};
+
+        if (!cls || cls->l3_cache_mask == 0 || p->n_rt == 0 ||
+            guest_cache_place(g->root, g->virt, run->domain, cls->l3_cache_mask, p, true, &run->qemu_pid, &res,
+                              &err) < 0 || res.unsupported)
+                return 0;
+        if (res.why[0])
+                return plan_note(plan, NOTE_WARNING, t->vf, "domain %.64s gets no L3 cache group: %s", run->domain,
+                                 res.why);
+        if (res.created)
+                return plan_note(plan, NOTE_INFO, t->vf, "domain %.64s: L3 cache group %s with mask %llx, "
+                                 "for its RT vCPU threads", run->domain, res.group,
+                                 (unsigned long long) cls->l3_cache_mask);
+        return 0;
+}
+
+/* Whether a class names an L3 mask on a host whose resctrl has no L3: the plan says so once. */
+static int plan_cache_unsupported(Guests *g, Plan *plan) {
+        const Config *c = guests_config(g);
+        CacheInfo info;
+
+        for (size_t i = 0; c && i < c->n_classes; i++)
+                if (c->classes[i].l3_cache_mask != 0)
+                        return resctrl_info_read(g->root, &info) != -EOPNOTSUPP ? 0 :
+                               plan_note(plan, NOTE_WARNING, "", "L3 cache partitions are not supported here: no "
+                                         "/sys/fs/resctrl/info/L3; class %s's l3_cache_mask is not applied",
+                                         c->classes[i].name);
+        return 0;
+}
+
 static int plan_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo *t, void *userdata) {
         _cleanup_(virt_place_changes_done) VirtPlaceChanges ch = {};
         Plan *plan = userdata;
@@ -307,6 +428,8 @@ static int plan_guest(Guests *g, Running *run, const Wanted *w, const TenantInfo
         }
         r = guest_vcpu_threads_place(g->root, g->virt, run->domain, t->vf, &w->guest, true,
                                      &run->qemu_pid, &plan->actions, &plan->n_actions, &err);
+        if (r != -ENOMEM)
+                r = plan_cache(g, run, &w->guest, t, plan);
         return r == -ENOMEM ? r : 0;
 }
 
@@ -322,7 +445,9 @@ static int plan_vhost(Guests *g, Running *run, const Wanted *w, const TenantInfo
 int guests_plan_append(Guests *g, Plan *plan) {
         int r;
 
-        r = for_each_running_guest(g, wants_guest, plan_guest, plan);
+        r = g ? plan_cache_unsupported(g, plan) : 0;
+        if (r >= 0)
+                r = for_each_running_guest(g, wants_guest, plan_guest, plan);
         if (r >= 0)
                 r = for_each_running_guest(g, wants_vhost, plan_vhost, plan);
         return r;
