@@ -27,7 +27,6 @@ int guest_cache_place(RootFs *root, Virt *v, const char *domain, uint64_t mask, 
         _cleanup_free_ VcpuThread *threads = NULL;
         CacheInfo info;
         size_t n = 0;
-        pid_t qemu;
         int r, exists;
 
         *ret = (GuestCacheResult) {};
@@ -60,14 +59,7 @@ int guest_cache_place(RootFs *root, Virt *v, const char *domain, uint64_t mask, 
                 return r;
         ret->mask_set = r > 0;
 
-        r = guest_qemu_pid(root, v, domain, qemu_hint, &qemu, err);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        r = vcpu_threads_scan(root, qemu, &threads, &n);
-        if (r == -ENOENT)
-                return 0;   /* QEMU ended in the meantime. */
+        r = guest_vcpu_threads(root, v, domain, qemu_hint, &threads, &n, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {

@@ -30,6 +30,20 @@ int guest_qemu_pid(RootFs *root, Virt *v, const char *domain, pid_t *qemu_hint, 
         return 0;
 }
 
+int guest_vcpu_threads(RootFs *root, Virt *v, const char *domain, pid_t *qemu_hint, VcpuThread **ret, size_t *ret_n,
+                       VirtError *err) {
+        pid_t qemu;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        r = guest_qemu_pid(root, v, domain, qemu_hint, &qemu, err);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        r = vcpu_threads_scan(root, qemu, ret, ret_n);
+        return r == -ENOENT ? 0 : r;   /* QEMU may have ended in the meantime. */
+}
+
 /* Works out the policy and priority that vCPU thread t should run at under placement p.
  * Returns false when p leaves the thread as it is. */
 static bool wanted(const GuestPlacement *p, const VcpuThread *t, int *policy, int *priority) {
@@ -53,19 +67,11 @@ int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const ch
         _cleanup_free_ VcpuThread *threads = NULL;
         bool live = rootfs_sched_live(root);
         size_t n = 0;
-        pid_t qemu;
         int r;
 
         if (p->fifo_priority == 0)
                 return 0;
-        r = guest_qemu_pid(root, v, domain, qemu_hint, &qemu, err);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        r = vcpu_threads_scan(root, qemu, &threads, &n);
-        if (r == -ENOENT)
-                return 0;   /* QEMU ended in the meantime. */
+        r = guest_vcpu_threads(root, v, domain, qemu_hint, &threads, &n, err);
         if (r < 0)
                 return r;
 
@@ -91,7 +97,7 @@ int guest_vcpu_threads_place(RootFs *root, Virt *v, const char *domain, const ch
                         continue;
                 /* A PID in a fixture tree names whatever process has that number on this host.
                  * So sriovd must not touch it. */
-                r = live ? vcpu_thread_set(root, qemu, t, policy, priority) : 0;
+                r = live ? vcpu_thread_set(root, *qemu_hint, t, policy, priority) : 0;
                 a->skipped = !live;
                 a->applied = live;
                 action_set_result(a, r == -ESRCH ? 0 : r);   /* A thread that is gone needs no placing. */

@@ -7,6 +7,7 @@
 
 #include "sriovd/core/guest-placement.h"
 #include "sriovd/core/plan.h"
+#include "sriovd/kernel/qemu-vcpu.h"
 #include "sriovd/kernel/rootfs.h"
 #include "sriovd/virt/virt.h"
 
@@ -17,6 +18,13 @@
  * libvirt's words.
  */
 int guest_qemu_pid(RootFs *root, Virt *v, const char *domain, pid_t *qemu_hint, pid_t *ret, VirtError *err);
+/*
+ * Reads the vCPU threads of the domain's QEMU into *ret, which the caller frees. *qemu_hint is
+ * then that QEMU's PID, as guest_qemu_pid() leaves it. Finding none is not an error: a domain
+ * without a QEMU here, or a QEMU that ended meanwhile, gives 0 threads.
+ */
+int guest_vcpu_threads(RootFs *root, Virt *v, const char *domain, pid_t *qemu_hint, VcpuThread **ret, size_t *ret_n,
+                       VirtError *err);
 
 /*
  * Sets the vCPU threads of the domain's QEMU as p says. The RT vCPUs run at SCHED_FIFO with
