@@ -174,6 +174,10 @@ int virt_domain_parse_xml(const char *xml, VirtDomainInfo *ret) {
                         if (c && attr(c, "address", nic.mac, sizeof(nic.mac)))
                                 for (char *p = nic.mac; *p; p++)
                                         *p = (char) tolower((unsigned char) *p);
+                        c = child(n, "bandwidth");
+                        c = c ? child(c, "outbound") : NULL;
+                        if (c && !hex_attr(c, "average", UINT_MAX, &nic.outbound_average))
+                                nic.outbound_average = 0;
                 } else if (is(n, "hostdev")) {
                         char type[16] = "";
                         if (!attr(n, "mode", mode, sizeof(mode)) || !streq(mode, "subsystem") ||

@@ -337,6 +337,44 @@ static int detach(virDomainPtr d, const VirtNic *nic, VirtError *err) {
         return r ? VIRT_DETACH_PENDING : 1;
 }
 
+/*
+ * libvirt finds the interface to update by its MAC. It refuses an alias that differs from the
+ * device's, so the XML carries the device's own user alias, or none.
+ */
+static int update(virDomainPtr d, const VirtNic *nic, VirtError *err) {
+        _cleanup_free_ char *xml = NULL;
+        char alias[VIRT_ALIAS_MAX] = "";
+        VirtNic want = *nic;
+        unsigned flags;
+        int r, active;
+
+        active = modify_flags(d, &flags, err);
+        if (active < 0)
+                return active;
+        r = holds_now(d, !active, nic, alias, err);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return virt_error_set(err, -ENODEV, "no NIC with MAC %s", nic->mac);
+        strscpy(want.alias, sizeof(want.alias), strncmp(alias, "ua-", 3) == 0 ? alias : "");
+        r = virt_nic_xml(&want, &xml);
+        if (r < 0)
+                return virt_error_set(err, r, "invalid %s NIC description", virt_nic_kind_to_string(nic->kind) ?: "unknown");
+        if (virDomainUpdateDeviceFlags(d, xml, flags) < 0)
+                return virt_error_last(err, -EIO);
+        return 1;
+}
+
+int virt_update(Virt *v, const char *domain, const VirtNic *nic, VirtError *err) {
+        _cleanup_domain_ virDomainPtr d = NULL;
+        int r;
+
+        r = lookup(v, domain, &d, err);
+        if (r < 0)
+                return r;
+        return update(d, nic, err);
+}
+
 int virt_attach(Virt *v, const char *domain, const VirtNic *nic, VirtError *err) {
         _cleanup_domain_ virDomainPtr d = NULL;
         int r;

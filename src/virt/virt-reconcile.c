@@ -13,6 +13,7 @@ static const char *const finding_names[_VIRT_FINDING_MAX] = {
         [VIRT_FINDING_DUPLICATE] = "duplicate",
         [VIRT_FINDING_FOREIGN] = "foreign",
         [VIRT_FINDING_MAC_MISMATCH] = "mac-mismatch",
+        [VIRT_FINDING_RATE_MISMATCH] = "rate-mismatch",
 };
 
 const char *virt_finding_to_string(VirtFinding f) {
@@ -128,10 +129,14 @@ int virt_reconcile(const VirtDomainInfo *domains, size_t n_domains,
 
                 if (!e->vf || !e->vf[0]) {
                         /* A virtio-net NIC is found by its MAC. */
-                        bool found = !e->mac || !e->mac[0];
+                        bool found = !e->mac || !e->mac[0], rate_ok = true;
                         for (size_t j = 0; d && !found && j < d->n_nics; j++)
-                                found = mac_eq(d->nics[j].mac, e->mac);
-                        r = emit(&o, !d ? VIRT_FINDING_DOMAIN_GONE : found ? VIRT_FINDING_OK : VIRT_FINDING_MISSING,
+                                if (mac_eq(d->nics[j].mac, e->mac)) {
+                                        found = true;
+                                        rate_ok = d->nics[j].outbound_average == e->outbound_average;
+                                }
+                        r = emit(&o, !d ? VIRT_FINDING_DOMAIN_GONE : !found ? VIRT_FINDING_MISSING :
+                                     rate_ok ? VIRT_FINDING_OK : VIRT_FINDING_RATE_MISMATCH,
                                  e->tenant, "", found && d ? dom : "", dom, found && e->mac ? e->mac : "");
                         if (r < 0)
                                 goto fail;

@@ -142,6 +142,9 @@ static int nic_validate(const VirtNic *nic) {
                 return -EINVAL;
         if (nic->queues > VIRT_QUEUES_MAX || nic->driver < 0 || nic->driver >= _VIRT_NIC_DRIVER_MAX)
                 return -EINVAL;
+        /* A VF's rate is the VF's own, set over rtnetlink. libvirt refuses <bandwidth> on a hostdev. */
+        if (vf && nic->outbound_average > 0)
+                return -EINVAL;
         if (nic->alias[0] && !alias_valid(nic->alias))
                 return -EINVAL;
         if (!text_no_controls(nic->source))
@@ -283,6 +286,13 @@ static bool nic_tree(xmlDoc *doc, const VirtNic *nic) {
                                 return false;
                         snprintf(queues, sizeof(queues), "%u", nic->queues);
                         if (nic->queues > 1 && !props(d, "queues", queues, NULL))
+                                return false;
+                }
+                if (nic->outbound_average > 0) {
+                        char average[16];
+
+                        snprintf(average, sizeof(average), "%u", nic->outbound_average);
+                        if (!props(element(element(root, "bandwidth"), "outbound"), "average", average, NULL))
                                 return false;
                 }
                 return alias_element(root, nic->alias);

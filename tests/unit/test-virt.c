@@ -37,6 +37,11 @@ static VirtNic nic_virtio(VirtNicKind k, const char *source, const char *mac, un
         return n;
 }
 
+static VirtNic nic_capped(VirtNic n, unsigned outbound_average) {
+        n.outbound_average = outbound_average;
+        return n;
+}
+
 /* libxml2 escapes what needs it; what is no UTF-8, or no character XML carries, or a control character, is refused. */
 TEST(escape) {
         const char *const bad[] = {
@@ -110,6 +115,12 @@ TEST(builders) {
                      "</interface>\n");
         x = mfree(x);
 
+        n = nic_capped(nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "", 0, VIRT_NIC_DRIVER_DEFAULT), 12500);
+        ASSERT_EQ(virt_nic_xml(&n, &x), 0);
+        ASSERT_STREQ(x, "<interface type=\"bridge\">\n  <source bridge=\"br0\"/>\n  <model type=\"virtio\"/>\n"
+                        "  <bandwidth>\n    <outbound average=\"12500\"/>\n  </bandwidth>\n</interface>\n");
+        x = mfree(x);
+
         n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0", "", 0, VIRT_NIC_DRIVER_DEFAULT);
         ASSERT_EQ(virt_nic_xml(&n, &x), 0);
         ASSERT_STREQ(x, "<interface type=\"bridge\">\n  <source bridge=\"br0\"/>\n  <model type=\"virtio\"/>\n</interface>\n");
@@ -133,6 +144,8 @@ TEST(builders_invalid) {
         n = nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.2", "", 4095);
         ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
         n = nic_vf(VIRT_NIC_VF_HOSTDEV, "0000:41:00.2", "", 5);          /* no VLAN in a plain hostdev */
+        ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
+        n = nic_capped(nic_vf(VIRT_NIC_VF_INTERFACE, "0000:41:00.2", "", -1), 125);   /* a VF's rate is the VF's */
         ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
         n = nic_virtio(VIRT_NIC_VIRTIO_BRIDGE, "br0/x", "", 0, 0);
         ASSERT_EQ(virt_nic_xml(&n, &x), -EINVAL);
@@ -209,7 +222,8 @@ static const char domain_xml[] =
         "<interface type='hostdev' managed='yes'><mac address='52:54:00:AA:00:01'/>"
         "<source><address type='pci' domain='0x0000' bus='0x41' slot='0x00' function='0x2'/></source>"
         "<alias name='ua-sriovd-t1'/></interface>"
-        "<interface type='network'><mac address='52:54:00:aa:00:02'/><source network='default'/><model type='virtio'/></interface>"
+        "<interface type='network'><mac address='52:54:00:aa:00:02'/><source network='default'/><model type='virtio'/>"
+        "<bandwidth><inbound average='7'/><outbound average='1250' peak='2500'/></bandwidth></interface>"
         "<hostdev mode='subsystem' type='pci' managed='yes'><source><address bus='0x41' slot='0x00' function='0x3'/></source></hostdev>"
         "<hostdev mode='subsystem' type='usb'><source><vendor id='0x1'/></source></hostdev>"
         "<interface type='hostdev'><source><address type='usb' bus='1' device='2'/></source></interface>"
@@ -230,6 +244,8 @@ TEST(parse_domain) {
         ASSERT_EQ(d.nics[1].kind, VIRT_DEV_INTERFACE);
         ASSERT_STREQ(d.nics[1].type, "network");
         ASSERT_STREQ(d.nics[1].pci, "");
+        ASSERT_EQ(d.nics[1].outbound_average, 1250u);
+        ASSERT_EQ(d.nics[0].outbound_average, 0u);
         ASSERT_EQ(d.nics[2].kind, VIRT_DEV_HOSTDEV);
         ASSERT_STREQ(d.nics[2].pci, "0000:41:00.3");
         ASSERT_STREQ(d.nics[2].mac, "");
@@ -315,11 +331,14 @@ static const VirtReconcileItem *find_item(const VirtReconcileItem *it, size_t n,
 }
 
 TEST(reconcile) {
-        VirtDomainNic a[] = { dnic("a", "0000:41:00.2", "02:00:00:00:00:01"), dnic("a", "", "02:00:00:00:00:09") };
+        VirtDomainNic a[] = { dnic("a", "0000:41:00.2", "02:00:00:00:00:01"), dnic("a", "", "02:00:00:00:00:09"),
+                              dnic("a", "", "02:00:00:00:00:0b"), dnic("a", "", "02:00:00:00:00:0c") };
         VirtDomainNic b[] = { dnic("b", "0000:41:00.3", "02:00:00:00:00:02"), dnic("b", "0000:41:00.4", "02:00:00:00:00:ff") };
         VirtDomainNic c[] = { dnic("c", "0000:41:00.3", "02:00:00:00:00:02"), dnic("c", "0000:41:00.5", ""),
                               dnic("c", "0000:81:00.0", "") };
         VirtDomainNic e[] = { dnic("e", "0000:41:00.6", "") };
+        a[2].outbound_average = 12500;
+        a[3].outbound_average = 250;
         VirtDomainInfo doms[] = {
                 { .name = "a", .nics = a, .n_nics = ELEMENTSOF(a) },
                 { .name = "b", .nics = b, .n_nics = ELEMENTSOF(b) },
@@ -328,16 +347,18 @@ TEST(reconcile) {
                 { .name = "e", .nics = e, .n_nics = ELEMENTSOF(e) },
         };
         VirtExpected ex[] = {
-                { "t1", "0000:41:00.2", "02:00:00:00:00:01", "a" },   /* ok */
-                { "t2", "0000:41:00.3", "02:00:00:00:00:02", "b" },   /* in b and c: duplicate */
-                { "t3", "0000:41:00.4", "02:00:00:00:00:03", "b" },   /* other MAC */
-                { "t4", "0000:41:00.7", NULL, "d" },                  /* missing */
-                { "t5", "0000:41:01.0", NULL, "gone" },               /* domain gone */
-                { "t6", "0000:41:00.6", NULL, "d" },                  /* found in e */
-                { "t7", NULL, "02:00:00:00:00:09", "a" },             /* virtio ok */
-                { "t8", NULL, "02:00:00:00:00:0a", "a" },             /* virtio missing */
-                { "t9", NULL, NULL, "gone" },                         /* virtio, domain gone */
-                { "t10", "0000:41:01.1", NULL, "" },                  /* no domain: not checked */
+                { "t1", "0000:41:00.2", "02:00:00:00:00:01", "a", 0 },   /* ok */
+                { "t2", "0000:41:00.3", "02:00:00:00:00:02", "b", 0 },   /* in b and c: duplicate */
+                { "t3", "0000:41:00.4", "02:00:00:00:00:03", "b", 0 },   /* other MAC */
+                { "t4", "0000:41:00.7", NULL, "d", 0 },                  /* missing */
+                { "t5", "0000:41:01.0", NULL, "gone", 0 },               /* domain gone */
+                { "t6", "0000:41:00.6", NULL, "d", 0 },                  /* found in e */
+                { "t7", NULL, "02:00:00:00:00:09", "a", 0 },             /* virtio ok */
+                { "t8", NULL, "02:00:00:00:00:0a", "a", 0 },             /* virtio missing */
+                { "t9", NULL, NULL, "gone", 0 },                         /* virtio, domain gone */
+                { "t10", "0000:41:01.1", NULL, "", 0 },                  /* no domain: not checked */
+                { "t11", NULL, "02:00:00:00:00:0b", "a", 12500 },     /* virtio, capped as expected */
+                { "t12", NULL, "02:00:00:00:00:0c", "a", 125 },       /* virtio, capped otherwise */
         };
         const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.3", "0000:41:00.4", "0000:41:00.5",
                                              "0000:41:00.6", "0000:41:00.7", "0000:41:01.0", "0000:41:01.1" };
@@ -349,7 +370,7 @@ TEST(reconcile) {
         for (size_t i = 0; i < n; i++)
                 fprintf(stderr, "   %s %s %s %s (expected %s)\n", virt_finding_to_string(it[i].finding),
                         it[i].tenant, it[i].vf, it[i].domain, it[i].expected_domain);
-        ASSERT_EQ(n, 11);
+        ASSERT_EQ(n, 13);
         ASSERT_EQ(find_item(it, n, "t1", "a")->finding, VIRT_FINDING_OK);
         ASSERT_EQ(find_item(it, n, "t2", "b")->finding, VIRT_FINDING_DUPLICATE);
         ASSERT_EQ(find_item(it, n, "t2", "c")->finding, VIRT_FINDING_DUPLICATE);
@@ -364,6 +385,8 @@ TEST(reconcile) {
         ASSERT_EQ(find_item(it, n, "t7", "a")->finding, VIRT_FINDING_OK);
         ASSERT_EQ(find_item(it, n, "t8", "")->finding, VIRT_FINDING_MISSING);
         ASSERT_EQ(find_item(it, n, "t9", "")->finding, VIRT_FINDING_DOMAIN_GONE);
+        ASSERT_EQ(find_item(it, n, "t11", "a")->finding, VIRT_FINDING_OK);
+        ASSERT_EQ(find_item(it, n, "t12", "a")->finding, VIRT_FINDING_RATE_MISMATCH);
         /* 0000:41:00.5 in c is held by nobody: foreign; 0000:81:00.0 is out of scope. */
         x = find_item(it, n, "", "c");
         ASSERT_EQ(x->finding, VIRT_FINDING_FOREIGN);
@@ -450,6 +473,8 @@ TEST(libvirt_parses_fragments) {
                   { "<source bridge='br0'/>", "<driver name='qemu' queues='2'/>", NULL } },
                 { nic_virtio(VIRT_NIC_VIRTIO_ETHERNET, "tap0", "52:54:00:00:00:07", 0, VIRT_NIC_DRIVER_DEFAULT),
                   { "<target dev='tap0' managed='no'/>", "<interface type='ethernet'>", NULL } },
+                { nic_capped(nic_virtio(VIRT_NIC_VIRTIO_NETWORK, "default", "52:54:00:00:00:08", 0, 0), 12500),
+                  { "<bandwidth>", "<outbound average='12500'/>", NULL } },
         };
 
         ASSERT(sd_event_new(&e) >= 0);
@@ -615,8 +640,8 @@ TEST(test_driver_events_and_reconcile) {
         ASSERT(doms[0].active);
         {
                 VirtExpected ex[] = {
-                        { "t1", "0000:41:00.2", "52:54:00:10:00:01", "holder" },
-                        { "t2", "0000:41:00.3", NULL, "gone" },
+                        { "t1", "0000:41:00.2", "52:54:00:10:00:01", "holder", 0 },
+                        { "t2", "0000:41:00.3", NULL, "gone", 0 },
                 };
                 const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.3", "0000:41:00.5" };
 
@@ -632,7 +657,7 @@ TEST(test_driver_events_and_reconcile) {
         /* A tenant that names its domain by UUID, as a scheduler that knows the guest's UUID does. */
         ASSERT_STREQ(doms[0].uuid, HOLDER_UUID);
         {
-                VirtExpected ex[] = { { "t1", "0000:41:00.2", "52:54:00:10:00:01", HOLDER_UUID } };
+                VirtExpected ex[] = { { "t1", "0000:41:00.2", "52:54:00:10:00:01", HOLDER_UUID, 0 } };
                 const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.5" };
 
                 items = mfree(items);

@@ -94,6 +94,11 @@ typedef struct VirtNic {
         char source[VIRT_SOURCE_MAX]; /* for virtio, the network, bridge or tap name */
         unsigned queues;              /* for virtio, up to VIRT_QUEUES_MAX; 0 or 1 for libvirt's single queue */
         VirtNicDriver driver;         /* for virtio only */
+        /*
+         * For virtio, <bandwidth><outbound average=''/>: what the guest may send, in kilobytes
+         * per second (1 Mbit/s is 125), which libvirt enforces with tc on the tap. 0 for no limit.
+         */
+        unsigned outbound_average;
         /* "" for none, else a user alias "ua-...". It uses libvirt's set of characters, [A-Za-z0-9_-]. */
         char alias[VIRT_ALIAS_MAX];
 } VirtNic;
@@ -142,6 +147,7 @@ typedef struct VirtDomainNic {
         char mac[MAC_STR_MAX];        /* in lower case; "" when the XML has none, as for a plain hostdev */
         char type[16];                /* <interface type=...>; "hostdev" for <hostdev> */
         char alias[VIRT_ALIAS_MAX];   /* "" for none */
+        unsigned outbound_average;    /* <bandwidth><outbound average=''/> in kB/s, or 0 for none */
 } VirtDomainNic;
 
 typedef struct VirtDomainInfo {
@@ -199,6 +205,7 @@ typedef struct VirtExpected {
         const char *vf;               /* the PCI address; NULL or "" for a virtio tenant, checked by MAC */
         const char *mac;              /* may be NULL */
         const char *domain;           /* its name or UUID, see virt_domain_ref_is(); "" or NULL for no domain yet */
+        unsigned outbound_average;    /* for a virtio tenant, its NIC's cap in kB/s, or 0 for none */
 } VirtExpected;
 
 typedef enum VirtFinding {
@@ -209,6 +216,7 @@ typedef enum VirtFinding {
         VIRT_FINDING_DUPLICATE,       /* the VF is in more than one domain */
         VIRT_FINDING_FOREIGN,         /* a domain holds a VF no tenant holds */
         VIRT_FINDING_MAC_MISMATCH,    /* the VF is where expected, with another MAC */
+        VIRT_FINDING_RATE_MISMATCH,   /* the virtio NIC is where expected, with another outbound cap */
         _VIRT_FINDING_MAX,
 } VirtFinding;
 
@@ -235,7 +243,8 @@ typedef struct VirtReconcileItem {
  *    tenant, or keeps it by its keep-on-undefine policy.
  *  - A tenant with a domain that lacks its NIC gives MISSING, and the caller attaches the NIC.
  *    Virtio tenants are looked up by MAC. A virtio tenant without a MAC is OK whenever its
- *    domain exists.
+ *    domain exists. A virtio NIC found with another outbound cap than expected gives
+ *    RATE_MISMATCH, and the caller updates the NIC.
  *  - A VF in a domain that no tenant holds gives FOREIGN, when its PCI address is in the sorted
  *    vfs_in_scope. It is reported, and the allocator must treat it as taken.
  *  - Tenants without a domain are not checked.
@@ -376,6 +385,12 @@ int virt_attach(Virt *v, const char *domain, const VirtNic *nic, VirtError *err)
  */
 #define VIRT_DETACH_PENDING 2
 int virt_detach(Virt *v, const char *domain, const VirtNic *nic, VirtError *err);
+/*
+ * Updates a virtio NIC that the domain has, found by its MAC, to nic: libvirt then sets its
+ * <bandwidth> with tc on the running guest's tap, and in the config of a persistent domain.
+ * Returns -ENODEV when the domain has no such NIC.
+ */
+int virt_update(Virt *v, const char *domain, const VirtNic *nic, VirtError *err);
 
 /* What a swap did. */
 typedef enum VirtSwapResult {
