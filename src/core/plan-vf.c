@@ -248,8 +248,9 @@ static bool vf_mac_drivers_own(const Pf *pf, unsigned index, const Vf *vf, const
  * does not report is one that it may not take either. A VF not created yet starts from the
  * driver's defaults.
  */
-static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, const Vf *vf,
+static bool vf_link_want(const PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsigned index, const Vf *vf,
                          const PlanAllocation *alloc, const VfLink *cur, bool clean, VfLinkChange *ret) {
+        int min_rate = pol->vf_min_tx_rate, max_rate = pol->vf_max_tx_rate;
         VfLinkChange w = {
                 .vf = index,
                 .spoofchk = pol->vf_spoofchk,
@@ -289,18 +290,18 @@ static bool vf_link_want(const Pf *pf, const PfPolicy *pol, unsigned index, cons
         if (clean && w.link_state < 0 && cur->link_state >= 0)
                 w.link_state = vf_baseline.link_state;
 
-        if (pol->vf_min_tx_rate >= 0 || pol->vf_max_tx_rate >= 0 || clean) {
+        /* A tenant's rates, its own or its class's, win over the PF's for its VF. */
+        if (alloc)
+                tx_rates_resolve(&alloc->tx_rates, alloc->class_name[0] ? config_find_class(b->cfg, alloc->class_name) : NULL,
+                                 pol->vf_min_tx_rate, pol->vf_max_tx_rate, &min_rate, &max_rate);
+        if (min_rate >= 0 || max_rate >= 0 || clean) {
                 /*
                  * The kernel sets both rates at once. The one that is not configured takes the
                  * baseline's value, or keeps its own.
                  */
                 w.set_rate = true;
-                w.min_tx_rate = pol->vf_min_tx_rate >= 0 ? (unsigned) pol->vf_min_tx_rate
-                                : cur && !clean          ? cur->min_tx_rate
-                                                         : 0;
-                w.max_tx_rate = pol->vf_max_tx_rate >= 0 ? (unsigned) pol->vf_max_tx_rate
-                                : cur && !clean          ? cur->max_tx_rate
-                                                         : 0;
+                w.min_tx_rate = min_rate >= 0 ? (unsigned) min_rate : cur && !clean ? cur->min_tx_rate : 0;
+                w.max_tx_rate = max_rate >= 0 ? (unsigned) max_rate : cur && !clean ? cur->max_tx_rate : 0;
         }
 
         *ret = w;
@@ -391,7 +392,7 @@ static int plan_vf_link(PlanBuilder *b, const Pf *pf, const PfPolicy *pol, unsig
         if (pf->vf_links_known && !plan_pf_vfs_replaced(b, pf))
                 cur = pf_find_vf_link(pf, i);
         clean = pol->vf_clean && vf && vf_cleanable(b, vf, alloc);
-        if (!vf_link_want(pf, pol, i, vf, alloc, cur, clean, &want))
+        if (!vf_link_want(b, pf, pol, i, vf, alloc, cur, clean, &want))
                 return 0;
         if (pf->ifindex <= 0)
                 return -ENODEV;

@@ -94,7 +94,18 @@ void tenant_class_init(TenantClass *cls) {
                 .virtio_source = "default",
                 .rt_vcpus = 1,
                 .rt_cpu_share = 1,
+                .min_tx_rate = -1,
+                .max_tx_rate = -1,
         };
+}
+
+void tx_rates_resolve(const TxRates *own, const TenantClass *cls, int fallback_min, int fallback_max,
+                      int *ret_min, int *ret_max) {
+        int min = own && own->have_min ? (int) own->min : cls && cls->min_tx_rate >= 0 ? cls->min_tx_rate : fallback_min;
+        int max = own && own->have_max ? (int) own->max : cls && cls->max_tx_rate >= 0 ? cls->max_tx_rate : fallback_max;
+
+        *ret_min = min > 0 && max > 0 && min > max ? max : min;
+        *ret_max = max;
 }
 
 const char *kthread_priority_key(KthreadKind k) {

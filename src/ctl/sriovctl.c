@@ -38,6 +38,7 @@ static long arg_vlan = -1;
 static const char *arg_pf;            /* these three are sent as given too */
 static const char *arg_domain_uuid;
 static const char *arg_owner;
+static long arg_min_tx_rate = -1, arg_max_tx_rate = -1;   /* Mbit/s, sent as given */
 static bool arg_once;
 static double arg_interval;   /* top --interval, where 0 means the daemon's period */
 
@@ -553,7 +554,8 @@ static int cmd_tenants(sd_bus *bus, char **args, int n) {
 /* Prints a reply of one tenant record as JSON, or as the one line that `tenant` and `allocate` print. */
 static int tenant_reply(sd_bus_message *reply, bool with_class) {
         _cleanup_json_ json_object *t = NULL;
-        char rt[64], extra[192] = "";
+        char rt[64], extra[256] = "";
+        int64_t rate;
         int r;
 
         r = reply_read(reply, &t);
@@ -573,7 +575,11 @@ static int tenant_reply(sd_bus_message *reply, bool with_class) {
                         k += (size_t) snprintf(extra + k, sizeof(extra) - k, ", domain UUID %s",
                                                rec_str(t, SRIOVD_KEY_DOMAIN_UUID));
                 if (rec_str(t, SRIOVD_KEY_OWNER) && k < sizeof(extra))
-                        snprintf(extra + k, sizeof(extra) - k, ", owner %s", rec_str(t, SRIOVD_KEY_OWNER));
+                        k += (size_t) snprintf(extra + k, sizeof(extra) - k, ", owner %s", rec_str(t, SRIOVD_KEY_OWNER));
+                if (rec_int(t, SRIOVD_KEY_MIN_TX_RATE, &rate) && k < sizeof(extra))
+                        k += (size_t) snprintf(extra + k, sizeof(extra) - k, ", min %" PRIi64 " Mbit/s", rate);
+                if (rec_int(t, SRIOVD_KEY_MAX_TX_RATE, &rate) && k < sizeof(extra))
+                        snprintf(extra + k, sizeof(extra) - k, ", max %" PRIi64 " Mbit/s", rate);
                 printf("%s: %s %s, class %s, netdev %s, MAC %s, %s%s, RT CPUs %s\n", dash(rec_str(t, SRIOVD_KEY_TENANT)),
                        dash(rec_str(t, SRIOVD_KEY_KIND)), dash(rec_str(t, SRIOVD_KEY_ADDRESS)),
                        dash(rec_str(t, SRIOVD_KEY_CLASS)), dash(rec_str(t, SRIOVD_KEY_NETDEV)),
@@ -607,7 +613,8 @@ static int cmd_allocate(sd_bus *bus, char **args, int n) {
 
         if (n != 2)
                 return usage_error("%s", "allocate TENANT CLASS [--domain D] [--numa-node N] [--mac MAC] [--vlan ID] "
-                                   "[--pf PF] [--domain-uuid UUID] [--owner OWNER]");
+                                   "[--pf PF] [--domain-uuid UUID] [--owner OWNER] [--min-tx-rate MBIT] "
+                                   "[--max-tx-rate MBIT]");
         r = sd_bus_message_new_method_call(bus, &m, SRIOVD_BUS_NAME, SRIOVD_BUS_PATH, SRIOVD_BUS_INTERFACE, "Allocate");
         if (r >= 0)
                 r = sd_bus_message_append(m, "sss", args[0], args[1], arg_domain);
@@ -625,6 +632,10 @@ static int cmd_allocate(sd_bus *bus, char **args, int n) {
                 r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_DOMAIN_UUID, "s", arg_domain_uuid);
         if (r >= 0 && arg_owner)
                 r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_OWNER, "s", arg_owner);
+        if (r >= 0 && arg_min_tx_rate >= 0)
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_MIN_TX_RATE, "u", (uint32_t) arg_min_tx_rate);
+        if (r >= 0 && arg_max_tx_rate >= 0)
+                r = sd_bus_message_append(m, "{sv}", SRIOVD_OPTION_MAX_TX_RATE, "u", (uint32_t) arg_max_tx_rate);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
@@ -901,6 +912,7 @@ static void help(void) {
                "  tenant TENANT                  one tenant\n"
                "  allocate TENANT CLASS [--domain D] [--numa-node N] [--mac MAC] [--vlan ID]\n"
                "           [--pf PF] [--domain-uuid UUID] [--owner OWNER]\n"
+               "           [--min-tx-rate MBIT] [--max-tx-rate MBIT]\n"
                "                                 a VF or virtio-net NIC for a tenant (idempotent)\n"
                "  release TENANT                 give the tenant's NIC back\n"
                "  coalesce TENANT RX TX          the tenant's coalescing window, in microseconds\n"
@@ -925,7 +937,7 @@ static void help(void) {
 
 int main(int argc, char **argv) {
         enum { OPT_JSON = 0x100, OPT_ADDRESS, OPT_DOMAIN, OPT_NUMA_NODE, OPT_MAC, OPT_VLAN, OPT_VERSION, OPT_ONCE,
-               OPT_INTERVAL, OPT_PF, OPT_DOMAIN_UUID, OPT_OWNER };
+               OPT_INTERVAL, OPT_PF, OPT_DOMAIN_UUID, OPT_OWNER, OPT_MIN_TX_RATE, OPT_MAX_TX_RATE };
         static const struct option options[] = {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "address", required_argument, NULL, OPT_ADDRESS },
@@ -936,6 +948,8 @@ int main(int argc, char **argv) {
                 { "pf", required_argument, NULL, OPT_PF },
                 { "domain-uuid", required_argument, NULL, OPT_DOMAIN_UUID },
                 { "owner", required_argument, NULL, OPT_OWNER },
+                { "min-tx-rate", required_argument, NULL, OPT_MIN_TX_RATE },
+                { "max-tx-rate", required_argument, NULL, OPT_MAX_TX_RATE },
                 { "once", no_argument, NULL, OPT_ONCE },
                 { "interval", required_argument, NULL, OPT_INTERVAL },
                 { "help", no_argument, NULL, 'h' },
@@ -988,6 +1002,18 @@ int main(int argc, char **argv) {
                                 return usage_error("--vlan: not a VLAN id: %s", optarg);
                         break;
                 }
+                case OPT_MIN_TX_RATE:
+                case OPT_MAX_TX_RATE: {
+                        long *rate = c == OPT_MIN_TX_RATE ? &arg_min_tx_rate : &arg_max_tx_rate;
+                        char *end;
+                        errno = 0;
+                        *rate = strtol(optarg, &end, 10);
+                        if (errno || *end || !*optarg || *rate < 0 || *rate > UINT32_MAX)
+                                return usage_error(c == OPT_MIN_TX_RATE ? "--min-tx-rate: not a rate in Mbit/s: %s"
+                                                                        : "--max-tx-rate: not a rate in Mbit/s: %s",
+                                                   optarg);
+                        break;
+                }
                 case OPT_ONCE:
                         arg_once = true;
                         break;
@@ -1018,10 +1044,10 @@ int main(int argc, char **argv) {
                 return usage_error("unknown command \"%s\"", argv[optind]);
         if (argc - optind - 1 < cmd->min_args || argc - optind - 1 > cmd->max_args)
                 return usage_error("wrong number of arguments for %s", cmd->name);
-        if ((arg_have_numa_node || *arg_domain || arg_mac || arg_vlan >= 0 || arg_pf || arg_domain_uuid || arg_owner) &&
-            !streq(cmd->name, "allocate"))
-                return usage_error("--domain, --numa-node, --mac, --vlan, --pf, --domain-uuid and --owner go with %s",
-                                   "allocate");
+        if ((arg_have_numa_node || *arg_domain || arg_mac || arg_vlan >= 0 || arg_pf || arg_domain_uuid || arg_owner ||
+             arg_min_tx_rate >= 0 || arg_max_tx_rate >= 0) && !streq(cmd->name, "allocate"))
+                return usage_error("--domain, --numa-node, --mac, --vlan, --pf, --domain-uuid, --owner, --min-tx-rate "
+                                   "and --max-tx-rate go with %s", "allocate");
         if ((arg_once || arg_interval > 0) && !streq(cmd->name, "top"))
                 return usage_error("--once and --interval go with %s", "top");
 

@@ -736,6 +736,48 @@ def test_pin_and_labels(env, d, mon):
             check=0)
 
 
+def test_rates(env, d, mon):
+    """Allocate's min_tx_rate and max_tx_rate: shown, saved, a change when they change, refused by name when bad."""
+    def saved(tenant):
+        return [t for t in json.loads(d.state_file())["tenants"] if t["tenant"] == tenant][0]
+
+    r = env.rec("Allocate", "sssa{sv}", "t-rate", "best-effort", "", 2, "min_tx_rate", "u", 100, "max_tx_rate", "i", 500)
+    assert r["min_tx_rate"] == 100 and r["max_tx_rate"] == 500, r
+    assert saved("t-rate")["min_tx_rate"] == 100 and saved("t-rate")["max_tx_rate"] == 500, saved("t-rate")
+    line = env.ctl("tenant", "t-rate", check=0).stdout
+    assert "min 100 Mbit/s, max 500 Mbit/s" in line, line
+    # The same call again: the same answer, and no write.
+    before = d.state_file()
+    assert env.rec("Allocate", "sssa{sv}", "t-rate", "best-effort", "", 2, "min_tx_rate", "u", 100,
+                   "max_tx_rate", "u", 500) == r
+    assert d.state_file() == before
+    # Another rate is a change, saved before the reply; one left out is cleared, as every option is.
+    doc = json.loads(env.ctl("--json", "allocate", "t-rate", "best-effort", "--max-tx-rate", "0", check=0).stdout)
+    assert doc["max_tx_rate"] == 0 and "min_tx_rate" not in doc, doc
+    assert saved("t-rate")["max_tx_rate"] == 0 and "min_tx_rate" not in saved("t-rate"), saved("t-rate")
+    plain = env.rec("Allocate", "sssa{sv}", "t-rate-none", "best-effort", "", 0)
+    assert not {"min_tx_rate", "max_tx_rate"} & set(plain), plain
+    assert not {"min_tx_rate", "max_tx_rate"} & set(saved("t-rate-none")), saved("t-rate-none")
+    env.call("Release", "s", "t-rate-none")
+    # Bad values: an error that names the key, and nothing changes.
+    before = snapshot(env, d)
+    for args, what in [((1, "max_tx_rate", "u", 400001), "max_tx_rate 400001 is out of range"),
+                       ((1, "min_tx_rate", "i", 2 ** 31 - 1), "min_tx_rate 2147483647 is out of range"),
+                       ((1, "max_tx_rate", "s", "100"), "Option max_tx_rate must be of type i or u"),
+                       ((2, "max_tx_rate", "u", 1, "max_tx_rate", "u", 2), "Option max_tx_rate given twice"),
+                       ((2, "min_tx_rate", "u", 300, "max_tx_rate", "u", 100),
+                        "min_tx_rate 300 exceeds max_tx_rate 100")]:
+        r = env.call("Allocate", "sssa{sv}", "t-rate", "best-effort", "", *args, check=False)
+        assert r.returncode != 0 and what in r.stderr, (args, r.stderr)
+    doc = env.ctl_error(2, E + "InvalidArgument", "allocate", "t-rate", "best-effort", "--min-tx-rate", "9",
+                        "--max-tx-rate", "8")
+    assert "min_tx_rate 9 exceeds max_tx_rate 8" in doc["message"], doc
+    assert env.ctl("allocate", "t-rate", "best-effort", "--max-tx-rate", "x", check=2).stderr
+    assert snapshot(env, d) == before, "a rejected call changed something"
+    # It stays for test_restart, which checks that the rates survive a restart.
+    env.ctl("allocate", "t-rate", "best-effort", "--max-tx-rate", "250", check=0)
+
+
 def test_allocation_is_no_drift(env, d, mon):
     """What sriovd changes for an allocation is its own plan; only a change behind its back is drift."""
     def drifts():
@@ -1229,6 +1271,7 @@ def test_restart(env, d, mon):
     assert before
     labels = [t for t in before if t["tenant"] == "t-labels"]
     assert labels and labels[0]["pin_pf"] and labels[0]["domain_uuid"] and labels[0]["owner"], labels
+    assert [t["max_tx_rate"] for t in before if t["tenant"] == "t-rate"] == [250], before
     assert d.stop(signal.SIGTERM) == 0
     d.start()
     assert env.tenants() == before
@@ -1313,7 +1356,7 @@ def test_log_control(env, d, mon):
 
 
 TESTS = [test_introspection, test_metrics, test_alerts, test_properties, test_classes, test_rt_cpus, test_allocation_is_no_drift, test_allocate, test_irqs_napi,
-         test_object_manager, test_pf_figures, test_pin_and_labels,
+         test_object_manager, test_pf_figures, test_pin_and_labels, test_rates,
          test_dry_run_and_once_beside_the_daemon, test_plan_verify_drift, test_check_host, test_devices_come_and_go,
          test_force_num_vfs, test_invalid_arguments, test_unprivileged, test_busy, test_capacity_and_limits,
          test_failed_save, test_sriovctl_exit_codes, test_concurrency, test_log_control, test_restart, test_bus_daemon_restart]

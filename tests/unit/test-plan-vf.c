@@ -587,6 +587,67 @@ TEST(tenant_vf_gets_the_baseline) {
         ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
 }
 
+static void write_file(const char *dir, const char *name, const char *text) {
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "we");
+        ASSERT(f);
+        fputs(text, f);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+/* A tenant's rates: its own, else its class's, else the PF's; and the PF's again once it is gone. */
+TEST(tenant_rates) {
+        char classes[] = "/tmp/sriovd-rates-XXXXXX", cmd[64], buf[256];
+        _cleanup_(inventory_freep) Inventory *inv = host(4);
+        _cleanup_(plan_freep) Plan *p = NULL, *again = NULL, *gone = NULL;
+        _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *errors = NULL;
+        PlanAllocation allocs[] = { allocation("0000:41:00.3", "tenant-a"), allocation("0000:41:00.4", "tenant-b"),
+                                    allocation("0000:41:00.5", "tenant-c") };
+        PlanContext ctx = { .allocations = allocs, .n_allocations = 3 };
+        Config *bad = NULL;
+
+        ASSERT(mkdtemp(classes));
+        write_file(classes, "capped.ini", "[class]\nvnic = sriov-preferred\nmax_tx_rate = 200\n");
+        write_file(classes, "floor.ini", "[class]\nvnic = sriov-preferred\nmin_tx_rate = 50\nmax_tx_rate = 100\n");
+        c = test_config("[pf 0000:41:00.0]\nvf_max_tx_rate = 5000\n", classes);
+        strcpy(allocs[0].class_name, "capped");
+        strcpy(allocs[1].class_name, "capped");
+        allocs[1].tx_rates = (TxRates) { .have_max = true, .max = 300 };
+        strcpy(allocs[2].class_name, "floor");
+        allocs[2].tx_rates = (TxRates) { .have_min = true, .min = 500 };   /* above the class's maximum */
+
+        clean_links(&inv->pfs[0]);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &p), 0);
+        ASSERT_EQ(count_actions(p, ACTION_SET_VF_LINK), 4);
+        ASSERT_CONTAINS(action_format_value(vf_link_action(p, 0), true, buf, sizeof(buf)), "rate 0-5000");   /* free: the PF's */
+        ASSERT_CONTAINS(action_format_value(vf_link_action(p, 1), true, buf, sizeof(buf)), "rate 0-200");    /* the class's */
+        ASSERT_CONTAINS(action_format_value(vf_link_action(p, 2), true, buf, sizeof(buf)), "rate 0-300");    /* its own */
+        /* Its own minimum, lowered to the class's maximum, which the kernel would otherwise refuse. */
+        ASSERT_CONTAINS(action_format_value(vf_link_action(p, 3), true, buf, sizeof(buf)), "rate 100-100");
+        ASSERT_STREQ(vf_link_action(p, 2)->effect, "tenant tenant-b");
+
+        apply_plan(&inv->pfs[0], p);
+        ASSERT_EQ(plan_build(inv, c, &ctx, &again), 0);
+        ASSERT_EQ(count_actions(again, ACTION_SET_VF_LINK), 0);
+
+        /* The tenants are gone: their VFs take the PF's rates again. */
+        ASSERT_EQ(plan_build(inv, c, NULL, &gone), 0);
+        ASSERT_EQ(count_actions(gone, ACTION_SET_VF_LINK), 3);
+        for (unsigned i = 1; i <= 3; i++)
+                ASSERT_CONTAINS(action_format_value(vf_link_action(gone, i), true, buf, sizeof(buf)), "rate 0-5000");
+
+        /* A class whose minimum is above its maximum is refused at the later line. */
+        write_file(classes, "upside-down.ini", "[class]\nvnic = virtio\nmax_tx_rate = 100\nmin_tx_rate = 300\n");
+        ASSERT_EQ(config_load_string("t.conf", "", classes, &bad, &errors), -EINVAL);
+        ASSERT_CONTAINS(errors, "upside-down.ini:4: min_tx_rate = 300 exceeds max_tx_rate = 100 in this class");
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", classes);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 /* Only where the state is known and the VF is no guest's: a clean must not move a guest's VLAN. */
 TEST(clean_only_what_is_free_and_known) {
         _cleanup_(inventory_freep) Inventory *inv = host(4);
@@ -874,6 +935,7 @@ int main(int argc, char **argv) {
         RUN(derived_mac_cleaned_though_marked_random);
         RUN(policy_values_win_over_the_baseline);
         RUN(tenant_vf_gets_the_baseline);
+        RUN(tenant_rates);
         RUN(clean_only_what_is_free_and_known);
         RUN(one_vf_link);
         RUN(pf_link);

@@ -60,6 +60,8 @@ PT_TENANT = "vm-pt-1"                 # the vfio guest's tenant: its VF passed t
 PT_CPUS = "1"                         # its class's irq_cpus, apart from the PF class's RT CPU
 PT_VECTORS = 3
 CLEAN_TENANT = "vm-clean-1"           # vf_clean: a tenant on VF 1 with a VLAN of its own
+CLASS_RATE = 200                      # conf-rates: the class's max_tx_rate, on VF 2's tenant
+OWN_RATE = 300                        # conf-rates: VF 3's tenant's own max_tx_rate, as Allocate saves it
 CLEAN_MAC = "52:54:00:aa:00:02"
 CLEAN_VLAN = 77
 ZERO_MAC = "00:00:00:00:00:00"
@@ -192,6 +194,13 @@ def conf_files(guest):
             "mac": "52:54:00:aa:00:01", "vlan": None, "domain": None, "numa_node": None,
             "coalesce": None, "seq": 1}])
         conf_dir("conf-clean", config(vf_settings=False))
+        conf_dir("conf-rates", config(vf_settings=False), CLASS + f"max_tx_rate = {CLASS_RATE}\n")
+        files["/vm/allocations-rates.json"] = state_file([
+            {"tenant": "vm-rate-class", "class": "latency-critical", "kind": "vf", "vf": VF_ADDRS[2],
+             "mac": "52:54:00:aa:00:03", "vlan": None, "domain": None, "numa_node": None, "coalesce": None, "seq": 1},
+            {"tenant": "vm-rate-own", "class": "latency-critical", "kind": "vf", "vf": VF_ADDRS[3],
+             "mac": "52:54:00:aa:00:04", "vlan": None, "domain": None, "numa_node": None, "coalesce": None, "seq": 2,
+             "max_tx_rate": OWN_RATE}])
         files["/vm/allocations-clean.json"] = state_file([{
             "tenant": CLEAN_TENANT, "class": "latency-critical", "kind": "vf", "vf": VF_ADDRS[1],
             "mac": CLEAN_MAC, "vlan": CLEAN_VLAN, "domain": None, "numa_node": None,
@@ -631,6 +640,7 @@ def test_once(g, c, rt):
     after = g.snapshot("after-refuse")
     c.check("VF count unchanged after the refusal", lambda: vfs_present(after))
     test_clean(g, c)
+    test_rates(g, c)
     test_napi(g, c, rt)
 
 
@@ -714,6 +724,26 @@ DIRTY = {  # what the guest set on VF 1 after the tenant had it: step, what `ip 
     "dirty-max_tx_rate": "max_tx_rate 100Mbps",
     "dirty-state": "link-state enable",
 }
+
+
+def test_rates(g, c):
+    c.check("rates: --once with two capped tenants: exit 0, nothing failed", lambda: once_clean(g, "rates-1"))
+    snap = g.snapshot("rates-1")
+    links = {a.get("vf"): a for a in actions(g.json("rates-1"), "vf-link")}
+    print(f"info  rates: VF 2: {snap.vf_link.get(2, '')!r}; VF 3: {snap.vf_link.get(3, '')!r}")
+    c.check(f"rates: the class's tenant's VF is capped at its class's {CLASS_RATE} Mbit/s, and the plan said so",
+            lambda: f"max_tx_rate {CLASS_RATE}Mbps" in snap.vf_link.get(2, "")
+            and f"rate 0-{CLASS_RATE}" in links.get(2, {}).get("after", "") or _fail(f"{links.get(2)}"))
+    c.check(f"rates: the tenant with its own rate is capped at {OWN_RATE} Mbit/s, not its class's",
+            lambda: f"max_tx_rate {OWN_RATE}Mbps" in snap.vf_link.get(3, "") or _fail(snap.vf_link.get(3, "")))
+    c.check("rates: the VFs without a tenant have no rate",
+            lambda: all("max_tx_rate" not in snap.vf_link.get(i, "") for i in (0, 1)) or _fail(f"{snap.vf_link}"))
+    once_again(g, c, "rates-2", "rates: the next --once changes nothing")
+    c.check("rates: --once after the release: exit 0, nothing failed", lambda: once_clean(g, "rates-release"))
+    released = g.snapshot("rates-released")
+    c.check("rates: the released VFs have no rate (vf_clean)",
+            lambda: all("max_tx_rate" not in released.vf_link.get(i, "") for i in (2, 3))
+            or _fail(f"{released.vf_link}"))
 
 
 def test_clean(g, c):

@@ -144,6 +144,7 @@ typedef struct PlanAllocation {
         bool have_mac;                  /* when false, the MAC is derived from the tenant id */
         uint8_t mac[6];
         int vlan, qos;                  /* -1 for the PF's policy */
+        TxRates tx_rates;               /* what the tenant asked for; the rest comes from its class, then the PF */
 } PlanAllocation;
 
 /*

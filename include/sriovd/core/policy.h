@@ -102,7 +102,37 @@ typedef struct TenantClass {
         int vhost_priority;               /* the vhost workers' SCHED_FIFO; 0 to leave */
         /* The L3 ways of the guest's resctrl group, for its RT vCPU threads; 0 for no group. */
         uint64_t l3_cache_mask;
+        /*
+         * What one tenant may send, in Mbit/s; 0 for no limit, -1 to leave it to the PF's vf_*_tx_rate.
+         * A VF takes both as its rates. A virtio-net NIC takes the maximum as libvirt's <bandwidth>.
+         */
+        int min_tx_rate, max_tx_rate;
 } TenantClass;
+
+/* 400 Gbit/s is the fastest ConnectX port, so a larger rate in Mbit/s is a typo. */
+#define TX_RATE_MAX 400000
+
+/*
+ * The rates that one tenant asked for in Allocate, in Mbit/s. What it did not ask for comes from
+ * its class. All zero is nothing asked.
+ */
+typedef struct TxRates {
+        bool have_min, have_max;
+        unsigned min, max;
+} TxRates;
+
+static inline bool tx_rates_equal(const TxRates *a, const TxRates *b) {
+        return a->have_min == b->have_min && a->have_max == b->have_max && (!a->have_min || a->min == b->min) &&
+               (!a->have_max || a->max == b->max);
+}
+
+/*
+ * A tenant's rates: each its own, else its class's, else the fallback (the PF's, or -1 for none).
+ * -1 in *ret_min or *ret_max means none. A minimum above the maximum is lowered to the maximum,
+ * because the kernel refuses it. cls may be NULL.
+ */
+void tx_rates_resolve(const TxRates *own, const TenantClass *cls, int fallback_min, int fallback_max,
+                      int *ret_min, int *ret_max);
 
 typedef enum VfMacPolicy {
         VF_MAC_LEAVE,

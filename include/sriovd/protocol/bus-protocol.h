@@ -55,6 +55,8 @@
 #define SRIOVD_KEY_PIN_PF "pin_pf"            /* s: the PF its VF must be on, when Allocate pinned it */
 #define SRIOVD_KEY_DOMAIN_UUID "domain_uuid"  /* s: the libvirt domain's UUID, when given */
 #define SRIOVD_KEY_OWNER "owner"              /* s: who asked for the tenant, when given */
+#define SRIOVD_KEY_MIN_TX_RATE "min_tx_rate"  /* u: Mbit/s, when Allocate asked for one */
+#define SRIOVD_KEY_MAX_TX_RATE "max_tx_rate"  /* u: Mbit/s, when Allocate asked for one */
 /* An RT CPU node record (the Manager's RtCpuNodes property), with numa_node when the node is known. */
 #define SRIOVD_KEY_CPUS "cpus"                /* u, always: RT CPUs of the node */
 #define SRIOVD_KEY_BOOKED "booked"            /* u, always: of them, booked by a guest */
@@ -122,6 +124,8 @@
 #define SRIOVD_OPTION_PF "pf"                 /* s: a managed PF; the tenant's VF comes from it only */
 #define SRIOVD_OPTION_DOMAIN_UUID "domain_uuid" /* s: the libvirt domain's UUID, canonical lower case */
 #define SRIOVD_OPTION_OWNER "owner"           /* s: [A-Za-z0-9._-]{1,63}, a label stored with the tenant */
+#define SRIOVD_OPTION_MIN_TX_RATE "min_tx_rate" /* u: Mbit/s the tenant's VF is promised, 0-400000; 0 = none */
+#define SRIOVD_OPTION_MAX_TX_RATE "max_tx_rate" /* u: Mbit/s the tenant may send, 0-400000; 0 = no limit */
 
 #define SRIOVD_ERROR_NO_CAPACITY "org.sriovd.Error.NoCapacity"
 #define SRIOVD_ERROR_NO_RT_CPU "org.sriovd.Error.NoRtCpu"

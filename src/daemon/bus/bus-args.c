@@ -170,9 +170,19 @@ int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_erro
                         r = read_string(m, "owner", owner_valid, "1-63 characters from [A-Za-z0-9._-]", o.owner,
                                         sizeof(o.owner), error);
                         have_owner = true;
+                } else if (streq(key, SRIOVD_OPTION_MIN_TX_RATE) || streq(key, SRIOVD_OPTION_MAX_TX_RATE)) {
+                        bool max = streq(key, SRIOVD_OPTION_MAX_TX_RATE);
+                        bool *have = max ? &o.tx_rates.have_max : &o.tx_rates.have_min;
+                        int v;
+
+                        if (*have)
+                                return bus_error_setf(error, -EINVAL, "Option %s given twice", key);
+                        r = read_integer(m, key, 0, TX_RATE_MAX, &v, error);
+                        *have = true;
+                        *(max ? &o.tx_rates.max : &o.tx_rates.min) = (unsigned) v;
                 } else
                         return bus_error_setf(error, -EINVAL, "Unknown option \"%.64s\"; expected numa_node, mac, vlan, "
-                                              "pf, domain_uuid or owner", key);
+                                              "pf, domain_uuid, owner, min_tx_rate or max_tx_rate", key);
                 if (r < 0)
                         return r;
                 r = sd_bus_message_exit_container(m);
@@ -182,6 +192,9 @@ int bus_read_allocate_options(sd_bus_message *m, TenantOptions *ret, sd_bus_erro
         r = sd_bus_message_exit_container(m);
         if (r < 0)
                 return r;
+        if (o.tx_rates.have_min && o.tx_rates.have_max && o.tx_rates.max > 0 && o.tx_rates.min > o.tx_rates.max)
+                return bus_error_setf(error, -EINVAL, "Option min_tx_rate %u exceeds max_tx_rate %u; expected min <= max",
+                                      o.tx_rates.min, o.tx_rates.max);
         *ret = o;
         return 0;
 }

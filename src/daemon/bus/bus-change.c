@@ -47,6 +47,7 @@ int bus_method_allocate(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         if (r >= 0 && streq(t.class_name, class_name) && streq(t.domain, domain) && t.numa_node == opts.numa_node &&
             t.vlan == opts.vlan && (!opts.have_mac || streq(t.mac, mac_format(opts.mac, mac))) &&
             streq(t.pin_pf, opts.pin_pf) && streq(t.domain_uuid, opts.domain_uuid) && streq(t.owner, opts.owner) &&
+            tx_rates_equal(&t.tx_rates, &opts.tx_rates) &&
             streq(t.state, "allocated")) {
                 /* The tenant may be part of the group that is not written yet. So the reply waits for that write. */
                 r = bus_tenant_record_reply(m, &t, &reply);

@@ -98,6 +98,10 @@ int bus_append_tenant_record(sd_bus_message *m, const TenantInfo *t) {
         }
         if (r >= 0 && (t->n_rt_cpus > 0 || t->rt_waiting))
                 r = append_b(m, SRIOVD_KEY_RT_WAITING, t->rt_waiting);
+        if (r >= 0 && t->tx_rates.have_min)
+                r = append_u(m, SRIOVD_KEY_MIN_TX_RATE, t->tx_rates.min);
+        if (r >= 0 && t->tx_rates.have_max)
+                r = append_u(m, SRIOVD_KEY_MAX_TX_RATE, t->tx_rates.max);
         if (r >= 0)
                 r = append_s(m, SRIOVD_KEY_PIN_PF, t->pin_pf);
         if (r >= 0)

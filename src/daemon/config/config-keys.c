@@ -95,6 +95,18 @@ static int key_guest_priority(Parser *p, const KeyDef *k, const char *value, voi
         return r;
 }
 
+/* A class's min_tx_rate or max_tx_rate. The kernel refuses a minimum above the maximum, so does the second of the two. */
+static int key_tx_rate(Parser *p, const KeyDef *k, const char *value, void *data) {
+        const TenantClass *cls = data;
+        int r;
+
+        r = key_int(p, k, value, data);
+        if (r >= 0 && cls->min_tx_rate > 0 && cls->max_tx_rate > 0 && cls->min_tx_rate > cls->max_tx_rate)
+                return parser_error(p, "min_tx_rate = %d exceeds max_tx_rate = %d in this class; expected min <= max",
+                                    cls->min_tx_rate, cls->max_tx_rate);
+        return r;
+}
+
 /* Parses a count or setting that the kernel keeps unless told otherwise.
  * The value is an integer within range, or "leave". */
 static int key_long_or_leave(Parser *p, const KeyDef *k, const char *value, void *data) {
@@ -468,8 +480,9 @@ static int key_vf_link_state(Parser *p, const KeyDef *k, const char *value, void
         return r;
 }
 
-/* 400 Gbit/s is the fastest ConnectX port, so a larger figure is a typo. */
-#define VF_RATE_MAX 400000
+/* The same as TX_RATE_MAX, spelt out for the man page's check. */
+#define RATE_MAX 400000
+_Static_assert(RATE_MAX == TX_RATE_MAX, "RATE_MAX");
 /* ethtool's channel counts are u32, but no NIC has more queues than this. */
 #define CHANNELS_MAX 4096
 /* The kernel's own limit for defer-hard-irqs in netdev genl napi-set is S32_MAX. */
@@ -489,8 +502,8 @@ static const KeyDef pf_keys[] = {
         KEY("vf_trust", key_tristate, PfPolicy, vf_trust),
         { .name = "vf_link_state", .parse = key_vf_link_state, .offset = offsetof(PfPolicy, vf_link_state),
           .values = vf_link_state_table, .n_values = ELEMENTSOF(vf_link_state_table) },
-        KEY_INT("vf_min_tx_rate", PfPolicy, vf_min_tx_rate, 0, VF_RATE_MAX),
-        KEY_INT("vf_max_tx_rate", PfPolicy, vf_max_tx_rate, 0, VF_RATE_MAX),
+        KEY_INT("vf_min_tx_rate", PfPolicy, vf_min_tx_rate, 0, RATE_MAX),
+        KEY_INT("vf_max_tx_rate", PfPolicy, vf_max_tx_rate, 0, RATE_MAX),
         KEY_ENUM("vf_driver", PfPolicy, vf_driver, vf_driver_table),
         KEY("vf_clean", key_bool, PfPolicy, vf_clean),
 };
@@ -546,6 +559,10 @@ static const KeyDef class_keys[] = {
         { .name = "vhost_priority", .parse = key_guest_priority, .offset = offsetof(TenantClass, vhost_priority),
           .min = 0, .max = 99 },
         KEY("l3_cache_mask", key_l3_cache_mask, TenantClass, l3_cache_mask),
+        { .name = "min_tx_rate", .parse = key_tx_rate, .offset = offsetof(TenantClass, min_tx_rate), .min = 0,
+          .max = RATE_MAX },
+        { .name = "max_tx_rate", .parse = key_tx_rate, .offset = offsetof(TenantClass, max_tx_rate), .min = 0,
+          .max = RATE_MAX },
 };
 
 _Static_assert(ELEMENTSOF(class_keys) <= SECTION_KEYS_MAX, "key_lines[] too small");

@@ -5,6 +5,29 @@
 
 #include "guests-internal.h"
 
+/* A virtio tenant's NIC takes its cap, as its class or its own rate now say, in the running guest and its config. */
+static void update_rate(Guests *g, const TenantInfo *t) {
+        const TenantClass *cls = config_find_class(guests_config(g), t->class_name);
+        TenantNicFacts f = { t->class_name, tenant_domain_ref(t), "", t->vlan, t->tx_rates };
+        VirtError err = {};
+        VirtNic nic;
+        int r;
+
+        strscpy(f.mac, sizeof(f.mac), t->mac);
+        r = guests_nic_for(cls, t->tenant, "", &f, &nic);
+        if (r >= 0)
+                r = virt_update(g->virt, f.domain, &nic, &err);
+        if (r < 0)
+                log_full_errno(LOG_WARNING, r, LOG_FIELDS(.tenant = t->tenant),
+                               "Tenant %s: failed to set its virtio NIC's cap to %u kB/s in domain %s, "
+                               "retried at the next reconcile: %m%s%s",
+                               t->tenant, nic.outbound_average, t->domain, err.message[0] ? ": " : "", err.message);
+        else
+                log_full_errno(LOG_INFO, 0, LOG_FIELDS(.tenant = t->tenant),
+                               "Tenant %s: virtio NIC in domain %s now capped at %u kB/s%s", t->tenant, t->domain,
+                               nic.outbound_average, nic.outbound_average ? "" : " (no cap)");
+}
+
 void guests_reconcile(Guests *g) {
         _cleanup_free_ VirtExpected *expected = NULL;
         _cleanup_free_ TenantInfo *infos = NULL;
@@ -35,8 +58,11 @@ void guests_reconcile(Guests *g) {
         }
         for (size_t i = 0; i < n; i++)
                 if (guests_tenant(g, i, &infos[k]) >= 0 && tenant_domain_ref(&infos[k])[0]) {
+                        const TenantClass *cls = config_find_class(guests_config(g), infos[k].class_name);
+
                         expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac,
-                                                       tenant_domain_ref(&infos[k]) };
+                                                       tenant_domain_ref(&infos[k]),
+                                                       infos[k].vf[0] ? 0 : guests_virtio_outbound(cls, &infos[k].tx_rates) };
                         k++;
                 }
         n_vfs = 0;
@@ -68,7 +94,7 @@ void guests_reconcile(Guests *g) {
                         for (size_t j = 0; j < k; j++)
                                 if (streq(infos[j].tenant, it->tenant)) {
                                         TenantNicFacts f = { infos[j].class_name, tenant_domain_ref(&infos[j]), "",
-                                                             infos[j].vlan };
+                                                             infos[j].vlan, infos[j].tx_rates };
                                         AllocDecision d = { .kind = infos[j].vf[0] ? ALLOC_DECISION_VF
                                                                                    : ALLOC_DECISION_VIRTIO };
                                         strscpy(f.mac, sizeof(f.mac), infos[j].mac);
@@ -76,6 +102,12 @@ void guests_reconcile(Guests *g) {
                                         strscpy(d.new_vf, sizeof(d.new_vf), infos[j].vf);
                                         guests_on_decision(g, &d, &f);
                                 }
+                        continue;
+                }
+                if (it->finding == VIRT_FINDING_RATE_MISMATCH) {
+                        for (size_t j = 0; j < k; j++)
+                                if (streq(infos[j].tenant, it->tenant))
+                                        update_rate(g, &infos[j]);
                         continue;
                 }
                 /* The other findings need an operator. They are logged, and never resolved by guessing. */

@@ -86,8 +86,15 @@ static void running_learn(Guests *g, const char *name, const char *uuid, int cpu
                                   "where they are until it is read again: %m", name, cpu);
 }
 
-/* Builds the NIC that a tenant of cls has: the VF, as an interface or a plain hostdev, or virtio-net. */
-static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, const TenantNicFacts *f, VirtNic *ret) {
+unsigned guests_virtio_outbound(const TenantClass *cls, const TxRates *own) {
+        int min_rate, max_rate;
+
+        /* virtio-net has no minimum to promise. Its cap is tc's on the tap, which libvirt sets. */
+        tx_rates_resolve(own, cls, -1, -1, &min_rate, &max_rate);
+        return max_rate > 0 ? (unsigned) max_rate * 125 : 0;
+}
+
+int guests_nic_for(const TenantClass *cls, const char *tenant, const char *vf, const TenantNicFacts *f, VirtNic *ret) {
         VirtNic n = VIRT_NIC_INIT;
 
         if (vf && vf[0]) {
@@ -97,6 +104,7 @@ static int nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
         } else {
                 n.kind = cls && cls->virtio_bridge ? VIRT_NIC_VIRTIO_BRIDGE : VIRT_NIC_VIRTIO_NETWORK;
                 strscpy(n.source, sizeof(n.source), cls ? cls->virtio_source : "default");
+                n.outbound_average = guests_virtio_outbound(cls, &f->tx_rates);
         }
         strscpy(n.mac, sizeof(n.mac), f->mac);
         *ret = n;
@@ -112,7 +120,9 @@ static int on_reconcile_defer(sd_event_source *s, void *userdata) {
 
 /* Runs the reconcile from the event loop, not inside the decision or event being handled,
  * because the reconcile may make more decisions. */
-static void reconcile_soon(Guests *g) {
+void guests_reconcile_soon(Guests *g) {
+        if (!g)
+                return;
         if (!g->event) {
                 guests_reconcile(g);
                 return;
@@ -153,8 +163,8 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
         have_old = d->old_vf[0] || d->kind == ALLOC_DECISION_UPGRADE ||
                    (d->kind == ALLOC_DECISION_RELEASED && !d->old_vf[0]);
         have_new = d->new_vf[0] || d->kind == ALLOC_DECISION_VIRTIO || d->kind == ALLOC_DECISION_DOWNGRADE;
-        if ((have_old && nic_for(cls, d->tenant, d->old_vf, f, &old_nic) < 0) ||
-            (have_new && nic_for(cls, d->tenant, d->new_vf, f, &new_nic) < 0))
+        if ((have_old && guests_nic_for(cls, d->tenant, d->old_vf, f, &old_nic) < 0) ||
+            (have_new && guests_nic_for(cls, d->tenant, d->new_vf, f, &new_nic) < 0))
                 return;
 
         /* The VF must carry nothing of its previous tenant into this tenant's guest. A failure is logged. */
@@ -177,7 +187,7 @@ void guests_on_decision(Guests *g, const AllocDecision *d, const TenantNicFacts 
         /* A VF released from a running guest belongs to no one until the guest has let go of it.
          * So look again soon. */
         if (d->kind == ALLOC_DECISION_RELEASED && d->old_vf[0])
-                reconcile_soon(g);
+                guests_reconcile_soon(g);
         if (d->kind == ALLOC_DECISION_RELEASED && d->rt_changed && d->n_rt_cpus == 0)
                 guests_unplace_rt_guest(g, d, f, cls);
 
@@ -308,13 +318,13 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 (void) running_set(g, ev->domain, NULL, -1);   /* a removal, which cannot fail */
                 if (guests_config(g)->release_on_stop)
                         release_domain(g, ev->domain, ev->uuid, "stopped");
-                reconcile_soon(g);
+                guests_reconcile_soon(g);
                 g->hooks.recheck("libvirt domain stopped", g->hooks.userdata);
                 break;
         case VIRT_EVENT_UNDEFINED:
                 (void) running_set(g, ev->domain, NULL, -1);   /* a removal, which cannot fail */
                 release_domain(g, ev->domain, ev->uuid, "undefined");
-                reconcile_soon(g);
+                guests_reconcile_soon(g);
                 break;
         case VIRT_EVENT_DEFINED:
                 guests_reconcile(g);
@@ -325,7 +335,7 @@ static void on_virt_event(const VirtEvent *ev, void *userdata) {
                 break;
         case VIRT_EVENT_DEVICE_REMOVED:
                 /* A guest let go of a device. If it was a VF that no tenant holds, it can be given out now. */
-                reconcile_soon(g);
+                guests_reconcile_soon(g);
                 break;
         case VIRT_EVENT_RECONNECTED:
                 /* Events were missed while the connection was down.

@@ -81,8 +81,13 @@ pid_t guests_qemu_pid(const Guests *g, const char *domain);
 void guests_check_placements(Guests *g);
 /* Appends to plan, as guest actions, what placing the running RT guests would change. Nothing is changed. */
 int guests_plan_append(Guests *g, Plan *plan);
-/* Compares what libvirt's domains hold with the tenants, and attaches what is missing. */
+/*
+ * Compares what libvirt's domains hold with the tenants, attaches what is missing, and gives a
+ * virtio NIC the cap its tenant has now.
+ */
 void guests_reconcile(Guests *g);
+/* The same from the event loop, after what is running now. g may be NULL. */
+void guests_reconcile_soon(Guests *g);
 /*
  * Whether the domain runs. It is true when libvirt cannot be asked now, because the reconcile at
  * connection will tell.

@@ -61,6 +61,7 @@ typedef struct ManagerSaves {
         void *userdata;
         const char *why;                  /* why a saved change wants a cycle */
         bool decided_vf;                  /* a saved decision moved a VF or RT CPUs, so a cycle is due */
+        bool virtio_rates;                /* a virtio tenant's rates changed: its NIC is updated once saved */
         ManagerSavedTenant *tenants;      /* tenants owed an AllocationChanged once their group is written */
         size_t n_tenants, allocated_tenants;
         StateWriter *writer;              /* runs the groups' fdatasync() off the loop; NULL runs it on the loop */

@@ -508,6 +508,8 @@ int manager_reload(Manager *m, char **ret_errors) {
         }
         /* The RT CPUs may have changed with the config, so the host check runs again. */
         manager_log_rt_host(m);
+        /* So may the classes' rates, which the virtio NICs in the guests carry. */
+        guests_reconcile_soon(m->guests);
         /* bpf = changed: load the programs, or unload them, as the daemon would at start. */
         if (kernel_events_started(m->kernel_events, &bpf) && bpf != (m->config->bpf > 0)) {
                 manager_kernel_events_stop(m);

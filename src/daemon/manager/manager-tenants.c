@@ -329,6 +329,10 @@ void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata)
         if (m->saves.defer)
                 (void) sd_event_source_set_enabled(m->saves.defer,
                                                    manager_saves_seq(m) > seq ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+        if (error >= 0 && m->saves.virtio_rates) {
+                m->saves.virtio_rates = false;
+                guests_reconcile_soon(m->guests);
+        }
         if (error >= 0 && n_changes > 0)
                 after_saved(m);
         else if (error < 0)
@@ -343,7 +347,8 @@ void manager_on_saved(int error, size_t n_changes, uint64_t seq, void *userdata)
 int manager_allocate(Manager *m, const char *tenant, const char *class_name, const char *domain,
                      const TenantOptions *opts, TenantInfo *ret, char *reason, size_t reason_size) {
         const TenantOptions none = TENANT_OPTIONS_DEFAULT;
-        TenantInfo info;
+        TenantInfo info, before;
+        bool had;
         int r;
 
         if (!m->tenants)
@@ -353,10 +358,19 @@ int manager_allocate(Manager *m, const char *tenant, const char *class_name, con
         r = manager_saves_join(m);
         if (r < 0)
                 return r;
+        had = tenants_get(m->tenants, m->inventory, tenant, &before) >= 0;
         r = tenants_allocate(m->tenants, tenant, class_name, domain ?: "", opts ?: &none, reason, reason_size);
         if (r < 0)
                 return r;
         r = tenants_get(m->tenants, m->inventory, tenant, &info);
+        /* A virtio NIC that stays gets new rates from libvirt, once they are saved. A new NIC has them already. */
+        if (r >= 0 && had && streq(info.kind, "virtio") && streq(before.kind, "virtio") &&
+            !tx_rates_equal(&before.tx_rates, &info.tx_rates)) {
+                if (m->saves.fn)
+                        m->saves.virtio_rates = true;
+                else
+                        guests_reconcile_soon(m->guests);
+        }
         /* On a VF, a new MAC or VLAN is not a decision, and the VF takes it now. */
         manager_changed(m, "allocation", r < 0 || info.vf[0]);
         if (ret && r >= 0)

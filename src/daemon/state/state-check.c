@@ -216,6 +216,9 @@ int state_validate(const State *s, StateError *ret_error) {
                         field = "domain_uuid";
                 else if ((why = state_owner_check(t->owner)))
                         field = "owner";
+                else if ((t->tx_rates.have_min && t->tx_rates.min > TX_RATE_MAX) ||
+                         (t->tx_rates.have_max && t->tx_rates.max > TX_RATE_MAX))
+                        field = "tx_rates", why = "expected at most 400000 Mbit/s";
                 if (field) {
                         state_error_set(ret_error, 0, 0, "tenants[%zu] \"%s\": %s is not valid; %s", i, t->tenant, field, why);
                         return -EINVAL;

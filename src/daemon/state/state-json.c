@@ -32,7 +32,7 @@
 static const char *const known_keys[] = {
         "format", "version", "generation", "tenants", "checksum", "tenant", "class", "kind", "vf", "mac",
         "vlan", "domain", "numa_node", "coalesce", "seq", "rx_usecs", "tx_usecs", "base", "set", "released",
-        "rt_cpus", "pin_pf", "domain_uuid", "owner",
+        "rt_cpus", "pin_pf", "domain_uuid", "owner", "min_tx_rate", "max_tx_rate",
 };
 
 /*

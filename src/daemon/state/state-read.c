@@ -154,7 +154,7 @@ enum {
         TENANT_DOMAIN, TENANT_NUMA, TENANT_COALESCE, TENANT_SEQ,
         TENANT_RT_CPUS,         /* optional, because files from version 0.2 and earlier have none */
         /* Optional too, and written only when set, so that a file without them stays readable by older versions. */
-        TENANT_PIN_PF, TENANT_DOMAIN_UUID, TENANT_OWNER,
+        TENANT_PIN_PF, TENANT_DOMAIN_UUID, TENANT_OWNER, TENANT_MIN_TX_RATE, TENANT_MAX_TX_RATE,
 };
 static const char *const tenant_keys[] = {
         [TENANT_ID] = "tenant",
@@ -171,6 +171,8 @@ static const char *const tenant_keys[] = {
         [TENANT_PIN_PF] = "pin_pf",
         [TENANT_DOMAIN_UUID] = "domain_uuid",
         [TENANT_OWNER] = "owner",
+        [TENANT_MIN_TX_RATE] = "min_tx_rate",
+        [TENANT_MAX_TX_RATE] = "max_tx_rate",
 };
 
 static int parse_mac(const char *s, uint8_t mac[static 6]) {
@@ -321,6 +323,16 @@ static int tenant_member(const StateText *t, unsigned key, const JsonPath *p, js
                 if (why)
                         return state_path_error(t, p, "%s \"%s\" is not valid; %s", what, st->owner, why);
                 return 0;
+        case TENANT_MIN_TX_RATE:
+                r = state_read_integer(t, p, v, what, 0, TX_RATE_MAX, &n);
+                st->tx_rates.have_min = true;
+                st->tx_rates.min = (unsigned) n;
+                return r;
+        case TENANT_MAX_TX_RATE:
+                r = state_read_integer(t, p, v, what, 0, TX_RATE_MAX, &n);
+                st->tx_rates.have_max = true;
+                st->tx_rates.max = (unsigned) n;
+                return r;
         }
         return -EINVAL;
 }

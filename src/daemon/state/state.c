@@ -166,7 +166,9 @@ json_object *state_tenant_to_json(const StateTenant *t) {
         }
         if ((t->pin_pf[0] && jsonc_add(o, "pin_pf", json_object_new_string(t->pin_pf)) < 0) ||
             (t->domain_uuid[0] && jsonc_add(o, "domain_uuid", json_object_new_string(t->domain_uuid)) < 0) ||
-            (t->owner[0] && jsonc_add(o, "owner", json_object_new_string(t->owner)) < 0))
+            (t->owner[0] && jsonc_add(o, "owner", json_object_new_string(t->owner)) < 0) ||
+            (t->tx_rates.have_min && jsonc_add(o, "min_tx_rate", json_object_new_int64(t->tx_rates.min)) < 0) ||
+            (t->tx_rates.have_max && jsonc_add(o, "max_tx_rate", json_object_new_int64(t->tx_rates.max)) < 0))
                 return NULL;
         return TAKE_PTR(o);
 }

@@ -71,6 +71,7 @@ typedef struct StateTenant {
         char pin_pf[STATE_VF_MAX];         /* the PF that its VF must be on, or "" */
         char domain_uuid[STATE_UUID_MAX];  /* the libvirt domain's UUID, canonical lower case, or "" */
         char owner[TENANT_ID_MAX];         /* [A-Za-z0-9._-]{1,63}, or "" */
+        TxRates tx_rates;                  /* optional too: "min_tx_rate" and "max_tx_rate", each when asked */
 } StateTenant;
 
 typedef struct State {

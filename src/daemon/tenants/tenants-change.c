@@ -71,7 +71,8 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         if (strlen(domain) >= sizeof(e.domain) || strchr(domain, '/'))
                 return -EINVAL;
         /* Refuse what the state file would refuse to hold: a multicast MAC, or a VLAN outside 802.1Q. */
-        if ((opts->have_mac && (opts->mac[0] & 1)) || opts->vlan < -1 || opts->vlan > STATE_VLAN_MAX)
+        if ((opts->have_mac && (opts->mac[0] & 1)) || opts->vlan < -1 || opts->vlan > STATE_VLAN_MAX ||
+            opts->tx_rates.min > TX_RATE_MAX || opts->tx_rates.max > TX_RATE_MAX)
                 return -EINVAL;
         if ((opts->pin_pf[0] && !pci_addr_valid(opts->pin_pf)) || (opts->domain_uuid[0] && !uuid_valid(opts->domain_uuid)) ||
             (opts->owner[0] && !tenant_id_valid(opts->owner) && !streq(opts->owner, ".") && !streq(opts->owner, "..")))
@@ -137,6 +138,7 @@ int tenants_allocate(Tenants *t, const char *tenant, const char *class_name, con
         e.vlan = opts->vlan;
         strscpy(e.domain_uuid, sizeof(e.domain_uuid), opts->domain_uuid);
         strscpy(e.owner, sizeof(e.owner), opts->owner);
+        e.tx_rates = opts->tx_rates;
         r = tenants_extra_add(t, &e);
         /*
          * Any change is acknowledged only once it is saved. That includes a new class or node that

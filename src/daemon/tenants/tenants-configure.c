@@ -267,7 +267,7 @@ int tenants_configure(Tenants *t, const Config *cfg, const Inventory *inv) {
                 for (size_t i = 0; i < t->loaded.n; i++) {
                         const StateTenant *st = &t->loaded.tenants[i];
                         Extra e = { .vlan = st->vlan, .have_coalesce = st->have_coalesce, .rx_usecs = st->rx_usecs,
-                                    .tx_usecs = st->tx_usecs };
+                                    .tx_usecs = st->tx_usecs, .tx_rates = st->tx_rates };
                         strscpy(e.tenant, sizeof(e.tenant), st->tenant);
                         strscpy(e.domain, sizeof(e.domain), st->domain);
                         strscpy(e.domain_uuid, sizeof(e.domain_uuid), st->domain_uuid);

@@ -81,7 +81,7 @@ int tenants_group_hold_report(Tenants *t, const AllocDecision *d, const TenantNi
         if (GREEDY_REALLOC(g->reports, g->allocated_reports, g->n_reports + 1) < 0)
                 return -ENOMEM;
         r = &g->reports[g->n_reports++];
-        *r = (GroupReport) { .d = *d, .vlan = nic->vlan };
+        *r = (GroupReport) { .d = *d, .vlan = nic->vlan, .tx_rates = nic->tx_rates };
         strscpy(r->class_name, sizeof(r->class_name), nic->class_name);
         strscpy(r->domain, sizeof(r->domain), nic->domain);
         strscpy(r->mac, sizeof(r->mac), nic->mac);
@@ -128,7 +128,8 @@ static void group_tell(Tenants *t, TenantsGroup *g, int r) {
         *g = (TenantsGroup) {};
         for (size_t i = 0; r >= 0 && i < done.n_reports && t->log.decision; i++) {
                 const GroupReport *rep = &done.reports[i];
-                TenantNicFacts nic = { .class_name = rep->class_name, .domain = rep->domain, .vlan = rep->vlan };
+                TenantNicFacts nic = { .class_name = rep->class_name, .domain = rep->domain, .vlan = rep->vlan,
+                                       .tx_rates = rep->tx_rates };
 
                 memcpy(nic.mac, rep->mac, sizeof(nic.mac));
                 t->log.decision(&rep->d, &nic, t->log.userdata);

@@ -15,6 +15,7 @@ typedef struct Extra {
         unsigned rx_usecs, tx_usecs;
         char domain_uuid[UUID_STR_MAX];   /* "" when the domain is found by name */
         char owner[TENANT_ID_MAX];
+        TxRates tx_rates;
 } Extra;
 
 /* How many times sriovd changed a PF's VF count. After each change, the PF's VFs are new devices. */
@@ -30,6 +31,7 @@ typedef struct GroupReport {
         char domain[STATE_DOMAIN_MAX];
         char mac[MAC_STR_MAX];
         int vlan;
+        TxRates tx_rates;
 } GroupReport;
 
 /*

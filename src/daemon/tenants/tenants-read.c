@@ -30,6 +30,7 @@ static void fill_info(const Tenants *t, const Inventory *inv, const AllocTenant 
                 ret->have_coalesce = e->have_coalesce;
                 ret->rx_usecs = e->rx_usecs;
                 ret->tx_usecs = e->tx_usecs;
+                ret->tx_rates = e->tx_rates;
         } else
                 mac_derive(a->id, mac);
         mac_format(mac, ret->mac);
@@ -157,6 +158,7 @@ int tenants_plan_allocations(const Tenants *t, PlanAllocation **ret, size_t *ret
                         p[k].have_coalesce = e->have_coalesce;
                         p[k].rx_usecs = e->rx_usecs;
                         p[k].tx_usecs = e->tx_usecs;
+                        p[k].tx_rates = e->tx_rates;
                 }
                 k++;
         }

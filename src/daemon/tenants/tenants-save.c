@@ -37,6 +37,7 @@ static void tenant_state(const Tenants *t, const AllocTenant *a, StateTenant *re
                 ret->have_coalesce = e->have_coalesce;
                 ret->rx_usecs = e->rx_usecs;
                 ret->tx_usecs = e->tx_usecs;
+                ret->tx_rates = e->tx_rates;
         } else
                 mac_derive(a->id, ret->mac);
 }

@@ -81,7 +81,7 @@ void tenants_report(Tenants *t, const AllocDecisions *d) {
                 const AllocDecision *dec = &d->decisions[i];
                 const Extra *e = tenants_extra_find(t, dec->tenant);
                 TenantNicFacts nic = { .domain = !e ? "" : e->domain_uuid[0] ? e->domain_uuid : e->domain,
-                                       .vlan = e ? e->vlan : -1 };
+                                       .vlan = e ? e->vlan : -1, .tx_rates = e ? e->tx_rates : (TxRates) {} };
                 AllocTenant a;
                 uint8_t mac[6];
 

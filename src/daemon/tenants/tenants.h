@@ -21,6 +21,7 @@ typedef struct TenantOptions {
         char pin_pf[PCI_ADDR_MAX];    /* the PF that the tenant's VF must come from, or "" for any */
         char domain_uuid[UUID_STR_MAX];   /* the libvirt domain's UUID, or "" to find it by name */
         char owner[TENANT_ID_MAX];    /* who asked for the tenant, or "" */
+        TxRates tx_rates;             /* the tenant's own rate caps; the rest come from its class */
 } TenantOptions;
 #define TENANT_OPTIONS_DEFAULT ((TenantOptions) { .numa_node = -1, .vlan = -1 })
 
@@ -49,6 +50,7 @@ typedef struct TenantInfo {
         char pin_pf[PCI_ADDR_MAX];    /* "" when not pinned */
         char domain_uuid[UUID_STR_MAX];
         char owner[TENANT_ID_MAX];
+        TxRates tx_rates;             /* what the tenant asked for */
 } TenantInfo;
 
 /*
@@ -65,6 +67,7 @@ typedef struct TenantNicFacts {
         const char *domain;           /* its name or UUID, as tenant_domain_ref(); "" when there is no guest to attach to */
         char mac[MAC_STR_MAX];
         int vlan;
+        TxRates tx_rates;             /* the tenant's own; its class gives the rest */
 } TenantNicFacts;
 
 /* Callbacks that hear of every decision that moves a tenant, and of every problem with the saved state. */

@@ -17,7 +17,7 @@ int vf_prepare(Kernel *k, const Config *c, const Inventory *inv, PciSet *vf_link
                const char *vf, const TenantNicFacts *f) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ VfLink *links = NULL;
-        PlanAllocation alloc = { .vlan = f->vlan, .qos = -1, .vcpu0_cpu = -1 };
+        PlanAllocation alloc = { .vlan = f->vlan, .qos = -1, .vcpu0_cpu = -1, .tx_rates = f->tx_rates };
         char before[CPUSET_LIST_MAX], after[CPUSET_LIST_MAX];
         const Vf *v = NULL;
         const Pf *pf;

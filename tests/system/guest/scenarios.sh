@@ -171,6 +171,17 @@ out=$(sriovctl allocate t-virtio virtio-bridge --domain l2-c 2>&1); rc=$?
 if [ $rc = 0 ] && wait_for 20 sh -c "$V dumpxml l2-c | grep -q \"<source bridge='br0'/>\"" &&
         $V dumpxml l2-c | grep -q "<model type='virtio'/>"; then pass $S-virtio "l2-c has a virtio-net NIC on br0"
 else fail $S-virtio "allocate t-virtio: exit $rc: $(echo $out); l2-c has no virtio NIC on br0" libvirt; fi
+# The class's cap, max_tx_rate = 80 Mbit/s, is libvirt's <bandwidth> on the NIC in the live XML. A
+# tenant's own rate, given again in Allocate, updates the running guest's NIC.
+outbound_c() { $V dumpxml l2-c | grep -o "<outbound average='[0-9]*'" | head -n1; }
+if wait_for 10 sh -c "$V dumpxml l2-c | grep -q \"<outbound average='10000'/>\""; then
+        pass $S-virtio-cap "l2-c's live XML caps the virtio NIC at the class's 80 Mbit/s: $(outbound_c)"
+else fail $S-virtio-cap "l2-c's live XML: '$(outbound_c)', want <outbound average='10000'/>" libvirt; fi
+out=$(sriovctl allocate t-virtio virtio-bridge --domain l2-c --max-tx-rate 40 2>&1); rc=$?
+if [ $rc = 0 ] && wait_for 20 sh -c "$V dumpxml l2-c | grep -q \"<outbound average='5000'/>\"" &&
+        [ "$($V dumpxml l2-c | grep -c '<model type=.virtio./>')" = 1 ]; then
+        pass $S-virtio-own-cap "allocate --max-tx-rate 40: l2-c's same NIC now $(outbound_c) (kB/s)"
+else fail $S-virtio-own-cap "allocate --max-tx-rate 40: exit $rc: $(echo $out); live XML: '$(outbound_c)'; $(journalctl -u sriovd -o cat --no-pager | grep -i 'virtio NIC' | tail -n 2 | tr '\n' ' ')" libvirt; fi
 out=$(sriovctl allocate t-rt rt-guest --domain l2-b 2>&1); rc=$?
 say "INFO $S: allocate t-rt: exit $rc: $(echo $out)"
 pin_b() { $V vcpupin l2-b 0 2>/dev/null | awk '$1 ~ /^0/ {print $2}'; }

@@ -5,6 +5,7 @@
 # holds a VF (allocations.json seeded by the host, as sriovd would have saved it). Then vf_clean: a
 # tenant's VF gets the clean baseline for what it does not set, and once released (its tenant gone
 # from the state) a VF the tenant left with trust, no spoof check, a rate and a forced link is clean.
+# Then a rate cap per tenant, from its class and its own, on the VFs, and gone at release.
 # Last, RT softirq work on a stock kernel (conf-napi): threaded NAPI on the PF and the VFs, one
 # channel on the PF (new IRQs pinned in the same --once), ksoftirqd (and ktimers, rcuc where the
 # kernel has them) on the RT CPU at their [rt] priorities; a second --once changes nothing.
@@ -51,6 +52,18 @@ snapshot clean-released
 # The clean itself makes igb reset VF 1, and igbvf then sends the PF its MAC: a clean leaves a MAC
 # the driver picked alone.
 once_again clean-again /vm/conf-clean/sriovd.conf
+
+# Rates per tenant (conf-rates): the class caps its tenants, and one tenant has a cap of its own.
+# igb takes a VF's maximum rate only, and only while the PF's link is up.
+rm -rf /tmp/sriovd-state
+mkdir -p /tmp/sriovd-state
+cp /vm/allocations-rates.json /tmp/sriovd-state/allocations.json
+once_settled rates-1 /vm/conf-rates/sriovd.conf
+settled_snapshot rates-1
+once_again rates-2 /vm/conf-rates/sriovd.conf
+rm -rf /tmp/sriovd-state
+once_settled rates-release /vm/conf-rates/sriovd.conf
+settled_snapshot rates-released
 
 rm -rf /tmp/sriovd-state
 mkdir -p /tmp/sriovd-state
