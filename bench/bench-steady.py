@@ -17,7 +17,7 @@ default 240, or $SRIOVD_BENCH_STEADY_SEC), after each has placed the host once:
     drift_check_sec there; it is set to the safety-net period to stand for healthy events;
   - irqbalance (Debian's), --foreground at its default 10 s interval, and at 5 s.
 
-irqbalance is the baseline: it watches the same IRQs for a living. It runs in a private
+irqbalance is the baseline: it watches the same IRQs for a living. It runs (tests/lib/irqbalance.py) in a private
 mount namespace (and network namespace: its socket is abstract, one per namespace) in which the tree's /proc/interrupts, /proc/stat, /proc/softirqs, /proc/irq
 and /sys are bind-mounted over the real ones, and is started only after a check inside that
 namespace that /proc/irq is the tree's (same device, same IRQ count): it must never see,
@@ -45,13 +45,15 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "lib"))
+import irqbalance  # noqa: E402
+
 _spec = importlib.util.spec_from_file_location("bench_idle", os.path.join(HERE, "bench-idle.py"))
 idle = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(idle)
 
 DRIFT_SEC = 5
 SAFETY_NET_SEC = 120  # drift_safety_net_sec's default: the drift period while the BPF events work
-CACHE_IRQBALANCE = "/var/cache/sriovd-bench/irqbalance/usr/sbin/irqbalance"
 N_CPUS = 64
 POLICY = """[daemon]
 drift_check_sec = {drift}
@@ -73,26 +75,6 @@ def skip(why):
     sys.exit(77)
 
 
-def find_irqbalance():
-    for cand in (os.environ.get("SRIOVD_IRQBALANCE"), shutil.which("irqbalance"), CACHE_IRQBALANCE):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
-def complete_tree(root):
-    """What a kernel has and mkhost's large tree does not: /proc/stat and /proc/softirqs of 64 CPUs."""
-    with open(os.path.join(root, "proc/stat"), "w") as f:
-        f.write("cpu  1 2 3 4 5 6 7 8 0 0\n")
-        for c in range(N_CPUS):
-            f.write(f"cpu{c} 123456 12 34567 9876543 123 456 789 0 0 0\n")
-        f.write("intr 0\nctxt 1\nbtime 1\nprocesses 1\nprocs_running 1\nprocs_blocked 0\nsoftirq 0\n")
-    with open(os.path.join(root, "proc/softirqs"), "w") as f:
-        f.write(" " * 16 + "".join(f"CPU{c:<8}" for c in range(N_CPUS)) + "\n")
-        for name in ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"):
-            f.write(f"{name:>12}:" + "".join(f" {123456 + c * 7:10}" for c in range(N_CPUS)) + "\n")
-
-
 def cpu_ticks(pid):
     """utime + stime of the whole process (every task), in clock ticks."""
     with open(f"/proc/{pid}/stat") as f:
@@ -108,40 +90,16 @@ def measure(pid):
     return s
 
 
-class Irqbalance:
-    """irqbalance over a tree, in its own mount namespace (see the module's text for the check)."""
+class Irqbalance(irqbalance.Irqbalance):
+    """irqbalance over its own copy of the tree (see tests/lib/irqbalance.py for its namespace)."""
 
     def __init__(self, name, binary, tmp, fixture, interval):
         self.name = name
         self.dir = os.path.join(tmp, name)
         os.mkdir(self.dir)
-        self.root = os.path.join(self.dir, "root")
-        shutil.copytree(fixture, self.root, symlinks=True)
-        self.binary = binary
-        self.interval = interval
-        self.log = open(os.path.join(self.dir, "log"), "w+")
-        self.proc = None
-
-    def start(self):
-        r, n = self.root, len(os.listdir(os.path.join(self.root, "proc/irq")))
-        script = f"""set -e
-for f in interrupts stat softirqs; do mount --bind '{r}/proc/'$f /proc/$f; done
-mount --bind '{r}/proc/irq' /proc/irq
-mount --bind '{r}/sys' /sys
-[ "$(stat -c %d /proc/irq)" = "$(stat -c %d '{r}')" ] || {{ echo 'unsafe: /proc/irq is not the tree' >&2; exit 3; }}
-[ "$(ls /proc/irq | wc -l)" = {n} ] || {{ echo 'unsafe: /proc/irq has not the tree IRQ count' >&2; exit 3; }}
-grep -q "$(head -c 64 '{r}/proc/interrupts')" /proc/interrupts || {{ echo 'unsafe: /proc/interrupts' >&2; exit 3; }}
-exec '{self.binary}' --foreground --interval={self.interval}
-"""
-        self.proc = subprocess.Popen(["unshare", "--mount", "--net", "--propagation", "private", "sh", "-c", script],
-                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-
-    def exec_done(self):
-        """True once the shell has become irqbalance (same PID)."""
-        try:
-            return os.readlink(f"/proc/{self.proc.pid}/exe").endswith("irqbalance")
-        except OSError:
-            return False
+        root = os.path.join(self.dir, "root")
+        shutil.copytree(fixture, root, symlinks=True)
+        super().__init__(binary, root, os.path.join(self.dir, "log"), [f"--interval={interval}"])
 
 
 def cycles(daemon):
@@ -183,11 +141,10 @@ def main():
         sys.exit(__doc__)
     sriovd, mkhost = sys.argv[1], sys.argv[2]
     window = float(sys.argv[3] if len(sys.argv) == 4 else os.environ.get("SRIOVD_BENCH_STEADY_SEC", "240"))
-    binary = find_irqbalance()
-    if not binary:
-        skip("no irqbalance (set SRIOVD_IRQBALANCE, or run tools/install-deps, which unpacks Debian's)")
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        skip("irqbalance's private mount namespace needs root and unshare(1)")
+    binary = irqbalance.find()
+    why = irqbalance.unavailable(binary)
+    if why:
+        skip(why)
 
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     tmp = tempfile.mkdtemp(prefix="sriovd-bench-steady-", dir=base)
@@ -195,7 +152,7 @@ def main():
     try:
         fixture = os.path.join(tmp, "fixture")
         subprocess.run([sys.executable, mkhost, "large", fixture], check=True, stdout=subprocess.DEVNULL)
-        complete_tree(fixture)
+        irqbalance.complete_tree(fixture, N_CPUS)
         irq = nic_irq(fixture)
 
         daemons = []
@@ -216,17 +173,14 @@ def main():
             p.start()
         idle.wait_ready(daemons)
         for b in balancers:
-            deadline = time.monotonic() + 10
-            while not b.exec_done():
-                if b.proc.poll() is not None:
-                    b.log.seek(0)
-                    log = b.log.read()
-                    if b.proc.returncode == 3:
-                        sys.exit(f"bench-steady: irqbalance not started, its namespace failed the check:\n{log}")
-                    skip(f"irqbalance exited {b.proc.returncode} at start:\n{log}")
-                if time.monotonic() > deadline:
-                    sys.exit("bench-steady: irqbalance did not start within 10 s")
-                time.sleep(0.05)
+            failed = b.wait_started()
+            if failed:
+                rc, log = failed
+                if rc == irqbalance.UNSAFE:
+                    sys.exit(f"bench-steady: irqbalance not started, its namespace failed the check:\n{log}")
+                if rc is None:
+                    sys.exit(f"bench-steady: {log}")
+                skip(f"irqbalance exited {rc} at start:\n{log}")
         idle.pump(daemons, time.monotonic() + SETTLE_SEC)
         placed = {d.name: read_affinity(d.root, irq) for d in daemons}
         moved = {b.name: sum(1 for n in os.listdir(os.path.join(b.root, "proc/irq"))
