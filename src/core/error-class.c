@@ -111,6 +111,11 @@ static const ErrorClassRow table[] = {
         { K(NUM_VFS), EOPNOTSUPP, U, NO_SRIOV },
         { K(NUM_VFS), ENOSYS, U, NO_SRIOV },
 
+        { K(CPU_IDLE) | K(CPU_GOVERNOR), ENOENT, T, "the CPU went offline or lost the file; read again next "
+                                                    "cycle" },
+        { K(CPU_GOVERNOR), EINVAL, F, "the kernel does not have this governor (cpufreq driver or module)" },
+        { K(CPU_IDLE) | K(CPU_GOVERNOR), EBUSY, T, BUSY },
+
         /* Every kind. */
         { 0, EPERM, F, NEEDS_ROOT },
         { 0, EACCES, F, NEEDS_ROOT },

@@ -295,7 +295,8 @@ static HostCheckStatus check_cpuidle(const Ctx *c, HostFinding *h) {
         say(h->seen, "%s enabled on CPUs %s; processor.max_cstate=%s, intel_idle.max_cstate=%s", states,
             cpuset_format_list(&cpus, cpus_buf, sizeof(cpus_buf)), v1[0] ? v1 : "unset", v2[0] ? v2 : "unset");
         say(h->fix, "processor.max_cstate=1 intel_idle.max_cstate=0 on the kernel command line, or write 1 to "
-            "/sys/devices/system/cpu/cpuN/cpuidle/stateK/disable of those states on the RT CPUs");
+            "/sys/devices/system/cpu/cpuN/cpuidle/stateK/disable of those states on the RT CPUs, "
+            "or let sriovd do it with [rt] idle_states = limit");
         return HOST_CHECK_FAIL;
 }
 
@@ -330,6 +331,7 @@ static HostCheckStatus check_governor(const Ctx *c, HostFinding *h) {
         }
         say(h->seen, "governor %s on CPUs %s", names, cpuset_format_list(&cpus, buf, sizeof(buf)));
         say(h->fix, "write performance to /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor of the RT CPUs, "
+            "or let sriovd do it with [rt] cpufreq_governor = performance, "
             "or cpufreq.default_governor=performance on the kernel command line");
         return HOST_CHECK_FAIL;
 }

@@ -94,6 +94,10 @@ int inventory_dup(const Inventory *src, Inventory **ret) {
         if (r < 0)
                 return r;
         inv->n_kthreads = src->n_kthreads;
+        r = dup_array(src->cpu_power, src->n_cpu_power, sizeof(CpuPower), &inv->cpu_power);
+        if (r < 0)
+                return r;
+        inv->n_cpu_power = src->n_cpu_power;
         r = dup_array(src->problems.items, src->problems.n, sizeof(HostProblem), &inv->problems.items);
         if (r < 0)
                 return r;

@@ -93,6 +93,7 @@ Inventory *inventory_free(Inventory *inv) {
         free(inv->irqs);
         free(inv->other_irqs);
         free(inv->kthreads);
+        free(inv->cpu_power);
         free(inv->topo.node_cpus);
         free(inv);
         return NULL;

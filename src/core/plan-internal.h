@@ -71,6 +71,12 @@ void plan_pf_vf_drivers(PlanBuilder *b, const Pf *pf, const PfPolicy *pol);
 /* plan-kthreads.c: ksoftirqd/N, ktimers/N and rcuc/N of the RT CPUs, by [rt] *_priority, and the host's order. */
 void plan_kthreads(PlanBuilder *b);
 
+/*
+ * plan-cpu.c: the RT CPUs' idle states and governor, by [rt] idle_states and cpufreq_governor,
+ * from the inventory's cpu_power. What sriovd changed and no key asks for any more goes back.
+ */
+void plan_cpu_power(PlanBuilder *b);
+
 /* plan-tune.c: channels, coalescing and offloads of every PF and VF netdev. */
 void plan_tune(PlanBuilder *b);
 char *tune_format(const Action *a, bool after, char *buf, size_t size);

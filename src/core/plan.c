@@ -147,6 +147,7 @@ int plan_build(const Inventory *inv, const Config *cfg, const PlanContext *ctx, 
         plan_napi_threads(&b);
         plan_other_irqs(&b);
         plan_kthreads(&b);
+        plan_cpu_power(&b);
 
         /* A [pf ADDR] that the operator named but the host does not show is worth a note. */
         for (size_t i = 0; i < cfg->n_pfs; i++)
@@ -228,6 +229,8 @@ const char *action_kind_to_string(ActionKind k) {
                 [ACTION_SET_NAPI_PIN] = "napi-pin",
                 [ACTION_SET_NAPI_SCHED] = "napi-sched",
                 [ACTION_SET_KTHREAD_SCHED] = "kthread-sched",
+                [ACTION_SET_CPU_IDLE] = "cpu-idle",
+                [ACTION_SET_CPU_GOVERNOR] = "cpu-governor",
                 [ACTION_SET_RTNET_PRIO] = "rtnet-prio",
                 [ACTION_SET_IRQ_DEFAULT] = "irq-default",
                 [ACTION_SET_IRQ_AFFINITY] = "irq-affinity",
@@ -350,6 +353,12 @@ char *action_format_value(const Action *a, bool after, char *buf, size_t size) {
                 return buf;
         case ACTION_SET_PF_LINK:
                 snprintf(buf, size, "%s", (after ? a->after : a->before) ? "up" : "down");
+                return buf;
+        case ACTION_SET_CPU_IDLE:
+                snprintf(buf, size, "%s", (after ? a->after : a->before) ? "disabled" : "enabled");
+                return buf;
+        case ACTION_SET_CPU_GOVERNOR:
+                snprintf(buf, size, "%s", after ? a->governor_after : a->governor_before);
                 return buf;
         case ACTION_SET_IRQ_THREAD:
         case ACTION_SET_VHOST_SCHED:

@@ -36,6 +36,16 @@ const char *const pf_link_table[PF_LINK_COUNT] = {
         [PF_LINK_LEAVE] = "leave",
 };
 
+const char *const idle_states_table[IDLE_STATES_COUNT] = {
+        [IDLE_STATES_LEAVE] = "leave",
+        [IDLE_STATES_LIMIT] = "limit",
+};
+
+const char *const governor_table[GOVERNOR_COUNT] = {
+        [GOVERNOR_LEAVE] = "leave",
+        [GOVERNOR_PERFORMANCE] = "performance",
+};
+
 const char *const vf_mac_table[VF_MAC_COUNT] = {
         [VF_MAC_LEAVE] = "leave",
         [VF_MAC_DERIVE] = "derive",

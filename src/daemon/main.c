@@ -242,8 +242,9 @@ int main(int argc, char **argv) {
                         return EXIT_UNUSABLE;
                 if (r < 0)
                         return EXIT_INCOMPLETE;
-                printf("Restored %d IRQ threads to the scheduling sriovd found them with. IRQ affinities, VF counts, "
-                       "VF settings, coalescing and offloads stay as they are.\n", r);
+                printf("Restored %d IRQ threads to the scheduling sriovd found them with, and %u CPU idle states "
+                       "and governors to what sriovd found. IRQ affinities, VF counts, VF settings, coalescing and "
+                       "offloads stay as they are.\n", r, manager_cpu_restored(m));
                 return EXIT_OK;
         }
 

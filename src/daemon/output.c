@@ -140,6 +140,10 @@ static const char *action_what(const Action *a, char *buf, size_t size) {
                 snprintf(buf, size, "%s", a->thread_name);
         else if (a->kind == ACTION_SET_NAPI_PARAMS)
                 snprintf(buf, size, "%s NAPI %u", a->netdev, a->napi_id);
+        else if (a->kind == ACTION_SET_CPU_IDLE)
+                snprintf(buf, size, "CPU %u state %u", a->cpu, a->idle_state);
+        else if (a->kind == ACTION_SET_CPU_GOVERNOR)
+                snprintf(buf, size, "CPU %u", a->cpu);
         else if (a->kind == ACTION_SET_CHANNELS || a->kind == ACTION_SET_NAPI_THREADED)
                 snprintf(buf, size, "%s", a->netdev);
         else if (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER)
@@ -349,6 +353,13 @@ static json_object *action_json(const Action *a) {
         }
         if (r >= 0 && (a->kind == ACTION_SET_VF_LINK || a->kind == ACTION_SET_VF_DRIVER))
                 r = jsonc_add_int(o, "vf", a->vf);
+        if (r >= 0 && (a->kind == ACTION_SET_CPU_IDLE || a->kind == ACTION_SET_CPU_GOVERNOR)) {
+                r = jsonc_add_int(o, "cpu", a->cpu);
+                if (r >= 0 && a->kind == ACTION_SET_CPU_IDLE)
+                        r = jsonc_add_int(o, "idle_state", a->idle_state);
+                if (r >= 0)
+                        r = jsonc_add_bool(o, "restore", a->restore);
+        }
         if (r >= 0 && (a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS))
                 r = jsonc_add_int(o, "ifindex", a->netdev_ifindex);
         if (r < 0)
@@ -362,7 +373,8 @@ static json_object *action_json(const Action *a) {
             a->kind == ACTION_SET_COALESCE || a->kind == ACTION_SET_OFFLOADS || a->kind == ACTION_SET_VF_DRIVER ||
             a->kind == ACTION_SET_CHANNELS || a->kind == ACTION_SET_NAPI_THREADED ||
             a->kind == ACTION_SET_NAPI_PARAMS || a->kind == ACTION_SET_NAPI_PIN || a->kind == ACTION_SET_NAPI_SCHED ||
-            a->kind == ACTION_SET_KTHREAD_SCHED || a->kind >= ACTION_SET_VCPU_PIN) {
+            a->kind == ACTION_SET_KTHREAD_SCHED || a->kind == ACTION_SET_CPU_IDLE ||
+            a->kind == ACTION_SET_CPU_GOVERNOR || a->kind >= ACTION_SET_VCPU_PIN) {
 
                 char buf[CPUSET_LIST_MAX];
                 if (jsonc_add_string(o, "before", action_format_value(a, false, buf, sizeof(buf))) < 0 ||

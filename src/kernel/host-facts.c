@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sriovd/kernel/cpu-power.h"
 #include "sriovd/kernel/host-facts.h"
 
 static void read_cpus(RootFs *root, const char *path, CpuSet *ret) {
@@ -74,24 +75,6 @@ int host_facts_read(RootFs *root, HostFacts *ret) {
         return 0;
 }
 
-static void read_idle_states(RootFs *root, HostCpuFacts *c) {
-        for (unsigned k = 0; k < HOST_IDLE_STATES_MAX; k++) {
-                HostIdleState *s = &c->idle[c->n_idle];
-                long latency, disable;
-
-                if (rootfs_read_long(root, &latency, "/sys/devices/system/cpu/cpu%u/cpuidle/state%u/latency",
-                                     c->cpu, k) < 0)
-                        break;
-                *s = (HostIdleState) { .index = k, .latency_us = latency > 0 ? (unsigned) latency : 0 };
-                if (rootfs_read_attr(root, s->name, sizeof(s->name), "/sys/devices/system/cpu/cpu%u/cpuidle/state%u/name",
-                                     c->cpu, k) < 0)
-                        snprintf(s->name, sizeof(s->name), "state%u", k);
-                s->disabled = rootfs_read_long(root, &disable, "/sys/devices/system/cpu/cpu%u/cpuidle/state%u/disable",
-                                               c->cpu, k) >= 0 && disable != 0;
-                c->n_idle++;
-        }
-}
-
 int host_facts_read_cpus(RootFs *root, const CpuSet *cpus, HostFacts *f) {
         unsigned n = cpuset_count(cpus);
         HostCpuFacts *a;
@@ -107,7 +90,7 @@ int host_facts_read_cpus(RootFs *root, const CpuSet *cpus, HostFacts *f) {
                 if (rootfs_read_attr(root, buf, sizeof(buf), "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list",
                                      c->cpu) >= 0 && cpuset_parse_list(buf, &c->siblings) >= 0)
                         c->have_siblings = true;
-                read_idle_states(root, c);
+                cpu_idle_read(root, c->cpu, c->idle, ELEMENTSOF(c->idle), &c->n_idle);
                 if (rootfs_read_attr(root, c->governor, sizeof(c->governor),
                                      "/sys/devices/system/cpu/cpu%u/cpufreq/scaling_governor", c->cpu) < 0)
                         c->governor[0] = 0;

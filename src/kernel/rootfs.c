@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* rootfs.c — every /sys and /proc access, resolved beneath one root directory fd */
+/* rootfs.c — the root directory fd, every /sys and /proc path resolved beneath it, and the reads */
 
 #include <fcntl.h>
 #include <limits.h>
@@ -7,26 +7,10 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 
 #include "sriovd/kernel/rootfs.h"
-
-struct RootFs {
-        int fd;
-        char *path;
-        bool real;
-        bool no_openat2;   /* the kernel lacks openat2(), so opens fall back to openat() */
-        bool sched_live;
-        /* This is for tests only and never set on the real root.
-         * A spec "SUBSTRING=ERRNO,..." makes the writes to matching paths fail. */
-        char *fail_writes;
-        /* This is for tests only and never set on the real root.
-         * It holds the path of the test kernel's socket. */
-        char *test_kernel;
-        int test_kernel_fd;
-};
+#include "rootfs-internal.h"
 
 /* Copies a test hook's string, which may be NULL. Returns 0, or -ENOMEM. */
 static int hook_dup(const char *s, char **ret) {
@@ -99,11 +83,8 @@ bool path_component_valid(const char *s) {
                strlen(s) <= NAME_MAX;
 }
 
-/*
- * Builds the path relative to the root. Only /sys and /proc may be reached,
- * because no other part of sriovd has any business going through here.
- */
-static int rootfs_format(char *buf, size_t size, const char *fmt, va_list ap) {
+/* Only /sys and /proc may be reached, because no other part of sriovd has any business going through here. */
+int rootfs_format(char *buf, size_t size, const char *fmt, va_list ap) {
         int n = vsnprintf(buf, size, fmt, ap);
         if (n < 0 || (size_t) n >= size)
                 return -ENAMETOOLONG;
@@ -117,7 +98,7 @@ static int rootfs_format(char *buf, size_t size, const char *fmt, va_list ap) {
         return 0;
 }
 
-static int rootfs_openv(RootFs *r, int flags, const char *fmt, va_list ap) {
+int rootfs_openv(RootFs *r, int flags, const char *fmt, va_list ap) {
         char path[PATH_MAX];
         int fd, k;
 
@@ -213,7 +194,7 @@ static int read_fd_all(int fd, char **ret) {
  * nothing. Anything else where an attribute belongs means a broken or hostile tree.
  * A FIFO would block open() and read() forever, and a directory or a socket has nothing to read.
  */
-static int check_regular(int fd, struct stat *ret_st) {
+int rootfs_check_regular(int fd, struct stat *ret_st) {
         struct stat st;
 
         if (fstat(fd, &st) < 0)
@@ -236,7 +217,7 @@ static int rootfs_readv(RootFs *r, char **ret, struct stat *ret_st, const char *
         fd = rootfs_openv(r, O_RDONLY | O_NOCTTY | O_NONBLOCK, fmt, ap);
         if (fd < 0)
                 return fd;
-        k = check_regular(fd, ret_st);
+        k = rootfs_check_regular(fd, ret_st);
         if (k < 0)
                 return k;
         return read_fd_all(fd, ret);
@@ -252,7 +233,7 @@ int rootfs_open_file(RootFs *r, const char *fmt, ...) {
         va_end(ap);
         if (fd < 0)
                 return fd;
-        k = check_regular(fd, NULL);
+        k = rootfs_check_regular(fd, NULL);
         if (k < 0)
                 return k;
         return TAKE_FD(fd);
@@ -331,127 +312,7 @@ int rootfs_read_long(RootFs *r, long *ret, const char *fmt, ...) {
         return 0;
 }
 
-/* Returns the errno that a test asked the writes to this path to fail with, or 0. */
-static int injected_write_error(const RootFs *r, const char *path) {
-        _cleanup_free_ char *spec = NULL;
-        char *save = NULL;
-
-        if (!r->fail_writes)
-                return 0;
-        spec = strdup(r->fail_writes);
-        if (!spec)
-                return 0;
-        for (char *item = strtok_r(spec, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-                char *eq = strrchr(item, '=');
-                if (!eq)
-                        continue;
-                *eq = 0;
-                if (strstr(path, item))
-                        return atoi(eq + 1);
-        }
-        return 0;
-}
-
-/*
- * Hands a write to the test kernel as one SOCK_SEQPACKET message "PATH\0VALUE". The one reply
- * is an errno in decimal, and "0" means done. The test kernel performs the write and its side
- * effects, such as new devices and uevents, before it replies, as a kernel store() does.
- */
-static int test_kernel_write(RootFs *r, const char *path, const char *value) {
-        char msg[PATH_MAX + 4096], reply[32];
-        size_t lp = strlen(path) + 1, lv = strlen(value);
-        ssize_t n;
-        long e;
-        char *end;
-
-        if (lp + lv > sizeof(msg))
-                return -E2BIG;
-        if (r->test_kernel_fd < 0) {
-                struct sockaddr_un sa = { .sun_family = AF_UNIX };
-                _cleanup_close_ int fd = -EBADF;
-
-                if (strlen(r->test_kernel) >= sizeof(sa.sun_path))
-                        return -ENAMETOOLONG;
-                strcpy(sa.sun_path, r->test_kernel);
-                fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-                if (fd < 0)
-                        return negative_errno();
-                /* A test kernel that hangs must fail the test, not hang sriovd. */
-                struct timeval tv = { .tv_sec = 30 };
-                if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
-                        return negative_errno();
-                if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
-                        return negative_errno();
-                r->test_kernel_fd = TAKE_FD(fd);
-        }
-        memcpy(msg, path, lp);
-        memcpy(msg + lp, value, lv);
-        do
-                n = send(r->test_kernel_fd, msg, lp + lv, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n >= 0)
-                do
-                        n = recv(r->test_kernel_fd, reply, sizeof(reply) - 1, 0);
-                while (n < 0 && errno == EINTR);
-        if (n <= 0) {
-                /* The test kernel went away, so the next write reconnects. */
-                int k = n < 0 ? negative_errno() : -ECONNRESET;
-                closep(&r->test_kernel_fd);
-                r->test_kernel_fd = -EBADF;
-                return k;
-        }
-        reply[n] = 0;
-        e = strtol(reply, &end, 10);
-        if (end == reply || e < 0 || e > 4095)
-                return -EPROTO;
-        return (int) -e;
-}
-
-int rootfs_write(RootFs *r, const char *value, const char *fmt, ...) {
-        _cleanup_close_ int fd = -EBADF;
-        size_t len = strlen(value);
-        va_list ap;
-        ssize_t k;
-        int e;
-
-        if (r->fail_writes || r->test_kernel) {
-                char path[PATH_MAX];
-
-                va_start(ap, fmt);
-                e = rootfs_format(path, sizeof(path), fmt, ap);
-                va_end(ap);
-                if (e < 0)
-                        return e;
-                e = injected_write_error(r, path);
-                if (e > 0)
-                        return -e;   /* like the kernel, fail with nothing written */
-                if (r->test_kernel)
-                        return test_kernel_write(r, path, value);
-        }
-
-        va_start(ap, fmt);
-        /*
-         * O_TRUNC matters on fixture trees, where a shorter value must not keep old bytes.
-         * With O_NONBLOCK, a FIFO without a reader fails with ENXIO instead of blocking.
-         */
-        fd = rootfs_openv(r, O_WRONLY | O_NOCTTY | O_NONBLOCK | (r->real ? 0 : O_TRUNC), fmt, ap);
-        va_end(ap);
-        if (fd < 0)
-                return fd;
-        e = check_regular(fd, NULL);
-        if (e < 0)
-                return e;
-
-        /* sysfs takes one write() per value, so a short write is a failure. */
-        k = write(fd, value, len);
-        if (k < 0)
-                return negative_errno();
-        if ((size_t) k != len)
-                return -EIO;
-        return 0;
-}
-
-static int rootfs_parentv(RootFs *r, char **ret_base, const char *fmt, va_list ap) {
+int rootfs_parentv(RootFs *r, char **ret_base, const char *fmt, va_list ap) {
         char path[PATH_MAX], *slash;
         int k, fd;
 
@@ -519,36 +380,6 @@ int rootfs_readlink_base(RootFs *r, char **ret, const char *fmt, ...) {
         slash = strrchr(target, '/');
         *ret = strdup(slash ? slash + 1 : target);
         return *ret ? 0 : -ENOMEM;
-}
-
-/*
- * Makes or removes one directory beneath the root. Control filesystems such as resctrl take a
- * mkdir() or an rmdir() as their command, so these are the only calls that change the tree.
- */
-int rootfs_mkdir(RootFs *r, const char *fmt, ...) {
-        _cleanup_free_ char *base = NULL;
-        _cleanup_close_ int dfd = -EBADF;
-        va_list ap;
-
-        va_start(ap, fmt);
-        dfd = rootfs_parentv(r, &base, fmt, ap);
-        va_end(ap);
-        if (dfd < 0)
-                return dfd;
-        return mkdirat(dfd, base, 0755) < 0 ? negative_errno() : 0;
-}
-
-int rootfs_rmdir(RootFs *r, const char *fmt, ...) {
-        _cleanup_free_ char *base = NULL;
-        _cleanup_close_ int dfd = -EBADF;
-        va_list ap;
-
-        va_start(ap, fmt);
-        dfd = rootfs_parentv(r, &base, fmt, ap);
-        va_end(ap);
-        if (dfd < 0)
-                return dfd;
-        return unlinkat(dfd, base, AT_REMOVEDIR) < 0 ? negative_errno() : 0;
 }
 
 static int rootfs_opendirv(RootFs *r, DIR **ret, const char *fmt, va_list ap) {

@@ -133,7 +133,7 @@ int virt_reconcile(const VirtDomainInfo *domains, size_t n_domains,
                         for (size_t j = 0; d && !found && j < d->n_nics; j++)
                                 if (mac_eq(d->nics[j].mac, e->mac)) {
                                         found = true;
-                                        rate_ok = d->nics[j].outbound_average == e->outbound_average;
+                                        rate_ok = !e->have_outbound || d->nics[j].outbound_average == e->outbound_average;
                                 }
                         r = emit(&o, !d ? VIRT_FINDING_DOMAIN_GONE : !found ? VIRT_FINDING_MISSING :
                                      rate_ok ? VIRT_FINDING_OK : VIRT_FINDING_RATE_MISMATCH,

@@ -90,9 +90,11 @@ static const struct {
         { "cpuidle", "warning",
           "C6 (290 us) enabled on CPUs 2-7,18-23; processor.max_cstate=unset, intel_idle.max_cstate=unset",
           "processor.max_cstate=1 intel_idle.max_cstate=0 on the kernel command line, or write 1 to "
-          "/sys/devices/system/cpu/cpuN/cpuidle/stateK/disable of those states on the RT CPUs" },
+          "/sys/devices/system/cpu/cpuN/cpuidle/stateK/disable of those states on the RT CPUs, "
+          "or let sriovd do it with [rt] idle_states = limit" },
         { "governor", "warning", "governor powersave on CPUs 2-7,18-23",
           "write performance to /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor of the RT CPUs, "
+          "or let sriovd do it with [rt] cpufreq_governor = performance, "
           "or cpufreq.default_governor=performance on the kernel command line" },
         { "stalld", "warning", "RT throttling is off and no stalld process runs",
           "install stalld and run systemctl enable --now stalld" },

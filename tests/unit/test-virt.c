@@ -347,18 +347,19 @@ TEST(reconcile) {
                 { .name = "e", .nics = e, .n_nics = ELEMENTSOF(e) },
         };
         VirtExpected ex[] = {
-                { "t1", "0000:41:00.2", "02:00:00:00:00:01", "a", 0 },   /* ok */
-                { "t2", "0000:41:00.3", "02:00:00:00:00:02", "b", 0 },   /* in b and c: duplicate */
-                { "t3", "0000:41:00.4", "02:00:00:00:00:03", "b", 0 },   /* other MAC */
-                { "t4", "0000:41:00.7", NULL, "d", 0 },                  /* missing */
-                { "t5", "0000:41:01.0", NULL, "gone", 0 },               /* domain gone */
-                { "t6", "0000:41:00.6", NULL, "d", 0 },                  /* found in e */
-                { "t7", NULL, "02:00:00:00:00:09", "a", 0 },             /* virtio ok */
-                { "t8", NULL, "02:00:00:00:00:0a", "a", 0 },             /* virtio missing */
-                { "t9", NULL, NULL, "gone", 0 },                         /* virtio, domain gone */
-                { "t10", "0000:41:01.1", NULL, "", 0 },                  /* no domain: not checked */
-                { "t11", NULL, "02:00:00:00:00:0b", "a", 12500 },     /* virtio, capped as expected */
-                { "t12", NULL, "02:00:00:00:00:0c", "a", 125 },       /* virtio, capped otherwise */
+                { "t1", "0000:41:00.2", "02:00:00:00:00:01", "a", false, 0 },   /* ok */
+                { "t2", "0000:41:00.3", "02:00:00:00:00:02", "b", false, 0 },   /* in b and c: duplicate */
+                { "t3", "0000:41:00.4", "02:00:00:00:00:03", "b", false, 0 },   /* other MAC */
+                { "t4", "0000:41:00.7", NULL, "d", false, 0 },                  /* missing */
+                { "t5", "0000:41:01.0", NULL, "gone", false, 0 },               /* domain gone */
+                { "t6", "0000:41:00.6", NULL, "d", false, 0 },                  /* found in e */
+                { "t7", NULL, "02:00:00:00:00:09", "a", false, 0 },             /* virtio ok */
+                { "t8", NULL, "02:00:00:00:00:0a", "a", false, 0 },             /* virtio missing */
+                { "t9", NULL, NULL, "gone", false, 0 },                         /* virtio, domain gone */
+                { "t10", "0000:41:01.1", NULL, "", false, 0 },                  /* no domain: not checked */
+                { "t11", NULL, "02:00:00:00:00:0b", "a", true, 12500 },     /* virtio, capped as expected */
+                { "t12", NULL, "02:00:00:00:00:0c", "a", true, 125 },     /* virtio, capped otherwise */
+                { "t13", NULL, "02:00:00:00:00:0c", "a", false, 0 },      /* virtio, its cap left to the operator */
         };
         const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.3", "0000:41:00.4", "0000:41:00.5",
                                              "0000:41:00.6", "0000:41:00.7", "0000:41:01.0", "0000:41:01.1" };
@@ -370,7 +371,7 @@ TEST(reconcile) {
         for (size_t i = 0; i < n; i++)
                 fprintf(stderr, "   %s %s %s %s (expected %s)\n", virt_finding_to_string(it[i].finding),
                         it[i].tenant, it[i].vf, it[i].domain, it[i].expected_domain);
-        ASSERT_EQ(n, 13);
+        ASSERT_EQ(n, 14);
         ASSERT_EQ(find_item(it, n, "t1", "a")->finding, VIRT_FINDING_OK);
         ASSERT_EQ(find_item(it, n, "t2", "b")->finding, VIRT_FINDING_DUPLICATE);
         ASSERT_EQ(find_item(it, n, "t2", "c")->finding, VIRT_FINDING_DUPLICATE);
@@ -387,6 +388,7 @@ TEST(reconcile) {
         ASSERT_EQ(find_item(it, n, "t9", "")->finding, VIRT_FINDING_DOMAIN_GONE);
         ASSERT_EQ(find_item(it, n, "t11", "a")->finding, VIRT_FINDING_OK);
         ASSERT_EQ(find_item(it, n, "t12", "a")->finding, VIRT_FINDING_RATE_MISMATCH);
+        ASSERT_EQ(find_item(it, n, "t13", "a")->finding, VIRT_FINDING_OK);
         /* 0000:41:00.5 in c is held by nobody: foreign; 0000:81:00.0 is out of scope. */
         x = find_item(it, n, "", "c");
         ASSERT_EQ(x->finding, VIRT_FINDING_FOREIGN);
@@ -640,8 +642,8 @@ TEST(test_driver_events_and_reconcile) {
         ASSERT(doms[0].active);
         {
                 VirtExpected ex[] = {
-                        { "t1", "0000:41:00.2", "52:54:00:10:00:01", "holder", 0 },
-                        { "t2", "0000:41:00.3", NULL, "gone", 0 },
+                        { "t1", "0000:41:00.2", "52:54:00:10:00:01", "holder", false, 0 },
+                        { "t2", "0000:41:00.3", NULL, "gone", false, 0 },
                 };
                 const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.3", "0000:41:00.5" };
 
@@ -657,7 +659,7 @@ TEST(test_driver_events_and_reconcile) {
         /* A tenant that names its domain by UUID, as a scheduler that knows the guest's UUID does. */
         ASSERT_STREQ(doms[0].uuid, HOLDER_UUID);
         {
-                VirtExpected ex[] = { { "t1", "0000:41:00.2", "52:54:00:10:00:01", HOLDER_UUID, 0 } };
+                VirtExpected ex[] = { { "t1", "0000:41:00.2", "52:54:00:10:00:01", HOLDER_UUID, false, 0 } };
                 const char scope[][PCI_ADDR_MAX] = { "0000:41:00.2", "0000:41:00.5" };
 
                 items = mfree(items);

@@ -15,18 +15,9 @@
  * same findings.
  */
 
-#define HOST_IDLE_STATES_MAX 16
-#define HOST_NAME_MAX_LEN 32
 /* An idle state whose exit latency is above this bound, in microseconds, is too deep for an RT CPU. */
 #define HOST_CHECK_IDLE_LATENCY_MAX_US 10
 #define HOST_CHECK_TEXT_MAX 512
-
-typedef struct HostIdleState {
-        char name[HOST_NAME_MAX_LEN];  /* cpuidle/stateN/name, such as "C6" */
-        unsigned index;                /* N */
-        unsigned latency_us;           /* cpuidle/stateN/latency */
-        bool disabled;                 /* cpuidle/stateN/disable is 1 */
-} HostIdleState;
 
 /* What one RT CPU shows. */
 typedef struct HostCpuFacts {

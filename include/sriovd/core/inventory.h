@@ -316,6 +316,30 @@ typedef struct Kthread {
 } Kthread;
 
 const char *kthread_kind_to_string(KthreadKind k);
+
+#define HOST_IDLE_STATES_MAX 16
+#define HOST_NAME_MAX_LEN 32
+/* cpufreq/scaling_available_governors, such as "performance powersave". */
+#define CPU_GOVERNORS_MAX 160
+
+typedef struct HostIdleState {
+        char name[HOST_NAME_MAX_LEN];  /* cpuidle/stateN/name, such as "C6" */
+        unsigned index;                /* N */
+        unsigned latency_us;           /* cpuidle/stateN/latency */
+        bool disabled;                 /* cpuidle/stateN/disable is 1 */
+} HostIdleState;
+
+/*
+ * The idle states and the cpufreq governor of one CPU. The daemon reads them only for the CPUs
+ * that [rt] idle_states and cpufreq_governor change, or that sriovd has yet to put back.
+ */
+typedef struct CpuPower {
+        unsigned cpu;
+        size_t n_idle;
+        HostIdleState idle[HOST_IDLE_STATES_MAX];
+        char governor[HOST_NAME_MAX_LEN];      /* cpufreq/scaling_governor, or "" without cpufreq */
+        char governors[CPU_GOVERNORS_MAX];     /* cpufreq/scaling_available_governors, or "" */
+} CpuPower;
 /*
  * Whether a thread name can be recorded in saved-sched. It must be printable ASCII without a
  * space, and it must fit. Only threads with such names are changed.
@@ -335,6 +359,8 @@ typedef struct Inventory {
         size_t n_kthreads;
         CpuSet default_affinity;    /* /proc/irq/default_smp_affinity */
         bool have_default_affinity;
+        CpuPower *cpu_power;        /* sorted by CPU; the daemon fills it, not inventory_read() */
+        size_t n_cpu_power;
         HostProblems problems;      /* what the tree got wrong, and what was left out for it */
 } Inventory;
 

@@ -31,6 +31,8 @@ typedef enum ActionKind {
         ACTION_SET_NAPI_PIN,        /* a napi/ thread onto its IRQ's CPUs, in after; irq is that IRQ */
         ACTION_SET_NAPI_SCHED,      /* sched_setscheduler() of a napi/ thread */
         ACTION_SET_KTHREAD_SCHED,   /* of ksoftirqd/N, ktimers/N or rcuc/N on an RT CPU, by [rt] *_priority */
+        ACTION_SET_CPU_IDLE,        /* cpuN/cpuidle/stateK/disable of cpu and idle_state: before -> after */
+        ACTION_SET_CPU_GOVERNOR,    /* cpuN/cpufreq/scaling_governor of cpu: governor_before -> governor_after */
         ACTION_SET_PF_LINK,         /* the PF netdev's IFF_UP, by rtnetlink; libvirt needs it for VF interfaces */
         /*
          * A guest's placement, see guest-placement.h, goes through libvirt. The daemon's libvirt
@@ -74,6 +76,8 @@ typedef struct Action {
          * because PIDs are reused.
          */
         char thread_name[KTHREAD_NAME_MAX];
+        unsigned cpu;               /* ACTION_SET_CPU_IDLE and ACTION_SET_CPU_GOVERNOR */
+        unsigned idle_state;        /* ACTION_SET_CPU_IDLE: the K of stateK */
         union {
                 struct {            /* ACTION_SET_IRQ_AFFINITY, ACTION_SET_IRQ_DEFAULT, the guest pins */
                         CpuSet cpus_before, cpus_after;
@@ -86,6 +90,9 @@ typedef struct Action {
                 };
                 struct {            /* ACTION_SET_VF_DRIVER; an after of "" means the kernel's choice */
                         char driver_before[DRIVER_MAX], driver_after[DRIVER_MAX];
+                };
+                struct {            /* ACTION_SET_CPU_GOVERNOR */
+                        char governor_before[HOST_NAME_MAX_LEN], governor_after[HOST_NAME_MAX_LEN];
                 };
                 struct {            /* ACTION_SET_COALESCE, _OFFLOADS, _CHANNELS, _NAPI_*: on netdev ifindex of target */
                         int netdev_ifindex;
@@ -101,7 +108,11 @@ typedef struct Action {
                         NapiParams napi_before, napi_after;   /* napi_after holds only what changes */
                 };
         };
-        bool restore;               /* puts back what sriovd changed, when a thread left its RT class */
+        /*
+         * Puts back what sriovd changed: a thread that left its RT class, or a CPU setting that
+         * [rt] no longer asks for.
+         */
+        bool restore;
         /* What else the action does, for the operator, such as "destroys 8 VFs". */
         char effect[96];
         /* apply fills this in: 1 when it changed something, 0 when it was already so, or a negative errno. */
@@ -132,6 +143,18 @@ typedef struct SavedSched {
         int policy, priority;
         char name[KTHREAD_NAME_MAX];    /* a NAPI or per-CPU kernel thread's name, or "" for the IRQ thread */
 } SavedSched;
+
+/*
+ * What sriovd found in one CPU file before it first wrote it, to put it back later: an idle
+ * state's disable, or the cpufreq governor.
+ */
+typedef struct SavedCpu {
+        unsigned cpu;
+        int idle_state;                 /* the K of cpuidle/stateK, or -1 for the governor */
+        char value[HOST_NAME_MAX_LEN];  /* "0" or "1" for an idle state; the governor's name */
+} SavedCpu;
+/* Orders SavedCpu by CPU, then the governor first, then by idle state, for qsort() and bsearch(). */
+int saved_cpu_cmp(const void *a, const void *b);
 
 /* A VF that a tenant holds by the allocator's decision, and what the tenant needs on it. */
 typedef struct PlanAllocation {
@@ -180,6 +203,8 @@ typedef struct PlanReleased {
 typedef struct PlanContext {
         const SavedSched *saved;        /* sorted by pid */
         size_t n_saved;
+        const SavedCpu *saved_cpu;      /* sorted by saved_cpu_cmp() */
+        size_t n_saved_cpu;
         const unsigned *unmanaged_irqs; /* the IRQs that the kernel refused for good, sorted */
         size_t n_unmanaged;
         const PlanAllocation *allocations;

@@ -160,6 +160,20 @@ typedef enum PfLinkPolicy {
         _PF_LINK_MAX,
 } PfLinkPolicy;
 
+/* [rt] idle_states: what sriovd does to the RT CPUs' deep idle states. */
+typedef enum IdleStatesPolicy {
+        IDLE_STATES_LEAVE,                 /* never touched, the default */
+        IDLE_STATES_LIMIT,                 /* those above HOST_CHECK_IDLE_LATENCY_MAX_US disabled */
+        _IDLE_STATES_MAX,
+} IdleStatesPolicy;
+
+/* [rt] cpufreq_governor: the RT CPUs' cpufreq governor. */
+typedef enum GovernorPolicy {
+        GOVERNOR_LEAVE,                    /* never touched, the default */
+        GOVERNOR_PERFORMANCE,
+        _GOVERNOR_MAX,
+} GovernorPolicy;
+
 /* A [match VVVV:DDDD] or [pf DDDD:BB:DD.F] section. */
 typedef struct PfPolicy {
         bool by_addr;
@@ -241,6 +255,9 @@ typedef struct Config {
          * follow their class.
          */
         int kthread_priority[_KTHREAD_KIND_MAX];
+        /* What sriovd writes to the RT CPUs' cpuidle and cpufreq files. Both leave them by default. */
+        IdleStatesPolicy idle_states;
+        GovernorPolicy cpufreq_governor;
 
         PfPolicy *pfs;
         size_t n_pfs;
@@ -317,9 +334,13 @@ const char *vf_driver_policy_to_string(VfDriverPolicy p);
 #define VF_MAC_COUNT 2
 #define VF_LINK_STATE_COUNT 4
 #define VF_DRIVER_COUNT 3
+#define IDLE_STATES_COUNT _IDLE_STATES_MAX
+#define GOVERNOR_COUNT _GOVERNOR_MAX
 extern const char *const vnic_kind_table[VNIC_KIND_COUNT];
 extern const char *const irq_spread_table[IRQ_SPREAD_COUNT];
 extern const char *const pf_link_table[PF_LINK_COUNT];
 extern const char *const vf_mac_table[VF_MAC_COUNT];
 extern const char *const vf_link_state_table[VF_LINK_STATE_COUNT];
 extern const char *const vf_driver_table[VF_DRIVER_COUNT];
+extern const char *const idle_states_table[IDLE_STATES_COUNT];
+extern const char *const governor_table[GOVERNOR_COUNT];

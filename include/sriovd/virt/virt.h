@@ -205,7 +205,9 @@ typedef struct VirtExpected {
         const char *vf;               /* the PCI address; NULL or "" for a virtio tenant, checked by MAC */
         const char *mac;              /* may be NULL */
         const char *domain;           /* its name or UUID, see virt_domain_ref_is(); "" or NULL for no domain yet */
-        unsigned outbound_average;    /* for a virtio tenant, its NIC's cap in kB/s, or 0 for none */
+        /* For a virtio tenant with a cap, or with 0 for none: its NIC's cap in kB/s. Else not checked. */
+        bool have_outbound;
+        unsigned outbound_average;
 } VirtExpected;
 
 typedef enum VirtFinding {
@@ -243,7 +245,7 @@ typedef struct VirtReconcileItem {
  *    tenant, or keeps it by its keep-on-undefine policy.
  *  - A tenant with a domain that lacks its NIC gives MISSING, and the caller attaches the NIC.
  *    Virtio tenants are looked up by MAC. A virtio tenant without a MAC is OK whenever its
- *    domain exists. A virtio NIC found with another outbound cap than expected gives
+ *    domain exists. A virtio NIC found with another outbound cap than an expected one gives
  *    RATE_MISMATCH, and the caller updates the NIC.
  *  - A VF in a domain that no tenant holds gives FOREIGN, when its PCI address is in the sorted
  *    vfs_in_scope. It is reported, and the allocator must treat it as taken.

@@ -18,6 +18,10 @@ const char *action_describe(const Action *a, char *buf, size_t size) {
                          KTHREAD_NAME_MAX - 1, a->thread_name);
         else if (a->kind == ACTION_SET_NAPI_PARAMS)
                 snprintf(buf, size, "%s %s NAPI %u", action_kind_to_string(a->kind), a->target, a->napi_id);
+        else if (a->kind == ACTION_SET_CPU_IDLE)
+                snprintf(buf, size, "%s host CPU %u state %u", action_kind_to_string(a->kind), a->cpu, a->idle_state);
+        else if (a->kind == ACTION_SET_CPU_GOVERNOR)
+                snprintf(buf, size, "%s host CPU %u", action_kind_to_string(a->kind), a->cpu);
         else
                 snprintf(buf, size, "%s %s", action_kind_to_string(a->kind), a->target[0] ? a->target : "host");
         return buf;

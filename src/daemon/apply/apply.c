@@ -2,6 +2,7 @@
 /* apply.c — carry out planned actions through the kernel modules */
 
 #include "sriovd/kernel/bind.h"
+#include "sriovd/kernel/cpu-power.h"
 #include "sriovd/kernel/ethtool.h"
 #include "sriovd/kernel/irq.h"
 #include "sriovd/kernel/napi.h"
@@ -87,6 +88,13 @@ int action_apply(Kernel *k, Action *a) {
         }
         case ACTION_SET_RTNET_PRIO:
                 r = sysctl_set_rtnet_prio(root, a->after);
+                break;
+        case ACTION_SET_CPU_IDLE:
+                /* Under --root this writes the fixture's file, as every sysfs setter does. */
+                r = cpu_idle_set_disable(root, a->cpu, a->idle_state, a->after != 0);
+                break;
+        case ACTION_SET_CPU_GOVERNOR:
+                r = cpu_governor_set(root, a->cpu, a->governor_after);
                 break;
         case ACTION_SET_IRQ_DEFAULT:
                 r = irq_set_default_affinity(root, &a->cpus_after);

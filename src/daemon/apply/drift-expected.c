@@ -82,7 +82,7 @@ static bool failed_last_cycle(const Plan *last, const Action *a) {
                 const Action *b = &last->actions[i];
 
                 if (b->result < 0 && b->kind == a->kind && b->irq == a->irq && b->vf == a->vf && b->pid == a->pid &&
-                    streq(b->target, a->target))
+                    b->cpu == a->cpu && b->idle_state == a->idle_state && streq(b->target, a->target))
                         return true;
         }
         return false;

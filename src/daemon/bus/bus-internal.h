@@ -178,6 +178,20 @@ int bus_append_irq_record(sd_bus_message *m, const Irq *q, const char *device, c
 int bus_append_action_record(sd_bus_message *m, const Action *a);
 int bus_append_note_record(sd_bus_message *m, const PlanNote *n);
 int bus_append_host_finding_record(sd_bus_message *m, const HostFinding *h);
+/*
+ * Appends the n records of the array items as one aa{sv}, with append(m, &items[i]) for each.
+ * Returns 0 or a negative errno from sd-bus. It is a macro so that each append function keeps the
+ * type of its record.
+ */
+#define BUS_APPEND_RECORDS(m, items, n, append)                                         \
+        ({                                                                              \
+                sd_bus_message *_m = (m);                                               \
+                size_t _n = (n);                                                        \
+                int _r = sd_bus_message_open_container(_m, 'a', "a{sv}");               \
+                for (size_t _i = 0; _r >= 0 && _i < _n; _i++)                           \
+                        _r = append(_m, &(items)[_i]);                                  \
+                _r >= 0 ? sd_bus_message_close_container(_m) : _r;                      \
+        })
 
 /*
  * bus-objects.c: the objects under the ObjectManager at /org/sriovd/Manager1. Each tenant is an

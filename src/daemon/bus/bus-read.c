@@ -234,28 +234,10 @@ int bus_method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         if (r < 0)
                 return bus_error_setf(error, r, "Failed to plan: %s", strerror(-r));
         r = sd_bus_message_new_method_return(m, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < plan->n_actions; i++) {
-                r = bus_append_action_record(reply, &plan->actions[i]);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < plan->n_notes; i++) {
-                r = bus_append_note_record(reply, &plan->notes[i]);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = BUS_APPEND_RECORDS(reply, plan->actions, plan->n_actions, bus_append_action_record);
+        if (r >= 0)
+                r = BUS_APPEND_RECORDS(reply, plan->notes, plan->n_notes, bus_append_note_record);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -275,17 +257,8 @@ int bus_method_check_host(sd_bus_message *m, void *userdata, sd_bus_error *error
         if (r < 0)
                 return bus_error_setf(error, r, "Failed to check the host: %s", strerror(-r));
         r = sd_bus_message_new_method_return(m, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < hc->n; i++) {
-                r = bus_append_host_finding_record(reply, &hc->findings[i]);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = BUS_APPEND_RECORDS(reply, hc->findings, hc->n, bus_append_host_finding_record);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);

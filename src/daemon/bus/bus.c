@@ -54,27 +54,6 @@ static void bus_props_read(Bus *b, BusProps *ret) {
         ret->n_rt_nodes = MIN(n, ELEMENTSOF(ret->rt_nodes));
 }
 
-static int append_rt_nodes(sd_bus_message *reply, const BusProps *p) {
-        int r = sd_bus_message_open_container(reply, 'a', "a{sv}");
-
-        for (size_t i = 0; r >= 0 && i < p->n_rt_nodes; i++)
-                r = bus_append_rt_node_record(reply, &p->rt_nodes[i]);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r;
-}
-
-/* The config keeps its classes sorted by name, so the records come in name order. */
-static int append_classes(sd_bus_message *reply, const Config *c) {
-        int r = sd_bus_message_open_container(reply, 'a', "a{sv}");
-
-        for (size_t i = 0; r >= 0 && c && i < c->n_classes; i++)
-                r = bus_append_class_record(reply, &c->classes[i]);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r;
-}
-
 static int append_kernel_events(sd_bus_message *reply, const Manager *m) {
         static const char *const kinds[] = { [BPF_FEATURE_LATENCY] = "latency", [BPF_FEATURE_DRIFT] = "drift" };
         char value[200];
@@ -96,6 +75,7 @@ static int append_kernel_events(sd_bus_message *reply, const Manager *m) {
 static int property_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
+        const Config *config = manager_config(b->manager);
         BusProps p;
 
         bus_props_read(b, &p);
@@ -128,9 +108,10 @@ static int property_get(sd_bus *bus, const char *path, const char *interface, co
         if (streq(property, "State"))
                 return sd_bus_message_append(reply, "s", p.state);
         if (streq(property, "RtCpuNodes"))
-                return append_rt_nodes(reply, &p);
+                return BUS_APPEND_RECORDS(reply, p.rt_nodes, p.n_rt_nodes, bus_append_rt_node_record);
+        /* The config keeps its classes sorted by name, so the records come in name order. */
         if (streq(property, "Classes"))
-                return append_classes(reply, manager_config(b->manager));
+                return BUS_APPEND_RECORDS(reply, config->classes, config->n_classes, bus_append_class_record);
         if (streq(property, "StateReasons"))
                 return bus_append_state_reasons(reply, b->manager);
         if (streq(property, "ActiveAlerts"))

@@ -471,6 +471,8 @@ static const KeyDef rt_keys[] = {
           .offset = offsetof(Config, kthread_priority[KTHREAD_KTIMERS]), .min = 0, .max = 99 },
         { .name = "rcuc_priority", .parse = key_kthread_priority,
           .offset = offsetof(Config, kthread_priority[KTHREAD_RCUC]), .min = 0, .max = 99 },
+        KEY_ENUM("idle_states", Config, idle_states, idle_states_table),
+        KEY_ENUM("cpufreq_governor", Config, cpufreq_governor, governor_table),
 };
 
 static int key_vf_link_state(Parser *p, const KeyDef *k, const char *value, void *data) {

@@ -44,8 +44,12 @@ int guests_tenant(const Guests *g, size_t i, TenantInfo *ret);
 
 /* guests.c: the NIC that a tenant of cls has: its VF, as an interface or a plain hostdev, or virtio-net. */
 int guests_nic_for(const TenantClass *cls, const char *tenant, const char *vf, const TenantNicFacts *f, VirtNic *ret);
-/* The cap of a virtio-net NIC, libvirt's outbound average in kB/s, from the tenant's own rate or its class's. 0 for none. */
-unsigned guests_virtio_outbound(const TenantClass *cls, const TxRates *own);
+/*
+ * The cap of a virtio-net NIC, libvirt's outbound average in kB/s, from the tenant's own rate or
+ * its class's; 0 for no limit. -1 when neither names one: a <bandwidth> that the operator gave the
+ * NIC is then left as it is.
+ */
+int guests_virtio_outbound(const TenantClass *cls, const TxRates *own);
 
 /* guests.c: the running domain that domain names, by its name or by its UUID as a tenant may. */
 Running *guests_running_find(const Guests *g, const char *domain);

@@ -59,10 +59,10 @@ void guests_reconcile(Guests *g) {
         for (size_t i = 0; i < n; i++)
                 if (guests_tenant(g, i, &infos[k]) >= 0 && tenant_domain_ref(&infos[k])[0]) {
                         const TenantClass *cls = config_find_class(guests_config(g), infos[k].class_name);
+                        int cap = infos[k].vf[0] ? -1 : guests_virtio_outbound(cls, &infos[k].tx_rates);
 
                         expected[k] = (VirtExpected) { infos[k].tenant, infos[k].vf, infos[k].mac,
-                                                       tenant_domain_ref(&infos[k]),
-                                                       infos[k].vf[0] ? 0 : guests_virtio_outbound(cls, &infos[k].tx_rates) };
+                                                       tenant_domain_ref(&infos[k]), cap >= 0, (unsigned) MAX(cap, 0) };
                         k++;
                 }
         n_vfs = 0;

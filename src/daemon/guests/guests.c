@@ -86,12 +86,12 @@ static void running_learn(Guests *g, const char *name, const char *uuid, int cpu
                                   "where they are until it is read again: %m", name, cpu);
 }
 
-unsigned guests_virtio_outbound(const TenantClass *cls, const TxRates *own) {
+int guests_virtio_outbound(const TenantClass *cls, const TxRates *own) {
         int min_rate, max_rate;
 
         /* virtio-net has no minimum to promise. Its cap is tc's on the tap, which libvirt sets. */
         tx_rates_resolve(own, cls, -1, -1, &min_rate, &max_rate);
-        return max_rate > 0 ? (unsigned) max_rate * 125 : 0;
+        return max_rate > 0 ? max_rate * 125 : max_rate;
 }
 
 int guests_nic_for(const TenantClass *cls, const char *tenant, const char *vf, const TenantNicFacts *f, VirtNic *ret) {
@@ -104,7 +104,7 @@ int guests_nic_for(const TenantClass *cls, const char *tenant, const char *vf, c
         } else {
                 n.kind = cls && cls->virtio_bridge ? VIRT_NIC_VIRTIO_BRIDGE : VIRT_NIC_VIRTIO_NETWORK;
                 strscpy(n.source, sizeof(n.source), cls ? cls->virtio_source : "default");
-                n.outbound_average = guests_virtio_outbound(cls, &f->tx_rates);
+                n.outbound_average = (unsigned) MAX(guests_virtio_outbound(cls, &f->tx_rates), 0);
         }
         strscpy(n.mac, sizeof(n.mac), f->mac);
         *ret = n;

@@ -131,6 +131,12 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
         saved_sched_table_prune(&m->host.saved, inv);
         if (!copied)
                 netdev_tune_read(&m->kernel, m->config, &m->host.saved, m->allocations, m->n_allocations, inv);
+        /* A drift event never names a CPU file, so a repair keeps what the copy holds. */
+        if (!(m->refresh_only && refreshed)) {
+                r = saved_cpu_observe(m->root, m->config, &m->host.saved_cpu, inv);
+                if (r < 0)
+                        return log_oom();
+        }
         if (sync_tenants)
                 manager_sync_tenants(m, inv);
         r = vf_users_read(m->root, m->config, guests_connected_now(m->guests) ? guests_virt(m->guests) : NULL, inv,
@@ -236,7 +242,7 @@ void manager_apply_action(Manager *m, const Inventory *inv, Action *a) {
 typedef struct ActionKey {
         ActionKind kind;
         char target[PCI_ADDR_MAX];
-        unsigned irq, vf, napi_id;
+        unsigned irq, vf, napi_id, cpu, idle_state;
         pid_t pid;
         bool ok;
 } ActionKey;
@@ -257,7 +263,8 @@ static unsigned action_napi_id(const Action *a) {
 
 static bool action_key_match(const ActionKey *k, const Action *a) {
         return k->kind == a->kind && k->irq == a->irq && k->vf == a->vf && k->pid == a->pid &&
-               k->napi_id == action_napi_id(a) && streq(k->target, a->target);
+               k->napi_id == action_napi_id(a) && k->cpu == a->cpu && k->idle_state == a->idle_state &&
+               streq(k->target, a->target);
 }
 
 static const ActionKey *attempted_find(const Attempted *t, const Action *a) {
@@ -274,7 +281,7 @@ static int attempted_add(Attempted *t, const Action *a) {
                 return -ENOMEM;
         k = &t->keys[t->n++];
         *k = (ActionKey) { .kind = a->kind, .irq = a->irq, .vf = a->vf, .pid = a->pid, .napi_id = action_napi_id(a),
-                           .ok = a->result >= 0 };
+                           .cpu = a->cpu, .idle_state = a->idle_state, .ok = a->result >= 0 };
         strscpy(k->target, sizeof(k->target), a->target);
         return 0;
 }
@@ -440,6 +447,8 @@ static bool refresh_shows(const Plan *p) {
                 case ACTION_SET_NAPI_PIN:
                 case ACTION_SET_NAPI_SCHED:
                 case ACTION_SET_KTHREAD_SCHED:
+                case ACTION_SET_CPU_IDLE:
+                case ACTION_SET_CPU_GOVERNOR:
                 case ACTION_SET_COALESCE:
                 case ACTION_SET_OFFLOADS:
                         continue;
@@ -530,11 +539,7 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 r = unmanaged_irqs_save_boot(&m->host.unmanaged, m->root, m->config->state_dir);
                 if (r < 0)
                         log_warning_errno(r, "Failed to remember the IRQs the kernel will not move, ignoring: %m");
-                if (m->host.saved.dirty) {
-                        r = saved_sched_table_save(&m->host.saved);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to record the IRQ threads' original scheduling, ignoring: %m");
-                }
+                host_memory_save_dirty(&m->host);
                 m->expect_changes = false;
                 pci_set_clear(&m->expect_vfs);
                 /* The RT guests' placement drifts too, for example through virsh vcpupin or an edited definition. */

@@ -577,6 +577,10 @@ int manager_restore_sched(Manager *m) {
         return host_memory_restore_saved(&m->host, m->root);
 }
 
+unsigned manager_cpu_restored(const Manager *m) {
+        return m->host.n_cpu_restored;
+}
+
 int manager_stop(Manager *m) {
         if (m->config && m->config->restore_on_stop)
                 return manager_restore_sched(m);
@@ -584,6 +588,9 @@ int manager_stop(Manager *m) {
                 log_info("Stopping with %zu threads left as sriovd set them (restore_on_stop = no); "
                          "what they were before is kept for the next sriovd, and sriovd --restore puts it back",
                          m->host.saved.n);
+        if (m->host.saved_cpu.n > 0)
+                log_info("Stopping with %zu CPU idle states and governors left as sriovd set them (restore_on_stop = no); "
+                         "sriovd --restore puts them back", m->host.saved_cpu.n);
         return 0;
 }
 

@@ -236,20 +236,25 @@ struct Guests *manager_guests(const Manager *m);
  */
 int manager_check_rt_host(Manager *m, const HostCheck **ret);
 
-/* Put IRQ threads back to the scheduling sriovd found them with, and forget them. */
+/*
+ * Put IRQ threads back to the scheduling sriovd found them with, and the CPUs' idle states and
+ * governors back to what sriovd found, and forget them. Returns the number of threads changed.
+ */
 int manager_restore_sched(Manager *m);
+/* How many CPU idle states and governors the last manager_restore_sched() put back. */
+unsigned manager_cpu_restored(const Manager *m);
 /*
  * What a stopping daemon does to the host. With restore_on_stop = yes, it calls
  * manager_restore_sched(). By default it does nothing, so that a restart or an upgrade does not
  * drop RT NIC threads from SCHED_FIFO in the meantime. Either way, what sriovd found stays in
- * $RUNTIME_DIRECTORY/saved-sched, for the next sriovd or for manager_restore().
+ * $RUNTIME_DIRECTORY/saved-sched and saved-cpu, for the next sriovd or for manager_restore().
  */
 int manager_stop(Manager *m);
 /*
  * sriovd --restore, with no daemon running, undoes what sriovd remembers changing. Every IRQ
  * thread in $RUNTIME_DIRECTORY/saved-sched is put back, after a check that it is still that
- * IRQ's kernel thread. owned-irqs and owned-devices are removed, so that irqbalance may move
- * those IRQs again.
+ * IRQ's kernel thread, and every CPU file in saved-cpu gets its value back. owned-irqs and
+ * owned-devices are removed, so that irqbalance may move those IRQs again.
  * Returns -EBUSY while a daemon holds the runtime directory's lock, or else the number of
  * threads changed.
  */
