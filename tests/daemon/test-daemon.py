@@ -110,6 +110,11 @@ def test_lifecycle(tmp):
         # The IRQs sriovd owns, published for sriovd-irqbalance-policy.
         with open(os.path.join(tmp, "run", "owned-irqs")) as f:
             assert [int(x) for x in f.read().split()] == list(range(44, 126))
+        # And its PFs, whose VFs' IRQs it bans before a cycle lists them.
+        devices = os.path.join(tmp, "run", "owned-devices")
+        with open(devices) as f:
+            assert f.read() == "0000:41:00.0\n0000:c1:00.0\n"
+        devices_inode = os.stat(devices).st_ino
 
         # sd-event pings the watchdog by itself when WATCHDOG_USEC is set.
         d.wait_for("WATCHDOG", timeout=3)
@@ -121,6 +126,8 @@ def test_lifecycle(tmp):
         assert wait_until(lambda: d.read(f"{PF0}/sriov_numvfs") == "8"), "drift not repaired"
         assert wait_until(lambda: d.read("proc/irq/60/smp_affinity_list") != "2-7"), "IRQ drift not repaired"
         assert wait_until(lambda: "Drift repaired: irq-affinity 0000:41:00.3 IRQ 60: 2-7 ->" in d.stderr()), d.stderr()
+        # The same PFs: those cycles did not write the list again.
+        assert os.stat(devices).st_ino == devices_inode
 
         # A broken config at SIGHUP: errors name file:line, the running config stays.
         d.write_conf("[daemon]\ndrift_check_sec = 1\n\n[match 15b3:101d]\nnum_vfs = lots\n")
@@ -220,6 +227,7 @@ def test_stop_keeps_tuning_restore_undoes(tmp):
     try:
         d.wait_for("READY")
         assert os.path.exists(os.path.join(run, "owned-irqs"))
+        assert os.path.exists(os.path.join(run, "owned-devices"))
         # Not while it runs: its next cycle would redo it.
         r = subprocess.run([SRIOVD, "--root", d.root, "--restore"], capture_output=True, text=True, env=env,
                            timeout=30)
@@ -245,6 +253,7 @@ def test_stop_keeps_tuning_restore_undoes(tmp):
     with open(saved) as f:
         assert f.read() == ""
     assert not os.path.exists(os.path.join(run, "owned-irqs"))
+    assert not os.path.exists(os.path.join(run, "owned-devices"))
 
 
 def test_restore_on_stop(tmp):

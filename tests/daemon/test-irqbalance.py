@@ -16,6 +16,12 @@ IRQ that it balances anew. Two runs:
     rescan, bans sriovd's, never writes their affinity, and still moves the others. sriovd
     repairs no drift. No IRQ lands on a CPU that irqbalance bans by itself.
   - without it, the control: irqbalance moves sriovd's IRQs, and sriovd repairs them.
+  - irqbalance started first: it balances sriovd's IRQs until its rescan, which bans them.
+  - a VF's IRQs added later: the four vectors of 0000:41:00.3 are out of the tree while sriovd
+    starts, and sriovd has no drift check. They are put back while both run. irqbalance finds
+    them at its next scan, while owned-irqs does not list them yet, and the script bans them
+    because owned-devices lists the VF's PF. irqbalance never writes them. sriovd's next
+    cycle, at a SIGHUP, lists and places them.
 
 Skips (77) without irqbalance, root or unshare(1).
 """
@@ -38,13 +44,18 @@ NCPUS = 32
 INTERVALS = 5           # irqbalance intervals before the rescan, and again after it
 DRIFT_SEC = 1
 CONF = f"[daemon]\ndrift_check_sec = {DRIFT_SEC}\n"
+CONF_NO_DRIFT_CHECK = "[daemon]\ndrift_check_sec = 0\n"
+LATE_VF = "0000:41:00.3"   # a VF of the PF 0000:41:00.0, with IRQs 57-60
 SEPARATOR = "-" * 77    # irqbalance --debug prints it at the start of each interval
 
 WRAPPER = """#!/bin/sh
-# Logs each question irqbalance asks and the answer, then answers as the real script did.
+# Logs each question irqbalance asks, the answer, and whether owned-irqs listed the IRQ then.
+# Then it answers as the real script did.
 out=$({policy} "$@")
 rc=$?
-echo "$2 $1 rc=$rc ${{out:-none}}" >> {log}
+listed=no
+grep -qx "$2" {owned} 2>/dev/null && listed=yes
+echo "$2 $1 rc=$rc ${{out:-none}} listed=$listed" >> {log}
 [ -z "$out" ] || echo "$out"
 exit $rc
 """
@@ -64,11 +75,13 @@ def read_cpus(root, name):
 class Run:
     """sriovd on a fresh tree, then irqbalance over it; with_script says whether it gets the script."""
 
-    def __init__(self, tmp, binary, with_script, irqbalance_first=False):
+    def __init__(self, tmp, binary, with_script, irqbalance_first=False, late_vf=False):
         self.name = "with the policy script" if with_script else "without the policy script"
         if irqbalance_first:
             self.name += ", irqbalance started first"
-        self.dir = os.path.join(tmp, self.name.replace(" ", "-").replace(",", ""))
+        if late_vf:
+            self.name += ", a VF's IRQs added later"
+        self.dir = os.path.join(tmp, re.sub(r"[^a-z]+", "-", self.name))  # irqbalance runs the script through sh -c
         self.irqbalance_first = irqbalance_first
         os.mkdir(self.dir)
         self.root = os.path.join(self.dir, "root")
@@ -79,11 +92,16 @@ class Run:
         os.mkdir(self.run_dir)
         self.conf = os.path.join(self.dir, "sriovd.conf")
         with open(self.conf, "w") as f:
-            f.write(CONF)
+            # Without a drift check, sriovd lists a late VF's IRQs only at the cycle the test asks for.
+            f.write(CONF_NO_DRIFT_CHECK if late_vf else CONF)
+        self.late = set()
+        if late_vf:
+            self.hide_vf()
         self.script_log = os.path.join(self.dir, "policy-calls")
         self.wrapper = os.path.join(self.dir, "policy-wrapper")
         with open(self.wrapper, "w") as f:
-            f.write(WRAPPER.format(policy=irqbalance.quote(POLICY), log=irqbalance.quote(self.script_log)))
+            f.write(WRAPPER.format(policy=irqbalance.quote(POLICY), log=irqbalance.quote(self.script_log),
+                                   owned=irqbalance.quote(os.path.join(self.run_dir, "owned-irqs"))))
         os.chmod(self.wrapper, 0o755)
         self.binary = binary
         self.with_script = with_script
@@ -114,7 +132,8 @@ class Run:
         args = ["--debug", "--interval=1"]
         if self.with_script:
             args.append(f"--policyscript={self.wrapper}")
-        env = dict(os.environ, SRIOVD_OWNED_IRQS=os.path.join(self.run_dir, "owned-irqs"))
+        env = dict(os.environ, SRIOVD_OWNED_IRQS=os.path.join(self.run_dir, "owned-irqs"),
+                   SRIOVD_OWNED_DEVICES=os.path.join(self.run_dir, "owned-devices"))
         self.balancer = irqbalance.Irqbalance(self.binary, self.root, os.path.join(self.dir, "irqbalance.log"),
                                               args, env)
         self.balancer.start()
@@ -124,6 +143,64 @@ class Run:
             if rc == irqbalance.UNSAFE:
                 sys.exit(f"irqbalance: not started, its namespace failed the check:\n{log}")
             skip(f"irqbalance exited {rc} at start:\n{log}")
+
+    def hide_vf(self):
+        """Takes LATE_VF's vectors out of the tree, as before its driver requests them: the
+        msi_irqs entries, /proc/irq/N, the irq/N- threads and the /proc/interrupts lines."""
+        path = os.path.join(self.root, "proc/interrupts")
+        with open(path) as f:
+            self.interrupts = f.read()
+        kept = []
+        for line in self.interrupts.splitlines(keepends=True):
+            if f"IR-PCI-MSIX-{LATE_VF} " in line:
+                self.late.add(int(line.split(":")[0]))
+            else:
+                kept.append(line)
+        assert len(self.late) == 4, f"{LATE_VF} has IRQs {sorted(self.late)} in the tree, not 4"
+        with open(path, "w") as f:
+            f.write("".join(kept))
+        self.hidden = []
+        for irq in self.late:
+            self.hidden.append(f"proc/irq/{irq}")
+            self.hidden.append(f"sys/bus/pci/devices/{LATE_VF}/msi_irqs/{irq}")
+            for pid in os.listdir(os.path.join(self.root, "proc")):
+                comm = os.path.join(self.root, "proc", pid, "comm")
+                if pid.isdigit() and os.path.exists(comm):
+                    with open(comm) as f:
+                        if f.read().startswith(f"irq/{irq}-"):
+                            self.hidden.append(f"proc/{pid}")
+        os.mkdir(os.path.join(self.dir, "hidden"))
+        for i, rel in enumerate(self.hidden):
+            os.rename(os.path.join(self.root, rel), os.path.join(self.dir, "hidden", str(i)))
+
+    def reveal_vf(self):
+        """Puts LATE_VF's vectors back while sriovd and irqbalance run: sysfs and /proc/irq first,
+        /proc/interrupts last. That file is irqbalance's through a bind mount, so it is rewritten
+        in place, with one write of the longer text."""
+        for i, rel in enumerate(self.hidden):
+            os.rename(os.path.join(self.dir, "hidden", str(i)), os.path.join(self.root, rel))
+        for irq in self.late:
+            self.shim.watch(irq)
+        fd = os.open(os.path.join(self.root, "proc/interrupts"), os.O_WRONLY)
+        try:
+            data = self.interrupts.encode()
+            assert os.write(fd, data) == len(data)
+        finally:
+            os.close(fd)
+        self.t_reveal = time.monotonic()
+
+    def late_vf_cycle(self):
+        """SIGHUP to sriovd: its reload's cycle lists and places the late VF's IRQs."""
+        self.t_listed_asked = time.monotonic()
+        self.sriovd.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while not self.late <= self.read_owned():
+            assert time.monotonic() < deadline, f"sriovd did not list IRQs {sorted(self.late)}:\n{self.sriovd_text()}"
+            time.sleep(0.1)
+
+    def read_owned(self):
+        with open(os.path.join(self.run_dir, "owned-irqs")) as f:
+            return {int(x) for x in f.read().split()}
 
     def intervals(self):
         return self.balancer.text().count(SEPARATOR)
@@ -150,6 +227,29 @@ class Run:
         time.sleep(DRIFT_SEC + 1.0)
         self.n_intervals = self.intervals()
 
+    def exercise_late_vf(self):
+        """Two intervals; the late VF's IRQs appear; irqbalance asks about them at its next scan;
+        INTERVALS intervals; sriovd's cycle lists them; a rescan; INTERVALS intervals."""
+        self.wait_intervals(2)
+        self.reveal_vf()
+        deadline = time.monotonic() + 10
+        while not self.late <= {a[0] for a in self.script_asks()}:
+            assert self.balancer.proc.poll() is None, f"irqbalance exited:\n{self.balancer.text()[-3000:]}"
+            assert time.monotonic() < deadline, \
+                f"irqbalance did not ask about the new IRQs {sorted(self.late)}:\n{self.balancer.text()[-3000:]}"
+            time.sleep(0.1)
+        self.wait_intervals(self.intervals() + INTERVALS)
+        self.before_listed = self.balancer.text()
+        self.late_vf_cycle()
+        self.t_rescan = time.monotonic()
+        self.balancer.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while self.balancer.text().count("Rescanning cpu topology") < 1:
+            assert time.monotonic() < deadline, "irqbalance did not rescan after SIGHUP"
+            time.sleep(0.1)
+        self.wait_intervals(self.intervals() + INTERVALS)
+        self.n_intervals = self.intervals()
+
     def sriovd_text(self):
         self.sriovd_log.flush()
         self.sriovd_log.seek(0)
@@ -171,12 +271,19 @@ class Run:
     def script_calls(self):
         """irqbalance's questions to the script: {irq: [answer, ...]}."""
         calls = {}
+        for irq, _path, rc, answer, _listed in self.script_asks():
+            calls.setdefault(irq, []).append((rc, answer))
+        return calls
+
+    def script_asks(self):
+        """Every question in order: (irq, DEVPATH, "rc=N", answer, whether owned-irqs listed the IRQ)."""
+        asks = []
         if os.path.exists(self.script_log):
             with open(self.script_log) as f:
                 for line in f:
-                    irq, _path, rc, answer = line.split()
-                    calls.setdefault(int(irq), []).append((rc, answer))
-        return calls
+                    irq, path, rc, answer, listed = line.split()
+                    asks.append((int(irq), path, rc, answer, listed == "listed=yes"))
+        return asks
 
     def stop(self):
         if self.balancer:
@@ -266,6 +373,39 @@ def check_irqbalance_first(run):
     return len(before & run.owned)
 
 
+def check_late_vf(run):
+    """A VF's IRQs appeared while both ran, before sriovd's next cycle listed them: irqbalance
+    asked the script, which banned them by their device, and never wrote them."""
+    late = run.late
+    assert not late & run.owned, f"sriovd listed IRQs {sorted(late & run.owned)} before they were in the tree"
+    asks = [a for a in run.script_asks() if a[0] in late]
+    first = {}
+    for irq, path, rc, answer, listed in asks:
+        first.setdefault(irq, (path, rc, answer, listed))
+    # The fault took effect: irqbalance asked about each one while owned-irqs did not list it.
+    unlisted = sorted(irq for irq, (_, _, _, listed) in first.items() if not listed)
+    assert unlisted == sorted(late), f"owned-irqs listed IRQs {sorted(late - set(unlisted))} when first asked about"
+    for irq, (path, rc, answer, _) in sorted(first.items()):
+        assert path.endswith("/" + LATE_VF), f"irqbalance asked about IRQ {irq} for {path}, not {LATE_VF}"
+        assert (rc, answer) == ("rc=0", "ban=true"), f"the script answered {rc} {answer} for IRQ {irq} of {path}"
+    bad = [a for a in asks if a[2:4] != ("rc=0", "ban=true")]
+    assert not bad, f"the script did not ban the late IRQs every time: {bad}"
+    overrides = {int(m) for m in re.findall(r"IRQ (\d+): Override ban to true", run.before_listed)}
+    assert late <= overrides, f"irqbalance did not ban IRQs {sorted(late - overrides)}"
+    for text in (run.before_listed, run.balancer.text()):
+        assert not run.balanced(text) & late, f"irqbalance balances IRQs {sorted(run.balanced(text) & late)}"
+    moved = sorted({irq for irq, _ in run.moves(run.t_reveal) if irq in late})
+    assert not moved, f"irqbalance moved the late IRQs {moved}"
+    # sriovd's cycle then placed them, and nothing moved them since.
+    placed = {irq: cpus for _, irq, _, cpus in run.shim.changes_since(run.t_listed_asked, "smp_affinity_list")
+              if irq in late}
+    assert set(placed) == late, f"sriovd did not place IRQs {sorted(late - set(placed))}:\n{run.sriovd_text()}"
+    off = sorted(irq for irq in late if run.shim.affinity(irq) != placed[irq])
+    assert not off, f"the late IRQs {off} are not where sriovd put them"
+    assert not run.repairs(), f"sriovd repaired drift on IRQs {run.repairs()}"
+    return len(first), sum(1 for a in asks if a[4])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -301,6 +441,13 @@ def main():
             first.exercise()
             n_first = check_irqbalance_first(first)
             first.stop()
+
+            late = Run(tmp, binary, True, late_vf=True)
+            runs.append(late)
+            late.start()
+            late.exercise_late_vf()
+            n_late, n_late_listed = check_late_vf(late)
+            late.stop()
             questions = sum(len(v) for k, v in script.script_calls().items() if k in script.owned)
         except BaseException:
             for r in runs:
@@ -322,6 +469,9 @@ def main():
           "and all are back where it put them")
     print(f"irqbalance started before sriovd: it balanced all {n_first} of sriovd's IRQs until its rescan, "
           "which banned them all (hence Before=irqbalance.service in sriovd.service)")
+    print(f"a VF's IRQs appeared after both started: irqbalance asked about {n_late} of them before owned-irqs "
+          f"listed them, and the script banned them by the VF's PF; after sriovd's next cycle it asked "
+          f"{n_late_listed} more times; irqbalance never moved them, and they stay where sriovd put them")
 
 
 if __name__ == "__main__":

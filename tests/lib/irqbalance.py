@@ -181,19 +181,25 @@ class AffinityShim:
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
         self.wd = {}
-        irq_dir = os.path.join(root, "proc/irq")
-        for name in os.listdir(irq_dir):
-            path = os.path.join(irq_dir, name)
-            if not name.isdigit() or not os.stat(os.path.join(path, "smp_affinity_list")).st_mode & 0o200:
-                continue
-            wd = self.libc.inotify_add_watch(self.fd, path.encode(), IN_CLOSE_WRITE)
-            if wd < 0:
-                raise OSError(ctypes.get_errno(), f"inotify_add_watch {path}")
-            self.wd[wd] = int(name)
-            self.state[int(name)] = self.read(int(name), "smp_affinity_list")
+        for name in os.listdir(os.path.join(root, "proc/irq")):
+            if name.isdigit():
+                self.watch(int(name))
         self.stop_r, self.stop_w = os.pipe()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
+
+    def watch(self, irq):
+        """Keeps irq's two files equal from now on, unless the kernel manages it (read-only).
+        A test calls it for an IRQ that it adds to the tree."""
+        path = os.path.join(self.root, f"proc/irq/{irq}")
+        if not os.stat(os.path.join(path, "smp_affinity_list")).st_mode & 0o200:
+            return
+        wd = self.libc.inotify_add_watch(self.fd, path.encode(), IN_CLOSE_WRITE)
+        if wd < 0:
+            raise OSError(ctypes.get_errno(), f"inotify_add_watch {path}")
+        with self.lock:
+            self.wd[wd] = irq
+            self.state[irq] = self.read(irq, "smp_affinity_list")
 
     def path(self, irq, name):
         return os.path.join(self.root, f"proc/irq/{irq}/{name}")

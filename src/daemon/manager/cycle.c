@@ -495,6 +495,15 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 inv = i;
                 if (mode == CYCLE_APPLY)
                         vf_wait_check(&m->vf_waits, inv, now_usec(), on_vf_wait_done, &res);
+                /*
+                 * The PFs go out before this pass writes anything. irqbalance may see the IRQs of
+                 * VFs that this cycle creates before the cycle ends and lists them in owned-irqs.
+                 */
+                if (mode == CYCLE_APPLY && !m->once) {
+                        r = owned_devices_publish(&m->owned_devices, inv);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to publish the devices sriovd manages for irqbalance, ignoring: %m");
+                }
 
                 res.n_policy_errors = 0;
                 for (size_t k = 0; k < p->n_notes; k++)

@@ -21,6 +21,7 @@
 #include "sriovd/shared/util.h"
 #include "apply/apply.h"
 #include "apply/host-memory.h"
+#include "apply/owned-devices.h"
 #include "base/log.h"
 #include "base/runtime.h"
 #include "guests/guests.h"
@@ -134,6 +135,7 @@ struct Manager {
 
         /* What the rooms below keep. */
         HostMemory host;                  /* apply: threads to put back, changes the host refused for good */
+        OwnedDevices owned_devices;       /* apply: the PFs that irqbalance's policy script bans */
         VfWaitList vf_waits;              /* vf: VFs asked for and not yet seen */
         VfIrqWatcher irq_watch;           /* vf: started guests' passthrough VFs, watched for new vectors */
         Hotplug hotplug;                  /* vf: VFs between their "add" and their driver's "bind" */

@@ -188,6 +188,7 @@ Manager *manager_free(Manager *m) {
         if (m->runtime_lock_fd >= 0)
                 close(m->runtime_lock_fd);
         host_memory_done(&m->host);
+        owned_devices_done(&m->owned_devices);
         guests_free(m->guests);
         tenants_free(m->tenants);
         free(m->allocations);
@@ -609,9 +610,12 @@ int manager_restore(Manager *m) {
         r = manager_restore_sched(m);
         if (r < 0)
                 return r;
-        /* sriovd no longer owns these IRQs, so irqbalance may move them again at its next rescan. */
-        int k = runtime_file_remove("owned-irqs");
-        if (k < 0)
-                return log_error_errno(k, "Failed to remove %s/owned-irqs: %m", getenv("RUNTIME_DIRECTORY"));
+        /* sriovd no longer owns these IRQs and devices, so irqbalance may move them again at its next rescan. */
+        static const char *const owned[] = { "owned-irqs", "owned-devices" };
+        for (size_t i = 0; i < ELEMENTSOF(owned); i++) {
+                int k = runtime_file_remove(owned[i]);
+                if (k < 0)
+                        return log_error_errno(k, "Failed to remove %s/%s: %m", getenv("RUNTIME_DIRECTORY"), owned[i]);
+        }
         return r;
 }

@@ -253,7 +253,8 @@ int manager_stop(Manager *m);
 /*
  * sriovd --restore, with no daemon running, undoes what sriovd remembers changing. Every IRQ
  * thread in $RUNTIME_DIRECTORY/saved-sched is put back, after a check that it is still that
- * IRQ's kernel thread, and every CPU file in saved-cpu gets its value back. owned-irqs is removed, so that irqbalance may move those IRQs again.
+ * IRQ's kernel thread, and every CPU file in saved-cpu gets its value back. owned-irqs and
+ * owned-devices are removed, so that irqbalance may move those IRQs again.
  * Returns -EBUSY while a daemon holds the runtime directory's lock, or else the number of
  * threads changed.
  */
