@@ -164,7 +164,7 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
 }
 
 /* Emits DriftDetected with a text such as "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)". */
-static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
+void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
         char text[ACTION_DRIFT_TEXT_MAX];
 
         if (!m->event_fn)
@@ -186,7 +186,7 @@ static void manager_emit_devices(Manager *m, const Inventory *from, const Invent
 }
 
 /* Records an applied action's result. What cannot be recorded is asked again, so a warning is enough. */
-static void manager_record(Manager *m, const Action *a) {
+void manager_record(Manager *m, const Action *a) {
         char what[160];
         int r;
 
