@@ -15,11 +15,12 @@
  * simple is left to the cycle.
  */
 
-/* One NIC vector as the last cycle left it, and the device whose vector it is. */
+/* One NIC vector as the last cycle left it, the device whose vector it is, and what the events named. */
 typedef struct RepairTarget {
         Irq *last;
         const Pf *pf;
         const Vf *vf;        /* NULL for the PF's own vector */
+        bool affinity, thread;
 } RepairTarget;
 
 static bool device_has(const unsigned *irqs, size_t n, unsigned irq) {
@@ -91,7 +92,8 @@ static int repair_one(Manager *m, const RepairTarget *t, unsigned *n_done) {
         Inventory view = { .topo = m->inventory->topo, .caps = m->inventory->caps, .pfs = &pf, .n_pfs = 1,
                            .irqs = &now, .n_irqs = 1 };
 
-        r = inventory_refresh_only(m->root, m->irq_files, &view, &now.irq, 1, NULL, 0);
+        /* Only what the events named can have changed since the last cycle, so only that is read. */
+        r = irq_refresh_named(m->root, m->irq_files, &now, t->affinity, t->thread);
         if (r < 0)
                 return r == -ESTALE ? 0 : r;
         /* The VF users matter only to a VF count change, and a plan with one goes to the cycle. */
@@ -132,7 +134,7 @@ static int repair_one(Manager *m, const RepairTarget *t, unsigned *n_done) {
                 *n_done += a->result > 0;
         }
         /* The cycle's verify, for one vector: a write that did not stick is the cycle's to report. */
-        r = inventory_refresh_only(m->root, m->irq_files, &view, &now.irq, 1, NULL, 0);
+        r = irq_refresh_named(m->root, m->irq_files, &now, t->affinity, t->thread);
         if (r < 0)
                 return r == -ESTALE ? 0 : r;
         if (!irq_as_left(&now, t->last))
@@ -149,11 +151,14 @@ static bool repair_fast_allowed(const Manager *m) {
                m->last.n_drift == 0 && !manager_cycle_due(m);
 }
 
-/* Adds t to targets unless it is there. */
+/* Adds t to targets, or what it names to the same vector's entry. */
 static void targets_add(RepairTarget *targets, size_t *n, const RepairTarget *t) {
         for (size_t i = 0; i < *n; i++)
-                if (targets[i].last == t->last)
+                if (targets[i].last == t->last) {
+                        targets[i].affinity |= t->affinity;
+                        targets[i].thread |= t->thread;
                         return;
+                }
         targets[(*n)++] = *t;
 }
 
@@ -175,6 +180,7 @@ int manager_repair_fast(Manager *m, const unsigned *irqs, size_t n_irqs, const p
 
                 if (!repair_target_find(m->inventory, irqs[i], &t))
                         return 0;
+                t.affinity = true;
                 targets_add(targets, &n, &t);
         }
         /* A named thread must be a NIC vector's handler. NAPI, per-CPU and guest threads are the cycle's. */
@@ -187,6 +193,7 @@ int manager_repair_fast(Manager *m, const unsigned *irqs, size_t n_irqs, const p
                                 q = &m->inventory->irqs[j];
                 if (!q || !repair_target_find(m->inventory, q->irq, &t))
                         return 0;
+                t.thread = true;
                 targets_add(targets, &n, &t);
         }
 
