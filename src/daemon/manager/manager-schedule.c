@@ -368,9 +368,13 @@ void manager_on_kernel_event(const char *what, void *userdata) {
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
 
+static bool manager_repair_at_once(Manager *m, uint64_t now);
+
 static int on_repair(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
+        if (manager_repair_at_once(m, now_usec()))
+                return 0;
         m->refresh_only = m->drift_refresh = true;
         (void) manager_run_cycle(m);
         m->refresh_only = m->drift_refresh = false;
@@ -408,11 +412,11 @@ static bool manager_repair_at_once(Manager *m, uint64_t now) {
 }
 
 /*
- * A drift event is repaired at once when the last cycle left its IRQ as planned and nothing
- * else is due, see manager-repair.c. Otherwise it runs a cycle that reads only what the events
- * named, at once: it runs after the events already waiting are read. Like the other kernel
- * events, these repairs and cycles start at a bounded rate, see manager_event_due(). So a
- * process that keeps writing cannot keep the loop busy.
+ * A drift event runs a repair at once: it runs after the events already waiting are read. The
+ * repair needs no cycle when the last cycle left the named IRQs as planned and nothing else is
+ * due, see manager-repair.c. Otherwise it is a cycle that reads only what the events named.
+ * Like the other kernel events, these repairs start at a bounded rate, see manager_event_due().
+ * So a process that keeps writing cannot keep the loop busy.
  */
 void manager_repair_soon(Manager *m) {
         uint64_t now = now_usec(), when = manager_event_due(m);
@@ -421,8 +425,6 @@ void manager_repair_soon(Manager *m) {
         if (source_armed(m->timers.recheck_defer))
                 return;   /* A full re-check is due, and it reads these too. */
         if (source_armed(m->timers.repair_defer) || source_armed(m->timers.repair))
-                return;
-        if (now >= when && manager_repair_at_once(m, now))
                 return;
         /* At once unless a storm is held back: a timer would add the timer's own latency, which
          * is milliseconds in an emulated guest. */
