@@ -182,6 +182,8 @@ void manager_kernel_events_stop(Manager *m);
 void manager_repair_soon(Manager *m);
 /* manager-schedule.c: whether a cycle is armed, such as a re-check, a repair or a retry. */
 bool manager_cycle_due(const Manager *m);
+/* manager-repair.c: repair what the drift events named without a cycle, if it can, and forget them then. */
+bool manager_repair_named(Manager *m);
 /* manager-schedule.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
 void manager_drift_events_failed(Manager *m);
 /* manager-schedule.c: run a cycle now, then arm what follows it: retries, the VF deadline and events. */

@@ -211,3 +211,16 @@ int manager_repair_fast(Manager *m, const unsigned *irqs, size_t n_irqs, const p
                 *ret = (CycleResult) { .n_actions = n_done, .n_done = n_done };
         return r;
 }
+
+bool manager_repair_named(Manager *m) {
+        const DriftTargets *d = kernel_events_drift(m->kernel_events);
+        int r;
+
+        r = manager_repair_fast(m, d->irqs, d->n_irqs, d->pids, d->n_pids, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to repair the drift events' targets at once, running a cycle instead: %m");
+        if (r <= 0)
+                return false;
+        kernel_events_drift_clear(m->kernel_events);
+        return true;
+}

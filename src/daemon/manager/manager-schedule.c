@@ -391,28 +391,16 @@ bool manager_cycle_due(const Manager *m) {
                source_armed(m->timers.repair_defer) || source_armed(m->timers.repair) || m->timers.retry_usec > 0;
 }
 
-/*
- * Repairs what the drift events named at once, without a cycle, when manager_repair_fast() can.
- * Returns whether it did.
- */
+/* The repair without a cycle, see manager-repair.c, which counts as a start. */
 static bool manager_repair_at_once(Manager *m, uint64_t now) {
-        const DriftTargets *d = kernel_events_drift(m->kernel_events);
-        int r;
-
-        r = manager_repair_fast(m, d->irqs, d->n_irqs, d->pids, d->n_pids, NULL);
-        if (r <= 0) {
-                if (r < 0)
-                        log_warning_errno(r, "Failed to repair the drift events' targets at once, "
-                                          "running a cycle instead: %m");
+        if (!manager_repair_named(m))
                 return false;
-        }
         manager_note_start(m, now);
-        kernel_events_drift_clear(m->kernel_events);
         return true;
 }
 
 /*
- * A drift event runs a repair at once: it runs after the events already waiting are read. The
+ * A drift event runs a repair at once, after the monitors' events already waiting are read. The
  * repair needs no cycle when the last cycle left the named IRQs as planned and nothing else is
  * due, see manager-repair.c. Otherwise it is a cycle that reads only what the events named.
  * Like the other kernel events, these repairs start at a bounded rate, see manager_event_due().
@@ -425,6 +413,14 @@ void manager_repair_soon(Manager *m) {
         if (source_armed(m->timers.recheck_defer))
                 return;   /* A full re-check is due, and it reads these too. */
         if (source_armed(m->timers.repair_defer) || source_armed(m->timers.repair))
+                return;
+        /*
+         * The repair runs right here when no monitor has events waiting in this wakeup. A
+         * deferred source would cost one more turn of the loop, half a millisecond in an
+         * emulated guest. Otherwise it waits for them, because a device event may arm a full
+         * re-check.
+         */
+        if (now >= when && !monitors_pending(m->monitors) && manager_repair_at_once(m, now))
                 return;
         /* At once unless a storm is held back: a timer would add the timer's own latency, which
          * is milliseconds in an emulated guest. */
