@@ -55,8 +55,9 @@ const SavedSched *plan_find_saved(const PlanBuilder *b, pid_t pid, unsigned irq,
 
 /* plan-irq.c: affinities and handler threads of every in-scope PF and VF. */
 void plan_irqs(PlanBuilder *b);
-/* The same for one VF of pf only. */
+/* The same for one VF of pf only, and for pf's own vectors only. */
 void plan_vf_irqs(PlanBuilder *b, const Pf *pf, const Vf *vf);
+void plan_pf_irqs(PlanBuilder *b, const Pf *pf);
 /* Keep the host's other IRQs, and the default for new ones, off the RT CPUs, as [cpus] keep_irqs_off_rt asks. */
 void plan_irq_default(PlanBuilder *b);
 void plan_other_irqs(PlanBuilder *b);

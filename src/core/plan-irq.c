@@ -204,6 +204,15 @@ void plan_irqs(PlanBuilder *b) {
         }
 }
 
+void plan_pf_irqs(PlanBuilder *b, const Pf *pf) {
+        const TenantClass *cls = plan_pf_class(b, pf);
+        unsigned managed = 0;
+        CpuSet set;
+
+        if (pf_irq_cpus(b, pf, cls, NULL, &set))
+                plan_device(b, pf->addr, pf->irqs, pf->n_irqs, 0, &set, cls, &managed);
+}
+
 void plan_vf_irqs(PlanBuilder *b, const Pf *pf, const Vf *vf) {
         const TenantClass *cls = plan_pf_class(b, pf);
         unsigned managed = 0;

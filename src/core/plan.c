@@ -184,6 +184,15 @@ int plan_build_vf_irqs(const Inventory *inv, const Config *cfg, const PlanContex
         return plan_finish(&b, ret);
 }
 
+int plan_build_pf_irqs(const Inventory *inv, const Config *cfg, const PlanContext *ctx, const Pf *pf, Plan **ret) {
+        PlanBuilder b;
+
+        if (plan_start(inv, cfg, ctx, &b) < 0)
+                return -ENOMEM;
+        plan_pf_irqs(&b, pf);
+        return plan_finish(&b, ret);
+}
+
 int plan_merge(Plan *into, const Plan *from) {
         Action *actions;
         PlanNote *notes = NULL;

@@ -216,3 +216,17 @@ int inventory_refresh_only(RootFs *root, IrqFiles *files, Inventory *inv, const 
         }
         return 0;
 }
+
+int irq_refresh_named(RootFs *root, IrqFiles *files, Irq *q, bool affinity, bool thread) {
+        char list[CPUSET_LIST_MAX];
+        int r;
+
+        if (affinity) {
+                r = irq_files_read_affinity(files, root, q->irq, list, sizeof(list));
+                if (r < 0 || cpuset_parse_list(list, &q->affinity) < 0)
+                        return -ESTALE;
+        }
+        if (thread && q->thread > 0)
+                return refresh_sched(root, q->thread, NULL, q->irq, &q->thread_policy, &q->thread_priority);
+        return 0;
+}

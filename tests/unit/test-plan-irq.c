@@ -315,7 +315,8 @@ static void same_irq_actions(const Plan *p, const Plan *q, const char *addr) {
 
 /*
  * A hotplug's plan (plan_build_vf_irqs()) is plan_build()'s for that VF, tenant classes and all,
- * and needs of the inventory only the host's CPUs and that VF's vectors.
+ * and needs of the inventory only the host's CPUs and that VF's vectors. plan_build_pf_irqs() is
+ * plan_build()'s for a PF's own vectors.
  */
 TEST(hotplug_one_vf) {
         _cleanup_(inventory_freep) Inventory *inv = fixture("two-socket");
@@ -334,6 +335,12 @@ TEST(hotplug_one_vf) {
                         same_irq_actions(all, one, inv->pfs[i].vfs[j].addr);
                         one = plan_free(one);
                 }
+        /* A PF's own vectors, as the repair of a drift event plans them. */
+        for (size_t i = 0; i < inv->n_pfs; i++) {
+                ASSERT_EQ(plan_build_pf_irqs(inv, c, &ctx, &inv->pfs[i], &one), 0);
+                same_irq_actions(all, one, inv->pfs[i].addr);
+                one = plan_free(one);
+        }
         /* Its PF's VFs are about to be replaced: nothing for them, as in plan_build(). */
         ASSERT_EQ(plan_build_vf_irqs(inv, recount, NULL, &inv->pfs[1], &inv->pfs[1].vfs[0], &none), 0);
         ASSERT_EQ(none->n_actions, 1);

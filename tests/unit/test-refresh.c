@@ -149,7 +149,23 @@ TEST(refresh_only_reads_what_events_named) {
         snprintf(path, sizeof(path), "proc/%d/stat", (int) q->thread);
         ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, NULL, 0), 0);
         ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, &q->thread, 1), -ESTALE);
+
+        /* One vector, only what was named: its affinity alone does not look at the thread. */
+        Irq one = *q;
+        _cleanup_free_ char *eff44 = NULL;
+        snprintf(buf, sizeof(buf), "%s/proc/irq/44/effective_affinity_list", tree);
+        eff44 = slurp(buf);
+        put("proc/irq/44/smp_affinity_list", "1\n");
+        put("proc/irq/44/effective_affinity_list", "1\n");
+        ASSERT_EQ(irq_refresh_named(r, NULL, &one, true, false), 0);
+        ASSERT_STREQ(cpuset_format_list(&one.affinity, buf, sizeof(buf)), "1");
+        ASSERT(cpuset_equal(&one.effective, &q->effective));   /* not read */
+        ASSERT(!cpuset_equal(&one.effective, &one.affinity));
+        put("proc/irq/44/effective_affinity_list", eff44);
+        ASSERT_EQ(irq_refresh_named(r, NULL, &one, false, true), -ESTALE);
+        put("proc/irq/44/smp_affinity_list", aff44);
         put(path, stat);
+        ASSERT_EQ(irq_refresh_named(r, NULL, &one, false, true), 0);
         ASSERT_EQ(inventory_refresh_only(r, NULL, c, NULL, 0, &q->thread, 1), 0);
 }
 

@@ -142,6 +142,14 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < manager_plan(m)->n_actions; i++)
                 ASSERT(manager_plan(m)->actions[i].kind == ACTION_SET_COALESCE);
 
+        /* Another process sets irq/44-'s priority: the drift event's repair puts it back without a cycle. */
+        ASSERT_EQ(sched_setscheduler(tids[0], SCHED_FIFO, &(struct sched_param) { .sched_priority = 50 }), 0);
+        ASSERT_EQ(manager_repair_fast(m, NULL, 0, &tids[0], 1, &res), 1);
+        ASSERT_EQ(res.n_done, 1);
+        expect_sched(tids[0], SCHED_FIFO, 70);
+        /* A thread that is no NIC vector's handler is the cycle's. */
+        ASSERT_EQ(manager_repair_fast(m, NULL, 0, &tids[2], 1, &res), 0);
+
         /* The PF leaves the RT class: its threads go back to what sriovd found. */
         write_file(dir, "sriovd.conf", "[pf 0000:41:00.0]\nclass = tp\n");
         ASSERT_EQ(manager_load_config(m), 0);

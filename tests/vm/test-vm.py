@@ -1247,6 +1247,9 @@ def test_events(g, c):
 
     c.check(f"an affinity written to VF vector {irq} from outside is put back by the events, each within "
             f"{REPAIR_MAX_MS} ms", lambda: timed("repair-irq", "irq-affinity", "0", "affinity written from outside"))
+    rc = g.step("repair-irq-cycles")
+    c.check("each affinity is put back without a cycle",
+            lambda: rc["cycles"] == 0 or _fail(f"{rc['cycles']} cycles ran during the {REPAIRS} repairs"))
     if quiet["thread"]:
         c.check(f"SCHED_FIFO {PRIORITY - 20} set on irq/{irq}- from outside is put back by the events, each "
                 f"within {REPAIR_MAX_MS} ms",

@@ -277,11 +277,18 @@ int plan_build_vf_link(const Pf *pf, const Config *cfg, const PlanContext *ctx, 
 /*
  * Plan only the affinities and handler threads of the vectors of vf, a VF of pf, as
  * plan_build() plans them, without I/O. If pf has a VF count change, the plan holds that change
- * and nothing for vf. The daemon pins a hotplugged VF with this plan before its cycle. Of inv,
- * only the topology and vf's vectors are read.
+ * and nothing for vf. The daemon pins a hotplugged VF with this plan before its cycle, and it
+ * repairs a drift event on one of the VF's vectors with it. Of inv, only the topology and vf's
+ * vectors are read.
  */
 int plan_build_vf_irqs(const Inventory *inv, const Config *cfg, const PlanContext *ctx, const Pf *pf, const Vf *vf,
                        Plan **ret);
+/*
+ * Plan only the affinities and handler threads of pf's own vectors, as plan_build() plans them,
+ * without I/O. Of inv, only the topology and the vectors it holds are read. The daemon repairs a
+ * drift event with this plan when nothing else changed.
+ */
+int plan_build_pf_irqs(const Inventory *inv, const Config *cfg, const PlanContext *ctx, const Pf *pf, Plan **ret);
 /*
  * The before value of an action, with after false, or its after value, as text such as "8",
  * "0-31" or "fifo/99".

@@ -29,3 +29,9 @@ int inventory_refresh(RootFs *root, IrqFiles *files, Inventory *inv);
  */
 int inventory_refresh_only(RootFs *root, IrqFiles *files, Inventory *inv, const unsigned *irqs, size_t n_irqs,
                            const pid_t *pids, size_t n_pids);
+/*
+ * Reads again q's affinity, and the scheduling of its handler thread, each only when asked. The
+ * effective affinity is not read. A drift event's repair reads only what the event named, before
+ * its write and after it. Returns -ESTALE when the IRQ or the thread is gone.
+ */
+int irq_refresh_named(RootFs *root, IrqFiles *files, Irq *q, bool affinity, bool thread);

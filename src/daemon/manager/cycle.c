@@ -170,7 +170,7 @@ void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_us
 }
 
 /* Emits DriftDetected with a text such as "irq-affinity 0000:41:00.3 IRQ 60: 2-7 -> 0-1 (repaired)". */
-static void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
+void manager_emit_drift(Manager *m, const Action *a, const char *outcome) {
         char text[ACTION_DRIFT_TEXT_MAX];
 
         if (!m->event_fn)
@@ -192,7 +192,7 @@ static void manager_emit_devices(Manager *m, const Inventory *from, const Invent
 }
 
 /* Records an applied action's result. What cannot be recorded is asked again, so a warning is enough. */
-static void manager_record(Manager *m, const Action *a) {
+void manager_record(Manager *m, const Action *a) {
         char what[160];
         int r;
 
@@ -458,6 +458,34 @@ static bool refresh_shows(const Plan *p) {
         return true;
 }
 
+static bool named(const void *set, size_t n, size_t size, const void *key) {
+        for (size_t i = 0; i < n; i++)
+                if (memcmp((const char *) set + i * size, key, size) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * Whether every action of p is on an IRQ or a thread that the drift events named. A repair may
+ * plan more, such as a change of sriovd's own that no cycle has applied yet. Its verify must then
+ * read what those actions wrote, not only what the events named.
+ */
+static bool repair_within_named(const Manager *m, const Plan *p) {
+        const DriftTargets *d = kernel_events_drift(m->kernel_events);
+
+        for (size_t i = 0; i < p->n_actions; i++) {
+                const Action *a = &p->actions[i];
+                bool irq = a->kind == ACTION_SET_IRQ_AFFINITY || a->kind == ACTION_SET_IRQ_THREAD;
+                bool thread = a->kind == ACTION_SET_IRQ_THREAD || a->kind == ACTION_SET_NAPI_PIN ||
+                              a->kind == ACTION_SET_NAPI_SCHED || a->kind == ACTION_SET_KTHREAD_SCHED;
+
+                if (!a->skipped && !(irq && named(d->irqs, d->n_irqs, sizeof(unsigned), &a->irq)) &&
+                    !(thread && named(d->pids, d->n_pids, sizeof(pid_t), &a->pid)))
+                        return false;
+        }
+        return true;
+}
+
 int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
@@ -520,6 +548,9 @@ int manager_cycle(Manager *m, CycleMode mode, CycleResult *ret) {
                 res.n_actions += (unsigned) p->n_actions;
                 if (mode == CYCLE_APPLY && pass < CYCLE_PASSES_MAX)
                         manager_apply(m, inv, p, &res, &tried);
+                /* Such a repair verifies as a drift check does. The caller sets refresh_only again. */
+                if (m->refresh_only && !repair_within_named(m, p))
+                        m->refresh_only = false;
                 refreshable = refresh_shows(p);
                 if (!plan)
                         plan = TAKE_PTR(p);

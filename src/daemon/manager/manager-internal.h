@@ -41,6 +41,9 @@ typedef struct ManagerSavedTenant {
         uint64_t seq;
 } ManagerSavedTenant;
 
+/* Kernel events start at most this many cycles and repairs in a row at once: see manager-schedule.c. */
+#define MANAGER_EVENT_BURST 3
+
 /* When cycles run: see manager-schedule.c. */
 typedef struct ManagerTimers {
         sd_event_source *drift;
@@ -51,7 +54,10 @@ typedef struct ManagerTimers {
         sd_event_source *retry;           /* retries transient failures with backoff */
         uint64_t retry_usec;              /* the next backoff, or 0 when no retry is pending */
         sd_event_source *repair_defer;    /* a cycle that reads only what drift events named, after the events waiting */
-        sd_event_source *repair;          /* the same, when the last cycle began less than 5 ms ago */
+        sd_event_source *repair;          /* the same, when too many cycles began in the last 15 ms */
+        /* When the last MANAGER_EVENT_BURST cycles and repairs began, oldest at next_start; 0 for none. */
+        uint64_t started_usec[MANAGER_EVENT_BURST];
+        unsigned next_start;
 } ManagerTimers;
 
 /* The bus's changes, saved in groups that share one fdatasync(): see manager-tenants.c. */
@@ -94,7 +100,6 @@ struct Manager {
         Plan *plan;
         CycleResult last;
         unsigned n_cycles;
-        uint64_t cycle_started_usec;      /* CLOCK_MONOTONIC start of the last cycle, or 0 before the first */
         bool refresh_only;                /* the cycle in progress reads only the drift events' targets */
         /*
          * The drift timer sets this for its cycle. The cycle's first pass then re-reads only what
@@ -162,6 +167,10 @@ int manager_observe(Manager *m, bool sync_tenants, const Inventory *base, Invent
 void manager_plan_context(const Manager *m, const PlanVfUser *users, size_t n_users, PlanContext *ret);
 /* Carry out one action outside a cycle, such as a hotplug pin. It is logged and recorded as a cycle's are. */
 void manager_apply_action(Manager *m, const Inventory *inv, Action *a);
+/* Emit DriftDetected for a, with outcome such as "repaired". */
+void manager_emit_drift(Manager *m, const Action *a, const char *outcome);
+/* Remember what an applied action's result teaches, in m->host. */
+void manager_record(Manager *m, const Action *a);
 
 bool manager_guests_known(const Manager *m);
 
@@ -172,8 +181,12 @@ void manager_hotplug_link_up(Manager *m, int ifindex);
 /* manager-schedule.c: load the BPF programs, or say why not, and unload them with their repairs. */
 int manager_kernel_events_start(Manager *m);
 void manager_kernel_events_stop(Manager *m);
-/* manager-schedule.c: a cycle that reads only what drift events named, soon. */
+/* manager-schedule.c: repair what drift events named, at once if it can, else in a cycle that reads only them, soon. */
 void manager_repair_soon(Manager *m);
+/* manager-schedule.c: whether a cycle is armed, such as a re-check, a repair or a retry. */
+bool manager_cycle_due(const Manager *m);
+/* manager-repair.c: repair what the drift events named without a cycle, if it can, and forget them then. */
+bool manager_repair_named(Manager *m);
 /* manager-schedule.c: the drift events stopped working; the drift check polls at drift_check_sec again. */
 void manager_drift_events_failed(Manager *m);
 /* manager-schedule.c: run a cycle now, then arm what follows it: retries, the VF deadline and events. */

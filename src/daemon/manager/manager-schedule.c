@@ -80,12 +80,34 @@ static void manager_arm_retry(Manager *m, unsigned n_transient) {
                 log_debug("%u transient failures: retrying in %" PRIu64 " ms", n_transient, m->timers.retry_usec / 1000);
 }
 
+/*
+ * Kernel events that come back to back run cycles at a bounded rate. Without a bound, a storm
+ * of events, or a setting whose every write makes an event, would run cycles without pause.
+ * MANAGER_EVENT_BURST cycles may start at once. Beyond that, one starts no sooner than
+ * MANAGER_EVENT_BURST * EVENT_CYCLE_GAP_USEC after the oldest of the last MANAGER_EVENT_BURST
+ * began, so a storm runs one cycle every EVENT_CYCLE_GAP_USEC on average. A lone event never
+ * waits, even right after a cycle. The repairs that drift events make without a cycle count too.
+ */
+#define EVENT_CYCLE_GAP_USEC (5 * 1000)
+
+static void manager_note_start(Manager *m, uint64_t now) {
+        m->timers.started_usec[m->timers.next_start] = now;
+        m->timers.next_start = (m->timers.next_start + 1) % MANAGER_EVENT_BURST;
+}
+
+/* When the next cycle for kernel events may start: 0 while fewer than MANAGER_EVENT_BURST began. */
+static uint64_t manager_event_due(const Manager *m) {
+        uint64_t oldest = m->timers.started_usec[m->timers.next_start];
+
+        return oldest > 0 ? oldest + MANAGER_EVENT_BURST * EVENT_CYCLE_GAP_USEC : 0;
+}
+
 int manager_run_cycle(Manager *m) {
         CycleResult res;
         int r;
 
         /* This cycle answers every re-check that was asked for before it began. */
-        m->cycle_started_usec = now_usec();
+        manager_note_start(m, now_usec());
         if (m->timers.recheck)
                 (void) sd_event_source_set_enabled(m->timers.recheck, SD_EVENT_OFF);
         if (m->timers.recheck_defer)
@@ -269,13 +291,6 @@ static int on_recheck_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return on_recheck(s, userdata);
 }
 
-/*
- * Kernel events that come back to back run cycles at most this often. Without a bound, a storm
- * of events, or a setting whose every write makes an event, would run cycles without pause.
- * The first event after a quiet spell is never held back.
- */
-#define EVENT_CYCLE_GAP_USEC (5 * 1000)
-
 static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
         int r;
 
@@ -293,13 +308,13 @@ static int manager_arm_recheck_timer(Manager *m, uint64_t usec) {
  * reaction time. Still, one cycle per event would be too many: a PF that creates 64 VFs sends
  * hundreds of events. So the cycle is a deferred event source with a lower priority than the
  * monitors' fds, and every event already received is read before it runs. The events that
- * arrive while it runs arm it once more, for one more cycle. That cycle starts no sooner than
- * EVENT_CYCLE_GAP_USEC after the last one began. A cycle re-reads everything, so it covers
- * every event that came before it.
+ * arrive while it runs arm it once more, for one more cycle. That cycle starts at once, or
+ * when manager_event_due() says, in a storm. A cycle re-reads everything, so it covers every
+ * event that came before it.
  */
 void manager_on_kernel_event(const char *what, void *userdata) {
         Manager *m = userdata;
-        uint64_t now = now_usec(), due = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC, until;
+        uint64_t now = now_usec(), due = manager_event_due(m), until;
         int r;
 
         /*
@@ -325,7 +340,7 @@ void manager_on_kernel_event(const char *what, void *userdata) {
                 log_debug("Kernel event %s: a re-check is already due", what);
                 return;
         }
-        if (m->cycle_started_usec > 0 && now < due) {
+        if (now < due) {
                 uint64_t when = UINT64_MAX;
 
                 if (m->timers.recheck && source_armed(m->timers.recheck))
@@ -353,9 +368,13 @@ void manager_on_kernel_event(const char *what, void *userdata) {
                 log_warning_errno(r, "Failed to schedule a re-check, the drift timer will catch up: %m");
 }
 
+static bool manager_repair_at_once(Manager *m, uint64_t now);
+
 static int on_repair(sd_event_source *s, void *userdata) {
         Manager *m = userdata;
 
+        if (manager_repair_at_once(m, now_usec()))
+                return 0;
         m->refresh_only = m->drift_refresh = true;
         (void) manager_run_cycle(m);
         m->refresh_only = m->drift_refresh = false;
@@ -367,21 +386,44 @@ static int on_repair_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return on_repair(s, userdata);
 }
 
+bool manager_cycle_due(const Manager *m) {
+        return source_armed(m->timers.recheck_defer) || source_armed(m->timers.recheck) ||
+               source_armed(m->timers.repair_defer) || source_armed(m->timers.repair) || m->timers.retry_usec > 0;
+}
+
+/* The repair without a cycle, see manager-repair.c, which counts as a start. */
+static bool manager_repair_at_once(Manager *m, uint64_t now) {
+        if (!manager_repair_named(m))
+                return false;
+        manager_note_start(m, now);
+        return true;
+}
+
 /*
- * A drift event runs a cycle that reads only what the events named, at once: it runs after the
- * events already waiting are read. Like the other kernel events, these cycles start at
- * most every EVENT_CYCLE_GAP_USEC, so a process that keeps writing cannot keep the loop busy.
+ * A drift event runs a repair at once, after the monitors' events already waiting are read. The
+ * repair needs no cycle when the last cycle left the named IRQs as planned and nothing else is
+ * due, see manager-repair.c. Otherwise it is a cycle that reads only what the events named.
+ * Like the other kernel events, these repairs start at a bounded rate, see manager_event_due().
+ * So a process that keeps writing cannot keep the loop busy.
  */
 void manager_repair_soon(Manager *m) {
-        uint64_t now = now_usec(), when = m->cycle_started_usec + EVENT_CYCLE_GAP_USEC;
+        uint64_t now = now_usec(), when = manager_event_due(m);
         int r;
 
         if (source_armed(m->timers.recheck_defer))
                 return;   /* A full re-check is due, and it reads these too. */
         if (source_armed(m->timers.repair_defer) || source_armed(m->timers.repair))
                 return;
-        /* At once when the gap is over: a timer would add the timer's own latency, which is
-         * milliseconds in an emulated guest. */
+        /*
+         * The repair runs right here when no monitor has events waiting in this wakeup. A
+         * deferred source would cost one more turn of the loop, half a millisecond in an
+         * emulated guest. Otherwise it waits for them, because a device event may arm a full
+         * re-check.
+         */
+        if (now >= when && !monitors_pending(m->monitors) && manager_repair_at_once(m, now))
+                return;
+        /* At once unless a storm is held back: a timer would add the timer's own latency, which
+         * is milliseconds in an emulated guest. */
         if (now >= when) {
                 if (!m->timers.repair_defer) {
                         r = sd_event_add_defer(m->event, &m->timers.repair_defer, on_repair, m);

@@ -56,12 +56,23 @@ RootFs *manager_root(const Manager *m);
  */
 int manager_drift_check(Manager *m, CycleResult *ret);
 /*
- * The cycle that a drift event runs: its first pass re-reads only the named IRQs and threads,
- * on the last inventory, and repairs what differs. The daemon calls it with what the BPF events
- * named; the benchmark and the tests name what they changed.
+ * The cycle that a drift event runs when manager_repair_fast() cannot repair it: its first pass
+ * re-reads only the named IRQs and threads, on the last inventory, and repairs what differs. The
+ * daemon runs it for what the BPF events named; the benchmark and the tests name what they
+ * changed.
  */
 int manager_repair(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
                    CycleResult *ret);
+/*
+ * What a drift event tries first: the named NIC vectors, and the vectors whose handler threads
+ * are named, put back without a cycle. Each is read again and planned alone, with its device. It
+ * is written back only when the last cycle left it at the value planned now, and when no cycle is
+ * due. The write, its journal line and DriftDetected are a cycle's. Returns 1 when every named
+ * target is as planned now, 0 when a cycle must look at some of them, and -ENOMEM. ret, when not
+ * NULL, counts what was written. tests/unit/test-repair.c shows when it applies.
+ */
+int manager_repair_fast(Manager *m, const unsigned *irqs, size_t n_irqs, const pid_t *pids, size_t n_pids,
+                        CycleResult *ret);
 /*
  * Whether the kind of kernel events (a BpfFeature) comes from BPF now. When it does not, *ret_reason
  * says why. The drift events count only while they are read; without a daemon, never.

@@ -145,3 +145,12 @@ Monitors *monitors_free(Monitors *m) {
         free(m);
         return NULL;
 }
+
+static bool source_pending(sd_event_source *s) {
+        return s && sd_event_source_get_pending(s) > 0;
+}
+
+bool monitors_pending(const Monitors *m) {
+        return m && (source_pending(m->link_source) || source_pending(m->ethtool_source) ||
+                     source_pending(m->device_source));
+}

@@ -34,3 +34,5 @@ typedef struct Monitors Monitors;
 int monitors_new(sd_event *event, const Kernel *kernel, const MonitorsHooks *hooks, Monitors **ret);
 Monitors *monitors_free(Monitors *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Monitors *, monitors_free);
+/* Whether a monitor has events that the loop saw in this wakeup and has not read yet. m may be NULL. */
+bool monitors_pending(const Monitors *m);
