@@ -50,8 +50,10 @@ SEPARATOR = "-" * 77    # irqbalance --debug prints it at the start of each inte
 
 WRAPPER = """#!/bin/sh
 # Logs each question irqbalance asks, the answer, and whether owned-irqs listed the IRQ then.
-# Then it answers as the real script did.
-out=$({policy} "$@")
+# Then it answers as the real script did. irqbalance runs under stdbuf, whose LD_PRELOAD the
+# script must not inherit: an ASan build refuses to start after another preloaded library.
+unset LD_PRELOAD
+out=$({policy} "$@" 2>> {log}.stderr)
 rc=$?
 listed=no
 grep -qx "$2" {owned} 2>/dev/null && listed=yes
@@ -275,6 +277,14 @@ class Run:
             calls.setdefault(irq, []).append((rc, answer))
         return calls
 
+    def script_stderr(self):
+        """What the script said on stderr, for a failure's message."""
+        try:
+            with open(self.script_log + ".stderr") as f:
+                return f.read()[-2000:]
+        except FileNotFoundError:
+            return ""
+
     def script_asks(self):
         """Every question in order: (irq, DEVPATH, "rc=N", answer, whether owned-irqs listed the IRQ)."""
         asks = []
@@ -316,7 +326,8 @@ def check_with_script(run, rt):
     assert owned <= asked, f"the script was never asked about IRQs {sorted(owned - asked)}"
     for irq in owned:
         answers = calls[irq]
-        assert len(answers) >= 2 and all(a == ("rc=0", "ban=true") for a in answers), (irq, answers)
+        assert len(answers) >= 2 and all(a == ("rc=0", "ban=true") for a in answers), \
+            (irq, answers, run.script_stderr())
     for irq in asked - owned:
         assert all(a == ("rc=0", "none") for a in calls[irq]), (irq, calls[irq])
     text = run.balancer.text()
